@@ -1,0 +1,42 @@
+# rota: build, test, check, bench, demo. Every target installs what it needs (make tools).
+GO        ?= go
+TOOLS     := $(CURDIR)/.tools/bin
+export PATH := $(TOOLS):$(PATH)
+
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+VPKG      := github.com/prometheus/common/version
+LDFLAGS   := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION) -X $(VPKG).Branch=$(BRANCH)
+
+# Tests that start real components need time on a 2-core machine; -race guards the concurrent
+# parts (per-BMC locks, the executor, collectors).
+TESTFLAGS ?= -race -count=1 -timeout 40m
+
+.PHONY: all build tools check test bench demo clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+
+tools:
+	scripts/tools.sh
+
+check: tools
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	staticcheck ./...
+
+test: tools check
+	$(GO) test $(TESTFLAGS) ./...
+
+bench: tools build
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	scripts/bench-exporter.sh
+
+demo: tools build
+	scripts/demo.sh
+
+clean:
+	rm -rf bin dist .lab

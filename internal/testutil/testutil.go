@@ -1,0 +1,184 @@
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// InCI reports whether the tests run under CI (CI=true), where a missing prerequisite fails
+// instead of skipping.
+func InCI() bool {
+	v, _ := strconv.ParseBool(os.Getenv("CI"))
+	return v
+}
+
+// Missing skips the test locally, naming how to install what is missing, and fails it in CI.
+func Missing(t testing.TB, what, install string) {
+	t.Helper()
+	msg := fmt.Sprintf("%s not found; install with: %s", what, install)
+	if InCI() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// RepoRoot returns the repository root (the folder holding go.mod), found from the working
+// directory of the test.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+// Tool returns the path of a binary that `make tools` provides: first .tools/bin at the
+// repository root, then $PATH. Missing: skip locally, fail in CI.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(RepoRoot(t), ".tools", "bin", name)
+	if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	Missing(t, name, "make tools")
+	return ""
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free when asked.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// FreeUDPPort returns a UDP port on 127.0.0.1 that was free when asked (IPMI over LAN is UDP).
+func FreeUDPPort(t testing.TB) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// Eventually polls cond every interval until it returns nil or timeout passes, then fails the
+// test with the last error.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		if err = cond(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// WaitHTTP polls url until it answers 200.
+func WaitHTTP(t testing.TB, url string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, "GET "+url, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// Process is a command started by Start; its output goes to a log file in the test's
+// temporary folder, shown when the test fails.
+type Process struct {
+	Cmd *exec.Cmd
+	Log string
+}
+
+// Start runs name with args in its own process group and stops the group by pid at cleanup
+// (SIGTERM, then SIGKILL after five seconds). The log is printed if the test failed.
+func Start(t testing.TB, name string, args ...string) *Process {
+	t.Helper()
+	return StartEnv(t, nil, name, args...)
+}
+
+// StartEnv is Start with extra environment variables (KEY=VALUE) added to the test's own.
+func StartEnv(t testing.TB, env []string, name string, args ...string) *Process {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), filepath.Base(name)+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p := &Process{Cmd: cmd, Log: logPath}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		logFile.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil {
+				t.Logf("--- %s %s log ---\n%s", name, strings.Join(args, " "), tail(b, 4000))
+			}
+		}
+	})
+	return p
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

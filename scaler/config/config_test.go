@@ -1,0 +1,230 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+// minimal is the smallest valid file: one pool, one node, webhook auth off.
+const minimal = `
+server:
+  webhook_auth_disabled: true
+pools:
+  - name: cpu
+    profile: {cpu_cores: 8}
+    cost: {hourly: 1.5}
+    nodes:
+      - name: n1
+        bmc: {protocol: ipmi, host: 127.0.0.1, username: admin, password_env: PW}
+`
+
+func TestDeployExamplesParse(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "deploy", "*", "rota*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example configs under deploy/: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if _, err := Load(f); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Parse([]byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"idle cpu threshold", c.Policy.Idle.CPUThreshold, 0.20},
+		{"idle window", time.Duration(c.Policy.Idle.Window), 10 * time.Minute},
+		{"backlog", c.Policy.Backlog.QueuedJobs, 10},
+		{"adapter", c.Jobs.Adapter, "none"},
+		{"listen", c.Server.ListenAddress, DefaultListenAddress},
+		{"pool max = nodes", *c.Pools[0].Max, 1},
+		{"saves when off", c.Pools[0].Cost.Saves(), true},
+		{"classes", len(c.Classes), 3},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+func TestValidationNamesEveryField(t *testing.T) {
+	cases := []struct {
+		name  string
+		yaml  string
+		paths []string
+	}{
+		{"no pools", "server: {webhook_auth_disabled: true}\n", []string{"pools"}},
+		{"webhook token required", strings.Replace(minimal, "webhook_auth_disabled: true", "listen_address: 127.0.0.1:1", 1),
+			[]string{"server.webhook_token_file"}},
+		{"bad thresholds and adapter", minimal + "policy:\n  idle: {cpu_threshold: 1.5}\njobs: {adapter: lsf}\n",
+			[]string{"policy.idle.cpu_threshold", "jobs.adapter"}},
+		{"bad schedule", minimal + "policy:\n  schedules:\n    - {name: x, timezone: Mars/Olympus, days: [funday], start: '25:00', end: '08:00', pools: [nope]}\n",
+			[]string{"policy.schedules[0].timezone", "policy.schedules[0].days[0]", "policy.schedules[0].start", "policy.schedules[0].pools[0]"}},
+		{"quota on unknown pool", minimal + "policy:\n  quotas:\n    - {department: a, pool: gpu, max_servers: 1}\n",
+			[]string{"policy.quotas[0].pool"}},
+		{"duplicate node and missing host", minimal + `  - name: cpu2
+    profile: {cpu_cores: 0}
+    cost: {hourly: 1, watts: 3}
+    min: 3
+    nodes:
+      - name: n1
+        bmc: {protocol: ipmi, host: h, username: u, password_env: PW}
+      - name: n2
+        bmc: {protocol: redfish, username: u, password_env: PW}
+`, []string{"pools[1].profile.cpu_cores", "pools[1].cost", "pools[1].min", "pools[1].nodes[0].name", "pools[1].nodes[1].bmc.host"}},
+		{"exec adapter needs commands", minimal + "jobs: {adapter: exec}\n",
+			[]string{"jobs.exec.state_command", "jobs.exec.demand_command", "jobs.exec.drain_command", "jobs.exec.resume_command"}},
+		{"last class must catch all", minimal + "classes:\n  - {name: light, max_gpus: 0}\n", []string{"classes[0]"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("want a ValidationError, got %v", err)
+			}
+			got := map[string]bool{}
+			for _, p := range ve.Problems {
+				got[p.Path] = true
+			}
+			for _, want := range tc.paths {
+				if !got[want] {
+					t.Errorf("no problem reported at %s; got:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	cases := map[string]string{
+		"unknown field":    minimal + "polcy: {}\n",
+		"bad duration":     minimal + "policy: {evaluation_interval: soon}\n",
+		"bad size":         strings.Replace(minimal, "{cpu_cores: 8}", "{cpu_cores: 8, memory: lots}", 1),
+		"empty":            "",
+		"two documents":    minimal + "---\n" + minimal,
+		"not a mapping":    "- a\n- b\n",
+		"wrong type":       minimal + "policy: {dry_run: maybe}\n",
+		"negative backlog": minimal + "policy: {backlog: {queued_jobs: -1}}\n",
+	}
+	for name, y := range cases {
+		t.Run(name, func(t *testing.T) {
+			if c, err := Parse([]byte(y)); err == nil {
+				t.Fatalf("accepted: %+v", c)
+			}
+		})
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rota.yml")
+	if err := os.WriteFile(path, []byte("pools: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("error should name %s: %v", path, err)
+	}
+}
+
+func TestScheduleActive(t *testing.T) {
+	c, err := Parse([]byte(minimal + `policy:
+  schedules:
+    - {name: office, timezone: Europe/Berlin, days: [mon, tue, wed, thu, fri], start: "10:00", end: "18:00"}
+    - {name: night, timezone: UTC, days: [fri], start: "22:00", end: "06:00"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	office, night := &c.Policy.Schedules[0], &c.Policy.Schedules[1]
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	cases := []struct {
+		name string
+		s    *Schedule
+		at   time.Time
+		want bool
+	}{
+		{"office opens at 10:00 Berlin", office, time.Date(2026, 11, 30, 10, 0, 0, 0, berlin), true},
+		{"office closed at 09:59", office, time.Date(2026, 11, 30, 9, 59, 0, 0, berlin), false},
+		{"office closes at 18:00", office, time.Date(2026, 11, 30, 18, 0, 0, 0, berlin), false},
+		{"office closed on Saturday", office, time.Date(2026, 11, 28, 12, 0, 0, 0, berlin), false},
+		{"office in UTC terms (09:30 UTC = 10:30 CET)", office, time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC), true},
+		{"night open Friday 23:00", night, time.Date(2026, 11, 27, 23, 0, 0, 0, time.UTC), true},
+		{"night still open Saturday 03:00", night, time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC), true},
+		{"night not open Saturday 23:00", night, time.Date(2026, 11, 28, 23, 0, 0, 0, time.UTC), false},
+		{"night not open Friday 03:00", night, time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC), false},
+	}
+	for _, tc := range cases {
+		if got := tc.s.Active(tc.at); got != tc.want {
+			t.Errorf("%s: Active = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	c, err := Parse([]byte(minimal + `classes:
+  - {name: light, partitions: [etl], max_cpus: 8, max_gpus: 0}
+  - {name: medium, max_gpus: 1, max_memory: 64GiB}
+  - {name: heavy}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		shape Shape
+		want  string
+	}{
+		{"partition wins over shape", Shape{Partition: "etl", CPUs: 64, GPUs: 8}, "light"},
+		{"partition-bound class is not matched by shape", Shape{CPUs: 2}, "medium"},
+		{"one GPU", Shape{CPUs: 16, GPUs: 1}, "medium"},
+		{"memory over medium's limit", Shape{GPUs: 1, Memory: 65 << 30}, "heavy"},
+		{"eight GPUs", Shape{GPUs: 8}, "heavy"},
+	}
+	for _, tc := range cases {
+		if got := c.Classify(tc.shape); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCostPerHour(t *testing.T) {
+	if got := (Cost{Watts: 500, PricePerKWh: 0.3}).PerHour(); got != 0.15 {
+		t.Errorf("owned: %v, want 0.15", got)
+	}
+	if got := (Cost{Hourly: 24}).PerHour(); got != 24 {
+		t.Errorf("rented: %v, want 24", got)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(minimal))
+	f.Add([]byte("pools: [{name: x, nodes: [{name: y, bmc: {protocol: redfish}}]}]"))
+	f.Add([]byte("policy: {schedules: [{name: a, start: '23:00', end: '01:00'}]}"))
+	if b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "rota", "rota.yml")); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b)
+		if err == nil && len(c.Pools) == 0 {
+			t.Fatal("a config without pools was accepted")
+		}
+	})
+}

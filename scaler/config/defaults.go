@@ -1,0 +1,106 @@
+package config
+
+import (
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// DefaultListenAddress is rota's HTTP listener when the config names none.
+const DefaultListenAddress = "127.0.0.1:9851"
+
+func dur(d time.Duration) model.Duration { return model.Duration(d) }
+
+func setDur(d *model.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = dur(def)
+	}
+}
+
+func setInt(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+func setFloat(v *float64, def float64) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+func setString(v *string, def string) {
+	if *v == "" {
+		*v = def
+	}
+}
+
+// applyDefaults fills every field the file left at its zero value with the documented default.
+// The defaults are the rules of thumb rota was built around: CPU under 20% with GPUs idle for
+// 10 minutes means off; more than 10 queued jobs means on.
+func (c *Config) applyDefaults() {
+	setString(&c.Prometheus.URL, "http://127.0.0.1:9090")
+	setDur(&c.Prometheus.Timeout, 10*time.Second)
+	setString(&c.Server.ListenAddress, DefaultListenAddress)
+	if c.Server.WebhookMaxBodyBytes == 0 {
+		c.Server.WebhookMaxBodyBytes = 1 << 20
+	}
+	setString(&c.Store.Path, "/var/lib/rota/rota.db")
+	setString(&c.Jobs.Adapter, "none")
+	setDur(&c.Jobs.Timeout, 30*time.Second)
+	setInt(&c.BMC.Concurrency, 64)
+	setDur(&c.BMC.MinCommandInterval, 5*time.Second)
+	setDur(&c.BMC.OperationTimeout, 5*time.Minute)
+	setDur(&c.BMC.GracefulTimeout, 2*time.Minute)
+
+	p := &c.Policy
+	setDur(&p.EvaluationInterval, time.Minute)
+	setFloat(&p.Idle.CPUThreshold, 0.20)
+	setFloat(&p.Idle.GPUThreshold, 0.05)
+	setDur(&p.Idle.Window, 10*time.Minute)
+	setInt(&p.Backlog.QueuedJobs, 10)
+	setDur(&p.Backlog.For, 2*time.Minute)
+	setFloat(&p.Underuse.GPUThreshold, 0.10)
+	setDur(&p.Underuse.Window, 30*time.Minute)
+	setDur(&p.Telemetry.MaxAge, 2*time.Minute)
+	setDur(&p.Cooldown.ScaleUp, 2*time.Minute)
+	setDur(&p.Cooldown.ScaleDown, 5*time.Minute)
+	setDur(&p.Node.MinOn, 30*time.Minute)
+	setDur(&p.Node.MinOff, 10*time.Minute)
+	setInt(&p.Node.MaxCyclesPerDay, 6)
+	setInt(&p.Disruption.MaxPowerOffs, 4)
+	setDur(&p.Disruption.Window, 10*time.Minute)
+	setInt(&p.Disruption.MaxConcurrent, 8)
+	setDur(&p.Drain.Timeout, 30*time.Minute)
+	setDur(&p.Failure.Backoff, 10*time.Minute)
+	setDur(&p.Failure.MaxBackoff, 4*time.Hour)
+	setInt(&p.Failure.AlertAfter, 3)
+	setDur(&p.Failure.AlertWindow, 30*time.Minute)
+
+	if len(c.Classes) == 0 {
+		c.Classes = DefaultClasses()
+	}
+	for i := range c.Pools {
+		pl := &c.Pools[i]
+		setDur(&pl.BootTimeout, 10*time.Minute)
+		setString(&pl.Cost.Currency, "USD")
+		if pl.Cost.SavesWhenOff == nil {
+			t := true
+			pl.Cost.SavesWhenOff = &t
+		}
+		if pl.Max == nil {
+			n := len(pl.Nodes)
+			pl.Max = &n
+		}
+	}
+}
+
+// DefaultClasses are light (no GPU, up to 8 CPUs), medium (up to 1 GPU) and heavy (the rest).
+func DefaultClasses() []Class {
+	zero, one := 0, 1
+	return []Class{
+		{Name: "light", MaxCPUs: 8, MaxGPUs: &zero},
+		{Name: "medium", MaxGPUs: &one},
+		{Name: "heavy"},
+	}
+}

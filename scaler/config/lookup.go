@@ -1,0 +1,91 @@
+package config
+
+// Pool returns the pool named name, or nil.
+func (c *Config) Pool(name string) *Pool {
+	for i := range c.Pools {
+		if c.Pools[i].Name == name {
+			return &c.Pools[i]
+		}
+	}
+	return nil
+}
+
+// NodeRef is a node with the pool it belongs to.
+type NodeRef struct {
+	Pool *Pool
+	Node *Node
+}
+
+// Node returns the node named name and its pool; ok is false if there is none.
+func (c *Config) Node(name string) (NodeRef, bool) {
+	for i := range c.Pools {
+		for j := range c.Pools[i].Nodes {
+			if c.Pools[i].Nodes[j].Name == name {
+				return NodeRef{Pool: &c.Pools[i], Node: &c.Pools[i].Nodes[j]}, true
+			}
+		}
+	}
+	return NodeRef{}, false
+}
+
+// Label returns the node's label key, falling back to its pool's.
+func (r NodeRef) Label(key string) string {
+	if v, ok := r.Node.Labels[key]; ok {
+		return v
+	}
+	return r.Pool.Labels[key]
+}
+
+// PerHour is what one server costs per hour while on, in Cost.Currency.
+func (c Cost) PerHour() float64 {
+	if c.Hourly > 0 {
+		return c.Hourly
+	}
+	return c.Watts / 1000 * c.PricePerKWh
+}
+
+// Saves reports whether powering a server off saves its cost.
+func (c Cost) Saves() bool {
+	return c.SavesWhenOff == nil || *c.SavesWhenOff
+}
+
+// Shape is what a job asks for on each of its servers.
+type Shape struct {
+	Partition string
+	CPUs      int
+	GPUs      int
+	Memory    Bytes
+}
+
+// Classify returns the name of the first class that names the job's partition, else the first
+// whose limits the shape fits. Validation guarantees the last class has no limits.
+func (c *Config) Classify(s Shape) string {
+	for _, cl := range c.Classes {
+		for _, p := range cl.Partitions {
+			if p == s.Partition {
+				return cl.Name
+			}
+		}
+	}
+	for _, cl := range c.Classes {
+		if len(cl.Partitions) > 0 {
+			continue
+		}
+		if cl.MaxCPUs > 0 && s.CPUs > cl.MaxCPUs {
+			continue
+		}
+		if cl.MaxGPUs != nil && s.GPUs > *cl.MaxGPUs {
+			continue
+		}
+		if cl.MaxMemory > 0 && s.Memory > cl.MaxMemory {
+			continue
+		}
+		return cl.Name
+	}
+	return c.Classes[len(c.Classes)-1].Name
+}
+
+// Fits reports whether one server of the pool can hold the shape.
+func (p *Profile) Fits(s Shape) bool {
+	return s.CPUs <= p.CPUCores && s.GPUs <= p.GPUs && (p.Memory == 0 || s.Memory <= p.Memory)
+}

@@ -1,0 +1,263 @@
+package config
+
+import (
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/bmc"
+)
+
+// Config is the whole file.
+type Config struct {
+	Prometheus Prometheus `yaml:"prometheus"`
+	Server     Server     `yaml:"server"`
+	Store      Store      `yaml:"store"`
+	Jobs       Jobs       `yaml:"jobs"`
+	BMC        BMCLimits  `yaml:"bmc"`
+	Policy     Policy     `yaml:"policy"`
+	// Classes map jobs to light / medium / heavy (or names of the user's choosing), in order:
+	// a job takes the first class whose partition list names its partition, else the first whose
+	// limits its shape fits.
+	Classes []Class `yaml:"classes"`
+	Pools   []Pool  `yaml:"pools"`
+}
+
+// Prometheus is where rota reads its facts (the HTTP query API; Thanos and Mimir work too).
+type Prometheus struct {
+	URL string `yaml:"url"`
+	// Timeout bounds each query.
+	Timeout model.Duration `yaml:"timeout"`
+	// HTTPClient is prometheus/common's client config: basic auth, bearer token file, TLS, proxy.
+	HTTPClient promconfig.HTTPClientConfig `yaml:"http_client"`
+}
+
+// Server is rota's HTTP listener: /metrics, the Alertmanager webhook and the operator API.
+type Server struct {
+	ListenAddress string `yaml:"listen_address"`
+	// APITokenFile holds the bearer token the operator API (rotactl) must send.
+	APITokenFile string `yaml:"api_token_file"`
+	// WebhookTokenFile holds the bearer token Alertmanager must send.
+	WebhookTokenFile string `yaml:"webhook_token_file"`
+	// WebhookAuthDisabled accepts unauthenticated webhooks; it must be said explicitly.
+	WebhookAuthDisabled bool `yaml:"webhook_auth_disabled"`
+	// WebhookMaxBodyBytes rejects larger webhook bodies with 413.
+	WebhookMaxBodyBytes int64 `yaml:"webhook_max_body_bytes"`
+}
+
+// Store is where rota keeps its state (bbolt file).
+type Store struct {
+	Path string `yaml:"path"`
+}
+
+// Jobs chooses the job-manager adapter.
+type Jobs struct {
+	// Adapter is one of none, exec, slurm.
+	Adapter string    `yaml:"adapter"`
+	Exec    ExecJobs  `yaml:"exec"`
+	Slurm   SlurmJobs `yaml:"slurm"`
+	// Timeout bounds each call to the job manager.
+	Timeout model.Duration `yaml:"timeout"`
+}
+
+// ExecJobs runs user programs in Slurm's SuspendProgram/ResumeProgram style. Each program gets
+// the node name as its argument (state and demand get none) and answers JSON on stdout.
+type ExecJobs struct {
+	State  string `yaml:"state_command"`
+	Demand string `yaml:"demand_command"`
+	Drain  string `yaml:"drain_command"`
+	Resume string `yaml:"resume_command"`
+}
+
+// SlurmJobs drives Slurm's own commands.
+type SlurmJobs struct {
+	// Conf is SLURM_CONF for the commands; empty uses Slurm's default.
+	Conf string `yaml:"conf"`
+	// BinDir holds sinfo, squeue, scontrol; empty searches PATH.
+	BinDir string `yaml:"bin_dir"`
+	// Requeue allows requeueing requeueable jobs to move light work off GPU servers.
+	Requeue bool `yaml:"requeue"`
+}
+
+// BMCLimits bound how rota talks to BMCs.
+type BMCLimits struct {
+	// Concurrency caps BMC operations in flight across the fleet.
+	Concurrency int `yaml:"concurrency"`
+	// MinCommandInterval spaces commands to one BMC.
+	MinCommandInterval model.Duration `yaml:"min_command_interval"`
+	// OperationTimeout bounds one operation, confirmation included.
+	OperationTimeout model.Duration `yaml:"operation_timeout"`
+	// GracefulTimeout is how long a graceful power-off may take before a hard off.
+	GracefulTimeout model.Duration `yaml:"graceful_timeout"`
+}
+
+// Policy is how rota decides. Field names follow nomad-autoscaler where they mean the same.
+type Policy struct {
+	EvaluationInterval model.Duration `yaml:"evaluation_interval"`
+	// DryRun plans, logs and exports every decision but sends no command.
+	DryRun     bool       `yaml:"dry_run"`
+	Idle       Idle       `yaml:"idle"`
+	Backlog    Backlog    `yaml:"backlog"`
+	Underuse   Underuse   `yaml:"underuse"`
+	Telemetry  Telemetry  `yaml:"telemetry"`
+	Cooldown   Cooldown   `yaml:"cooldown"`
+	Node       NodeLimits `yaml:"node"`
+	Disruption Disruption `yaml:"disruption"`
+	Drain      Drain      `yaml:"drain"`
+	Failure    Failure    `yaml:"failure"`
+	Schedules  []Schedule `yaml:"schedules"`
+	Quotas     []Quota    `yaml:"quotas"`
+}
+
+// Idle says when a powered-on server is idle: CPU under CPUThreshold and every GPU under
+// GPUThreshold for the whole Window, with nothing allocated by the job manager.
+type Idle struct {
+	CPUThreshold float64        `yaml:"cpu_threshold"`
+	GPUThreshold float64        `yaml:"gpu_threshold"`
+	Window       model.Duration `yaml:"window"`
+}
+
+// Backlog says when queued work should power servers on: more than QueuedJobs pending in a
+// pool/class for For.
+type Backlog struct {
+	QueuedJobs int            `yaml:"queued_jobs"`
+	For        model.Duration `yaml:"for"`
+}
+
+// Underuse flags a GPU server doing light work: mean GPU use under GPUThreshold for Window
+// while it runs jobs.
+type Underuse struct {
+	GPUThreshold float64        `yaml:"gpu_threshold"`
+	Window       model.Duration `yaml:"window"`
+}
+
+// Telemetry: a server whose newest sample is older than MaxAge has no data, and absent data is
+// never idle.
+type Telemetry struct {
+	MaxAge model.Duration `yaml:"max_age"`
+}
+
+// Cooldown is the quiet time after a scaling action in a pool.
+type Cooldown struct {
+	ScaleUp   model.Duration `yaml:"scale_up"`
+	ScaleDown model.Duration `yaml:"scale_down"`
+}
+
+// NodeLimits protect hardware: dwell times and a cap on power cycles per day.
+type NodeLimits struct {
+	MinOn           model.Duration `yaml:"min_on"`
+	MinOff          model.Duration `yaml:"min_off"`
+	MaxCyclesPerDay int            `yaml:"max_cycles_per_day"`
+}
+
+// Disruption is the budget for scale-down: at most MaxPowerOffs power-offs per Window across
+// the fleet, and at most MaxConcurrent actions in flight.
+type Disruption struct {
+	MaxPowerOffs  int            `yaml:"max_power_offs"`
+	Window        model.Duration `yaml:"window"`
+	MaxConcurrent int            `yaml:"max_concurrent"`
+}
+
+// Drain bounds how long rota waits for a draining server to empty before it gives the server
+// back to the job manager (resumes it) instead of powering it off.
+type Drain struct {
+	Timeout model.Duration `yaml:"timeout"`
+}
+
+// Failure is what happens to a server that did not come up: it is Failed and retried after
+// Backoff (doubling up to MaxBackoff). AlertAfter power-action failures in AlertWindow raise
+// the repeated-failure alert.
+type Failure struct {
+	Backoff     model.Duration `yaml:"backoff"`
+	MaxBackoff  model.Duration `yaml:"max_backoff"`
+	AlertAfter  int            `yaml:"alert_after"`
+	AlertWindow model.Duration `yaml:"alert_window"`
+}
+
+// Schedule is a recurring time-of-day window in a time zone. While active it can raise the
+// floor of its pools to a share of their servers (business hours keep capacity on for
+// services) and lower the backlog threshold (the night window wakes servers for batch work).
+type Schedule struct {
+	Name     string   `yaml:"name"`
+	Timezone string   `yaml:"timezone"`
+	Days     []string `yaml:"days"`
+	// Start and End are HH:MM; End before Start runs past midnight.
+	Start string `yaml:"start"`
+	End   string `yaml:"end"`
+	// Pools the window applies to; empty means all.
+	Pools []string `yaml:"pools"`
+	// MinOnShare keeps at least this share of each pool's servers on (rounded up).
+	MinOnShare float64 `yaml:"min_on_share"`
+	// BacklogQueuedJobs, when set, replaces policy.backlog.queued_jobs in the window.
+	BacklogQueuedJobs *int `yaml:"backlog_queued_jobs"`
+
+	loc   *time.Location
+	start int // minutes after midnight
+	end   int
+	days  [7]bool
+}
+
+// Quota bounds how many servers of a pool a department's work may hold on. With Borrow, the
+// department may go past MaxServers on capacity no other department is waiting for.
+type Quota struct {
+	Department string `yaml:"department"`
+	Pool       string `yaml:"pool"`
+	MaxServers int    `yaml:"max_servers"`
+	Borrow     bool   `yaml:"borrow"`
+}
+
+// Class is a kind of work. Zero limits mean no limit, except MaxGPUs, where nil means no limit
+// and 0 means no GPUs.
+type Class struct {
+	Name       string   `yaml:"name"`
+	Partitions []string `yaml:"partitions"`
+	MaxCPUs    int      `yaml:"max_cpus"`
+	MaxGPUs    *int     `yaml:"max_gpus"`
+	MaxMemory  Bytes    `yaml:"max_memory"`
+}
+
+// Pool is a tier of identical servers.
+type Pool struct {
+	Name    string  `yaml:"name"`
+	Profile Profile `yaml:"profile"`
+	Cost    Cost    `yaml:"cost"`
+	// BootTimeout is how long a server may take from power-on to ready.
+	BootTimeout model.Duration `yaml:"boot_timeout"`
+	// Min and Max bound the servers on; Max defaults to all of them.
+	Min int  `yaml:"min"`
+	Max *int `yaml:"max"`
+	// Labels apply to every node of the pool (region, department); a node's own win.
+	Labels map[string]string `yaml:"labels"`
+	Nodes  []Node            `yaml:"nodes"`
+}
+
+// Profile is what one server of a pool offers.
+type Profile struct {
+	CPUCores  int    `yaml:"cpu_cores"`
+	Memory    Bytes  `yaml:"memory"`
+	GPUs      int    `yaml:"gpus"`
+	GPUModel  string `yaml:"gpu_model"`
+	GPUMemory Bytes  `yaml:"gpu_memory"`
+	Network   string `yaml:"network"`
+}
+
+// Cost is what one server costs per hour while on: Hourly (rent), or Watts at PricePerKWh
+// (owned). SavesWhenOff is false for servers paid whether on or off (monthly rent): rota then
+// keeps them for last when powering off and counts no saving.
+type Cost struct {
+	Hourly       float64 `yaml:"hourly"`
+	Watts        float64 `yaml:"watts"`
+	PricePerKWh  float64 `yaml:"price_per_kwh"`
+	Currency     string  `yaml:"currency"`
+	SavesWhenOff *bool   `yaml:"saves_when_off"`
+}
+
+// Node is one server.
+type Node struct {
+	Name string `yaml:"name"`
+	// Exporter is the host:port of the server's rota-exporter (Prometheus target).
+	Exporter string            `yaml:"exporter"`
+	Labels   map[string]string `yaml:"labels"`
+	BMC      bmc.Endpoint      `yaml:"bmc"`
+}

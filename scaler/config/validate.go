@@ -1,0 +1,238 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/bmc"
+)
+
+// Validate checks the whole config and reports every problem at once as a *ValidationError.
+// It also compiles the schedules (time zones, days, times), so call it (or Load) before use.
+func (c *Config) Validate() error {
+	var p problems
+	c.validateWiring(&p)
+	c.validatePolicy(&p)
+	c.validateClasses(&p)
+	c.validatePools(&p)
+	if len(p) > 0 {
+		return &ValidationError{Problems: p}
+	}
+	return nil
+}
+
+func (c *Config) validateWiring(p *problems) {
+	if u, err := url.Parse(c.Prometheus.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add("prometheus.url", "%q is not an http(s) URL", c.Prometheus.URL)
+	}
+	if err := c.Prometheus.HTTPClient.Validate(); err != nil {
+		p.add("prometheus.http_client", "%v", err)
+	}
+	if c.Server.WebhookTokenFile == "" && !c.Server.WebhookAuthDisabled {
+		p.add("server.webhook_token_file", "required (or set server.webhook_auth_disabled: true to accept unauthenticated webhooks)")
+	}
+	if c.Server.WebhookMaxBodyBytes < 0 {
+		p.add("server.webhook_max_body_bytes", "must be positive")
+	}
+	switch c.Jobs.Adapter {
+	case "none", "slurm":
+	case "exec":
+		e := c.Jobs.Exec
+		for _, f := range []struct{ name, v string }{
+			{"state_command", e.State}, {"demand_command", e.Demand},
+			{"drain_command", e.Drain}, {"resume_command", e.Resume},
+		} {
+			if f.v == "" {
+				p.add("jobs.exec."+f.name, "required with adapter exec")
+			}
+		}
+	default:
+		p.add("jobs.adapter", "%q is not one of none, exec, slurm", c.Jobs.Adapter)
+	}
+	if c.BMC.Concurrency < 0 {
+		p.add("bmc.concurrency", "must be positive")
+	}
+}
+
+func positive(p *problems, path string, d model.Duration) {
+	if d <= 0 {
+		p.add(path, "must be a positive duration")
+	}
+}
+
+func ratio(p *problems, path string, v float64) {
+	if v <= 0 || v > 1 {
+		p.add(path, "%v is not a ratio in (0, 1]", v)
+	}
+}
+
+func (c *Config) validatePolicy(p *problems) {
+	pol := &c.Policy
+	positive(p, "policy.evaluation_interval", pol.EvaluationInterval)
+	ratio(p, "policy.idle.cpu_threshold", pol.Idle.CPUThreshold)
+	ratio(p, "policy.idle.gpu_threshold", pol.Idle.GPUThreshold)
+	positive(p, "policy.idle.window", pol.Idle.Window)
+	if pol.Backlog.QueuedJobs < 0 {
+		p.add("policy.backlog.queued_jobs", "must not be negative")
+	}
+	ratio(p, "policy.underuse.gpu_threshold", pol.Underuse.GPUThreshold)
+	positive(p, "policy.underuse.window", pol.Underuse.Window)
+	positive(p, "policy.telemetry.max_age", pol.Telemetry.MaxAge)
+	if pol.Node.MaxCyclesPerDay < 0 {
+		p.add("policy.node.max_cycles_per_day", "must not be negative")
+	}
+	if pol.Disruption.MaxPowerOffs < 0 {
+		p.add("policy.disruption.max_power_offs", "must not be negative")
+	}
+	if pol.Disruption.MaxConcurrent < 0 {
+		p.add("policy.disruption.max_concurrent", "must not be negative")
+	}
+	positive(p, "policy.disruption.window", pol.Disruption.Window)
+	positive(p, "policy.drain.timeout", pol.Drain.Timeout)
+	if pol.Failure.MaxBackoff < pol.Failure.Backoff {
+		p.add("policy.failure.max_backoff", "is shorter than policy.failure.backoff")
+	}
+	names := map[string]bool{}
+	for i := range pol.Schedules {
+		s := &pol.Schedules[i]
+		path := fmt.Sprintf("policy.schedules[%d]", i)
+		if s.Name == "" {
+			p.add(path+".name", "required")
+		} else if names[s.Name] {
+			p.add(path+".name", "%q is used twice", s.Name)
+		}
+		names[s.Name] = true
+		s.compile(p, path)
+		if s.MinOnShare < 0 || s.MinOnShare > 1 {
+			p.add(path+".min_on_share", "%v is not a share in [0, 1]", s.MinOnShare)
+		}
+		if s.BacklogQueuedJobs != nil && *s.BacklogQueuedJobs < 0 {
+			p.add(path+".backlog_queued_jobs", "must not be negative")
+		}
+		for j, pool := range s.Pools {
+			if c.Pool(pool) == nil {
+				p.add(fmt.Sprintf("%s.pools[%d]", path, j), "no pool named %q", pool)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, q := range pol.Quotas {
+		path := fmt.Sprintf("policy.quotas[%d]", i)
+		if q.Department == "" {
+			p.add(path+".department", "required")
+		}
+		if c.Pool(q.Pool) == nil {
+			p.add(path+".pool", "no pool named %q", q.Pool)
+		}
+		if q.MaxServers < 0 {
+			p.add(path+".max_servers", "must not be negative")
+		}
+		key := q.Department + "\x00" + q.Pool
+		if seen[key] {
+			p.add(path, "a second quota for department %q in pool %q", q.Department, q.Pool)
+		}
+		seen[key] = true
+	}
+}
+
+func (c *Config) validateClasses(p *problems) {
+	names := map[string]bool{}
+	for i, cl := range c.Classes {
+		path := fmt.Sprintf("classes[%d]", i)
+		if !isName(cl.Name) {
+			p.add(path+".name", "%q is not a name (letters, digits, '-', '_')", cl.Name)
+		} else if names[cl.Name] {
+			p.add(path+".name", "%q is used twice", cl.Name)
+		}
+		names[cl.Name] = true
+		if cl.MaxCPUs < 0 {
+			p.add(path+".max_cpus", "must not be negative")
+		}
+		if cl.MaxGPUs != nil && *cl.MaxGPUs < 0 {
+			p.add(path+".max_gpus", "must not be negative")
+		}
+	}
+	if len(c.Classes) > 0 {
+		last := c.Classes[len(c.Classes)-1]
+		if len(last.Partitions) > 0 || last.MaxCPUs != 0 || last.MaxGPUs != nil || last.MaxMemory != 0 {
+			p.add(fmt.Sprintf("classes[%d]", len(c.Classes)-1), "the last class must have no limits and no partitions, so every job has a class")
+		}
+	}
+}
+
+func (c *Config) validatePools(p *problems) {
+	if len(c.Pools) == 0 {
+		p.add("pools", "at least one pool is required")
+	}
+	pools, nodes := map[string]bool{}, map[string]string{}
+	for i := range c.Pools {
+		pl := &c.Pools[i]
+		path := fmt.Sprintf("pools[%d]", i)
+		if !isName(pl.Name) {
+			p.add(path+".name", "%q is not a name (letters, digits, '-', '_')", pl.Name)
+		} else if pools[pl.Name] {
+			p.add(path+".name", "%q is used twice", pl.Name)
+		}
+		pools[pl.Name] = true
+		if pl.Profile.CPUCores <= 0 {
+			p.add(path+".profile.cpu_cores", "must be positive")
+		}
+		if pl.Profile.GPUs < 0 {
+			p.add(path+".profile.gpus", "must not be negative")
+		}
+		cost := pl.Cost
+		switch {
+		case cost.Hourly < 0 || cost.Watts < 0 || cost.PricePerKWh < 0:
+			p.add(path+".cost", "must not be negative")
+		case cost.Hourly > 0 && (cost.Watts > 0 || cost.PricePerKWh > 0):
+			p.add(path+".cost", "give hourly (rent) or watts with price_per_kwh (owned), not both")
+		case cost.Hourly == 0 && (cost.Watts > 0) != (cost.PricePerKWh > 0):
+			p.add(path+".cost", "watts and price_per_kwh go together")
+		}
+		positive(p, path+".boot_timeout", pl.BootTimeout)
+		if pl.Min < 0 {
+			p.add(path+".min", "must not be negative")
+		}
+		if pl.Max != nil && (*pl.Max < pl.Min || *pl.Max > len(pl.Nodes)) {
+			p.add(path+".max", "%d is not between min (%d) and the number of nodes (%d)", *pl.Max, pl.Min, len(pl.Nodes))
+		}
+		if pl.Min > len(pl.Nodes) {
+			p.add(path+".min", "%d is more than the pool's %d nodes", pl.Min, len(pl.Nodes))
+		}
+		for j := range pl.Nodes {
+			n := &pl.Nodes[j]
+			npath := fmt.Sprintf("%s.nodes[%d]", path, j)
+			if !isName(n.Name) {
+				p.add(npath+".name", "%q is not a name (letters, digits, '-', '_', '.')", n.Name)
+			} else if prev, dup := nodes[n.Name]; dup {
+				p.add(npath+".name", "%q is already a node of %s", n.Name, prev)
+			} else {
+				nodes[n.Name] = path
+			}
+			for _, err := range n.BMC.Validate() {
+				var fe *bmc.FieldError
+				if errors.As(err, &fe) {
+					p.add(npath+".bmc."+fe.Field, "%s", fe.Msg)
+				} else {
+					p.add(npath+".bmc", "%v", err)
+				}
+			}
+		}
+	}
+}
+
+func isName(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		ok := r == '-' || r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,86 @@
+package fleet
+
+// Kind is what an action does.
+type Kind string
+
+// The action kinds, in the order the lifecycle takes them.
+const (
+	// PowerOn powers an Off (or Failed, after its backoff) server on.
+	PowerOn Kind = "power_on"
+	// Drain asks the job manager to stop placing work on an idle server, first step of a
+	// scale-down.
+	Drain Kind = "drain"
+	// PowerOff powers off a drained server that is empty; allocation is checked again right
+	// before the BMC command.
+	PowerOff Kind = "power_off"
+	// Resume gives a server rota drained back to the job manager (demand came back, or the
+	// drain timed out).
+	Resume Kind = "resume"
+)
+
+// Reason says why an action was taken or a server was skipped. The set is bounded (it is a
+// metric label).
+type Reason string
+
+// Reasons for actions.
+const (
+	ReasonIdle         Reason = "idle"          // drain: idle for the whole window
+	ReasonDrained      Reason = "drained"       // power off: drain finished, server empty
+	ReasonBacklog      Reason = "backlog"       // power on: demand waits
+	ReasonFloor        Reason = "floor"         // power on: below the pool's (scheduled) floor
+	ReasonDemandReturn Reason = "demand_return" // resume: a draining server is needed again
+	ReasonDrainTimeout Reason = "drain_timeout" // resume: drain did not finish in time
+	ReasonRetry        Reason = "retry"         // power on: a Failed server's backoff ended
+)
+
+// Reasons for skips: why a server was not acted on.
+const (
+	SkipPaused          Reason = "paused"
+	SkipPinned          Reason = "pinned"
+	SkipMaintenance     Reason = "maintenance"
+	SkipPowerUnknown    Reason = "power_unknown"
+	SkipInFlight        Reason = "in_flight"
+	SkipAllocated       Reason = "allocated"
+	SkipBusy            Reason = "busy"
+	SkipNoTelemetry     Reason = "no_telemetry"
+	SkipJobsUnknown     Reason = "jobs_unknown"
+	SkipDrainedByPerson Reason = "drained_by_person"
+	SkipFloor           Reason = "floor"
+	SkipCeiling         Reason = "ceiling"
+	SkipCooldown        Reason = "cooldown"
+	SkipMinOn           Reason = "min_on"
+	SkipMinOff          Reason = "min_off"
+	SkipCycleCap        Reason = "cycle_cap"
+	SkipBudget          Reason = "budget"
+	SkipConcurrency     Reason = "concurrency"
+	SkipQuota           Reason = "quota"
+	SkipBackoff         Reason = "backoff"
+	SkipNoFit           Reason = "no_fit"
+	SkipNotNeeded       Reason = "not_needed"
+)
+
+// Action is one thing to do to one server.
+type Action struct {
+	Kind   Kind
+	Node   string
+	Pool   string
+	Reason Reason
+	// Detail is for humans ("cpu max 3% over 10m", "4 heavy jobs waiting"); never a label.
+	Detail string
+}
+
+// Skip is a server the planner looked at and left alone, and why.
+type Skip struct {
+	Node   string
+	Pool   string
+	Reason Reason
+	Detail string
+}
+
+// Decision is what one planning pass returns.
+type Decision struct {
+	Actions []Action
+	Skips   []Skip
+	// Desired is how many servers each pool should have on after this pass.
+	Desired map[string]int
+}

@@ -1,0 +1,118 @@
+package fleet
+
+import (
+	"time"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// Snapshot is everything one planning pass knows, read fresh at the start of the pass. The
+// planner reads nothing else (no I/O, no clock), so the same snapshot, config and time always
+// give the same decision.
+type Snapshot struct {
+	Nodes  []Node
+	Demand []Demand
+	// Telemetry is false when Prometheus could not be queried or answered with stale data; then
+	// no server counts as idle (safety invariant 2).
+	Telemetry bool
+	// JobsKnown is false when the job manager could not be read; then nothing is drained or
+	// powered off, and demand is taken as unknown (nothing powered on for it either).
+	JobsKnown bool
+	// Paused is the operator's pause: no action at all (safety invariant 5).
+	Paused bool
+	// History is what rota did recently, for cooldowns and the disruption budget.
+	History History
+}
+
+// Node is one server as observed.
+type Node struct {
+	Name string
+	Pool string
+	// Region and Department come from the inventory labels.
+	Region     string
+	Department string
+
+	// State is rota's lifecycle state (from the store); Since is when it was entered.
+	State State
+	Since time.Time
+	// Power is what the BMC last said; StateUnknown blocks every power command.
+	Power bmc.State
+
+	// Pinned servers (operator's pin) are never touched; Maintenance likewise.
+	Pinned      bool
+	Maintenance bool
+
+	Jobs      JobsView
+	Telemetry TelemetryView
+
+	// LastOn and LastOff are when the server last finished powering on and off (zero: never);
+	// CyclesToday counts its power-offs in the last 24 hours.
+	LastOn      time.Time
+	LastOff     time.Time
+	CyclesToday int
+	// Failures counts consecutive failed actions; RetryAfter is when a Failed server may be
+	// tried again.
+	Failures   int
+	RetryAfter time.Time
+}
+
+// JobsView is what the job manager says about a server.
+type JobsView struct {
+	// Known is false when the job manager does not know the server (or there is none): its
+	// allocation is unknown and idleness rests on telemetry alone.
+	Known bool
+	// Jobs, CPUs and GPUs are what is allocated on it now.
+	Jobs int
+	CPUs int
+	GPUs int
+	// Drained is true when the job manager takes no new work on it; DrainedByRota when rota's
+	// own marker is on the drain (a drain by a person is never undone by rota).
+	Drained       bool
+	DrainedByRota bool
+	// Responding is false when the job manager's agent on the server is down (not ready).
+	Responding bool
+}
+
+// Allocated reports whether anything runs on the server, as far as the job manager knows.
+func (j JobsView) Allocated() bool { return j.Jobs > 0 || j.CPUs > 0 || j.GPUs > 0 }
+
+// TelemetryView is what Prometheus says about a server over the idle window.
+type TelemetryView struct {
+	// Present is true when the server's exporter series exist and are fresh (newest sample no
+	// older than policy.telemetry.max_age) and cover the whole idle window.
+	Present bool
+	// LastSample is the time of the newest sample.
+	LastSample time.Time
+	// CPUMax is the highest CPU utilisation (0..1) seen over the idle window; GPUMax the highest
+	// utilisation of any of its GPUs; GPUProcesses the compute processes on its GPUs now.
+	CPUMax       float64
+	GPUMax       float64
+	GPUProcesses int
+	// GPUMean is the mean GPU utilisation over the underuse window (light work on GPUs).
+	GPUMean float64
+}
+
+// Demand is work waiting for servers: Count jobs of one shape and class.
+type Demand struct {
+	Class      string
+	Partition  string
+	Department string
+	Region     string
+	// Shape is what each job asks of each of its servers; Nodes is how many servers each job
+	// needs at once (a gang: all start together).
+	Shape config.Shape
+	Nodes int
+	Count int
+	// Since is when the oldest of these jobs was submitted.
+	Since time.Time
+}
+
+// History is what rota did recently.
+type History struct {
+	// LastScaleUp and LastScaleDown per pool, for cooldowns.
+	LastScaleUp   map[string]time.Time
+	LastScaleDown map[string]time.Time
+	// PowerOffs are the times of recent power-offs across the fleet, for the disruption budget.
+	PowerOffs []time.Time
+}
