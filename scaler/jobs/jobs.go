@@ -1,0 +1,37 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// Marker is the reason text rota puts on every drain it makes; a drain without it was made by
+// a person and rota never undoes it.
+const Marker = "rota:"
+
+// ErrNotOurs is returned by Resume for a server drained by someone else.
+var ErrNotOurs = errors.New("drained by someone other than rota")
+
+// Manager is a job manager as the scaler needs it.
+//
+// Guarantees every adapter gives:
+//   - Safe for concurrent use.
+//   - Nodes and Demand return a whole view or an error, never a partial view: a pass that
+//     cannot read the job manager takes no action on what it could not see.
+//   - Drain and Resume are idempotent; Resume never resumes a server rota did not drain
+//     (ErrNotOurs).
+//   - Every call is bounded by ctx.
+type Manager interface {
+	// Nodes returns what the job manager says of each server it knows, by node name. A server
+	// it does not know is absent (its allocation is unknown).
+	Nodes(ctx context.Context) (map[string]fleet.JobsView, error)
+	// Demand returns the work waiting for servers, grouped by class, partition, shape and
+	// department.
+	Demand(ctx context.Context) ([]fleet.Demand, error)
+	// Drain stops new work from being placed on node, with rota's Marker and reason.
+	Drain(ctx context.Context, node, reason string) error
+	// Resume returns a node that rota drained to service.
+	Resume(ctx context.Context, node string) error
+}
