@@ -10,7 +10,7 @@ mkdir -p "$bin"
 
 # Debian packages: ipmitool/openipmi (IPMI BMC simulator), Slurm (a real cluster on loopback),
 # node_exporter (the exporter benchmark's peer), systemd (systemd-analyze verify).
-apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps)
+apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

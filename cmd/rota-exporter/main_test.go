@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+var (
+	buildDir  string
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	if buildDir, err = os.MkdirTemp("", "rota-exporter-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(buildDir)
+	os.Exit(code)
+}
+
+// exporterBinary builds rota-exporter once per test run, with go build, as `make build` does.
+func exporterBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binary = filepath.Join(buildDir, "rota-exporter")
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// startExporter runs the binary on a free loopback port and waits until it serves.
+func startExporter(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	testutil.Start(t, exporterBinary(t), append([]string{"--web.listen-address=" + addr}, args...)...)
+	testutil.WaitHTTP(t, "http://"+addr+"/metrics", 30*time.Second)
+	return addr
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// TestBadInput: each mistake ends the process at once with exit code 1 and a clear message, and
+// nothing was left listening.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	emptyProc := filepath.Join(dir, "empty-proc")
+	if err := os.Mkdir(emptyProc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "malformed web config", args: []string{"--web.config.file=" + write("bad.yml", "tls_server_config: [not, a, map\n")}, want: "invalid web configuration"},
+		{name: "web config with unknown field", args: []string{"--web.config.file=" + write("unknown.yml", "basic_auth_userz:\n  a: b\n")}, want: "field basic_auth_userz not found"},
+		{name: "web config with missing certificate", args: []string{"--web.config.file=" + write("nocert.yml", "tls_server_config:\n  cert_file: /nonexistent/c.pem\n  key_file: /nonexistent/k.pem\n")}, want: "invalid web configuration"},
+		{name: "missing web config file", args: []string{"--web.config.file=/nonexistent/web.yml"}, want: "no such file"},
+		{name: "unknown collector", args: []string{"--collector.bogus"}, want: "unknown long flag '--collector.bogus'"},
+		{name: "unknown collector disabled", args: []string{"--no-collector.bogus"}, want: "unknown long flag '--no-collector.bogus'"},
+		{name: "procfs path missing", args: []string{"--path.procfs=/nonexistent/proc"}, want: "/nonexistent/proc"},
+		{name: "procfs without stat", args: []string{"--path.procfs=" + emptyProc}, want: "reading cpu statistics"},
+		{name: "bad log format", args: []string{"--log.format=xml"}, want: "enum value must be one of logfmt,json"},
+		{name: "bad gpu timeout", args: []string{"--collector.gpu.timeout=0s"}, want: "must be positive"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var stderr bytes.Buffer
+			cmd := exec.CommandContext(ctx, exporterBinary(t), append([]string{"--web.listen-address=" + addr}, tc.args...)...)
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("exit: %v, want exit status 1; stderr:\n%s", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr does not say %q:\n%s", tc.want, stderr.String())
+			}
+			if strings.Contains(stderr.String(), "Listening on") {
+				t.Errorf("it started listening before failing:\n%s", stderr.String())
+			}
+			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				c.Close()
+				t.Errorf("something listens on %s", addr)
+			}
+		})
+	}
+}
+
+// TestVersion: --version prints prometheus/common's version block and exits 0.
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(exporterBinary(t), "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "rota-exporter, version") || !strings.Contains(string(out), "go version:") {
+		t.Fatalf("--version: %v\n%s", err, out)
+	}
+}
+
+// TestPromtoolCheckMetrics: the live exposition, from this machine's /proc and NVML (absent
+// here: the GPU collector reports itself unavailable), passes promtool's lint.
+func TestPromtoolCheckMetrics(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	addr := startExporter(t, "--collector.cpu.per-cpu")
+	body := get(t, "http://"+addr+"/metrics")
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+	for _, name := range []string{
+		"rota_node_cpu_seconds_total{mode=\"idle\"}", "rota_node_cpus ", "rota_node_logical_cpu_seconds_total{cpu=\"0\",mode=\"user\"}",
+		"rota_node_memory_total_bytes ", "rota_node_memory_available_bytes ", "rota_gpu_devices ",
+		"rota_exporter_collector_success{collector=\"gpu\"}", "rota_exporter_collector_duration_seconds{collector=\"cpu\"}",
+		"rota_exporter_build_info{", "process_cpu_seconds_total ",
+		// Whatever NVML says on this machine, CPU and memory carry on.
+		`rota_exporter_collector_success{collector="cpu"} 1`, `rota_exporter_collector_success{collector="memory"} 1`,
+	} {
+		if !strings.Contains(body, "\n"+name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+}
+
+// TestDisabledCollectorsAndPath: --no-collector.<name> removes a collector,
+// --web.telemetry-path moves the metrics, --log.format=json covers every log line.
+func TestDisabledCollectorsAndPath(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	proc := testutil.Start(t, exporterBinary(t), "--web.listen-address="+addr, "--web.telemetry-path=/m",
+		"--no-collector.gpu", "--no-collector.memory", "--web.disable-exporter-metrics", "--log.format=json")
+	testutil.WaitHTTP(t, "http://"+addr+"/m", 30*time.Second)
+	body := get(t, "http://"+addr+"/m")
+	for _, absent := range []string{"rota_gpu_", "rota_node_memory", `collector="gpu"`, "go_goroutines", "process_cpu"} {
+		if strings.Contains(body, absent) {
+			t.Errorf("/m has %s", absent)
+		}
+	}
+	if !strings.Contains(body, `rota_exporter_collector_success{collector="cpu"} 1`) {
+		t.Errorf("/m lacks the cpu collector:\n%s", body)
+	}
+	if !strings.Contains(get(t, "http://"+addr+"/"), `href="/m"`) {
+		t.Errorf("landing page does not link /m")
+	}
+	// exporter-toolkit logs through log/slog; its lines must come out in the chosen format.
+	logged, err := os.ReadFile(proc.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logged), `"msg":"Listening on"`) || !strings.Contains(string(logged), `"collectors":["cpu"]`) {
+		t.Errorf("log is not JSON with exporter-toolkit's lines:\n%s", logged)
+	}
+}
+
+// TestWebConfigTLSAndBasicAuth: --web.config.file turns on TLS and basic auth (exporter-toolkit).
+func TestWebConfigTLSAndBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	pool := selfSignedCert(t, dir)
+	// bcrypt of "rota-secret" (cost 4).
+	cfg := fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  rota: %s\n",
+		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), "$2a$04$A49qDQzEBp.e2CkkK.7Sy..MJyEmaKh5beb95jzOw/ab6/lRCoR6W")
+	webCfg := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(webCfg, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	testutil.Start(t, exporterBinary(t), "--web.listen-address="+addr, "--web.config.file="+webCfg)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	url := "https://" + addr + "/metrics"
+	status := func(user, pass string) (int, string, error) {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+	testutil.Eventually(t, 30*time.Second, "TLS exporter up", func() error {
+		_, _, err := status("", "")
+		return err
+	})
+	cases := []struct {
+		name, user, pass string
+		want             int
+	}{
+		{name: "no credentials", want: http.StatusUnauthorized},
+		{name: "wrong password", user: "rota", pass: "nope", want: http.StatusUnauthorized},
+		{name: "right password", user: "rota", pass: "rota-secret", want: http.StatusOK},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body, err := status(tc.user, tc.pass)
+			if err != nil || code != tc.want {
+				t.Fatalf("status %d (%v), want %d", code, err, tc.want)
+			}
+			if code == http.StatusOK && !strings.Contains(body, "rota_node_cpus") {
+				t.Errorf("body lacks rota_node_cpus")
+			}
+		})
+	}
+	// Plain HTTP to the TLS listener gets a 400, never metrics.
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("metrics served over plain HTTP")
+		}
+	}
+}
+
+// selfSignedCert writes cert.pem and key.pem for 127.0.0.1 into dir and returns a pool trusting it.
+func selfSignedCert(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "rota-exporter test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	for name, b := range map[string][]byte{
+		"cert.pem": certPEM,
+		"key.pem":  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return pool
+}
+
+// TestProductionBinaryLinksNoMock: the go-nvml mock and gpufake stay out of rota-exporter.
+func TestProductionBinaryLinksNoMock(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := string(out)
+	if !strings.Contains(deps, "github.com/NVIDIA/go-nvml/pkg/nvml\n") {
+		t.Fatalf("go list output does not look like a dependency list:\n%s", deps)
+	}
+	for _, banned := range []string{"github.com/NVIDIA/go-nvml/pkg/nvml/mock", "github.com/rotahq/rota/exporter/gpufake"} {
+		if strings.Contains(deps, banned) {
+			t.Errorf("rota-exporter links %s", banned)
+		}
+	}
+}

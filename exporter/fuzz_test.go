@@ -1,0 +1,50 @@
+package exporter
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/procfs"
+)
+
+// FuzzProcFiles feeds arbitrary /proc/stat and /proc/meminfo contents to the CPU and memory
+// collectors: they may fail, never panic, and what they report on success is sane.
+func FuzzProcFiles(f *testing.F) {
+	for _, dir := range []string{"proc", "proc-no-memavailable"} {
+		stat, err := os.ReadFile(filepath.Join("testdata", dir, "stat"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		mem, err := os.ReadFile(filepath.Join("testdata", dir, "meminfo"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(stat, mem)
+	}
+	f.Add([]byte("cpu  1 2 3\n"), []byte("MemTotal: 1 kB\nMemAvailable: x kB\n"))
+	f.Add([]byte("cpu0 1 2 3 4 5 6 7 8 9 10\n"), []byte("MemTotal: 18446744073709551615 kB\n"))
+	f.Fuzz(func(t *testing.T, stat, mem []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "stat"), stat, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "meminfo"), mem, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := procfs.NewFS(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu := &updater{c: NewCPUCollector(fs, true)}
+		got := series(t, cpu)
+		if cpu.err == nil && got["rota_node_cpus{}"] < 1 {
+			t.Errorf("cpu collector succeeded with %v CPUs", got["rota_node_cpus{}"])
+		}
+		memory := &updater{c: NewMemoryCollector(fs)}
+		got = series(t, memory)
+		if memory.err == nil && len(got) != 2 {
+			t.Errorf("memory collector succeeded with %d series, want 2", len(got))
+		}
+	})
+}

@@ -1,0 +1,262 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+)
+
+// Errors the GPU collector returns from Update (rota_exporter_collector_success 0).
+var (
+	// ErrGPUUnavailable: NVML did not initialise (no driver, no library, no GPU) or could not
+	// list the devices. Permanent until the exporter restarts.
+	ErrGPUUnavailable = errors.New("nvml unavailable")
+	// ErrGPUTimeout: NVML did not answer within the collector's timeout.
+	ErrGPUTimeout = errors.New("nvml timed out")
+)
+
+// Reasons on rota_gpu_device_errors_total.
+const (
+	reasonError   = "error"
+	reasonTimeout = "timeout"
+)
+
+// GPUCollector reports per-GPU readings through NVML.
+//
+// Bounded scrapes: every NVML call runs in a background read, and Update waits for the reads at
+// most timeout. A device whose read is not done by then is reported as failed for this scrape
+// (its series are left out, rota_gpu_device_errors_total{reason="timeout"} goes up) and the scrape
+// returns; no stale reading is ever reported. At most one read per device is in flight: a read
+// still stuck in NVML is waited on again by the next scrape, never started twice, so hung calls
+// cannot pile up goroutines. Concurrent scrapes share the reads in flight.
+//
+// Unavailable NVML: a failed Init is logged once and never followed by another NVML call (after a
+// failed Init any call can kill the process); every scrape then reports rota_gpu_devices 0 and
+// fails the collector, and the other collectors carry on.
+type GPUCollector struct {
+	lib     nvml.Interface
+	timeout time.Duration
+	log     *logrus.Entry
+
+	mu      sync.Mutex
+	inv     *pending[inventory]    // started once, by Start or the first Update
+	reads   []*pending[gpuReading] // per device: the last read started
+	failing []bool                 // per device: failed last time (to log changes only)
+
+	errors  *prometheus.CounterVec
+	devices *prometheus.Desc
+	info    *prometheus.Desc
+	metrics [gpuMetricCount]gpuDesc
+}
+
+// gpuDesc describes one per-GPU metric.
+type gpuDesc struct {
+	desc      *prometheus.Desc
+	valueType prometheus.ValueType
+}
+
+// NewGPUCollector reads GPUs through lib (nvml.New() or a go-nvml mock); a scrape waits at most
+// timeout for NVML. It makes no NVML call until Start or the first Update.
+func NewGPUCollector(lib nvml.Interface, timeout time.Duration, log *logrus.Entry) *GPUCollector {
+	gpu := []string{"gpu", "uuid"}
+	desc := func(name, help string, labels []string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "gpu", name), help, labels, nil)
+	}
+	return &GPUCollector{
+		lib:     lib,
+		timeout: timeout,
+		log:     log,
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Subsystem: "gpu", Name: "device_errors_total",
+			Help: "Scrapes in which a GPU could not be read, by reason (error: NVML returned an error, e.g. GPU lost; timeout: NVML did not answer in time).",
+		}, []string{"gpu", "reason"}),
+		devices: desc("devices", "GPUs NVML reports; 0 when NVML is unavailable.", nil),
+		info:    desc("info", "Static attributes of a GPU; always 1.", []string{"gpu", "uuid", "name", "pci_bus_id", "driver_version"}),
+		metrics: [gpuMetricCount]gpuDesc{
+			gpuUtilization: {desc("utilization_ratio", "Fraction of the last sample period in which a kernel ran on the GPU (0 to 1).", gpu), prometheus.GaugeValue},
+			gpuMemoryUsed:  {desc("memory_used_bytes", "GPU memory allocated.", gpu), prometheus.GaugeValue},
+			gpuMemoryTotal: {desc("memory_total_bytes", "GPU memory installed.", gpu), prometheus.GaugeValue},
+			gpuProcesses:   {desc("compute_processes", "Compute processes running on the GPU; 0 means idle whatever its clocks say.", gpu), prometheus.GaugeValue},
+			gpuPower:       {desc("power_watts", "GPU power draw.", gpu), prometheus.GaugeValue},
+			gpuEnergy:      {desc("energy_joules_total", "Energy the GPU used since the driver loaded.", gpu), prometheus.CounterValue},
+			gpuTemperature: {desc("temperature_celsius", "GPU core temperature.", gpu), prometheus.GaugeValue},
+		},
+	}
+}
+
+// inventory is what NVML says once, at start.
+type inventory struct {
+	driverVersion string
+	count         int
+}
+
+// Start begins initialising NVML in the background, so the first scrape finds it ready.
+// Idempotent; Update calls it too.
+func (c *GPUCollector) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inv == nil {
+		c.inv = start(c.initialise)
+	}
+}
+
+func (c *GPUCollector) initialise() (inventory, error) {
+	if ret := c.lib.Init(); ret != nvml.SUCCESS {
+		// No NVML call may follow a failed Init: it can kill the process.
+		c.log.WithField("nvml", ret.Error()).Warn("GPU collector unavailable: NVML did not initialise (no driver or no GPU); restart the exporter after installing one")
+		return inventory{}, fmt.Errorf("%w: init: %w", ErrGPUUnavailable, ret)
+	}
+	driver, ret := c.lib.SystemGetDriverVersion()
+	if ret != nvml.SUCCESS {
+		c.log.WithField("nvml", ret.Error()).Warn("GPU collector unavailable: reading the driver version failed")
+		return inventory{}, fmt.Errorf("%w: driver version: %w", ErrGPUUnavailable, ret)
+	}
+	n, ret := c.lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		c.log.WithField("nvml", ret.Error()).Warn("GPU collector unavailable: counting devices failed")
+		return inventory{}, fmt.Errorf("%w: device count: %w", ErrGPUUnavailable, ret)
+	}
+	c.log.WithFields(logrus.Fields{"devices": n, "driver_version": driver}).Info("NVML ready")
+	return inventory{driverVersion: driver, count: n}, nil
+}
+
+// Update implements Collector.
+func (c *GPUCollector) Update(ch chan<- prometheus.Metric) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	c.Start()
+	c.mu.Lock()
+	inv := c.inv
+	c.mu.Unlock()
+	if !wait(ctx, inv.done) {
+		ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, 0)
+		return fmt.Errorf("%w: initialising", ErrGPUTimeout)
+	}
+	if inv.err != nil {
+		ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, 0)
+		return inv.err
+	}
+	ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, float64(inv.val.count))
+	for i, p := range c.startReads(inv.val.count) {
+		switch {
+		case !wait(ctx, p.done):
+			c.failed(i, reasonTimeout, fmt.Errorf("%w after %s", ErrGPUTimeout, c.timeout))
+		case p.err != nil:
+			c.failed(i, reasonError, p.err)
+		default:
+			c.recovered(i)
+			c.send(ch, i, inv.val.driverVersion, p.val)
+		}
+	}
+	c.errors.Collect(ch)
+	return nil
+}
+
+// startReads returns a read per device: the one in flight if a device still has one, else a
+// new one. This is the "at most one NVML read in flight per device" rule.
+func (c *GPUCollector) startReads(n int) []*pending[gpuReading] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reads == nil {
+		c.reads = make([]*pending[gpuReading], n)
+		c.failing = make([]bool, n)
+		// Every error series exists from the start at 0, so increase() sees the first error.
+		for i := range n {
+			c.errors.WithLabelValues(strconv.Itoa(i), reasonError)
+			c.errors.WithLabelValues(strconv.Itoa(i), reasonTimeout)
+		}
+	}
+	out := make([]*pending[gpuReading], n)
+	for i := range n {
+		if c.reads[i] == nil || c.reads[i].finished() {
+			c.reads[i] = start(func() (gpuReading, error) { return readDevice(c.lib, i) })
+		}
+		out[i] = c.reads[i]
+	}
+	return out
+}
+
+func (c *GPUCollector) failed(i int, reason string, err error) {
+	c.errors.WithLabelValues(strconv.Itoa(i), reason).Inc()
+	c.mu.Lock()
+	first := !c.failing[i]
+	c.failing[i] = true
+	c.mu.Unlock()
+	if first {
+		c.log.WithFields(logrus.Fields{"gpu": i, "reason": reason}).WithError(err).Warn("GPU read failed; its series are left out until it recovers")
+	}
+}
+
+func (c *GPUCollector) recovered(i int) {
+	c.mu.Lock()
+	was := c.failing[i]
+	c.failing[i] = false
+	c.mu.Unlock()
+	if was {
+		c.log.WithField("gpu", i).Info("GPU read recovered")
+	}
+}
+
+func (c *GPUCollector) send(ch chan<- prometheus.Metric, i int, driver string, r gpuReading) {
+	idx := strconv.Itoa(i)
+	ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1, idx, r.uuid, r.name, r.pciBusID, driver)
+	for _, s := range r.samples {
+		m := c.metrics[s.metric]
+		ch <- prometheus.MustNewConstMetric(m.desc, m.valueType, s.value, idx, r.uuid)
+	}
+}
+
+// pending is a call running in the background; done is closed when val and err are set.
+type pending[T any] struct {
+	done chan struct{}
+	val  T
+	err  error
+}
+
+// start runs f in a goroutine of its own. A panic (a mock missing a function, a library bug)
+// becomes the call's error instead of killing the exporter.
+func start[T any](f func() (T, error)) *pending[T] {
+	p := &pending[T]{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer func() {
+			if r := recover(); r != nil {
+				p.err = fmt.Errorf("nvml call panicked: %v", r)
+			}
+		}()
+		p.val, p.err = f()
+	}()
+	return p
+}
+
+func (p *pending[T]) finished() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait reports whether done closed before ctx ended; a call that finished exactly at the
+// deadline still counts as finished.
+func wait(ctx context.Context, done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package exporter
+
+import (
+	"fmt"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// gpuMetric names one per-GPU reading.
+type gpuMetric int
+
+const (
+	gpuUtilization gpuMetric = iota
+	gpuMemoryUsed
+	gpuMemoryTotal
+	gpuProcesses
+	gpuPower
+	gpuEnergy
+	gpuTemperature
+	gpuMetricCount
+)
+
+// gpuSample is one reading of one GPU.
+type gpuSample struct {
+	metric gpuMetric
+	value  float64
+}
+
+// gpuReading is everything read from one GPU.
+type gpuReading struct {
+	uuid, name, pciBusID string
+	samples              []gpuSample
+}
+
+// gpuStep is one NVML call and the samples it yields.
+type gpuStep struct {
+	what string
+	read func(nvml.Device) ([]gpuSample, nvml.Return)
+}
+
+// gpuSteps lists the readings taken from every GPU, in order.
+func gpuSteps() []gpuStep {
+	return []gpuStep{
+		{"utilization", func(d nvml.Device) ([]gpuSample, nvml.Return) {
+			u, ret := d.GetUtilizationRates()
+			return []gpuSample{{gpuUtilization, float64(u.Gpu) / 100}}, ret
+		}},
+		{"memory", func(d nvml.Device) ([]gpuSample, nvml.Return) {
+			m, ret := d.GetMemoryInfo()
+			return []gpuSample{{gpuMemoryUsed, float64(m.Used)}, {gpuMemoryTotal, float64(m.Total)}}, ret
+		}},
+		{"compute processes", func(d nvml.Device) ([]gpuSample, nvml.Return) {
+			p, ret := d.GetComputeRunningProcesses()
+			return []gpuSample{{gpuProcesses, float64(len(p))}}, ret
+		}},
+		{"power", func(d nvml.Device) ([]gpuSample, nvml.Return) {
+			mw, ret := d.GetPowerUsage()
+			return []gpuSample{{gpuPower, float64(mw) / 1000}}, ret
+		}},
+		{"energy", func(d nvml.Device) ([]gpuSample, nvml.Return) {
+			mj, ret := d.GetTotalEnergyConsumption()
+			return []gpuSample{{gpuEnergy, float64(mj) / 1000}}, ret
+		}},
+		{"temperature", func(d nvml.Device) ([]gpuSample, nvml.Return) {
+			c, ret := d.GetTemperature(nvml.TEMPERATURE_GPU)
+			return []gpuSample{{gpuTemperature, float64(c)}}, ret
+		}},
+	}
+}
+
+// readDevice takes every reading of GPU index through NVML. A reading the GPU does not support
+// (ERROR_NOT_SUPPORTED: no power sensor, utilisation under MIG, energy before Volta) is left
+// out; any other error fails the whole GPU for this scrape.
+func readDevice(lib nvml.Interface, index int) (gpuReading, error) {
+	var r gpuReading
+	dev, ret := lib.DeviceGetHandleByIndex(index)
+	if ret != nvml.SUCCESS {
+		return r, fmt.Errorf("gpu %d: getting handle: %w", index, ret)
+	}
+	if r.uuid, ret = dev.GetUUID(); ret != nvml.SUCCESS {
+		return r, fmt.Errorf("gpu %d: reading uuid: %w", index, ret)
+	}
+	if r.name, ret = dev.GetName(); ret != nvml.SUCCESS {
+		return r, fmt.Errorf("gpu %d: reading name: %w", index, ret)
+	}
+	pci, ret := dev.GetPciInfo()
+	if ret != nvml.SUCCESS {
+		return r, fmt.Errorf("gpu %d: reading pci info: %w", index, ret)
+	}
+	r.pciBusID = cString(pci.BusId[:])
+	for _, step := range gpuSteps() {
+		samples, ret := step.read(dev)
+		switch ret {
+		case nvml.SUCCESS:
+			r.samples = append(r.samples, samples...)
+		case nvml.ERROR_NOT_SUPPORTED:
+		default:
+			return r, fmt.Errorf("gpu %d: reading %s: %w", index, step.what, ret)
+		}
+	}
+	return r, nil
+}
+
+// cString converts NVML's NUL-terminated char array to a string.
+func cString(b []int8) string {
+	s := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		s = append(s, byte(c))
+	}
+	return string(s)
+}

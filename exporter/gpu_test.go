@@ -1,0 +1,285 @@
+package exporter
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/sirupsen/logrus"
+	"go.uber.org/goleak"
+
+	"github.com/rotahq/rota/exporter/gpufake"
+)
+
+// neverTimeout is a GPU timeout no mock call comes near: tests that are not about timeouts
+// cannot time out.
+const neverTimeout = time.Minute
+
+// busyFake returns n fake GPUs with distinct, deterministic readings.
+func busyFake(n int) *gpufake.Server {
+	s := gpufake.New(n)
+	for i, g := range s.GPUs {
+		g.Set(gpufake.Reading{
+			UtilizationPercent: uint32(10 * i),
+			MemoryUsedBytes:    uint64(i) << 30,
+			PowerMilliwatts:    uint32(70000 + 1500*i),
+			EnergyMillijoules:  uint64(1000000 * (i + 1)),
+			TemperatureC:       uint32(30 + i),
+			Processes:          i % 3,
+		})
+	}
+	return s
+}
+
+// gpuSeries is the key series() gives a per-GPU metric of fake GPU i.
+func gpuSeries(name string, i int) string {
+	return fmt.Sprintf(`%s{gpu="%d",uuid="GPU-00000000-0000-0000-0000-%012d"}`, name, i, i)
+}
+
+func countWarnings(entries []*logrus.Entry) int {
+	n := 0
+	for _, e := range entries {
+		if e.Level == logrus.WarnLevel {
+			n++
+		}
+	}
+	return n
+}
+
+func TestGPUReadings(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cases := []struct {
+		name string
+		gpus int
+		want map[string]float64
+	}{
+		{name: "no gpu", gpus: 0, want: map[string]float64{`rota_gpu_devices{}`: 0}},
+		{name: "one gpu", gpus: 1, want: map[string]float64{
+			`rota_gpu_devices{}`:                       1,
+			gpuSeries("rota_gpu_utilization_ratio", 0): 0,
+			gpuSeries("rota_gpu_compute_processes", 0): 0,
+		}},
+		{name: "eight gpus", gpus: 8, want: map[string]float64{
+			`rota_gpu_devices{}`:                         8,
+			gpuSeries("rota_gpu_utilization_ratio", 7):   0.7,
+			gpuSeries("rota_gpu_memory_used_bytes", 7):   7 << 30,
+			gpuSeries("rota_gpu_memory_total_bytes", 7):  81920 << 20,
+			gpuSeries("rota_gpu_power_watts", 7):         80.5,
+			gpuSeries("rota_gpu_energy_joules_total", 7): 8000,
+			gpuSeries("rota_gpu_temperature_celsius", 7): 37,
+			gpuSeries("rota_gpu_compute_processes", 7):   1,
+			`rota_gpu_info{driver_version="550.54.15",gpu="7",name="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:07:00.0",uuid="GPU-00000000-0000-0000-0000-000000000007"}`: 1,
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			log, _ := quietLog()
+			u := &updater{c: NewGPUCollector(busyFake(tc.gpus), neverTimeout, log)}
+			got := series(t, u)
+			if u.err != nil {
+				t.Fatalf("update: %v", u.err)
+			}
+			for k, v := range tc.want {
+				if g, ok := got[k]; !ok || g != v {
+					t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+				}
+			}
+			perGPU := 0
+			for k := range got {
+				if strings.HasPrefix(k, "rota_gpu_utilization_ratio{") {
+					perGPU++
+				}
+			}
+			if perGPU != tc.gpus {
+				t.Errorf("%d GPUs with utilisation, want %d", perGPU, tc.gpus)
+			}
+		})
+	}
+}
+
+// TestGPULibraryMissing: a failed Init makes the collector unavailable, is logged once, and is
+// never followed by another NVML call (after a failed Init, a call can kill the process).
+func TestGPULibraryMissing(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var after atomic.Int32
+	lib := &mock.Interface{
+		InitFunc:                   func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND },
+		DeviceGetCountFunc:         func() (int, nvml.Return) { after.Add(1); return 0, nvml.SUCCESS },
+		SystemGetDriverVersionFunc: func() (string, nvml.Return) { after.Add(1); return "", nvml.SUCCESS },
+		DeviceGetHandleByIndexFunc: func(int) (nvml.Device, nvml.Return) { after.Add(1); return nil, nvml.SUCCESS },
+	}
+	log, hook := quietLog()
+	u := &updater{c: NewGPUCollector(lib, neverTimeout, log)}
+	for range 3 {
+		got := series(t, u)
+		if !errors.Is(u.err, ErrGPUUnavailable) || !errors.Is(u.err, nvml.ERROR_LIBRARY_NOT_FOUND) {
+			t.Fatalf("error = %v, want ErrGPUUnavailable wrapping ERROR_LIBRARY_NOT_FOUND", u.err)
+		}
+		if v, ok := got[`rota_gpu_devices{}`]; !ok || v != 0 || len(got) != 1 {
+			t.Fatalf("got %v, want only rota_gpu_devices 0", got)
+		}
+	}
+	if n := len(lib.InitCalls()); n != 1 {
+		t.Errorf("Init called %d times, want 1", n)
+	}
+	if n := after.Load(); n != 0 {
+		t.Errorf("%d NVML calls after the failed Init, want 0", n)
+	}
+	if n := countWarnings(hook.AllEntries()); n != 1 {
+		t.Errorf("%d warnings over three scrapes, want 1", n)
+	}
+}
+
+// TestGPUDeviceFailing: a lost GPU drops only its own series and counts an error per scrape.
+func TestGPUDeviceFailing(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(4)
+	fake.GPUs[2].Device.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
+		return nvml.Utilization{}, nvml.ERROR_GPU_IS_LOST
+	}
+	log, hook := quietLog()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	var got map[string]float64
+	for range 2 {
+		got = series(t, u)
+		if u.err != nil {
+			t.Fatalf("update: %v (one lost GPU must not fail the collector)", u.err)
+		}
+	}
+	for _, k := range []string{
+		gpuSeries("rota_gpu_utilization_ratio", 1),
+		gpuSeries("rota_gpu_utilization_ratio", 3),
+	} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s missing", k)
+		}
+	}
+	for k := range got {
+		if strings.Contains(k, `gpu="2"`) && !strings.HasPrefix(k, "rota_gpu_device_errors_total{") {
+			t.Errorf("series of the lost GPU still reported: %s", k)
+		}
+	}
+	if v := got[`rota_gpu_device_errors_total{gpu="2",reason="error"}`]; v != 2 {
+		t.Errorf("errors = %v after two scrapes, want 2", v)
+	}
+	if n := countWarnings(hook.AllEntries()); n != 1 {
+		t.Errorf("%d warnings, want 1 (logged when the GPU starts failing)", n)
+	}
+}
+
+// TestGPUSlowDevice: a GPU whose NVML call hangs cannot hold the scrape: the scrape returns,
+// reports that GPU as timed out and the others as read; concurrent and later scrapes wait on the
+// same stuck call instead of starting new ones; once the call returns, the GPU is back.
+func TestGPUSlowDevice(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(4)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	dev := fake.GPUs[1].Device
+	answer := dev.GetUtilizationRatesFunc
+	dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
+		if calls.Add(1) == 1 {
+			<-release
+		}
+		return answer()
+	}
+	log, _ := quietLog()
+	// The bound only decides how long the test waits for the stuck GPU: the other GPUs answer
+	// in microseconds and the stuck one never answers before release.
+	c := NewGPUCollector(fake, 200*time.Millisecond, log)
+	slowUtil := gpuSeries("rota_gpu_utilization_ratio", 1)
+	for scrape := 1; scrape <= 2; scrape++ {
+		var wg sync.WaitGroup
+		results := make([]map[string]float64, 2)
+		errs := make([]error, 2)
+		for j := range results {
+			wg.Go(func() {
+				u := &updater{c: c}
+				results[j] = series(t, u)
+				errs[j] = u.err
+			})
+		}
+		wg.Wait()
+		for j, got := range results {
+			if errs[j] != nil {
+				t.Fatalf("scrape %d: update: %v", scrape, errs[j])
+			}
+			if _, ok := got[slowUtil]; ok {
+				t.Errorf("scrape %d: the stuck GPU reported a reading", scrape)
+			}
+			if _, ok := got[gpuSeries("rota_gpu_utilization_ratio", 3)]; !ok {
+				t.Errorf("scrape %d: GPU 3 missing", scrape)
+			}
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("stuck call made %d times over four scrapes, want 1 (no pile-up)", n)
+	}
+	close(release)
+	got := series(t, &updater{c: c})
+	if _, ok := got[slowUtil]; !ok {
+		t.Errorf("GPU 1 missing after its call returned")
+	}
+	if v := got[`rota_gpu_device_errors_total{gpu="1",reason="timeout"}`]; v != 4 {
+		t.Errorf("timeouts = %v, want 4 (one per scrape that missed it)", v)
+	}
+}
+
+// TestGPUInitHangs: an NVML Init that does not return leaves the collector unavailable for the
+// scrape, bounded, and the next scrape after it returns sees the GPUs.
+func TestGPUInitHangs(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(2)
+	release := make(chan struct{})
+	fake.InitFunc = func() nvml.Return { <-release; return nvml.SUCCESS }
+	log, _ := quietLog()
+	u := &updater{c: NewGPUCollector(fake, 100*time.Millisecond, log)}
+	got := series(t, u)
+	if !errors.Is(u.err, ErrGPUTimeout) || got[`rota_gpu_devices{}`] != 0 {
+		t.Fatalf("error %v, devices %v; want ErrGPUTimeout and 0", u.err, got[`rota_gpu_devices{}`])
+	}
+	close(release)
+	u.c.(*GPUCollector).timeout = neverTimeout
+	got = series(t, u)
+	if u.err != nil || got[`rota_gpu_devices{}`] != 2 {
+		t.Fatalf("after Init returned: error %v, devices %v; want nil and 2", u.err, got[`rota_gpu_devices{}`])
+	}
+}
+
+// TestGPUReadingNotSupported: a reading the GPU does not support (utilisation under MIG, no
+// power sensor) is left out; the GPU's other series stay and no error is counted.
+func TestGPUReadingNotSupported(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(2)
+	dev := fake.GPUs[1].Device
+	dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }
+	dev.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	log, _ := quietLog()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	got := series(t, u)
+	if u.err != nil {
+		t.Fatalf("update: %v", u.err)
+	}
+	for _, absent := range []string{gpuSeries("rota_gpu_utilization_ratio", 1), gpuSeries("rota_gpu_power_watts", 1)} {
+		if _, ok := got[absent]; ok {
+			t.Errorf("%s reported though not supported", absent)
+		}
+	}
+	for _, present := range []string{
+		gpuSeries("rota_gpu_compute_processes", 1), gpuSeries("rota_gpu_memory_used_bytes", 1),
+		gpuSeries("rota_gpu_temperature_celsius", 1), gpuSeries("rota_gpu_utilization_ratio", 0),
+	} {
+		if _, ok := got[present]; !ok {
+			t.Errorf("%s missing", present)
+		}
+	}
+	if v := got[`rota_gpu_device_errors_total{gpu="1",reason="error"}`]; v != 0 {
+		t.Errorf("errors = %v, want 0", v)
+	}
+}
