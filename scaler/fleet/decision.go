@@ -27,10 +27,11 @@ const (
 	ReasonIdle         Reason = "idle"          // drain: idle for the whole window
 	ReasonDrained      Reason = "drained"       // power off: drain finished, server empty
 	ReasonBacklog      Reason = "backlog"       // power on: demand waits
-	ReasonFloor        Reason = "floor"         // power on: below the pool's (scheduled) floor
+	ReasonFloor        Reason = "floor"         // power on or resume: below the pool's (scheduled) floor
 	ReasonDemandReturn Reason = "demand_return" // resume: a draining server is needed again
 	ReasonDrainTimeout Reason = "drain_timeout" // resume: drain did not finish in time
 	ReasonRetry        Reason = "retry"         // power on: a Failed server's backoff ended
+	ReasonRepair       Reason = "repair"        // repair pass: finishing what an interrupted action left
 )
 
 // Reasons for skips: why a server was not acted on.
@@ -57,30 +58,36 @@ const (
 	SkipBackoff         Reason = "backoff"
 	SkipNoFit           Reason = "no_fit"
 	SkipNotNeeded       Reason = "not_needed"
+	// SkipBelowBacklog: work waits for the pool, but no more than the backlog threshold.
+	SkipBelowBacklog Reason = "below_backlog"
+	// SkipDemandWaits: the server is idle, but work waits for its pool (no scale-down then).
+	SkipDemandWaits Reason = "demand_waits"
+	// SkipUnknownPool: the server's pool is not in the config (the inventory changed).
+	SkipUnknownPool Reason = "unknown_pool"
 )
 
 // Action is one thing to do to one server.
 type Action struct {
-	Kind   Kind
-	Node   string
-	Pool   string
-	Reason Reason
+	Kind   Kind   `json:"kind"`
+	Node   string `json:"node"`
+	Pool   string `json:"pool"`
+	Reason Reason `json:"reason"`
 	// Detail is for humans ("cpu max 3% over 10m", "4 heavy jobs waiting"); never a label.
-	Detail string
+	Detail string `json:"detail,omitempty"`
 }
 
 // Skip is a server the planner looked at and left alone, and why.
 type Skip struct {
-	Node   string
-	Pool   string
-	Reason Reason
-	Detail string
+	Node   string `json:"node"`
+	Pool   string `json:"pool"`
+	Reason Reason `json:"reason"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Decision is what one planning pass returns.
 type Decision struct {
-	Actions []Action
-	Skips   []Skip
+	Actions []Action `json:"actions"`
+	Skips   []Skip   `json:"skips"`
 	// Desired is how many servers each pool should have on after this pass.
-	Desired map[string]int
+	Desired map[string]int `json:"desired"`
 }

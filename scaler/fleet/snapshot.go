@@ -61,17 +61,17 @@ type Node struct {
 type JobsView struct {
 	// Known is false when the job manager does not know the server (or there is none): its
 	// allocation is unknown and idleness rests on telemetry alone.
-	Known bool
+	Known bool `json:"known"`
 	// Jobs, CPUs and GPUs are what is allocated on it now.
-	Jobs int
-	CPUs int
-	GPUs int
+	Jobs int `json:"jobs"`
+	CPUs int `json:"cpus"`
+	GPUs int `json:"gpus"`
 	// Drained is true when the job manager takes no new work on it; DrainedByRota when rota's
 	// own marker is on the drain (a drain by a person is never undone by rota).
-	Drained       bool
-	DrainedByRota bool
+	Drained       bool `json:"drained"`
+	DrainedByRota bool `json:"drained_by_rota"`
 	// Responding is false when the job manager's agent on the server is down (not ready).
-	Responding bool
+	Responding bool `json:"responding"`
 }
 
 // Allocated reports whether anything runs on the server, as far as the job manager knows.
@@ -81,16 +81,16 @@ func (j JobsView) Allocated() bool { return j.Jobs > 0 || j.CPUs > 0 || j.GPUs >
 type TelemetryView struct {
 	// Present is true when the server's exporter series exist and are fresh (newest sample no
 	// older than policy.telemetry.max_age) and cover the whole idle window.
-	Present bool
+	Present bool `json:"present"`
 	// LastSample is the time of the newest sample.
-	LastSample time.Time
+	LastSample time.Time `json:"last_sample"`
 	// CPUMax is the highest CPU utilisation (0..1) seen over the idle window; GPUMax the highest
 	// utilisation of any of its GPUs; GPUProcesses the compute processes on its GPUs now.
-	CPUMax       float64
-	GPUMax       float64
-	GPUProcesses int
+	CPUMax       float64 `json:"cpu_max"`
+	GPUMax       float64 `json:"gpu_max"`
+	GPUProcesses int     `json:"gpu_processes"`
 	// GPUMean is the mean GPU utilisation over the underuse window (light work on GPUs).
-	GPUMean float64
+	GPUMean float64 `json:"gpu_mean"`
 }
 
 // Demand is work waiting for servers: Count jobs of one shape and class.

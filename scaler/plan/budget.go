@@ -1,0 +1,52 @@
+package plan
+
+import (
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// budget is the fleet-wide disruption budget and concurrency cap, computed from the snapshot
+// before any step acts and updated as actions are planned. Fields left at zero (a policy not
+// filled in) allow nothing: the budget fails closed.
+type budget struct {
+	// maxOffs power-offs per disruption window; recentOffs happened in the window so far;
+	// plannedOffs are planned by this pass.
+	maxOffs, recentOffs, plannedOffs int
+	// draining counts servers in Draining after this pass so far: each is a power-off to come,
+	// so it holds a share of the budget until it is powered off or resumed.
+	draining int
+	// inFlight counts servers with an action under way (fleet.State.InFlight) after this pass
+	// so far; maxConcurrent caps it when a scale-down starts.
+	inFlight, maxConcurrent int
+}
+
+func newBudget(snap *fleet.Snapshot, pol *config.Policy, now time.Time) budget {
+	b := budget{maxOffs: pol.Disruption.MaxPowerOffs, maxConcurrent: pol.Disruption.MaxConcurrent}
+	since := now.Add(-time.Duration(pol.Disruption.Window))
+	for _, t := range snap.History.PowerOffs {
+		// A time in the future (clock skew) counts too: when unsure, spend the budget.
+		if t.After(since) {
+			b.recentOffs++
+		}
+	}
+	for i := range snap.Nodes {
+		st := snap.Nodes[i].State
+		if st.InFlight() {
+			b.inFlight++
+		}
+		if st == fleet.StateDraining {
+			b.draining++
+		}
+	}
+	return b
+}
+
+// The budget follows each planned action. A power-off continues a drain (both in flight) and a
+// resume ends one, so neither takes a concurrency slot: refusing them would strand servers in
+// Draining.
+func (b *budget) poweredOn()  { b.inFlight++ }
+func (b *budget) drained()    { b.inFlight++; b.draining++ }
+func (b *budget) resumed()    { b.inFlight--; b.draining-- }
+func (b *budget) poweredOff() { b.draining--; b.plannedOffs++ }

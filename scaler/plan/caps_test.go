@@ -1,0 +1,85 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+func recentOffs(n int) fleet.History {
+	h := fleet.History{}
+	for i := range n {
+		h.PowerOffs = append(h.PowerOffs, t0.Add(-time.Duration(i+1)*time.Minute))
+	}
+	return h
+}
+
+// TestCaps covers every cap the gate and the scale-up apply, each named in its skip.
+func TestCaps(t *testing.T) { runCases(t, capsCases()) }
+
+func capsCases() []planCase {
+	return []planCase{
+		{name: "floor keeps the last servers on", cfg: func(c *config.Config) { c.Pools[0].Min = 2 },
+			snap: snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), onNode("c3", "cpu")),
+			want: map[string]string{"c1": "drain/idle", "c2": "skip/floor", "c3": "skip/floor"}, desired: map[string]int{"cpu": 2, "gpu": 0}},
+		{name: "scheduled floor: share of servers rounded up", policy: "  schedules: [{name: day, start: '08:00', end: '18:00', pools: [cpu], min_on_share: 0.5}]",
+			snap: snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), offNode("c3", "cpu")),
+			want: map[string]string{"c1": "skip/floor", "c2": "skip/floor", "c3": "skip/not_needed"}},
+		{name: "scheduled floor raises the pool", policy: "  schedules: [{name: day, start: '08:00', end: '18:00', min_on_share: 0.3}]",
+			snap: snapshot(offNode("c1", "cpu"), offNode("c2", "cpu"), offNode("c3", "cpu"), offNode("c4", "cpu")),
+			want: map[string]string{"c1": "power_on/floor", "c2": "power_on/floor", "c3": "skip/not_needed"}},
+		{name: "schedule not active", policy: "  schedules: [{name: night, start: '22:00', end: '06:00', min_on_share: 1}]",
+			snap: snapshot(onNode("c1", "cpu")), want: map[string]string{"c1": "drain/idle"}},
+		{name: "ceiling stops waking", cfg: func(c *config.Config) { m := 1; c.Pools[0].Max = &m },
+			snap: withDemand(snapshot(with(onNode("c1", "cpu"), busy), offNode("c2", "cpu")), jobs(5, 32, 0)),
+			want: map[string]string{"c2": "skip/ceiling"}},
+		{name: "scale-down cooldown", snap: withHistory(snapshot(onNode("c1", "cpu")), fleet.History{LastScaleDown: map[string]time.Time{"cpu": t0.Add(-time.Minute)}}),
+			want: map[string]string{"c1": "skip/cooldown"}},
+		{name: "scale-up cooldown blocks scale-down", snap: withHistory(snapshot(onNode("c1", "cpu")), fleet.History{LastScaleUp: map[string]time.Time{"cpu": t0.Add(-time.Minute)}}),
+			want: map[string]string{"c1": "skip/cooldown"}},
+		{name: "cooldown over", snap: withHistory(snapshot(onNode("c1", "cpu")), fleet.History{LastScaleDown: map[string]time.Time{"cpu": t0.Add(-6 * time.Minute)}}),
+			want: map[string]string{"c1": "drain/idle"}},
+		{name: "min on", snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.LastOn = t0.Add(-29 * time.Minute) })),
+			want: map[string]string{"c1": "skip/min_on"}},
+		{name: "min off holds even for a floor", cfg: func(c *config.Config) { c.Pools[0].Min = 1 },
+			snap: snapshot(with(offNode("c1", "cpu"), func(n *fleet.Node) { n.LastOff = t0.Add(-9 * time.Minute) })),
+			want: map[string]string{"c1": "skip/min_off"}},
+		{name: "cycle cap", snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 6 })),
+			want: map[string]string{"c1": "skip/cycle_cap"}},
+		{name: "budget spent by recent power-offs", snap: withHistory(snapshot(onNode("c1", "cpu"), drainingNode("c2", "cpu")), recentOffs(4)),
+			want: map[string]string{"c1": "skip/budget", "c2": "skip/budget"}},
+		{name: "budget: old power-offs fall out of the window", snap: withHistory(snapshot(onNode("c1", "cpu")),
+			fleet.History{PowerOffs: []time.Time{t0.Add(-11 * time.Minute), t0.Add(-12 * time.Minute), t0.Add(-13 * time.Minute), t0.Add(-14 * time.Minute)}}),
+			want: map[string]string{"c1": "drain/idle"}},
+		{name: "budget: draining servers hold their share", snap: withHistory(snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), drainingNode("c3", "cpu")), recentOffs(2)),
+			want: map[string]string{"c3": "power_off/drained", "c1": "drain/idle", "c2": "skip/budget"}},
+		{name: "concurrency", cfg: func(c *config.Config) { c.Policy.Disruption.MaxConcurrent = 2 },
+			snap: snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), with(offNode("c3", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting })),
+			want: map[string]string{"c1": "drain/idle", "c2": "skip/concurrency", "c3": "skip/in_flight"}},
+		{name: "a power-off needs no new concurrency slot", cfg: func(c *config.Config) { c.Policy.Disruption.MaxConcurrent = 1 },
+			snap: snapshot(drainingNode("c1", "cpu"), onNode("c2", "cpu")),
+			want: map[string]string{"c1": "power_off/drained", "c2": "skip/concurrency"}},
+		{name: "backoff", cfg: func(c *config.Config) { c.Pools[0].Min = 1 },
+			snap: snapshot(with(offNode("c1", "cpu"), func(n *fleet.Node) { n.State, n.RetryAfter = fleet.StateFailed, t0.Add(time.Minute) })),
+			want: map[string]string{"c1": "skip/backoff"}},
+		{name: "idle server stays while work waits for its pool",
+			snap: withDemand(snapshot(onNode("c1", "cpu"), drainingNode("c2", "gpu"), with(onNode("c3", "gpu"), busy), onNode("c4", "cpu")), jobs(1, 64, 0), jobs(1, 4, 0)),
+			want: map[string]string{"c1": "skip/demand_waits", "c4": "skip/demand_waits", "c2": "resume/demand_return"}},
+		{name: "work for another pool does not stop a scale-down", snap: withDemand(snapshot(onNode("c1", "cpu"), with(onNode("g1", "gpu"), busy)), jobs(1, 4, 1)),
+			want: map[string]string{"c1": "drain/idle"}},
+		{name: "most expensive idle server drained first", cfg: func(c *config.Config) { c.Policy.Disruption.MaxPowerOffs = 1 },
+			snap: snapshot(onNode("c1", "cpu"), onNode("g1", "gpu")),
+			want: map[string]string{"g1": "drain/idle", "c1": "skip/budget"}},
+		{name: "servers paid for anyway go last", cfg: func(c *config.Config) {
+			c.Policy.Disruption.MaxPowerOffs = 1
+			no := false
+			c.Pools[1].Cost.SavesWhenOff = &no
+		}, snap: snapshot(onNode("c1", "cpu"), onNode("g1", "gpu")),
+			want: map[string]string{"c1": "drain/idle", "g1": "skip/budget"}},
+		{name: "fewest cycles today drained first within a pool", cfg: func(c *config.Config) { c.Policy.Disruption.MaxPowerOffs = 1 },
+			snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 2 }), onNode("c2", "cpu")),
+			want: map[string]string{"c2": "drain/idle", "c1": "skip/budget"}},
+	}
+}

@@ -1,0 +1,94 @@
+package plan
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// group is waiting work aggregated by everything placement looks at: many Demand entries
+// (often one job each) become one group, so placement works per group, never per job.
+type group struct {
+	groupKey
+	jobs int
+	// since is when the oldest job of the group was submitted (zero: unknown, taken as old).
+	since time.Time
+	// slots is how many server-slots (jobs times nodes per job) still have no place.
+	slots int
+	// pools that fit the shape in the region, cheapest first; home is the first of them, the
+	// pool whose backlog threshold the group counts against.
+	pools []*pool
+	home  *pool
+	// due: the backlog threshold of home is passed, so the group may wake servers.
+	due bool
+}
+
+type groupKey struct {
+	class, region, dept string
+	shape               shape
+	nodes               int
+}
+
+// groups aggregates the snapshot's demand. Entries with no jobs are dropped.
+func (p *pass) groups() []*group {
+	byKey := map[groupKey]*group{}
+	var list []*group
+	for i := range p.snap.Demand {
+		d := &p.snap.Demand[i]
+		if d.Count <= 0 {
+			continue
+		}
+		class := d.Class
+		if class == "" {
+			class = p.cfg.Classify(d.Shape)
+		}
+		k := groupKey{class: class, region: d.Region, dept: d.Department, shape: shapeOf(d.Shape), nodes: max(d.Nodes, 1)}
+		g := byKey[k]
+		if g == nil {
+			g = &group{groupKey: k, since: d.Since}
+			byKey[k] = g
+			list = append(list, g)
+		}
+		g.jobs += d.Count
+		if d.Since.Before(g.since) {
+			g.since = d.Since
+		}
+	}
+	for _, g := range list {
+		g.slots = g.jobs * g.nodes
+		s := config.Shape{CPUs: g.shape.cpus, GPUs: g.shape.gpus, Memory: config.Bytes(g.shape.mem)}
+		for _, pl := range p.pools {
+			if pl.fits(s, g.region) {
+				g.pools = append(g.pools, pl)
+			}
+		}
+		if len(g.pools) > 0 {
+			g.home = g.pools[0]
+		}
+	}
+	// Biggest shapes first (first-fit decreasing packs tighter), then oldest first.
+	slices.SortFunc(list, func(a, b *group) int {
+		return cmp.Or(
+			cmp.Compare(b.shape.gpus, a.shape.gpus), cmp.Compare(b.shape.cpus, a.shape.cpus),
+			cmp.Compare(b.shape.mem, a.shape.mem), cmp.Compare(b.nodes, a.nodes),
+			a.since.Compare(b.since), cmp.Compare(a.class, b.class),
+			cmp.Compare(a.region, b.region), cmp.Compare(a.dept, b.dept),
+		)
+	})
+	return list
+}
+
+// perServer is how many slots of the group one server may take: a gang job needs its nodes on
+// distinct servers, so a server takes at most one slot per job.
+func (g *group) perServer() int {
+	if g.nodes > 1 {
+		return g.jobs
+	}
+	return math.MaxInt
+}
+
+// unmetJobs is how many of the group's jobs still have no place.
+func (g *group) unmetJobs() int { return (g.slots + g.nodes - 1) / g.nodes }

@@ -1,0 +1,23 @@
+// Package plan is rota's decision core: Plan takes what one pass observed (a fleet.Snapshot),
+// the config and the time, and returns a fleet.Decision: the actions to start and, for every
+// other server, the reason it was left alone. Every server of the snapshot gets exactly one
+// entry, so "why is node X still on?" always has an answer.
+//
+// Plan is pure: no I/O, no clock (now is an argument), no state kept between passes, and the
+// same input gives the same output whatever the order of its nodes and demand. Dry-run is the
+// executor's concern: the planner decides the same in dry-run and lets the executor log
+// instead of act.
+//
+// A pass runs ordered steps, in the spirit of Karpenter's disruption controller:
+//
+//	index    pools, capacities, floors, ceilings and the disruption budget, computed once,
+//	         before any step acts; a budget that cannot be computed is zero (fails closed)
+//	screen   servers rota must not touch (paused, pinned, maintenance, power unknown, in flight)
+//	floors   resume or power on servers a pool needs to stay at its (scheduled) floor
+//	demand   place waiting work on capacity already on or coming, then wake the cheapest servers
+//	         that fit, within backlog threshold, ceilings, quotas and regions
+//	settle   power off drained, empty servers; give back drains that timed out
+//	shrink   drain idle servers, most expensive first, through the one gate that applies every
+//	         cap (floors, cooldowns, dwell times, cycle caps, disruption budget, concurrency)
+//	rest     give every server left a reason
+package plan

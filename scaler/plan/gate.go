@@ -1,0 +1,70 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// The gate is the one place where every cap on scale-down is applied, in this order: the
+// server's own limits first (dwell time, cycles), then its pool's (waiting work, cooldowns,
+// floor), then the fleet's (disruption budget, concurrency). A server stopped by a cap gets a
+// skip that names it. The caps are read from counts kept up to date as the pass plans, so a
+// pass never plans past one.
+
+// gateDrain says what keeps idle server i from being drained ("" when nothing does).
+func (p *pass) gateDrain(i int) (fleet.Reason, string) {
+	s := &p.servers[i]
+	n, pl, pol := s.node, s.pool, p.pol
+	b := &p.budget
+	switch {
+	case !n.LastOn.IsZero() && p.now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
+		// Hardware wear: a server stays on at least min_on once it came up.
+		return fleet.SkipMinOn, "on since " + n.LastOn.UTC().Format(time.RFC3339)
+	case n.CyclesToday >= pol.Node.MaxCyclesPerDay:
+		return fleet.SkipCycleCap, fmt.Sprintf("%d power-offs in 24h, cap %d", n.CyclesToday, pol.Node.MaxCyclesPerDay)
+	case pl.demandWaits:
+		// Never scale a pool down while its work waits.
+		return fleet.SkipDemandWaits, "work waits for pool " + pl.name
+	case p.within(p.snap.History.LastScaleDown[pl.name], pol.Cooldown.ScaleDown):
+		return fleet.SkipCooldown, "scaled down at " + p.snap.History.LastScaleDown[pl.name].UTC().Format(time.RFC3339)
+	case p.within(p.snap.History.LastScaleUp[pl.name], pol.Cooldown.ScaleUp):
+		// Right after a scale-up the work that asked for it may still be arriving: no
+		// scale-down in the same pool for cooldown.scale_up.
+		return fleet.SkipCooldown, "scaled up at " + p.snap.History.LastScaleUp[pl.name].UTC().Format(time.RFC3339)
+	case pl.up-1 < pl.floor:
+		return fleet.SkipFloor, fmt.Sprintf("%d servers on, floor %d", pl.up, pl.floor)
+	case b.recentOffs+b.plannedOffs+b.draining+1 > b.maxOffs:
+		// A drain is a power-off to come: it takes its share of the budget now, so drained
+		// servers never wait, out of service, for budget.
+		return fleet.SkipBudget, p.budgetDetail()
+	case b.inFlight+1 > b.maxConcurrent:
+		return fleet.SkipConcurrency, fmt.Sprintf("%d actions in flight, cap %d", b.inFlight, b.maxConcurrent)
+	}
+	return "", ""
+}
+
+// gatePowerOff says what keeps a drained server from being powered off ("" when nothing
+// does). Dwell time, cycles, cooldowns and floor were checked when its drain started; the
+// budget is checked again because power-offs in the window may have been spent since.
+func (p *pass) gatePowerOff() (fleet.Reason, string) {
+	b := &p.budget
+	if b.recentOffs+b.plannedOffs+1 > b.maxOffs {
+		return fleet.SkipBudget, p.budgetDetail()
+	}
+	return "", ""
+}
+
+func (p *pass) budgetDetail() string {
+	b := &p.budget
+	return fmt.Sprintf("%d power-offs in the last %s, %d planned, %d draining; budget %d",
+		b.recentOffs, time.Duration(p.pol.Disruption.Window), b.plannedOffs, b.draining, b.maxOffs)
+}
+
+// within reports whether t is less than d ago (a zero t never is).
+func (p *pass) within(t time.Time, d model.Duration) bool {
+	return !t.IsZero() && p.now.Sub(t) < time.Duration(d)
+}

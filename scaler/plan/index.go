@@ -1,0 +1,177 @@
+package plan
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// pool is one pool as the pass sees it: its limits for now, its counts, and its capacity.
+type pool struct {
+	cfg   *config.Pool
+	name  string
+	cost  float64
+	saves bool
+	// members are the pool's servers (indices into pass.servers), by name.
+	members []int
+	// floor and ceiling bound the servers on; threshold is the backlog threshold in force.
+	floor, ceiling, threshold int
+	// up counts servers On or coming (PoweringOn, Booting), after this pass's actions so far:
+	// what floors hold and what Decision.Desired reports. powered adds the Draining servers
+	// (they still draw power): what the ceiling caps. Counting Draining in one and not the
+	// other makes both limits err on the safe side.
+	up, powered int
+	// held counts, per department, the servers it holds: what quotas cap (see hold).
+	held   map[string]int
+	quotas map[string]config.Quota
+	// regions are the regions of the pool's servers (inventory).
+	regions map[string]bool
+
+	// bins is the capacity for waiting work, per region (sorted by region), in tiers.
+	bins     []*regionBins
+	byRegion map[string]*regionBins
+	wake     wakeQueue
+
+	// demandWaits: work waits for this pool this pass (no scale-down then).
+	demandWaits bool
+	// block is why waiting work woke no (more) servers here; noFitRegion a region that waiting
+	// work needs and the pool's idle servers are not in.
+	block       fleet.Reason
+	blockDetail string
+	noFitRegion string
+}
+
+func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
+	p := &pass{
+		snap: snap, cfg: cfg, pol: &cfg.Policy, now: now,
+		noJobManager: cfg.Jobs.Adapter == "none",
+		servers:      make([]server, len(snap.Nodes)),
+		byName:       make(map[string]*pool, len(cfg.Pools)),
+	}
+	for i := range cfg.Pools {
+		pl := newPool(cfg, &cfg.Pools[i], now)
+		p.pools = append(p.pools, pl)
+		p.byName[pl.name] = pl
+	}
+	slices.SortFunc(p.pools, func(a, b *pool) int {
+		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.name, b.name))
+	})
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		s := &p.servers[i]
+		s.node = n
+		s.pool = p.byName[n.Pool]
+		if s.pool != nil {
+			s.pool.count(i, n)
+		}
+	}
+	for _, pl := range p.pools {
+		slices.SortFunc(pl.members, func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) })
+	}
+	p.budget = newBudget(snap, p.pol, now)
+	return p
+}
+
+func newPool(cfg *config.Config, c *config.Pool, now time.Time) *pool {
+	pl := &pool{
+		cfg: c, name: c.Name, cost: c.Cost.PerHour(), saves: c.Cost.Saves(),
+		ceiling:   len(c.Nodes),
+		threshold: cfg.Policy.Backlog.QueuedJobs,
+		held:      map[string]int{},
+		quotas:    map[string]config.Quota{},
+		regions:   map[string]bool{},
+		byRegion:  map[string]*regionBins{},
+	}
+	if c.Max != nil {
+		pl.ceiling = *c.Max
+	}
+	share := 0.0
+	for i := range cfg.Policy.Schedules {
+		s := &cfg.Policy.Schedules[i]
+		if !s.Active(now) || !s.AppliesTo(c.Name) {
+			continue
+		}
+		share = max(share, s.MinOnShare)
+		// Several windows open at once: the most eager threshold wins, as the floor takes the
+		// highest share.
+		if s.BacklogQueuedJobs != nil {
+			pl.threshold = min(pl.threshold, *s.BacklogQueuedJobs)
+		}
+	}
+	// The ceiling caps everything, floors included: a share that asks for more servers than
+	// Max allows gets Max. The tiny epsilon keeps 0.3 of 10 servers at 3, not 4.
+	byShare := int(math.Ceil(share*float64(len(c.Nodes)) - 1e-9))
+	pl.floor = min(max(c.Min, byShare), pl.ceiling)
+	for _, q := range cfg.Policy.Quotas {
+		if q.Pool == c.Name {
+			pl.quotas[q.Department] = q
+		}
+	}
+	return pl
+}
+
+// count adds server i to the pool's membership and counts.
+func (pl *pool) count(i int, n *fleet.Node) {
+	pl.members = append(pl.members, i)
+	pl.regions[n.Region] = true
+	if !powered(n.State) {
+		return
+	}
+	pl.powered++
+	if n.State != fleet.StateDraining {
+		pl.up++
+	}
+	if n.Department != "" {
+		pl.held[n.Department]++
+	}
+}
+
+// powered: the states the ceiling counts (on, coming, or draining).
+func powered(st fleet.State) bool {
+	switch st {
+	case fleet.StateOn, fleet.StatePoweringOn, fleet.StateBooting, fleet.StateDraining:
+		return true
+	}
+	return false
+}
+
+// regionBins is a pool's capacity in one region, by tier, each tier by name.
+type regionBins struct {
+	region string
+	tiers  [tierCount][]int
+	// room bounds each tier's free capacity from above, dimension by dimension: work that
+	// exceeds it skips the tier without walking it.
+	room [tierCount]capacity
+}
+
+// add puts server i (s) into tier t of its region; its free capacity must be set.
+func (pl *pool) add(t tier, s *server, i int) {
+	rb := pl.byRegion[s.node.Region]
+	if rb == nil {
+		rb = &regionBins{region: s.node.Region}
+		pl.byRegion[s.node.Region] = rb
+		// Members are visited by name and regions appear in that order; sort to make the
+		// order of regions independent of names.
+		pl.bins = append(pl.bins, rb)
+		slices.SortFunc(pl.bins, func(a, b *regionBins) int { return cmp.Compare(a.region, b.region) })
+	}
+	rb.tiers[t] = append(rb.tiers[t], i)
+	rb.room[t] = rb.room[t].union(s.free)
+}
+
+// fits reports whether the pool can run a job of shape s in region (empty: any region).
+func (pl *pool) fits(s config.Shape, region string) bool {
+	return pl.cfg.Profile.Fits(s) && (region == "" || pl.regions[region])
+}
+
+// blockWake records the first reason waiting work woke no (more) servers in the pool; detail
+// is only worded for the first.
+func (pl *pool) blockWake(r fleet.Reason, detail func() string) {
+	if pl.block == "" {
+		pl.block, pl.blockDetail = r, detail()
+	}
+}

@@ -1,0 +1,221 @@
+package plan
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// reasons is the bounded set a decision may use.
+var reasons = map[fleet.Reason]bool{
+	fleet.ReasonIdle: true, fleet.ReasonDrained: true, fleet.ReasonBacklog: true, fleet.ReasonFloor: true,
+	fleet.ReasonDemandReturn: true, fleet.ReasonDrainTimeout: true, fleet.ReasonRetry: true,
+	fleet.SkipPaused: true, fleet.SkipPinned: true, fleet.SkipMaintenance: true, fleet.SkipPowerUnknown: true,
+	fleet.SkipInFlight: true, fleet.SkipAllocated: true, fleet.SkipBusy: true, fleet.SkipNoTelemetry: true,
+	fleet.SkipJobsUnknown: true, fleet.SkipDrainedByPerson: true, fleet.SkipCeiling: true, // SkipFloor == ReasonFloor
+	fleet.SkipCooldown: true, fleet.SkipMinOn: true, fleet.SkipMinOff: true, fleet.SkipCycleCap: true,
+	fleet.SkipBudget: true, fleet.SkipConcurrency: true, fleet.SkipQuota: true, fleet.SkipBackoff: true,
+	fleet.SkipNoFit: true, fleet.SkipNotNeeded: true, fleet.SkipBelowBacklog: true, fleet.SkipDemandWaits: true,
+	fleet.SkipUnknownPool: true,
+}
+
+// checkInvariants checks, from the input alone (not from the planner's code), every safety
+// invariant of ARCHITECTURE.md that concerns the planner.
+func checkInvariants(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time.Time, d fleet.Decision) {
+	t.Helper()
+	nodes := map[string]*fleet.Node{}
+	for i := range snap.Nodes {
+		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
+	}
+	seen := map[string]int{}
+	for _, a := range d.Actions {
+		seen[a.Node]++
+		if !reasons[a.Reason] {
+			t.Errorf("%s: reason %q not in the bounded set", a.Node, a.Reason)
+		}
+	}
+	for _, s := range d.Skips {
+		seen[s.Node]++
+		if !reasons[s.Reason] {
+			t.Errorf("%s: reason %q not in the bounded set", s.Node, s.Reason)
+		}
+	}
+	for name := range nodes {
+		if seen[name] != 1 {
+			t.Errorf("%s: %d entries in the decision, want exactly 1", name, seen[name])
+		}
+	}
+	if snap.Paused && len(d.Actions) > 0 {
+		t.Errorf("paused, yet %d actions", len(d.Actions))
+	}
+	for _, a := range d.Actions {
+		n := nodes[a.Node]
+		if n == nil {
+			t.Errorf("action for unknown node %s", a.Node)
+			continue
+		}
+		if msg := actionFault(n, a, snap, cfg, now); msg != "" {
+			t.Errorf("%s %s (%s): %s", a.Kind, a.Node, a.Reason, msg)
+		}
+	}
+	checkLimits(t, snap, cfg, now, d, nodes)
+}
+
+func known(n *fleet.Node) bool { return n.Power == bmc.StateOn || n.Power == bmc.StateOff }
+
+func fresh(n *fleet.Node, snap fleet.Snapshot, cfg *config.Config, now time.Time) bool {
+	return snap.Telemetry && n.Telemetry.Present && !n.Telemetry.LastSample.IsZero() &&
+		now.Sub(n.Telemetry.LastSample) <= time.Duration(cfg.Policy.Telemetry.MaxAge)
+}
+
+// actionFault says what is wrong with one action ("" if nothing).
+func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config.Config, now time.Time) string {
+	pol, none := cfg.Policy, cfg.Jobs.Adapter == "none"
+	byPerson := n.Jobs.Drained && !n.Jobs.DrainedByRota
+	jobsKnown := none || snap.JobsKnown
+	switch {
+	case n.Pinned || n.Maintenance:
+		return "pinned or in maintenance"
+	case a.Pool != n.Pool || cfg.Pool(n.Pool) == nil:
+		return "pool mismatch"
+	}
+	switch a.Kind {
+	case fleet.PowerOn:
+		switch {
+		case !known(n):
+			return "power unknown"
+		case n.State != fleet.StateOff && n.State != fleet.StateFailed:
+			return "not off"
+		case n.State == fleet.StateFailed && n.RetryAfter.After(now):
+			return "backoff not over"
+		case !n.LastOff.IsZero() && now.Sub(n.LastOff) < time.Duration(pol.Node.MinOff):
+			return "min_off not over"
+		}
+	case fleet.Drain, fleet.PowerOff:
+		idleTelemetry := n.Telemetry.CPUMax < pol.Idle.CPUThreshold && n.Telemetry.GPUMax < pol.Idle.GPUThreshold
+		switch {
+		case !known(n):
+			return "power unknown"
+		case !jobsKnown || !none && byPerson:
+			// With adapter none there is no job manager, and no drain by a person to see.
+			return "job manager unread or drained by a person"
+		case !none && (!n.Jobs.Known || n.Jobs.Allocated()):
+			return "allocated or unknown allocation"
+		case !fresh(n, snap, cfg, now):
+			return "telemetry missing or stale"
+		case n.Telemetry.GPUProcesses > 0:
+			return "gpu processes running"
+		case (a.Kind == fleet.Drain || none) && !idleTelemetry:
+			return "telemetry not idle"
+		case a.Kind == fleet.PowerOff && (n.State != fleet.StateDraining || !none && !n.Jobs.Drained):
+			return "not drained"
+		case a.Kind == fleet.Drain && n.State != fleet.StateOn:
+			return "not on"
+		case a.Kind == fleet.Drain && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
+			return "min_on not over"
+		case a.Kind == fleet.Drain && n.CyclesToday >= pol.Node.MaxCyclesPerDay:
+			return "cycle cap reached"
+		case a.Kind == fleet.Drain && cooling(snap.History, n.Pool, cfg, now):
+			return "in cooldown"
+		}
+	case fleet.Resume:
+		if n.State != fleet.StateDraining || !none && byPerson || !jobsKnown {
+			return "not a drain rota may undo"
+		}
+	default:
+		return "unknown kind"
+	}
+	return ""
+}
+
+func cooling(h fleet.History, pool string, cfg *config.Config, now time.Time) bool {
+	in := func(t time.Time, d time.Duration) bool { return !t.IsZero() && now.Sub(t) < d }
+	return in(h.LastScaleDown[pool], time.Duration(cfg.Policy.Cooldown.ScaleDown)) ||
+		in(h.LastScaleUp[pool], time.Duration(cfg.Policy.Cooldown.ScaleUp))
+}
+
+// floorOf recomputes a pool's floor at now: min, or the highest active share, within Max.
+func floorOf(cfg *config.Config, pl *config.Pool, now time.Time) int {
+	share := 0.0
+	for i := range cfg.Policy.Schedules {
+		s := &cfg.Policy.Schedules[i]
+		if s.Active(now) && s.AppliesTo(pl.Name) {
+			share = math.Max(share, s.MinOnShare)
+		}
+	}
+	f := max(pl.Min, int(math.Ceil(share*float64(len(pl.Nodes))-1e-9)))
+	return min(f, *pl.Max)
+}
+
+// checkLimits checks floors, ceilings, the disruption budget and the concurrency cap after the
+// decision's actions, and that no pool scales down while work woke or resumed servers in it.
+func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time.Time, d fleet.Decision, nodes map[string]*fleet.Node) {
+	t.Helper()
+	up, powered := map[string]int{}, map[string]int{}
+	inFlight, draining, recent := 0, 0, 0
+	for _, n := range nodes {
+		switch n.State {
+		case fleet.StateOn, fleet.StatePoweringOn, fleet.StateBooting:
+			up[n.Pool]++
+			powered[n.Pool]++
+		case fleet.StateDraining:
+			powered[n.Pool]++
+			draining++
+		}
+		if n.State.InFlight() {
+			inFlight++
+		}
+	}
+	for _, pt := range snap.History.PowerOffs {
+		if pt.After(now.Add(-time.Duration(cfg.Policy.Disruption.Window))) {
+			recent++
+		}
+	}
+	count := map[fleet.Kind]int{}
+	byPool := map[string]map[fleet.Kind]int{}
+	wanted := map[string]bool{}
+	for _, a := range d.Actions {
+		count[a.Kind]++
+		if byPool[a.Pool] == nil {
+			byPool[a.Pool] = map[fleet.Kind]int{}
+		}
+		byPool[a.Pool][a.Kind]++
+		if a.Reason == fleet.ReasonBacklog || a.Reason == fleet.ReasonDemandReturn {
+			wanted[a.Pool] = true
+		}
+	}
+	for i := range cfg.Pools {
+		pl := &cfg.Pools[i]
+		k := byPool[pl.Name]
+		upAfter := up[pl.Name] + k[fleet.PowerOn] + k[fleet.Resume] - k[fleet.Drain]
+		poweredAfter := powered[pl.Name] + k[fleet.PowerOn] - k[fleet.PowerOff]
+		if !snap.Paused && d.Desired[pl.Name] != upAfter {
+			t.Errorf("pool %s: desired %d, but %d on after the actions", pl.Name, d.Desired[pl.Name], upAfter)
+		}
+		if k[fleet.PowerOn] > 0 && poweredAfter > *pl.Max {
+			t.Errorf("pool %s: %d powered after power-ons, ceiling %d", pl.Name, poweredAfter, *pl.Max)
+		}
+		if f := floorOf(cfg, pl, now); k[fleet.Drain] > 0 && upAfter < f {
+			t.Errorf("pool %s: %d on after drains, floor %d", pl.Name, upAfter, f)
+		}
+		if wanted[pl.Name] && k[fleet.Drain]+k[fleet.PowerOff] > 0 {
+			t.Errorf("pool %s: scaled down while its work woke or resumed servers", pl.Name)
+		}
+	}
+	maxOffs := cfg.Policy.Disruption.MaxPowerOffs
+	if count[fleet.PowerOff] > 0 && recent+count[fleet.PowerOff] > maxOffs {
+		t.Errorf("%d recent + %d planned power-offs, budget %d", recent, count[fleet.PowerOff], maxOffs)
+	}
+	drainingAfter := draining - count[fleet.PowerOff] - count[fleet.Resume] + count[fleet.Drain]
+	if count[fleet.Drain] > 0 && recent+count[fleet.PowerOff]+drainingAfter > maxOffs {
+		t.Errorf("drains past the budget: %d recent, %d planned, %d draining, budget %d", recent, count[fleet.PowerOff], drainingAfter, maxOffs)
+	}
+	inFlightAfter := inFlight + count[fleet.PowerOn] + count[fleet.Drain] - count[fleet.Resume]
+	if count[fleet.Drain] > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
+		t.Errorf("%d in flight after drains, cap %d", inFlightAfter, cfg.Policy.Disruption.MaxConcurrent)
+	}
+}

@@ -1,0 +1,204 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// tier is a kind of capacity, cheapest to use first.
+type tier int
+
+const (
+	tierOn     tier = iota // free room on servers that are on
+	tierComing             // servers powering on or booting (and those started this pass)
+	tierResume             // servers rota is draining, resumed if work lands on them
+	tierCount
+)
+
+// placeDemand meets waiting work: first with capacity that is on, coming or resumable (in
+// that order, cheapest pool first), so rota never wakes more than the work needs; then, for
+// what is left and past the backlog threshold, by waking servers in the cheapest pool that
+// fits (light work never wakes a GPU server when a CPU server fits). Without the job manager
+// the demand is unknown and nothing is placed.
+func (p *pass) placeDemand() {
+	if !p.snap.JobsKnown {
+		return
+	}
+	groups := p.groups()
+	for _, g := range groups {
+		for t := tierOn; t <= tierResume && g.slots > 0; t++ {
+			for _, pl := range g.pools {
+				p.fill(g, pl, t)
+			}
+		}
+	}
+	p.markDue(groups)
+	var borrowers []*group
+	for _, g := range groups {
+		if g.slots > 0 && g.due && p.wakeFor(g, false) {
+			borrowers = append(borrowers, g)
+		}
+	}
+	// Borrowing comes last: a department past its quota takes only the room every other
+	// department's work left.
+	for _, g := range borrowers {
+		p.wakeFor(g, true)
+	}
+	for _, g := range groups {
+		if g.slots > 0 && g.home != nil {
+			// Never scale a pool down while its work waits.
+			g.home.demandWaits = true
+		}
+	}
+}
+
+// fill places the group's slots on a pool's capacity of one tier, in its region or, for work
+// that may run anywhere, region by region.
+func (p *pass) fill(g *group, pl *pool, t tier) {
+	if g.slots == 0 {
+		return
+	}
+	if g.region != "" {
+		if rb := pl.byRegion[g.region]; rb != nil {
+			p.fillTier(g, pl, rb, t)
+		}
+		return
+	}
+	for _, rb := range pl.bins {
+		if g.slots > 0 {
+			p.fillTier(g, pl, rb, t)
+		}
+	}
+}
+
+// fillTier places slots first fit on the servers of one tier. Servers left full (or resumed,
+// which moves them to the coming tier) are dropped from it, so later groups skip them; a walk
+// to the end leaves the tier's room exact.
+func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
+	if !rb.room[t].mayHold(g.shape) {
+		return
+	}
+	bins := rb.tiers[t]
+	w := 0
+	var room capacity
+	for k, i := range bins {
+		s := &p.servers[i]
+		if t == tierResume && s.done {
+			continue
+		}
+		if n := min(s.free.holds(g.shape), g.perServer(), g.slots); n > 0 {
+			if t == tierResume {
+				p.resume(i, fleet.ReasonDemandReturn, fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class))
+			}
+			s.free.take(g.shape, n)
+			g.slots -= n
+			pl.demandWaits = true
+			p.hold(pl, i, g.dept)
+		}
+		if !s.free.full() && !(t == tierResume && s.done) {
+			bins[w] = i
+			w++
+			room = room.union(s.free)
+		}
+		if g.slots == 0 {
+			if w == k+1 {
+				w = len(bins) // nothing dropped: the rest stays where it is
+			} else {
+				w += copy(bins[w:], bins[k+1:])
+			}
+			rb.tiers[t] = bins[:w]
+			return // the room of the rest is unknown: keep the old bound
+		}
+	}
+	rb.tiers[t] = bins[:w]
+	rb.room[t] = room
+}
+
+// markDue applies the backlog threshold. Each group counts against its home pool (the
+// cheapest that fits it in its region) and class: when more than the threshold of jobs of one
+// class wait there with no place on capacity on or coming, and the oldest has waited
+// policy.backlog.for, the groups may wake servers. A threshold of 0 (a schedule's
+// backlog_queued_jobs: 0) wakes for a single job.
+func (p *pass) markDue(groups []*group) {
+	type key struct {
+		pl    *pool
+		class string
+	}
+	waiting := map[key]int{}
+	oldest := map[key]time.Time{}
+	for _, g := range groups {
+		if g.slots == 0 || g.home == nil {
+			continue
+		}
+		k := key{g.home, g.class}
+		waiting[k] += g.unmetJobs()
+		if o, ok := oldest[k]; !ok || g.since.Before(o) {
+			oldest[k] = g.since
+		}
+	}
+	wait := time.Duration(p.pol.Backlog.For)
+	for _, g := range groups {
+		k := key{g.home, g.class}
+		n, ok := waiting[k]
+		if !ok {
+			continue
+		}
+		waited := oldest[k].IsZero() || p.now.Sub(oldest[k]) >= wait
+		g.due = n > g.home.threshold && waited
+		if !g.due {
+			g.home.blockWake(fleet.SkipBelowBacklog, func() string {
+				return fmt.Sprintf("%d %s jobs wait, oldest since %s; threshold more than %d for %s",
+					n, g.class, oldest[k].UTC().Format(time.RFC3339), g.home.threshold, wait)
+			})
+		}
+	}
+}
+
+// wakeFor powers on servers for the group, cheapest pool first, until its slots have a place
+// or no pool that fits has room. It reports whether the group's department is past its quota
+// in a pool that allows borrowing (the group then waits for the borrowing round).
+func (p *pass) wakeFor(g *group, borrowing bool) bool {
+	for _, pl := range g.pools {
+		p.fill(g, pl, tierComing)
+		if profileCapacity(pl.cfg.Profile).holds(g.shape) == 0 {
+			// A pool fits the group only if one server holds a job; checked here too, so a
+			// mismatch between the two can never make the loop below wake every server.
+			continue
+		}
+		for g.slots > 0 {
+			if pl.powered >= pl.ceiling {
+				pl.blockWake(fleet.SkipCeiling, pl.ceilingDetail)
+				break
+			}
+			if q, ok := pl.quotas[g.dept]; ok && pl.held[g.dept] >= q.MaxServers && !(borrowing && q.Borrow) {
+				if q.Borrow {
+					return true
+				}
+				pl.blockWake(fleet.SkipQuota, func() string {
+					return fmt.Sprintf("department %s holds %d servers, quota %d", g.dept, pl.held[g.dept], q.MaxServers)
+				})
+				break
+			}
+			i, ok := pl.wake.next(p, g.region)
+			if !ok {
+				if g.region != "" && pl.noFitRegion == "" {
+					pl.noFitRegion = g.region
+				}
+				break
+			}
+			p.powerOn(i, fleet.ReasonBacklog, fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus))
+			p.hold(pl, i, g.dept)
+			s := &p.servers[i]
+			n := min(s.free.holds(g.shape), g.perServer(), g.slots)
+			s.free.take(g.shape, n)
+			g.slots -= n
+			pl.demandWaits = true
+		}
+		if g.slots == 0 {
+			return false
+		}
+	}
+	return false
+}

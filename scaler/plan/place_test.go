@@ -1,0 +1,105 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+func offNodes(prefix, pool string, n int) []fleet.Node {
+	var out []fleet.Node
+	for i := range n {
+		out = append(out, offNode(prefix+string(rune('a'+i)), pool))
+	}
+	return out
+}
+
+func inRegion(ns []fleet.Node, region string) []fleet.Node {
+	for i := range ns {
+		ns[i].Region = region
+	}
+	return ns
+}
+
+func inDept(d fleet.Demand, dept string) fleet.Demand { d.Department = dept; return d }
+
+// TestPlacement covers how waiting work is met: capacity on or coming first, the cheapest pool
+// that fits, packing, gangs, regions, quotas with borrowing and the backlog threshold.
+func TestPlacement(t *testing.T) { runCases(t, placementCases()) }
+
+func placementCases() []planCase {
+	mixed := append(offNodes("c", "cpu", 3), offNodes("g", "gpu", 3)...)
+	return []planCase{
+		{name: "light work never wakes a gpu server", snap: withDemand(snapshot(mixed...), jobs(3, 4, 0)),
+			want: map[string]string{"ca": "power_on/backlog", "ga": "skip/not_needed"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
+		{name: "gpu work wakes a gpu server", snap: withDemand(snapshot(mixed...), jobs(3, 4, 1)),
+			want: map[string]string{"ca": "skip/not_needed", "ga": "power_on/backlog"}, desired: map[string]int{"cpu": 0, "gpu": 1}},
+		{name: "cpu ceiling spills to the next pool that fits", cfg: func(c *config.Config) { m := 1; c.Pools[0].Max = &m },
+			snap: withDemand(snapshot(mixed...), jobs(3, 32, 0)),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/ceiling", "ga": "power_on/backlog", "gb": "skip/not_needed"}},
+		{name: "packing: ten 8-cpu jobs need three 32-core servers", snap: withDemand(snapshot(mixed...), jobs(10, 8, 0)),
+			desired: map[string]int{"cpu": 3, "gpu": 0}},
+		{name: "memory counts in packing", snap: withDemand(snapshot(mixed...), fleet.Demand{Shape: config.Shape{CPUs: 1, Memory: 100 << 30}, Nodes: 1, Count: 3}),
+			desired: map[string]int{"cpu": 3, "gpu": 0}},
+		{name: "gang: two 3-node jobs of whole cpu servers", cfg: func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 0 },
+			snap: withDemand(snapshot(mixed...), fleet.Demand{Shape: config.Shape{CPUs: 32}, Nodes: 3, Count: 2}),
+			// Six server-slots: one per cpu server (three), then two per gpu server, at most
+			// one per job on each server.
+			desired: map[string]int{"cpu": 3, "gpu": 2}},
+		{name: "gang of small jobs: one slot per job per server", cfg: func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 0 },
+			snap:    withDemand(snapshot(mixed...), fleet.Demand{Shape: config.Shape{CPUs: 1}, Nodes: 3, Count: 1}),
+			desired: map[string]int{"cpu": 3, "gpu": 0}},
+		{name: "free room on an on server absorbs the work", snap: withDemand(snapshot(append(mixed, with(onNode("c9", "cpu"), busy), onNode("c8", "cpu"))...), jobs(3, 8, 0)),
+			want: map[string]string{"ca": "skip/not_needed", "c8": "skip/demand_waits"}, desired: map[string]int{"cpu": 2, "gpu": 0}},
+		{name: "a server woken for the floor absorbs the work", cfg: func(c *config.Config) { c.Pools[0].Min = 1 },
+			snap: withDemand(snapshot(mixed...), jobs(3, 8, 0)),
+			want: map[string]string{"ca": "power_on/floor", "cb": "skip/not_needed"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
+		{name: "a booting server absorbs the work", snap: withDemand(snapshot(append(mixed, with(offNode("c9", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting }))...), jobs(3, 8, 0)),
+			want: map[string]string{"ca": "skip/not_needed"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
+		{name: "region: work for eu wakes an eu server", snap: withDemand(snapshot(append(inRegion(offNodes("c", "cpu", 2), "us"), inRegion(offNodes("d", "cpu", 1), "eu")...)...),
+			fleet.Demand{Region: "eu", Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 3, Since: t0.Add(-time.Hour)}),
+			want: map[string]string{"da": "power_on/backlog", "ca": "skip/no_fit", "cb": "skip/no_fit"}},
+		{name: "below the backlog threshold", snap: withDemand(snapshot(mixed...), jobs(2, 4, 0)),
+			want: map[string]string{"ca": "skip/below_backlog", "ga": "skip/not_needed"}},
+		{name: "backlog not waited long enough", snap: withDemand(snapshot(mixed...), fleet.Demand{Shape: config.Shape{CPUs: 4}, Nodes: 1, Count: 30, Since: t0.Add(-time.Minute)}),
+			want: map[string]string{"ca": "skip/below_backlog"}},
+		{name: "schedule with backlog 0 wakes for one job", policy: "  schedules: [{name: day, start: '08:00', end: '18:00', backlog_queued_jobs: 0}]",
+			snap: withDemand(snapshot(mixed...), jobs(1, 4, 0)), want: map[string]string{"ca": "power_on/backlog"}},
+		{name: "threshold counts jobs across departments of one class", snap: withDemand(snapshot(mixed...), inDept(jobs(2, 4, 0), "a"), inDept(jobs(1, 4, 0), "b")),
+			want: map[string]string{"ca": "power_on/backlog"}},
+		{name: "quota without borrowing", cfg: func(c *config.Config) {
+			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}}
+		}, snap: withDemand(snapshot(offNodes("c", "cpu", 3)...), inDept(jobs(3, 32, 0), "a")),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/quota"}},
+		{name: "quota counts servers labelled with the department", cfg: func(c *config.Config) {
+			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}}
+		}, snap: withDemand(snapshot(append(offNodes("c", "cpu", 2), with(onNode("c9", "cpu"), func(n *fleet.Node) { busy(n); n.Department = "a" }))...), inDept(jobs(3, 32, 0), "a")),
+			want: map[string]string{"ca": "skip/quota"}},
+		{name: "servers coming up for a department count toward its quota", cfg: func(c *config.Config) {
+			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 2}}
+		}, snap: withDemand(snapshot(append(offNodes("c", "cpu", 3), with(offNode("c8", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting }),
+			with(offNode("c9", "cpu"), func(n *fleet.Node) { n.State = fleet.StatePoweringOn }))...), inDept(jobs(10, 32, 0), "a")),
+			want: map[string]string{"ca": "skip/quota", "cb": "skip/quota"}, desired: map[string]int{"cpu": 2, "gpu": 0}},
+		{name: "borrowing takes only what others leave", cfg: func(c *config.Config) {
+			m := 2
+			c.Pools[0].Max = &m
+			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 0, Borrow: true}}
+		}, snap: withDemand(snapshot(offNodes("c", "cpu", 3)...), inDept(jobs(3, 32, 0), "a"), inDept(fleet.Demand{Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 3, Since: t0.Add(-time.Hour)}, "b")),
+			want:    map[string]string{"ca": "power_on/backlog", "cb": "power_on/backlog", "cc": "skip/ceiling"},
+			desired: map[string]int{"cpu": 2, "gpu": 0}},
+		{name: "borrowing uses room nobody else needs", cfg: func(c *config.Config) {
+			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1, Borrow: true}}
+		}, snap: withDemand(snapshot(offNodes("c", "cpu", 3)...), inDept(jobs(3, 32, 0), "a")),
+			desired: map[string]int{"cpu": 3, "gpu": 0}},
+		{name: "wake order: fewest cycles, then off longest, then name", snap: withDemand(snapshot(
+			with(offNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 2 }),
+			with(offNode("c2", "cpu"), func(n *fleet.Node) { n.LastOff = t0.Add(-time.Hour) }),
+			with(offNode("c3", "cpu"), func(n *fleet.Node) { n.LastOff = t0.Add(-3 * time.Hour) }),
+			with(offNode("c4", "cpu"), func(n *fleet.Node) { n.LastOff = t0.Add(-3 * time.Hour) })), jobs(3, 32, 0)),
+			want: map[string]string{"c3": "power_on/backlog", "c4": "power_on/backlog", "c2": "power_on/backlog", "c1": "skip/not_needed"}},
+		{name: "work that fits no pool wakes nothing", snap: withDemand(snapshot(mixed...), jobs(30, 128, 0)),
+			desired: map[string]int{"cpu": 0, "gpu": 0}},
+	}
+}

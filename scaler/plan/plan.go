@@ -1,0 +1,100 @@
+package plan
+
+import (
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// Plan decides one pass. It never fails: what it cannot know, it does not act on. It reads
+// snap and cfg and modifies neither, keeps nothing between calls and reads no clock but now,
+// so concurrent calls are safe and the same input always gives the same Decision. Every node of
+// snap gets exactly one entry in the Decision, an Action or a Skip, listed by node name.
+func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision {
+	p := newPass(&snap, cfg, now)
+	if snap.Paused {
+		// Safety invariant 5: a paused scaler acts on nothing, not even to hold a floor.
+		p.skipAll(fleet.SkipPaused, "scaler paused by operator")
+		return p.decision()
+	}
+	p.screen()
+	p.raiseFloors()
+	p.placeDemand()
+	p.settleDraining()
+	p.shrink()
+	p.explainRest()
+	return p.decision()
+}
+
+// pass is one planning pass: the input, the index built from it, and the outcome so far.
+type pass struct {
+	snap *fleet.Snapshot
+	cfg  *config.Config
+	pol  *config.Policy
+	now  time.Time
+	// noJobManager is jobs.adapter none: there is no job manager to ask, so idleness rests on
+	// telemetry alone and JobsKnown carries no information.
+	noJobManager bool
+
+	servers []server
+	pools   []*pool // cheapest first, then by name
+	byName  map[string]*pool
+	budget  budget
+	// holders records which server counted toward which department's quota (see hold).
+	holders map[holdKey]bool
+
+	actions []fleet.Action
+	skips   []fleet.Skip
+}
+
+// server is one node as the pass sees it.
+type server struct {
+	node *fleet.Node
+	pool *pool // nil: not in the config
+	// free is the capacity left for waiting work (On, coming, resumable or woken servers).
+	free capacity
+	// done is set once the server has its one action or skip; out is its index in the
+	// pass's actions (isAction) or skips.
+	done     bool
+	isAction bool
+	out      int
+}
+
+func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
+	s := &p.servers[i]
+	s.done, s.isAction, s.out = true, true, len(p.actions)
+	p.actions = append(p.actions, fleet.Action{Kind: kind, Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
+}
+
+func (p *pass) skip(i int, reason fleet.Reason, detail string) {
+	s := &p.servers[i]
+	s.done, s.out = true, len(p.skips)
+	p.skips = append(p.skips, fleet.Skip{Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
+}
+
+func (p *pass) skipAll(reason fleet.Reason, detail string) {
+	for i := range p.servers {
+		p.skip(i, reason, detail)
+	}
+}
+
+// decision lists the outcome by node name, so the result does not depend on input order.
+func (p *pass) decision() fleet.Decision {
+	d := fleet.Decision{
+		Actions: make([]fleet.Action, 0, len(p.actions)),
+		Skips:   make([]fleet.Skip, 0, len(p.skips)),
+		Desired: make(map[string]int, len(p.pools)),
+	}
+	for _, i := range p.nameOrder() {
+		if s := &p.servers[i]; s.isAction {
+			d.Actions = append(d.Actions, p.actions[s.out])
+		} else {
+			d.Skips = append(d.Skips, p.skips[s.out])
+		}
+	}
+	for _, pl := range p.pools {
+		d.Desired[pl.name] = pl.up
+	}
+	return d
+}

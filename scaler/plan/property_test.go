@@ -1,0 +1,172 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// gen draws random fleets, policies and snapshots from a seeded source.
+type gen struct{ r *rand.Rand }
+
+func (g gen) pick(n int) int        { return g.r.IntN(n) }
+func (g gen) chance(p float64) bool { return g.r.Float64() < p }
+func (g gen) ago(max time.Duration) time.Time {
+	return t0.Add(-time.Duration(g.r.Int64N(int64(max))))
+}
+
+var (
+	genStates = []fleet.State{fleet.StateOn, fleet.StateOn, fleet.StateOn, fleet.StateOff, fleet.StateOff,
+		fleet.StateDraining, fleet.StatePoweringOff, fleet.StatePoweringOn, fleet.StateBooting, fleet.StateFailed, fleet.StateUnknown}
+	genPowers  = []bmc.State{bmc.StateOn, bmc.StateOff, bmc.StateUnknown, bmc.StateTransitioning, ""}
+	genRegions = []string{"", "eu", "us"}
+	genDepts   = []string{"", "a", "b"}
+)
+
+// config draws a policy: small budgets and caps, so the limits are reached often.
+func (g gen) config(t testing.TB, nCPU, nGPU int) *config.Config {
+	sched := ""
+	if g.chance(0.5) {
+		sched = fmt.Sprintf("  schedules: [{name: s, start: '%02d:00', end: '%02d:00', min_on_share: %.2f, backlog_queued_jobs: %d}]",
+			g.pick(24), g.pick(24), g.r.Float64(), g.pick(3))
+		if sched[len("  schedules: [{name: s, start: '"):][:2] == sched[len("  schedules: [{name: s, start: '00:00', end: '"):][:2] {
+			sched = ""
+		}
+	}
+	cfg := newConfig(t, sched, nCPU, nGPU)
+	pol := &cfg.Policy
+	pol.Disruption.MaxPowerOffs = g.pick(6)
+	pol.Disruption.MaxConcurrent = g.pick(10)
+	pol.Backlog.QueuedJobs = g.pick(4)
+	pol.Node.MaxCyclesPerDay = 1 + g.pick(4)
+	if g.chance(0.2) {
+		cfg.Jobs.Adapter = "none"
+	}
+	for i := range cfg.Pools {
+		pl := &cfg.Pools[i]
+		n := len(pl.Nodes)
+		pl.Min = g.pick(n/2 + 1)
+		m := pl.Min + g.pick(n-pl.Min+1)
+		pl.Max = &m
+	}
+	for _, d := range []string{"a", "b"} {
+		if g.chance(0.5) {
+			pol.Quotas = append(pol.Quotas, config.Quota{Department: d, Pool: cfg.Pools[g.pick(2)].Name, MaxServers: g.pick(4), Borrow: g.chance(0.5)})
+		}
+	}
+	if g.chance(0.2) {
+		no := false
+		cfg.Pools[1].Cost.SavesWhenOff = &no
+	}
+	return cfg
+}
+
+func (g gen) node(name, pool string) fleet.Node {
+	n := fleet.Node{
+		Name: name, Pool: pool, Region: genRegions[g.pick(3)], Department: genDepts[g.pick(3)],
+		State: genStates[g.pick(len(genStates))], Since: g.ago(time.Hour), Power: genPowers[g.pick(len(genPowers))],
+		Pinned: g.chance(0.05), Maintenance: g.chance(0.05),
+		Jobs: fleet.JobsView{Known: g.chance(0.9), Responding: g.chance(0.9), Drained: g.chance(0.1), DrainedByRota: g.chance(0.5)},
+		Telemetry: fleet.TelemetryView{Present: g.chance(0.9), LastSample: g.ago(3 * time.Minute),
+			CPUMax: g.r.Float64() * 0.3, GPUMax: g.r.Float64() * 0.07, GPUProcesses: g.pick(6) / 5},
+		CyclesToday: g.pick(3), Failures: g.pick(3), RetryAfter: g.ago(20 * time.Minute).Add(10 * time.Minute),
+	}
+	if g.chance(0.6) {
+		n.LastOn = g.ago(2 * time.Hour)
+	}
+	if g.chance(0.6) {
+		n.LastOff = g.ago(time.Hour)
+	}
+	if g.chance(0.3) {
+		n.Jobs.Jobs = 1 + g.pick(3)
+		n.Jobs.CPUs = 1 + g.pick(32)
+		n.Jobs.GPUs = g.pick(3)
+	}
+	if g.chance(0.8) {
+		// Mostly, the BMC agrees with the lifecycle state.
+		n.Power = bmc.StateOn
+		if n.State == fleet.StateOff || n.State == fleet.StateFailed {
+			n.Power = bmc.StateOff
+		}
+	}
+	if n.State == fleet.StateDraining {
+		n.Jobs.Drained, n.Jobs.DrainedByRota = g.chance(0.8), g.chance(0.9)
+	}
+	return n
+}
+
+func (g gen) snapshot(cfg *config.Config) fleet.Snapshot {
+	s := fleet.Snapshot{Telemetry: g.chance(0.85), JobsKnown: g.chance(0.85), Paused: g.chance(0.05)}
+	for i := range cfg.Pools {
+		for _, cn := range cfg.Pools[i].Nodes {
+			s.Nodes = append(s.Nodes, g.node(cn.Name, cfg.Pools[i].Name))
+		}
+	}
+	if g.chance(0.05) {
+		s.Nodes = append(s.Nodes, g.node("stray", "tpu"))
+	}
+	for range g.pick(6) {
+		s.Demand = append(s.Demand, fleet.Demand{
+			Region: genRegions[g.pick(3)], Department: genDepts[g.pick(3)],
+			Shape: config.Shape{CPUs: g.pick(70), GPUs: g.pick(10) / 3, Memory: config.Bytes(g.pick(4)) << 35},
+			Nodes: 1 + g.pick(4)/3, Count: g.pick(12), Since: g.ago(10 * time.Minute),
+		})
+	}
+	s.History = fleet.History{LastScaleUp: map[string]time.Time{}, LastScaleDown: map[string]time.Time{}}
+	for _, p := range []string{"cpu", "gpu"} {
+		if g.chance(0.2) {
+			s.History.LastScaleUp[p] = g.ago(10 * time.Minute)
+		}
+		if g.chance(0.2) {
+			s.History.LastScaleDown[p] = g.ago(10 * time.Minute)
+		}
+	}
+	for range g.pick(4) {
+		s.History.PowerOffs = append(s.History.PowerOffs, g.ago(20*time.Minute))
+	}
+	return s
+}
+
+// TestPropertyRandomFleets: for random fleets, policies and observations, every decision keeps
+// every invariant, and the same input in another order gives the same decision.
+func TestPropertyRandomFleets(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(1, 2))}
+	acts := map[fleet.Kind]int{}
+	for iter := range 1500 {
+		cfg := g.config(t, 1+g.pick(12), 1+g.pick(6))
+		snap := g.snapshot(cfg)
+		before := append([]fleet.Node(nil), snap.Nodes...)
+		d := Plan(snap, cfg, t0)
+		if !reflect.DeepEqual(before, snap.Nodes) {
+			t.Fatalf("iteration %d: Plan modified the snapshot's nodes", iter)
+		}
+		checkInvariants(t, snap, cfg, t0, d)
+		shuffled := snap
+		shuffled.Nodes = append([]fleet.Node(nil), snap.Nodes...)
+		shuffled.Demand = append([]fleet.Demand(nil), snap.Demand...)
+		g.r.Shuffle(len(shuffled.Nodes), func(i, j int) { shuffled.Nodes[i], shuffled.Nodes[j] = shuffled.Nodes[j], shuffled.Nodes[i] })
+		g.r.Shuffle(len(shuffled.Demand), func(i, j int) { shuffled.Demand[i], shuffled.Demand[j] = shuffled.Demand[j], shuffled.Demand[i] })
+		if d2 := Plan(shuffled, cfg, t0); !reflect.DeepEqual(d, d2) {
+			t.Fatalf("iteration %d: decision depends on input order:\n%s\nvs\n%s", iter, describe(d), describe(d2))
+		}
+		if t.Failed() {
+			t.Fatalf("iteration %d failed:\n%s", iter, describe(d))
+		}
+		for _, a := range d.Actions {
+			acts[a.Kind]++
+		}
+	}
+	// The generator must reach every kind of action, or the invariants were checked on nothing.
+	for _, k := range []fleet.Kind{fleet.PowerOn, fleet.Drain, fleet.PowerOff, fleet.Resume} {
+		if acts[k] == 0 {
+			t.Errorf("no %s action in any random pass", k)
+		}
+	}
+	t.Logf("actions over the random passes: %v", acts)
+}

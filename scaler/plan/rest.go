@@ -1,0 +1,25 @@
+package plan
+
+import "github.com/rotahq/rota/scaler/fleet"
+
+// explainRest gives a reason to every server still undecided: the Off and Failed servers that
+// could have been woken and were not. Their pool says why: waiting work was stopped by its
+// ceiling, a quota or the backlog threshold, or it waits for another region; else nothing
+// needed them.
+func (p *pass) explainRest() {
+	for i := range p.servers {
+		s := &p.servers[i]
+		if s.done {
+			continue
+		}
+		pl := s.pool
+		switch {
+		case pl.block != "":
+			p.skip(i, pl.block, pl.blockDetail)
+		case pl.noFitRegion != "" && s.node.Region != pl.noFitRegion:
+			p.skip(i, fleet.SkipNoFit, "waiting work needs region "+pl.noFitRegion)
+		default:
+			p.skip(i, fleet.SkipNotNeeded, "")
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// screen gives a reason to every server rota must not touch, and sorts the rest into the
+// pools' capacity tiers and wake queues. Capacity is counted for every server the job manager
+// can use, pinned ones included: a pinned server still runs work.
+func (p *pass) screen() {
+	for i := range p.servers {
+		if s := &p.servers[i]; s.pool == nil {
+			p.skip(i, fleet.SkipUnknownPool, fmt.Sprintf("pool %q is not in the config", s.node.Pool))
+		}
+	}
+	// By pool, each by name: the tiers' order is the order capacity is used in.
+	for _, pl := range p.pools {
+		for _, i := range pl.members {
+			p.countCapacity(i)
+			p.screenOne(i)
+		}
+		pl.wake.order(p)
+	}
+}
+
+func (p *pass) screenOne(i int) {
+	n := p.servers[i].node
+	switch {
+	case n.Pinned:
+		p.skip(i, fleet.SkipPinned, "pinned by operator")
+	case n.Maintenance:
+		p.skip(i, fleet.SkipMaintenance, "in maintenance")
+	case n.State.InFlight() && n.State != fleet.StateDraining:
+		p.skip(i, fleet.SkipInFlight, string(n.State)+" since "+n.Since.UTC().Format(time.RFC3339))
+	case n.State == fleet.StateOff || n.State == fleet.StateFailed:
+		p.screenAsleep(i)
+	case n.State == fleet.StateOn || n.State == fleet.StateDraining:
+		// Decided by the demand, settle and shrink steps.
+	default:
+		// Unknown, or a state this planner does not know: no power command (invariant 3).
+		p.skip(i, fleet.SkipPowerUnknown, "state "+string(n.State))
+	}
+}
+
+// countCapacity puts server i into its pool's capacity tiers.
+func (p *pass) countCapacity(i int) {
+	s := &p.servers[i]
+	n, pl := s.node, s.pool
+	switch n.State {
+	case fleet.StateOn:
+		if p.takesWork(n) {
+			s.free = freeCapacity(pl.cfg.Profile, n.Jobs)
+			pl.add(tierOn, s, i)
+		}
+	case fleet.StatePoweringOn, fleet.StateBooting:
+		s.free = profileCapacity(pl.cfg.Profile)
+		pl.add(tierComing, s, i)
+	case fleet.StateDraining:
+		if p.resumable(n) {
+			s.free = freeCapacity(pl.cfg.Profile, n.Jobs)
+			pl.add(tierResume, s, i)
+		}
+	}
+}
+
+// takesWork reports whether the job manager can place waiting work on an On server.
+func (p *pass) takesWork(n *fleet.Node) bool {
+	return p.snap.JobsKnown && n.Jobs.Known && n.Jobs.Responding && !n.Jobs.Drained
+}
+
+// resumable reports whether a Draining server may be given back to the job manager.
+func (p *pass) resumable(n *fleet.Node) bool {
+	return !n.Pinned && !n.Maintenance && p.jobsKnown() && !drainedByPerson(n) && n.Power == bmc.StateOn
+}
+
+// screenAsleep puts an Off or Failed server into its pool's wake queue, or says why not.
+func (p *pass) screenAsleep(i int) {
+	n := p.servers[i].node
+	switch {
+	case !powerKnown(n):
+		p.skip(i, fleet.SkipPowerUnknown, "bmc says "+string(n.Power))
+	case n.State == fleet.StateFailed && n.RetryAfter.After(p.now):
+		p.skip(i, fleet.SkipBackoff, fmt.Sprintf("failed %d times; retry after %s", n.Failures, n.RetryAfter.UTC().Format(time.RFC3339)))
+	case !n.LastOff.IsZero() && p.now.Sub(n.LastOff) < time.Duration(p.pol.Node.MinOff):
+		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
+		p.skip(i, fleet.SkipMinOff, "off since "+n.LastOff.UTC().Format(time.RFC3339))
+	default:
+		pl := p.servers[i].pool
+		pl.wake.all = append(pl.wake.all, i)
+	}
+}
+
+// powerKnown: the BMC answered on or off. Unknown and transitioning both block power commands
+// and drains (a drain leads to a power-off): safety invariant 3.
+func powerKnown(n *fleet.Node) bool { return n.Power == bmc.StateOn || n.Power == bmc.StateOff }
+
+func drainedByPerson(n *fleet.Node) bool { return n.Jobs.Drained && !n.Jobs.DrainedByRota }
+
+// jobsKnown: the job manager was read this pass, or there is none to read.
+func (p *pass) jobsKnown() bool { return p.noJobManager || p.snap.JobsKnown }
+
+// wakeQueue is a pool's servers that may be powered on, in the order rota wakes them.
+type wakeQueue struct {
+	all      []int
+	byRegion map[string][]int
+}
+
+// order sorts the queue for hardware wear: cost is the same within a pool, so Off servers come
+// before Failed ones (a retry is likelier to fail), then those cycled least today, then those
+// off longest, then by name.
+func (q *wakeQueue) order(p *pass) {
+	slices.SortFunc(q.all, func(a, b int) int {
+		na, nb := p.servers[a].node, p.servers[b].node
+		return cmp.Or(
+			cmp.Compare(boolInt(na.State == fleet.StateFailed), boolInt(nb.State == fleet.StateFailed)),
+			cmp.Compare(na.CyclesToday, nb.CyclesToday),
+			na.LastOff.Compare(nb.LastOff),
+			cmp.Compare(na.Name, nb.Name),
+		)
+	})
+	q.byRegion = map[string][]int{}
+	for _, i := range q.all {
+		r := p.servers[i].node.Region
+		q.byRegion[r] = append(q.byRegion[r], i)
+	}
+}
+
+// next returns the first server of the queue in region (empty: any) not yet decided. Decided
+// servers are dropped from the front, so each queue is walked once per pass.
+func (q *wakeQueue) next(p *pass, region string) (int, bool) {
+	list := q.all
+	if region != "" {
+		list = q.byRegion[region]
+	}
+	for len(list) > 0 && p.servers[list[0]].done {
+		list = list[1:]
+	}
+	if region != "" {
+		q.byRegion[region] = list
+	} else {
+		q.all = list
+	}
+	if len(list) == 0 {
+		return 0, false
+	}
+	return list[0], true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,99 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// settleDraining finishes or undoes the drains rota started: a Draining server the job manager
+// shows drained and empty is powered off (through the gate); one whose drain ran past
+// policy.drain.timeout since it began is resumed, so no server is left drained forever.
+// Servers a person drained are never resumed nor powered off by rota.
+func (p *pass) settleDraining() {
+	var draining []int
+	for i := range p.servers {
+		if !p.servers[i].done && p.servers[i].node.State == fleet.StateDraining {
+			draining = append(draining, i)
+		}
+	}
+	p.costOrder(draining)
+	for _, i := range draining {
+		p.settle(i)
+	}
+}
+
+func (p *pass) settle(i int) {
+	s := &p.servers[i]
+	n := s.node
+	if !p.jobsKnown() {
+		// Without the job manager's view nothing is known to be empty, and a resume could
+		// undo a drain a person made: neither power-off nor resume.
+		p.skip(i, fleet.SkipJobsUnknown, "job manager not read this pass")
+		return
+	}
+	if drainedByPerson(n) {
+		p.skip(i, fleet.SkipDrainedByPerson, "drained without rota's marker")
+		return
+	}
+	reason, detail := p.emptyCheck(i)
+	if reason == "" {
+		reason, detail = p.gatePowerOff()
+	}
+	if reason == "" {
+		p.act(i, fleet.PowerOff, fleet.ReasonDrained, "drained and empty")
+		s.pool.powered--
+		p.budget.poweredOff()
+		return
+	}
+	if timeout := time.Duration(p.pol.Drain.Timeout); p.now.Sub(n.Since) >= timeout {
+		p.resume(i, fleet.ReasonDrainTimeout, fmt.Sprintf("draining since %s, timeout %s (%s: %s)",
+			n.Since.UTC().Format(time.RFC3339), timeout, reason, detail))
+		return
+	}
+	p.skip(i, reason, detail)
+}
+
+// emptyCheck says why Draining server i may not be powered off yet ("" when it may). The job
+// manager must show it drained and empty; with no job manager (adapter none) the telemetry must
+// show it idle. Either way the telemetry must be present and fresh and no GPU process may run
+// (safety invariants 1 and 2).
+func (p *pass) emptyCheck(i int) (fleet.Reason, string) {
+	s := &p.servers[i]
+	n := s.node
+	switch {
+	case !powerKnown(n):
+		return fleet.SkipPowerUnknown, "bmc says " + string(n.Power)
+	case !p.noJobManager && !n.Jobs.Known:
+		return fleet.SkipJobsUnknown, "job manager does not know the server"
+	case !p.noJobManager && n.Jobs.Allocated():
+		return fleet.SkipAllocated, fmt.Sprintf("%d jobs still running", n.Jobs.Jobs)
+	case !p.noJobManager && !n.Jobs.Drained:
+		return fleet.SkipInFlight, "drain not yet taken by the job manager"
+	case !p.telemetryFresh(n):
+		return fleet.SkipNoTelemetry, p.telemetryDetail(n)
+	case p.noJobManager && !p.underThresholds(n), n.Telemetry.GPUProcesses > 0:
+		return fleet.SkipBusy, p.busyDetail(n)
+	case s.pool.demandWaits:
+		return fleet.SkipDemandWaits, "work waits for pool " + s.pool.name
+	}
+	return "", ""
+}
+
+// costOrder sorts servers the way scale-down takes them: servers whose power-off saves money
+// first (a pool with saves_when_off: false is paid for anyway, so its servers go last), the
+// most expensive first, then the fewest cycles today, then by name.
+func (p *pass) costOrder(idx []int) {
+	slices.SortFunc(idx, func(a, b int) int {
+		sa, sb := &p.servers[a], &p.servers[b]
+		return cmp.Or(
+			cmp.Compare(boolInt(!sa.pool.saves), boolInt(!sb.pool.saves)),
+			cmp.Compare(sb.pool.cost, sa.pool.cost),
+			cmp.Compare(sa.node.CyclesToday, sb.node.CyclesToday),
+			cmp.Compare(sa.node.Name, sb.node.Name),
+		)
+	})
+}

@@ -1,0 +1,96 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// shrink is scale-down: every On server not yet decided is checked for idleness; the idle
+// ones, most expensive first, pass through the gate, and those it lets through are drained.
+func (p *pass) shrink() {
+	var idle []int
+	for i := range p.servers {
+		s := &p.servers[i]
+		if s.done || s.node.State != fleet.StateOn {
+			continue
+		}
+		if reason, detail := p.idleCheck(i); reason != "" {
+			p.skip(i, reason, detail)
+			continue
+		}
+		idle = append(idle, i)
+	}
+	p.costOrder(idle)
+	for _, i := range idle {
+		if reason, detail := p.gateDrain(i); reason != "" {
+			p.skip(i, reason, detail)
+			continue
+		}
+		n := p.servers[i].node
+		p.act(i, fleet.Drain, fleet.ReasonIdle, fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s",
+			100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window)))
+		p.servers[i].pool.up--
+		p.budget.drained()
+	}
+}
+
+// idleCheck says why On server i is not idle ("" when it is). Each check fails closed: what is
+// not known is not idle.
+func (p *pass) idleCheck(i int) (fleet.Reason, string) {
+	n := p.servers[i].node
+	switch {
+	case !powerKnown(n):
+		// A drain leads to a power-off, which needs a known power state (invariant 3).
+		return fleet.SkipPowerUnknown, "bmc says " + string(n.Power)
+	case !p.jobsKnown():
+		return fleet.SkipJobsUnknown, "job manager not read this pass"
+	case p.noJobManager:
+		// adapter none: no job manager to ask, idleness rests on telemetry alone (below).
+	case drainedByPerson(n):
+		return fleet.SkipDrainedByPerson, "drained without rota's marker"
+	case !n.Jobs.Known:
+		// A server the job manager does not know may run work it cannot see (invariant 1).
+		return fleet.SkipJobsUnknown, "job manager does not know the server"
+	case n.Jobs.Allocated():
+		return fleet.SkipAllocated, fmt.Sprintf("%d jobs, %d cpus, %d gpus allocated", n.Jobs.Jobs, n.Jobs.CPUs, n.Jobs.GPUs)
+	}
+	switch {
+	case !p.telemetryFresh(n):
+		// Missing or stale data never counts as idle (invariant 2).
+		return fleet.SkipNoTelemetry, p.telemetryDetail(n)
+	case !p.underThresholds(n) || n.Telemetry.GPUProcesses > 0:
+		return fleet.SkipBusy, p.busyDetail(n)
+	}
+	return "", ""
+}
+
+// telemetryFresh: Prometheus answered this pass, the server's series cover the idle window,
+// and its newest sample is no older than policy.telemetry.max_age.
+func (p *pass) telemetryFresh(n *fleet.Node) bool {
+	t := n.Telemetry
+	return p.snap.Telemetry && t.Present && !t.LastSample.IsZero() &&
+		p.now.Sub(t.LastSample) <= time.Duration(p.pol.Telemetry.MaxAge)
+}
+
+func (p *pass) telemetryDetail(n *fleet.Node) string {
+	switch {
+	case !p.snap.Telemetry:
+		return "prometheus not read this pass"
+	case !n.Telemetry.Present:
+		return "no series for the whole idle window"
+	}
+	return "newest sample " + n.Telemetry.LastSample.UTC().Format(time.RFC3339)
+}
+
+// underThresholds: CPU and every GPU stayed under the idle thresholds for the whole window.
+func (p *pass) underThresholds(n *fleet.Node) bool {
+	t, idle := n.Telemetry, p.pol.Idle
+	return t.CPUMax < idle.CPUThreshold && t.GPUMax < idle.GPUThreshold
+}
+
+func (p *pass) busyDetail(n *fleet.Node) string {
+	t := n.Telemetry
+	return fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%%, %d gpu processes", 100*t.CPUMax, 100*t.GPUMax, t.GPUProcesses)
+}
