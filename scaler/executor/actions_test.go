@@ -1,0 +1,399 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/executor/executortest"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+func TestActionsHappyPath(t *testing.T) {
+	cases := []struct {
+		name     string
+		setup    func(f *fx)
+		kind     fleet.Kind
+		repairs  int // passes after the action (power-on waits for ready there)
+		want     fleet.State
+		commands []executortest.Command
+		check    func(t *testing.T, f *fx)
+	}{
+		{name: "drain", kind: fleet.Drain, want: fleet.StateDraining,
+			setup:    func(f *fx) { f.put("cpu01", nodeOn()) },
+			commands: []executortest.Command{{Node: "cpu01", Op: "drain"}},
+			check: func(t *testing.T, f *fx) {
+				if s := f.world.Get("cpu01"); !s.DrainedByRota || !f.node("cpu01").DrainedByRota {
+					t.Error("drain not marked as rota's in the job manager and the store")
+				}
+				if g, _ := f.st.Global(); !g.LastScaleDown["cpu"].Equal(t0) {
+					t.Errorf("last scale-down of cpu = %v, want %v", g.LastScaleDown["cpu"], t0)
+				}
+			}},
+		{name: "power off", kind: fleet.PowerOff, want: fleet.StateOff,
+			setup:    func(f *fx) { f.draining("cpu01") },
+			commands: []executortest.Command{{Node: "cpu01", Op: "off"}},
+			check: func(t *testing.T, f *fx) {
+				n := f.node("cpu01")
+				if n.CyclesToday(t0) != 1 || !n.LastOff.Equal(t0) {
+					t.Errorf("power-off not recorded: %+v", n)
+				}
+				if g, _ := f.st.Global(); len(g.PowerOffs) != 1 {
+					t.Errorf("fleet power-offs %v, want one", g.PowerOffs)
+				}
+			}},
+		{name: "power on, ready, resumed", kind: fleet.PowerOn, repairs: 1, want: fleet.StateOn,
+			setup:    func(f *fx) { f.off("cpu01") },
+			commands: []executortest.Command{{Node: "cpu01", Op: "on"}, {Node: "cpu01", Op: "resume"}},
+			check: func(t *testing.T, f *fx) {
+				if n := f.node("cpu01"); !n.LastOn.Equal(t0) || n.DrainedByRota || n.Intent != nil {
+					t.Errorf("ready node recorded as %+v", n)
+				}
+				if f.world.Get("cpu01").Drained {
+					t.Error("booted node still drained")
+				}
+			}},
+		{name: "power on, not ready yet", kind: fleet.PowerOn, want: fleet.StateBooting,
+			setup:    func(f *fx) { f.off("cpu01") },
+			commands: []executortest.Command{{Node: "cpu01", Op: "on"}},
+			check: func(t *testing.T, f *fx) {
+				if n := f.node("cpu01"); n.Intent == nil || n.Intent.Kind != fleet.PowerOn {
+					t.Errorf("booting node lost its intent: %+v", n)
+				}
+			}},
+		{name: "resume", kind: fleet.Resume, want: fleet.StateOn,
+			setup:    func(f *fx) { f.draining("cpu01") },
+			commands: []executortest.Command{{Node: "cpu01", Op: "resume"}},
+			check: func(t *testing.T, f *fx) {
+				if f.world.Get("cpu01").Drained || f.node("cpu01").DrainedByRota {
+					t.Error("resumed node still drained")
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			c.setup(f)
+			if err := f.ex.run(context.Background(), act(c.kind, "cpu01")); err != nil {
+				t.Fatal(err)
+			}
+			for range c.repairs {
+				f.repair()
+			}
+			if n := f.node("cpu01"); n.State != c.want {
+				t.Errorf("state %s, want %s", n.State, c.want)
+			}
+			if got := f.world.Commands(); !slices.Equal(got, c.commands) {
+				t.Errorf("commands %v, want %v", got, c.commands)
+			}
+			if got := f.actions(c.kind, "cpu", resultSucceeded); got != 1 {
+				t.Errorf("rota_scaler_actions_total{result=succeeded} = %v, want 1", got)
+			}
+			c.check(t, f)
+		})
+	}
+}
+
+func nodeOn() store.Node { return store.Node{State: fleet.StateOn, Since: t0.Add(-time.Hour)} }
+
+// Invariant 1: a job that lands between the plan and the power-off calls the power-off off.
+func TestPowerOffAbortsWhenAJobLands(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.draining("gpu01")
+	f.world.Set("gpu01", func(s *executortest.Server) { s.Jobs = 1 }) // landed after the plan
+	err := f.ex.run(context.Background(), act(fleet.PowerOff, "gpu01"))
+	if !errors.Is(err, ErrAborted) {
+		t.Fatalf("err = %v, want ErrAborted", err)
+	}
+	for _, c := range f.world.Commands() {
+		if c.Op == "off" {
+			t.Fatalf("power-off sent to a node with a job: %v", f.world.Commands())
+		}
+	}
+	if n := f.node("gpu01"); n.State != fleet.StateOn || n.Intent != nil || n.DrainedByRota {
+		t.Errorf("aborted node recorded as %+v, want On, resumed", n)
+	}
+	if f.world.Get("gpu01").Drained {
+		t.Error("aborted node left drained")
+	}
+	if r := f.lastAudit("gpu01"); r != auditAborted {
+		t.Errorf("audit result %q, want %q", r, auditAborted)
+	}
+	if got := f.actions(fleet.PowerOff, "gpu", resultAborted); got != 1 {
+		t.Errorf("aborted power-offs counted %v, want 1", got)
+	}
+}
+
+// Unknown allocation is not empty: a job manager that cannot answer stops the power-off.
+func TestPowerOffNeedsAnAllocationAnswer(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.draining("cpu01")
+	f.world.SetJobsErr(errors.New("slurmctld down"))
+	if err := f.ex.run(context.Background(), act(fleet.PowerOff, "cpu01")); err == nil {
+		t.Fatal("power-off without an allocation answer succeeded")
+	}
+	if len(f.world.Commands()) != 0 {
+		t.Errorf("commands sent: %v", f.world.Commands())
+	}
+	if n := f.node("cpu01"); n.State != fleet.StateDraining || n.Intent != nil {
+		t.Errorf("node recorded as %+v, want Draining without intent", n)
+	}
+}
+
+// Invariant 3: no power command while the power state is unknown; the intent waits for the BMC.
+func TestUnknownPowerSendsNothing(t *testing.T) {
+	cases := []struct {
+		name   string
+		kind   fleet.Kind
+		setup  func(f *fx)
+		after  fleet.State // once the BMC answers again and repair runs...
+		passes int         // ...this many times
+	}{
+		{"power off", fleet.PowerOff, func(f *fx) { f.draining("cpu01") }, fleet.StateOff, 1},
+		{"power on", fleet.PowerOn, func(f *fx) { f.off("cpu01") }, fleet.StateOn, 2}, // on, then ready
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			c.setup(f)
+			f.world.Set("cpu01", func(s *executortest.Server) { s.PowerUnknown = true })
+			err := f.ex.run(context.Background(), act(c.kind, "cpu01"))
+			if !errors.Is(err, bmc.ErrStateUnknown) {
+				t.Fatalf("err = %v, want ErrStateUnknown", err)
+			}
+			f.repair() // still unknown: left as is
+			if cmds := f.world.Commands(); len(cmds) != 0 {
+				t.Fatalf("commands sent while the power state was unknown: %v", cmds)
+			}
+			n := f.node("cpu01")
+			if n.State != fleet.StateUnknown || n.Intent == nil || n.Intent.Kind != c.kind {
+				t.Errorf("recorded %+v, want Unknown with the %s intent kept", n, c.kind)
+			}
+			if got := f.actions(c.kind, "cpu", resultStateUnknown); got != 1 {
+				t.Errorf("state_unknown counted %v, want 1", got)
+			}
+			f.world.Set("cpu01", func(s *executortest.Server) { s.PowerUnknown = false })
+			for range c.passes {
+				f.repair()
+			}
+			if n := f.node("cpu01"); n.State != c.after || n.Intent != nil {
+				t.Errorf("after the BMC answered: %+v, want %s", n, c.after)
+			}
+		})
+	}
+}
+
+func TestBootTimeoutFailsWithBackoff(t *testing.T) {
+	f := newFx(t, false, nil) // servers never come up
+	f.off("gpu01")
+	for i, wantBackoff := range []time.Duration{10 * time.Minute, 20 * time.Minute, 40 * time.Minute, time.Hour} {
+		a := act(fleet.PowerOn, "gpu01")
+		a.Reason = fleet.ReasonRetry
+		if err := f.ex.run(context.Background(), a); err != nil {
+			t.Fatalf("attempt %d: %v", i+1, err)
+		}
+		f.clock.Advance(9 * time.Minute)
+		f.repair()
+		if n := f.node("gpu01"); n.State != fleet.StateBooting {
+			t.Fatalf("attempt %d: %s before the boot timeout, want booting", i+1, n.State)
+		}
+		f.clock.Advance(2 * time.Minute)
+		f.repair()
+		n := f.node("gpu01")
+		if n.State != fleet.StateFailed || n.Failures != i+1 {
+			t.Fatalf("attempt %d: %+v, want Failed with %d failures", i+1, n, i+1)
+		}
+		if want := f.clock.Now().Add(wantBackoff); !n.RetryAfter.Equal(want) {
+			t.Errorf("attempt %d: retry after %v, want %v", i+1, n.RetryAfter, want)
+		}
+		if f.world.Get("gpu01").Power != bmc.StateOn {
+			t.Errorf("attempt %d: power not left as is", i+1)
+		}
+	}
+	// It comes up late after all: taken back, failures forgotten.
+	f.world.Set("gpu01", func(s *executortest.Server) { s.Responding = true })
+	f.repair()
+	if n := f.node("gpu01"); n.State != fleet.StateOn || n.Failures != 0 || n.DrainedByRota {
+		t.Errorf("late boot recorded as %+v, want On", n)
+	}
+}
+
+func TestAuthErrorFailsWithTheReason(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.off("cpu02")
+	f.world.Set("cpu02", func(s *executortest.Server) { s.AuthFails = true })
+	err := f.ex.run(context.Background(), act(fleet.PowerOn, "cpu02"))
+	if !errors.Is(err, bmc.ErrAuth) {
+		t.Fatalf("err = %v, want ErrAuth", err)
+	}
+	if n := f.node("cpu02"); n.State != fleet.StateFailed || n.Failures != 1 {
+		t.Errorf("recorded %+v, want Failed", n)
+	}
+	recs, _ := f.st.Audit("cpu02", 1)
+	if len(recs) != 1 || recs[0].Result != auditFailed || recs[0].Error == "" {
+		t.Errorf("audit %+v, want a failure with its reason", recs)
+	}
+}
+
+// Invariant 5 (dry run): the same actions, audited and counted, and nothing sent or changed.
+func TestDryRunSendsNothing(t *testing.T) {
+	f := newFx(t, true, func(c *config.Config) { c.Policy.DryRun = true })
+	f.put("cpu01", nodeOn())
+	f.draining("cpu02")
+	f.off("gpu01")
+	before, _ := f.st.Nodes()
+	actions := []fleet.Action{act(fleet.Drain, "cpu01"), act(fleet.PowerOff, "cpu02"), act(fleet.PowerOn, "gpu01"), act(fleet.Resume, "cpu02")}
+	if skips := f.ex.Start(context.Background(), actions); len(skips) != 0 {
+		t.Errorf("skips %v", skips)
+	}
+	f.ex.Wait()
+	if cmds := f.world.Commands(); len(cmds) != 0 {
+		t.Fatalf("dry run sent %v", cmds)
+	}
+	after, _ := f.st.Nodes()
+	for name, n := range before {
+		if after[name].State != n.State || after[name].Intent != nil {
+			t.Errorf("dry run changed %s: %+v -> %+v", name, n, after[name])
+		}
+	}
+	for _, a := range actions {
+		if r := f.lastAudit(a.Node); r != auditDryRun {
+			t.Errorf("%s audited %q, want dry_run", a.Node, r)
+		}
+		if got := f.actions(a.Kind, a.Pool, resultDryRun); got != 1 {
+			t.Errorf("%s %s dry_run counted %v, want 1", a.Kind, a.Node, got)
+		}
+	}
+	if got, want := WouldSavePerHour(f.cfg, actions), 1.5+1.5; got != want {
+		t.Errorf("would save %v per hour, want %v", got, want)
+	}
+}
+
+func TestStartCapsConcurrencyAndSkipsInFlight(t *testing.T) {
+	cases := []struct {
+		name          string
+		maxConcurrent int
+		nodes         []string
+		wantStarted   int
+	}{
+		{"cap of one", 1, []string{"cpu01", "cpu02", "gpu01"}, 1},
+		{"cap of three", 3, []string{"cpu01", "cpu02", "gpu01", "gpu02"}, 3},
+		{"under the cap", 8, []string{"cpu01", "gpu02"}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, func(cfg *config.Config) { cfg.Policy.Disruption.MaxConcurrent = c.maxConcurrent })
+			hold := make(chan struct{})
+			f.restart(func(string, fleet.Kind, Step) error { <-hold; return nil })
+			var actions []fleet.Action
+			for _, n := range c.nodes {
+				f.put(n, nodeOn())
+				actions = append(actions, act(fleet.Drain, n))
+			}
+			skips := f.ex.Start(context.Background(), actions)
+			if got := len(c.nodes) - len(skips); got != c.wantStarted {
+				t.Errorf("started %d, want %d (skips %v)", got, c.wantStarted, skips)
+			}
+			for _, s := range skips {
+				if s.Reason != fleet.SkipConcurrency {
+					t.Errorf("skip %+v, want concurrency", s)
+				}
+			}
+			again := f.ex.Start(context.Background(), actions[:1])
+			if len(again) != 1 || again[0].Reason != fleet.SkipInFlight {
+				t.Errorf("second start of a node under way: %v, want in_flight", again)
+			}
+			close(hold)
+			f.ex.Wait()
+			if again := f.ex.Start(context.Background(), actions[:1]); len(again) != 0 {
+				t.Errorf("node still busy after its action ended: %v", again)
+			}
+			f.ex.Wait()
+		})
+	}
+}
+
+// Property: the backoff starts at base, never shrinks and never passes the limit.
+func TestBackoffDoublesUpToTheLimit(t *testing.T) {
+	for _, c := range []struct{ base, limit time.Duration }{{time.Minute, time.Hour}, {10 * time.Minute, 4 * time.Hour}, {time.Hour, time.Hour}} {
+		prev := time.Duration(0)
+		for n := 1; n <= 40; n++ {
+			d := Backoff(c.base, c.limit, n)
+			if n == 1 && d != c.base || d < prev || d > c.limit {
+				t.Fatalf("Backoff(%v, %v, %d) = %v after %v", c.base, c.limit, n, d, prev)
+			}
+			prev = d
+		}
+		if prev != c.limit {
+			t.Errorf("Backoff(%v, %v) never reached the limit: %v", c.base, c.limit, prev)
+		}
+	}
+}
+
+// Shutting down mid-command is no failure: the intent stays and the next start finishes it.
+func TestShutdownLeavesTheIntentForRepair(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.off("gpu02")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := f.ex.run(ctx, act(fleet.PowerOn, "gpu02")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	n := f.node("gpu02")
+	if n.State != fleet.StatePoweringOn || n.Intent == nil || n.Failures != 0 {
+		t.Fatalf("after shutdown: %+v, want PoweringOn with its intent, no failure", n)
+	}
+	f.restart(nil)
+	f.repair() // powers on
+	f.repair() // ready
+	if n := f.node("gpu02"); n.State != fleet.StateOn {
+		t.Errorf("after restart: %s, want on", n.State)
+	}
+}
+
+func TestReadinessHookGatesBoot(t *testing.T) {
+	cases := []struct {
+		name  string
+		ready bool
+		err   error
+		want  fleet.State
+	}{
+		{"exporter up", true, nil, fleet.StateOn},
+		{"exporter not up yet", false, nil, fleet.StateBooting},
+		{"exporter check failed", false, errors.New("connection refused"), fleet.StateBooting},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			f.off("cpu01")
+			f.ex.o.Ready = func(context.Context, string) (bool, error) { return c.ready, c.err }
+			if err := f.ex.run(context.Background(), act(fleet.PowerOn, "cpu01")); err != nil {
+				t.Fatal(err)
+			}
+			f.repair()
+			if got := f.node("cpu01").State; got != c.want {
+				t.Errorf("state %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// A BMC that never answers holds the node no longer than bmc.operation_timeout: the step fails.
+func TestHungBMCFailsTheStep(t *testing.T) {
+	f := newFx(t, true, func(c *config.Config) { c.BMC.OperationTimeout = model.Duration(time.Millisecond) })
+	f.off("gpu01")
+	f.world.Set("gpu01", func(s *executortest.Server) { s.Hangs = true })
+	if err := f.ex.run(context.Background(), act(fleet.PowerOn, "gpu01")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the deadline", err)
+	}
+	if n := f.node("gpu01"); n.State != fleet.StateFailed || n.Failures != 1 {
+		t.Errorf("recorded %+v, want Failed", n)
+	}
+}

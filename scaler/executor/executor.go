@@ -1,0 +1,180 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// Clock is the executor's time source.
+type Clock interface{ Now() time.Time }
+
+// ReadyFunc reports whether a booted node's own services are up (its exporter answers); it is
+// asked only after the job manager, if it knows the node, says it responds.
+type ReadyFunc func(ctx context.Context, node string) (bool, error)
+
+// Step is a point in an action right after a durable write or a side effect.
+type Step string
+
+// The steps, in the order an action passes them.
+const (
+	StepIntent    Step = "intent_written"     // the intent is in the store, nothing sent yet
+	StepChecked   Step = "allocation_checked" // power-off: allocation read again, found empty
+	StepSent      Step = "side_effect_done"   // the drain, power or resume call returned
+	StepCommitted Step = "committed"          // the state the call led to is in the store
+	StepResumed   Step = "resumed"            // the node was resumed (booted, or power-off aborted)
+	StepReady     Step = "ready_committed"    // a booted node is On in the store
+)
+
+// ErrAborted is returned when a power-off was called off because a job landed on the node.
+var ErrAborted = errors.New("power-off aborted: a job is allocated")
+
+// Options are what New needs. Store, Power, Jobs, Config, Clock and Log are required.
+type Options struct {
+	Store  *store.Store
+	Power  bmc.Power
+	Jobs   jobs.Manager
+	Config *config.Config
+	Clock  Clock
+	Log    *logrus.Entry
+	// Registerer takes the executor's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	// Ready, if set, is asked before a booting node counts as ready.
+	Ready ReadyFunc
+	// Fault, if set, is called after every step; a non-nil error stops the action there as a
+	// crash would (nothing more is written or sent). Tests inject crashes with it; nil in
+	// production.
+	Fault func(node string, kind fleet.Kind, step Step) error
+}
+
+// Executor runs actions and repairs. Safe for concurrent use.
+type Executor struct {
+	o       Options
+	log     *logrus.Entry
+	metrics *metrics
+
+	mu   sync.Mutex
+	busy map[string]bool // nodes with an action or a repair under way
+	wg   sync.WaitGroup
+}
+
+// New builds an executor.
+func New(o Options) (*Executor, error) {
+	if o.Store == nil || o.Power == nil || o.Jobs == nil || o.Config == nil || o.Clock == nil || o.Log == nil {
+		return nil, errors.New("executor: store, power, jobs, config, clock and log are required")
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("executor metrics: %w", err)
+	}
+	return &Executor{o: o, log: o.Log, metrics: m, busy: map[string]bool{}}, nil
+}
+
+// Start begins each action in the background, one per node, at most
+// policy.disruption.max_concurrent under way at once, and returns a skip for each action it did
+// not start (the node already has one under way, or the cap is reached). In dry run nothing is
+// started: each action is audited with result dry_run. ctx bounds the actions, so it should
+// outlive the pass (the daemon's context).
+func (e *Executor) Start(ctx context.Context, actions []fleet.Action) []fleet.Skip {
+	if e.o.Config.Policy.DryRun {
+		for _, a := range actions {
+			e.dryRun(a)
+		}
+		return nil
+	}
+	var skips []fleet.Skip
+	for _, a := range actions {
+		switch ok, why := e.claim(a.Node, true); {
+		case ok:
+			e.wg.Add(1)
+			go func() {
+				defer e.wg.Done()
+				defer e.release(a.Node)
+				_ = e.run(ctx, a)
+			}()
+		default:
+			skips = append(skips, fleet.Skip{Node: a.Node, Pool: a.Pool, Reason: why, Detail: string(a.Kind) + " not started"})
+		}
+	}
+	return skips
+}
+
+// Wait blocks until every action started so far has ended.
+func (e *Executor) Wait() { e.wg.Wait() }
+
+// claim marks node busy. capped applies the concurrency cap (repairs are not capped: they finish
+// what was already counted).
+func (e *Executor) claim(node string, capped bool) (bool, fleet.Reason) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.busy[node]:
+		return false, fleet.SkipInFlight
+	case capped && len(e.busy) >= max(e.o.Config.Policy.Disruption.MaxConcurrent, 1):
+		return false, fleet.SkipConcurrency
+	}
+	e.busy[node] = true
+	return true, ""
+}
+
+func (e *Executor) release(node string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.busy, node)
+}
+
+// run carries out one action and accounts for it.
+func (e *Executor) run(ctx context.Context, a fleet.Action) error {
+	start := e.o.Clock.Now()
+	var err error
+	switch a.Kind {
+	case fleet.Drain:
+		err = e.drain(ctx, a)
+	case fleet.PowerOff:
+		err = e.powerOff(ctx, a)
+	case fleet.PowerOn:
+		err = e.powerOn(ctx, a)
+	case fleet.Resume:
+		err = e.resume(ctx, a)
+	default:
+		err = fmt.Errorf("unknown action kind %q", a.Kind)
+	}
+	res := resultOf(err)
+	e.metrics.observe(a, res, e.o.Clock.Now().Sub(start))
+	l := e.log.WithFields(logrus.Fields{"node": a.Node, "pool": a.Pool, "action": a.Kind, "reason": a.Reason, "result": res})
+	if err != nil {
+		l.WithError(err).Warn("action did not succeed")
+	} else {
+		l.Info("action done")
+	}
+	return err
+}
+
+// step calls the fault hook.
+func (e *Executor) step(a fleet.Action, s Step) error {
+	if e.o.Fault == nil {
+		return nil
+	}
+	if err := e.o.Fault(a.Node, a.Kind, s); err != nil {
+		return fmt.Errorf("%s %s at %s: %w", a.Kind, a.Node, s, err)
+	}
+	return nil
+}
+
+func (e *Executor) pool(node string) *config.Pool {
+	if ref, ok := e.o.Config.Node(node); ok {
+		return ref.Pool
+	}
+	return nil
+}

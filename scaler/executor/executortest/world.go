@@ -1,0 +1,262 @@
+package executortest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// Server is one server of the World.
+type Server struct {
+	Power bmc.State
+	// PowerUnknown makes the BMC unreadable: State and every command fail with ErrStateUnknown.
+	PowerUnknown bool
+	// AuthFails makes every command fail authentication.
+	AuthFails bool
+	// Unmanaged servers are unknown to the job manager.
+	Unmanaged bool
+	// DrainFails makes the job manager refuse to drain the server.
+	DrainFails bool
+	// Hangs makes power commands hang until their context ends (a BMC that never answers).
+	Hangs bool
+	// Jobs allocated now.
+	Jobs          int
+	Drained       bool
+	DrainedByRota bool
+	Responding    bool
+}
+
+// Command is one call that changed (or would have changed) the world.
+type Command struct {
+	Node string
+	Op   string // on, off, drain, resume
+}
+
+// World implements bmc.Power and jobs.Manager over one set of servers. Safe for concurrent use.
+type World struct {
+	mu       sync.Mutex
+	servers  map[string]*Server
+	demand   []fleet.Demand
+	jobsErr  error
+	commands []Command
+	unsafe   []string
+	// readyOnBoot: a server powered on responds to the job manager at once.
+	readyOnBoot bool
+}
+
+var (
+	_ bmc.Power    = (*World)(nil)
+	_ jobs.Manager = (*World)(nil)
+)
+
+// NewWorld returns a world whose servers respond as soon as they are powered on when
+// readyOnBoot is set.
+func NewWorld(readyOnBoot bool) *World {
+	return &World{servers: map[string]*Server{}, readyOnBoot: readyOnBoot}
+}
+
+// Add puts a server in the world.
+func (w *World) Add(name string, s Server) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.servers[name] = &s
+}
+
+// Set changes a server.
+func (w *World) Set(name string, fn func(*Server)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fn(w.servers[name])
+}
+
+// Get returns a copy of a server.
+func (w *World) Get(name string) Server {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return *w.servers[name]
+}
+
+// SetDemand sets the waiting work.
+func (w *World) SetDemand(d []fleet.Demand) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.demand = d
+}
+
+// SetJobsErr makes Nodes and Demand fail with err (nil: answer again).
+func (w *World) SetJobsErr(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.jobsErr = err
+}
+
+// Commands returns every command sent so far, in order.
+func (w *World) Commands() []Command {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.commands)
+}
+
+// Unsafe lists the unsafe commands seen: a power-off of a server with a job allocated.
+func (w *World) Unsafe() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.unsafe)
+}
+
+func (w *World) server(node string) (*Server, error) {
+	s, ok := w.servers[node]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", node, bmc.ErrUnknownNode)
+	}
+	return s, nil
+}
+
+// State implements bmc.Power.
+func (w *World) State(_ context.Context, node string) (bmc.State, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.server(node)
+	if err != nil {
+		return bmc.StateUnknown, err
+	}
+	if s.PowerUnknown {
+		return bmc.StateUnknown, &bmc.StateUnknownError{Node: node, Err: errors.New("bmc unreachable")}
+	}
+	return s.Power, nil
+}
+
+// command checks that a command may be sent, as the real controller does.
+func (w *World) command(ctx context.Context, node string) (*Server, error) {
+	s, err := w.server(node)
+	switch {
+	case err != nil:
+		return nil, err
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%s: %w", node, ctx.Err())
+	case s.PowerUnknown:
+		return nil, &bmc.StateUnknownError{Node: node, Err: errors.New("bmc unreachable")}
+	case s.AuthFails:
+		return nil, &bmc.AuthError{Node: node, Err: errors.New("401")}
+	}
+	return s, nil
+}
+
+// On implements bmc.Power.
+func (w *World) On(ctx context.Context, node string) error {
+	if err := w.hang(ctx, node); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.command(ctx, node)
+	if err != nil || s.Power == bmc.StateOn {
+		return err
+	}
+	w.commands = append(w.commands, Command{node, "on"})
+	s.Power, s.Responding = bmc.StateOn, w.readyOnBoot
+	return nil
+}
+
+// Off implements bmc.Power.
+func (w *World) Off(ctx context.Context, node string, _ bool) error {
+	if err := w.hang(ctx, node); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.command(ctx, node)
+	if err != nil || s.Power == bmc.StateOff {
+		return err
+	}
+	w.commands = append(w.commands, Command{node, "off"})
+	if s.Jobs > 0 {
+		w.unsafe = append(w.unsafe, fmt.Sprintf("%s powered off with %d jobs", node, s.Jobs))
+	}
+	s.Power, s.Responding = bmc.StateOff, false
+	return nil
+}
+
+// hang blocks a command to a hanging server until ctx ends, and returns ctx's error.
+func (w *World) hang(ctx context.Context, node string) error {
+	w.mu.Lock()
+	s, ok := w.servers[node]
+	hangs := ok && s.Hangs
+	w.mu.Unlock()
+	if !hangs {
+		return nil
+	}
+	<-ctx.Done()
+	return fmt.Errorf("%s: %w", node, ctx.Err())
+}
+
+// Cycle implements bmc.Power.
+func (w *World) Cycle(ctx context.Context, node string) error { return w.On(ctx, node) }
+
+// Nodes implements jobs.Manager.
+func (w *World) Nodes(context.Context) (map[string]fleet.JobsView, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.jobsErr != nil {
+		return nil, w.jobsErr
+	}
+	out := map[string]fleet.JobsView{}
+	for _, name := range slices.Sorted(maps.Keys(w.servers)) {
+		s := w.servers[name]
+		if s.Unmanaged {
+			continue
+		}
+		out[name] = fleet.JobsView{Known: true, Jobs: s.Jobs, CPUs: s.Jobs, Drained: s.Drained, DrainedByRota: s.DrainedByRota, Responding: s.Responding}
+	}
+	return out, nil
+}
+
+// Demand implements jobs.Manager.
+func (w *World) Demand(context.Context) ([]fleet.Demand, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.jobsErr != nil {
+		return nil, w.jobsErr
+	}
+	return slices.Clone(w.demand), nil
+}
+
+// Drain implements jobs.Manager.
+func (w *World) Drain(_ context.Context, node, reason string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.server(node)
+	if err != nil {
+		return err
+	}
+	if s.DrainFails {
+		return fmt.Errorf("draining %s: refused", node)
+	}
+	w.commands = append(w.commands, Command{node, "drain"})
+	s.Drained, s.DrainedByRota = true, strings.HasPrefix(reason, jobs.Marker)
+	return nil
+}
+
+// Resume implements jobs.Manager.
+func (w *World) Resume(_ context.Context, node string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.server(node)
+	if err != nil {
+		return err
+	}
+	if s.Drained && !s.DrainedByRota {
+		return jobs.ErrNotOurs
+	}
+	w.commands = append(w.commands, Command{node, "resume"})
+	s.Drained, s.DrainedByRota = false, false
+	return nil
+}

@@ -1,0 +1,90 @@
+package executor
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// Action results, the bounded "result" label.
+const (
+	resultSucceeded    = "succeeded"
+	resultFailed       = "failed"
+	resultAborted      = "aborted"
+	resultStateUnknown = "state_unknown"
+	resultDryRun       = "dry_run"
+)
+
+type metrics struct {
+	actions  *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rota_scaler_actions_total",
+			Help: "Actions carried out (or, in dry run, not), by action, pool and result.",
+		}, []string{"action", "pool", "result"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "rota_scaler_action_duration_seconds",
+			Help:    "Time one action took, from its intent to its last step in that call.",
+			Buckets: prometheus.ExponentialBuckets(0.5, 2, 14), // 0.5 s .. about 2 h
+		}, []string{"action"}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.actions, m.duration} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) observe(a fleet.Action, result string, d time.Duration) {
+	m.actions.WithLabelValues(string(a.Kind), a.Pool, result).Inc()
+	m.duration.WithLabelValues(string(a.Kind)).Observe(d.Seconds())
+}
+
+func resultOf(err error) string {
+	switch {
+	case err == nil:
+		return resultSucceeded
+	case errors.Is(err, ErrAborted):
+		return resultAborted
+	case errors.Is(err, bmc.ErrStateUnknown):
+		return resultStateUnknown
+	}
+	return resultFailed
+}
+
+// dryRun audits what a would have done and counts it; nothing is sent and no state changes.
+func (e *Executor) dryRun(a fleet.Action) {
+	e.metrics.observe(a, resultDryRun, 0)
+	e.log.WithFields(map[string]any{"node": a.Node, "pool": a.Pool, "action": a.Kind, "reason": a.Reason, "detail": a.Detail}).Info("dry run: would act")
+	if err := e.o.Store.AppendAudit(auditRecord(a, e.o.Clock.Now(), auditDryRun, nil)); err != nil {
+		e.log.WithError(err).Warn("recording a dry-run action")
+	}
+}
+
+// WouldSavePerHour is what the scale-down actions among actions would save per hour once their
+// servers are off: the hourly cost of each drained or powered-off server whose pool saves when
+// off. In dry run it is the figure an operator weighs before turning dry run off.
+func WouldSavePerHour(cfg *config.Config, actions []fleet.Action) float64 {
+	var sum float64
+	for _, a := range actions {
+		if a.Kind != fleet.Drain && a.Kind != fleet.PowerOff {
+			continue
+		}
+		if ref, ok := cfg.Node(a.Node); ok && ref.Pool.Cost.Saves() {
+			sum += ref.Pool.Cost.PerHour()
+		}
+	}
+	return sum
+}

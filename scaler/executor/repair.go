@@ -1,0 +1,157 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// Observed is what a pass saw, for Repair.
+type Observed struct {
+	// Power is what each BMC said; a node absent is unknown.
+	Power map[string]bmc.State
+	// Jobs is the job manager's view; JobsKnown is false when it could not be read.
+	Jobs      map[string]fleet.JobsView
+	JobsKnown bool
+}
+
+// Repair brings every inventory node without an action under way, and neither pinned nor in
+// maintenance, to a resting state: it finishes or rolls back what a crash interrupted (a node
+// with an intent), moves booting nodes on when ready or to Failed past their boot timeout,
+// resumes what rota left drained, and aligns resting states with what the BMC says. A node
+// whose BMC cannot say its state is left as it is, and logged. It returns an error only when
+// the store cannot be read; each node's trouble is logged and left for the next pass.
+func (e *Executor) Repair(ctx context.Context, obs Observed) error {
+	recs, err := e.o.Store.Nodes()
+	if err != nil {
+		return err
+	}
+	sem := make(chan struct{}, max(e.o.Config.Policy.Disruption.MaxConcurrent, 1))
+	var wg sync.WaitGroup
+	for _, p := range e.o.Config.Pools {
+		for _, cn := range p.Nodes {
+			if r := recs[cn.Name]; r.Pinned || r.Maintenance {
+				continue // never touched, not even to finish
+			}
+			if ok, _ := e.claim(cn.Name, false); !ok {
+				continue
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				defer e.release(cn.Name)
+				power, ok := obs.Power[cn.Name]
+				if !ok {
+					power = bmc.StateUnknown
+				}
+				if err := e.repairNode(ctx, cn.Name, p.Name, recs[cn.Name], power, obs); err != nil {
+					e.log.WithFields(logrus.Fields{"node": cn.Name, "state": recs[cn.Name].State}).WithError(err).Warn("repair did not finish; next pass tries again")
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
+	if n.Intent != nil {
+		a := fleet.Action{Kind: n.Intent.Kind, Node: name, Pool: pool, Reason: n.Intent.Reason, Detail: n.Intent.Detail}
+		return e.finishIntent(ctx, a, n, power, obs)
+	}
+	return e.settle(ctx, name, pool, n, power, obs)
+}
+
+// finishIntent takes an interrupted action up from where the store and the world say it is.
+func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
+	switch a.Kind {
+	case fleet.Resume:
+		return e.finishResume(ctx, a)
+	case fleet.Drain:
+		// Continue the drain (idempotent); its timeout then bounds it.
+		return e.sendDrain(ctx, a)
+	case fleet.PowerOff:
+		switch power {
+		case bmc.StateOff:
+			return e.commitOff(a)
+		case bmc.StateOn:
+			// Allocation is read again before the command, exactly as the first time.
+			return e.finishPowerOff(ctx, a)
+		}
+	case fleet.PowerOn:
+		switch {
+		case n.State == fleet.StateBooting:
+			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
+		case power == bmc.StateOff:
+			return e.finishPowerOn(ctx, a)
+		case power == bmc.StateOn:
+			if err := e.commitBooting(a); err != nil {
+				return err
+			}
+			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
+		}
+	}
+	e.log.WithFields(logrus.Fields{"node": a.Node, "intent": a.Kind, "power": power}).Warn("power state unknown or changing; interrupted action left for the next pass")
+	return nil
+}
+
+func (e *Executor) bootDeadline(a fleet.Action, n store.Node) time.Time {
+	p := e.pool(a.Node)
+	if p == nil || n.Intent == nil {
+		return time.Time{}
+	}
+	return n.Intent.Started.Add(time.Duration(p.BootTimeout))
+}
+
+// settle handles a node with no action in flight.
+func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
+	now := e.o.Clock.Now()
+	a := fleet.Action{Node: name, Pool: pool}
+	switch {
+	case n.State == fleet.StateDraining:
+		if now.Sub(n.Since) > time.Duration(e.o.Config.Policy.Drain.Timeout) {
+			a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonDrainTimeout, "drain did not finish in time"
+			return e.resume(ctx, a)
+		}
+		return nil
+	case power == bmc.StateOn && n.State == fleet.StateFailed:
+		// A failed node that came up after all is taken back.
+		a.Kind, a.Reason, a.Detail = fleet.PowerOn, fleet.ReasonRepair, "failed node is up"
+		return e.finishBoot(ctx, a, n, obs, time.Time{})
+	case power == bmc.StateOn && n.State != fleet.StateOn && n.State != fleet.StateFailed:
+		return e.align(a, fleet.StateOn)
+	case power == bmc.StateOff && n.State != fleet.StateOff && n.State != fleet.StateFailed:
+		return e.align(a, fleet.StateOff)
+	case power == bmc.StateUnknown && n.State == "":
+		return e.align(a, fleet.StateUnknown)
+	case n.State == fleet.StateOn && drainedByRota(name, n, obs):
+		// Never drained by rota forever: an On node rota drained (an aborted or failed step) is
+		// given back.
+		a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonRepair, "left drained by an interrupted action"
+		return e.resume(ctx, a)
+	}
+	return nil
+}
+
+// align records a resting state the BMC reports (a node seen for the first time, or powered on
+// or off by someone else).
+func (e *Executor) align(a fleet.Action, state fleet.State) error {
+	e.log.WithFields(logrus.Fields{"node": a.Node, "state": state}).Info("state taken from the BMC")
+	return e.write(a, change{node: func(n *store.Node, now time.Time) {
+		n.Enter(state, now)
+		switch state {
+		case fleet.StateOn:
+			n.LastOn = now
+		case fleet.StateOff:
+			n.LastOff = now
+		}
+	}})
+}

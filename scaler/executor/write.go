@@ -1,0 +1,163 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// Audit results (api.AuditRecord.Result).
+const (
+	auditStarted   = "started"
+	auditSucceeded = "succeeded"
+	auditFailed    = "failed"
+	auditAborted   = "aborted"
+	auditDryRun    = "dry_run"
+)
+
+// change is one store transaction: the node's record, optionally the global record, and
+// optionally an audit record.
+type change struct {
+	node   func(n *store.Node, now time.Time)
+	global func(g *store.Global, now time.Time)
+	// result is the audit record's result; empty writes no audit record.
+	result string
+	cause  error
+}
+
+func (e *Executor) write(a fleet.Action, c change) error {
+	now := e.o.Clock.Now()
+	err := e.o.Store.Update(func(tx *store.Tx) error {
+		n, err := tx.Node(a.Node)
+		if err != nil {
+			return err
+		}
+		c.node(&n, now)
+		if err := tx.PutNode(a.Node, n); err != nil {
+			return err
+		}
+		if c.global != nil {
+			g, err := tx.Global()
+			if err != nil {
+				return err
+			}
+			c.global(&g, now)
+			if err := tx.PutGlobal(g); err != nil {
+				return err
+			}
+		}
+		if c.result == "" {
+			return nil
+		}
+		return tx.AppendAudit(auditRecord(a, now, c.result, c.cause))
+	})
+	if err != nil {
+		return fmt.Errorf("recording %s of %s: %w", a.Kind, a.Node, err)
+	}
+	return nil
+}
+
+func auditRecord(a fleet.Action, now time.Time, result string, cause error) api.AuditRecord {
+	r := api.AuditRecord{Time: now, Node: a.Node, Pool: a.Pool, Action: a.Kind, Reason: a.Reason, Detail: a.Detail, Result: result}
+	if cause != nil {
+		r.Error = cause.Error()
+	}
+	return r
+}
+
+// begin writes the action's intent (and moves the node to state, if not empty) with a
+// "started" audit record: the durable promise made before any side effect.
+func (e *Executor) begin(a fleet.Action, state fleet.State, extra func(*store.Node), global func(*store.Global, time.Time)) error {
+	return e.write(a, change{
+		node: func(n *store.Node, now time.Time) {
+			attempt := 1
+			if n.Intent != nil && n.Intent.Kind == a.Kind {
+				attempt = n.Intent.Attempt + 1
+			}
+			if state != "" {
+				n.Enter(state, now)
+			}
+			n.Intent = &store.Intent{Kind: a.Kind, Reason: a.Reason, Detail: a.Detail, Started: now, Attempt: attempt}
+			if extra != nil {
+				extra(n)
+			}
+		},
+		global: global,
+		result: auditStarted,
+	})
+}
+
+// setKeepingIntent moves n to state without ending the action in flight.
+func setKeepingIntent(n *store.Node, state fleet.State, now time.Time) {
+	if n.State != state {
+		n.Since = now
+	}
+	n.State = state
+}
+
+// unknown records that the BMC could not say the power state: no command was sent, the node is
+// Unknown, and its intent stays for Repair to finish once the BMC answers.
+func (e *Executor) unknown(a fleet.Action, cause error) error {
+	werr := e.write(a, change{
+		node:   func(n *store.Node, now time.Time) { setKeepingIntent(n, fleet.StateUnknown, now) },
+		result: auditFailed, cause: cause,
+	})
+	return joinErr(fmt.Errorf("%s %s: %w", a.Kind, a.Node, cause), werr)
+}
+
+// fail records a step that did not succeed: the node is Failed with its power left as is,
+// Failures is counted and RetryAfter set with a doubling backoff. A step cut short because
+// rota is shutting down (ctx ended) is no failure: its intent stays for the next start's repair.
+func (e *Executor) fail(ctx context.Context, a fleet.Action, cause error) error {
+	if ctx.Err() != nil {
+		return cause
+	}
+	f := e.o.Config.Policy.Failure
+	werr := e.write(a, change{
+		node: func(n *store.Node, now time.Time) {
+			n.Enter(fleet.StateFailed, now)
+			n.Failures++
+			n.RetryAfter = now.Add(Backoff(time.Duration(f.Backoff), time.Duration(f.MaxBackoff), n.Failures))
+		},
+		result: auditFailed, cause: cause,
+	})
+	return joinErr(cause, werr)
+}
+
+// Backoff is the wait after the nth consecutive failure: base doubled n-1 times, at most limit.
+func Backoff(base, limit time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+func joinErr(err, werr error) error {
+	if werr == nil {
+		return err
+	}
+	return fmt.Errorf("%w (and %w)", err, werr)
+}
+
+func scaleUp(pool string) func(*store.Global, time.Time) {
+	return func(g *store.Global, now time.Time) {
+		if g.LastScaleUp == nil {
+			g.LastScaleUp = map[string]time.Time{}
+		}
+		g.LastScaleUp[pool] = now
+	}
+}
+
+func scaleDown(pool string) func(*store.Global, time.Time) {
+	return func(g *store.Global, now time.Time) {
+		if g.LastScaleDown == nil {
+			g.LastScaleDown = map[string]time.Time{}
+		}
+		g.LastScaleDown[pool] = now
+	}
+}

@@ -1,0 +1,165 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// historyLen is how many audit records Explain returns.
+const historyLen = 20
+
+func (l *Loop) lastPass() pass {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+// Status is the fleet as of the last pass.
+func (l *Loop) Status(context.Context) (api.Status, error) {
+	p := l.lastPass()
+	st := api.Status{
+		Paused: p.snap.Paused, DryRun: l.cfg.Policy.DryRun, LastPass: p.at, LastPassOK: p.ok,
+		Telemetry: p.snap.Telemetry, JobsKnown: p.snap.JobsKnown,
+	}
+	if p.err != nil {
+		st.LastError = p.err.Error()
+	}
+	pools := map[string]*api.PoolStatus{}
+	for _, pl := range l.cfg.Pools {
+		st.Pools = append(st.Pools, api.PoolStatus{Name: pl.Name, Servers: len(pl.Nodes), Desired: p.dec.Desired[pl.Name]})
+		st.Currency = pl.Cost.Currency
+	}
+	for i := range st.Pools {
+		pools[st.Pools[i].Name] = &st.Pools[i]
+	}
+	for _, n := range p.snap.Nodes {
+		ns := l.nodeStatus(n, p.dec)
+		st.Nodes = append(st.Nodes, ns)
+		st.AllOnPerHour += ns.CostPerHour
+		if n.State.Powered() {
+			st.SpendPerHour += ns.CostPerHour
+			pools[n.Pool].Powered++
+		}
+	}
+	return st, nil
+}
+
+func (l *Loop) nodeStatus(n fleet.Node, dec fleet.Decision) api.NodeStatus {
+	ns := api.NodeStatus{Name: n.Name, Pool: n.Pool, State: n.State, Since: n.Since, Power: string(n.Power), Pinned: n.Pinned}
+	if pl := l.cfg.Pool(n.Pool); pl != nil {
+		ns.CostPerHour = pl.Cost.PerHour()
+	}
+	if a, s := verdict(n.Name, dec); a != nil {
+		ns.Reason, ns.Detail = a.Reason, a.Detail
+	} else if s != nil {
+		ns.Reason, ns.Detail = s.Reason, s.Detail
+	}
+	return ns
+}
+
+// verdict finds the last pass's action or skip for node.
+func verdict(node string, dec fleet.Decision) (*fleet.Action, *fleet.Skip) {
+	for i := range dec.Actions {
+		if dec.Actions[i].Node == node {
+			return &dec.Actions[i], nil
+		}
+	}
+	for i := range dec.Skips {
+		if dec.Skips[i].Node == node {
+			return nil, &dec.Skips[i]
+		}
+	}
+	return nil, nil
+}
+
+// Explain says why node is in its state: the facts and verdict of the last pass and its recent
+// audit records.
+func (l *Loop) Explain(_ context.Context, node string) (api.Explanation, error) {
+	if _, ok := l.cfg.Node(node); !ok {
+		return api.Explanation{}, fmt.Errorf("%s: %w", node, api.ErrUnknownNode)
+	}
+	p := l.lastPass()
+	var ex api.Explanation
+	for _, n := range p.snap.Nodes {
+		if n.Name == node {
+			ex.Node, ex.Jobs, ex.Telemetry = l.nodeStatus(n, p.dec), n.Jobs, n.Telemetry
+		}
+	}
+	if ex.Node.Name == "" {
+		ex.Node.Name = node // no pass yet
+	}
+	a, s := verdict(node, p.dec)
+	if a != nil {
+		c := *a
+		ex.Action = &c
+	}
+	if s != nil {
+		c := *s
+		ex.Skip = &c
+	}
+	hist, err := l.o.Store.Audit(node, historyLen)
+	if err != nil {
+		return api.Explanation{}, fmt.Errorf("reading %s's history: %w", node, err)
+	}
+	ex.History = hist
+	return ex, nil
+}
+
+// Plan observes and plans now, and acts on nothing: no repair, no action, no store write.
+func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
+	now := l.o.Clock.Now()
+	obs := l.observe(ctx, now)
+	snap, err := l.snapshot(obs, now)
+	if err != nil {
+		return fleet.Decision{}, err
+	}
+	return gate(snap, l.o.Planner(snap, l.cfg, now), nil), nil
+}
+
+// SetPinned pins or unpins node, durably, and asks for a pass so Status shows it soon.
+func (l *Loop) SetPinned(_ context.Context, node string, pinned bool, note string) error {
+	if _, ok := l.cfg.Node(node); !ok {
+		return fmt.Errorf("%s: %w", node, api.ErrUnknownNode)
+	}
+	now := l.o.Clock.Now()
+	err := l.o.Store.UpdateNode(node, func(n *store.Node) error {
+		if n.State == "" {
+			// Never seen by a pass yet: its state is taken from the BMC at the next repair.
+			n.State, n.Since = fleet.StateUnknown, now
+		}
+		n.Pinned, n.PinNote = pinned, note
+		if !pinned {
+			n.PinNote = ""
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pinning %s: %w", node, err)
+	}
+	l.log.WithFields(logrus.Fields{"node": node, "pinned": pinned, "note": note}).Info("pin changed")
+	l.Nudge("pin changed")
+	return nil
+}
+
+// SetPaused pauses or resumes the scaler, durably, and asks for a pass.
+func (l *Loop) SetPaused(_ context.Context, paused bool, note string) error {
+	err := l.o.Store.UpdateGlobal(func(g *store.Global) error {
+		g.Paused, g.PauseNote = paused, note
+		if !paused {
+			g.PauseNote = ""
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("pausing: %w", err)
+	}
+	l.log.WithFields(logrus.Fields{"paused": paused, "note": note}).Info("pause changed")
+	l.Nudge("pause changed")
+	return nil
+}

@@ -1,0 +1,71 @@
+package loop
+
+import (
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// gate re-checks the planner's actions against the safety invariants and turns any that breaks
+// one into a skip. The planner already keeps these rules; the gate is the second lock on the
+// door, so a planner bug cannot power off a pinned server or scale down blind.
+func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool) fleet.Decision {
+	nodes := make(map[string]*fleet.Node, len(snap.Nodes))
+	for i := range snap.Nodes {
+		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
+	}
+	kept := dec.Actions[:0:0]
+	for _, a := range dec.Actions {
+		reason, detail := blocked(snap, nodes[a.Node], a, moved[a.Node])
+		if reason == "" {
+			kept = append(kept, a)
+			continue
+		}
+		dec.Skips = append(dec.Skips, fleet.Skip{Node: a.Node, Pool: a.Pool, Reason: reason, Detail: detail})
+	}
+	dec.Actions = kept
+	return dec
+}
+
+// blocked says why action a on node n may not run this pass ("" when it may).
+func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fleet.Reason, string) {
+	scaleDown := a.Kind == fleet.Drain || a.Kind == fleet.PowerOff
+	switch {
+	case n == nil:
+		return fleet.SkipNotNeeded, "not in the inventory"
+	case snap.Paused:
+		return fleet.SkipPaused, "scaler paused by operator"
+	case n.Pinned:
+		return fleet.SkipPinned, "pinned by operator"
+	case n.Maintenance:
+		return fleet.SkipMaintenance, "in maintenance"
+	case n.Power == bmc.StateUnknown && a.Kind != fleet.Resume:
+		return fleet.SkipPowerUnknown, "bmc state unknown"
+	case scaleDown && !snap.Telemetry:
+		return fleet.SkipNoTelemetry, "telemetry not read this pass"
+	case scaleDown && !snap.JobsKnown:
+		return fleet.SkipJobsUnknown, "job manager not read this pass"
+	case moved:
+		return fleet.SkipInFlight, "repair moved it this pass"
+	}
+	return "", ""
+}
+
+// withSkips moves the actions the executor did not start to the skips.
+func withSkips(dec fleet.Decision, notStarted []fleet.Skip) fleet.Decision {
+	if len(notStarted) == 0 {
+		return dec
+	}
+	skipped := map[string]bool{}
+	for _, s := range notStarted {
+		skipped[s.Node] = true
+	}
+	kept := dec.Actions[:0:0]
+	for _, a := range dec.Actions {
+		if !skipped[a.Node] {
+			kept = append(kept, a)
+		}
+	}
+	dec.Actions = kept
+	dec.Skips = append(dec.Skips, notStarted...)
+	return dec
+}

@@ -1,0 +1,165 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/executor"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// Telemetry reads what Prometheus says about the nodes (promfacts.Reader). An error means no
+// server's telemetry is known this pass.
+type Telemetry interface {
+	Read(ctx context.Context, nodes []string, now time.Time) (map[string]fleet.TelemetryView, error)
+}
+
+// Planner decides one pass (plan.Plan).
+type Planner func(fleet.Snapshot, *config.Config, time.Time) fleet.Decision
+
+// Clock is the loop's time source.
+type Clock interface {
+	Now() time.Time
+	// After sends the time once d has passed.
+	After(d time.Duration) <-chan time.Time
+}
+
+// Options are what New needs; all are required except Registerer.
+type Options struct {
+	Config    *config.Config
+	Store     *store.Store
+	Executor  *executor.Executor
+	Power     bmc.Power
+	Jobs      jobs.Manager
+	Telemetry Telemetry
+	Planner   Planner
+	Clock     Clock
+	Log       *logrus.Entry
+	// Registerer takes the loop's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+}
+
+// Loop is the control loop. Safe for concurrent use; call Run once.
+type Loop struct {
+	o       Options
+	cfg     *config.Config
+	log     *logrus.Entry
+	metrics *metrics
+	nudges  chan string
+
+	mu   sync.Mutex
+	last pass // the last pass, for Status and Explain
+}
+
+var _ api.Backend = (*Loop)(nil)
+
+// pass is what one pass saw and decided.
+type pass struct {
+	at   time.Time
+	ok   bool
+	err  error
+	snap fleet.Snapshot
+	dec  fleet.Decision
+}
+
+// New builds the loop.
+func New(o Options) (*Loop, error) {
+	if o.Config == nil || o.Store == nil || o.Executor == nil || o.Power == nil || o.Jobs == nil ||
+		o.Telemetry == nil || o.Planner == nil || o.Clock == nil || o.Log == nil {
+		return nil, errors.New("loop: every option but Registerer is required")
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("loop metrics: %w", err)
+	}
+	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, nudges: make(chan string, 1)}, nil
+}
+
+// Run runs passes until ctx ends: one at once (its repair finishes what a crash left), then one
+// every evaluation interval or on a nudge. It waits for the actions under way before returning.
+func (l *Loop) Run(ctx context.Context) error {
+	defer l.o.Executor.Wait()
+	interval := time.Duration(l.cfg.Policy.EvaluationInterval)
+	for {
+		if err := l.runPass(ctx); err != nil {
+			l.log.WithError(err).Error("pass failed")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case reason := <-l.nudges:
+			l.log.WithField("reason", reason).Debug("pass on nudge")
+		case <-l.o.Clock.After(interval):
+		}
+	}
+}
+
+// Nudge asks for a pass soon; it never blocks, and merges with a nudge already pending.
+func (l *Loop) Nudge(reason string) {
+	select {
+	case l.nudges <- reason:
+	default:
+	}
+}
+
+// runPass is one pass of the loop, recorded.
+func (l *Loop) runPass(ctx context.Context) error {
+	start := l.o.Clock.Now()
+	p := pass{at: start}
+	p.snap, p.dec, p.err = l.act(ctx, start)
+	p.ok = p.err == nil
+	l.metrics.recordPass(l.cfg, p, l.o.Clock.Now().Sub(start))
+	l.mu.Lock()
+	l.last = p
+	l.mu.Unlock()
+	return p.err
+}
+
+// act observes, repairs, plans, gates and starts the actions.
+func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.Decision, error) {
+	obs := l.observe(ctx, now)
+	before, err := l.o.Store.Nodes()
+	if err != nil {
+		return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("reading the store: %w", err)
+	}
+	g, err := l.o.Store.Global()
+	if err != nil {
+		return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("reading the store: %w", err)
+	}
+	if !g.Paused {
+		if err := l.o.Executor.Repair(ctx, obs.forRepair()); err != nil {
+			return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("repair: %w", err)
+		}
+	}
+	snap, err := l.snapshot(obs, now)
+	if err != nil {
+		return fleet.Snapshot{}, fleet.Decision{}, err
+	}
+	dec := l.o.Planner(snap, l.cfg, now)
+	dec = gate(snap, dec, moved(before, snap))
+	notStarted := l.o.Executor.Start(ctx, dec.Actions)
+	return snap, withSkips(dec, notStarted), nil
+}
+
+// moved lists the nodes repair changed this pass: their observations are older than their
+// state, so they wait for the next pass.
+func moved(before map[string]store.Node, snap fleet.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range snap.Nodes {
+		if b, ok := before[n.Name]; ok && (b.State != n.State || !b.Since.Equal(n.Since)) {
+			out[n.Name] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/executor/executortest"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+func TestNudgesMerge(t *testing.T) {
+	f := newFx(t, nil, nil)
+	passes := func() float64 { return testutil.ToFloat64(f.loop.metrics.passes.WithLabelValues("success")) }
+	for range 3 {
+		f.loop.Nudge("alert")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- f.loop.Run(ctx) }()
+
+	<-f.clock.calls // the first pass, at start
+	timer := <-f.clock.calls
+	if got := passes(); got != 2 {
+		t.Fatalf("%v passes after three nudges, want 2 (the start, then one for all three)", got)
+	}
+	if len(f.loop.nudges) != 0 {
+		t.Fatal("a nudge is still pending")
+	}
+	timer <- f.clock.Now() // the evaluation interval
+	<-f.clock.calls
+	if got := passes(); got != 3 {
+		t.Fatalf("%v passes after the interval, want 3", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
+
+// Invariant 2 (and its job-manager twin): without telemetry or the job manager, no scale-down
+// that pass, whatever the planner says; scale-up still happens; the metrics say so.
+func TestBlindPassScalesNothingDown(t *testing.T) {
+	cases := []struct {
+		name     string
+		blind    func(f *fx)
+		skip     fleet.Reason
+		teleOK   float64
+		jobsOK   float64
+		powersOn bool
+	}{
+		{"prometheus down", func(f *fx) { f.tele.fail(errors.New("connection refused")) }, fleet.SkipNoTelemetry, 0, 1, true},
+		{"job manager down", func(f *fx) { f.world.SetJobsErr(errors.New("slurmctld down")) }, fleet.SkipJobsUnknown, 1, 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, nil, nil)
+			f.pass() // adopt the fleet
+			f.world.Set("gpu02", func(s *executortest.Server) { s.Power = "off" })
+			f.pass() // gpu02 is Off now
+			if err := f.st.UpdateNode("cpu02", func(n *store.Node) error { n.State = fleet.StateDraining; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			c.blind(f)
+			f.propose = []fleet.Action{
+				act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle),
+				act(fleet.PowerOff, "cpu02", "cpu", fleet.ReasonDrained),
+				act(fleet.PowerOn, "gpu02", "gpu", fleet.ReasonBacklog),
+			}
+			f.pass()
+			for _, cmd := range f.world.Commands() {
+				if cmd.Op == "drain" || cmd.Op == "off" {
+					t.Errorf("scale-down sent while blind: %v", cmd)
+				}
+			}
+			on := slices.Contains(f.world.Commands(), executortest.Command{Node: "gpu02", Op: "on"})
+			if on != c.powersOn {
+				t.Errorf("power-on sent: %v, want %v", on, c.powersOn)
+			}
+			dec := f.loop.lastPass().dec
+			for _, n := range []string{"cpu01", "cpu02"} {
+				if got := skipFor(dec, n); got != c.skip {
+					t.Errorf("%s skipped for %q, want %q", n, got, c.skip)
+				}
+			}
+			if got := testutil.ToFloat64(f.loop.metrics.telemetryOK); got != c.teleOK {
+				t.Errorf("rota_scaler_telemetry_ok = %v, want %v", got, c.teleOK)
+			}
+			if got := testutil.ToFloat64(f.loop.metrics.jobsOK); got != c.jobsOK {
+				t.Errorf("rota_scaler_jobs_ok = %v, want %v", got, c.jobsOK)
+			}
+		})
+	}
+}
+
+// Invariant 5: a paused scaler and a pinned server get no action, and repair leaves them be.
+func TestPausedAndPinnedGetNoAction(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(f *fx)
+		skip  fleet.Reason
+	}{
+		{"paused", func(f *fx) {
+			if err := f.loop.SetPaused(context.Background(), true, "alice: firmware"); err != nil {
+				t.Fatal(err)
+			}
+		}, fleet.SkipPaused},
+		{"pinned", func(f *fx) {
+			if err := f.loop.SetPinned(context.Background(), "cpu01", true, "bob: benchmark"); err != nil {
+				t.Fatal(err)
+			}
+		}, fleet.SkipPinned},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, nil, nil)
+			f.pass()
+			// cpu01 was left drained by rota long ago: repair would resume it, unless told off.
+			err := f.st.UpdateNode("cpu01", func(n *store.Node) error {
+				n.State, n.Since, n.DrainedByRota = fleet.StateDraining, t0.Add(-48*3600e9), true
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Drained, s.DrainedByRota = true, true })
+			c.setup(f)
+			f.propose = []fleet.Action{act(fleet.PowerOff, "cpu01", "cpu", fleet.ReasonDrained)}
+			f.pass()
+			if cmds := f.world.Commands(); len(cmds) != 0 {
+				t.Errorf("commands sent: %v", cmds)
+			}
+			if got := skipFor(f.loop.lastPass().dec, "cpu01"); got != c.skip {
+				t.Errorf("cpu01 skipped for %q, want %q", got, c.skip)
+			}
+			if got := f.state("cpu01"); got != fleet.StateDraining {
+				t.Errorf("cpu01 is %s, want it left draining", got)
+			}
+		})
+	}
+}
+
+func TestPausedIsExported(t *testing.T) {
+	f := newFx(t, nil, nil)
+	if err := f.loop.SetPaused(context.Background(), true, "x"); err != nil {
+		t.Fatal(err)
+	}
+	f.pass()
+	st, _ := f.loop.Status(context.Background())
+	if !st.Paused || testutil.ToFloat64(f.loop.metrics.paused) != 1 {
+		t.Errorf("paused: status %v, metric %v", st.Paused, testutil.ToFloat64(f.loop.metrics.paused))
+	}
+	if err := f.loop.SetPaused(context.Background(), false, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.pass()
+	if testutil.ToFloat64(f.loop.metrics.paused) != 0 {
+		t.Error("still exported as paused")
+	}
+}
+
+func TestPlanActsOnNothing(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.propose = []fleet.Action{act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle)}
+	dec, err := f.loop.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dec.Actions) != 1 {
+		t.Errorf("plan %+v, want the drain", dec)
+	}
+	f.ex.Wait()
+	if cmds := f.world.Commands(); len(cmds) != 0 {
+		t.Errorf("Plan sent %v", cmds)
+	}
+	if recs, _ := f.st.Nodes(); len(recs) != 0 {
+		t.Errorf("Plan wrote %v", recs)
+	}
+}
+
+func TestStatusAndExplain(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.propose = []fleet.Action{act(fleet.Drain, "gpu01", "gpu", fleet.ReasonIdle)}
+	f.pass()
+	st, err := f.loop.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.LastPassOK || !st.LastPass.Equal(t0) || len(st.Nodes) != 4 || st.Currency != "EUR" {
+		t.Errorf("status %+v", st)
+	}
+	if st.AllOnPerHour != 2*1.5+2*24 || st.SpendPerHour != st.AllOnPerHour {
+		t.Errorf("spend %v of %v, want all on", st.SpendPerHour, st.AllOnPerHour)
+	}
+	if want := []api.PoolStatus{{Name: "cpu", Servers: 2, Powered: 2, Desired: 1}, {Name: "gpu", Servers: 2, Powered: 2, Desired: 2}}; !slices.Equal(st.Pools, want) {
+		t.Errorf("pools %+v, want %+v", st.Pools, want)
+	}
+	ex, err := f.loop.Explain(context.Background(), "gpu01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Action == nil || ex.Action.Kind != fleet.Drain || len(ex.History) == 0 || ex.History[0].Result != "succeeded" {
+		t.Errorf("explanation %+v", ex)
+	}
+	if _, err := f.loop.Explain(context.Background(), "nope"); !errors.Is(err, api.ErrUnknownNode) {
+		t.Errorf("Explain(unknown) = %v, want ErrUnknownNode", err)
+	}
+	if err := f.loop.SetPinned(context.Background(), "nope", true, ""); !errors.Is(err, api.ErrUnknownNode) {
+		t.Errorf("SetPinned(unknown) = %v, want ErrUnknownNode", err)
+	}
+}
+
+func TestFleetMetrics(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.world.Set("gpu02", func(s *executortest.Server) { s.Power = "off" })
+	f.world.SetDemand([]fleet.Demand{{Class: "heavy", Count: 3, Nodes: 1}, {Class: "light", Count: 2, Nodes: 1}})
+	f.propose = []fleet.Action{act(fleet.Drain, "gpu01", "gpu", fleet.ReasonIdle)}
+	f.pass()
+	m := f.loop.metrics
+	checks := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"node_state gpu01 on", testutil.ToFloat64(m.nodeState.WithLabelValues("gpu01", "gpu", "on")), 1},
+		{"node_state gpu02 off", testutil.ToFloat64(m.nodeState.WithLabelValues("gpu02", "gpu", "off")), 1},
+		{"one series per node", float64(testutil.CollectAndCount(m.nodeState)), 4},
+		{"node_powered gpu02", testutil.ToFloat64(m.nodePowered.WithLabelValues("gpu02", "gpu", "eu", "research")), 0},
+		{"node_powered cpu01", testutil.ToFloat64(m.nodePowered.WithLabelValues("cpu01", "cpu", "eu", "platform")), 1},
+		{"node_cost gpu01", testutil.ToFloat64(m.nodeCost.WithLabelValues("gpu01", "gpu", "eu", "research", "EUR")), 24},
+		{"node_saves_when_off", testutil.ToFloat64(m.nodeSaves.WithLabelValues("cpu01", "cpu")), 1},
+		{"pool_powered gpu", testutil.ToFloat64(m.poolPowered.WithLabelValues("gpu")), 1},
+		{"pool_desired cpu", testutil.ToFloat64(m.poolDesired.WithLabelValues("cpu")), 1},
+		{"pending light on cpu", testutil.ToFloat64(m.pending.WithLabelValues("cpu", "light")), 2},
+		{"decisions drain", testutil.ToFloat64(m.decisions.WithLabelValues("drain", "idle", "gpu")), 1},
+		{"would save", testutil.ToFloat64(m.wouldSave), 24},
+		{"dry run off", testutil.ToFloat64(m.dryRun), 0},
+		{"last success", testutil.ToFloat64(m.lastSuccess), float64(t0.Unix())},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}

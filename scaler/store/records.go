@@ -1,0 +1,200 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// recordVersion is the format every record is written in. A reader meeting an older version
+// migrates it in decode*; a newer one is an error (a downgrade would lose fields).
+const recordVersion = 1
+
+// CycleWindow is how long power-off times are kept: the cycle cap counts power-offs per 24 hours,
+// and no disruption window is longer.
+const CycleWindow = 24 * time.Hour
+
+// Intent is the action in flight on a node, written before its first side effect and cleared
+// when the action reached a resting state. A node with an intent after a restart is what the
+// repair pass finishes or rolls back.
+type Intent struct {
+	Kind    fleet.Kind   `json:"kind"`
+	Reason  fleet.Reason `json:"reason"`
+	Detail  string       `json:"detail,omitempty"`
+	Started time.Time    `json:"started"`
+	// Attempt counts how many times the action was (re)started, the first time included.
+	Attempt int `json:"attempt"`
+}
+
+// Node is what the store keeps about one server. The zero Node is a server rota has never
+// recorded (State "").
+type Node struct {
+	State  fleet.State `json:"state"`
+	Since  time.Time   `json:"since"`
+	Intent *Intent     `json:"intent,omitempty"`
+	// DrainedByRota is set when rota drained the server in the job manager and has not resumed
+	// it yet: whatever else happens, it must be resumed or powered off (never drained forever).
+	DrainedByRota bool      `json:"drained_by_rota,omitempty"`
+	LastOn        time.Time `json:"last_on,omitzero"`
+	LastOff       time.Time `json:"last_off,omitzero"`
+	// PowerOffs are the server's power-offs within CycleWindow.
+	PowerOffs   []time.Time `json:"power_offs,omitempty"`
+	Failures    int         `json:"failures,omitempty"`
+	RetryAfter  time.Time   `json:"retry_after,omitzero"`
+	Pinned      bool        `json:"pinned,omitempty"`
+	PinNote     string      `json:"pin_note,omitempty"`
+	Maintenance bool        `json:"maintenance,omitempty"`
+}
+
+// Enter moves the node to state at now, clearing the intent.
+func (n *Node) Enter(state fleet.State, now time.Time) {
+	if n.State != state {
+		n.Since = now
+	}
+	n.State = state
+	n.Intent = nil
+}
+
+// RecordPowerOff notes a confirmed power-off at now and forgets those older than CycleWindow.
+func (n *Node) RecordPowerOff(now time.Time) {
+	n.LastOff = now
+	n.PowerOffs = Recent(append(n.PowerOffs, now), now)
+}
+
+// CyclesToday counts the node's power-offs within CycleWindow before now.
+func (n *Node) CyclesToday(now time.Time) int { return len(Recent(n.PowerOffs, now)) }
+
+// Recent returns the times within CycleWindow before now, oldest first.
+func Recent(ts []time.Time, now time.Time) []time.Time {
+	cutoff := now.Add(-CycleWindow)
+	out := slices.DeleteFunc(slices.Clone(ts), func(t time.Time) bool { return !t.After(cutoff) })
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+// Global is the scaler-wide state.
+type Global struct {
+	Paused    bool   `json:"paused,omitempty"`
+	PauseNote string `json:"pause_note,omitempty"`
+	// LastScaleUp and LastScaleDown are per pool, for cooldowns.
+	LastScaleUp   map[string]time.Time `json:"last_scale_up,omitempty"`
+	LastScaleDown map[string]time.Time `json:"last_scale_down,omitempty"`
+	// PowerOffs are the fleet's power-offs within CycleWindow, for the disruption budget.
+	PowerOffs []time.Time `json:"power_offs,omitempty"`
+}
+
+// History is the planner's view of the global record.
+func (g Global) History(now time.Time) fleet.History {
+	return fleet.History{
+		LastScaleUp:   g.LastScaleUp,
+		LastScaleDown: g.LastScaleDown,
+		PowerOffs:     Recent(g.PowerOffs, now),
+	}
+}
+
+// ErrVersion is wrapped by RecordError for a record of a format this build does not read.
+var ErrVersion = errors.New("unsupported record version")
+
+// RecordError is a record that could not be decoded; it names where it lies.
+type RecordError struct {
+	Bucket string
+	Key    string
+	Err    error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("store: bucket %q key %q: %v", e.Bucket, e.Key, e.Err)
+}
+
+// Unwrap returns the decoding error.
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// The on-disk forms: the version beside the fields.
+type nodeV1 struct {
+	V int `json:"v"`
+	Node
+}
+
+type globalV1 struct {
+	V int `json:"v"`
+	Global
+}
+
+type auditV1 struct {
+	V int `json:"v"`
+	api.AuditRecord
+}
+
+func encode[T any](v T) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding: %w", err)
+	}
+	return b, nil
+}
+
+// version reads a record's format version.
+func version(b []byte) (int, error) {
+	var h struct {
+		V int `json:"v"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return 0, fmt.Errorf("decoding: %w", err)
+	}
+	if h.V != recordVersion {
+		return 0, fmt.Errorf("%w %d (this build reads %d)", ErrVersion, h.V, recordVersion)
+	}
+	return h.V, nil
+}
+
+func decodeNode(b []byte) (Node, error) {
+	if _, err := version(b); err != nil {
+		return Node{}, err
+	}
+	var r nodeV1
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Node{}, fmt.Errorf("decoding: %w", err)
+	}
+	if !slices.Contains(fleet.States, r.State) {
+		return Node{}, fmt.Errorf("decoding: unknown state %q", r.State)
+	}
+	if r.Intent != nil && !knownKind(r.Intent.Kind) {
+		return Node{}, fmt.Errorf("decoding: unknown intent kind %q", r.Intent.Kind)
+	}
+	return r.Node, nil
+}
+
+func knownKind(k fleet.Kind) bool {
+	switch k {
+	case fleet.PowerOn, fleet.Drain, fleet.PowerOff, fleet.Resume:
+		return true
+	}
+	return false
+}
+
+func decodeGlobal(b []byte) (Global, error) {
+	if _, err := version(b); err != nil {
+		return Global{}, err
+	}
+	var r globalV1
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Global{}, fmt.Errorf("decoding: %w", err)
+	}
+	return r.Global, nil
+}
+
+func decodeAudit(b []byte) (api.AuditRecord, error) {
+	if _, err := version(b); err != nil {
+		return api.AuditRecord{}, err
+	}
+	var r auditV1
+	if err := json.Unmarshal(b, &r); err != nil {
+		return api.AuditRecord{}, fmt.Errorf("decoding: %w", err)
+	}
+	return r.AuditRecord, nil
+}

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrLocked is returned by Open when another process (another rota) holds the file's lock.
+var ErrLocked = errors.New("store is locked by another process (is another rota running on this file?)")
+
+// Bucket names.
+const (
+	bucketNodes  = "nodes"
+	bucketGlobal = "global"
+	bucketAudit  = "audit" // one sub-bucket per node, keyed by a per-node sequence
+	keyGlobal    = "global"
+)
+
+// Options tune Open; the zero value takes the defaults.
+type Options struct {
+	// LockTimeout is how long Open waits for the file's lock (default 1s).
+	LockTimeout time.Duration
+	// Retention bounds the audit log.
+	Retention Retention
+}
+
+// Retention bounds the audit log per node: the newest Keep records (default 1000), none older
+// than MaxAge (default 30 days) before the newest record's time.
+type Retention struct {
+	Keep   int
+	MaxAge time.Duration
+}
+
+// Store is the open state file. Safe for concurrent use (bbolt serialises writers).
+type Store struct {
+	db  *bolt.DB
+	ret Retention
+}
+
+// Open opens (creating if needed) the store at path.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	if opts.Retention.Keep <= 0 {
+		opts.Retention.Keep = 1000
+	}
+	if opts.Retention.MaxAge <= 0 {
+		opts.Retention.MaxAge = 30 * 24 * time.Hour
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("opening store %s: %w", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range []string{bucketNodes, bucketGlobal, bucketAudit} {
+			if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("creating buckets in %s: %w", path, err)
+	}
+	return &Store{db: db, ret: opts.Retention}, nil
+}
+
+// Close releases the file and its lock.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Update runs fn in one read-write transaction, committed (and fsynced) if fn returns nil.
+func (s *Store) Update(fn func(*Tx) error) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, ret: s.ret}) })
+}
+
+// View runs fn in one read-only transaction.
+func (s *Store) View(fn func(*Tx) error) error {
+	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, ret: s.ret}) })
+}
+
+// UpdateNode reads node's record, lets fn change it and writes it back, in one transaction.
+func (s *Store) UpdateNode(name string, fn func(*Node) error) error {
+	return s.Update(func(tx *Tx) error {
+		n, err := tx.Node(name)
+		if err != nil {
+			return err
+		}
+		if err := fn(&n); err != nil {
+			return err
+		}
+		return tx.PutNode(name, n)
+	})
+}
+
+// UpdateGlobal is UpdateNode for the global record.
+func (s *Store) UpdateGlobal(fn func(*Global) error) error {
+	return s.Update(func(tx *Tx) error {
+		g, err := tx.Global()
+		if err != nil {
+			return err
+		}
+		if err := fn(&g); err != nil {
+			return err
+		}
+		return tx.PutGlobal(g)
+	})
+}
+
+// Node returns node's record (the zero Node if there is none).
+func (s *Store) Node(name string) (n Node, err error) {
+	err = s.View(func(tx *Tx) error { n, err = tx.Node(name); return err })
+	return n, err
+}
+
+// Nodes returns every node's record by name.
+func (s *Store) Nodes() (m map[string]Node, err error) {
+	err = s.View(func(tx *Tx) error { m, err = tx.Nodes(); return err })
+	return m, err
+}
+
+// Global returns the global record.
+func (s *Store) Global() (g Global, err error) {
+	err = s.View(func(tx *Tx) error { g, err = tx.Global(); return err })
+	return g, err
+}
+
+// Backup writes a consistent copy of the whole file to w while rota runs (a hot backup; the
+// copy opens as a store).
+func (s *Store) Backup(w io.Writer) (int64, error) {
+	var n int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("backing up store: %w", err)
+	}
+	return n, nil
+}
