@@ -1,0 +1,225 @@
+package bmc
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+)
+
+// Options tune a Controller. Logger and Clock are required; a zero duration or count means
+// the default named in its comment.
+type Options struct {
+	Logger *logrus.Entry
+	Clock  Clock
+	// Registerer receives the rota_bmc_* metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	// MaxConcurrent caps operations in flight across all BMCs (64).
+	MaxConcurrent int
+	// MinCommandInterval is the least time between two commands to one BMC (1s).
+	MinCommandInterval time.Duration
+	// OperationTimeout bounds one whole operation, waits and confirmation included (5m); the
+	// caller's context may end it sooner.
+	OperationTimeout time.Duration
+	// CallTimeout bounds one call to a BMC: open, read or command (20s).
+	CallTimeout time.Duration
+	// ConfirmTimeout is how long a command has to show its effect (3m).
+	ConfirmTimeout time.Duration
+	// PollInterval is the time between state reads while confirming (2s).
+	PollInterval time.Duration
+	// GracePeriod is how long a graceful shutdown may take before power is cut (2m).
+	GracePeriod time.Duration
+	// ResendAfter: a power-on accepted but with the node still off this long is sent again (30s).
+	ResendAfter time.Duration
+	// MaxResends is how many times a power-on is re-sent inside the confirm window (1; -1: never).
+	MaxResends int
+	// Attempts is how many times a call that failed transiently is tried (3).
+	Attempts int
+	// BackoffBase and BackoffMax bound the exponential backoff between attempts (500ms, 8s).
+	BackoffBase, BackoffMax time.Duration
+	// Jitter returns a number in [0,1) that spreads backoffs (math/rand/v2's Float64).
+	Jitter func() float64
+	// LookupEnv reads password_env variables (os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+
+	// dial replaces bmclib in this package's unit tests.
+	dial dialer
+}
+
+func (o *Options) defaults() error {
+	if o.Logger == nil || o.Clock == nil {
+		return fmt.Errorf("bmc options: logger and clock are required")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.MinCommandInterval, time.Second)
+	def(&o.OperationTimeout, 5*time.Minute)
+	def(&o.CallTimeout, 20*time.Second)
+	def(&o.ConfirmTimeout, 3*time.Minute)
+	def(&o.PollInterval, 2*time.Second)
+	def(&o.GracePeriod, 2*time.Minute)
+	def(&o.ResendAfter, 30*time.Second)
+	def(&o.BackoffBase, 500*time.Millisecond)
+	def(&o.BackoffMax, 8*time.Second)
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = 64
+	}
+	if o.MaxResends == 0 {
+		o.MaxResends = 1
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 3
+	}
+	if o.Jitter == nil {
+		o.Jitter = rand.Float64
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if o.dial == nil {
+		o.dial = &bmclibDialer{log: o.Logger.WithField("lib", "bmclib"), callTimeout: o.CallTimeout, ping: RMCPPing}
+	}
+	return nil
+}
+
+// Controller is the Power implementation over bmclib. Build it with NewController.
+type Controller struct {
+	opts  Options
+	nodes map[string]*node
+	slots chan struct{}
+	m     *metrics
+}
+
+var _ Power = (*Controller)(nil)
+
+// node is one registered BMC. lock is a one-slot channel (so waiting honours ctx); it guards
+// lastCommand.
+type node struct {
+	name        string
+	ep          Endpoint
+	lock        chan struct{}
+	lastCommand time.Time
+}
+
+// NewController registers the nodes' endpoints (validated) and returns a Controller.
+func NewController(nodes map[string]Endpoint, opts Options) (*Controller, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		opts:  opts,
+		nodes: make(map[string]*node, len(nodes)),
+		slots: make(chan struct{}, opts.MaxConcurrent),
+		m:     newMetrics(opts.Registerer),
+	}
+	for name, ep := range nodes {
+		if errs := ep.Validate(); len(errs) > 0 {
+			return nil, fmt.Errorf("node %s: bmc: %w", name, errs[0])
+		}
+		c.nodes[name] = &node{name: name, ep: ep, lock: make(chan struct{}, 1)}
+	}
+	return c, nil
+}
+
+// Nodes returns the registered node names, sorted.
+func (c *Controller) Nodes() []string {
+	names := make([]string, 0, len(c.nodes))
+	for n := range c.nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// State implements Power.
+func (c *Controller) State(ctx context.Context, name string) (State, error) {
+	st := StateUnknown
+	err := c.run(ctx, name, "state", "reading power state of", func(ctx context.Context, s *session) error {
+		var err error
+		st, err = s.read(ctx)
+		return err
+	})
+	return st, err
+}
+
+// On implements Power.
+func (c *Controller) On(ctx context.Context, name string) error {
+	return c.run(ctx, name, "on", "powering on", func(ctx context.Context, s *session) error { return s.drive(ctx, StateOn, actionOn) })
+}
+
+// Off implements Power.
+func (c *Controller) Off(ctx context.Context, name string, graceful bool) error {
+	if graceful {
+		return c.run(ctx, name, "off_graceful", "shutting down", func(ctx context.Context, s *session) error { return s.gracefulOff(ctx) })
+	}
+	return c.run(ctx, name, "off", "powering off", func(ctx context.Context, s *session) error { return s.drive(ctx, StateOff, actionOff) })
+}
+
+// Cycle implements Power.
+func (c *Controller) Cycle(ctx context.Context, name string) error {
+	return c.run(ctx, name, "cycle", "power cycling", func(ctx context.Context, s *session) error { return s.cycle(ctx) })
+}
+
+// run takes the node's lock and a global slot, runs fn with a fresh session (one bmclib client
+// per operation), and records the outcome.
+func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(context.Context, *session) error) error {
+	n, ok := c.nodes[name]
+	if !ok {
+		c.m.operations.WithLabelValues("none", op, resultLabel(ErrUnknownNode)).Inc()
+		return fmt.Errorf("%s %s: %w", verb, name, ErrUnknownNode)
+	}
+	start := c.opts.Clock.Now()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.OperationTimeout)
+	defer cancel()
+	err := c.withSlot(ctx, n, func() error {
+		s := &session{c: c, n: n, log: c.opts.Logger.WithFields(logrus.Fields{"node": name, "operation": op})}
+		defer s.close()
+		return fn(ctx, s)
+	})
+	proto := string(n.ep.Protocol)
+	c.m.operations.WithLabelValues(proto, op, resultLabel(err)).Inc()
+	c.m.opDuration.WithLabelValues(proto, op).Observe(c.opts.Clock.Now().Sub(start).Seconds())
+	if err != nil {
+		c.opts.Logger.WithFields(logrus.Fields{"node": name, "operation": op, "result": resultLabel(err)}).WithError(err).Warn("power operation failed")
+		return fmt.Errorf("%s %s: %w", verb, name, err)
+	}
+	return nil
+}
+
+func (c *Controller) withSlot(ctx context.Context, n *node, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case n.lock <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the node's previous operation: %w", ctx.Err())
+	}
+	defer func() { <-n.lock }()
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a slot under the concurrency cap: %w", ctx.Err())
+	}
+	c.m.inflight.Inc()
+	defer func() { c.m.inflight.Dec(); <-c.slots }()
+	return fn()
+}
+
+// backoff returns the wait before attempt i+1: exponential from BackoffBase, capped at
+// BackoffMax, with the upper half jittered.
+func (c *Controller) backoff(i int) time.Duration {
+	d := c.opts.BackoffBase << min(i, 16)
+	if d > c.opts.BackoffMax || d <= 0 {
+		d = c.opts.BackoffMax
+	}
+	return d/2 + time.Duration(c.opts.Jitter()*float64(d/2))
+}

@@ -1,0 +1,265 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metricValue sums the counter or histogram-count samples of name whose labels include want.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if got[k] != v {
+					continue metric
+				}
+			}
+			if m.GetCounter() != nil {
+				sum += m.GetCounter().GetValue()
+			} else if m.GetHistogram() != nil {
+				sum += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return sum
+}
+
+func newTestController(t *testing.T, proto Protocol, bmcs map[string]*fakeBMC, clock *fakeClock, tweak func(*Options)) (*Controller, *prometheus.Registry) {
+	t.Helper()
+	eps := map[string]Endpoint{}
+	for name := range bmcs {
+		eps[name] = Endpoint{Protocol: proto, Host: "bmc-" + name, Username: "admin", PasswordEnv: "BMC_PASSWORD"}
+	}
+	log, _ := testLogger()
+	reg := prometheus.NewRegistry()
+	opts := Options{
+		Logger: log, Clock: clock, Registerer: reg,
+		PollInterval: time.Second, ConfirmTimeout: time.Minute, GracePeriod: 30 * time.Second,
+		ResendAfter: 10 * time.Second, MinCommandInterval: 5 * time.Second,
+		Jitter:    func() float64 { return 0.5 },
+		LookupEnv: func(string) (string, bool) { return "s3cret", true },
+		dial:      &fakeDialer{bmcs: bmcs},
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	c, err := NewController(eps, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, reg
+}
+
+func TestControllerOperations(t *testing.T) {
+	authErr := &AuthError{Node: "n", Err: errors.New("401: invalid credentials")}
+	tests := []struct {
+		name     string
+		proto    Protocol
+		bmc      script
+		op       func(context.Context, *Controller) error
+		wantErr  error // matched with errors.Is; nil: success
+		wantCmds []string
+		wantRaw  string // for state-unknown errors from an unparseable answer
+	}{
+		{name: "on when already on sends nothing", bmc: script{raw: "on"}, op: on},
+		{name: "on from off", bmc: script{raw: "off", settleAfter: 3 * time.Second}, op: on, wantCmds: []string{"on"}},
+		{name: "ipmitool answer is normalised", bmc: script{raw: "Chassis Power is on\n"}, op: on},
+		{name: "unreadable state sends nothing", bmc: script{raw: "off", stateErr: []error{errTransient, errTransient, errTransient}}, op: on, wantErr: ErrStateUnknown},
+		{name: "unreachable bmc sends nothing", bmc: script{raw: "off", dialErr: []error{errTransient, errTransient, errTransient}}, op: off(false), wantErr: ErrStateUnknown},
+		{name: "unparseable state sends nothing", bmc: script{raw: "Paused"}, op: on, wantErr: ErrStateUnknown, wantRaw: "Paused"},
+		{name: "transient read failure is retried", bmc: script{raw: "off", stateErr: []error{errTransient}}, op: on, wantCmds: []string{"on"}},
+		{name: "auth failure is not retried", bmc: script{raw: "off", dialErr: []error{authErr}}, op: on, wantErr: ErrAuth},
+		{name: "failed command retried after looking", bmc: script{raw: "off", setErr: []error{errTransient}}, op: on, wantCmds: []string{"on", "on"}},
+		{name: "failed command that took effect is not re-sent", bmc: script{raw: "off", setErr: []error{errTransient}, applyOnErr: true}, op: on, wantCmds: []string{"on"}},
+		{name: "refused command with node already there", bmc: script{raw: "off", setErr: []error{&RefusedError{Status: 409}}, applyOnErr: true}, op: on, wantCmds: []string{"on"}},
+		{name: "refused command is not retried", bmc: script{raw: "off", setErr: []error{&RefusedError{Status: 400}}}, op: on, wantErr: ErrRefused, wantCmds: []string{"on"}},
+		{name: "dropped power-on is re-sent", bmc: script{raw: "off", ignore: map[string]int{"on": 1}}, op: on, wantCmds: []string{"on", "on"}},
+		{name: "power-on that never lands is not confirmed", bmc: script{raw: "off", ignore: map[string]int{"on": 9}}, op: on, wantErr: ErrNotConfirmed, wantCmds: []string{"on", "on"}},
+		{name: "stuck transition is not confirmed", bmc: script{raw: "off", settleAfter: time.Hour}, op: on, wantErr: ErrNotConfirmed, wantCmds: []string{"on"}},
+		{name: "transition in progress is waited out", bmc: script{raw: "poweringon", pending: "on"}, op: on},
+		{name: "hard off", bmc: script{raw: "on"}, op: off(false), wantCmds: []string{"off"}},
+		{name: "off when already off sends nothing", bmc: script{raw: "off"}, op: off(true)},
+		{name: "graceful off", bmc: script{raw: "on", settleAfter: 5 * time.Second}, op: off(true), wantCmds: []string{"soft"}},
+		{name: "graceful off reported failed but accepted", bmc: script{raw: "on", setErr: []error{errors.New("failed to set power state")}, applyOnErr: true}, op: off(true), wantCmds: []string{"soft"}},
+		{name: "graceful off falls back to hard off", bmc: script{raw: "on", ignore: map[string]int{"soft": 1}}, op: off(true), wantCmds: []string{"soft", "off"}},
+		{name: "graceful off refused goes hard at once", bmc: script{raw: "on", setErr: []error{&RefusedError{Status: 400}}}, op: off(true), wantCmds: []string{"soft", "off"}},
+		{name: "ipmi cycle is native", proto: ProtocolIPMI, bmc: script{raw: "on"}, op: cycle, wantCmds: []string{"cycle"}},
+		{name: "redfish cycle is off then on", bmc: script{raw: "on"}, op: cycle, wantCmds: []string{"off", "on"}},
+		{name: "cycle of an off node powers it on", proto: ProtocolIPMI, bmc: script{raw: "off"}, op: cycle, wantCmds: []string{"on"}},
+		{name: "cycle is not retried", proto: ProtocolIPMI, bmc: script{raw: "on", setErr: []error{errTransient}}, op: cycle, wantErr: errTransient, wantCmds: []string{"cycle"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newFakeClock()
+			b := fakeBMC{script: tt.bmc, clock: clock}
+			if b.pending != "" {
+				b.pendingAt = clock.Now().Add(3 * time.Second)
+			}
+			proto := tt.proto
+			if proto == "" {
+				proto = ProtocolRedfish
+			}
+			c, _ := newTestController(t, proto, map[string]*fakeBMC{"n": &b}, clock, nil)
+			err := tt.op(context.Background(), c)
+			if tt.wantErr == nil && err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if !reflect.DeepEqual(b.commands, tt.wantCmds) {
+				t.Errorf("commands sent %q, want %q", b.commands, tt.wantCmds)
+			}
+			var su *StateUnknownError
+			if tt.wantRaw != "" && (!errors.As(err, &su) || su.Raw != tt.wantRaw) {
+				t.Errorf("want a StateUnknownError with raw %q, got %v", tt.wantRaw, err)
+			}
+			if b.active != 0 {
+				t.Errorf("%d connections left open", b.active)
+			}
+			if errors.Is(tt.wantErr, ErrAuth) && b.dials != 1 {
+				t.Errorf("auth failure: %d dials, want exactly 1 (no retry)", b.dials)
+			}
+		})
+	}
+}
+
+func on(ctx context.Context, c *Controller) error    { return c.On(ctx, "n") }
+func cycle(ctx context.Context, c *Controller) error { return c.Cycle(ctx, "n") }
+func off(graceful bool) func(context.Context, *Controller) error {
+	return func(ctx context.Context, c *Controller) error { return c.Off(ctx, "n", graceful) }
+}
+
+func TestControllerState(t *testing.T) {
+	clock := newFakeClock()
+	b := &fakeBMC{clock: clock, script: script{raw: "PoweringOff"}}
+	c, reg := newTestController(t, ProtocolRedfish, map[string]*fakeBMC{"n": b}, clock, nil)
+	st, err := c.State(context.Background(), "n")
+	if err != nil || st != StateTransitioning {
+		t.Fatalf("State = %v, %v; want transitioning", st, err)
+	}
+	if _, err := c.State(context.Background(), "nope"); !errors.Is(err, ErrUnknownNode) {
+		t.Fatalf("unknown node: %v", err)
+	}
+	if got := metricValue(t, reg, "rota_bmc_operations_total", map[string]string{"protocol": "redfish", "operation": "state", "result": "success"}); got != 1 {
+		t.Errorf("rota_bmc_operations_total{state,success} = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "rota_bmc_operations_total", map[string]string{"result": "unknown_node"}); got != 1 {
+		t.Errorf("rota_bmc_operations_total{unknown_node} = %v, want 1", got)
+	}
+	if got := metricValue(t, reg, "rota_bmc_provider_requests_total", map[string]string{"provider": "gofish"}); got != 1 {
+		t.Errorf("rota_bmc_provider_requests_total{gofish} = %v, want 1", got)
+	}
+}
+
+func TestControllerContextBoundsWaiting(t *testing.T) {
+	clock := newFakeClock()
+	b := &fakeBMC{clock: clock, script: script{raw: "off", settleAfter: time.Hour}}
+	c, _ := newTestController(t, ProtocolRedfish, map[string]*fakeBMC{"n": b}, clock, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.On(ctx, "n"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("On with a cancelled context: %v", err)
+	}
+	if len(b.commands) != 0 {
+		t.Fatalf("commands sent with a cancelled context: %q", b.commands)
+	}
+}
+
+// TestControllerConcurrency runs many operations at once: at most one per node, at most
+// MaxConcurrent in all, and commands to one node at least MinCommandInterval apart.
+func TestControllerConcurrency(t *testing.T) {
+	clock := newFakeClock()
+	global := &maxTracker{}
+	bmcs := map[string]*fakeBMC{}
+	for i := range 20 {
+		bmcs[fmt.Sprintf("n%02d", i)] = &fakeBMC{clock: clock, maxConc: global, script: script{raw: "off"}}
+	}
+	c, _ := newTestController(t, ProtocolIPMI, bmcs, clock, func(o *Options) { o.MaxConcurrent = 4 })
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for name := range bmcs {
+		for range 5 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- c.Cycle(context.Background(), name)
+				errs <- c.Off(context.Background(), name, false)
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if global.max > 4 || global.max == 0 {
+		t.Errorf("max concurrent connections %d, want 1..4", global.max)
+	}
+	for name, b := range bmcs {
+		for i := 1; i < len(b.at); i++ {
+			if gap := b.at[i].Sub(b.at[i-1]); gap < 5*time.Second {
+				t.Errorf("%s: commands %d and %d only %s apart", name, i-1, i, gap)
+			}
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	c := &Controller{opts: Options{BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second}}
+	tests := []struct {
+		name    string
+		attempt int
+		jitter  float64
+		want    time.Duration
+	}{
+		{"first, no jitter", 0, 0, 50 * time.Millisecond},
+		{"first, full jitter", 0, 0.999999, 99999950 * time.Nanosecond},
+		{"third", 2, 0, 200 * time.Millisecond},
+		{"capped", 10, 0, 500 * time.Millisecond},
+		{"huge attempt stays capped", 1000, 0.5, 750 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c.opts.Jitter = func() float64 { return tt.jitter }
+			if got := c.backoff(tt.attempt); got != tt.want {
+				t.Errorf("backoff(%d) = %s, want %s", tt.attempt, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestControllerOperationTimeout(t *testing.T) {
+	clock := newFakeClock()
+	b := &fakeBMC{clock: clock, script: script{raw: "off"}}
+	c, _ := newTestController(t, ProtocolRedfish, map[string]*fakeBMC{"n": b}, clock, func(o *Options) { o.OperationTimeout = time.Nanosecond })
+	if err := c.On(context.Background(), "n"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("On past its operation timeout: %v", err)
+	}
+	if len(b.commands) != 0 {
+		t.Fatalf("commands sent past the operation timeout: %q", b.commands)
+	}
+}

@@ -1,0 +1,20 @@
+// Package bmc is rota's power-control layer. bmclib (bmc-toolbox/bmclib/v2) speaks the
+// protocols, IPMI through ipmitool and Redfish through gofish; this package adds what a fleet
+// autoscaler needs on top:
+//
+//   - per-server endpoints ([Endpoint]) with credentials read from a file or an environment
+//     variable, never logged or marshalled ([Secret]);
+//   - power states normalised to on, off, transitioning and unknown ([ParseState]);
+//   - operations that are idempotent (no command when the server is already in the target
+//     state) and confirmed by polling the BMC until the target state or a deadline;
+//   - no power command while the state is unknown ([ErrStateUnknown]), no retry after an
+//     authentication failure ([ErrAuth]) or a refused request ([ErrRefused]), retries with
+//     backoff and jitter for transient failures;
+//   - one operation at a time per BMC, a global concurrency cap and a minimum interval between
+//     commands to one BMC;
+//   - Prometheus metrics rota_bmc_*.
+//
+// [Power] is the interface the scaler consumes; [Controller] implements it over bmclib and
+// package bmcfake implements it in memory for other packages' tests. Package redfishemu is a
+// Redfish BMC emulator for tests, the lab and the demo.
+package bmc

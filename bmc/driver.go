@@ -1,0 +1,264 @@
+package bmc
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	bmclib "github.com/bmc-toolbox/bmclib/v2"
+	"github.com/bombsimon/logrusr/v2"
+	"github.com/sirupsen/logrus"
+	gofishcommon "github.com/stmcginnis/gofish/common"
+)
+
+// Power actions as bmclib names them.
+const (
+	actionOn    = "on"
+	actionOff   = "off"
+	actionSoft  = "soft"
+	actionCycle = "cycle"
+)
+
+// conn is one open connection to a BMC, used for the calls of one operation.
+type conn interface {
+	// PowerState returns the BMC's raw answer (ParseState normalises it).
+	PowerState(ctx context.Context) (string, error)
+	// SetPower sends one of the action* commands.
+	SetPower(ctx context.Context, action string) error
+	// Provider names the bmclib provider that answered the last call.
+	Provider() string
+	Close(ctx context.Context) error
+}
+
+// dialer opens connections. Errors are classified: *AuthError and *RefusedError are final,
+// anything else is worth a retry.
+type dialer interface {
+	Dial(ctx context.Context, node string, ep Endpoint, password Secret) (conn, error)
+}
+
+// bmclibDialer opens bmclib clients with the registry narrowed to the endpoint's protocol.
+type bmclibDialer struct {
+	log         *logrus.Entry
+	callTimeout time.Duration
+	// ping tells an IPMI BMC that answers but refuses the session from one that is not there.
+	ping func(ctx context.Context, addr string) bool
+
+	mu          sync.Mutex
+	tlsSessions map[string]tls.ClientSessionCache
+}
+
+func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, password Secret) (conn, error) {
+	opts := []bmclib.Option{
+		bmclib.WithLogger(logrusr.New(d.log.WithField("node", node))),
+		bmclib.WithPerProviderTimeout(d.callTimeout),
+	}
+	port := strconv.Itoa(portOrDefault(ep))
+	switch ep.Protocol {
+	case ProtocolIPMI:
+		cs := ep.CipherSuite
+		if cs == 0 {
+			cs = DefaultCipherSuite
+		}
+		opts = append(opts, bmclib.WithIpmitoolPort(port), bmclib.WithIpmitoolCipherSuite(strconv.Itoa(cs)))
+	case ProtocolRedfish:
+		opts = append(opts, bmclib.WithRedfishPort(port), bmclib.WithRedfishUseBasicAuth(ep.BasicAuth))
+		if ep.SystemName != "" {
+			opts = append(opts, bmclib.WithRedfishSystemName(ep.SystemName))
+		}
+		hc, err := d.httpClient(node, ep)
+		if err != nil {
+			return nil, &RefusedError{Node: node, Err: err}
+		}
+		opts = append(opts, bmclib.WithHTTPClient(hc))
+	default:
+		return nil, &RefusedError{Node: node, Err: fmt.Errorf("unknown protocol %q", ep.Protocol)}
+	}
+	client := bmclib.NewClient(ep.Host, ep.Username, password.Reveal(), opts...)
+	// Narrow the registry before Open: otherwise every call pays for all seven providers.
+	if ep.Protocol == ProtocolIPMI {
+		client.Registry.Drivers = client.Registry.Using("ipmi")
+	} else {
+		client.Registry.Drivers = client.Registry.For("gofish")
+	}
+	c := &bmclibConn{client: client, node: node, ep: ep, ping: d.ping}
+	octx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	defer cancel()
+	if err := client.Open(octx); err != nil {
+		return nil, c.classify(octx, fmt.Errorf("opening connection: %w", err))
+	}
+	return c, nil
+}
+
+// httpClient builds the Redfish HTTP client: certificates verified against ca_file or the
+// system CAs unless insecure_skip_verify is set, and TLS sessions resumed from the node's
+// previous operations (bmclib closes the connection after every request, so a full handshake
+// each time would cost more than the request).
+func (d *bmclibDialer) httpClient(node string, ep Endpoint) (*http.Client, error) {
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, ClientSessionCache: d.sessionCache(node)}
+	if ep.InsecureSkipVerify {
+		tlsCfg.InsecureSkipVerify = true
+	} else {
+		pool, err := caPool(ep.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		tlsCfg.RootCAs = pool
+	}
+	dialer := &net.Dialer{Timeout: d.callTimeout}
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:       tlsCfg,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   d.callTimeout,
+		ResponseHeaderTimeout: d.callTimeout,
+		DisableKeepAlives:     true,
+	}}, nil
+}
+
+// sessionCache returns the node's TLS session cache, made on first use.
+func (d *bmclibDialer) sessionCache(node string) tls.ClientSessionCache {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tlsSessions == nil {
+		d.tlsSessions = map[string]tls.ClientSessionCache{}
+	}
+	c, ok := d.tlsSessions[node]
+	if !ok {
+		c = tls.NewLRUClientSessionCache(4)
+		d.tlsSessions[node] = c
+	}
+	return c
+}
+
+// caPool returns the CA bundle of ca_file, or nil (the system CAs) when none is set.
+func caPool(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading ca_file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("ca_file %s holds no PEM certificate", file)
+	}
+	return pool, nil
+}
+
+func portOrDefault(ep Endpoint) int {
+	if ep.Port != 0 {
+		return ep.Port
+	}
+	if ep.Protocol == ProtocolIPMI {
+		return 623
+	}
+	return 443
+}
+
+type bmclibConn struct {
+	client *bmclib.Client
+	node   string
+	ep     Endpoint
+	ping   func(ctx context.Context, addr string) bool
+}
+
+func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
+	s, err := c.client.GetPowerState(ctx)
+	if err != nil {
+		return "", c.classify(ctx, fmt.Errorf("reading power state: %w", err))
+	}
+	return s, nil
+}
+
+func (c *bmclibConn) SetPower(ctx context.Context, action string) error {
+	ok, err := c.client.SetPowerState(ctx, action)
+	if err != nil {
+		return c.classify(ctx, fmt.Errorf("sending power %s: %w", action, err))
+	}
+	if !ok {
+		return fmt.Errorf("sending power %s: the bmc did not confirm the request", action)
+	}
+	return nil
+}
+
+func (c *bmclibConn) Provider() string {
+	return providerLabel(c.client.GetMetadata().SuccessfulProvider)
+}
+
+func (c *bmclibConn) Close(ctx context.Context) error { return c.client.Close(ctx) }
+
+// classify turns a bmclib error into *AuthError, *RefusedError or a retryable error.
+func (c *bmclibConn) classify(ctx context.Context, err error) error {
+	if code, ok := redfishStatus(err); ok {
+		switch {
+		case code == 401 || code == 403:
+			return &AuthError{Node: c.node, Err: err}
+		case code >= 400 && code < 500 && code != 412:
+			// 412: the system changed between read and command (ETag); worth a new look.
+			return &RefusedError{Node: c.node, Status: code, Err: err}
+		}
+		return &transientError{err: err}
+	}
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return &AuthError{Node: c.node, Err: fmt.Errorf("verifying the bmc's tls certificate: %w", err)}
+	}
+	// ipmitool says the same thing whether the BMC refused the session (credentials, cipher
+	// suite) or never answered. An RMCP presence ping tells them apart: a BMC that answers
+	// it is there, so the session was refused.
+	if c.ep.Protocol == ProtocolIPMI && ctx.Err() == nil && IPMISessionRefused(err.Error()) && c.ping != nil {
+		if c.ping(ctx, c.ep.Address()) {
+			return &AuthError{Node: c.node, Err: err}
+		}
+	}
+	return &transientError{err: err}
+}
+
+// redfishStatus finds the HTTP status of a Redfish error answer inside a bmclib error; gofish
+// reports a failed collection member inside a CollectionError.
+func redfishStatus(err error) (int, bool) {
+	var rf *gofishcommon.Error
+	if errors.As(err, &rf) && rf.HTTPReturnedStatusCode != 0 {
+		return rf.HTTPReturnedStatusCode, true
+	}
+	var coll *gofishcommon.CollectionError
+	if errors.As(err, &coll) {
+		code := 0
+		for _, e := range coll.Failures {
+			if c, ok := redfishStatus(e); ok && (code == 0 || c == 401 || c == 403) {
+				code = c
+			}
+		}
+		return code, code != 0
+	}
+	return 0, false
+}
+
+// IPMISessionRefused reports whether ipmitool's output says the RMCP+ session could not be
+// established (bad credentials, an unsupported cipher suite, or no answer at all).
+func IPMISessionRefused(output string) bool {
+	return strings.Contains(output, "Unable to establish IPMI v2 / RMCP+ session") ||
+		strings.Contains(output, "Unable to establish LAN session")
+}
+
+// providerLabel bounds the provider metric label to bmclib's known provider names.
+func providerLabel(p string) string {
+	switch p {
+	case "ipmitool", "gofish":
+		return p
+	case "":
+		return "none"
+	}
+	return "other"
+}

@@ -1,0 +1,172 @@
+package bmc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Protocol is how rota talks to a BMC.
+type Protocol string
+
+// The protocols rota supports.
+const (
+	ProtocolIPMI    Protocol = "ipmi"
+	ProtocolRedfish Protocol = "redfish"
+)
+
+// DefaultCipherSuite is the IPMI RMCP+ cipher suite used when none is configured (3:
+// HMAC-SHA1 authentication and integrity, AES-128 confidentiality).
+const DefaultCipherSuite = 3
+
+// Endpoint is how to reach one server's BMC. The config package embeds it under each node's
+// `bmc:` key. The password is never written here: it is read from PasswordFile or PasswordEnv
+// when an operation needs it.
+type Endpoint struct {
+	// Protocol is ipmi or redfish.
+	Protocol Protocol `yaml:"protocol" json:"protocol"`
+	// Host is the BMC's address (name or IP, no scheme).
+	Host string `yaml:"host" json:"host"`
+	// Port overrides the protocol's default port (IPMI 623/udp, Redfish 443/tcp).
+	Port int `yaml:"port,omitempty" json:"port,omitempty"`
+	// Username is the BMC account.
+	Username string `yaml:"username" json:"username"`
+	// PasswordFile is a file holding the password (surrounding whitespace is trimmed).
+	PasswordFile string `yaml:"password_file,omitempty" json:"password_file,omitempty"`
+	// PasswordEnv names an environment variable holding the password.
+	PasswordEnv string `yaml:"password_env,omitempty" json:"password_env,omitempty"`
+	// CAFile is a PEM bundle that signs the Redfish BMC's certificate (default: system CAs).
+	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
+	// InsecureSkipVerify turns off Redfish certificate verification; only when set.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
+	// BasicAuth makes Redfish calls with HTTP basic auth instead of a session.
+	BasicAuth bool `yaml:"basic_auth,omitempty" json:"basic_auth,omitempty"`
+	// SystemName picks the Redfish ComputerSystem (its Name) on BMCs that have several.
+	SystemName string `yaml:"system_name,omitempty" json:"system_name,omitempty"`
+	// CipherSuite is the IPMI RMCP+ cipher suite (0 means DefaultCipherSuite).
+	CipherSuite int `yaml:"cipher_suite,omitempty" json:"cipher_suite,omitempty"`
+}
+
+// FieldError is a problem with one field of an Endpoint. Field is the yaml name, so a caller
+// can prefix the path of the endpoint in its file ("pools[0].nodes[3].bmc.host: required").
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Validate reports every problem with the endpoint at once; nil when it is usable. It does not
+// read the password (see Password).
+func (e Endpoint) Validate() []error {
+	var errs []error
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch e.Protocol {
+	case ProtocolIPMI, ProtocolRedfish:
+	case "":
+		add("protocol", "required (ipmi or redfish)")
+	default:
+		add("protocol", "unknown protocol %q (want ipmi or redfish)", string(e.Protocol))
+	}
+	if strings.TrimSpace(e.Host) == "" {
+		add("host", "required")
+	} else if strings.Contains(e.Host, "://") || strings.ContainsAny(e.Host, " /") {
+		add("host", "want a host name or address without scheme or path, got %q", e.Host)
+	}
+	if e.Port < 0 || e.Port > 65535 {
+		add("port", "out of range 1-65535: %d", e.Port)
+	}
+	if e.Username == "" {
+		add("username", "required")
+	}
+	switch {
+	case e.PasswordFile == "" && e.PasswordEnv == "":
+		add("password_file", "required, or password_env")
+	case e.PasswordFile != "" && e.PasswordEnv != "":
+		add("password_env", "set only one of password_file and password_env")
+	}
+	if e.Protocol == ProtocolIPMI {
+		redfishOnly := []struct {
+			field string
+			set   bool
+		}{{"ca_file", e.CAFile != ""}, {"insecure_skip_verify", e.InsecureSkipVerify}, {"basic_auth", e.BasicAuth}, {"system_name", e.SystemName != ""}}
+		for _, f := range redfishOnly {
+			if f.set {
+				add(f.field, "only for protocol redfish")
+			}
+		}
+	}
+	if e.CAFile != "" && e.InsecureSkipVerify {
+		add("insecure_skip_verify", "set only one of ca_file and insecure_skip_verify")
+	}
+	if e.CipherSuite != 0 && e.Protocol == ProtocolRedfish {
+		add("cipher_suite", "only for protocol ipmi")
+	}
+	if e.CipherSuite < 0 || e.CipherSuite > 17 {
+		add("cipher_suite", "out of range 0-17: %d", e.CipherSuite)
+	}
+	return errs
+}
+
+// Address returns host:port with the protocol's default port when none is set.
+func (e Endpoint) Address() string {
+	port := e.Port
+	if port == 0 {
+		port = 443
+		if e.Protocol == ProtocolIPMI {
+			port = 623
+		}
+	}
+	return fmt.Sprintf("%s:%d", e.Host, port)
+}
+
+// Password reads the endpoint's password from its file or environment variable. lookupEnv is
+// os.LookupEnv in production. Errors name the source, never the value.
+func (e Endpoint) Password(lookupEnv func(string) (string, bool)) (Secret, error) {
+	switch {
+	case e.PasswordFile != "":
+		b, err := os.ReadFile(e.PasswordFile)
+		if err != nil {
+			return "", fmt.Errorf("reading password_file: %w", err)
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			return "", fmt.Errorf("password_file %s is empty", e.PasswordFile)
+		}
+		return Secret(s), nil
+	case e.PasswordEnv != "":
+		v, ok := lookupEnv(e.PasswordEnv)
+		if !ok || v == "" {
+			return "", fmt.Errorf("password_env: environment variable %s is not set", e.PasswordEnv)
+		}
+		return Secret(v), nil
+	}
+	return "", fmt.Errorf("password_file or password_env: required")
+}
+
+// Secret is a password or token. It prints, and marshals to JSON and YAML, as "<redacted>";
+// only Reveal gives the value.
+type Secret string
+
+const redacted = "<redacted>"
+
+// Reveal returns the secret's value, for the one call that sends it to the BMC.
+func (s Secret) Reveal() string { return string(s) }
+
+// String redacts the value (also for %v and %s).
+func (s Secret) String() string { return redacted }
+
+// GoString redacts the value for %#v.
+func (s Secret) GoString() string { return redacted }
+
+// MarshalJSON redacts the value.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
+
+// MarshalYAML redacts the value.
+func (s Secret) MarshalYAML() (any, error) { return redacted, nil }
+
+// MarshalText redacts the value (encoders that use encoding.TextMarshaler, logfmt).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }

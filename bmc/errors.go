@@ -1,0 +1,129 @@
+package bmc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels for errors.Is. Each typed error below matches one of them.
+var (
+	// ErrStateUnknown: the power state could not be read or parsed; no command was sent.
+	ErrStateUnknown = errors.New("power state unknown")
+	// ErrAuth: the BMC refused the credentials; not retried.
+	ErrAuth = errors.New("bmc authentication failed")
+	// ErrRefused: the BMC refused the request (a 4xx other than authentication); not retried.
+	ErrRefused = errors.New("bmc refused the request")
+	// ErrNotConfirmed: the command was sent but the target state was not seen before the
+	// confirm deadline.
+	ErrNotConfirmed = errors.New("power state not confirmed")
+	// ErrUnknownNode: no endpoint is registered under that node name.
+	ErrUnknownNode = errors.New("unknown node")
+)
+
+// StateUnknownError says why a node's power state is unknown. No power command was sent.
+type StateUnknownError struct {
+	Node string
+	// Raw is the BMC's answer when it could not be parsed; empty when the BMC did not answer.
+	Raw string
+	// Err is the failure that left the state unknown, if any.
+	Err error
+}
+
+func (e *StateUnknownError) Error() string {
+	switch {
+	case e.Err != nil:
+		return fmt.Sprintf("power state unknown, no command sent: %v", e.Err)
+	default:
+		return fmt.Sprintf("power state unknown, no command sent: unrecognised answer %q", e.Raw)
+	}
+}
+
+// Is makes errors.Is(err, ErrStateUnknown) true.
+func (e *StateUnknownError) Is(target error) bool { return target == ErrStateUnknown }
+
+// Unwrap returns the cause.
+func (e *StateUnknownError) Unwrap() error { return e.Err }
+
+// AuthError is an authentication failure at a node's BMC.
+type AuthError struct {
+	Node string
+	Err  error
+}
+
+func (e *AuthError) Error() string {
+	return fmt.Sprintf("bmc authentication failed, not retried (check username, password and certificate): %v", e.Err)
+}
+
+// Is makes errors.Is(err, ErrAuth) true.
+func (e *AuthError) Is(target error) bool { return target == ErrAuth }
+
+// Unwrap returns the cause.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// RefusedError is a request the BMC refused (HTTP 4xx other than 401/403).
+type RefusedError struct {
+	Node   string
+	Status int
+	Err    error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("bmc refused the request (status %d), not retried: %v", e.Status, e.Err)
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Unwrap returns the cause.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// NotConfirmedError: a command was accepted but the node did not reach Want in time.
+type NotConfirmedError struct {
+	Node string
+	Want State
+	Last State
+	// Err is set when the caller's context ended the wait.
+	Err error
+}
+
+func (e *NotConfirmedError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("power state did not reach %s (last seen %s): %v", e.Want, e.Last, e.Err)
+	}
+	return fmt.Sprintf("power state did not reach %s before the confirm deadline (last seen %s)", e.Want, e.Last)
+}
+
+// Unwrap returns the context error that ended the wait, if any.
+func (e *NotConfirmedError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNotConfirmed) true.
+func (e *NotConfirmedError) Is(target error) bool { return target == ErrNotConfirmed }
+
+// transientError marks a failure worth retrying (network, timeout, 5xx).
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// Reason names why an operation failed, in a few fixed words (also the metric label
+// result): success, state_unknown, auth, refused, not_confirmed, unknown_node, error.
+func Reason(err error) string { return resultLabel(err) }
+
+// resultLabel is the bounded metric label for an operation's outcome.
+func resultLabel(err error) string {
+	switch {
+	case err == nil:
+		return "success"
+	case errors.Is(err, ErrStateUnknown):
+		return "state_unknown"
+	case errors.Is(err, ErrAuth):
+		return "auth"
+	case errors.Is(err, ErrRefused):
+		return "refused"
+	case errors.Is(err, ErrNotConfirmed):
+		return "not_confirmed"
+	case errors.Is(err, ErrUnknownNode):
+		return "unknown_node"
+	}
+	return "error"
+}

@@ -1,0 +1,150 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// fakeClock advances only when someone sleeps: tests of waits and deadlines run instantly.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	return nil
+}
+
+// fakeBMC is one scripted BMC for the Controller's unit tests.
+type fakeBMC struct {
+	script
+	mu      sync.Mutex
+	clock   *fakeClock
+	maxConc *maxTracker
+
+	dials    int
+	commands []string
+	active   int         // operations holding a connection right now
+	at       []time.Time // when each command was sent
+}
+
+// script is what a test sets up (kept apart from fakeBMC's lock so tables can hold it).
+type script struct {
+	raw string // what PowerState answers ("on", "off", "poweringon", or garbage)
+	// settleAfter: a command's effect shows this long after it is sent.
+	settleAfter time.Duration
+	pending     string
+	pendingAt   time.Time
+
+	dialErr  []error // returned by successive dials (nil: success)
+	stateErr []error // returned by successive state reads before answering
+	setErr   []error // returned by successive commands
+	// applyOnErr: a command that returns an error still takes effect.
+	applyOnErr bool
+	// ignore lists actions accepted and ignored (dropped power-on, hung OS).
+	ignore map[string]int
+}
+
+type maxTracker struct {
+	mu       sync.Mutex
+	cur, max int
+}
+
+func (m *maxTracker) add(d int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cur += d
+	if m.cur > m.max {
+		m.max = m.cur
+	}
+}
+
+var errTransient = errors.New("connection reset by peer")
+
+func pop(q *[]error) error {
+	if len(*q) == 0 {
+		return nil
+	}
+	err := (*q)[0]
+	*q = (*q)[1:]
+	return err
+}
+
+type fakeDialer struct{ bmcs map[string]*fakeBMC }
+
+func (d *fakeDialer) Dial(_ context.Context, node string, _ Endpoint, _ Secret) (conn, error) {
+	b := d.bmcs[node]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.dials++
+	if err := pop(&b.dialErr); err != nil {
+		return nil, err
+	}
+	b.active++
+	if b.maxConc != nil {
+		b.maxConc.add(1)
+	}
+	return &fakeConn{b: b}, nil
+}
+
+type fakeConn struct{ b *fakeBMC }
+
+func (c *fakeConn) PowerState(ctx context.Context) (string, error) {
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := pop(&b.stateErr); err != nil {
+		return "", err
+	}
+	if b.pending != "" && !b.clock.Now().Before(b.pendingAt) {
+		b.raw, b.pending = b.pending, ""
+	}
+	return b.raw, nil
+}
+
+func (c *fakeConn) SetPower(ctx context.Context, action string) error {
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.commands = append(b.commands, action)
+	b.at = append(b.at, b.clock.Now())
+	err := pop(&b.setErr)
+	if err != nil && !b.applyOnErr {
+		return err
+	}
+	if b.ignore[action] != 0 {
+		b.ignore[action]--
+		return err
+	}
+	target := map[string]string{actionOn: "on", actionOff: "off", actionSoft: "off", actionCycle: "on"}[action]
+	b.pending, b.pendingAt = target, b.clock.Now().Add(b.settleAfter)
+	if b.settleAfter > 0 {
+		b.raw = "powering" + target
+	}
+	return err
+}
+
+func (c *fakeConn) Provider() string { return "gofish" }
+
+func (c *fakeConn) Close(context.Context) error {
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.active--
+	if b.maxConc != nil {
+		b.maxConc.add(-1)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package bmc
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/bmc/redfishemu"
+)
+
+// wallClock is the real clock for tests that run real BMCs (ipmi_sim, the emulator).
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// syncBuffer collects log output from concurrent goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// testLogger logs everything (trace included, so bmclib's output is captured) into a buffer.
+func testLogger() (*logrus.Entry, *syncBuffer) {
+	buf := &syncBuffer{}
+	l := logrus.New()
+	l.SetOutput(buf)
+	l.SetLevel(logrus.TraceLevel)
+	return l.WithField("component", "bmc"), buf
+}
+
+// writeSecret writes a password file in the test's folder.
+func writeSecret(t testing.TB, pass string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(p, []byte(pass+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startEmulator runs servers in-process and returns the emulator and a CA file for them.
+func startEmulator(t testing.TB, servers ...redfishemu.ServerConfig) (*redfishemu.Emulator, string) {
+	t.Helper()
+	log, _ := testLogger()
+	emu, err := redfishemu.Start(redfishemu.Config{Servers: servers}, wallClock{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emu.Close)
+	return emu, writeCA(t, emu)
+}
+
+// writeCA writes the emulator's certificate, its own CA, for ca_file.
+func writeCA(t testing.TB, emu *redfishemu.Emulator) string {
+	t.Helper()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, emu.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}

@@ -1,0 +1,237 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+// ipmiSim is one ipmi_sim process: a real IPMI-over-LAN BMC whose chassis_control script keeps
+// the power state in a file and logs every power set. (A soft shutdown reaches the script as
+// "set shutdown 1", with no OS behind it to act: the power stays on.)
+type ipmiSim struct {
+	port    int
+	state   string // "0" or "1"
+	setsLog string
+}
+
+func (s *ipmiSim) sets(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(s.setsLog)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(strings.ReplaceAll(string(b), "set ", ""))
+}
+
+func needIPMI(t *testing.T) {
+	t.Helper()
+	for _, bin := range []string{"ipmi_sim", "ipmitool"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			testutil.Missing(t, bin, "apt-get install -y openipmi ipmitool")
+		}
+	}
+}
+
+// startIPMISim runs ipmi_sim on a free port with the power initially on or off. With
+// brokenGet the chassis script fails every state read (the BMC answers, the state is unknown).
+func startIPMISim(t *testing.T, on, brokenGet bool) *ipmiSim {
+	t.Helper()
+	dir := t.TempDir()
+	s := &ipmiSim{port: testutil.FreeUDPPort(t), state: filepath.Join(dir, "power"), setsLog: filepath.Join(dir, "sets.log")}
+	initial := "0"
+	if on {
+		initial = "1"
+	}
+	if err := os.WriteFile(s.state, []byte(initial+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	get := fmt.Sprintf(`echo "power:$(cat %s)"`, s.state)
+	if brokenGet {
+		get = "exit 1"
+	}
+	script := filepath.Join(dir, "chassis")
+	writeFile(t, script, 0o755, fmt.Sprintf(`#!/bin/sh
+case "$2" in
+get) %s ;;
+set) [ "$3" = power ] && { echo "$4" > %s; echo "set $4" >> %s; } ;;
+esac
+`, get, s.state, s.setsLog))
+	writeFile(t, filepath.Join(dir, "lan.conf"), 0o644, fmt.Sprintf(`name "sim"
+set_working_mc 0x20
+  startlan 1
+    addr 127.0.0.1 %d
+    priv_limit admin
+    allowed_auths_admin none md2 md5 straight
+    allowed_auths_operator none md2 md5 straight
+    allowed_auths_user none md2 md5 straight
+    allowed_auths_callback none md2 md5 straight
+    guid a123456789abcdefa123456789abcdef
+  endlan
+  chassis_control "%s 0x20"
+  user 1 true  ""      "test"   user  10 none md2 md5 straight
+  user 2 true  "admin" "secret" admin 10 none md2 md5 straight
+`, s.port, script))
+	writeFile(t, filepath.Join(dir, "sim.emu"), 0o644, "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n")
+	if err := os.Mkdir(filepath.Join(dir, "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Start(t, "ipmi_sim", "-c", filepath.Join(dir, "lan.conf"), "-f", filepath.Join(dir, "sim.emu"), "-s", filepath.Join(dir, "state"), "-n")
+	addr := fmt.Sprintf("127.0.0.1:%d", s.port)
+	testutil.Eventually(t, 10*time.Second, "ipmi_sim answering an RMCP ping on "+addr, func() error {
+		if !RMCPPing(context.Background(), addr) {
+			return errors.New("no pong")
+		}
+		return nil
+	})
+	return s
+}
+
+func writeFile(t *testing.T, path string, mode os.FileMode, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ipmiEndpoint(t *testing.T, port int, password string) Endpoint {
+	return Endpoint{Protocol: ProtocolIPMI, Host: "127.0.0.1", Port: port, Username: "admin", PasswordFile: writeSecret(t, password)}
+}
+
+// realOptions are short waits for BMCs that answer in milliseconds.
+func realOptions(log Options) Options {
+	log.Clock = wallClock{}
+	log.PollInterval = 100 * time.Millisecond
+	log.MinCommandInterval = 50 * time.Millisecond
+	log.ConfirmTimeout = 10 * time.Second
+	log.GracePeriod = time.Second
+	log.CallTimeout = 10 * time.Second
+	log.BackoffBase = 50 * time.Millisecond
+	return log
+}
+
+// TestIPMIOperations drives three ipmi_sim BMCs at once through every operation.
+func TestIPMIOperations(t *testing.T) {
+	needIPMI(t)
+	sims := map[string]*ipmiSim{}
+	eps := map[string]Endpoint{}
+	for i := range 3 {
+		name := fmt.Sprintf("node%d", i)
+		sims[name] = startIPMISim(t, false, false)
+		eps[name] = ipmiEndpoint(t, sims[name].port, "secret")
+	}
+	log, _ := testLogger()
+	c, err := NewController(eps, realOptions(Options{Logger: log}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name     string
+		op       func(context.Context, string) error
+		want     State
+		wantSets []string // the chassis script's log after the step
+	}{
+		{"on", c.On, StateOn, []string{"1"}},
+		{"on again sends nothing", c.On, StateOn, []string{"1"}},
+		{"cycle", c.Cycle, StateOn, []string{"1", "0", "1"}},
+		// ipmi_sim has no OS to shut down: the soft request changes nothing and the grace
+		// period ends in a hard off.
+		{"graceful off falls back to hard off", func(ctx context.Context, n string) error { return c.Off(ctx, n, true) }, StateOff, []string{"1", "0", "1", "0"}},
+		{"off again sends nothing", func(ctx context.Context, n string) error { return c.Off(ctx, n, false) }, StateOff, []string{"1", "0", "1", "0"}},
+		{"cycle of an off node powers on", c.Cycle, StateOn, []string{"1", "0", "1", "0", "1"}},
+		{"hard off", func(ctx context.Context, n string) error { return c.Off(ctx, n, false) }, StateOff, []string{"1", "0", "1", "0", "1", "0"}},
+	}
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			for name, sim := range sims {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					if err := step.op(ctx, name); err != nil {
+						t.Errorf("%s: %v", name, err)
+						return
+					}
+					st, err := c.State(ctx, name)
+					if err != nil || st != step.want {
+						t.Errorf("%s: state %s, %v; want %s", name, st, err, step.want)
+					}
+					if got := sim.sets(t); fmt.Sprint(got) != fmt.Sprint(step.wantSets) {
+						t.Errorf("%s: chassis sets %q, want %q", name, got, step.wantSets)
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// TestIPMIFailures: the failures that must not turn into commands or long hangs.
+func TestIPMIFailures(t *testing.T) {
+	needIPMI(t)
+	good := startIPMISim(t, false, false)
+	broken := startIPMISim(t, false, true)
+	unreachable := testutil.FreeUDPPort(t)
+	tests := []struct {
+		name     string
+		ep       Endpoint
+		sim      *ipmiSim
+		timeout  time.Duration
+		wantErr  error
+		maxTime  time.Duration
+		maxOpens float64
+	}{
+		{"wrong password fails fast without retries", ipmiEndpoint(t, good.port, "wrong"), good, 30 * time.Second, ErrAuth, 5 * time.Second, 1},
+		{"unreachable bmc is bounded by the context", ipmiEndpoint(t, unreachable, "secret"), nil, 3 * time.Second, ErrStateUnknown, 6 * time.Second, 3},
+		{"unreadable state sends no command", ipmiEndpoint(t, broken.port, "secret"), broken, 30 * time.Second, ErrStateUnknown, 10 * time.Second, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, buf := testLogger()
+			reg := prometheus.NewRegistry()
+			c, err := NewController(map[string]Endpoint{"n": tt.ep}, realOptions(Options{Logger: log, Registerer: reg}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
+			defer cancel()
+			start := time.Now()
+			err = c.On(ctx, "n")
+			took := time.Since(start)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("On: %v, want %v", err, tt.wantErr)
+			}
+			t.Logf("On failed after %s: %v", took.Round(time.Millisecond), err)
+			if took > tt.maxTime {
+				t.Errorf("took %s, want under %s", took, tt.maxTime)
+			}
+			if opens := metricValue(t, reg, "rota_bmc_requests_total", map[string]string{"operation": "open"}); opens > tt.maxOpens {
+				t.Errorf("%v connection attempts, want at most %v", opens, tt.maxOpens)
+			}
+			if tt.sim != nil && len(tt.sim.sets(t)) != 0 {
+				t.Errorf("power commands reached the BMC: %q", tt.sim.sets(t))
+			}
+			for _, secret := range []string{"wrong", "secret"} {
+				if strings.Contains(err.Error(), "-P "+secret) || strings.Contains(buf.String(), "IPMITOOL_PASSWORD="+secret) {
+					t.Errorf("password %q leaked", secret)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,279 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rotahq/rota/bmc/redfishemu"
+)
+
+const emuPassword = "pa55-Very-Secret-7"
+
+func emuServer(name, power string, faults redfishemu.Faults) redfishemu.ServerConfig {
+	return redfishemu.ServerConfig{
+		Name: name, Listen: "127.0.0.1:0", Username: "admin", Password: emuPassword, Power: power,
+		TransitionDelay: redfishemu.Duration(150 * time.Millisecond), Seed: 7, Faults: faults,
+	}
+}
+
+func redfishEndpoint(t testing.TB, emu *redfishemu.Emulator, name, ca string) Endpoint {
+	t.Helper()
+	host, port, err := net.SplitHostPort(emu.Server(name).Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	return Endpoint{Protocol: ProtocolRedfish, Host: host, Port: p, Username: "admin", PasswordFile: writeSecret(t, emuPassword), CAFile: ca}
+}
+
+func redfishOptions(log Options) Options {
+	o := realOptions(log)
+	o.ResendAfter = 400 * time.Millisecond
+	o.ConfirmTimeout = 3 * time.Second
+	o.Attempts = 4
+	return o
+}
+
+// TestRedfishOperations: every operation through bmclib against the emulator, with session
+// and basic auth, with the certificate verified against its CA and with verification off.
+func TestRedfishOperations(t *testing.T) {
+	variants := []struct {
+		name string
+		edit func(*Endpoint)
+	}{
+		{"session auth, verified tls", func(*Endpoint) {}},
+		{"basic auth, verified tls", func(e *Endpoint) { e.BasicAuth = true }},
+		{"session auth, tls not verified", func(e *Endpoint) { e.CAFile, e.InsecureSkipVerify = "", true }},
+		{"system chosen by name", func(e *Endpoint) { e.SystemName = "WebFrontEnd483" }},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			emu, ca := startEmulator(t, emuServer("n", "Off", redfishemu.Faults{}))
+			ep := redfishEndpoint(t, emu, "n", ca)
+			v.edit(&ep)
+			log, _ := testLogger()
+			c, err := NewController(map[string]Endpoint{"n": ep}, redfishOptions(Options{Logger: log}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := emu.Server("n")
+			steps := []struct {
+				name       string
+				op         func(context.Context) error
+				wantPower  string
+				wantResets []string
+			}{
+				{"on", func(ctx context.Context) error { return c.On(ctx, "n") }, "On", []string{"On"}},
+				{"on again sends nothing", func(ctx context.Context) error { return c.On(ctx, "n") }, "On", []string{"On"}},
+				{"cycle is off then on (no PowerCycle in the mockup)", func(ctx context.Context) error { return c.Cycle(ctx, "n") }, "On", []string{"On", "ForceOff", "On"}},
+				{"graceful off", func(ctx context.Context) error { return c.Off(ctx, "n", true) }, "Off", []string{"On", "ForceOff", "On", "GracefulShutdown"}},
+				{"off again sends nothing", func(ctx context.Context) error { return c.Off(ctx, "n", false) }, "Off", []string{"On", "ForceOff", "On", "GracefulShutdown"}},
+				{"on, then hard off", func(ctx context.Context) error {
+					if err := c.On(ctx, "n"); err != nil {
+						return err
+					}
+					return c.Off(ctx, "n", false)
+				}, "Off", []string{"On", "ForceOff", "On", "GracefulShutdown", "On", "ForceOff"}},
+			}
+			for _, step := range steps {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				err := step.op(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("%s: %v", step.name, err)
+				}
+				// Confirmed: the emulator is already in the target state when the call returns.
+				if got := srv.Power(); got != step.wantPower {
+					t.Fatalf("%s: emulator power %s, want %s", step.name, got, step.wantPower)
+				}
+				if got := srv.Stats().Resets; fmt.Sprint(got) != fmt.Sprint(step.wantResets) {
+					t.Fatalf("%s: resets %q, want %q", step.name, got, step.wantResets)
+				}
+			}
+			st, err := c.State(context.Background(), "n")
+			if err != nil || st != StateOff {
+				t.Fatalf("State = %s, %v", st, err)
+			}
+			stats := srv.Stats()
+			if ep.BasicAuth && stats.Logins != 0 {
+				t.Errorf("basic auth made %d session logins", stats.Logins)
+			}
+			if !ep.BasicAuth && stats.Logins == 0 {
+				t.Errorf("session auth made no login")
+			}
+			if stats.Sessions != 0 {
+				t.Errorf("%d sessions left open (no logout)", stats.Sessions)
+			}
+		})
+	}
+}
+
+// TestRedfishFaults: every injected fault, and the outcome the invariants demand.
+func TestRedfishFaults(t *testing.T) {
+	tests := []struct {
+		name     string
+		power    string
+		faults   redfishemu.Faults
+		edit     func(*Endpoint)
+		tweak    func(*Options)
+		op       func(context.Context, *Controller) error
+		wantErr  error
+		want     func(t *testing.T, s redfishemu.Stats)
+		endPower string
+	}{
+		{
+			name: "latency within the call timeout", power: "Off", faults: redfishemu.Faults{Latency: redfishemu.Duration(30 * time.Millisecond)},
+			op: on, endPower: "On",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On") },
+		},
+		{
+			name: "latency beyond the call timeout leaves the state unknown and sends nothing", power: "Off",
+			faults: redfishemu.Faults{Latency: redfishemu.Duration(2 * time.Second)},
+			tweak:  func(o *Options) { o.CallTimeout, o.Attempts = 300*time.Millisecond, 2 },
+			op:     on, wantErr: ErrStateUnknown, endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s) },
+		},
+		{
+			name: "some 5xx answers are retried, one command lands", power: "Off", faults: redfishemu.Faults{ErrorRate: 0.1},
+			op: on, endPower: "On",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s, "On")
+				if s.Injected5xx == 0 {
+					t.Errorf("no 5xx injected: the test proves nothing")
+				}
+			},
+		},
+		{
+			name: "only 5xx answers: state unknown, no command", power: "Off", faults: redfishemu.Faults{ErrorRate: 1},
+			op: on, wantErr: ErrStateUnknown, endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s) },
+		},
+		{
+			name: "409 on same state is never provoked", power: "On", faults: redfishemu.Faults{ConflictOnSameState: true},
+			op: on, endPower: "On",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s)
+				if s.Conflicts != 0 {
+					t.Errorf("%d conflicts", s.Conflicts)
+				}
+			},
+		},
+		{
+			name: "a dropped power-on is sent again", power: "Off", faults: redfishemu.Faults{DropPowerOn: 1},
+			op: on, endPower: "On",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On", "On") },
+		},
+		{
+			name: "power-ons always dropped: not confirmed after one re-send", power: "Off", faults: redfishemu.Faults{DropPowerOn: -1},
+			op: on, wantErr: ErrNotConfirmed, endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On", "On") },
+		},
+		{
+			name: "stuck transition: not confirmed, no re-send", power: "Off", faults: redfishemu.Faults{StuckTransition: true},
+			op: on, wantErr: ErrNotConfirmed, endPower: "PoweringOn",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On") },
+		},
+		{
+			name: "hung OS: graceful off ends in a hard off", power: "On", faults: redfishemu.Faults{IgnoreGracefulShutdown: true},
+			op: off(true), endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "GracefulShutdown", "ForceOff") },
+		},
+		{
+			name: "rejected credentials: auth error, one login, no retry", power: "Off", faults: redfishemu.Faults{RejectCredentials: true},
+			op: on, wantErr: ErrAuth, endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s)
+				if s.Logins != 1 {
+					t.Errorf("%d logins, want 1", s.Logins)
+				}
+			},
+		},
+		{
+			name: "rejected basic auth: auth error, no retry", power: "Off", faults: redfishemu.Faults{RejectCredentials: true},
+			edit: func(e *Endpoint) { e.BasicAuth = true },
+			op:   on, wantErr: ErrAuth, endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s)
+				if s.FailedAuth != 1 {
+					t.Errorf("%d failed authentications, want 1", s.FailedAuth)
+				}
+			},
+		},
+		{
+			name: "certificate not trusted: auth error, nothing sent", power: "Off",
+			edit: func(e *Endpoint) { e.CAFile = "" },
+			op:   on, wantErr: ErrAuth, endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				if s.Requests != 0 {
+					t.Errorf("%d requests reached the BMC over an unverified connection", s.Requests)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			emu, ca := startEmulator(t, emuServer("n", tt.power, tt.faults))
+			ep := redfishEndpoint(t, emu, "n", ca)
+			if tt.edit != nil {
+				tt.edit(&ep)
+			}
+			log, buf := testLogger()
+			opts := redfishOptions(Options{Logger: log, Registerer: prometheus.NewRegistry()})
+			if tt.tweak != nil {
+				tt.tweak(&opts)
+			}
+			c, err := NewController(map[string]Endpoint{"n": ep}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err = tt.op(ctx, c)
+			if tt.wantErr == nil && err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				t.Logf("error (as the caller sees it): %v", err)
+			}
+			srv := emu.Server("n")
+			tt.want(t, srv.Stats())
+			if got := srv.Power(); got != tt.endPower {
+				t.Errorf("emulator power %s, want %s", got, tt.endPower)
+			}
+			assertNoSecret(t, emuPassword, buf.String(), err)
+		})
+	}
+}
+
+func wantResets(t *testing.T, s redfishemu.Stats, want ...string) {
+	t.Helper()
+	if fmt.Sprint(s.Resets) != fmt.Sprint(want) {
+		t.Errorf("resets %q, want %q", s.Resets, want)
+	}
+}
+
+func assertNoSecret(t *testing.T, secret, logs string, err error) {
+	t.Helper()
+	if strings.Contains(logs, secret) {
+		t.Errorf("the password appears in the logs")
+	}
+	if err != nil && strings.Contains(err.Error(), secret) {
+		t.Errorf("the password appears in the error")
+	}
+	if err != nil && strings.Contains(fmt.Sprintf("%+v %#v", err, err), secret) {
+		t.Errorf("the password appears in the error's %%+v or %%#v")
+	}
+}

@@ -1,0 +1,185 @@
+package redfishemu
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the emulator's YAML file.
+type Config struct {
+	// ControlListen is the address of the control endpoint (plain HTTP; keep it on loopback).
+	// Empty: no control endpoint.
+	ControlListen string `yaml:"control_listen" json:"control_listen,omitempty"`
+	// Hosts are extra DNS names or IPs the generated certificate is valid for (127.0.0.1,
+	// ::1 and localhost always are).
+	Hosts   []string       `yaml:"hosts" json:"hosts,omitempty"`
+	Servers []ServerConfig `yaml:"servers" json:"servers"`
+}
+
+// ServerConfig is one emulated BMC.
+type ServerConfig struct {
+	Name string `yaml:"name" json:"name"`
+	// Listen is host:port for this BMC's HTTPS listener (port 0: any free port).
+	Listen   string `yaml:"listen" json:"listen"`
+	Username string `yaml:"username" json:"username"`
+	// Password is the emulated BMC's own account password (this is the BMC side, a test
+	// fixture; rota itself reads passwords from files or the environment).
+	Password Secret `yaml:"password" json:"password"`
+	// Power is the initial state, On or Off (default Off).
+	Power string `yaml:"power" json:"power,omitempty"`
+	// TransitionDelay is how long PoweringOn/PoweringOff last.
+	TransitionDelay Duration `yaml:"transition_delay" json:"transition_delay,omitempty"`
+	// Seed makes the error_rate fault deterministic.
+	Seed   uint64 `yaml:"seed" json:"seed,omitempty"`
+	Faults Faults `yaml:"faults" json:"faults"`
+	Hook   Hook   `yaml:"hook" json:"hook"`
+}
+
+// Faults are injected per server; the control endpoint replaces them at run time.
+type Faults struct {
+	// Latency delays every Redfish answer.
+	Latency Duration `yaml:"latency" json:"latency,omitempty"`
+	// ErrorRate is the fraction (0-1) of Redfish requests answered 503.
+	ErrorRate float64 `yaml:"error_rate" json:"error_rate,omitempty"`
+	// ConflictOnSameState answers 409 to a Reset asking for the state the system is in or
+	// moving to.
+	ConflictOnSameState bool `yaml:"conflict_on_same_state" json:"conflict_on_same_state,omitempty"`
+	// DropPowerOn is how many of the next power-on requests are accepted (204) and ignored;
+	// -1 drops them all.
+	DropPowerOn int `yaml:"drop_power_on" json:"drop_power_on,omitempty"`
+	// StuckTransition leaves a started transition in PoweringOn/PoweringOff for ever.
+	StuckTransition bool `yaml:"stuck_transition" json:"stuck_transition,omitempty"`
+	// IgnoreGracefulShutdown accepts GracefulShutdown and does nothing (an OS that hangs).
+	IgnoreGracefulShutdown bool `yaml:"ignore_graceful_shutdown" json:"ignore_graceful_shutdown,omitempty"`
+	// RejectCredentials answers 401 to every login and authenticated request.
+	RejectCredentials bool `yaml:"reject_credentials" json:"reject_credentials,omitempty"`
+}
+
+// Hook runs on each completed power transition, with the new state (On or Off).
+type Hook struct {
+	// Command is run with ROTA_EMU_SERVER and ROTA_EMU_POWER in its environment.
+	Command []string `yaml:"command" json:"command,omitempty"`
+	// URL receives a POST with {"server": NAME, "power": "On"|"Off"}.
+	URL string `yaml:"url" json:"url,omitempty"`
+}
+
+// Duration is a time.Duration written as "1.5s" in YAML and JSON.
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration ("250ms", "2s").
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("negative duration %s", v)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration as "1.5s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Secret is a password that prints and marshals as "<redacted>".
+type Secret string
+
+func (s Secret) String() string { return "<redacted>" }
+
+// MarshalText redacts the value.
+func (s Secret) MarshalText() ([]byte, error) { return []byte("<redacted>"), nil }
+
+// UnmarshalText keeps the value (MarshalText alone would make decoders expect redacted text).
+func (s *Secret) UnmarshalText(b []byte) error { *s = Secret(b); return nil }
+
+// ParseConfig reads the emulator's YAML config, rejecting unknown fields, and reports every
+// problem at once.
+func ParseConfig(b []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("parsing emulator config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate checks the config; the error lists every problem.
+func (c Config) Validate() error {
+	var errs []error
+	names := map[string]bool{}
+	if len(c.Servers) == 0 {
+		errs = append(errs, errors.New("servers: at least one is required"))
+	}
+	for i, s := range c.Servers {
+		p := fmt.Sprintf("servers[%d]", i)
+		if s.Name == "" {
+			errs = append(errs, fmt.Errorf("%s.name: required", p))
+		} else if names[s.Name] {
+			errs = append(errs, fmt.Errorf("%s.name: duplicate %q", p, s.Name))
+		}
+		names[s.Name] = true
+		if s.Listen == "" {
+			errs = append(errs, fmt.Errorf("%s.listen: required", p))
+		}
+		if s.Username == "" || s.Password == "" {
+			errs = append(errs, fmt.Errorf("%s.username, password: required", p))
+		}
+		if _, err := initialPower(s.Power); err != nil {
+			errs = append(errs, fmt.Errorf("%s.power: %w", p, err))
+		}
+		if err := s.Faults.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s.faults.%w", p, err))
+		}
+		if len(s.Hook.Command) > 0 && s.Hook.URL != "" {
+			errs = append(errs, fmt.Errorf("%s.hook: set command or url, not both", p))
+		}
+		if s.Hook.URL != "" && !strings.HasPrefix(s.Hook.URL, "http://") && !strings.HasPrefix(s.Hook.URL, "https://") {
+			errs = append(errs, fmt.Errorf("%s.hook.url: want http:// or https://", p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the fault values.
+func (f Faults) Validate() error {
+	if f.ErrorRate < 0 || f.ErrorRate > 1 || f.ErrorRate != f.ErrorRate {
+		return fmt.Errorf("error_rate: want 0-1, got %v", f.ErrorRate)
+	}
+	if f.DropPowerOn < -1 {
+		return fmt.Errorf("drop_power_on: want -1 (all) or a count, got %d", f.DropPowerOn)
+	}
+	return nil
+}
+
+// ParseFaults reads faults as the control endpoint receives them (JSON, unknown fields
+// rejected).
+func ParseFaults(b []byte) (Faults, error) {
+	var f Faults
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return Faults{}, fmt.Errorf("parsing faults: %w", err)
+	}
+	return f, f.Validate()
+}
+
+func initialPower(s string) (string, error) {
+	switch strings.ToLower(s) {
+	case "", "off":
+		return powerOff, nil
+	case "on":
+		return powerOn, nil
+	}
+	return "", fmt.Errorf("want On or Off, got %q", s)
+}

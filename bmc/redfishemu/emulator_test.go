@@ -1,0 +1,292 @@
+package redfishemu
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stmcginnis/gofish"
+	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+// TestMockupMatchesShared: the embedded copy is byte for byte the DMTF tree in ../shared, for
+// every file kept, and stays small.
+func TestMockupMatchesShared(t *testing.T) {
+	shared := filepath.Join(testutil.RepoRoot(t), "..", "shared", "redfish")
+	if _, err := os.Stat(shared); err != nil {
+		testutil.Missing(t, shared, "check out the shared folder beside the repository")
+	}
+	files, err := MockupFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d files embedded", len(files))
+	}
+	total := 0
+	for _, f := range files {
+		got, _ := MockupFile(f)
+		want, err := os.ReadFile(filepath.Join(shared, "public-rackmount1", f))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from ../shared", f)
+		}
+		total += len(got)
+	}
+	lic, _ := mockupFS.ReadFile("mockup/LICENSE.md")
+	want, err := os.ReadFile(filepath.Join(shared, "LICENSE.md"))
+	if err != nil || !bytes.Equal(lic, want) {
+		t.Errorf("LICENSE.md differs from ../shared (%v)", err)
+	}
+	if total+len(lic) > 300<<10 {
+		t.Errorf("embedded tree is %d bytes, keep it under 300 KB", total)
+	}
+}
+
+// TestGenericClientWalk walks the tree as a generic Redfish client does, with gofish alone:
+// service root, Systems, the system, Chassis, Managers, the Reset action, logout.
+func TestGenericClientWalk(t *testing.T) {
+	e := start(t, Config{Servers: []ServerConfig{server("n1")}})
+	client, err := gofish.Connect(gofish.ClientConfig{
+		Endpoint: "https://" + e.Server("n1").Addr(), Username: "admin", Password: "secret",
+		HTTPClient: trustingClient(e),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := client.Service
+	if svc.RedfishVersion != "1.15.0" || svc.UUID != "92384634-2938-2342-8820-489239905423" {
+		t.Errorf("service root %q %q: not the DMTF mockup", svc.RedfishVersion, svc.UUID)
+	}
+	systems, err := svc.Systems()
+	if err != nil || len(systems) != 1 {
+		t.Fatalf("Systems: %d, %v", len(systems), err)
+	}
+	sys := systems[0]
+	if sys.ID != "437XR1138R2" || sys.Name != "WebFrontEnd483" || sys.PowerState != redfish.OffPowerState {
+		t.Fatalf("system %s %s %s", sys.ID, sys.Name, sys.PowerState)
+	}
+	if len(sys.SupportedResetTypes) == 0 {
+		t.Fatal("no ResetType@Redfish.AllowableValues")
+	}
+	for _, rt := range sys.SupportedResetTypes {
+		if rt == redfish.PowerCycleResetType {
+			t.Error("the mockup offers PowerCycle; it should not")
+		}
+	}
+	if err := sys.Reset(redfish.PowerCycleResetType); err == nil {
+		t.Error("PowerCycle accepted")
+	}
+	chassis, err := svc.Chassis()
+	if err != nil || len(chassis) != 1 {
+		t.Errorf("Chassis: %d, %v", len(chassis), err)
+	}
+	managers, err := svc.Managers()
+	if err != nil || len(managers) != 1 {
+		t.Errorf("Managers: %d, %v", len(managers), err)
+	}
+	if err := sys.Reset(redfish.OnResetType); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.Server("n1").Power(); p != "PoweringOn" {
+		t.Errorf("right after Reset(On): %s, want PoweringOn", p)
+	}
+	testutil.Eventually(t, 5*time.Second, "PowerState On", func() error {
+		s, err := redfish.GetComputerSystem(client, sys.ODataID)
+		if err != nil {
+			return err
+		}
+		if s.PowerState != redfish.OnPowerState {
+			return fmt.Errorf("power %s", s.PowerState)
+		}
+		return nil
+	})
+	if n := e.Server("n1").Stats().Sessions; n != 1 {
+		t.Errorf("%d sessions open, want 1", n)
+	}
+	client.Logout()
+	if n := e.Server("n1").Stats().Sessions; n != 0 {
+		t.Errorf("%d sessions open after logout", n)
+	}
+}
+
+// TestRedfishProtocol checks the HTTP answers a client depends on.
+func TestRedfishProtocol(t *testing.T) {
+	e := start(t, Config{Servers: []ServerConfig{server("n1")}})
+	hc := trustingClient(e)
+	base := "https://" + e.Server("n1").Addr()
+	do := func(method, path, body string, hdr map[string]string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	basic := func() map[string]string {
+		req, _ := http.NewRequest("GET", base, nil)
+		req.SetBasicAuth("admin", "secret")
+		return map[string]string{"Authorization": req.Header.Get("Authorization")}
+	}
+	login := do("POST", "/redfish/v1/SessionService/Sessions", `{"UserName":"admin","Password":"secret"}`, nil)
+	token := login.Header.Get("X-Auth-Token")
+	sys := do("GET", "/redfish/v1/Systems/437XR1138R2", "", basic())
+	tests := []struct {
+		name string
+		resp *http.Response
+		want int
+	}{
+		{"service root needs no auth", do("GET", "/redfish/v1/", "", nil), 200},
+		{"systems need auth", do("GET", "/redfish/v1/Systems", "", nil), 401},
+		{"wrong basic auth", do("GET", "/redfish/v1/Systems", "", map[string]string{"Authorization": "Basic YWRtaW46bm9wZQ=="}), 401},
+		{"login", login, 201},
+		{"bad login", do("POST", "/redfish/v1/SessionService/Sessions", `{"UserName":"admin","Password":"nope"}`, nil), 401},
+		{"token works", do("GET", "/redfish/v1/Systems", "", map[string]string{"X-Auth-Token": token}), 200},
+		{"basic auth works", sys, 200},
+		{"missing resource", do("GET", "/redfish/v1/EventService", "", basic()), 404},
+		{"stale etag", do("POST", "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset", `{"ResetType":"On"}`, merge(basic(), "If-Match", `"999"`)), 412},
+		{"matching etag", do("POST", "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset", `{"ResetType":"On"}`, merge(basic(), "If-Match", sys.Header.Get("ETag"))), 204},
+		{"unsupported reset type", do("POST", "/redfish/v1/Systems/437XR1138R2/Actions/ComputerSystem.Reset", `{"ResetType":"PowerCycle"}`, basic()), 400},
+		{"logout", do("DELETE", login.Header.Get("Location"), "", map[string]string{"X-Auth-Token": token}), 204},
+		{"token dead after logout", do("GET", "/redfish/v1/Systems", "", map[string]string{"X-Auth-Token": token}), 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.resp.StatusCode != tt.want {
+				t.Errorf("status %d, want %d", tt.resp.StatusCode, tt.want)
+			}
+		})
+	}
+	if login.Header.Get("Location") == "" || token == "" {
+		t.Error("login answered without Location or X-Auth-Token")
+	}
+	if sys.Header.Get("ETag") == "" {
+		t.Error("system answered without ETag")
+	}
+}
+
+func merge(h map[string]string, k, v string) map[string]string { h[k] = v; return h }
+
+// TestControlEndpointAndHooks flips faults and power at run time over HTTP, and checks both
+// kinds of hook see each transition in order.
+func TestControlEndpointAndHooks(t *testing.T) {
+	dir := t.TempDir()
+	hookLog := filepath.Join(dir, "hook.log")
+	received := make(chan string, 10)
+	hookSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Server, Power string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		received <- body.Server + "=" + body.Power
+	})}
+	hookL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hookSrv.Close() })
+	go func() { _ = hookSrv.Serve(hookL) }()
+
+	cmdServer := server("cmd")
+	cmdServer.Hook.Command = []string{"sh", "-c", `echo "$ROTA_EMU_SERVER=$ROTA_EMU_POWER" >> ` + hookLog}
+	urlServer := server("url")
+	urlServer.Hook.URL = "http://" + hookL.Addr().String() + "/hook"
+	e := start(t, Config{ControlListen: "127.0.0.1:0", Servers: []ServerConfig{cmdServer, urlServer}})
+	ctl := "http://" + e.ControlAddr()
+	testutil.WaitHTTP(t, ctl+"/-/ready", 5*time.Second)
+
+	put := func(path, body string) int {
+		req, _ := http.NewRequest("PUT", ctl+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := put("/servers/cmd/faults", `{"error_rate":0.5,"latency":"10ms","reject_credentials":true}`); c != 200 {
+		t.Fatalf("PUT faults: %d", c)
+	}
+	if f := e.Server("cmd").Faults(); f.ErrorRate != 0.5 || !f.RejectCredentials || time.Duration(f.Latency) != 10*time.Millisecond {
+		t.Fatalf("faults not applied: %+v", f)
+	}
+	for _, bad := range []string{`{"error_rate":2}`, `{"nope":1}`, `not json`} {
+		if c := put("/servers/cmd/faults", bad); c != 400 {
+			t.Errorf("PUT faults %s: %d, want 400", bad, c)
+		}
+	}
+	if c := put("/servers/missing/faults", `{}`); c != 404 {
+		t.Errorf("unknown server: %d", c)
+	}
+	for _, p := range []string{"On", "Off"} {
+		for _, name := range []string{"cmd", "url"} {
+			if c := put("/servers/"+name+"/power", `{"power":"`+p+`"}`); c != 200 {
+				t.Fatalf("PUT power: %d", c)
+			}
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, "command hook ran twice", func() error {
+		b, _ := os.ReadFile(hookLog)
+		if got := strings.Fields(string(b)); fmt.Sprint(got) != "[cmd=On cmd=Off]" {
+			return fmt.Errorf("hook log %q", got)
+		}
+		return nil
+	})
+	for _, want := range []string{"url=On", "url=Off"} {
+		select {
+		case got := <-received:
+			if got != want {
+				t.Errorf("url hook got %s, want %s", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("url hook: %s never arrived", want)
+		}
+	}
+	resp, err := http.Get(ctl + "/servers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var status []ServerStatus
+	if err := json.NewDecoder(resp.Body).Decode(&status); err != nil || len(status) != 2 || status[0].Power != "Off" {
+		t.Fatalf("GET /servers: %+v, %v", status, err)
+	}
+}
+
+// TestStuckTransitionReleased: clearing stuck_transition at run time lets the transition end.
+func TestStuckTransitionReleased(t *testing.T) {
+	cfg := server("n1")
+	cfg.Faults.StuckTransition = true
+	e := start(t, Config{Servers: []ServerConfig{cfg}})
+	s := e.Server("n1")
+	s.mu.Lock()
+	s.beginLocked(powerOn)
+	s.mu.Unlock()
+	if s.Power() != "PoweringOn" {
+		t.Fatalf("power %s", s.Power())
+	}
+	if err := s.SetFaults(Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, "On", func() error {
+		if p := s.Power(); p != "On" {
+			return fmt.Errorf("power %s", p)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,426 @@
+package redfishemu
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	mrand "math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Redfish PowerState values.
+const (
+	powerOn          = "On"
+	powerOff         = "Off"
+	powerPoweringOn  = "PoweringOn"
+	powerPoweringOff = "PoweringOff"
+)
+
+// Stats counts what one emulated BMC saw; tests read them to prove what a client sent.
+type Stats struct {
+	Requests int `json:"requests"`
+	// Resets lists every ResetType posted and accepted, in order (dropped ones included).
+	Resets []string `json:"resets"`
+	// DroppedPowerOns counts power-ons accepted and ignored (fault drop_power_on).
+	DroppedPowerOns int `json:"dropped_power_ons"`
+	Logins          int `json:"logins"`
+	FailedAuth      int `json:"failed_auth"`
+	Injected5xx     int `json:"injected_5xx"`
+	Conflicts       int `json:"conflicts"`
+	PreconditionErr int `json:"precondition_failed"`
+	Sessions        int `json:"open_sessions"`
+}
+
+// Server is one emulated BMC.
+type Server struct {
+	cfg   ServerConfig
+	clock Clock
+	log   *logrus.Entry
+	res   resources
+	hooks *hookRunner
+
+	mu         sync.Mutex
+	power      string
+	target     string
+	stopTimer  func() bool
+	generation int
+	faults     Faults
+	rng        *mrand.Rand
+	sessions   map[string]string // token -> session id
+	nextID     int
+	stats      Stats
+	addr       string
+}
+
+func newServer(cfg ServerConfig, clock Clock, log *logrus.Entry, res resources, hooks *hookRunner) (*Server, error) {
+	p, err := initialPower(cfg.Power)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg: cfg, clock: clock, log: log.WithField("server", cfg.Name), res: res, hooks: hooks,
+		power: p, faults: cfg.Faults, sessions: map[string]string{},
+		rng: mrand.New(mrand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+	}, nil
+}
+
+// Name is the server's name from the config.
+func (s *Server) Name() string { return s.cfg.Name }
+
+// Addr is the host:port the server listens on.
+func (s *Server) Addr() string { s.mu.Lock(); defer s.mu.Unlock(); return s.addr }
+
+// Power returns the current Redfish PowerState.
+func (s *Server) Power() string { s.mu.Lock(); defer s.mu.Unlock(); return s.power }
+
+// Stats returns a copy of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Resets = append([]string(nil), s.stats.Resets...)
+	st.Sessions = len(s.sessions)
+	return st
+}
+
+// Faults returns the faults in force.
+func (s *Server) Faults() Faults { s.mu.Lock(); defer s.mu.Unlock(); return s.faults }
+
+// SetFaults replaces the faults. Clearing stuck_transition finishes a stuck transition after
+// the transition delay.
+func (s *Server) SetFaults(f Faults) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wasStuck := s.faults.StuckTransition
+	s.faults = f
+	if wasStuck && !f.StuckTransition && s.target != "" && s.stopTimer == nil {
+		s.scheduleLocked()
+	}
+	s.log.WithField("faults", fmt.Sprintf("%+v", f)).Info("faults changed")
+	return nil
+}
+
+// SetPower forces the power state (On or Off) at once, as if someone pressed the button; the
+// hook runs.
+func (s *Server) SetPower(p string) error {
+	v, err := initialPower(p)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.cancelLocked()
+	s.target = v
+	s.completeLocked()
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) cancelLocked() {
+	if s.stopTimer != nil {
+		s.stopTimer()
+		s.stopTimer = nil
+	}
+}
+
+// beginLocked starts a transition to target (On or Off).
+func (s *Server) beginLocked(target string) {
+	s.cancelLocked()
+	s.target = target
+	s.power = powerPoweringOn
+	if target == powerOff {
+		s.power = powerPoweringOff
+	}
+	s.generation++
+	if s.faults.StuckTransition {
+		return
+	}
+	if s.cfg.TransitionDelay == 0 {
+		s.completeLocked()
+		return
+	}
+	s.scheduleLocked()
+}
+
+func (s *Server) scheduleLocked() {
+	gen := s.generation
+	s.stopTimer = s.clock.AfterFunc(time.Duration(s.cfg.TransitionDelay), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.generation == gen && !s.faults.StuckTransition {
+			s.stopTimer = nil
+			s.completeLocked()
+		}
+	})
+}
+
+func (s *Server) completeLocked() {
+	changed := s.power != s.target
+	s.power, s.target = s.target, ""
+	s.generation++
+	s.log.WithField("power", s.power).Info("power transition done")
+	if changed {
+		s.hooks.run(s.cfg.Name, s.cfg.Hook, s.power)
+	}
+}
+
+func (s *Server) etagLocked() string { return fmt.Sprintf(`"%d"`, s.generation) }
+
+// ServeHTTP answers Redfish requests.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.stats.Requests++
+	f := s.faults
+	inject := f.ErrorRate > 0 && s.rng.Float64() < f.ErrorRate
+	if inject {
+		s.stats.Injected5xx++
+	}
+	s.mu.Unlock()
+	if f.Latency > 0 {
+		if err := s.clock.Sleep(r.Context(), time.Duration(f.Latency)); err != nil {
+			return
+		}
+	}
+	if inject {
+		writeError(w, http.StatusServiceUnavailable, "Base.1.0.ServiceTemporarilyUnavailable", "injected fault: service temporarily unavailable")
+		return
+	}
+	uri := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case uri == "/redfish" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, map[string]any{"v1": "/redfish/v1/"}, "")
+		return
+	case uri == "/redfish/v1" && r.Method == http.MethodGet:
+		s.serveResource(w, "/redfish/v1")
+		return
+	case uri == sessionsURI && r.Method == http.MethodPost:
+		s.login(w, r)
+		return
+	}
+	if !s.authenticate(r) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="redfish"`)
+		writeError(w, http.StatusUnauthorized, "Base.1.0.NoValidSession", "authentication required")
+		return
+	}
+	switch {
+	case uri == resetPath && r.Method == http.MethodPost:
+		s.reset(w, r)
+	case uri == sessionsURI && r.Method == http.MethodGet:
+		s.serveSessions(w)
+	case strings.HasPrefix(uri, sessionsURI+"/") && r.Method == http.MethodGet:
+		s.serveSession(w, strings.TrimPrefix(uri, sessionsURI+"/"))
+	case strings.HasPrefix(uri, sessionsURI+"/") && r.Method == http.MethodDelete:
+		s.logout(w, strings.TrimPrefix(uri, sessionsURI+"/"))
+	case r.Method == http.MethodGet:
+		s.serveResource(w, uri)
+	default:
+		writeError(w, http.StatusMethodNotAllowed, "Base.1.0.OperationNotAllowed", "method not allowed")
+	}
+}
+
+// authenticate accepts a live X-Auth-Token or basic auth.
+func (s *Server) authenticate(r *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.faults.RejectCredentials {
+		if tok := r.Header.Get("X-Auth-Token"); tok != "" {
+			if _, ok := s.sessions[tok]; ok {
+				return true
+			}
+		} else if u, p, ok := r.BasicAuth(); ok && s.credentialsOK(u, p) {
+			return true
+		}
+	}
+	s.stats.FailedAuth++
+	return false
+}
+
+func (s *Server) credentialsOK(user, pass string) bool {
+	return subtle.ConstantTimeCompare([]byte(user), []byte(s.cfg.Username)) == 1 &&
+		subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.Password)) == 1
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	var body struct{ UserName, Password string }
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "Base.1.0.MalformedJSON", "malformed JSON")
+		return
+	}
+	s.mu.Lock()
+	s.stats.Logins++
+	if s.faults.RejectCredentials || !s.credentialsOK(body.UserName, body.Password) {
+		s.stats.FailedAuth++
+		s.mu.Unlock()
+		writeError(w, http.StatusUnauthorized, "Base.1.0.InsufficientPrivilege", "invalid credentials")
+		return
+	}
+	s.nextID++
+	id := fmt.Sprintf("%d", s.nextID)
+	tok := newToken()
+	s.sessions[tok] = id
+	s.mu.Unlock()
+	loc := sessionsURI + "/" + id
+	w.Header().Set("X-Auth-Token", tok)
+	w.Header().Set("Location", loc)
+	writeJSON(w, http.StatusCreated, sessionDoc(id, body.UserName), "")
+}
+
+func (s *Server) logout(w http.ResponseWriter, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for tok, sid := range s.sessions {
+		if sid == id {
+			delete(s.sessions, tok)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no such session")
+}
+
+func sessionDoc(id, user string) map[string]any {
+	return map[string]any{
+		"@odata.type": "#Session.v1_6_0.Session", "@odata.id": sessionsURI + "/" + id,
+		"Id": id, "Name": "User Session", "UserName": user,
+	}
+}
+
+func (s *Server) serveSessions(w http.ResponseWriter) {
+	doc, _ := s.res.clone(sessionsURI)
+	s.mu.Lock()
+	members := []any{}
+	for _, id := range s.sessions {
+		members = append(members, map[string]any{"@odata.id": sessionsURI + "/" + id})
+	}
+	s.mu.Unlock()
+	doc["Members"] = members
+	doc["Members@odata.count"] = len(members)
+	writeJSON(w, http.StatusOK, doc, "")
+}
+
+func (s *Server) serveSession(w http.ResponseWriter, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sid := range s.sessions {
+		if sid == id {
+			writeJSON(w, http.StatusOK, sessionDoc(id, s.cfg.Username), "")
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no such session")
+}
+
+func (s *Server) serveResource(w http.ResponseWriter, uri string) {
+	doc, ok := s.res.clone(uri)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "resource not found: "+uri)
+		return
+	}
+	etag := ""
+	if uri == systemPath {
+		s.mu.Lock()
+		doc["PowerState"] = s.power
+		etag = s.etagLocked()
+		s.mu.Unlock()
+		doc["@odata.etag"] = etag
+	}
+	writeJSON(w, http.StatusOK, doc, etag)
+}
+
+// allowedResets are the mockup's ResetType@Redfish.AllowableValues (no PowerCycle).
+var allowedResets = map[string]bool{
+	"On": true, "ForceOff": true, "GracefulShutdown": true, "GracefulRestart": true,
+	"ForceRestart": true, "Nmi": true, "ForceOn": true, "PushPowerButton": true,
+}
+
+func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
+	var body struct{ ResetType string }
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "Base.1.0.MalformedJSON", "malformed JSON")
+		return
+	}
+	if !allowedResets[body.ResetType] {
+		writeError(w, http.StatusBadRequest, "Base.1.0.ActionParameterNotSupported", fmt.Sprintf("ResetType %q is not supported", body.ResetType))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := r.Header.Get("If-Match"); m != "" && m != "*" && strings.Trim(strings.TrimPrefix(m, "W/"), `"`) != strings.Trim(s.etagLocked(), `"`) {
+		s.stats.PreconditionErr++
+		writeError(w, http.StatusPreconditionFailed, "Base.1.0.PreconditionFailed", "ETag does not match")
+		return
+	}
+	target := resetTarget(body.ResetType, s.power)
+	if s.faults.ConflictOnSameState && target != "" && (s.power == target || s.target == target) {
+		s.stats.Conflicts++
+		writeError(w, http.StatusConflict, "Base.1.0.ResourceInStandby", "the system is already "+s.power)
+		return
+	}
+	s.stats.Resets = append(s.stats.Resets, body.ResetType)
+	s.log.WithField("reset_type", body.ResetType).Info("reset requested")
+	switch {
+	case target == powerOn && s.faults.DropPowerOn != 0:
+		if s.faults.DropPowerOn > 0 {
+			s.faults.DropPowerOn--
+		}
+		s.stats.DroppedPowerOns++
+	case body.ResetType == "GracefulShutdown" && s.faults.IgnoreGracefulShutdown:
+	case body.ResetType == "ForceRestart" || body.ResetType == "GracefulRestart":
+		if s.power == powerOn {
+			s.hooks.run(s.cfg.Name, s.cfg.Hook, powerOff)
+			s.beginLocked(powerOn)
+		}
+	case target != "" && s.power != target && s.target != target:
+		s.beginLocked(target)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// resetTarget is the power state a ResetType leads to ("" when it does not change power).
+func resetTarget(resetType, power string) string {
+	switch resetType {
+	case "On", "ForceOn":
+		return powerOn
+	case "ForceOff", "GracefulShutdown":
+		return powerOff
+	case "PushPowerButton":
+		if power == powerOn || power == powerPoweringOn {
+			return powerOff
+		}
+		return powerOn
+	}
+	return ""
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func writeJSON(w http.ResponseWriter, code int, doc any, etag string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("OData-Version", "4.0")
+	if etag != "" {
+		w.Header().Set("ETag", etag)
+	}
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(doc)
+}
+
+// writeError answers with a Redfish error body, which gofish parses into common.Error.
+func writeError(w http.ResponseWriter, code int, id, msg string) {
+	writeJSON(w, code, map[string]any{"error": map[string]any{
+		"code": id, "message": msg,
+		"@Message.ExtendedInfo": []any{map[string]any{"MessageId": id, "Message": msg}},
+	}}, "")
+}

@@ -1,0 +1,304 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// session is one operation on one node: it holds the node's lock, the bmclib connection it
+// opened (reopened after a transient failure) and the password it read.
+type session struct {
+	c    *Controller
+	n    *node
+	log  logEntry
+	conn conn
+	pass Secret
+}
+
+// logEntry is the part of *logrus.Entry a session uses.
+type logEntry interface {
+	Debugf(format string, args ...any)
+	Infof(format string, args ...any)
+	Warnf(format string, args ...any)
+}
+
+func (s *session) now() time.Time { return s.c.opts.Clock.Now() }
+
+func (s *session) proto() string { return string(s.n.ep.Protocol) }
+
+func (s *session) close() {
+	if s.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.c.opts.CallTimeout)
+	defer cancel()
+	if err := s.conn.Close(ctx); err != nil {
+		s.log.Debugf("closing bmc connection: %v", err)
+	}
+	s.conn = nil
+}
+
+// connect opens the connection when none is open.
+func (s *session) connect(ctx context.Context) error {
+	if s.conn != nil {
+		return nil
+	}
+	if s.pass == "" {
+		p, err := s.n.ep.Password(s.c.opts.LookupEnv)
+		if err != nil {
+			return &AuthError{Node: s.n.name, Err: err}
+		}
+		s.pass = p
+	}
+	start := s.now()
+	conn, err := s.c.opts.dial.Dial(ctx, s.n.name, s.n.ep, s.pass)
+	s.observe("open", start, err, "")
+	if err != nil {
+		return err
+	}
+	s.conn = conn
+	return nil
+}
+
+func (s *session) observe(op string, start time.Time, err error, provider string) {
+	s.c.m.requests.WithLabelValues(s.proto(), op, requestResult(err)).Inc()
+	s.c.m.reqDuration.WithLabelValues(s.proto(), op).Observe(s.now().Sub(start).Seconds())
+	if err == nil && provider != "" {
+		s.c.m.providers.WithLabelValues(s.proto(), provider).Inc()
+	}
+}
+
+func retryable(err error) bool { return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrRefused) }
+
+// call runs fn against an open connection under the call timeout; with retry, transient
+// failures are tried again (on a fresh connection) after a backoff, up to Attempts.
+func (s *session) call(ctx context.Context, op string, retry bool, fn func(context.Context, conn) error) error {
+	for i := 0; ; i++ {
+		err := s.once(ctx, op, fn)
+		if err == nil {
+			return nil
+		}
+		if !retry || !retryable(err) || i+1 >= s.c.opts.Attempts || ctx.Err() != nil {
+			return err
+		}
+		s.c.m.retries.WithLabelValues(s.proto(), op).Inc()
+		s.log.Debugf("%s failed, retrying: %v", op, err)
+		s.close()
+		if serr := s.c.opts.Clock.Sleep(ctx, s.c.backoff(i)); serr != nil {
+			return err
+		}
+	}
+}
+
+func (s *session) once(ctx context.Context, op string, fn func(context.Context, conn) error) error {
+	cctx, cancel := context.WithTimeout(ctx, s.c.opts.CallTimeout)
+	defer cancel()
+	if err := s.connect(cctx); err != nil {
+		return err
+	}
+	start := s.now()
+	err := fn(cctx, s.conn)
+	s.observe(op, start, err, s.conn.Provider())
+	if err != nil && !retryable(err) {
+		return err
+	}
+	if err != nil {
+		s.close()
+	}
+	return err
+}
+
+// read returns the node's power state. When it cannot be read or parsed the state is Unknown
+// and the error a *StateUnknownError (an *AuthError stays as it is).
+func (s *session) read(ctx context.Context) (State, error) {
+	var raw string
+	err := s.call(ctx, "state", true, func(ctx context.Context, c conn) error {
+		r, err := c.PowerState(ctx)
+		if err != nil {
+			return err
+		}
+		raw = r
+		if ParseState(r) == StateUnknown {
+			return &transientError{err: fmt.Errorf("unrecognised power state %q", r)}
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		return ParseState(raw), nil
+	case errors.Is(err, ErrAuth):
+		return StateUnknown, err
+	}
+	return StateUnknown, &StateUnknownError{Node: s.n.name, Raw: raw, Err: err}
+}
+
+// settled reads the state, waiting out a transition already in progress (up to ConfirmTimeout).
+func (s *session) settled(ctx context.Context, want State) (State, error) {
+	deadline := s.now().Add(s.c.opts.ConfirmTimeout)
+	for {
+		st, err := s.read(ctx)
+		if err != nil || st != StateTransitioning {
+			return st, err
+		}
+		if !s.now().Before(deadline) {
+			return st, &NotConfirmedError{Node: s.n.name, Want: want, Last: st}
+		}
+		s.log.Debugf("power state is transitioning, waiting")
+		if err := s.c.opts.Clock.Sleep(ctx, s.c.opts.PollInterval); err != nil {
+			return StateUnknown, &StateUnknownError{Node: s.n.name, Err: err}
+		}
+	}
+}
+
+// send issues one power command, no sooner than MinCommandInterval after the previous one.
+// It is not retried here: drive looks at the state before sending again.
+func (s *session) send(ctx context.Context, action string) error {
+	if !s.n.lastCommand.IsZero() {
+		if wait := s.n.lastCommand.Add(s.c.opts.MinCommandInterval).Sub(s.now()); wait > 0 {
+			if err := s.c.opts.Clock.Sleep(ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
+	// A command whose outcome could not be confirmed is not sent.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.log.Infof("sending power %s", action)
+	err := s.call(ctx, action, false, func(ctx context.Context, c conn) error { return c.SetPower(ctx, action) })
+	// Counted even when it failed: the command may have reached the BMC.
+	s.n.lastCommand = s.now()
+	return err
+}
+
+// drive brings the node to want with action: it reads the state, sends the command only when
+// the node is not there, looks again before any re-send, and confirms.
+func (s *session) drive(ctx context.Context, want State, action string) error {
+	st, err := s.settled(ctx, want)
+	if err != nil {
+		return err
+	}
+	if st == want {
+		s.log.Debugf("already %s, no command sent", want)
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.send(ctx, action)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+			return err
+		}
+		// The command may have reached the BMC: look before sending again (never blind).
+		st, rerr := s.settled(ctx, want)
+		if rerr != nil {
+			return fmt.Errorf("power %s failed (%v), then: %w", action, err, rerr)
+		}
+		if st == want {
+			return nil
+		}
+		if errors.Is(err, ErrRefused) || attempt >= s.c.opts.Attempts {
+			return err
+		}
+		s.c.m.retries.WithLabelValues(s.proto(), action).Inc()
+		s.log.Warnf("power %s failed, node still %s, retrying: %v", action, st, err)
+		if serr := s.c.opts.Clock.Sleep(ctx, s.c.backoff(attempt-1)); serr != nil {
+			return err
+		}
+	}
+	return s.confirm(ctx, want, action, s.c.opts.ConfirmTimeout)
+}
+
+// confirm polls until the node reports want or window passes. A power-on the BMC accepted
+// while the node stays off is re-sent after ResendAfter, up to MaxResends times.
+func (s *session) confirm(ctx context.Context, want State, action string, window time.Duration) error {
+	sent := s.now()
+	deadline, lastSend, resends := sent.Add(window), sent, 0
+	last := StateUnknown
+	for {
+		if err := s.c.opts.Clock.Sleep(ctx, s.c.opts.PollInterval); err != nil {
+			return &NotConfirmedError{Node: s.n.name, Want: want, Last: last, Err: err}
+		}
+		st, err := s.read(ctx)
+		switch {
+		case err == nil:
+			last = st
+			if st == want {
+				s.c.m.confirm.WithLabelValues(s.proto(), action).Observe(s.now().Sub(sent).Seconds())
+				s.log.Infof("confirmed %s", want)
+				return nil
+			}
+		case errors.Is(err, ErrAuth) || ctx.Err() != nil:
+			return err
+		default:
+			last = StateUnknown
+			s.log.Warnf("confirming %s: %v", want, err)
+		}
+		if !s.now().Before(deadline) {
+			return &NotConfirmedError{Node: s.n.name, Want: want, Last: last}
+		}
+		if action == actionOn && err == nil && st == StateOff && resends < s.c.opts.MaxResends && s.now().Sub(lastSend) >= s.c.opts.ResendAfter {
+			s.log.Warnf("power on accepted but node still off after %s, sending it again", s.now().Sub(lastSend))
+			resends++
+			if err := s.send(ctx, actionOn); err != nil && !retryable(err) {
+				return err
+			}
+			lastSend = s.now()
+		}
+	}
+}
+
+// gracefulOff asks the OS to shut down, waits up to GracePeriod, then cuts the power.
+func (s *session) gracefulOff(ctx context.Context) error {
+	st, err := s.settled(ctx, StateOff)
+	if err != nil {
+		return err
+	}
+	if st == StateOff {
+		s.log.Debugf("already off, no command sent")
+		return nil
+	}
+	err = s.send(ctx, actionSoft)
+	switch {
+	case errors.Is(err, ErrAuth) || ctx.Err() != nil:
+		return err
+	case errors.Is(err, ErrRefused):
+		s.log.Warnf("graceful shutdown refused, forcing off: %v", err)
+		return s.drive(ctx, StateOff, actionOff)
+	case err != nil:
+		// Redfish reports a failure even for an accepted GracefulShutdown: the state decides.
+		s.log.Infof("graceful shutdown request reported %v; confirming by reading the state", err)
+	}
+	cerr := s.confirm(ctx, StateOff, actionSoft, s.c.opts.GracePeriod)
+	if !errors.Is(cerr, ErrNotConfirmed) || ctx.Err() != nil {
+		return cerr
+	}
+	s.log.Warnf("graceful shutdown did not finish within %s, forcing off", s.c.opts.GracePeriod)
+	return s.drive(ctx, StateOff, actionOff)
+}
+
+// cycle restarts a node that is on: IPMI has a native cycle; Redfish BMCs (the DMTF mockup
+// among them) may lack PowerCycle, so there it is a confirmed off then a confirmed on. A node
+// that is off is simply powered on.
+func (s *session) cycle(ctx context.Context) error {
+	st, err := s.settled(ctx, StateOn)
+	if err != nil {
+		return err
+	}
+	if st == StateOff || s.n.ep.Protocol == ProtocolRedfish {
+		if st == StateOn {
+			if err := s.drive(ctx, StateOff, actionOff); err != nil {
+				return err
+			}
+		}
+		return s.drive(ctx, StateOn, actionOn)
+	}
+	// Not retried: a second cycle could hit a node that already restarted.
+	if err := s.send(ctx, actionCycle); err != nil {
+		return err
+	}
+	return s.confirm(ctx, StateOn, actionCycle, s.c.opts.ConfirmTimeout)
+}
