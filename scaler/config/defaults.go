@@ -9,6 +9,9 @@ import (
 // DefaultListenAddress is rota's HTTP listener when the config names none.
 const DefaultListenAddress = "127.0.0.1:9851"
 
+// DefaultBootTimeout is a pool's boot_timeout when the config names none.
+const DefaultBootTimeout = 10 * time.Minute
+
 func dur(d time.Duration) model.Duration { return model.Duration(d) }
 
 func setDur(d *model.Duration, def time.Duration) {
@@ -35,12 +38,21 @@ func setString(v *string, def string) {
 	}
 }
 
+// Default is the config with every default filled and no pools: what the rule generator uses
+// when it is given no file. It is not validated (it has no pools).
+func Default() *Config {
+	var c Config
+	c.applyDefaults()
+	return &c
+}
+
 // applyDefaults fills every field the file left at its zero value with the documented default.
 // The defaults are the rules of thumb rota was built around: CPU under 20% with GPUs idle for
 // 10 minutes means off; more than 10 queued jobs means on.
 func (c *Config) applyDefaults() {
 	setString(&c.Prometheus.URL, "http://127.0.0.1:9090")
 	setDur(&c.Prometheus.Timeout, 10*time.Second)
+	setDur(&c.Prometheus.ScrapeInterval, 15*time.Second)
 	setString(&c.Server.ListenAddress, DefaultListenAddress)
 	if c.Server.WebhookMaxBodyBytes == 0 {
 		c.Server.WebhookMaxBodyBytes = 1 << 20
@@ -82,7 +94,7 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Pools {
 		pl := &c.Pools[i]
-		setDur(&pl.BootTimeout, 10*time.Minute)
+		setDur(&pl.BootTimeout, DefaultBootTimeout)
 		setString(&pl.Cost.Currency, "USD")
 		if pl.Cost.SavesWhenOff == nil {
 			t := true

@@ -29,6 +29,9 @@ type Prometheus struct {
 	URL string `yaml:"url"`
 	// Timeout bounds each query.
 	Timeout model.Duration `yaml:"timeout"`
+	// ScrapeInterval is how often Prometheus scrapes the exporters. Rate windows (4x) and the
+	// resolution of window queries and rules (1x) derive from it.
+	ScrapeInterval model.Duration `yaml:"scrape_interval"`
 	// HTTPClient is prometheus/common's client config: basic auth, bearer token file, TLS, proxy.
 	HTTPClient promconfig.HTTPClientConfig `yaml:"http_client"`
 }

@@ -28,6 +28,7 @@ func (c *Config) validateWiring(p *problems) {
 	if u, err := url.Parse(c.Prometheus.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p.add("prometheus.url", "%q is not an http(s) URL", c.Prometheus.URL)
 	}
+	positive(p, "prometheus.scrape_interval", c.Prometheus.ScrapeInterval)
 	if err := c.Prometheus.HTTPClient.Validate(); err != nil {
 		p.add("prometheus.http_client", "%v", err)
 	}

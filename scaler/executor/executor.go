@@ -74,7 +74,7 @@ func New(o Options) (*Executor, error) {
 	if o.Store == nil || o.Power == nil || o.Jobs == nil || o.Config == nil || o.Clock == nil || o.Log == nil {
 		return nil, errors.New("executor: store, power, jobs, config, clock and log are required")
 	}
-	m, err := newMetrics(o.Registerer)
+	m, err := newMetrics(o.Registerer, o.Config.Pools)
 	if err != nil {
 		return nil, fmt.Errorf("executor metrics: %w", err)
 	}

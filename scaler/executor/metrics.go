@@ -13,8 +13,8 @@ import (
 
 // Action results, the bounded "result" label.
 const (
-	resultSucceeded    = "succeeded"
-	resultFailed       = "failed"
+	resultSucceeded    = "success"
+	resultFailed       = "failure"
 	resultAborted      = "aborted"
 	resultStateUnknown = "state_unknown"
 	resultDryRun       = "dry_run"
@@ -25,7 +25,9 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics registers the action metrics, with the success and failure series of every action
+// in every pool created at 0, so that increase() in the alert rules sees the first failure.
+func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error) {
 	m := &metrics{
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rota_scaler_actions_total",
@@ -36,6 +38,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time one action took, from its intent to its last step in that call.",
 			Buckets: prometheus.ExponentialBuckets(0.5, 2, 14), // 0.5 s .. about 2 h
 		}, []string{"action"}),
+	}
+	for _, p := range pools {
+		for _, k := range []fleet.Kind{fleet.PowerOn, fleet.Drain, fleet.PowerOff, fleet.Resume} {
+			for _, r := range []string{resultSucceeded, resultFailed} {
+				m.actions.WithLabelValues(string(k), p.Name, r)
+			}
+		}
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.actions, m.duration} {

@@ -1,0 +1,157 @@
+package alerts
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// SignalLabel is the label every rota alert carries; its value names the signal (idle, backlog,
+// ...). Alertmanager routes on it to rota's webhook.
+const SignalLabel = "rota_signal"
+
+// The alert names.
+const (
+	AlertIdle              = "RotaServerIdle"
+	AlertBacklog           = "RotaQueueBacklog"
+	AlertUnderused         = "RotaGPUServerUnderused"
+	AlertTelemetryMissing  = "RotaTelemetryMissing"
+	AlertCollectorFailing  = "RotaCollectorFailing"
+	AlertBootTimeout       = "RotaServerBootTimeout"
+	AlertFailed            = "RotaServerFailed"
+	AlertScalerDown        = "RotaScalerDown"
+	AlertNotReconciling    = "RotaScalerNotReconciling"
+	AlertScalerBlind       = "RotaScalerTelemetryFailing"
+	AlertPowerActionsFails = "RotaPowerActionsFailing"
+)
+
+func alert(name, signal, severity, expr string, forDur model.Duration, summary, description string) Rule {
+	return Rule{
+		Alert:       name,
+		Expr:        expr,
+		For:         forDur,
+		Labels:      map[string]string{SignalLabel: signal, "severity": severity},
+		Annotations: map[string]string{"summary": summary, "description": description},
+	}
+}
+
+func pct(v float64) string { return num(v*100) + "%" }
+
+func alertRules(e Expr, pools []config.Pool) []Rule {
+	p := e.Policy
+	// Each alert holds for one scaler pass before it fires: the windows are in the expressions.
+	pass := p.EvaluationInterval
+	rules := []Rule{
+		alert(AlertIdle, "idle", "info", e.idleAlert(), pass,
+			"{{ $labels.node }} is idle",
+			fmt.Sprintf("CPU under %s and every GPU under %s for the whole %s window, with complete, fresh data (pool {{ $labels.pool }}).",
+				pct(p.Idle.CPUThreshold), pct(p.Idle.GPUThreshold), p.Idle.Window)),
+		alert(AlertBacklog, "backlog", "info",
+			fmt.Sprintf("%s > %d", RecPendingPoolClass, p.Backlog.QueuedJobs), p.Backlog.For,
+			"{{ $labels.class }} work queues for pool {{ $labels.pool }}",
+			fmt.Sprintf("More than %d {{ $labels.class }} jobs have waited for pool {{ $labels.pool }} for %s.", p.Backlog.QueuedJobs, p.Backlog.For)),
+		alert(AlertUnderused, "underuse", "info", e.underuseAlert(), pass,
+			"{{ $labels.node }} runs light work on its GPUs",
+			fmt.Sprintf("Mean GPU use under %s over %s while the server is busy (pool {{ $labels.pool }}).",
+				pct(p.Underuse.GPUThreshold), p.Underuse.Window)),
+		alert(AlertTelemetryMissing, "telemetry", "warning", e.telemetryAlert(), pass,
+			"No fresh data from {{ $labels.node }}",
+			fmt.Sprintf("{{ $labels.node }} is powered on but its exporter sent nothing in %s; rota will not power it off.", p.Telemetry.MaxAge)),
+		alert(AlertCollectorFailing, "telemetry", "warning", e.partialAlert(), pass,
+			"Partial data from {{ $labels.node }}",
+			"A collector of {{ $labels.node }}'s exporter fails or a GPU has no reading; rota will not power it off."),
+	}
+	rules = append(rules, bootAlerts(pools, pass)...)
+	stuck := 3 * p.EvaluationInterval
+	return append(rules,
+		alert(AlertScalerDown, "scaler", "critical", fmt.Sprintf("absent(up{job=%q} == 1)", ScalerJob), stuck,
+			"rota is down",
+			fmt.Sprintf("Prometheus has not scraped rota (job %q) for %s: nothing scales.", ScalerJob, stuck)),
+		alert(AlertNotReconciling, "scaler", "critical",
+			fmt.Sprintf("time() - %s > %s", ScalerLastPassSuccess, num(time.Duration(stuck).Seconds())), pass,
+			"rota is not reconciling",
+			fmt.Sprintf("rota has not finished a pass in %s.", stuck)),
+		alert(AlertScalerBlind, "scaler", "warning", fmt.Sprintf("%s == 0", ScalerTelemetryOK), stuck,
+			"rota cannot read Prometheus",
+			fmt.Sprintf("rota's queries have failed for %s: no server is powered off until they work.", stuck)),
+		alert(AlertPowerActionsFails, "power", "critical",
+			fmt.Sprintf("sum by (pool, action) (increase(%s{result=~\"failure|state_unknown\"}[%s])) >= %d",
+				ScalerActions, p.Failure.AlertWindow, p.Failure.AlertAfter), pass,
+			"{{ $labels.action }} keeps failing in pool {{ $labels.pool }}",
+			fmt.Sprintf("At least %d {{ $labels.action }} actions failed in pool {{ $labels.pool }} within %s.",
+				p.Failure.AlertAfter, p.Failure.AlertWindow)),
+	)
+}
+
+// idleAlert fires for a server whose CPU stayed under the threshold, every GPU under its own,
+// with readings at every step of the window and nothing missing now. Absent or partial data
+// is never idle.
+func (e Expr) idleAlert() string {
+	p := e.Policy.Idle
+	n := e.IdleSteps()
+	return strings.Join([]string{
+		fmt.Sprintf("(\n  %s < %s\n  and on (node)\n  %s >= %d\n)", e.IdleMax(RecCPU), num(p.CPUThreshold), e.IdleSamples(RecCPU), n),
+		fmt.Sprintf("unless on (node) (%s >= %s)", e.IdleMax(RecGPUMax), num(p.GPUThreshold)),
+		fmt.Sprintf("unless on (node) (%s > 0 unless on (node) %s >= %d)", GPUDevices, e.IdleSamples(RecGPUMax), n),
+		fmt.Sprintf("unless on (node) (%s > 0)", RecGPUProcesses),
+		fmt.Sprintf("unless on (node) (\n  %s\n)", indent(e.CollectorsFailing())),
+		fmt.Sprintf("unless on (node) (\n  %s\n  > 0\n)", indent(e.GPUsUnread())),
+	}, "\n")
+}
+
+// partialAlert fires for a server with a failing collector or a GPU without a reading.
+func (e Expr) partialAlert() string {
+	return fmt.Sprintf("%s\nor on (node)\n%s > 0", e.CollectorsFailing(), e.GPUsUnread())
+}
+
+// underuseAlert fires for a GPU server whose mean GPU use stayed under the threshold over the
+// whole window while it works (GPU processes, or CPU above the idle threshold).
+func (e Expr) underuseAlert() string {
+	p := e.Policy
+	return fmt.Sprintf("%s < %s\nand on (node) %s >= %d\nand on (node) (%s > 0 or %s >= %s)",
+		e.UnderuseMean(RecGPUMean), num(p.Underuse.GPUThreshold),
+		e.UnderuseSamples(RecGPUMean), e.UnderuseSteps(),
+		RecGPUProcesses, RecCPU, num(p.Idle.CPUThreshold))
+}
+
+// telemetryAlert fires for a server the BMC says is on, that is not booting or powering off,
+// with no exporter sample within the max age: it compares the inventory with the data, so a
+// server that never reported is caught too.
+func (e Expr) telemetryAlert() string {
+	return fmt.Sprintf("(%s == 1)\nunless on (node) (%s{state=~\"powering_on|booting|powering_off\"} == 1)\nunless on (node) %s",
+		FleetNodePowered, FleetNodeState, e.Fresh())
+}
+
+// bootAlerts fire for a server stuck powering on or booting past its pool's boot timeout (one
+// rule per pool, labelled with it, and one with the default timeout for pools the config does
+// not name), and for a server rota marked failed.
+func bootAlerts(pools []config.Pool, pass model.Duration) []Rule {
+	stuck := func(matcher string, timeout model.Duration) Rule {
+		return alert(AlertBootTimeout, "boot", "warning",
+			fmt.Sprintf("%s{state=~\"powering_on|booting\"%s} == 1", FleetNodeState, matcher), timeout,
+			"{{ $labels.node }} did not come up",
+			fmt.Sprintf("{{ $labels.node }} has been {{ $labels.state }} for more than its boot timeout (%s).", timeout))
+	}
+	var names []string
+	var out []Rule
+	for _, pl := range pools {
+		r := stuck(fmt.Sprintf(",pool=%q", pl.Name), pl.BootTimeout)
+		r.Labels["pool"] = pl.Name // one rule per pool: the label tells them apart
+		out = append(out, r)
+		names = append(names, regexp.QuoteMeta(pl.Name))
+	}
+	other := ""
+	if len(names) > 0 {
+		other = fmt.Sprintf(",pool!~%q", strings.Join(names, "|"))
+	}
+	out = append(out, stuck(other, model.Duration(config.DefaultBootTimeout)))
+	return append(out, alert(AlertFailed, "boot", "warning",
+		fmt.Sprintf("%s{state=\"failed\"} == 1", FleetNodeState), pass,
+		"{{ $labels.node }} failed",
+		"rota marked {{ $labels.node }} failed (it did not come up or a power action failed); it retries after a backoff."))
+}

@@ -1,0 +1,12 @@
+// Package alerts builds rota's PromQL: the expressions the scaler queries, and the recording
+// and alerting rules Prometheus evaluates, all from the one config the scaler reads, so every
+// threshold and window lives in one place.
+//
+// Expr holds the expression builders. The scaler's Prometheus reader (scaler/promfacts) and the
+// rules call the same builders: the rules apply them to recorded series, the reader to the raw
+// exporter series (so the scaler does not depend on the rules being loaded).
+//
+// Generate turns a config into a rule file (Prometheus' format, recorded names follow
+// level:metric:operations); `rotactl rules generate` writes it. rota-rules.yml in this folder is
+// the set generated from the defaults (no config file), kept current by a test.
+package alerts

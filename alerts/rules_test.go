@@ -1,0 +1,176 @@
+package alerts
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
+)
+
+var update = flag.Bool("update", false, "rewrite rota-rules.yml and other golden files")
+
+// committed is the rule file generated from the defaults and kept in the repository.
+const committed = "rota-rules.yml"
+
+func TestCommittedRulesAreCurrent(t *testing.T) {
+	got, err := Generate(config.Default(), "defaults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(committed, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("alerts/%s is out of date; regenerate it with:\n  go run ./cmd/rotactl rules generate --output=alerts/%s\n(or: go test ./alerts -run TestCommittedRulesAreCurrent -update)", committed, committed)
+	}
+}
+
+// TestPolicyDrivesRules changes one threshold at a time and checks that the rule that uses it
+// changes, and nothing else breaks.
+func TestPolicyDrivesRules(t *testing.T) {
+	base, err := Generate(config.Default(), "defaults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	min := func(m int) model.Duration { return model.Duration(time.Duration(m) * time.Minute) }
+	cases := []struct {
+		name   string
+		change func(c *config.Config)
+		want   []string
+	}{
+		{"idle cpu threshold", func(c *config.Config) { c.Policy.Idle.CPUThreshold = 0.35 },
+			[]string{"max_over_time(node:rota_node_cpu_utilization:ratio[10m:15s]) < 0.35", "CPU under 35%"}},
+		{"idle gpu threshold", func(c *config.Config) { c.Policy.Idle.GPUThreshold = 0.02 },
+			[]string{"max_over_time(node:rota_gpu_utilization:max[10m:15s]) >= 0.02"}},
+		{"idle window", func(c *config.Config) { c.Policy.Idle.Window = min(20) },
+			[]string{"count_over_time(node:rota_node_cpu_utilization:ratio[20m:15s]) >= 80"}},
+		{"scrape interval", func(c *config.Config) { c.Prometheus.ScrapeInterval = model.Duration(30 * time.Second) },
+			[]string{"rota_node_cpu_seconds_total[2m]", "[10m:30s]) >= 20"}},
+		{"backlog", func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 25; c.Policy.Backlog.For = min(7) },
+			[]string{"pool_class:rota_scaler_pending_jobs:sum > 25\n        for: 7m"}},
+		{"underuse", func(c *config.Config) { c.Policy.Underuse.GPUThreshold = 0.15; c.Policy.Underuse.Window = min(60) },
+			[]string{"avg_over_time(node:rota_gpu_utilization:avg[1h:15s]) < 0.15", ">= 240"}},
+		{"telemetry max age", func(c *config.Config) { c.Policy.Telemetry.MaxAge = min(5) },
+			[]string{"count_over_time(rota_node_cpus[5m])"}},
+		{"failure alert", func(c *config.Config) { c.Policy.Failure.AlertAfter = 5; c.Policy.Failure.AlertWindow = min(60) },
+			[]string{`increase(rota_scaler_actions_total{result=~"failure|state_unknown"}[1h])) >= 5`}},
+		{"evaluation interval", func(c *config.Config) { c.Policy.EvaluationInterval = min(2) },
+			[]string{"rota_scaler_last_pass_success_timestamp_seconds > 360", "for: 6m"}},
+		{"pool boot timeouts", func(c *config.Config) {
+			c.Pools = []config.Pool{{Name: "cpu-a", BootTimeout: min(8)}, {Name: "gpu.b", BootTimeout: min(15)}}
+		}, []string{
+			`rota_fleet_node_state{state=~"powering_on|booting",pool="cpu-a"} == 1` + "\n        for: 8m",
+			`rota_fleet_node_state{state=~"powering_on|booting",pool="gpu.b"} == 1` + "\n        for: 15m",
+			`rota_fleet_node_state{state=~"powering_on|booting",pool!~"cpu-a|gpu\\.b"} == 1` + "\n        for: 10m",
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := config.Default()
+			tc.change(c)
+			got, err := Generate(c, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Equal(got[bytes.IndexByte(got, '\n'):], base[bytes.IndexByte(base, '\n'):]) {
+				t.Fatal("changing the policy did not change the rules")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(got), w) {
+					t.Errorf("generated rules lack %q", w)
+				}
+			}
+		})
+	}
+}
+
+// TestPromtoolCheckRules lints the committed rules and those generated from the example config.
+func TestPromtoolCheckRules(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	cfg, err := config.Load(filepath.Join(testutil.RepoRoot(t), "deploy", "rota", "rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := Generate(cfg, "deploy/rota/rota.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examplePath := filepath.Join(t.TempDir(), "example-rules.yml")
+	if err := os.WriteFile(examplePath, example, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{committed, examplePath} {
+		out, err := exec.Command(promtool, "check", "rules", "--lint-fatal", f).CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool check rules %s: %v\n%s", f, err, out)
+		}
+	}
+}
+
+// TestPromtoolTestRules runs the rule unit tests in testdata: every alert firing, not firing, at
+// its boundary, with missing, partial and flapping data, and across counter resets; every
+// recording rule's value.
+func TestPromtoolTestRules(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	files, err := filepath.Glob("testdata/*.test.yml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no rule tests in testdata: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			runPromtoolTest(t, promtool, f)
+		})
+	}
+}
+
+func runPromtoolTest(t *testing.T, promtool, file string) {
+	t.Helper()
+	out, err := exec.Command(promtool, "test", "rules", file).CombinedOutput()
+	if err != nil {
+		t.Errorf("promtool test rules %s: %v\n%s", file, err, out)
+	}
+}
+
+// TestEveryRuleIsTested: each recorded series and each alert of the rule set appears in a rule
+// test (an expression using it, or an alert_rule_test naming it), so a new rule needs a test.
+func TestEveryRuleIsTested(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.test.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	tests := all.String()
+	for _, g := range Rules(config.Default()).Groups {
+		for _, r := range g.Rules {
+			switch {
+			case r.Record != "" && !strings.Contains(tests, r.Record):
+				t.Errorf("recorded series %s is in no rule test", r.Record)
+			case r.Alert != "" && !strings.Contains(tests, "alertname: "+r.Alert+"\n"):
+				t.Errorf("alert %s is in no rule test", r.Alert)
+			}
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package alerts
+
+// The series contract: what rota reads and writes (the README lists them with their labels).
+// Exporter series carry the target labels node and pool (and region, department) from file-based
+// service discovery.
+const (
+	// rota-exporter, on every server.
+	NodeCPUSeconds   = "rota_node_cpu_seconds_total"
+	NodeCPUs         = "rota_node_cpus"
+	GPUUtilization   = "rota_gpu_utilization_ratio"
+	GPUMemoryUsed    = "rota_gpu_memory_used_bytes"
+	GPUMemoryTotal   = "rota_gpu_memory_total_bytes"
+	GPUProcesses     = "rota_gpu_compute_processes"
+	GPUDevices       = "rota_gpu_devices"
+	CollectorSuccess = "rota_exporter_collector_success"
+
+	// The Slurm collector, on the head node.
+	SlurmPendingJobs = "rota_slurm_pending_jobs"
+	SlurmPendingCPUs = "rota_slurm_pending_cpus"
+	SlurmPendingGPUs = "rota_slurm_pending_gpus"
+
+	// The scaler.
+	FleetNodeState        = "rota_fleet_node_state"
+	FleetNodePowered      = "rota_fleet_node_powered"
+	FleetNodeCostPerHour  = "rota_fleet_node_cost_per_hour"
+	FleetNodeSavesWhenOff = "rota_fleet_node_saves_when_off"
+	ScalerPendingJobs     = "rota_scaler_pending_jobs"
+	ScalerActions         = "rota_scaler_actions_total"
+	ScalerLastPassSuccess = "rota_scaler_last_pass_success_timestamp_seconds"
+	ScalerTelemetryOK     = "rota_scaler_telemetry_ok"
+)
+
+// ScalerJob is the Prometheus job name that scrapes rota itself (deploy/prometheus).
+const ScalerJob = "rota"
+
+// Recorded series (level:metric:operations). Node level keeps the labels node and pool.
+const (
+	RecCPU            = "node:rota_node_cpu_utilization:ratio"
+	RecGPUMax         = "node:rota_gpu_utilization:max"
+	RecGPUMean        = "node:rota_gpu_utilization:avg"
+	RecGPUProcesses   = "node:rota_gpu_compute_processes:sum"
+	RecGPUMemoryUsed  = "node:rota_gpu_memory_used_bytes:sum"
+	RecGPUMemoryRatio = "node:rota_gpu_memory_used:ratio"
+
+	RecPoolCPUs     = "pool:rota_node_cpus:sum"
+	RecPoolCPUsBusy = "pool:rota_node_cpus_busy:sum"
+	RecPoolCPU      = "pool:rota_node_cpu_utilization:ratio"
+	RecPoolGPU      = "pool:rota_gpu_utilization:avg"
+
+	RecPendingPoolClass = "pool_class:rota_scaler_pending_jobs:sum"
+	RecSlurmPendingJobs = "class:rota_slurm_pending_jobs:sum"
+	RecSlurmPendingCPUs = "class:rota_slurm_pending_cpus:sum"
+	RecSlurmPendingGPUs = "class:rota_slurm_pending_gpus:sum"
+	RecNodeSpend        = "node:rota_fleet_spend_per_hour:powered"
+	RecNodeSaving       = "node:rota_fleet_saving_per_hour:off"
+	RecPoolSpend        = "pool:rota_fleet_spend_per_hour:sum"
+	RecDepartmentSpend  = "department:rota_fleet_spend_per_hour:sum"
+	RecRegionSpend      = "region:rota_fleet_spend_per_hour:sum"
+	RecFleetSpend       = "currency:rota_fleet_spend_per_hour:sum"
+	RecPoolSaving       = "pool:rota_fleet_saving_per_hour:sum"
+	RecDepartmentSaving = "department:rota_fleet_saving_per_hour:sum"
+	RecRegionSaving     = "region:rota_fleet_saving_per_hour:sum"
+	RecFleetSaving      = "currency:rota_fleet_saving_per_hour:sum"
+	RecPoolAllOnSpend   = "pool:rota_fleet_all_on_spend_per_hour:sum"
+	RecFleetAllOnSpend  = "currency:rota_fleet_all_on_spend_per_hour:sum"
+	RecFleetSavingRatio = "currency:rota_fleet_saving:ratio"
+)

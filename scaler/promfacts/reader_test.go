@@ -1,0 +1,252 @@
+package promfacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// fakeNode is one server's exporter: its CPU counters grow by one scrape's worth (4 CPUs, 1s)
+// at each scrape, at the given busy share.
+type fakeNode struct {
+	pool    string
+	busy    float64
+	gpu     float64 // GPU utilisation; negative: no GPU
+	serving bool
+	idle    float64
+	user    float64
+}
+
+// fakeExporters serves each node's series at /n/<node>; a node that is not serving answers 503
+// (its scrape fails, as when the server or its exporter is down).
+type fakeExporters struct {
+	mu    sync.Mutex
+	nodes map[string]*fakeNode
+}
+
+func (f *fakeExporters) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.nodes[strings.TrimPrefix(r.URL.Path, "/n/")]
+	if !ok || !n.serving {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	n.idle += 4 * (1 - n.busy)
+	n.user += 4 * n.busy
+	fmt.Fprintf(w, "rota_node_cpu_seconds_total{mode=\"idle\"} %g\nrota_node_cpu_seconds_total{mode=\"user\"} %g\n", n.idle, n.user)
+	fmt.Fprint(w, "rota_node_cpus 4\nrota_exporter_collector_success{collector=\"cpu\"} 1\n")
+	if n.gpu >= 0 {
+		fmt.Fprintf(w, "rota_gpu_devices 1\nrota_gpu_utilization_ratio{gpu=\"0\",uuid=\"GPU-0\"} %g\nrota_gpu_compute_processes{gpu=\"0\",uuid=\"GPU-0\"} 0\n", n.gpu)
+	}
+}
+
+func (f *fakeExporters) set(node string, serving bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodes[node].serving = serving
+}
+
+// startPrometheus runs a real Prometheus scraping every fake node each second, with the labels
+// node and pool, evaluating rules (a rule file's YAML) each second, and returns its URL.
+func startPrometheus(t *testing.T, exporters string, nodes map[string]*fakeNode, rules []byte) string {
+	t.Helper()
+	bin := testutil.Tool(t, "prometheus")
+	dir := t.TempDir()
+	rulesPath := filepath.Join(dir, "rules.yml")
+	if err := os.WriteFile(rulesPath, rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\nrule_files: [%q]\n", rulesPath)
+	b.WriteString("scrape_configs:\n  - job_name: rota-exporter\n    static_configs:\n")
+	for name, n := range nodes {
+		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {node: %q, pool: %q, __metrics_path__: %q}\n", exporters, name, n.pool, "/n/"+name)
+	}
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	testutil.Start(t, bin, "--config.file="+cfg, "--web.listen-address="+addr,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"))
+	url := "http://" + addr
+	testutil.WaitHTTP(t, url+"/-/ready", 60*time.Second)
+	return url
+}
+
+// testConfig scales the windows down to seconds: scrape 1s, idle window 5s, underuse 10s.
+func testConfig(url string) *config.Config {
+	c := config.Default()
+	c.Prometheus.URL = url
+	c.Prometheus.ScrapeInterval = model.Duration(time.Second)
+	c.Policy.Idle.Window = model.Duration(5 * time.Second)
+	c.Policy.Underuse.Window = model.Duration(10 * time.Second)
+	c.Policy.Telemetry.MaxAge = model.Duration(3 * time.Second)
+	c.Policy.EvaluationInterval = model.Duration(time.Second)
+	return c
+}
+
+func newReader(t *testing.T, c *config.Config) *Reader {
+	t.Helper()
+	r, err := New(c, logrus.NewEntry(logrus.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestReadFromPrometheus(t *testing.T) {
+	nodes := map[string]*fakeNode{
+		"idle":    {pool: "cpu", busy: 0.05, gpu: -1, serving: true},
+		"busy":    {pool: "cpu", busy: 0.5, gpu: -1, serving: true},
+		"gpuidle": {pool: "gpu", busy: 0.05, gpu: 0.01, serving: true},
+		"stale":   {pool: "cpu", busy: 0.05, gpu: -1, serving: true},
+		"late":    {pool: "cpu", busy: 0.05, gpu: -1},
+		"missing": {pool: "cpu", busy: 0.05, gpu: -1},
+	}
+	exp := &fakeExporters{nodes: nodes}
+	srv := httptest.NewServer(exp)
+	t.Cleanup(srv.Close)
+	// The rules generated from the same scaled-down config, so the idle alert can be compared
+	// with what the reader says.
+	rules, err := alerts.Generate(testConfig(""), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReader(t, testConfig(startPrometheus(t, strings.TrimPrefix(srv.URL, "http://"), nodes, rules)))
+	names := []string{"idle", "busy", "gpuidle", "stale", "late", "missing"}
+	read := func() map[string]fleet.TelemetryView {
+		got, err := r.Read(context.Background(), names, time.Now())
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		return got
+	}
+	present := func(want ...string) func() error {
+		return func() error {
+			got := read()
+			for _, n := range want {
+				if !got[n].Present {
+					return fmt.Errorf("%s not present yet: %+v", n, got[n])
+				}
+			}
+			return nil
+		}
+	}
+
+	testutil.Eventually(t, 60*time.Second, "a full window of data", present("idle", "busy", "gpuidle", "stale"))
+	got := read()
+	near := func(name string, v, want float64) {
+		if math.Abs(v-want) > 0.01 {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
+	}
+	near("idle CPUMax", got["idle"].CPUMax, 0.05)
+	near("busy CPUMax", got["busy"].CPUMax, 0.5)
+	near("gpuidle GPUMax", got["gpuidle"].GPUMax, 0.01)
+	near("gpuidle GPUMean", got["gpuidle"].GPUMean, 0.01)
+	if got["missing"].Present || got["late"].Present {
+		t.Errorf("servers without data are present: missing %+v, late %+v", got["missing"], got["late"])
+	}
+	// The idle alert agrees: it fires for the idle servers the reader sees, not for the busy
+	// one nor for those without data.
+	testutil.Eventually(t, 30*time.Second, "RotaServerIdle firing for the idle servers", func() error {
+		if firing := idleAlerts(t, r); firing != "gpuidle idle stale" {
+			return fmt.Errorf("firing for %q", firing)
+		}
+		return nil
+	})
+
+	// A server just powered on has fresh samples but not a whole window: not present.
+	exp.set("late", true)
+	testutil.Eventually(t, 30*time.Second, "late's first sample", func() error {
+		if v := read()["late"]; v.LastSample.IsZero() {
+			return errors.New("no sample yet")
+		} else if v.Present {
+			t.Fatalf("late is present with one sample: %+v", v)
+		}
+		return nil
+	})
+	testutil.Eventually(t, 60*time.Second, "late covers a window", present("late"))
+
+	// A server whose exporter stops is not present any more.
+	exp.set("stale", false)
+	testutil.Eventually(t, 30*time.Second, "stale drops out", func() error {
+		if v := read()["stale"]; v.Present {
+			return fmt.Errorf("still present: %+v", v)
+		}
+		return nil
+	})
+}
+
+func TestReadErrors(t *testing.T) {
+	warn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[]},"warnings":["shard 3 did not answer"]}`)
+	}))
+	t.Cleanup(warn.Close)
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = io.WriteString(w, `{"status":"error","errorType":"execution","error":"query timed out"}`)
+	}))
+	t.Cleanup(failing.Close)
+	cases := []struct {
+		name    string
+		url     string
+		partial bool
+	}{
+		{"prometheus down", fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)), false},
+		{"query error", failing.URL, false},
+		{"partial answer", warn.URL, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := newReader(t, testConfig(tc.url)).Read(context.Background(), []string{"n"}, time.Now())
+			if err == nil {
+				t.Fatalf("Read = %v, want an error", got)
+			}
+			if errors.Is(err, ErrPartialAnswer) != tc.partial {
+				t.Errorf("errors.Is(%v, ErrPartialAnswer) = %v, want %v", err, !tc.partial, tc.partial)
+			}
+		})
+	}
+}
+
+// idleAlerts lists the nodes RotaServerIdle fires for, sorted.
+func idleAlerts(t *testing.T, r *Reader) string {
+	t.Helper()
+	res, err := r.api.Alerts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for _, a := range res.Alerts {
+		if a.Labels["alertname"] == alerts.AlertIdle && a.State == v1.AlertStateFiring {
+			nodes = append(nodes, string(a.Labels["node"]))
+		}
+	}
+	sort.Strings(nodes)
+	return strings.Join(nodes, " ")
+}
