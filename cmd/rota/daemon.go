@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/executor"
+	"github.com/rotahq/rota/scaler/loop"
+	"github.com/rotahq/rota/scaler/plan"
+	"github.com/rotahq/rota/scaler/promfacts"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// daemon is rota's pieces, built and ready to run.
+type daemon struct {
+	cfg      config.Server
+	store    *store.Store
+	loop     *loop.Loop
+	server   *api.Server
+	listener net.Listener
+	log      *logrus.Entry
+}
+
+// build makes every piece from the config, in dependency order; on error whatever was opened
+// is closed again.
+func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		versioncollector.NewCollector("rota"),
+	)
+	apiToken, webhookToken, err := tokens(cfg.Server)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(cfg.Store.Path, store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+	power, err := newPower(cfg, log, clk, reg)
+	if err != nil {
+		return nil, err
+	}
+	jm, err := newJobs(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	facts, err := promfacts.New(cfg, log.WithField("component", "promfacts"))
+	if err != nil {
+		return nil, fmt.Errorf("prometheus: %w", err)
+	}
+	ex, err := executor.New(executor.Options{
+		Store: st, Power: power, Jobs: jm, Config: cfg, Clock: clk,
+		Log: log.WithField("component", "executor"), Registerer: reg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	lp, err := loop.New(loop.Options{
+		Config: cfg, Store: st, Executor: ex, Power: power, Jobs: jm, Telemetry: facts,
+		Planner: plan.Plan, Clock: clk, Log: log.WithField("component", "loop"), Registerer: reg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := api.NewServer(api.Options{
+		Backend: lp, Registry: reg,
+		APIToken: apiToken, WebhookToken: webhookToken,
+		WebhookAuthDisabled: cfg.Server.WebhookAuthDisabled,
+		WebhookMaxBodyBytes: cfg.Server.WebhookMaxBodyBytes,
+		Ready:               firstPassDone(lp),
+		Log:                 log.WithField("component", "api"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", cfg.Server.ListenAddress)
+	if err != nil {
+		return nil, fmt.Errorf("server.listen_address: %w", err)
+	}
+	log.WithField("address", l.Addr().String()).Info("listening")
+	return &daemon{cfg: cfg.Server, store: st, loop: lp, server: srv, listener: l, log: log}, nil
+}
+
+// run runs the loop and the server until ctx ends, re-reading the token files on every value
+// of hup. The loop stops first (it waits for the actions under way; an action cut short leaves
+// its intent in the store for the next start's repair pass), then the server, so rotactl
+// answers until the end; the store closes last.
+func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
+	srvCtx, stopServer := context.WithCancel(context.Background())
+	defer stopServer()
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- d.server.Serve(srvCtx, d.listener) }()
+	go d.reloadTokens(srvCtx, hup)
+
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	loopErr := make(chan error, 1)
+	go func() { loopErr <- d.loop.Run(loopCtx) }()
+
+	var errs []error
+	select {
+	case err := <-srvErr:
+		// The listener failed: stop the loop too.
+		errs = append(errs, err)
+		stopLoop()
+		errs = append(errs, <-loopErr)
+	case err := <-loopErr:
+		errs = append(errs, err)
+		d.log.Info("loop stopped; stopping the server")
+		stopServer()
+		errs = append(errs, <-srvErr)
+	}
+	if err := d.store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing store: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// firstPassDone is rota's readiness: it has finished one pass (its repair included), so its
+// status answers with facts.
+func firstPassDone(b api.Backend) func() error {
+	return func() error {
+		st, err := b.Status(context.Background())
+		switch {
+		case err != nil:
+			return err
+		case st.LastPass.IsZero():
+			return errors.New("the first pass has not finished")
+		}
+		return nil
+	}
+}
+
+// reloadTokens re-reads the token files on every value of hup until ctx ends; when a file
+// cannot be read, the tokens in force stay.
+func (d *daemon) reloadTokens(ctx context.Context, hup <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		apiToken, webhookToken, err := tokens(d.cfg)
+		if err == nil {
+			err = d.server.SetTokens(apiToken, webhookToken)
+		}
+		if err != nil {
+			d.log.WithError(err).Error("token files not reloaded; the tokens in force stay")
+			continue
+		}
+		d.log.Info("token files reloaded")
+	}
+}

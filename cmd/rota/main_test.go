@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+// rotaBinary is the binary TestMain built.
+var rotaBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rota-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := 1
+	if out, err := exec.Command("go", "build", "-o", dir, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building rota: %v\n%s", err, out)
+	} else {
+		rotaBinary = filepath.Join(dir, "rota")
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestExitCodes(t *testing.T) {
+	bin := rotaBinary
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.yml")
+	if err := os.WriteFile(broken, []byte("pools: []\nunknown_key: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	invalid := filepath.Join(dir, "invalid.yml")
+	if err := os.WriteFile(invalid, []byte("policy:\n  idle:\n    cpu_threshold: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOutput []string
+	}{
+		{name: "version", args: []string{"--version"}, wantOutput: []string{"rota, version"}},
+		{name: "unknown flag", args: []string{"--nope"}, wantCode: 2, wantOutput: []string{"--nope"}},
+		{name: "missing config", args: []string{"--config.file", filepath.Join(dir, "missing.yml")}, wantCode: 1, wantOutput: []string{"missing.yml"}},
+		{name: "unparsable config", args: []string{"--config.file", broken}, wantCode: 1, wantOutput: []string{"unknown_key"}},
+		{name: "every problem listed", args: []string{"--config.file", invalid}, wantCode: 1, wantOutput: []string{
+			"server.webhook_token_file: required", "policy.idle.cpu_threshold: 2 is not a ratio",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := exec.Command(bin, tc.args...).CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d: %s", code, tc.wantCode, out)
+			}
+			for _, w := range tc.wantOutput {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestDaemonServesAndStops starts the real binary on a fleet whose Prometheus and BMC are down:
+// it must serve its API and webhook, refuse to scale anything, and stop cleanly on SIGTERM.
+func TestDaemonServesAndStops(t *testing.T) {
+	bin := rotaBinary
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	apiToken := write("api.token", "api-token\n")
+	webhookToken := write("webhook.token", "webhook-token\n")
+	dead := testutil.FreePort(t) // nothing listens there
+	port := testutil.FreePort(t)
+	cfg := write("rota.yml", fmt.Sprintf(`
+prometheus:
+  url: http://127.0.0.1:%[1]d
+  timeout: 1s
+server:
+  listen_address: 127.0.0.1:%[2]d
+  api_token_file: %[3]s
+  webhook_token_file: %[4]s
+store:
+  path: %[5]s
+jobs:
+  adapter: none
+pools:
+  - name: cpu
+    profile: {cpu_cores: 8}
+    cost: {hourly: 1.5, currency: EUR}
+    nodes:
+      - name: n1
+        exporter: 127.0.0.1:%[1]d
+        bmc: {protocol: redfish, host: 127.0.0.1, port: %[1]d, username: rota, password_env: ROTA_TEST_BMC_PASSWORD, insecure_skip_verify: true}
+`, dead, port, apiToken, webhookToken, filepath.Join(dir, "rota.db")))
+
+	cmd := exec.Command(bin, "--config.file", cfg, "--log.level", "debug")
+	cmd.Env = append(os.Environ(), "ROTA_TEST_BMC_PASSWORD=secret-bmc-password")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("rota's log:\n%s", logs.String())
+		}
+	})
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	testutil.WaitHTTP(t, base+"/-/healthy", 30*time.Second)
+
+	call := func(method, path, token, body string) (int, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := call(http.MethodGet, "/api/v1/status", "", ""); code != http.StatusUnauthorized {
+		t.Errorf("status without token: %d", code)
+	}
+	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "scaler", "webhook", "testdata", "alertmanager-v4-firing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := call(http.MethodPost, "/api/v1/alerts", "webhook-token", string(fixture)); code != http.StatusOK {
+		t.Errorf("webhook: %d %s", code, body)
+	}
+	// The first pass finishes even with everything down; then status has facts.
+	testutil.WaitHTTP(t, base+"/-/ready", 60*time.Second)
+	code, body := call(http.MethodGet, "/api/v1/status", "api-token", "")
+	if code != http.StatusOK || !strings.Contains(body, `"name": "n1"`) {
+		t.Errorf("status: %d %s", code, body)
+	}
+	if strings.Contains(body, `"telemetry": true`) {
+		t.Errorf("telemetry reported present with Prometheus down: %s", body)
+	}
+	if code, body := call(http.MethodPost, "/api/v1/nodes/n1/pin", "api-token", `{"note":"test"}`); code != http.StatusOK {
+		t.Errorf("pin: %d %s", code, body)
+	}
+	if _, metrics := call(http.MethodGet, "/metrics", "", ""); !strings.Contains(metrics, `rota_webhook_requests_total{result="accepted"} 1`) {
+		t.Errorf("metrics lack the accepted webhook:\n%s", metrics)
+	}
+
+	// SIGHUP re-reads the token files.
+	if err := os.WriteFile(apiToken, []byte("rotated-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the rotated token accepted", func() error {
+		if code, _ := call(http.MethodGet, "/api/v1/status", "rotated-token", ""); code != http.StatusOK {
+			return fmt.Errorf("status %d", code)
+		}
+		return nil
+	})
+	if code, _ := call(http.MethodGet, "/api/v1/status", "api-token", ""); code != http.StatusForbidden {
+		t.Errorf("the old token still answers %d", code)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("rota exited with %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("rota did not stop within 60s of SIGTERM")
+	}
+	for _, secret := range []string{"api-token", "rotated-token", "webhook-token", "secret-bmc-password"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log reveals %s", secret)
+		}
+	}
+}

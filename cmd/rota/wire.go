@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/jobs"
+	jobsexec "github.com/rotahq/rota/scaler/jobs/exec"
+	"github.com/rotahq/rota/scaler/jobs/none"
+	"github.com/rotahq/rota/scaler/jobs/slurm"
+)
+
+// tokens reads the API and webhook token files named by the config (at start, and again on
+// SIGHUP).
+func tokens(s config.Server) (apiToken, webhookToken api.Token, err error) {
+	if s.APITokenFile != "" {
+		if apiToken, err = api.ReadTokenFile(s.APITokenFile); err != nil {
+			return api.Token{}, api.Token{}, fmt.Errorf("server.api_token_file: %w", err)
+		}
+	}
+	if !s.WebhookAuthDisabled {
+		if webhookToken, err = api.ReadTokenFile(s.WebhookTokenFile); err != nil {
+			return api.Token{}, api.Token{}, fmt.Errorf("server.webhook_token_file: %w", err)
+		}
+	}
+	return apiToken, webhookToken, nil
+}
+
+// newPower builds the BMC controller for every node of the inventory.
+func newPower(cfg *config.Config, log *logrus.Entry, clock bmc.Clock, reg prometheus.Registerer) (*bmc.Controller, error) {
+	endpoints := map[string]bmc.Endpoint{}
+	for _, p := range cfg.Pools {
+		for _, n := range p.Nodes {
+			endpoints[n.Name] = n.BMC
+		}
+	}
+	c, err := bmc.NewController(endpoints, bmc.Options{
+		Logger:             log.WithField("component", "bmc"),
+		Clock:              clock,
+		Registerer:         reg,
+		MaxConcurrent:      cfg.BMC.Concurrency,
+		MinCommandInterval: time.Duration(cfg.BMC.MinCommandInterval),
+		OperationTimeout:   time.Duration(cfg.BMC.OperationTimeout),
+		ConfirmTimeout:     time.Duration(cfg.BMC.OperationTimeout),
+		GracePeriod:        time.Duration(cfg.BMC.GracefulTimeout),
+		Jitter:             rand.Float64,
+		LookupEnv:          os.LookupEnv,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bmc: %w", err)
+	}
+	return c, nil
+}
+
+// newJobs builds the job-manager adapter named by jobs.adapter.
+func newJobs(cfg *config.Config, log *logrus.Entry) (jobs.Manager, error) {
+	log = log.WithField("component", "jobs")
+	switch cfg.Jobs.Adapter {
+	case "none":
+		log.Warn("jobs.adapter is none: idleness rests on telemetry alone, and a job that uses no CPU or GPU for the whole idle window can lose its server; use a real adapter where jobs run")
+		return none.Manager{}, nil
+	case "exec":
+		return jobsexec.New(jobsexec.Options{
+			Commands: cfg.Jobs.Exec,
+			Timeout:  time.Duration(cfg.Jobs.Timeout),
+			Classify: cfg.Classify,
+			Log:      log,
+		})
+	case "slurm":
+		return slurm.NewFromConfig(cfg, log), nil
+	}
+	return nil, errors.New("jobs.adapter " + cfg.Jobs.Adapter + " is not built in")
+}

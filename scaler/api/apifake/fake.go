@@ -1,0 +1,163 @@
+package apifake
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// Backend is the fake. The zero value is not usable; call New.
+type Backend struct {
+	mu           sync.Mutex
+	status       api.Status
+	explanations map[string]api.Explanation
+	decision     fleet.Decision
+	err          error
+	pins         map[string]string // node -> note
+	paused       bool
+	pauseNote    string
+	nudges       []string
+}
+
+var _ api.Backend = (*Backend)(nil)
+
+// New returns a fake whose fleet is st: its nodes are the known ones.
+func New(st api.Status) *Backend {
+	return &Backend{status: st, explanations: map[string]api.Explanation{}, pins: map[string]string{}}
+}
+
+// SetExplanation sets Explain's answer for node.
+func (b *Backend) SetExplanation(node string, e api.Explanation) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.explanations[node] = e
+}
+
+// SetDecision sets Plan's answer.
+func (b *Backend) SetDecision(d fleet.Decision) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.decision = d
+}
+
+// SetError makes every later call but Nudge fail with err (nil clears it).
+func (b *Backend) SetError(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.err = err
+}
+
+// Pin returns whether node is pinned and the note of its pin.
+func (b *Backend) Pin(node string) (bool, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	note, ok := b.pins[node]
+	return ok, note
+}
+
+// Paused returns whether the scaler is paused and the note of the last pause or resume.
+func (b *Backend) Paused() (bool, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.paused, b.pauseNote
+}
+
+// Nudges returns the reasons of the nudges received, in order.
+func (b *Backend) Nudges() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.nudges)
+}
+
+// Status returns the status set by New, with the pause and pins applied.
+func (b *Backend) Status(ctx context.Context) (api.Status, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return api.Status{}, err
+	}
+	st := b.status
+	st.Paused = b.paused
+	st.Nodes = slices.Clone(st.Nodes)
+	for i := range st.Nodes {
+		_, st.Nodes[i].Pinned = b.pins[st.Nodes[i].Name]
+	}
+	return st, nil
+}
+
+// Explain returns the explanation set for node, ErrUnknownNode for a node not in the status.
+func (b *Backend) Explain(ctx context.Context, node string) (api.Explanation, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return api.Explanation{}, err
+	}
+	if !b.known(node) {
+		return api.Explanation{}, fmt.Errorf("explaining %s: %w", node, api.ErrUnknownNode)
+	}
+	return b.explanations[node], nil
+}
+
+// Plan returns the decision set by SetDecision.
+func (b *Backend) Plan(ctx context.Context) (fleet.Decision, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return fleet.Decision{}, err
+	}
+	d := b.decision
+	d.Actions, d.Skips, d.Desired = slices.Clone(d.Actions), slices.Clone(d.Skips), maps.Clone(d.Desired)
+	return d, nil
+}
+
+// SetPinned records the pin; ErrUnknownNode for a node not in the status.
+func (b *Backend) SetPinned(ctx context.Context, node string, pinned bool, note string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return err
+	}
+	if !b.known(node) {
+		return fmt.Errorf("pinning %s: %w", node, api.ErrUnknownNode)
+	}
+	if pinned {
+		b.pins[node] = note
+	} else {
+		delete(b.pins, node)
+	}
+	return nil
+}
+
+// SetPaused records the pause.
+func (b *Backend) SetPaused(ctx context.Context, paused bool, note string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return err
+	}
+	b.paused, b.pauseNote = paused, note
+	return nil
+}
+
+// Nudge records the reason.
+func (b *Backend) Nudge(reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nudges = append(b.nudges, reason)
+}
+
+func (b *Backend) known(node string) bool {
+	return slices.ContainsFunc(b.status.Nodes, func(n api.NodeStatus) bool { return n.Name == node })
+}
+
+func (b *Backend) fail(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.err
+}

@@ -1,0 +1,137 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// maxResponseBytes bounds what the client reads of one answer.
+const maxResponseBytes = 64 << 20
+
+// Client calls a rota's operator API (rotactl uses it). Safe for concurrent use.
+type Client struct {
+	base  *url.URL // without query or fragment
+	token Token
+	http  *http.Client
+}
+
+// StatusError is an error answer of the API.
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("rota answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Message)
+}
+
+// NewClient returns a client of the rota at baseURL (e.g. http://127.0.0.1:9851) that sends
+// token; hc nil means http.DefaultClient.
+func NewClient(baseURL string, token Token, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http(s) URL", baseURL)
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{base: u, token: token, http: hc}, nil
+}
+
+// Status calls GET /api/v1/status.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	return st, c.do(ctx, http.MethodGet, "status", nil, &st)
+}
+
+// Explain calls GET /api/v1/nodes/{node}/explain; an unknown node is ErrUnknownNode.
+func (c *Client) Explain(ctx context.Context, node string) (Explanation, error) {
+	var e Explanation
+	return e, nodeError(node, c.do(ctx, http.MethodGet, "nodes/"+url.PathEscape(node)+"/explain", nil, &e))
+}
+
+// Plan calls POST /api/v1/plan: a dry-run plan made now.
+func (c *Client) Plan(ctx context.Context) (fleet.Decision, error) {
+	var d fleet.Decision
+	return d, c.do(ctx, http.MethodPost, "plan", nil, &d)
+}
+
+// SetPinned pins (POST) or unpins (DELETE) node; an unknown node is ErrUnknownNode.
+func (c *Client) SetPinned(ctx context.Context, node string, pinned bool, note string) error {
+	var resp PinResponse
+	return nodeError(node, c.do(ctx, method(pinned), "nodes/"+url.PathEscape(node)+"/pin", NoteRequest{Note: note}, &resp))
+}
+
+// SetPaused pauses (POST) or resumes (DELETE) the scaler.
+func (c *Client) SetPaused(ctx context.Context, paused bool, note string) error {
+	var resp PauseResponse
+	return c.do(ctx, method(paused), "pause", NoteRequest{Note: note}, &resp)
+}
+
+func method(on bool) string {
+	if on {
+		return http.MethodPost
+	}
+	return http.MethodDelete
+}
+
+// nodeError turns a 404 about a node into ErrUnknownNode.
+func nodeError(node string, err error) error {
+	var se *StatusError
+	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+		return fmt.Errorf("%s: %w", node, ErrUnknownNode)
+	}
+	return err
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	// path is already escaped; JoinPath would escape it again.
+	u := strings.TrimSuffix(c.base.String(), "/") + "/api/v1/" + path
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encoding request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return fmt.Errorf("building request: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if !c.token.IsZero() {
+		req.Header.Set("Authorization", c.token.bearer())
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("calling rota: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return fmt.Errorf("reading rota's answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var eb errorBody
+		if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
+			eb.Error = strings.TrimSpace(string(b))
+		}
+		return &StatusError{Code: resp.StatusCode, Message: eb.Error}
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("decoding rota's answer: %w", err)
+	}
+	return nil
+}

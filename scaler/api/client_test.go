@@ -1,0 +1,135 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/api/apifake"
+)
+
+// TestClientRoundTrip: what the backend says is what the client reads, through real HTTP.
+func TestClientRoundTrip(t *testing.T) {
+	h := newHarness(t, nil)
+	ts := httptest.NewServer(h.srv)
+	defer ts.Close()
+	c, err := api.NewClient(ts.URL+"/", api.NewToken(apiToken), ts.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	st, err := c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := h.backend.Status(ctx)
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("Status = %+v\nwant %+v", st, want)
+	}
+	e, err := c.Explain(ctx, "gpu01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantE, _ := h.backend.Explain(ctx, "gpu01")
+	if !reflect.DeepEqual(e, wantE) {
+		t.Errorf("Explain = %+v\nwant %+v", e, wantE)
+	}
+	d, err := c.Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantD, _ := h.backend.Plan(ctx)
+	if !reflect.DeepEqual(d, wantD) {
+		t.Errorf("Plan = %+v\nwant %+v", d, wantD)
+	}
+	if err := c.SetPinned(ctx, "cpu01", true, "alice: bios"); err != nil {
+		t.Fatal(err)
+	}
+	if pinned, note := h.backend.Pin("cpu01"); !pinned || note != "alice: bios" {
+		t.Errorf("pin = %v %q", pinned, note)
+	}
+	if err := c.SetPinned(ctx, "cpu01", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if pinned, _ := h.backend.Pin("cpu01"); pinned {
+		t.Error("unpin left the pin")
+	}
+	if err := c.SetPaused(ctx, true, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if paused, note := h.backend.Paused(); !paused || note != "bob" {
+		t.Errorf("pause = %v %q", paused, note)
+	}
+	if err := c.SetPaused(ctx, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if paused, _ := h.backend.Paused(); paused {
+		t.Error("resume left the pause")
+	}
+}
+
+func TestClientErrors(t *testing.T) {
+	h := newHarness(t, nil)
+	ts := httptest.NewServer(h.srv)
+	defer ts.Close()
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		token    string
+		call     func(*api.Client) error
+		wantIs   error
+		wantCode int
+	}{
+		{name: "explain unknown node", token: apiToken, call: func(c *api.Client) error { _, err := c.Explain(ctx, "nope"); return err }, wantIs: api.ErrUnknownNode},
+		{name: "pin unknown node", token: apiToken, call: func(c *api.Client) error { return c.SetPinned(ctx, "nope", true, "") }, wantIs: api.ErrUnknownNode},
+		{name: "no token", call: func(c *api.Client) error { _, err := c.Status(ctx); return err }, wantCode: http.StatusUnauthorized},
+		{name: "wrong token", token: "nope", call: func(c *api.Client) error { _, err := c.Status(ctx); return err }, wantCode: http.StatusForbidden},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := api.NewClient(ts.URL, api.NewToken(tc.token), ts.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tc.call(c)
+			if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+				t.Fatalf("error %v, want %v", err, tc.wantIs)
+			}
+			var se *api.StatusError
+			if tc.wantCode != 0 && (!errors.As(err, &se) || se.Code != tc.wantCode) {
+				t.Fatalf("error %v, want status %d", err, tc.wantCode)
+			}
+		})
+	}
+}
+
+func TestClientEscapesNodeNames(t *testing.T) {
+	const odd = "rack 1/node?2#3"
+	backend := apifake.New(api.Status{Nodes: []api.NodeStatus{{Name: odd}}})
+	h := newHarness(t, func(o *api.Options) { o.Backend = backend })
+	ts := httptest.NewServer(h.srv)
+	defer ts.Close()
+	c, err := api.NewClient(ts.URL, api.NewToken(apiToken), ts.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetPinned(context.Background(), odd, true, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if pinned, _ := backend.Pin(odd); !pinned {
+		t.Errorf("%q not pinned", odd)
+	}
+}
+
+func TestNewClientRejectsBadURLs(t *testing.T) {
+	for _, u := range []string{"", "127.0.0.1:9851", "ftp://rota", "http://"} {
+		if _, err := api.NewClient(u, api.Token{}, nil); err == nil {
+			t.Errorf("NewClient(%q) accepted it", u)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	stdlog "log"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sirupsen/logrus"
+)
+
+// Options configure a Server. Backend, Registry and Log are required.
+type Options struct {
+	Backend Backend
+	// Registry is served on /metrics and receives the server's own rota_api_* and
+	// rota_webhook_* metrics.
+	Registry *prometheus.Registry
+	// APIToken is the bearer token the operator API requires; zero turns the operator API off
+	// (every call answers 403).
+	APIToken Token
+	// WebhookToken is the bearer token the webhook requires, unless WebhookAuthDisabled.
+	WebhookToken        Token
+	WebhookAuthDisabled bool
+	// WebhookMaxBodyBytes rejects larger webhook bodies with 413; 0 means 1 MiB.
+	WebhookMaxBodyBytes int64
+	// Ready says whether rota is ready (for /-/ready); nil means ready once serving.
+	Ready func() error
+	Log   *logrus.Entry
+}
+
+// Server is rota's one HTTP listener: /metrics, /-/healthy, /-/ready, the operator API under
+// /api/v1/ and the Alertmanager webhook at POST /api/v1/alerts. It is an http.Handler.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	log     *logrus.Entry
+	metrics *metrics
+	tokens  atomic.Pointer[tokenPair]
+}
+
+// tokenPair is the tokens in force; SetTokens swaps them whole.
+type tokenPair struct {
+	api, webhook Token
+}
+
+// NewServer checks the options, registers the metrics and builds the routes.
+func NewServer(o Options) (*Server, error) {
+	if o.Backend == nil || o.Registry == nil || o.Log == nil {
+		return nil, errors.New("api server: Backend, Registry and Log are required")
+	}
+	if o.WebhookToken.IsZero() && !o.WebhookAuthDisabled {
+		return nil, errors.New("api server: a webhook token is required unless webhook auth is disabled")
+	}
+	if o.WebhookMaxBodyBytes <= 0 {
+		o.WebhookMaxBodyBytes = 1 << 20
+	}
+	m, err := newMetrics(o.Registry)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, mux: http.NewServeMux(), log: o.Log, metrics: m}
+	s.tokens.Store(&tokenPair{api: o.APIToken, webhook: o.WebhookToken})
+	s.routes()
+	return s, nil
+}
+
+// SetTokens replaces the API and webhook tokens (rota re-reads its token files on SIGHUP);
+// requests already past authentication are not affected. The same rules as in NewServer hold:
+// a zero webhook token is refused unless webhook auth is disabled.
+func (s *Server) SetTokens(apiToken, webhookToken Token) error {
+	if webhookToken.IsZero() && !s.opts.WebhookAuthDisabled {
+		return errors.New("api server: a webhook token is required unless webhook auth is disabled")
+	}
+	s.tokens.Store(&tokenPair{api: apiToken, webhook: webhookToken})
+	return nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Serve answers on l until ctx ends, then shuts down, letting requests in flight finish for
+// up to ten seconds.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	errLog := s.log.WriterLevel(logrus.WarnLevel)
+	defer errLog.Close()
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		// A dry-run plan observes the whole fleet; give it room.
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     stdlog.New(errLog, "", 0),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down http: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving http: %w", err)
+	}
+	return nil
+}
+
+// endpoint is one method on one path of the operator API.
+type endpoint struct {
+	method  string
+	handler http.HandlerFunc
+}
+
+func (s *Server) routes() {
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{Registry: s.opts.Registry}))
+	s.mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "rota is healthy.")
+	})
+	s.mux.HandleFunc("GET /-/ready", s.ready)
+
+	api := map[string][]endpoint{
+		"/api/v1/status":               {{http.MethodGet, s.status}},
+		"/api/v1/nodes/{name}/explain": {{http.MethodGet, s.explain}},
+		"/api/v1/plan":                 {{http.MethodPost, s.plan}},
+		"/api/v1/nodes/{name}/pin":     {{http.MethodPost, s.pin(true)}, {http.MethodDelete, s.pin(false)}},
+		"/api/v1/pause":                {{http.MethodPost, s.pause(true)}, {http.MethodDelete, s.pause(false)}},
+	}
+	for path, eps := range api {
+		s.handle(path, eps, s.requireAPIToken)
+	}
+	s.handle("/api/v1/alerts", []endpoint{{http.MethodPost, s.webhook}}, nil)
+	s.mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+	})
+}
+
+// handle registers each endpoint of path, wrapped in auth (if not nil) and counted, and a
+// JSON 405 for every other method.
+func (s *Server) handle(path string, eps []endpoint, auth func(http.HandlerFunc) http.HandlerFunc) {
+	allow := ""
+	for _, ep := range eps {
+		pattern := ep.method + " " + path
+		h := ep.handler
+		if auth != nil {
+			h = auth(h)
+		}
+		s.mux.Handle(pattern, s.metrics.count(pattern, h))
+		if allow != "" {
+			allow += ", "
+		}
+		allow += ep.method
+	}
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: "+allow)
+	})
+}
+
+func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			http.Error(w, "rota is not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	fmt.Fprintln(w, "rota is ready.")
+}
+
+// requireAPIToken answers 401 without a bearer token and 403 with a wrong one (or when the
+// operator API is off).
+func (s *Server) requireAPIToken(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		want := s.tokens.Load().api
+		if want.IsZero() {
+			writeError(w, http.StatusForbidden, "the operator API is off: set server.api_token_file")
+			return
+		}
+		switch err := checkBearer(r.Header.Get("Authorization"), want); {
+		case errors.Is(err, errNoCredentials):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="rota"`)
+			writeError(w, http.StatusUnauthorized, err.Error())
+		case err != nil:
+			writeError(w, http.StatusForbidden, err.Error())
+		default:
+			next(w, r)
+		}
+	}
+}
+
+// metrics are the server's own.
+type metrics struct {
+	apiRequests     *prometheus.CounterVec
+	webhookRequests *prometheus.CounterVec
+}
+
+// The results of a webhook request, the values of rota_webhook_requests_total{result}.
+const (
+	resultAccepted     = "accepted"
+	resultUnauthorized = "unauthorized"
+	resultForbidden    = "forbidden"
+	resultTooLarge     = "too_large"
+	resultMalformed    = "malformed"
+)
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rota_api_requests_total",
+			Help: "Operator API and webhook requests, by route and HTTP status code.",
+		}, []string{"route", "code"}),
+		webhookRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rota_webhook_requests_total",
+			Help: "Alertmanager webhook requests, by result.",
+		}, []string{"result"}),
+	}
+	for _, r := range []string{resultAccepted, resultUnauthorized, resultForbidden, resultTooLarge, resultMalformed} {
+		m.webhookRequests.WithLabelValues(r)
+	}
+	for _, c := range []prometheus.Collector{m.apiRequests, m.webhookRequests} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering api metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// count counts the answers of h by route (a registered pattern: bounded) and status code.
+func (m *metrics) count(route string, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		h(rec, r)
+		m.apiRequests.WithLabelValues(route, strconv.Itoa(rec.code)).Inc()
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}

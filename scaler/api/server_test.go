@@ -1,0 +1,356 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/api/apifake"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const (
+	apiToken     = "api-secret-7f3a"
+	webhookToken = "webhook-secret-91c2"
+)
+
+// harness is a server on a fake backend.
+type harness struct {
+	srv     *api.Server
+	backend *apifake.Backend
+	reg     *prometheus.Registry
+	logs    *logtest.Hook
+}
+
+func newHarness(t testing.TB, edit func(*api.Options)) *harness {
+	t.Helper()
+	logger, hook := logtest.NewNullLogger()
+	logger.SetLevel(logrus.DebugLevel)
+	h := &harness{backend: apifake.Example(), reg: prometheus.NewRegistry(), logs: hook}
+	o := api.Options{
+		Backend: h.backend, Registry: h.reg,
+		APIToken: api.NewToken(apiToken), WebhookToken: api.NewToken(webhookToken),
+		WebhookMaxBodyBytes: 64 << 10,
+		Log:                 logger.WithField("component", "api"),
+	}
+	if edit != nil {
+		edit(&o)
+	}
+	srv, err := api.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
+	t.Cleanup(func() { h.assertNoSecretLogged(t) })
+	return h
+}
+
+// assertNoSecretLogged fails the test if a token reached a log line (safety invariant 6), and
+// forgets the lines checked.
+func (h *harness) assertNoSecretLogged(t testing.TB) {
+	t.Helper()
+	for _, e := range h.logs.AllEntries() {
+		line, _ := e.String()
+		if strings.Contains(line, apiToken) || strings.Contains(line, webhookToken) {
+			t.Errorf("a token was logged: %s", line)
+		}
+	}
+	h.logs.Reset()
+}
+
+// do sends a request straight to the handler; token "" sends no Authorization header.
+func (h *harness) do(method, path, token string, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.srv.ServeHTTP(rec, req)
+	return rec
+}
+
+// apiCalls is every operator API endpoint, with a node the example fleet knows.
+var apiCalls = []struct{ name, method, path, body string }{
+	{"status", http.MethodGet, "/api/v1/status", ""},
+	{"explain", http.MethodGet, "/api/v1/nodes/gpu01/explain", ""},
+	{"plan", http.MethodPost, "/api/v1/plan", ""},
+	{"pin", http.MethodPost, "/api/v1/nodes/cpu01/pin", `{"note":"alice: firmware update"}`},
+	{"unpin", http.MethodDelete, "/api/v1/nodes/cpu01/pin", ""},
+	{"pause", http.MethodPost, "/api/v1/pause", `{"note":"bob: incident 42"}`},
+	{"resume", http.MethodDelete, "/api/v1/pause", ""},
+}
+
+func TestAPIAuth(t *testing.T) {
+	tokens := []struct {
+		name, header string
+		want         int
+	}{
+		{"no header", "", http.StatusUnauthorized},
+		{"not bearer", "Basic " + apiToken, http.StatusUnauthorized},
+		{"empty bearer", "Bearer ", http.StatusUnauthorized},
+		{"wrong token", "Bearer nope", http.StatusForbidden},
+		{"webhook token", "Bearer " + webhookToken, http.StatusForbidden},
+		{"token prefix", "Bearer " + apiToken[:5], http.StatusForbidden},
+		{"right token", "Bearer " + apiToken, http.StatusOK},
+		{"scheme in lower case", "bearer " + apiToken, http.StatusOK},
+	}
+	for _, c := range apiCalls {
+		for _, tok := range tokens {
+			t.Run(c.name+"/"+tok.name, func(t *testing.T) {
+				h := newHarness(t, nil)
+				req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
+				if tok.header != "" {
+					req.Header.Set("Authorization", tok.header)
+				}
+				rec := httptest.NewRecorder()
+				h.srv.ServeHTTP(rec, req)
+				if rec.Code != tok.want {
+					t.Fatalf("status %d, want %d: %s", rec.Code, tok.want, rec.Body)
+				}
+				if tok.want != http.StatusOK {
+					assertJSONError(t, rec)
+					if got, _ := h.backend.Paused(); got {
+						t.Error("an unauthorised pause reached the backend")
+					}
+					if pinned, _ := h.backend.Pin("cpu01"); pinned {
+						t.Error("an unauthorised pin reached the backend")
+					}
+				}
+				if tok.want == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") == "" {
+					t.Error("401 without WWW-Authenticate")
+				}
+			})
+		}
+	}
+}
+
+func TestAPIOffWithoutToken(t *testing.T) {
+	h := newHarness(t, func(o *api.Options) { o.APIToken = api.Token{} })
+	for _, tok := range []string{"", "anything"} {
+		rec := h.do(http.MethodGet, "/api/v1/status", tok, nil)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("token %q: status %d, want 403", tok, rec.Code)
+		}
+		assertJSONError(t, rec)
+	}
+}
+
+// TestAPIGolden checks each endpoint's answer and its effect on the backend.
+func TestAPIGolden(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, c := range apiCalls {
+		t.Run(c.name, func(t *testing.T) {
+			rec := h.do(c.method, c.path, apiToken, []byte(c.body))
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			golden(t, filepath.Join("testdata", c.name+".json"), rec.Body.Bytes())
+			switch c.name {
+			case "pin":
+				if pinned, note := h.backend.Pin("cpu01"); !pinned || note != "alice: firmware update" {
+					t.Errorf("backend pin = %v %q", pinned, note)
+				}
+			case "unpin":
+				if pinned, _ := h.backend.Pin("cpu01"); pinned {
+					t.Error("still pinned")
+				}
+			case "pause":
+				if paused, note := h.backend.Paused(); !paused || note != "bob: incident 42" {
+					t.Errorf("backend pause = %v %q", paused, note)
+				}
+			case "resume":
+				if paused, _ := h.backend.Paused(); paused {
+					t.Error("still paused")
+				}
+			}
+		})
+	}
+}
+
+func TestAPIErrors(t *testing.T) {
+	tests := []struct {
+		name, method, path, body string
+		backendErr               error
+		want                     int
+	}{
+		{name: "explain unknown node", method: http.MethodGet, path: "/api/v1/nodes/nope/explain", want: http.StatusNotFound},
+		{name: "pin unknown node", method: http.MethodPost, path: "/api/v1/nodes/nope/pin", want: http.StatusNotFound},
+		{name: "unpin unknown node", method: http.MethodDelete, path: "/api/v1/nodes/nope/pin", want: http.StatusNotFound},
+		{name: "pin with a malformed body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":`, want: http.StatusBadRequest},
+		{name: "pause with a body that is not an object", method: http.MethodPost, path: "/api/v1/pause", body: `[1]`, want: http.StatusBadRequest},
+		{name: "backend fails", method: http.MethodGet, path: "/api/v1/status", backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
+		{name: "backend fails to plan", method: http.MethodPost, path: "/api/v1/plan", backendErr: errors.New("prometheus down"), want: http.StatusInternalServerError},
+		{name: "wrong method", method: http.MethodPost, path: "/api/v1/status", want: http.StatusMethodNotAllowed},
+		{name: "wrong method on the webhook", method: http.MethodGet, path: "/api/v1/alerts", want: http.StatusMethodNotAllowed},
+		{name: "unknown endpoint", method: http.MethodGet, path: "/api/v1/nodes", want: http.StatusNotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.backend.SetError(tc.backendErr)
+			rec := h.do(tc.method, tc.path, apiToken, []byte(tc.body))
+			if rec.Code != tc.want {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.want, rec.Body)
+			}
+			msg := assertJSONError(t, rec)
+			if tc.backendErr != nil && !strings.Contains(msg, tc.backendErr.Error()) {
+				t.Errorf("error %q does not say %q", msg, tc.backendErr)
+			}
+			if pinned, _ := h.backend.Pin("cpu01"); pinned {
+				t.Error("a failed request pinned cpu01")
+			}
+			if paused, _ := h.backend.Paused(); paused {
+				t.Error("a failed request paused the scaler")
+			}
+		})
+	}
+}
+
+func TestHealthReadyMetrics(t *testing.T) {
+	notReady := errors.New("first pass not done")
+	var readyErr error
+	h := newHarness(t, func(o *api.Options) { o.Ready = func() error { return readyErr } })
+	if rec := h.do(http.MethodGet, "/-/healthy", "", nil); rec.Code != http.StatusOK {
+		t.Errorf("healthy: %d", rec.Code)
+	}
+	if rec := h.do(http.MethodGet, "/-/ready", "", nil); rec.Code != http.StatusOK {
+		t.Errorf("ready: %d", rec.Code)
+	}
+	readyErr = notReady
+	if rec := h.do(http.MethodGet, "/-/ready", "", nil); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), notReady.Error()) {
+		t.Errorf("not ready: %d %s", rec.Code, rec.Body)
+	}
+	h.do(http.MethodGet, "/api/v1/status", apiToken, nil)
+	h.do(http.MethodGet, "/api/v1/status", "", nil)
+	rec := h.do(http.MethodGet, "/metrics", "", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("metrics: %d", rec.Code)
+	}
+	for _, want := range []string{
+		`rota_api_requests_total{code="200",route="GET /api/v1/status"} 1`,
+		`rota_api_requests_total{code="401",route="GET /api/v1/status"} 1`,
+		`rota_webhook_requests_total{result="too_large"} 0`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestNewServerNeedsAWebhookToken(t *testing.T) {
+	logger, _ := logtest.NewNullLogger()
+	_, err := api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Log: logger.WithField("component", "api")})
+	if err == nil {
+		t.Fatal("a server without webhook token nor webhook_auth_disabled started")
+	}
+}
+
+// assertJSONError checks the body is {"error": "..."} and returns the message.
+func assertJSONError(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var body map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body["error"] == "" || len(body) != 1 {
+		t.Errorf("error body %q is not {\"error\": \"...\"}", rec.Body)
+	}
+	for _, secret := range []string{apiToken, webhookToken} {
+		if strings.Contains(rec.Body.String(), secret) {
+			t.Errorf("answer reveals a token: %s", rec.Body)
+		}
+	}
+	return body["error"]
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it):\n got: %s\nwant: %s", path, got, want)
+	}
+}
+
+// TestServeStopsWithContext: Serve answers on its listener until the context ends, then
+// returns nil.
+func TestServeStopsWithContext(t *testing.T) {
+	h := newHarness(t, nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.srv.Serve(ctx, l) }()
+	resp, err := http.Get("http://" + l.Addr().String() + "/-/healthy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthy: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve returned %v", err)
+	}
+	if _, err := http.Get("http://" + l.Addr().String() + "/-/healthy"); err == nil {
+		t.Error("still answering after the context ended")
+	}
+}
+
+func TestSetTokens(t *testing.T) {
+	h := newHarness(t, nil)
+	const newAPI, newWebhook = "api-secret-rotated", "webhook-secret-rotated"
+	if err := h.srv.SetTokens(api.NewToken(newAPI), api.NewToken(newWebhook)); err != nil {
+		t.Fatal(err)
+	}
+	firing := fixture(t, "alertmanager-v4-firing.json")
+	tests := []struct {
+		name, method, path, token string
+		body                      []byte
+		want                      int
+	}{
+		{"old api token", http.MethodGet, "/api/v1/status", apiToken, nil, http.StatusForbidden},
+		{"new api token", http.MethodGet, "/api/v1/status", newAPI, nil, http.StatusOK},
+		{"old webhook token", http.MethodPost, "/api/v1/alerts", webhookToken, firing, http.StatusForbidden},
+		{"new webhook token", http.MethodPost, "/api/v1/alerts", newWebhook, firing, http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if rec := h.do(tc.method, tc.path, tc.token, tc.body); rec.Code != tc.want {
+				t.Errorf("status %d, want %d", rec.Code, tc.want)
+			}
+		})
+	}
+	if err := h.srv.SetTokens(api.NewToken(newAPI), api.Token{}); err == nil {
+		t.Error("a zero webhook token was taken with webhook auth on")
+	}
+	if rec := h.do(http.MethodGet, "/api/v1/status", newAPI, nil); rec.Code != http.StatusOK {
+		t.Errorf("a refused SetTokens changed the tokens: %d", rec.Code)
+	}
+}

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+const redacted = "<secret>"
+
+// Token is a bearer token. It never prints, logs or marshals its value.
+type Token struct {
+	value string
+}
+
+// NewToken wraps a token value (tests and the client).
+func NewToken(v string) Token { return Token{value: v} }
+
+// ReadTokenFile reads a token from path: the file's content with surrounding whitespace
+// trimmed; an empty file is an error. The error names the file, never its content.
+func ReadTokenFile(path string) (Token, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Token{}, fmt.Errorf("reading token file: %w", err)
+	}
+	v := strings.TrimSpace(string(b))
+	if v == "" {
+		return Token{}, fmt.Errorf("token file %s is empty", path)
+	}
+	return Token{value: v}, nil
+}
+
+// IsZero reports whether no token is set.
+func (t Token) IsZero() bool { return t.value == "" }
+
+// String implements fmt.Stringer without revealing the token.
+func (t Token) String() string { return redacted }
+
+// GoString implements fmt.GoStringer without revealing the token.
+func (t Token) GoString() string { return redacted }
+
+// MarshalText implements encoding.TextMarshaler without revealing the token.
+func (t Token) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// bearer returns the Authorization header value for the token.
+func (t Token) bearer() string { return "Bearer " + t.value }
+
+// matches compares got with the token in constant time; hashing first hides the length too.
+func (t Token) matches(got string) bool {
+	want, have := sha256.Sum256([]byte(t.value)), sha256.Sum256([]byte(got))
+	return !t.IsZero() && subtle.ConstantTimeCompare(want[:], have[:]) == 1
+}
+
+// The answers of checkBearer.
+var (
+	errNoCredentials = errors.New("missing bearer token")
+	errBadToken      = errors.New("wrong bearer token")
+)
+
+// checkBearer checks an Authorization header against want: errNoCredentials (401) when the
+// header is absent or not a bearer token, errBadToken (403) when the token is wrong.
+func checkBearer(header string, want Token) error {
+	scheme, tok, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return errNoCredentials
+	}
+	if !want.matches(strings.TrimSpace(tok)) {
+		return errBadToken
+	}
+	return nil
+}

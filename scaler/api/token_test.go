@@ -1,0 +1,60 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota/scaler/api"
+)
+
+func TestReadTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content string
+		wantErr       bool
+	}{
+		{name: "plain", content: "s3cret"},
+		{name: "trailing newline", content: "s3cret\n"},
+		{name: "surrounding space", content: "  s3cret \r\n"},
+		{name: "empty", content: "", wantErr: true},
+		{name: "only whitespace", content: " \n", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			if err := os.WriteFile(p, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tok, err := api.ReadTokenFile(p)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				return
+			}
+			if err != nil || tok.IsZero() {
+				t.Fatalf("ReadTokenFile: %v", err)
+			}
+		})
+	}
+	if _, err := api.ReadTokenFile(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing file gave no error")
+	}
+}
+
+func TestTokenNeverPrints(t *testing.T) {
+	tok := api.NewToken("s3cret")
+	js, err := json.Marshal(struct{ T api.Token }{tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprint(tok), fmt.Sprintf("%v %+v %#v %s", tok, tok, tok, tok), string(js)} {
+		if strings.Contains(s, "s3cret") {
+			t.Errorf("token revealed: %s", s)
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/alerts"
+)
+
+// maxHintNames bounds how many alert names a nudge's reason lists.
+const maxHintNames = 5
+
+// WebhookMessage is Alertmanager's webhook payload, version 4.
+type WebhookMessage struct {
+	Version           string            `json:"version"`
+	GroupKey          string            `json:"groupKey"`
+	TruncatedAlerts   int               `json:"truncatedAlerts"`
+	Status            string            `json:"status"`
+	Receiver          string            `json:"receiver"`
+	GroupLabels       map[string]string `json:"groupLabels"`
+	CommonLabels      map[string]string `json:"commonLabels"`
+	CommonAnnotations map[string]string `json:"commonAnnotations"`
+	ExternalURL       string            `json:"externalURL"`
+	Alerts            []WebhookAlert    `json:"alerts"`
+}
+
+// WebhookAlert is one alert of a WebhookMessage.
+type WebhookAlert struct {
+	Status       string            `json:"status"`
+	Labels       map[string]string `json:"labels"`
+	Annotations  map[string]string `json:"annotations"`
+	StartsAt     time.Time         `json:"startsAt"`
+	EndsAt       time.Time         `json:"endsAt"`
+	GeneratorURL string            `json:"generatorURL"`
+	Fingerprint  string            `json:"fingerprint"`
+}
+
+// ParseWebhook decodes and validates a webhook body: one JSON object of version "4", status
+// firing or resolved, at least one alert, each with a status, an alertname, a start time and a
+// fingerprint. Fields Alertmanager may add later are ignored.
+func ParseWebhook(body []byte) (WebhookMessage, error) {
+	var m WebhookMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&m); err != nil {
+		return WebhookMessage{}, fmt.Errorf("decoding webhook: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return WebhookMessage{}, errors.New("decoding webhook: data after the JSON object")
+	}
+	if err := m.validate(); err != nil {
+		return WebhookMessage{}, fmt.Errorf("invalid webhook: %w", err)
+	}
+	return m, nil
+}
+
+func validStatus(s string) bool { return s == "firing" || s == "resolved" }
+
+func (m WebhookMessage) validate() error {
+	if m.Version != "4" {
+		return fmt.Errorf("version %q, want \"4\"", m.Version)
+	}
+	if !validStatus(m.Status) {
+		return fmt.Errorf("status %q, want firing or resolved", m.Status)
+	}
+	if len(m.Alerts) == 0 {
+		return errors.New("no alerts")
+	}
+	for i, a := range m.Alerts {
+		switch {
+		case !validStatus(a.Status):
+			return fmt.Errorf("alerts[%d]: status %q, want firing or resolved", i, a.Status)
+		case a.Labels["alertname"] == "":
+			return fmt.Errorf("alerts[%d]: no alertname label", i)
+		case a.StartsAt.IsZero():
+			return fmt.Errorf("alerts[%d]: no startsAt", i)
+		case a.Fingerprint == "":
+			return fmt.Errorf("alerts[%d]: no fingerprint", i)
+		}
+	}
+	return nil
+}
+
+// Hints returns the sorted, distinct names of the firing alerts that are rota's: those that
+// carry the alerts.SignalLabel label, as every rule rota generates does. Other alerts routed to
+// rota are accepted and ignored.
+func (m WebhookMessage) Hints() []string {
+	var names []string
+	for _, a := range m.Alerts {
+		if a.Status == "firing" && a.Labels[alerts.SignalLabel] != "" {
+			names = append(names, a.Labels["alertname"])
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// WebhookResponse answers an accepted webhook.
+type WebhookResponse struct {
+	Status string `json:"status"`
+	// Nudged says whether a firing rota alert asked the loop for a pass.
+	Nudged bool `json:"nudged"`
+}
+
+// webhook receives Alertmanager's notifications. Alerts are hints: a firing rota alert only
+// nudges the loop, whose next pass reads the facts again before acting; a duplicate only
+// nudges again, and nudges merge. Nothing is nudged unless the whole body is valid.
+func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
+	if !s.opts.WebhookAuthDisabled {
+		switch err := checkBearer(r.Header.Get("Authorization"), s.tokens.Load().webhook); {
+		case errors.Is(err, errNoCredentials):
+			s.rejectWebhook(w, http.StatusUnauthorized, resultUnauthorized, err.Error())
+			return
+		case err != nil:
+			s.rejectWebhook(w, http.StatusForbidden, resultForbidden, err.Error())
+			return
+		}
+	}
+	limit := s.opts.WebhookMaxBodyBytes
+	if r.ContentLength > limit {
+		s.rejectWebhook(w, http.StatusRequestEntityTooLarge, resultTooLarge, fmt.Sprintf("body over %d bytes", limit))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.rejectWebhook(w, http.StatusRequestEntityTooLarge, resultTooLarge, fmt.Sprintf("body over %d bytes", limit))
+		return
+	case err != nil:
+		s.rejectWebhook(w, http.StatusBadRequest, resultMalformed, "reading body: "+err.Error())
+		return
+	}
+	msg, err := ParseWebhook(body)
+	if err != nil {
+		s.rejectWebhook(w, http.StatusBadRequest, resultMalformed, err.Error())
+		return
+	}
+	hints := msg.Hints()
+	if len(hints) > 0 {
+		s.opts.Backend.Nudge(nudgeReason(hints))
+	}
+	s.metrics.webhookRequests.WithLabelValues(resultAccepted).Inc()
+	s.log.WithFields(logrus.Fields{"status": msg.Status, "alerts": len(msg.Alerts), "hints": hints}).Debug("webhook accepted")
+	writeJSON(w, http.StatusOK, WebhookResponse{Status: resultAccepted, Nudged: len(hints) > 0})
+}
+
+func (s *Server) rejectWebhook(w http.ResponseWriter, code int, result, msg string) {
+	s.metrics.webhookRequests.WithLabelValues(result).Inc()
+	s.log.WithField("result", result).WithField("reason", msg).Warn("webhook rejected")
+	writeError(w, code, msg)
+}
+
+// nudgeReason names the alerts behind a nudge, a bounded number of them.
+func nudgeReason(hints []string) string {
+	if len(hints) > maxHintNames {
+		return fmt.Sprintf("alertmanager: %s and %d more", strings.Join(hints[:maxHintNames], ","), len(hints)-maxHintNames)
+	}
+	return "alertmanager: " + strings.Join(hints, ",")
+}

@@ -1,0 +1,219 @@
+package api_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/scaler/api"
+)
+
+// fixtures are the webhook bodies captured from a real Alertmanager (scaler/webhook/testdata).
+func fixtures(t testing.TB) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "webhook", "testdata", "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no webhook fixtures: %v", err)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = b
+	}
+	return out
+}
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, ok := fixtures(t)[name]
+	if !ok {
+		t.Fatalf("no fixture %s", name)
+	}
+	return b
+}
+
+func TestWebhookAcceptsRealAlertmanagerPayloads(t *testing.T) {
+	for name, body := range fixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			rec := h.do(http.MethodPost, "/api/v1/alerts", webhookToken, body)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			msg, err := api.ParseWebhook(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantNudge := len(msg.Hints()) > 0
+			if got := len(h.backend.Nudges()) == 1; got != wantNudge {
+				t.Errorf("nudged %v, want %v (nudges %q)", got, wantNudge, h.backend.Nudges())
+			}
+		})
+	}
+}
+
+func TestWebhookFiringNudgesResolvedDoesNot(t *testing.T) {
+	h := newHarness(t, nil)
+	h.do(http.MethodPost, "/api/v1/alerts", webhookToken, fixture(t, "alertmanager-v4-resolved.json"))
+	if n := h.backend.Nudges(); len(n) != 0 {
+		t.Fatalf("resolved alerts nudged: %q", n)
+	}
+	rec := h.do(http.MethodPost, "/api/v1/alerts", webhookToken, fixture(t, "alertmanager-v4-firing.json"))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"nudged": true`) {
+		t.Fatalf("firing: %d %s", rec.Code, rec.Body)
+	}
+	if n := h.backend.Nudges(); len(n) != 1 || n[0] != "alertmanager: RotaQueueBacklog" {
+		t.Fatalf("nudges %q, want one for RotaQueueBacklog", n)
+	}
+}
+
+func TestWebhookDuplicatesAreHarmless(t *testing.T) {
+	h := newHarness(t, nil)
+	body := fixture(t, "alertmanager-v4-firing.json")
+	for i := range 3 {
+		if rec := h.do(http.MethodPost, "/api/v1/alerts", webhookToken, body); rec.Code != http.StatusOK {
+			t.Fatalf("delivery %d: status %d", i, rec.Code)
+		}
+	}
+	// Each delivery only asks for a pass (the loop merges pending nudges); nothing else changed.
+	if n := len(h.backend.Nudges()); n != 3 {
+		t.Errorf("%d nudges, want 3", n)
+	}
+	if paused, _ := h.backend.Paused(); paused {
+		t.Error("a webhook changed the pause")
+	}
+}
+
+func TestWebhookRejects(t *testing.T) {
+	firing := fixture(t, "alertmanager-v4-firing.json")
+	big := append(bytes.Repeat([]byte(" "), 64<<10), firing...)
+	replace := func(old, new string) []byte {
+		if !bytes.Contains(firing, []byte(old)) {
+			t.Fatalf("the fixture lacks %s", old)
+		}
+		return bytes.Replace(firing, []byte(old), []byte(new), 1)
+	}
+	tests := []struct {
+		name    string
+		header  string
+		body    []byte
+		chunked bool // send without Content-Length
+		want    int
+		result  string
+	}{
+		{name: "no token", body: firing, want: http.StatusUnauthorized, result: "unauthorized"},
+		{name: "basic auth", header: "Basic d2g6c2VjcmV0", body: firing, want: http.StatusUnauthorized, result: "unauthorized"},
+		{name: "wrong token", header: "Bearer nope", body: firing, want: http.StatusForbidden, result: "forbidden"},
+		{name: "api token", header: "Bearer " + apiToken, body: firing, want: http.StatusForbidden, result: "forbidden"},
+		{name: "oversize with length", header: "Bearer " + webhookToken, body: big, want: http.StatusRequestEntityTooLarge, result: "too_large"},
+		{name: "oversize chunked", header: "Bearer " + webhookToken, body: big, chunked: true, want: http.StatusRequestEntityTooLarge, result: "too_large"},
+		{name: "empty body", header: "Bearer " + webhookToken, want: http.StatusBadRequest, result: "malformed"},
+		{name: "not json", header: "Bearer " + webhookToken, body: []byte("alert!"), want: http.StatusBadRequest, result: "malformed"},
+		{name: "truncated json", header: "Bearer " + webhookToken, body: firing[:len(firing)/2], want: http.StatusBadRequest, result: "malformed"},
+		{name: "two objects", header: "Bearer " + webhookToken, body: append(append([]byte{}, firing...), firing...), want: http.StatusBadRequest, result: "malformed"},
+		{name: "version 3", header: "Bearer " + webhookToken, body: replace(`"version":"4"`, `"version":"3"`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "no version", header: "Bearer " + webhookToken, body: replace(`"version":"4"`, `"versionx":"4"`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "unknown status", header: "Bearer " + webhookToken, body: replace(`"status":"firing","alerts"`, `"status":"burning","alerts"`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "alert with unknown status", header: "Bearer " + webhookToken, body: replace(`{"status":"firing","labels"`, `{"status":"hot","labels"`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "alert without alertname", header: "Bearer " + webhookToken, body: replace(`"alertname":"RotaQueueBacklog",`, ``), want: http.StatusBadRequest, result: "malformed"},
+		{name: "alert without fingerprint", header: "Bearer " + webhookToken, body: replace(`"fingerprint":"5c96f36bc751ffda"`, `"fingerprint":""`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "bad startsAt", header: "Bearer " + webhookToken, body: replace(`"startsAt":"2026`, `"startsAt":"yesterday`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "no alerts", header: "Bearer " + webhookToken, body: []byte(`{"version":"4","status":"firing","alerts":[]}`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "alerts not a list", header: "Bearer " + webhookToken, body: []byte(`{"version":"4","status":"firing","alerts":{}}`), want: http.StatusBadRequest, result: "malformed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/alerts", bytes.NewReader(tc.body))
+			if tc.chunked {
+				req.ContentLength = -1
+			}
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			rec := httptest.NewRecorder()
+			h.srv.ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.want, rec.Body)
+			}
+			assertJSONError(t, rec)
+			if n := h.backend.Nudges(); len(n) != 0 {
+				t.Errorf("a rejected webhook nudged: %q", n)
+			}
+			metrics := h.do(http.MethodGet, "/metrics", "", nil).Body.String()
+			if want := `rota_webhook_requests_total{result="` + tc.result + `"} 1`; !strings.Contains(metrics, want) {
+				t.Errorf("metrics lack %s", want)
+			}
+		})
+	}
+}
+
+func TestWebhookAuthDisabled(t *testing.T) {
+	h := newHarness(t, func(o *api.Options) { o.WebhookAuthDisabled, o.WebhookToken = true, api.Token{} })
+	if rec := h.do(http.MethodPost, "/api/v1/alerts", "", fixture(t, "alertmanager-v4-firing.json")); rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if n := h.backend.Nudges(); len(n) != 1 {
+		t.Fatalf("nudges %q", n)
+	}
+}
+
+func TestHints(t *testing.T) {
+	alert := func(status, name string, signal bool) api.WebhookAlert {
+		labels := map[string]string{"alertname": name}
+		if signal {
+			labels[alerts.SignalLabel] = "backlog"
+		}
+		return api.WebhookAlert{Status: status, Labels: labels}
+	}
+	tests := []struct {
+		name   string
+		alerts []api.WebhookAlert
+		want   string
+	}{
+		{name: "firing rota alert", alerts: []api.WebhookAlert{alert("firing", "RotaQueueBacklog", true)}, want: "RotaQueueBacklog"},
+		{name: "resolved rota alert", alerts: []api.WebhookAlert{alert("resolved", "RotaQueueBacklog", true)}},
+		{name: "someone else's alert", alerts: []api.WebhookAlert{alert("firing", "NodeDown", false)}},
+		{name: "rota-like name without the signal label", alerts: []api.WebhookAlert{alert("firing", "RotaQueueBacklog", false)}},
+		{name: "sorted and distinct", alerts: []api.WebhookAlert{alert("firing", "RotaServerIdle", true), alert("firing", "RotaQueueBacklog", true), alert("firing", "RotaServerIdle", true)}, want: "RotaQueueBacklog,RotaServerIdle"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strings.Join(api.WebhookMessage{Alerts: tc.alerts}.Hints(), ","); got != tc.want {
+				t.Errorf("Hints = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzWebhook: no body makes the receiver panic, and a body the parser rejects never nudges.
+func FuzzWebhook(f *testing.F) {
+	for _, b := range fixtures(f) {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"RotaX","rota_signal":"idle"},"startsAt":"2026-01-01T00:00:00Z","fingerprint":"1"}]}`))
+	f.Add([]byte(`{"version":"4"}`))
+	f.Add([]byte(`null`))
+	h := newHarness(f, nil)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before := len(h.backend.Nudges())
+		rec := h.do(http.MethodPost, "/api/v1/alerts", webhookToken, body)
+		nudged := len(h.backend.Nudges()) > before
+		h.assertNoSecretLogged(t)
+		_, err := api.ParseWebhook(body)
+		switch {
+		case err != nil && (rec.Code == http.StatusOK || nudged):
+			t.Fatalf("invalid body (%v) answered %d, nudged %v", err, rec.Code, nudged)
+		case err == nil && len(body) <= 64<<10 && rec.Code != http.StatusOK:
+			t.Fatalf("valid body answered %d: %s", rec.Code, rec.Body)
+		}
+	})
+}

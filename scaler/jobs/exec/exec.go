@@ -1,0 +1,132 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// DefaultMaxOutputBytes caps what the state and demand programs may print.
+const DefaultMaxOutputBytes = 16 << 20
+
+// Options configure a Manager. Commands, Timeout, Classify and Log are required.
+type Options struct {
+	Commands config.ExecJobs
+	// Timeout bounds each program run.
+	Timeout time.Duration
+	// MaxOutputBytes caps a program's stdout; 0 means DefaultMaxOutputBytes.
+	MaxOutputBytes int64
+	// Classify names the class of a demand group's shape (config.Config.Classify).
+	Classify func(config.Shape) string
+	Log      *logrus.Entry
+}
+
+// Manager is the exec adapter; safe for concurrent use (each call runs its own process).
+type Manager struct {
+	state, demand, drain, resume program
+	timeout                      time.Duration
+	maxOutput                    int64
+	classify                     func(config.Shape) string
+	log                          *logrus.Entry
+}
+
+var _ jobs.Manager = (*Manager)(nil)
+
+// New splits the command lines and returns the adapter.
+func New(o Options) (*Manager, error) {
+	if o.Timeout <= 0 || o.Classify == nil || o.Log == nil {
+		return nil, errors.New("jobs exec: Timeout, Classify and Log are required")
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	m := &Manager{timeout: o.Timeout, maxOutput: o.MaxOutputBytes, classify: o.Classify, log: o.Log}
+	var errs []error
+	for _, c := range []struct {
+		key  string
+		line string
+		p    *program
+	}{
+		{"state_command", o.Commands.State, &m.state},
+		{"demand_command", o.Commands.Demand, &m.demand},
+		{"drain_command", o.Commands.Drain, &m.drain},
+		{"resume_command", o.Commands.Resume, &m.resume},
+	} {
+		argv, err := splitCommand(c.line)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("jobs.exec.%s: %w", c.key, err))
+			continue
+		}
+		*c.p = program{key: c.key, argv: argv}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Nodes runs state_command and reads its JSON.
+func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) {
+	out, err := m.run(ctx, m.state)
+	if err != nil {
+		return nil, err
+	}
+	views, err := parseState(out)
+	if err != nil {
+		return nil, &Error{Command: m.state.key, Program: m.state.argv[0], Problem: err.Error(), Err: err}
+	}
+	return views, nil
+}
+
+// Demand runs demand_command and reads its JSON.
+func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
+	out, err := m.run(ctx, m.demand)
+	if err != nil {
+		return nil, err
+	}
+	d, err := parseDemand(out, m.classify)
+	if err != nil {
+		return nil, &Error{Command: m.demand.key, Program: m.demand.argv[0], Problem: err.Error(), Err: err}
+	}
+	return d, nil
+}
+
+// Drain runs drain_command NODE "rota: REASON". The program must be idempotent and must put
+// the reason on the drain, so that state_command can report drained_by_rota.
+func (m *Manager) Drain(ctx context.Context, node, reason string) error {
+	if _, err := m.run(ctx, m.drain, node, jobs.Marker+" "+reason); err != nil {
+		return fmt.Errorf("draining %s: %w", node, err)
+	}
+	m.log.WithField("node", node).WithField("reason", reason).Info("drained")
+	return nil
+}
+
+// Resume runs resume_command NODE, after state_command shows that rota made the drain
+// (ErrNotOurs otherwise). A node that is not drained is left alone.
+func (m *Manager) Resume(ctx context.Context, node string) error {
+	views, err := m.Nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("resuming %s: %w", node, err)
+	}
+	v, ok := views[node]
+	switch {
+	case !ok:
+		return fmt.Errorf("resuming %s: state_command does not list it", node)
+	case !v.Drained:
+		return nil
+	case !v.DrainedByRota:
+		return fmt.Errorf("resuming %s: %w", node, jobs.ErrNotOurs)
+	}
+	if _, err := m.run(ctx, m.resume, node); err != nil {
+		return fmt.Errorf("resuming %s: %w", node, err)
+	}
+	m.log.WithField("node", node).Info("resumed")
+	return nil
+}

@@ -1,0 +1,262 @@
+package exec_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/jobs/exec"
+)
+
+// script writes an executable shell script into dir and returns its path.
+func script(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func newManager(t *testing.T, cmds config.ExecJobs, edit func(*exec.Options)) *exec.Manager {
+	t.Helper()
+	logger, _ := logtest.NewNullLogger()
+	classes := &config.Config{Classes: config.DefaultClasses()}
+	o := exec.Options{Commands: cmds, Timeout: 5 * time.Second, Classify: classes.Classify, Log: logrus.NewEntry(logger)}
+	if edit != nil {
+		edit(&o)
+	}
+	m, err := exec.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// fill completes cmds with programs that must not run.
+func fill(t *testing.T, dir string, cmds config.ExecJobs) config.ExecJobs {
+	never := script(t, dir, "never", `echo "must not run" >&2; exit 99`)
+	for _, c := range []*string{&cmds.State, &cmds.Demand, &cmds.Drain, &cmds.Resume} {
+		if *c == "" {
+			*c = never
+		}
+	}
+	return cmds
+}
+
+const goodState = `{"nodes": {
+  "n1": {"jobs": 2, "cpus": 8, "gpus": 1, "drained": false, "drained_by_rota": false, "responding": true},
+  "n2": {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}}}`
+
+func TestNodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		maxBytes int64
+		timeout  time.Duration
+		want     map[string]fleet.JobsView
+		wantErr  string // part of the error's text
+	}{
+		{name: "good output", body: "cat <<'EOF'\n" + goodState + "\nEOF", want: map[string]fleet.JobsView{
+			"n1": {Known: true, Jobs: 2, CPUs: 8, GPUs: 1, Responding: true},
+			"n2": {Known: true, Drained: true, DrainedByRota: true, Responding: true},
+		}},
+		{name: "no nodes known", body: `echo '{"nodes": {}}'`, want: map[string]fleet.JobsView{}},
+		{name: "garbage", body: `echo 'NODELIST STATE'; echo 'n1 idle'`, wantErr: "not the documented JSON"},
+		{name: "empty output", body: `true`, wantErr: "not the documented JSON"},
+		{name: "no nodes key", body: `echo '{}'`, wantErr: `no "nodes" object`},
+		{name: "misspelt field", body: `echo '{"nodes": {"n1": {"job": 2, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: `unknown field "job"`},
+		{name: "missing field", body: `echo '{"nodes": {"n1": {"cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "are all required"},
+		{name: "negative jobs", body: `echo '{"nodes": {"n1": {"jobs": -1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "negative"},
+		{name: "two objects", body: `echo '{"nodes": {}}{"nodes": {}}'`, wantErr: "data after"},
+		{name: "exit 1", body: `echo '{"nodes": {}}'; echo 'sinfo: error: slurmctld down' >&2; exit 1`, wantErr: "exit status 1: sinfo: error: slurmctld down"},
+		{name: "hangs past the timeout", body: `sleep 60 & wait`, timeout: 200 * time.Millisecond, wantErr: "no answer within 200ms"},
+		{name: "huge output", body: `while :; do echo '{"nodes": {}}'; done`, maxBytes: 4096, wantErr: "printed more than 4096 bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmds := fill(t, dir, config.ExecJobs{State: script(t, dir, "state", tc.body)})
+			m := newManager(t, cmds, func(o *exec.Options) {
+				if tc.timeout > 0 {
+					o.Timeout = tc.timeout
+				}
+				o.MaxOutputBytes = tc.maxBytes
+			})
+			got, err := m.Nodes(context.Background())
+			if tc.wantErr != "" {
+				var ee *exec.Error
+				if !errors.As(err, &ee) || ee.Command != "state_command" || !strings.HasSuffix(ee.Program, "/state") {
+					t.Fatalf("error %v is not an *exec.Error naming state_command", err)
+				}
+				if !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %q does not say %q", err, tc.wantErr)
+				}
+				if got != nil {
+					t.Errorf("a failed call returned a partial view %v", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDemandIsClassified(t *testing.T) {
+	dir := t.TempDir()
+	out := `{"demand": [
+	  {"partition": "batch", "cpus": 4, "gpus": 0, "memory_bytes": 0, "nodes": 1, "count": 3, "department": "", "region": "", "since": "2026-11-20T09:00:00Z"},
+	  {"partition": "train", "cpus": 32, "gpus": 8, "memory_bytes": 1073741824, "nodes": 2, "count": 1, "department": "research", "region": "eu-west", "since": "2026-11-20T08:00:00+01:00"}]}`
+	cmds := fill(t, dir, config.ExecJobs{Demand: script(t, dir, "demand", "cat <<'EOF'\n"+out+"\nEOF")})
+	got, err := newManager(t, cmds, nil).Demand(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []fleet.Demand{
+		{Class: "light", Partition: "batch", Shape: config.Shape{Partition: "batch", CPUs: 4}, Nodes: 1, Count: 3, Since: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)},
+		{Class: "heavy", Partition: "train", Department: "research", Region: "eu-west", Shape: config.Shape{Partition: "train", CPUs: 32, GPUs: 8, Memory: 1 << 30}, Nodes: 2, Count: 1, Since: time.Date(2026, 11, 20, 7, 0, 0, 0, time.UTC)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if !got[i].Since.Equal(want[i].Since) {
+			t.Errorf("[%d] since %v, want %v", i, got[i].Since, want[i].Since)
+		}
+		got[i].Since = want[i].Since
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestDemandRejects(t *testing.T) {
+	tests := []struct{ name, out, wantErr string }{
+		{"no demand key", `{}`, `no "demand" list`},
+		{"missing since", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1}]}`, "required"},
+		{"bad since", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "since": "yesterday"}]}`, "not the documented JSON"},
+		{"zero count", `{"demand": [{"cpus": 1, "nodes": 1, "count": 0, "since": "2026-11-20T09:00:00Z"}]}`, "at least 1"},
+		{"negative memory", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "memory_bytes": -1, "since": "2026-11-20T09:00:00Z"}]}`, "not the documented JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cmds := fill(t, dir, config.ExecJobs{Demand: script(t, dir, "demand", "cat <<'EOF'\n"+tc.out+"\nEOF")})
+			got, err := newManager(t, cmds, nil).Demand(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "demand_command") {
+				t.Fatalf("error %v, want one naming demand_command and saying %q", err, tc.wantErr)
+			}
+			if got != nil {
+				t.Errorf("partial demand %+v", got)
+			}
+		})
+	}
+}
+
+// TestDrainPassesArgumentsWithoutShell: the reason reaches the program as one argument, and
+// the command line's own quoted arguments come first.
+func TestDrainPassesArgumentsWithoutShell(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "args")
+	drain := script(t, dir, "drain", `for a in "$@"; do printf '%s\n' "$a" >> "`+log+`"; done`)
+	cmds := fill(t, dir, config.ExecJobs{Drain: drain + ` --partition 'gpu nodes'`})
+	if err := newManager(t, cmds, nil).Drain(context.Background(), "n1", "idle; $(rm -rf /)"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--partition\ngpu nodes\nn1\n" + jobs.Marker + " idle; $(rm -rf /)\n"
+	if string(b) != want {
+		t.Errorf("arguments:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+func TestDrainFailure(t *testing.T) {
+	dir := t.TempDir()
+	cmds := fill(t, dir, config.ExecJobs{Drain: script(t, dir, "drain", `echo 'scontrol: Invalid node name' >&2; exit 2`)})
+	err := newManager(t, cmds, nil).Drain(context.Background(), "n9", "idle")
+	if err == nil || !strings.Contains(err.Error(), "draining n9") || !strings.Contains(err.Error(), "Invalid node name") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestResume(t *testing.T) {
+	state := `{"nodes": {
+	  "ours":    {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true},
+	  "theirs":  {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": false, "responding": true},
+	  "running": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}`
+	tests := []struct {
+		name    string
+		node    string
+		wantRun bool
+		wantIs  error
+		wantErr bool
+	}{
+		{name: "rota's drain is resumed", node: "ours", wantRun: true},
+		{name: "a person's drain is left", node: "theirs", wantIs: jobs.ErrNotOurs},
+		{name: "a node not drained is left", node: "running"},
+		{name: "an unknown node is an error", node: "ghost", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ran := filepath.Join(dir, "ran")
+			cmds := fill(t, dir, config.ExecJobs{
+				State:  script(t, dir, "state", "cat <<'EOF'\n"+state+"\nEOF"),
+				Resume: script(t, dir, "resume", `echo "$1" > "`+ran+`"`),
+			})
+			err := newManager(t, cmds, nil).Resume(context.Background(), tc.node)
+			switch {
+			case tc.wantIs != nil && !errors.Is(err, tc.wantIs):
+				t.Fatalf("error %v, want %v", err, tc.wantIs)
+			case tc.wantErr && err == nil:
+				t.Fatal("no error")
+			case tc.wantIs == nil && !tc.wantErr && err != nil:
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(ran)
+			if got := strings.TrimSpace(string(b)); (got == tc.node) != tc.wantRun {
+				t.Errorf("resume_command ran with %q, want run %v", got, tc.wantRun)
+			}
+		})
+	}
+}
+
+func TestProgramNotFound(t *testing.T) {
+	dir := t.TempDir()
+	cmds := fill(t, dir, config.ExecJobs{State: filepath.Join(dir, "missing")})
+	_, err := newManager(t, cmds, nil).Nodes(context.Background())
+	var ee *exec.Error
+	if !errors.As(err, &ee) || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestNewRejectsBadCommandLines(t *testing.T) {
+	logger, _ := logtest.NewNullLogger()
+	_, err := exec.New(exec.Options{
+		Commands: config.ExecJobs{State: "state 'unterminated", Demand: "demand", Drain: "", Resume: "resume"},
+		Timeout:  time.Second, Classify: func(config.Shape) string { return "x" }, Log: logrus.NewEntry(logger),
+	})
+	if err == nil || !strings.Contains(err.Error(), "jobs.exec.state_command") || !strings.Contains(err.Error(), "jobs.exec.drain_command") {
+		t.Fatalf("error %v, want both bad commands named", err)
+	}
+}

@@ -1,0 +1,59 @@
+package exec
+
+import (
+	"testing"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// FuzzParseState: no output makes the parser panic, and whatever it accepts is a whole,
+// sane view.
+func FuzzParseState(f *testing.F) {
+	for _, s := range []string{
+		`{"nodes": {"n1": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}`,
+		`{"nodes": {}}`, `{"nodes": null}`, `{}`, `[]`, `{"nodes": {"": {}}}`,
+		`{"nodes": {"n1": {"jobs": 1e3, "cpus": -4}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		views, err := parseState(b)
+		if err != nil {
+			if views != nil {
+				t.Fatal("error with a partial view")
+			}
+			return
+		}
+		for name, v := range views {
+			if name == "" || !v.Known || v.Jobs < 0 || v.CPUs < 0 || v.GPUs < 0 || (v.DrainedByRota && !v.Drained) {
+				t.Fatalf("accepted %q: %+v", name, v)
+			}
+		}
+	})
+}
+
+// FuzzParseDemand: likewise for demand_command's output.
+func FuzzParseDemand(f *testing.F) {
+	for _, s := range []string{
+		`{"demand": [{"partition": "batch", "cpus": 4, "gpus": 1, "memory_bytes": 0, "nodes": 1, "count": 3, "department": "", "region": "", "since": "2026-11-20T09:00:00Z"}]}`,
+		`{"demand": []}`, `{"demand": null}`, `{"demand": [{}]}`,
+		`{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "since": "0001-01-01T00:00:00Z"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	classes := &config.Config{Classes: config.DefaultClasses()}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		demand, err := parseDemand(b, classes.Classify)
+		if err != nil {
+			if demand != nil {
+				t.Fatal("error with a partial demand")
+			}
+			return
+		}
+		for _, d := range demand {
+			if d.Class == "" || d.Shape.CPUs < 1 || d.Shape.GPUs < 0 || d.Nodes < 1 || d.Count < 1 || d.Since.IsZero() {
+				t.Fatalf("accepted %+v", d)
+			}
+		}
+	})
+}
