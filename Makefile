@@ -13,7 +13,7 @@ LDFLAGS   := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION) -X $(
 # parts (per-BMC locks, the executor, collectors).
 TESTFLAGS ?= -race -count=1 -timeout 40m
 
-.PHONY: all build tools check test bench demo clean
+.PHONY: all build tools check test bench demo package clean
 
 all: build
 
@@ -37,6 +37,10 @@ bench: tools build
 
 demo: tools build
 	scripts/demo.sh
+
+# The .deb packages (rota-exporter; rota with rotactl) into dist/, with nfpm.
+package: tools build
+	deploy/packaging/package.sh
 
 clean:
 	rm -rf bin dist .lab

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rotahq/rota/bmc/redfishemu"
+	"github.com/rotahq/rota/internal/clock"
 )
 
 // BenchmarkPowerOn1000 powers on 1,000 emulated Redfish servers (one TLS listener each, 200 ms
@@ -33,7 +34,7 @@ func BenchmarkPowerOn1000(b *testing.B) {
 	quiet := logrus.New()
 	quiet.SetOutput(io.Discard)
 	log := quiet.WithField("component", "bmc")
-	emu, err := redfishemu.Start(redfishemu.Config{Servers: servers}, wallClock{}, log)
+	emu, err := redfishemu.Start(redfishemu.Config{Servers: servers}, clock.Real{}, log)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,35 +2,16 @@ package bmc
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc/redfishemu"
+	"github.com/rotahq/rota/internal/clock"
 )
-
-// wallClock is the real clock for tests that run real BMCs (ipmi_sim, the emulator).
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // syncBuffer collects log output from concurrent goroutines.
 type syncBuffer struct {
@@ -69,7 +50,7 @@ func writeSecret(t testing.TB, pass string) string {
 func startEmulator(t testing.TB, servers ...redfishemu.ServerConfig) (*redfishemu.Emulator, string) {
 	t.Helper()
 	log, _ := testLogger()
-	emu, err := redfishemu.Start(redfishemu.Config{Servers: servers}, wallClock{}, log)
+	emu, err := redfishemu.Start(redfishemu.Config{Servers: servers}, clock.Real{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

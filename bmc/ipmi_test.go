@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/testutil"
 )
 
@@ -114,7 +115,7 @@ func ipmiEndpoint(t *testing.T, port int, password string) Endpoint {
 
 // realOptions are short waits for BMCs that answer in milliseconds.
 func realOptions(log Options) Options {
-	log.Clock = wallClock{}
+	log.Clock = clock.Real{}
 	log.PollInterval = 100 * time.Millisecond
 	log.MinCommandInterval = 50 * time.Millisecond
 	log.ConfirmTimeout = 10 * time.Second

@@ -9,8 +9,9 @@ bin="$top/.tools/bin"
 mkdir -p "$bin"
 
 # Debian packages: ipmitool/openipmi (IPMI BMC simulator), Slurm (a real cluster on loopback),
-# node_exporter (the exporter benchmark's peer), systemd (systemd-analyze verify).
-apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd)
+# node_exporter (the exporter benchmark's peer), systemd (systemd-analyze verify), Ansible and
+# ansible-lint (the rota_exporter role's tests).
+apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -33,6 +34,7 @@ go_tools=(
   "alertmanager github.com/prometheus/alertmanager/cmd/alertmanager v0.28.1"
   "amtool github.com/prometheus/alertmanager/cmd/amtool v0.28.1"
   "staticcheck honnef.co/go/tools/cmd/staticcheck v0.8.2"
+  "nfpm github.com/goreleaser/nfpm/v2/cmd/nfpm v2.45.2"
 )
 for entry in "${go_tools[@]}"; do
   read -r name pkg version <<<"$entry"

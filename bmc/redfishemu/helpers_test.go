@@ -1,9 +1,9 @@
 package redfishemu
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"github.com/rotahq/rota/internal/clock"
 	"net/http"
 	"testing"
 	"time"
@@ -11,29 +11,11 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// wallClock is the real clock: these tests run real listeners.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 func start(t *testing.T, cfg Config) *Emulator {
 	t.Helper()
 	l := logrus.New()
 	l.SetLevel(logrus.WarnLevel)
-	e, err := Start(cfg, wallClock{}, l.WithField("component", "redfish-emulator"))
+	e, err := Start(cfg, clock.Real{}, l.WithField("component", "redfish-emulator"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,32 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc/redfishemu"
+	"github.com/rotahq/rota/internal/clock"
 )
-
-// realClock is the wall clock; library packages receive it and never read time themselves.
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 func main() {
 	app := kingpin.New("rota-redfish-emulator", "Emulated Redfish BMCs (DMTF public-rackmount1 mockup with power state, sessions, faults and hooks).")
@@ -66,7 +48,7 @@ func run(ctx context.Context, configFile, certOut string, log *logrus.Entry) err
 	if err != nil {
 		return err
 	}
-	emu, err := redfishemu.Start(cfg, realClock{}, log)
+	emu, err := redfishemu.Start(cfg, clock.Real{}, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,248 @@
+package deploy
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+// otherHash is bcrypt("other-pass"): the role keeps a value that is already a bcrypt hash.
+const otherHash = "$2b$10$pMa.NUwz0TccQC1Vy0ILa.LAk4W0y520j5van9krK8afa3DePpIKq"
+
+// roleRun runs deploy/ansible/site.yml on this machine (local connection) with the role's paths
+// in a scratch folder and service handling off (no systemd runs here).
+type roleRun struct {
+	t         *testing.T
+	playbook  string
+	dir       string
+	inventory string
+}
+
+func newRoleRun(t *testing.T) *roleRun {
+	requireRoot(t)
+	r := &roleRun{t: t, playbook: testutil.Tool(t, "ansible-playbook"), dir: t.TempDir()}
+	r.inventory = filepath.Join(r.dir, "inventory.ini")
+	inv := "[rota_exporters]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+	if err := os.WriteFile(r.inventory, []byte(inv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *roleRun) path(name string) string { return filepath.Join(r.dir, name) }
+
+var recap = regexp.MustCompile(`localhost\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0\b`)
+
+// run applies the role with vars (on top of the scratch paths) and returns how many tasks
+// changed something.
+func (r *roleRun) run(vars map[string]any) int {
+	t := r.t
+	t.Helper()
+	all := map[string]any{
+		"rota_exporter_binary":         filepath.Join(binaries(t), "rota-exporter"),
+		"rota_exporter_binary_dest":    r.path("rota-exporter"),
+		"rota_exporter_unit_dir":       r.path("units"),
+		"rota_exporter_defaults_file":  r.path("rota-exporter.default"),
+		"rota_exporter_config_dir":     r.path("etc"),
+		"rota_exporter_gpu_device":     r.path("nvidia0"),
+		"rota_exporter_manage_service": false,
+	}
+	for k, v := range vars {
+		all[k] = v
+	}
+	b, err := json.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	varsFile := r.path("vars.json")
+	if err := os.WriteFile(varsFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(r.path("units"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	site := filepath.Join(testutil.RepoRoot(t), "deploy", "ansible", "site.yml")
+	out := mustRun(t, []string{"ANSIBLE_NOCOLOR=1"}, r.playbook, "-i", r.inventory, "-e", "@"+varsFile, site)
+	m := recap.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no clean play recap:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// TestAnsibleRole: the role installs the binary, its unit and flags on a server without a GPU,
+// with TLS and basic auth; a second run changes nothing; the exporter starts with what was
+// written and serves only to the right users over TLS. A third run on a GPU server without web
+// config turns the GPU collector on and removes the web config and the drop-in.
+func TestAnsibleRole(t *testing.T) {
+	r := newRoleRun(t)
+	certPEM, keyPEM := selfSigned(t)
+	secured := map[string]any{
+		"rota_exporter_gpu":              "auto",
+		"rota_exporter_tls_cert":         certPEM,
+		"rota_exporter_tls_key":          keyPEM,
+		"rota_exporter_basic_auth_users": map[string]string{"prometheus": "s3cret", "other": otherHash},
+	}
+	if n := r.run(secured); n == 0 {
+		t.Fatal("first run changed nothing")
+	}
+	if n := r.run(secured); n != 0 {
+		t.Errorf("second run changed %d tasks, want 0 (not idempotent)", n)
+	}
+
+	for _, f := range []struct {
+		name string
+		mode fs.FileMode
+	}{
+		{"rota-exporter", 0o755}, {"rota-exporter.default", 0o644}, {"units/rota-exporter.service", 0o644},
+		{"units/rota-exporter.service.d/web-config.conf", 0o644},
+		{"etc", fs.ModeDir | 0o700}, {"etc/web-config.yml", 0o600}, {"etc/tls.crt", 0o600}, {"etc/tls.key", 0o600},
+	} {
+		if fi, err := os.Stat(r.path(f.name)); err != nil || fi.Mode() != f.mode {
+			t.Errorf("%s: %v (%v), want %v", f.name, fi.Mode(), err, f.mode)
+		}
+	}
+	unit, err := os.ReadFile(r.path("units/rota-exporter.service"))
+	if err != nil || !strings.Contains(string(unit), "\nExecStart="+r.path("rota-exporter")+" $ARGS\n") {
+		t.Errorf("the unit does not start the installed binary (%v)", err)
+	}
+	verifyUnit(t, r.path("units/rota-exporter.service"))
+
+	args := envFileArgs(t, r.path("rota-exporter.default"))
+	if !slices.Contains(args, "--no-collector.gpu") {
+		t.Errorf("no GPU device, yet the flags %v keep the GPU collector", args)
+	}
+	serveWithWrittenConfig(t, r, args, certPEM)
+
+	// The same server gains a GPU and drops its web config.
+	if err := os.WriteFile(r.path("nvidia0"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.run(map[string]any{"rota_exporter_gpu": "auto"}); n == 0 {
+		t.Error("third run changed nothing")
+	}
+	args = envFileArgs(t, r.path("rota-exporter.default"))
+	if slices.Contains(args, "--no-collector.gpu") || !slices.Contains(args, "--collector.gpu.timeout=3s") || hasPrefix(args, "--web.config.file=") {
+		t.Errorf("GPU server without web config: flags %v", args)
+	}
+	for _, gone := range []string{"etc/web-config.yml", "etc/tls.crt", "etc/tls.key", "units/rota-exporter.service.d/web-config.conf"} {
+		if _, err := os.Stat(r.path(gone)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (%v)", gone, err)
+		}
+	}
+}
+
+// serveWithWrittenConfig starts the installed exporter with the written flags, reading the web
+// config where systemd would put its credentials copy (the same file names), and checks TLS and
+// basic auth for both users.
+func serveWithWrittenConfig(t *testing.T, r *roleRun, args []string, certPEM string) {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	var run []string
+	for _, a := range args {
+		a = strings.Replace(a, "/run/credentials/rota-exporter.service", r.path("etc"), 1)
+		if strings.HasPrefix(a, "--web.listen-address=") {
+			a = "--web.listen-address=" + addr
+		}
+		run = append(run, a)
+	}
+	testutil.Start(t, r.path("rota-exporter"), run...)
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(certPEM))
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	get := func(user, pass string) (int, string, error) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
+	testutil.Eventually(t, 30*time.Second, "the exporter serves TLS", func() error {
+		_, _, err := get("", "")
+		return err
+	})
+	for _, tt := range []struct {
+		user, pass string
+		want       int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"prometheus", "wrong", http.StatusUnauthorized},
+		{"prometheus", "s3cret", http.StatusOK},
+		{"other", "other-pass", http.StatusOK},
+	} {
+		code, body, err := get(tt.user, tt.pass)
+		if err != nil || code != tt.want || (code == http.StatusOK && !strings.Contains(body, "rota_node_cpus ")) {
+			t.Errorf("GET /metrics as %q/%q: %d %v, want %d", tt.user, tt.pass, code, err, tt.want)
+		}
+	}
+}
+
+// TestAnsibleLint: ansible-lint (production profile, its strictest) passes on the role and the
+// playbook.
+func TestAnsibleLint(t *testing.T) {
+	lint := testutil.Tool(t, "ansible-lint")
+	out := mustRun(t, []string{"ANSIBLE_NOCOLOR=1", "NO_COLOR=1"}, lint, "--offline", "--profile=production",
+		filepath.Join(testutil.RepoRoot(t), "deploy", "ansible"))
+	t.Log(out)
+}
+
+// selfSigned returns a certificate for 127.0.0.1 and its key, PEM-encoded.
+func selfSigned(t *testing.T) (certPEM, keyPEM string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "rota-exporter test"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Unix(0, 0),
+		NotAfter:     time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
+}
+
+func hasPrefix(args []string, prefix string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, prefix) })
+}

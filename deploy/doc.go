@@ -1,0 +1,4 @@
+// Package deploy holds no code: its tests prove the deployment files beside it. They build the
+// .deb packages with nfpm and install and purge them on the test machine, run systemd-analyze
+// verify on the units, and run the Ansible role with ansible-playbook and ansible-lint.
+package deploy

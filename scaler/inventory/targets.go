@@ -1,0 +1,92 @@
+package inventory
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// TargetGroup is one entry of a file_sd JSON file.
+type TargetGroup struct {
+	Targets []string          `json:"targets"`
+	Labels  map[string]string `json:"labels"`
+}
+
+// Targets returns one group per node, in the config's order. Each carries node, pool, tier (the
+// pool's name: a pool is a tier) and, when set on the node or its pool, region and department.
+// A node without an exporter address is an error: it would be a server rota cannot see.
+func Targets(cfg *config.Config) ([]TargetGroup, error) {
+	var groups []TargetGroup
+	for i := range cfg.Pools {
+		p := &cfg.Pools[i]
+		for j := range p.Nodes {
+			ref := config.NodeRef{Pool: p, Node: &p.Nodes[j]}
+			if ref.Node.Exporter == "" {
+				return nil, fmt.Errorf("pools[%d].nodes[%d] (%s): no exporter address", i, j, ref.Node.Name)
+			}
+			labels := map[string]string{"node": ref.Node.Name, "pool": p.Name, "tier": p.Name}
+			for _, key := range []string{"region", "department"} {
+				if v := ref.Label(key); v != "" {
+					labels[key] = v
+				}
+			}
+			groups = append(groups, TargetGroup{Targets: []string{ref.Node.Exporter}, Labels: labels})
+		}
+	}
+	return groups, nil
+}
+
+// Marshal renders groups as file_sd JSON: one group per line, so a diff shows the servers that
+// changed.
+func Marshal(groups []TargetGroup) ([]byte, error) {
+	out := []byte("[\n")
+	for i, g := range groups {
+		b, err := json.Marshal(g)
+		if err != nil {
+			return nil, fmt.Errorf("encoding targets: %w", err)
+		}
+		out = append(out, "  "...)
+		out = append(out, b...)
+		if i < len(groups)-1 {
+			out = append(out, ',')
+		}
+		out = append(out, '\n')
+	}
+	return append(out, "]\n"...), nil
+}
+
+// WriteFile writes data to path through a temporary file in the same folder, synced and then
+// renamed over path: a reader sees the old file or the new one, never a part. The temporary
+// name ends in .tmp, so a file_sd glob such as targets/*.json never picks it up.
+func WriteFile(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing targets: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("writing targets: %w", err)
+	}
+	// Prometheus usually runs as its own user: the targets are no secret.
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing targets: %w", err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("writing targets: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("writing targets: %w", err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing targets: %w", err)
+	}
+	return nil
+}

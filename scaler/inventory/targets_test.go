@@ -1,0 +1,144 @@
+package inventory
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func exampleConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join(testutil.RepoRoot(t), "deploy", "rota", "rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestExampleGolden: the targets of deploy/rota/rota.yml, byte for byte.
+func TestExampleGolden(t *testing.T) {
+	groups, err := Targets(exampleConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "example.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("targets differ from %s (run with -update to accept):\n%s", golden, got)
+	}
+}
+
+func TestTargetsLabels(t *testing.T) {
+	pool := func(labels map[string]string, nodes ...config.Node) config.Pool {
+		return config.Pool{Name: "gpu", Labels: labels, Nodes: nodes}
+	}
+	tests := []struct {
+		name    string
+		pools   []config.Pool
+		want    []TargetGroup
+		wantErr string
+	}{
+		{
+			name:  "pool labels apply to the node",
+			pools: []config.Pool{pool(map[string]string{"region": "eu", "department": "ml"}, config.Node{Name: "g1", Exporter: "g1:10090"})},
+			want: []TargetGroup{{Targets: []string{"g1:10090"}, Labels: map[string]string{
+				"node": "g1", "pool": "gpu", "tier": "gpu", "region": "eu", "department": "ml"}}},
+		},
+		{
+			name: "a node's own label wins",
+			pools: []config.Pool{pool(map[string]string{"region": "eu", "department": "ml"},
+				config.Node{Name: "g1", Exporter: "g1:10090", Labels: map[string]string{"department": "infra"}})},
+			want: []TargetGroup{{Targets: []string{"g1:10090"}, Labels: map[string]string{
+				"node": "g1", "pool": "gpu", "tier": "gpu", "region": "eu", "department": "infra"}}},
+		},
+		{
+			name:  "unset region and department are left out",
+			pools: []config.Pool{pool(nil, config.Node{Name: "g1", Exporter: "g1:10090", Labels: map[string]string{"rack": "r7"}})},
+			want: []TargetGroup{{Targets: []string{"g1:10090"}, Labels: map[string]string{
+				"node": "g1", "pool": "gpu", "tier": "gpu"}}},
+		},
+		{
+			name:    "a node without an exporter is an error",
+			pools:   []config.Pool{pool(nil, config.Node{Name: "g1", Exporter: "g1:10090"}, config.Node{Name: "g2"})},
+			wantErr: "pools[0].nodes[1] (g2): no exporter address",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Targets(&config.Config{Pools: tt.pools})
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWriteFileReplaces: the new content replaces the old, readable by others (Prometheus's
+// user), and no temporary file is left beside it.
+func TestWriteFileReplaces(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rota.json")
+	for _, content := range []string{"[]\n", "[{\"targets\":[\"a:1\"],\"labels\":{}}]\n"} {
+		if err := WriteFile(path, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != content {
+			t.Errorf("file holds %q, want %q", got, content)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("folder holds %d entries, want only rota.json", len(entries))
+	}
+}
+
+func TestWriteFileMissingFolder(t *testing.T) {
+	err := WriteFile(filepath.Join(t.TempDir(), "absent", "rota.json"), []byte("[]"))
+	if err == nil || !strings.HasPrefix(err.Error(), "writing targets: ") {
+		t.Fatalf("error = %v, want a wrapped write error", err)
+	}
+}
