@@ -20,7 +20,7 @@ import (
 
 // The two values of deploy/alertmanager/alertmanager.yml a user (and this test) fills.
 const (
-	amWebhookURL = "http://127.0.0.1:9851/api/v1/alerts"
+	amWebhookURL = "http://127.0.0.1:10091/api/v1/alerts"
 	amTokenFile  = "/etc/alertmanager/rota-webhook.token"
 )
 

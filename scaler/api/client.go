@@ -34,7 +34,7 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("rota answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Message)
 }
 
-// NewClient returns a client of the rota at baseURL (e.g. http://127.0.0.1:9851) that sends
+// NewClient returns a client of the rota at baseURL (e.g. http://127.0.0.1:10091) that sends
 // token; hc nil means http.DefaultClient.
 func NewClient(baseURL string, token Token, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(baseURL)

@@ -127,7 +127,7 @@ func TestClientEscapesNodeNames(t *testing.T) {
 }
 
 func TestNewClientRejectsBadURLs(t *testing.T) {
-	for _, u := range []string{"", "127.0.0.1:9851", "ftp://rota", "http://"} {
+	for _, u := range []string{"", "127.0.0.1:10091", "ftp://rota", "http://"} {
 		if _, err := api.NewClient(u, api.Token{}, nil); err == nil {
 			t.Errorf("NewClient(%q) accepted it", u)
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultListenAddress is rota's HTTP listener when the config names none.
-const DefaultListenAddress = "127.0.0.1:9851"
+const DefaultListenAddress = "127.0.0.1:10091"
 
 // DefaultBootTimeout is a pool's boot_timeout when the config names none.
 const DefaultBootTimeout = 10 * time.Minute
