@@ -1,0 +1,187 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	"gopkg.in/yaml.v3"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/jobs/slurm"
+)
+
+// CollectorSlurm is the head node's Slurm queue collector (off by default).
+const CollectorSlurm = "slurm"
+
+// SlurmConfig says how the Slurm collector reaches Slurm and classifies pending work.
+type SlurmConfig struct {
+	// Conf is SLURM_CONF for sinfo and squeue (empty: Slurm's default); BinDir holds them
+	// (empty: PATH).
+	Conf   string
+	BinDir string
+	// Timeout bounds each Slurm command.
+	Timeout time.Duration
+	// ClassesFile is rota's config file, of which only the classes: section is read; empty
+	// uses config.DefaultClasses().
+	ClassesFile string
+}
+
+// SlurmCollector reports Slurm's queue and nodes from one whole read per scrape, through the
+// same parser and grouping as rota's Slurm adapter (package slurm), so the alert rules and the
+// scaler count the same demand. A read that fails or prints anything unexpected fails the
+// scrape (rota_exporter_collector_success{collector="slurm"} 0) and sends nothing.
+type SlurmCollector struct {
+	read     func(context.Context) (slurm.View, error)
+	classify slurm.Classifier
+	classes  []string
+
+	jobs, pendingJobs, pendingCPUs, pendingGPUs, nodes *prometheus.Desc
+}
+
+// NewSlurmCollector reads Slurm with read (slurm.Manager.Read) and names pending work's class
+// with the classes given.
+func NewSlurmCollector(read func(context.Context) (slurm.View, error), classes []config.Class) *SlurmCollector {
+	cfg := &config.Config{Classes: classes}
+	names := make([]string, len(classes))
+	for i, c := range classes {
+		names[i] = c.Name
+	}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "slurm", name), help, labels, nil)
+	}
+	return &SlurmCollector{
+		read:        read,
+		classify:    cfg.Classify,
+		classes:     names,
+		jobs:        desc("jobs", "Slurm jobs by partition (the first a job names) and state.", "partition", "state"),
+		pendingJobs: desc("pending_jobs", "Pending Slurm jobs that more servers could start, by partition and rota job class.", "partition", "class"),
+		pendingCPUs: desc("pending_cpus", "CPUs asked for by pending Slurm jobs that more servers could start (all their nodes), by partition and class.", "partition", "class"),
+		pendingGPUs: desc("pending_gpus", "GPUs asked for by pending Slurm jobs that more servers could start (all their nodes), by partition and class.", "partition", "class"),
+		nodes:       desc("nodes", "Slurm nodes by state (one word per node: idle, mixed, allocated, draining, drained, down, powered_down, ...).", "state"),
+	}
+}
+
+// NewSlurmCollectorFromConfig builds the collector on Slurm's own commands.
+func NewSlurmCollectorFromConfig(cfg SlurmConfig, log *logrus.Entry) (*SlurmCollector, error) {
+	classes, err := LoadClasses(cfg.ClassesFile)
+	if err != nil {
+		return nil, err
+	}
+	m := slurm.New(slurm.Options{
+		Run:      slurm.Commands{Conf: cfg.Conf, BinDir: cfg.BinDir, Timeout: cfg.Timeout}.Run,
+		Classify: (&config.Config{Classes: classes}).Classify,
+		Log:      log,
+	})
+	return NewSlurmCollector(m.Read, classes), nil
+}
+
+// LoadClasses reads the classes: section of rota's config file (the rest is ignored); an empty
+// path, or a file without classes, gives config.DefaultClasses().
+func LoadClasses(path string) ([]config.Class, error) {
+	if path == "" {
+		return config.DefaultClasses(), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading classes: %w", err)
+	}
+	// The rest of the file is rota's business; the classes are read strictly (a misspelt
+	// max_gpus must not silently put GPU work in the light class).
+	var doc struct {
+		Classes yaml.Node `yaml:"classes"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
+	}
+	if doc.Classes.Kind == 0 {
+		return config.DefaultClasses(), nil
+	}
+	raw, err := yaml.Marshal(&doc.Classes)
+	if err != nil {
+		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
+	}
+	var classes []config.Class
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&classes); err != nil {
+		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
+	}
+	if len(classes) == 0 {
+		return config.DefaultClasses(), nil
+	}
+	for i, c := range classes {
+		if c.Name == "" {
+			return nil, fmt.Errorf("reading classes from %s: class %d has no name", path, i+1)
+		}
+	}
+	return classes, nil
+}
+
+// Update implements Collector.
+func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
+	v, err := c.read(context.Background())
+	if err != nil {
+		return err
+	}
+	type pl struct{ partition, label string }
+	jobs := map[pl]int{}
+	for _, j := range v.Jobs {
+		jobs[pl{j.Partition, j.State}]++
+	}
+	for k, n := range jobs {
+		ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(n), k.partition, k.label)
+	}
+
+	// Every partition sinfo shows gets a series per class, zero included, so rules see 0
+	// rather than nothing.
+	var pending [3]map[pl]int
+	for i := range pending {
+		pending[i] = map[pl]int{}
+	}
+	for _, n := range v.Nodes {
+		for _, p := range n.Partitions {
+			for _, cl := range c.classes {
+				if _, ok := pending[0][pl{p, cl}]; !ok {
+					pending[0][pl{p, cl}] = 0
+				}
+			}
+		}
+	}
+	for _, d := range v.Demand(c.classify) {
+		k := pl{d.Partition, d.Class}
+		pending[0][k] += d.Count
+		pending[1][k] += d.Count * d.Nodes * d.Shape.CPUs
+		pending[2][k] += d.Count * d.Nodes * d.Shape.GPUs
+	}
+	for k := range pending[0] {
+		ch <- prometheus.MustNewConstMetric(c.pendingJobs, prometheus.GaugeValue, float64(pending[0][k]), k.partition, k.label)
+		ch <- prometheus.MustNewConstMetric(c.pendingCPUs, prometheus.GaugeValue, float64(pending[1][k]), k.partition, k.label)
+		ch <- prometheus.MustNewConstMetric(c.pendingGPUs, prometheus.GaugeValue, float64(pending[2][k]), k.partition, k.label)
+	}
+
+	states := map[string]int{}
+	for _, s := range slurm.NodeSummaries() {
+		states[s] = 0
+	}
+	for _, n := range v.Nodes {
+		states[n.State.Summary()]++
+	}
+	for s, n := range states {
+		ch <- prometheus.MustNewConstMetric(c.nodes, prometheus.GaugeValue, float64(n), s)
+	}
+	return nil
+}
+
+// AddSlurmFlags adds the Slurm collector's flags to rota-exporter's command line.
+func AddSlurmFlags(app *kingpin.Application, c *SlurmConfig) {
+	app.Flag("collector.slurm.conf", "slurm.conf for sinfo and squeue (SLURM_CONF); empty: Slurm's default.").Envar("SLURM_CONF").StringVar(&c.Conf)
+	app.Flag("collector.slurm.bin-dir", "Folder holding sinfo and squeue; empty: PATH.").StringVar(&c.BinDir)
+	app.Flag("collector.slurm.timeout", "Longest each Slurm command may take; a scrape whose read did not finish fails.").Default("10s").DurationVar(&c.Timeout)
+	app.Flag("collector.slurm.config-file", "rota's config file, of which only the classes: section is read to name pending work's class; empty: the default classes (light, medium, heavy).").StringVar(&c.ClassesFile)
+}

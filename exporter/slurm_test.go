@@ -1,0 +1,211 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/internal/slurmlab"
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/jobs/slurm"
+)
+
+// slurmFixtures are the sinfo/squeue outputs the Slurm adapter's tests recorded from a real
+// cluster; the collector reads them through the adapter's own parser.
+const slurmFixtures = "../scaler/jobs/slurm/testdata"
+
+func fixtureView(t *testing.T, name string) func(context.Context) (slurm.View, error) {
+	t.Helper()
+	read := func(ext string) []byte {
+		b, err := os.ReadFile(filepath.Join(slurmFixtures, name+"."+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	nodes, err := slurm.ParseNodes(read("sinfo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue, err := slurm.ParseJobs(read("squeue"), time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(context.Context) (slurm.View, error) { return slurm.View{Nodes: nodes, Jobs: queue}, nil }
+}
+
+// TestSlurmCollectorGolden: the exposition for recorded queues (work pending on held nodes;
+// jobs running) matches testdata/slurm-*.golden.
+func TestSlurmCollectorGolden(t *testing.T) {
+	for _, name := range []string{"pending", "running", "draining", "powered-down"} {
+		t.Run(name, func(t *testing.T) {
+			u := &updater{c: NewSlurmCollector(fixtureView(t, name), config.DefaultClasses())}
+			got := gather(t, u)
+			if u.err != nil {
+				t.Fatal(u.err)
+			}
+			golden(t, "slurm-"+name, got)
+		})
+	}
+}
+
+func TestSlurmCollectorSeries(t *testing.T) {
+	u := &updater{c: NewSlurmCollector(fixtureView(t, "pending"), config.DefaultClasses())}
+	got := series(t, u)
+	for k, want := range map[string]float64{
+		// Seven batch jobs wait (one more is held and not counted): 3+2 of one node, one of two.
+		`rota_slurm_pending_jobs{class="light",partition="batch"}`: 7,
+		`rota_slurm_pending_cpus{class="light",partition="batch"}`: 3*1 + 2*2 + 1*2 + 1*1,
+		`rota_slurm_pending_gpus{class="heavy",partition="gpu"}`:   2 * 2,
+		`rota_slurm_pending_jobs{class="medium",partition="gpu"}`:  2,
+		`rota_slurm_pending_jobs{class="heavy",partition="batch"}`: 0,
+		`rota_slurm_jobs{partition="batch",state="pending"}`:       8,
+		`rota_slurm_nodes{state="drained"}`:                        4,
+		`rota_slurm_nodes{state="idle"}`:                           0,
+	} {
+		if v, ok := got[k]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", k, v, ok, want)
+		}
+	}
+}
+
+// TestSlurmCollectorFailure: a failed read fails the scrape and sends nothing.
+func TestSlurmCollectorFailure(t *testing.T) {
+	boom := errors.New("slurm_load_jobs error: Unable to contact slurm controller")
+	u := &updater{c: NewSlurmCollector(func(context.Context) (slurm.View, error) { return slurm.View{}, boom },
+		config.DefaultClasses())}
+	if got := gather(t, u); got != "" || !errors.Is(u.err, boom) {
+		t.Fatalf("sent %q, error %v", got, u.err)
+	}
+}
+
+func TestLoadClasses(t *testing.T) {
+	for _, tc := range []struct {
+		name, path string
+		want       []string
+		err        bool
+	}{
+		{"default", "", []string{"light", "medium", "heavy"}, false},
+		{"the example config", "../deploy/rota/rota.yml", []string{"light", "medium", "heavy"}, false},
+		{"missing file", "testdata/no-such-file.yml", nil, true},
+		{"misspelt class field", writeTemp(t, "classes:\n  - name: light\n    max_gpu: 0\n"), nil, true},
+		{"no classes section", writeTemp(t, "jobs: {adapter: slurm}\n"), []string{"light", "medium", "heavy"}, false},
+		{"own classes", writeTemp(t, "pools: []\nclasses:\n  - name: small\n    max_cpus: 4\n  - name: big\n"), []string{"small", "big"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := LoadClasses(tc.path)
+			if (err != nil) != tc.err {
+				t.Fatalf("error %v", err)
+			}
+			var names []string
+			for _, c := range got {
+				names = append(names, c.Name)
+			}
+			if fmt.Sprint(names) != fmt.Sprint(tc.want) {
+				t.Fatalf("classes %v, want %v", names, tc.want)
+			}
+		})
+	}
+	// The example config's light class names the cpu partition.
+	classes, err := LoadClasses("../deploy/rota/rota.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (&config.Config{Classes: classes}).Classify(config.Shape{Partition: "cpu", CPUs: 64}); got != "light" {
+		t.Errorf("a cpu-partition job is %q, want light", got)
+	}
+}
+
+func writeTemp(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "rota.yml")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSlurmCollectorRealPrometheus: on a real cluster with work waiting, a real Prometheus
+// scrapes the collector and PromQL reads the queue back.
+func TestSlurmCollectorRealPrometheus(t *testing.T) {
+	promBin := testutil.Tool(t, "prometheus")
+	c := slurmlab.Start(t, slurmlab.Options{Nodes: []slurmlab.Node{
+		{Name: "cpu1", Partition: "cpu", CPUs: 2, MemoryMB: 1000},
+		{Name: "gpu1", Partition: "gpu", CPUs: 2, MemoryMB: 1000, GPUs: 2},
+	}})
+	// Hold the servers (as if powered off) so the work waits.
+	c.Command("scontrol", "update", "nodename=cpu1,gpu1", "state=drain", "reason=rota: powered off")
+	for _, args := range [][]string{
+		{"--partition=cpu", "--cpus-per-task=2"},
+		{"--partition=cpu", "--cpus-per-task=2"},
+		{"--partition=gpu", "--gres=gpu:2"},
+	} {
+		c.Submit(append(args, "--wrap=sleep 300")...)
+	}
+
+	log, _ := quietLog()
+	col, err := NewSlurmCollectorFromConfig(SlurmConfig{Conf: c.Conf, BinDir: c.BinDir, Timeout: 10 * time.Second}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewExporter(map[string]Collector{CollectorSlurm: col}, time.Now, log))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { srv.Close() })
+
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: head\n    static_configs:\n      - targets: [%q]\n", l.Addr().String())
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	testutil.Start(t, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--web.listen-address="+promAddr, "--storage.tsdb.path="+filepath.Join(dir, "data"))
+	testutil.WaitHTTP(t, "http://"+promAddr+"/-/ready", 60*time.Second)
+	client, err := api.NewClient(api.Config{Address: "http://" + promAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := v1.NewAPI(client)
+	for query, want := range map[string]float64{
+		`rota_slurm_pending_jobs{partition="cpu",class="light"}`:                            2,
+		`rota_slurm_pending_cpus{partition="cpu",class="light"}`:                            4,
+		`rota_slurm_pending_gpus{partition="gpu",class="heavy"}`:                            2,
+		`sum(rota_slurm_jobs{state="pending"})`:                                             3,
+		`rota_slurm_nodes{state="drained"}`:                                                 2,
+		`rota_exporter_collector_success{collector="slurm"}`:                                1,
+		`sum(rota_slurm_pending_jobs) - sum(rota_slurm_pending_jobs{class=~"light|heavy"})`: 0,
+	} {
+		testutil.Eventually(t, 60*time.Second, query, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			res, _, _, err := prom.Query(ctx, query, time.Now())
+			if err != nil {
+				return err
+			}
+			vec, ok := res.(model.Vector)
+			if !ok || len(vec) != 1 || float64(vec[0].Value) != want {
+				return fmt.Errorf("%v, want %v", res, want)
+			}
+			return nil
+		})
+	}
+}

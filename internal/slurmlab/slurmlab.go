@@ -1,0 +1,330 @@
+package slurmlab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+// Node is one slurmd of the cluster.
+type Node struct {
+	Name      string
+	Partition string
+	CPUs      int
+	MemoryMB  int
+	// GPUs is how many fake gpu GRES the node has (0: none).
+	GPUs int
+}
+
+// Options shape the cluster.
+type Options struct {
+	Nodes []Node
+	// Extra lines go at the end of slurm.conf (SuspendProgram=..., SuspendTime=...).
+	Extra []string
+	// Startup bounds how long the cluster may take to show every node idle (default 60s).
+	Startup time.Duration
+}
+
+// Cluster is a running Slurm cluster.
+type Cluster struct {
+	// Dir holds slurm.conf, state, spool and logs; Conf is slurm.conf's path.
+	Dir  string
+	Conf string
+	// BinDir holds sinfo, squeue, scontrol, sbatch.
+	BinDir string
+	Nodes  []Node
+	// Controller is slurmctld (stop or pause it to see how clients cope).
+	Controller *testutil.Process
+
+	t      testing.TB
+	slurmd map[string]*testutil.Process
+	sbin   string
+}
+
+const install = "apt-get install -y slurmctld slurmd slurm-client (or make tools)"
+
+// Start writes slurm.conf, starts slurmctld and every slurmd, and waits until sinfo shows every
+// node idle. Everything is stopped at the test's cleanup. A missing Slurm skips the test locally
+// and fails it under CI=true.
+func Start(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	ctld, err := exec.LookPath("slurmctld")
+	if err != nil {
+		testutil.Missing(t, "slurmctld", install)
+	}
+	if _, err := exec.LookPath("slurmd"); err != nil {
+		testutil.Missing(t, "slurmd", install)
+	}
+	sinfo, err := exec.LookPath("sinfo")
+	if err != nil {
+		testutil.Missing(t, "sinfo", install)
+	}
+	// A short folder: slurmd puts a unix socket under its spool folder, and socket paths are
+	// limited to 108 bytes (t.TempDir() is too long for long test names).
+	dir, err := os.MkdirTemp("", "slurmlab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), BinDir: filepath.Dir(sinfo),
+		Nodes: opts.Nodes, t: t, slurmd: map[string]*testutil.Process{}, sbin: filepath.Dir(ctld)}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := c.writeConfig(opts); err != nil {
+		t.Fatal(err)
+	}
+	// Cleanups run last-in first-out: jobs and their slurmstepd go before the daemons stop.
+	c.Controller = testutil.StartEnv(t, c.Env(), ctld, "-D", "-f", c.Conf)
+	for _, n := range opts.Nodes {
+		c.StartNode(n.Name)
+	}
+	t.Cleanup(c.stopJobs)
+	startup := opts.Startup
+	if startup == 0 {
+		startup = 60 * time.Second
+	}
+	c.WaitState(startup, "idle")
+	return c
+}
+
+func (c *Cluster) writeConfig(opts Options) error {
+	for _, d := range []string{"state", "log", "dev"} {
+		if err := os.MkdirAll(filepath.Join(c.Dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	var conf, gres bytes.Buffer
+	fmt.Fprintf(&conf, `ClusterName=lab
+SlurmctldHost=localhost
+SlurmctldPort=%d
+AuthType=auth/none
+AuthInfo=cred_expire=5
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=%[2]s/state
+SlurmdSpoolDir=%[2]s/spool/%%n
+SlurmctldPidFile=%[2]s/slurmctld.pid
+SlurmdPidFile=%[2]s/slurmd-%%n.pid
+SlurmctldLogFile=%[2]s/log/slurmctld.log
+SlurmdLogFile=%[2]s/log/slurmd-%%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=100
+ReturnToService=2
+SlurmdParameters=config_overrides
+SlurmdTimeout=10
+MessageTimeout=5
+MinJobAge=5
+KillWait=2
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+GresTypes=gpu
+`, testutil.FreePort(c.t), c.Dir)
+	parts := map[string][]string{}
+	var order []string
+	for _, n := range opts.Nodes {
+		if err := os.MkdirAll(filepath.Join(c.Dir, "spool", n.Name), 0o755); err != nil {
+			return err
+		}
+		fmt.Fprintf(&conf, "NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d",
+			n.Name, testutil.FreePort(c.t), n.CPUs, n.MemoryMB)
+		if n.GPUs > 0 {
+			fmt.Fprintf(&conf, " Gres=gpu:%d", n.GPUs)
+			// Fake devices: slurmd only needs files to count.
+			var files []string
+			for i := range n.GPUs {
+				f := filepath.Join(c.Dir, "dev", n.Name+"-gpu"+strconv.Itoa(i))
+				if err := os.WriteFile(f, nil, 0o644); err != nil {
+					return err
+				}
+				files = append(files, f)
+			}
+			fmt.Fprintf(&gres, "NodeName=%s Name=gpu File=%s\n", n.Name, strings.Join(files, ","))
+		}
+		conf.WriteString(" State=UNKNOWN\n")
+		if _, ok := parts[n.Partition]; !ok {
+			order = append(order, n.Partition)
+		}
+		parts[n.Partition] = append(parts[n.Partition], n.Name)
+	}
+	for i, p := range order {
+		fmt.Fprintf(&conf, "PartitionName=%s Nodes=%s MaxTime=INFINITE State=UP Default=%s\n",
+			p, strings.Join(parts[p], ","), map[bool]string{true: "YES", false: "NO"}[i == 0])
+	}
+	for _, l := range opts.Extra {
+		conf.WriteString(l + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "gres.conf"), gres.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(c.Conf, conf.Bytes(), 0o644)
+}
+
+// Env is the environment Slurm's commands need for this cluster (SLURM_CONF).
+func (c *Cluster) Env() []string { return []string{"SLURM_CONF=" + c.Conf} }
+
+// StartNode starts the node's slurmd (a "power on" in the lab). It does not wait. slurmd's -b
+// reports the node as just booted: Slurm's power saving accepts a resumed node only when its
+// boot time is newer than the resume request, and the lab's "servers" share one host's uptime.
+func (c *Cluster) StartNode(name string) {
+	c.t.Helper()
+	c.slurmd[name] = testutil.StartEnv(c.t, c.Env(), filepath.Join(c.sbin, "slurmd"), "-D", "-b", "-f", c.Conf, "-N", name)
+}
+
+// StopNode stops the node's slurmd by pid (a "power off" in the lab) and waits for it to exit.
+func (c *Cluster) StopNode(name string) {
+	c.t.Helper()
+	p := c.slurmd[name]
+	if p == nil {
+		return
+	}
+	_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGTERM)
+	testutil.Eventually(c.t, 10*time.Second, "slurmd "+name+" exits", func() error {
+		if syscall.Kill(p.Cmd.Process.Pid, 0) == nil {
+			return fmt.Errorf("pid %d alive", p.Cmd.Process.Pid)
+		}
+		return nil
+	})
+	delete(c.slurmd, name)
+}
+
+// Command runs a Slurm client command (sinfo, squeue, scontrol, sbatch, scancel) against the
+// cluster and returns its standard output; an error fails the test.
+func (c *Cluster) Command(name string, args ...string) string {
+	c.t.Helper()
+	out, err := c.command(name, args...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return out
+}
+
+func (c *Cluster) command(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(c.BinDir, name), args...)
+	cmd.Env = append(os.Environ(), c.Env()...)
+	cmd.Dir = c.Dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}
+
+// Submit runs sbatch with args (--wrap and the job's shape) and returns the job id. The job's
+// output goes to /dev/null.
+func (c *Cluster) Submit(args ...string) string {
+	c.t.Helper()
+	out := c.Command("sbatch", append([]string{"--parsable", "--output=/dev/null"}, args...)...)
+	id, _, _ := strings.Cut(strings.TrimSpace(out), ";")
+	return id
+}
+
+// NodeStates returns each node's state as sinfo's StateComplete prints it.
+func (c *Cluster) NodeStates() (map[string]string, error) {
+	out, err := c.command("sinfo", "--noheader", "--Node", "--Format=NodeList:0|,StateComplete:0")
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, state, ok := strings.Cut(l, "|"); ok {
+			states[name] = strings.TrimSpace(state)
+		}
+	}
+	return states, nil
+}
+
+// WaitState waits until every node named (all when none) shows exactly state.
+func (c *Cluster) WaitState(timeout time.Duration, state string, names ...string) {
+	c.t.Helper()
+	if len(names) == 0 {
+		for _, n := range c.Nodes {
+			names = append(names, n.Name)
+		}
+	}
+	testutil.Eventually(c.t, timeout, "nodes "+strings.Join(names, ",")+" "+state, func() error {
+		states, err := c.NodeStates()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if states[n] != state {
+				return fmt.Errorf("%s is %q", n, states[n])
+			}
+		}
+		return nil
+	})
+}
+
+// JobState returns a job's state as squeue prints it (PENDING, RUNNING, ...), "" once gone.
+func (c *Cluster) JobState(id string) string {
+	c.t.Helper()
+	out, err := c.command("squeue", "--noheader", "--jobs="+id, "--Format=State:0")
+	if err != nil {
+		// squeue fails for a job id it no longer knows.
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// stopJobs cancels every job, waits for the queue to empty, then ends by pid whatever
+// process still carries this cluster's SLURM_CONF (slurmstepd and job steps the daemons'
+// process groups do not cover).
+func (c *Cluster) stopJobs() {
+	_, _ = c.command("scancel", "--full", "--quiet", "--user=root")
+	for range 100 { // at most about ten seconds
+		out, err := c.command("squeue", "--noheader", "--Format=JobID:0")
+		if err != nil || strings.TrimSpace(out) == "" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, pid := range c.strays() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// strays lists the pids of processes that are not daemons this package started but whose
+// environment holds this cluster's SLURM_CONF.
+func (c *Cluster) strays() []int {
+	own := map[int]bool{os.Getpid(): true}
+	for _, p := range c.slurmd {
+		own[p.Cmd.Process.Pid] = true
+	}
+	want := []byte("SLURM_CONF=" + c.Conf + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || own[pid] {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, want) {
+			continue
+		}
+		if cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); bytes.HasPrefix(cmd, []byte(filepath.Join(c.sbin, "slurm"))) {
+			continue // slurmctld and slurmd: stopped by their own cleanup
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}

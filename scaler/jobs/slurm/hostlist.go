@@ -1,0 +1,150 @@
+package slurm
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MaxHosts bounds how many names one hostlist may expand to; a larger expression is refused
+// rather than allocated (a typo such as node[1-99999999] must not take the process down).
+const MaxHosts = 1 << 16
+
+// Bounds on one name's expression (one item of the comma-separated list): longer than a host
+// name may be, or with more bracket groups than any cluster uses, it is refused. With MaxHosts,
+// they bound the work and memory one expression can cost.
+const (
+	maxTermLen    = 255
+	maxTermGroups = 8
+)
+
+// ErrHostlist is wrapped by every error ExpandHostlist returns.
+var ErrHostlist = errors.New("bad hostlist")
+
+// ExpandHostlist expands a Slurm hostlist expression into node names, in order, duplicates
+// kept as Slurm prints them. It accepts the forms Slurm prints and takes: plain names and
+// comma-separated lists ("node1,gpu01"), bracketed ranges and lists with zero padding kept
+// ("node[1-3,7]", "gpu[01-04]"), and several bracket groups in one name, expanded as a product
+// ("rack[1-2]-n[3-4]" is rack1-n3, rack1-n4, rack2-n3, rack2-n4). An empty string is an empty
+// list.
+func ExpandHostlist(expr string) ([]string, error) {
+	var out []string
+	for _, term := range splitOutside(expr, ',', '[', ']') {
+		if len(out) >= MaxHosts {
+			return nil, fmt.Errorf("%w %q: more than %d names", ErrHostlist, expr, MaxHosts)
+		}
+		if term == "" {
+			if expr == "" {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("%w %q: empty name", ErrHostlist, expr)
+		}
+		names, err := expandTerm(term, MaxHosts-len(out))
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrHostlist, expr, err)
+		}
+		out = append(out, names...)
+	}
+	return out, nil
+}
+
+// expandTerm expands one name with zero or more bracket groups, at most limit names.
+func expandTerm(term string, limit int) ([]string, error) {
+	if len(term) > maxTermLen || strings.Count(term, "[") > maxTermGroups {
+		return nil, fmt.Errorf("name expression longer than %d bytes or with more than %d bracket groups", maxTermLen, maxTermGroups)
+	}
+	names := []string{""}
+	for term != "" {
+		open := strings.IndexByte(term, '[')
+		if open < 0 {
+			if strings.IndexByte(term, ']') >= 0 {
+				return nil, errors.New("unbalanced ]")
+			}
+			return appendAll(names, []string{term}), nil
+		}
+		prefix := term[:open]
+		if strings.IndexByte(prefix, ']') >= 0 {
+			return nil, errors.New("unbalanced ]")
+		}
+		end := strings.IndexByte(term[open:], ']')
+		if end < 0 {
+			return nil, errors.New("unbalanced [")
+		}
+		values, err := expandRanges(term[open+1:open+end], limit)
+		if err != nil {
+			return nil, err
+		}
+		if len(names)*len(values) > limit {
+			return nil, fmt.Errorf("more than %d names", MaxHosts)
+		}
+		suffixed := make([]string, len(values))
+		for i, v := range values {
+			suffixed[i] = prefix + v
+		}
+		names = appendAll(names, suffixed)
+		term = term[open+end+1:]
+	}
+	return names, nil
+}
+
+// appendAll returns every name followed by every suffix.
+func appendAll(names, suffixes []string) []string {
+	out := make([]string, 0, len(names)*len(suffixes))
+	for _, n := range names {
+		for _, s := range suffixes {
+			out = append(out, n+s)
+		}
+	}
+	return out
+}
+
+// expandRanges expands the inside of one bracket group: "1-3,7", "01-04".
+func expandRanges(body string, limit int) ([]string, error) {
+	if body == "" {
+		return nil, errors.New("empty brackets")
+	}
+	var out []string
+	for _, r := range strings.Split(body, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		if !isRange {
+			hi = lo
+		}
+		l, err := number(lo)
+		if err != nil {
+			return nil, err
+		}
+		h, err := number(hi)
+		if err != nil {
+			return nil, err
+		}
+		if h < l {
+			return nil, fmt.Errorf("range %s ends before it starts", r)
+		}
+		if room := limit - len(out); room <= 0 || h-l >= uint64(room) {
+			return nil, fmt.Errorf("more than %d names", MaxHosts)
+		}
+		for v := l; v <= h; v++ {
+			out = append(out, padded(v, len(lo)))
+		}
+	}
+	return out, nil
+}
+
+// padded writes v in decimal, zero-padded to width.
+func padded(v uint64, width int) string {
+	var buf [20]byte
+	b := strconv.AppendUint(buf[:0], v, 10)
+	if len(b) >= width {
+		return string(b)
+	}
+	return strings.Repeat("0", width-len(b)) + string(b)
+}
+
+// number parses a decimal range bound of at most 9 digits (no sign, no spaces).
+func number(s string) (uint64, error) {
+	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not a range bound", s)
+	}
+	return strconv.ParseUint(s, 10, 64)
+}

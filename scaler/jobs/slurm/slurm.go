@@ -1,0 +1,239 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// Errors for control flow.
+var (
+	// ErrUnknownNode: Slurm does not know the node.
+	ErrUnknownNode = errors.New("node unknown to slurm")
+	// ErrRequeueDisabled: Requeue was called but jobs.slurm.requeue is off.
+	ErrRequeueDisabled = errors.New("requeue is disabled (jobs.slurm.requeue)")
+	// ErrNotDrainedByRota: Requeue was called on a node rota has not drained; Slurm would place
+	// the requeued jobs right back on it.
+	ErrNotDrainedByRota = errors.New("node is not drained by rota")
+)
+
+// Options build a Manager.
+type Options struct {
+	// Run runs Slurm's commands (Commands.Run in production).
+	Run Runner
+	// Classify maps a pending job's shape to its class (config.Config.Classify).
+	Classify Classifier
+	// Requeue allows Requeue (jobs.slurm.requeue).
+	Requeue bool
+	// Location is the time zone Slurm prints times in (the controller's); nil is time.Local.
+	Location *time.Location
+	Log      *logrus.Entry
+}
+
+// Manager is the jobs.Manager for Slurm, driving sinfo, squeue and scontrol. It keeps no
+// state between calls and is safe for concurrent use. Besides jobs.Manager it offers Requeue
+// (move requeueable work off a drained server) and PoweredOff/PoweredOn (keep Slurm's view
+// of power consistent when rota powers a server itself).
+type Manager struct {
+	opts Options
+}
+
+var _ jobs.Manager = (*Manager)(nil)
+
+// New returns a Manager.
+func New(opts Options) *Manager {
+	if opts.Location == nil {
+		opts.Location = time.Local
+	}
+	return &Manager{opts: opts}
+}
+
+// NewFromConfig builds a Manager from rota's config: jobs.slurm (conf, bin_dir, requeue),
+// jobs.timeout and the classes.
+func NewFromConfig(cfg *config.Config, log *logrus.Entry) *Manager {
+	s := cfg.Jobs.Slurm
+	return New(Options{
+		Run:      Commands{Conf: s.Conf, BinDir: s.BinDir, Timeout: time.Duration(cfg.Jobs.Timeout)}.Run,
+		Classify: cfg.Classify,
+		Requeue:  s.Requeue,
+		Log:      log,
+	})
+}
+
+// Read returns one whole View: every node (sinfo) and every job (squeue). Any command that
+// fails or any line that does not parse fails the read.
+func (m *Manager) Read(ctx context.Context) (View, error) {
+	nodes, err := m.nodes(ctx)
+	if err != nil {
+		return View{}, err
+	}
+	queue, err := m.jobs(ctx)
+	if err != nil {
+		return View{}, err
+	}
+	return View{Nodes: nodes, Jobs: queue}, nil
+}
+
+func (m *Manager) nodes(ctx context.Context, only ...string) ([]Node, error) {
+	out, err := m.opts.Run(ctx, "sinfo", sinfoArgs(only...)...)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm nodes: %w", err)
+	}
+	nodes, err := ParseNodes(out)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm nodes: %w", err)
+	}
+	return nodes, nil
+}
+
+func (m *Manager) jobs(ctx context.Context) ([]Job, error) {
+	out, err := m.opts.Run(ctx, "squeue", squeueArgs()...)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm jobs: %w", err)
+	}
+	queue, err := ParseJobs(out, m.opts.Location)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm jobs: %w", err)
+	}
+	return queue, nil
+}
+
+// Nodes implements jobs.Manager.
+func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) {
+	v, err := m.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return v.JobsViews(), nil
+}
+
+// Demand implements jobs.Manager.
+func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
+	queue, err := m.jobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return View{Jobs: queue}.Demand(m.opts.Classify), nil
+}
+
+// node reads one node.
+func (m *Manager) node(ctx context.Context, name string) (Node, error) {
+	if name == "" || strings.ContainsAny(name, "[],= \"") {
+		return Node{}, fmt.Errorf("%w: bad node name %q", ErrUnknownNode, name)
+	}
+	nodes, err := m.nodes(ctx, name)
+	if err != nil {
+		return Node{}, err
+	}
+	for _, n := range nodes {
+		if n.Name == name {
+			return n, nil
+		}
+	}
+	return Node{}, fmt.Errorf("%w: %s", ErrUnknownNode, name)
+}
+
+// Drain implements jobs.Manager: the node takes no new work; what runs finishes. The reason
+// Slurm shows is jobs.Marker followed by reason. A node a person drained is left as it is and
+// ErrNotOurs returned, so rota never takes over (and later undoes) someone else's drain.
+// Draining a node rota already drained does nothing.
+func (m *Manager) Drain(ctx context.Context, name, reason string) error {
+	n, err := m.node(ctx, name)
+	if err != nil {
+		return fmt.Errorf("draining %s: %w", name, err)
+	}
+	if n.State.Has("drain") {
+		if !OursReason(n.Reason) {
+			return fmt.Errorf("draining %s: %w (reason %q)", name, jobs.ErrNotOurs, n.Reason)
+		}
+		return nil
+	}
+	if err := m.update(ctx, name, "drain", Reason(reason)); err != nil {
+		return fmt.Errorf("draining %s: %w", name, err)
+	}
+	m.opts.Log.WithFields(logrus.Fields{"node": name, "reason": reason}).Info("drained in slurm")
+	return nil
+}
+
+// Reason is the drain reason rota gives Slurm: jobs.Marker, then reason.
+func Reason(reason string) string {
+	if OursReason(reason) {
+		return reason
+	}
+	return strings.TrimSpace(jobs.Marker + " " + reason)
+}
+
+// Resume implements jobs.Manager: a node rota drained goes back to service. A node drained by
+// anyone else is left drained (jobs.ErrNotOurs); a node not drained is left as it is.
+func (m *Manager) Resume(ctx context.Context, name string) error {
+	n, err := m.node(ctx, name)
+	if err != nil {
+		return fmt.Errorf("resuming %s: %w", name, err)
+	}
+	if !n.State.Has("drain") {
+		return nil
+	}
+	if !OursReason(n.Reason) {
+		return fmt.Errorf("resuming %s: %w (reason %q)", name, jobs.ErrNotOurs, n.Reason)
+	}
+	if err := m.update(ctx, name, "resume", ""); err != nil {
+		return fmt.Errorf("resuming %s: %w", name, err)
+	}
+	m.opts.Log.WithField("node", name).Info("resumed in slurm")
+	return nil
+}
+
+// Requeue puts the requeueable jobs running on a node rota drained back in the queue, so Slurm
+// starts them elsewhere (rebalancing light work off a GPU server). It needs jobs.slurm.requeue
+// (else ErrRequeueDisabled) and the node drained by rota (else ErrNotDrainedByRota: Slurm
+// would start them on it again). Jobs that do not allow requeue keep running. It returns how
+// many jobs were requeued.
+func (m *Manager) Requeue(ctx context.Context, name string) (int, error) {
+	if !m.opts.Requeue {
+		return 0, fmt.Errorf("requeueing on %s: %w", name, ErrRequeueDisabled)
+	}
+	n, err := m.node(ctx, name)
+	if err != nil {
+		return 0, fmt.Errorf("requeueing on %s: %w", name, err)
+	}
+	if !n.State.Has("drain") || !OursReason(n.Reason) {
+		return 0, fmt.Errorf("requeueing on %s: %w", name, ErrNotDrainedByRota)
+	}
+	all, err := m.jobs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("requeueing on %s: %w", name, err)
+	}
+	var ids []string
+	for _, j := range all {
+		if j.State == "running" && j.Requeue && slices.Contains(j.NodeList, name) {
+			ids = append(ids, j.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if _, err := m.opts.Run(ctx, "scontrol", "requeue", strings.Join(ids, ",")); err != nil {
+		return 0, fmt.Errorf("requeueing on %s: %w", name, err)
+	}
+	m.opts.Log.WithFields(logrus.Fields{"node": name, "jobs": len(ids)}).Info("requeued jobs in slurm")
+	return len(ids), nil
+}
+
+// update runs scontrol update for one node.
+func (m *Manager) update(ctx context.Context, name, state, reason string) error {
+	args := []string{"update", "nodename=" + name, "state=" + state}
+	if reason != "" {
+		args = append(args, "reason="+reason)
+	}
+	_, err := m.opts.Run(ctx, "scontrol", args...)
+	return err
+}

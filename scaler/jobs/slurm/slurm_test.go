@@ -1,0 +1,249 @@
+package slurm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// fakeSlurm answers Slurm commands from canned outputs, by command name, and records the
+// scontrol updates and requeues it was asked for.
+type fakeSlurm struct {
+	sinfo, squeue, config string
+	fail                  map[string]error
+	calls                 []string
+}
+
+func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte, error) {
+	if err := f.fail[name]; err != nil {
+		return nil, err
+	}
+	switch {
+	case name == "sinfo":
+		return []byte(f.sinfo), nil
+	case name == "squeue":
+		return []byte(f.squeue), nil
+	case name == "scontrol" && args[0] == "show":
+		return []byte(f.config), nil
+	}
+	f.calls = append(f.calls, name+" "+strings.Join(args, " "))
+	return nil, nil
+}
+
+func newFake(t *testing.T, f *fakeSlurm, requeue bool) *Manager {
+	t.Helper()
+	return New(Options{Run: f.run, Classify: (&config.Config{Classes: config.DefaultClasses()}).Classify,
+		Requeue: requeue, Log: logrus.NewEntry(logrus.New())})
+}
+
+const (
+	idleNode      = "n1|batch|idle|0/2/0/2|gpu:0|none\n"
+	personDrained = "n1|batch|idle+drain|0/0/2/2|gpu:0|disk swap (bob)\n"
+	rotaDrained   = "n1|batch|idle+drain|0/0/2/2|gpu:0|rota: idle\n"
+	rotaDraining  = "n1|batch|mixed+drain|1/1/0/2|gpu:0|rota: light work\n"
+	running       = "7|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|n1|None\n" +
+		"8|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|0|(null)|2026-11-29T22:00:51|n1|None\n" +
+		"9|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|n2|None\n"
+	powerSaveOn  = "Configuration data as of 2026-11-29T22:00:00\nResumeProgram           = /usr/bin/rota-resume\nSuspendProgram          = /usr/bin/rota-suspend\nSuspendTime             = 3600 sec\n"
+	powerSaveOff = "Configuration data as of 2026-11-29T22:00:00\nResumeProgram           = (null)\nSuspendProgram          = (null)\nSuspendTime             = NONE\n"
+)
+
+func TestManagerActions(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name          string
+		sinfo, config string
+		act           func(*Manager) error
+		wantErr       error
+		wantCalls     []string
+	}{
+		{name: "drain an idle node", sinfo: idleNode,
+			act:       func(m *Manager) error { return m.Drain(ctx, "n1", "idle for 10m") },
+			wantCalls: []string{"scontrol update nodename=n1 state=drain reason=rota: idle for 10m"}},
+		{name: "drain again does nothing", sinfo: rotaDrained,
+			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }},
+		{name: "drain never takes over a person's drain", sinfo: personDrained,
+			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
+		{name: "resume rota's drain", sinfo: rotaDrained,
+			act:       func(m *Manager) error { return m.Resume(ctx, "n1") },
+			wantCalls: []string{"scontrol update nodename=n1 state=resume"}},
+		{name: "resume rota's drain still under way", sinfo: rotaDraining,
+			act:       func(m *Manager) error { return m.Resume(ctx, "n1") },
+			wantCalls: []string{"scontrol update nodename=n1 state=resume"}},
+		{name: "resume a node not drained does nothing", sinfo: idleNode,
+			act: func(m *Manager) error { return m.Resume(ctx, "n1") }},
+		{name: "resume never undoes a person's drain", sinfo: personDrained,
+			act: func(m *Manager) error { return m.Resume(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
+		{name: "unknown node", sinfo: "",
+			act: func(m *Manager) error { return m.Drain(ctx, "n9", "idle") }, wantErr: ErrUnknownNode},
+		{name: "hostlist is not a node name", sinfo: idleNode,
+			act: func(m *Manager) error { return m.Drain(ctx, "n[1-2]", "idle") }, wantErr: ErrUnknownNode},
+		{name: "powered off with power saving on", sinfo: rotaDrained, config: powerSaveOn,
+			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
+			wantCalls: []string{"scontrol update nodename=n1 state=power_down"}},
+		{name: "powered off with power saving off", sinfo: rotaDrained, config: powerSaveOff,
+			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
+			wantCalls: []string{"scontrol update nodename=n1 state=drain reason=rota: powered off"}},
+		{name: "powered off, node excluded from power saving", sinfo: rotaDrained,
+			config:    strings.Replace(powerSaveOn, "SuspendTime ", "SuspendExcNodes = n[1-2]:1\nSuspendTime ", 1),
+			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
+			wantCalls: []string{"scontrol update nodename=n1 state=drain reason=rota: powered off"}},
+		{name: "powered off, partition excluded from power saving", sinfo: rotaDrained,
+			config:    strings.Replace(powerSaveOn, "SuspendTime ", "SuspendExcParts = debug,batch\nSuspendTime ", 1),
+			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
+			wantCalls: []string{"scontrol update nodename=n1 state=drain reason=rota: powered off"}},
+		{name: "powered off twice", sinfo: "n1|batch|idle+powered_down|0/2/0/2|gpu:0|rota: idle\n",
+			act: func(m *Manager) error { return m.PoweredOff(ctx, "n1") }},
+		{name: "powered on resumes rota's drain", sinfo: "n1|batch|down+drain+not_responding|0/0/2/2|gpu:0|rota: powered off\n",
+			act:       func(m *Manager) error { return m.PoweredOn(ctx, "n1") },
+			wantCalls: []string{"scontrol update nodename=n1 state=resume"}},
+		{name: "powered on leaves a powered-down node to slurm", sinfo: "n1|batch|idle+powered_down|0/2/0/2|gpu:0|rota: idle\n",
+			act: func(m *Manager) error { return m.PoweredOn(ctx, "n1") }},
+		{name: "powered on keeps a person's drain", sinfo: personDrained,
+			act: func(m *Manager) error { return m.PoweredOn(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeSlurm{sinfo: tc.sinfo, config: tc.config}
+			err := tc.act(newFake(t, f, false))
+			if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if !slices.Equal(f.calls, tc.wantCalls) {
+				t.Fatalf("calls %q, want %q", f.calls, tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestRequeue(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		sinfo     string
+		enabled   bool
+		want      int
+		wantErr   error
+		wantCalls []string
+	}{
+		{name: "requeueable jobs on the node only", sinfo: rotaDraining, enabled: true, want: 1,
+			wantCalls: []string{"scontrol requeue 7"}},
+		{name: "disabled", sinfo: rotaDraining, wantErr: ErrRequeueDisabled},
+		{name: "not drained", sinfo: idleNode, enabled: true, wantErr: ErrNotDrainedByRota},
+		{name: "drained by a person", sinfo: personDrained, enabled: true, wantErr: ErrNotDrainedByRota},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeSlurm{sinfo: tc.sinfo, squeue: running}
+			n, err := newFake(t, f, tc.enabled).Requeue(ctx, "n1")
+			if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			}
+			if n != tc.want || !slices.Equal(f.calls, tc.wantCalls) {
+				t.Fatalf("requeued %d with %q, want %d with %q", n, f.calls, tc.want, tc.wantCalls)
+			}
+		})
+	}
+}
+
+// TestReadIsWholeOrNothing: a failing command or one bad line gives an error and no view.
+func TestReadIsWholeOrNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		f    fakeSlurm
+	}{
+		{"sinfo fails", fakeSlurm{fail: map[string]error{"sinfo": errors.New("exit status 1")}, squeue: running}},
+		{"squeue fails", fakeSlurm{sinfo: idleNode, fail: map[string]error{"squeue": errors.New("exit status 1")}}},
+		{"squeue prints something unexpected", fakeSlurm{sinfo: idleNode, squeue: running + "garbage\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newFake(t, &tc.f, false)
+			if v, err := m.Nodes(ctx); err == nil || v != nil {
+				t.Fatalf("Nodes: %v, %v; want an error and no view", v, err)
+			}
+			if tc.f.fail["sinfo"] == nil {
+				if d, err := m.Demand(ctx); err == nil || d != nil {
+					t.Fatalf("Demand: %v, %v; want an error and no demand", d, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandsTimeout: a Slurm command that does not answer within the timeout is ended and
+// reported as ErrTimeout.
+func TestCommandsTimeout(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\nexec sleep 30\n"
+	if err := os.WriteFile(filepath.Join(dir, "sinfo"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := Commands{BinDir: dir, Timeout: 100 * time.Millisecond}.Run
+	if _, err := run(context.Background(), "sinfo"); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v, want ErrTimeout", err)
+	}
+}
+
+// TestCommandsFailure: a failing command's error carries what it printed on stderr, and
+// SLURM_CONF reaches it.
+func TestCommandsFailure(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho \"no controller for $SLURM_CONF\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "squeue"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Commands{BinDir: dir, Conf: "/etc/lab.conf", Timeout: 10 * time.Second}.Run(context.Background(), "squeue")
+	if err == nil || !strings.Contains(err.Error(), "no controller for /etc/lab.conf") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParsePowerSave(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		enabled   bool
+		err       bool
+	}{
+		{"on", powerSaveOn, true, false},
+		{"off", powerSaveOff, false, false},
+		{"infinite", strings.Replace(powerSaveOn, "3600 sec", "INFINITE", 1), false, false},
+		{"no programs", strings.Replace(powerSaveOn, "/usr/bin/rota-resume", "(null)", 1), false, false},
+		{"missing keys", "Configuration data as of now\nClusterName = lab\n", false, true},
+		{"bad excluded nodes", strings.Replace(powerSaveOn, "SuspendTime ", "SuspendExcNodes = n[1-\nSuspendTime ", 1), false, true},
+		{"recorded from the lab", string(readFixture(t, "show-config.txt")), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ParsePowerSave([]byte(tc.out))
+			if (err != nil) != tc.err {
+				t.Fatalf("error %v", err)
+			}
+			if p.Enabled() != tc.enabled {
+				t.Fatalf("%+v enabled %v, want %v", p, p.Enabled(), tc.enabled)
+			}
+		})
+	}
+}
+
+func FuzzParsePowerSave(f *testing.F) {
+	f.Add([]byte(powerSaveOn))
+	f.Add([]byte(powerSaveOff))
+	f.Add(readFixture(f, "show-config.txt"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := ParsePowerSave(b)
+		if err != nil && !errors.Is(err, ErrUnexpected) {
+			t.Fatalf("error %v is not ErrUnexpected", err)
+		}
+		if err == nil && p.Enabled() && (p.SuspendProgram == "" || p.ResumeProgram == "") {
+			t.Fatalf("enabled without programs: %+v", p)
+		}
+	})
+}

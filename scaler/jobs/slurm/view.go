@@ -1,0 +1,119 @@
+package slurm
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// View is one whole read of Slurm: every node and every job, taken together. The adapter and
+// the exporter's Slurm collector both derive what they report from a View, so they agree.
+type View struct {
+	Nodes []Node
+	Jobs  []Job
+}
+
+// JobsViews is what the scaler needs of each node, by name. A node counts as Drained only when
+// its drain has completed: the drain flag is set and nothing is allocated or completing on it
+// (Slurm's DRAINED, not DRAINING), so a server whose drain is still under way is never seen as
+// empty.
+func (v View) JobsViews() map[string]fleet.JobsView {
+	running := map[string]int{}
+	for _, j := range v.Jobs {
+		if j.Pending() {
+			continue
+		}
+		for _, n := range j.NodeList {
+			running[n]++
+		}
+	}
+	out := make(map[string]fleet.JobsView, len(v.Nodes))
+	for _, n := range v.Nodes {
+		jv := fleet.JobsView{
+			Known:      true,
+			Jobs:       running[n.Name],
+			CPUs:       n.CPUsAlloc,
+			GPUs:       n.GPUsAlloc,
+			Responding: n.State.Responding(),
+		}
+		drain := n.State.Has("drain")
+		jv.Drained = drain && !jv.Allocated() && !n.State.busy()
+		jv.DrainedByRota = drain && OursReason(n.Reason)
+		out[n.Name] = jv
+	}
+	return out
+}
+
+// OursReason reports whether a drain reason is rota's (starts with jobs.Marker).
+func OursReason(reason string) bool { return strings.HasPrefix(reason, jobs.Marker) }
+
+// Classifier maps a job's shape to its class (config.Config.Classify).
+type Classifier func(config.Shape) string
+
+// Demand groups the pending jobs that more servers could start (see Startable) by class,
+// partition, department (the Slurm account), shape and node count, with the oldest submission
+// of each group (Since), sorted by partition, class, department, nodes and shape.
+func (v View) Demand(classify Classifier) []fleet.Demand {
+	type key struct {
+		class, partition, department string
+		shape                        config.Shape
+		nodes                        int
+	}
+	groups := map[key]*fleet.Demand{}
+	for _, j := range v.Jobs {
+		if !j.Pending() || !Startable(j.Reason) {
+			continue
+		}
+		shape := j.Shape()
+		k := key{classify(shape), j.Partition, j.Account, shape, j.Nodes}
+		d, ok := groups[k]
+		if !ok {
+			d = &fleet.Demand{Class: k.class, Partition: k.partition, Department: k.department,
+				Shape: shape, Nodes: j.Nodes, Since: j.Submitted}
+			groups[k] = d
+		}
+		d.Count++
+		if j.Submitted.Before(d.Since) {
+			d.Since = j.Submitted
+		}
+	}
+	out := make([]fleet.Demand, 0, len(groups))
+	for _, d := range groups {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, compareDemand)
+	return out
+}
+
+// compareDemand orders demand by partition, class, department, nodes and shape.
+func compareDemand(a, b fleet.Demand) int {
+	return cmp.Or(cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Class, b.Class),
+		cmp.Compare(a.Department, b.Department), cmp.Compare(a.Nodes, b.Nodes),
+		cmp.Compare(a.Shape.CPUs, b.Shape.CPUs), cmp.Compare(a.Shape.GPUs, b.Shape.GPUs),
+		cmp.Compare(a.Shape.Memory, b.Shape.Memory))
+}
+
+// Shape is what the job asks of each of its servers.
+func (j Job) Shape() config.Shape {
+	return config.Shape{Partition: j.Partition, CPUs: j.CPUs, GPUs: j.GPUs, Memory: j.Memory}
+}
+
+// Startable reports whether a pending job waiting for this reason could start if more servers
+// were on. Jobs held, waiting on a dependency or a begin time, over an account or QOS limit,
+// refused by their partition, asking for something no node has, or waiting for licenses or a
+// reservation are not demand for servers. Any other reason (Resources, Priority,
+// ReqNodeNotAvail, None: not yet looked at) is.
+func Startable(reason string) bool {
+	for _, p := range []string{"JobHeld", "Dependency", "BeginTime", "Assoc", "QOS", "Partition",
+		"Invalid", "BadConstraints", "Licenses", "AccountNotAllowed", "JobArrayTaskLimit",
+		"DeadLine", "Reservation", "FrontEndDown"} {
+		if strings.HasPrefix(reason, p) {
+			return false
+		}
+	}
+	return true
+}
