@@ -62,6 +62,15 @@ func (e Expr) NewestSample() string {
 	return fmt.Sprintf("max %s (timestamp(%s))", byNode, NodeCPUs)
 }
 
+// ExporterNewestSample is, for one server, the time (Unix seconds) of its newest CPU counter
+// sample while Prometheus scrapes its exporter successfully (up is 1); no series when the
+// target is down or unknown. The scaler's readiness check after a boot compares it with
+// policy.telemetry.max_age.
+func (e Expr) ExporterNewestSample(node string) string {
+	sel := fmt.Sprintf("{node=%q}", node)
+	return fmt.Sprintf("max %s (timestamp(%s%s))\n  and on (node, pool) (up%s == 1)", byNode, NodeCPUSeconds, sel, sel)
+}
+
 // CollectorsFailing counts each server's failing collectors, for servers with at least one. A
 // GPU collector that fails on a server reporting no GPUs (no NVML library: a CPU server) does
 // not count.

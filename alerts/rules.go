@@ -32,16 +32,18 @@ type Rule struct {
 	Annotations map[string]string `yaml:"annotations,omitempty"`
 }
 
-// Rules builds rota's rule groups from cfg: the per-server, per-pool and cost recording rules,
-// then the alerts.
+// Rules builds rota's rules from cfg: the per-server, per-pool and cost recording rules, then
+// the alerts, all in one group. Prometheus evaluates separate groups independently, in no set
+// order, so an alert reading a series recorded in another group may see the previous cycle's
+// value (a one-interval lag, and a promtool test that passes or fails by chance); within one
+// group the rules run in order, so each rule sees what the rules before it recorded this cycle.
 func Rules(cfg *config.Config) RuleFile {
 	e := NewExpr(cfg)
-	return RuleFile{Groups: []Group{
-		{Name: "rota.node", Rules: nodeRules(e)},
-		{Name: "rota.pool", Rules: poolRules()},
-		{Name: "rota.cost", Rules: costRules()},
-		{Name: "rota.alerts", Rules: alertRules(e, cfg.Pools)},
-	}}
+	var rules []Rule
+	for _, part := range [][]Rule{nodeRules(e), poolRules(), costRules(), alertRules(e, cfg.Pools)} {
+		rules = append(rules, part...)
+	}
+	return RuleFile{Groups: []Group{{Name: "rota", Rules: rules}}}
 }
 
 // Generate returns the rule file for cfg as YAML, headed by a comment naming source (the config
