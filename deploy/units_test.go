@@ -21,6 +21,7 @@ func TestRotaUnit(t *testing.T) {
 		"ProtectHome=yes", "PrivateTmp=yes", "PrivateDevices=yes", "StateDirectory=rota\n",
 		"RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX", "SystemCallFilter=@system-service",
 		"Restart=on-failure", "EnvironmentFile=-/etc/default/rota", "ExecStart=/usr/bin/rota $ARGS",
+		"ExecReload=/bin/kill -HUP $MAINPID\n",
 	} {
 		if !strings.Contains(string(unit), want) {
 			t.Errorf("rota.service lacks %q", want)

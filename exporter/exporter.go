@@ -43,6 +43,7 @@ func Collectors() []CollectorInfo {
 		{Name: CollectorCPU, Help: "CPU seconds by mode and CPU count, from /proc/stat.", Default: true},
 		{Name: CollectorMemory, Help: "Total and available memory, from /proc/meminfo.", Default: true},
 		{Name: CollectorGPU, Help: "GPU utilisation, memory, power, energy, temperature and processes, through NVML.", Default: true},
+		{Name: CollectorSlurm, Help: "Slurm's queue and nodes (head node only), through sinfo and squeue.", Default: false},
 	}
 }
 
@@ -62,6 +63,8 @@ type Config struct {
 	Now func() time.Time
 	// Log receives the collectors' logs.
 	Log *logrus.Entry
+	// Slurm is how the Slurm collector reaches Slurm (see SlurmConfig).
+	Slurm SlurmConfig
 }
 
 // Errors New returns for a bad Config.
@@ -101,6 +104,9 @@ func New(cfg Config) (*Exporter, error) {
 }
 
 func build(name string, cfg Config) (Collector, error) {
+	if name == CollectorSlurm {
+		return NewSlurmCollectorFromConfig(cfg.Slurm, cfg.Log.WithField("collector", name))
+	}
 	if name == CollectorGPU {
 		if cfg.NVML == nil {
 			return nil, ErrNoNVML

@@ -117,6 +117,7 @@ func TestBadInput(t *testing.T) {
 		{name: "procfs without stat", args: []string{"--path.procfs=" + emptyProc}, want: "reading cpu statistics"},
 		{name: "bad log format", args: []string{"--log.format=xml"}, want: "enum value must be one of logfmt,json"},
 		{name: "bad gpu timeout", args: []string{"--collector.gpu.timeout=0s"}, want: "must be positive"},
+		{name: "negative gomaxprocs", args: []string{"--runtime.gomaxprocs=-1"}, want: "must not be negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,6 +176,37 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		if !strings.Contains(body, "\n"+name) {
 			t.Errorf("/metrics lacks %s", name)
 		}
+	}
+}
+
+// TestRuntimeSettings: GOMAXPROCS is 1 unless --runtime.gomaxprocs (or the GOMAXPROCS
+// environment variable) says otherwise, and the GC target is 50 unless GOGC is set, as the
+// exporter's own go_* series report.
+func TestRuntimeSettings(t *testing.T) {
+	cases := []struct {
+		name      string
+		env, args []string
+		want      []string
+	}{
+		{name: "defaults", want: []string{"go_sched_gomaxprocs_threads 1\n", "go_gc_gogc_percent 50\n"}},
+		{name: "flag and GOGC", env: []string{"GOGC=80"}, args: []string{"--runtime.gomaxprocs=2"}, want: []string{"go_sched_gomaxprocs_threads 2\n", "go_gc_gogc_percent 80\n"}},
+		{name: "GOMAXPROCS variable", env: []string{"GOMAXPROCS=3"}, want: []string{"go_sched_gomaxprocs_threads 3\n"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "defaults" && (os.Getenv("GOGC") != "" || os.Getenv("GOMAXPROCS") != "") {
+				t.Skip("GOGC or GOMAXPROCS is set in this environment")
+			}
+			addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+			testutil.StartEnv(t, tc.env, exporterBinary(t), append([]string{"--web.listen-address=" + addr}, tc.args...)...)
+			testutil.WaitHTTP(t, "http://"+addr+"/metrics", 30*time.Second)
+			body := get(t, "http://"+addr+"/metrics")
+			for _, want := range tc.want {
+				if !strings.Contains(body, "\n"+want) {
+					t.Errorf("/metrics lacks %q", want)
+				}
+			}
+		})
 	}
 }
 

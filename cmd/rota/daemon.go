@@ -69,6 +69,7 @@ func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, er
 	ex, err := executor.New(executor.Options{
 		Store: st, Power: power, Jobs: jm, Config: cfg, Clock: clk,
 		Log: log.WithField("component", "executor"), Registerer: reg,
+		Ready: exporterReady(facts, clk),
 	})
 	if err != nil {
 		return nil, err
@@ -132,6 +133,14 @@ func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
 		errs = append(errs, fmt.Errorf("closing store: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// exporterReady is the executor's readiness check after a boot: Prometheus scrapes the
+// server's exporter and has a fresh sample from it (promfacts.Reader.Ready).
+func exporterReady(facts *promfacts.Reader, clk clock.Real) executor.ReadyFunc {
+	return func(ctx context.Context, node string) (bool, error) {
+		return facts.Ready(ctx, node, clk.Now())
+	}
 }
 
 // firstPassDone is rota's readiness: it has finished one pass (its repair included), so its

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
@@ -11,8 +12,9 @@ import (
 // Backend is what the HTTP API (and through it rotactl) asks of the scaler. The scaler's loop
 // implements it; tests use a fake.
 //
-// Guarantees: safe for concurrent use; every method is bounded by ctx; SetPinned and SetPaused
-// are durable (written to the store) before they return nil, and idempotent.
+// Guarantees: safe for concurrent use; every method is bounded by ctx; SetPinned,
+// SetMaintenance and SetPaused are durable (written to the store) before they return nil, and
+// idempotent.
 type Backend interface {
 	// Status is the fleet as of the last pass.
 	Status(ctx context.Context) (Status, error)
@@ -22,8 +24,15 @@ type Backend interface {
 	Plan(ctx context.Context) (fleet.Decision, error)
 	// SetPinned pins (rota never touches it) or unpins node; note says who and why.
 	SetPinned(ctx context.Context, node string, pinned bool, note string) error
+	// SetMaintenance puts node in maintenance (rota never touches it, not even to finish an
+	// action a crash left) or takes it out; note says who and why. ErrUnknownNode if no such
+	// node.
+	SetMaintenance(ctx context.Context, node string, on bool, note string) error
 	// SetPaused pauses or resumes the whole scaler.
 	SetPaused(ctx context.Context, paused bool, note string) error
+	// Backup writes a consistent copy of the store to w (a hot backup: the copy opens as a
+	// store) and returns the bytes written.
+	Backup(ctx context.Context, w io.Writer) (int64, error)
 	// Nudge asks for a pass soon (an Alertmanager webhook arrived); it never blocks, and
 	// nudges that arrive while one is pending are merged.
 	Nudge(reason string)
@@ -58,6 +67,7 @@ type NodeStatus struct {
 	Since       time.Time   `json:"since"`
 	Power       string      `json:"power"`
 	Pinned      bool        `json:"pinned"`
+	Maintenance bool        `json:"maintenance,omitempty"`
 	CostPerHour float64     `json:"cost_per_hour"`
 	// Reason and Detail are the last pass's action or skip for this server.
 	Reason fleet.Reason `json:"reason,omitempty"`

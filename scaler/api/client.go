@@ -71,6 +71,31 @@ func (c *Client) SetPinned(ctx context.Context, node string, pinned bool, note s
 	return nodeError(node, c.do(ctx, method(pinned), "nodes/"+url.PathEscape(node)+"/pin", NoteRequest{Note: note}, &resp))
 }
 
+// SetMaintenance puts node in maintenance (POST) or takes it out (DELETE); an unknown node is
+// ErrUnknownNode.
+func (c *Client) SetMaintenance(ctx context.Context, node string, on bool, note string) error {
+	var resp MaintenanceResponse
+	return nodeError(node, c.do(ctx, method(on), "nodes/"+url.PathEscape(node)+"/maintenance", NoteRequest{Note: note}, &resp))
+}
+
+// Backup calls GET /api/v1/store/backup and copies the store's snapshot to w; it returns the
+// bytes copied. An answer cut short is an error (w then holds a partial copy).
+func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	resp, err := c.send(ctx, http.MethodGet, "store/backup", nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, statusError(resp)
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, fmt.Errorf("reading the backup: %w", err)
+	}
+	return n, nil
+}
+
 // SetPaused pauses (POST) or resumes (DELETE) the scaler.
 func (c *Client) SetPaused(ctx context.Context, paused bool, note string) error {
 	var resp PauseResponse
@@ -94,19 +119,39 @@ func nodeError(node string, err error) error {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return statusError(resp)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return fmt.Errorf("reading rota's answer: %w", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("decoding rota's answer: %w", err)
+	}
+	return nil
+}
+
+// send makes one call with body (nil: none) as JSON; the caller closes the answer's body.
+func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	// path is already escaped; JoinPath would escape it again.
 	u := strings.TrimSuffix(c.base.String(), "/") + "/api/v1/" + path
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return fmt.Errorf("encoding request: %w", err)
+			return nil, fmt.Errorf("encoding request: %w", err)
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return fmt.Errorf("building request: %w", err)
+		return nil, fmt.Errorf("building request: %w", err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -116,22 +161,20 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("calling rota: %w", err)
+		return nil, fmt.Errorf("calling rota: %w", err)
 	}
-	defer resp.Body.Close()
+	return resp, nil
+}
+
+// statusError reads an error answer (JSON {"error": ...}, or plain text) into a StatusError.
+func statusError(resp *http.Response) error {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
 		return fmt.Errorf("reading rota's answer: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		var eb errorBody
-		if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
-			eb.Error = strings.TrimSpace(string(b))
-		}
-		return &StatusError{Code: resp.StatusCode, Message: eb.Error}
+	var eb errorBody
+	if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
+		eb.Error = strings.TrimSpace(string(b))
 	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("decoding rota's answer: %w", err)
-	}
-	return nil
+	return &StatusError{Code: resp.StatusCode, Message: eb.Error}
 }

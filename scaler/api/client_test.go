@@ -1,8 +1,10 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -59,6 +61,18 @@ func TestClientRoundTrip(t *testing.T) {
 	if pinned, _ := h.backend.Pin("cpu01"); pinned {
 		t.Error("unpin left the pin")
 	}
+	if err := c.SetMaintenance(ctx, "cpu01", true, "carol: disks"); err != nil {
+		t.Fatal(err)
+	}
+	if on, note := h.backend.Maintenance("cpu01"); !on || note != "carol: disks" {
+		t.Errorf("maintenance = %v %q", on, note)
+	}
+	if err := c.SetMaintenance(ctx, "cpu01", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if on, _ := h.backend.Maintenance("cpu01"); on {
+		t.Error("maintenance off left it in maintenance")
+	}
 	if err := c.SetPaused(ctx, true, "bob"); err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +101,8 @@ func TestClientErrors(t *testing.T) {
 	}{
 		{name: "explain unknown node", token: apiToken, call: func(c *api.Client) error { _, err := c.Explain(ctx, "nope"); return err }, wantIs: api.ErrUnknownNode},
 		{name: "pin unknown node", token: apiToken, call: func(c *api.Client) error { return c.SetPinned(ctx, "nope", true, "") }, wantIs: api.ErrUnknownNode},
+		{name: "maintenance of an unknown node", token: apiToken, call: func(c *api.Client) error { return c.SetMaintenance(ctx, "nope", true, "") }, wantIs: api.ErrUnknownNode},
+		{name: "backup without a token", call: func(c *api.Client) error { _, err := c.Backup(ctx, io.Discard); return err }, wantCode: http.StatusUnauthorized},
 		{name: "no token", call: func(c *api.Client) error { _, err := c.Status(ctx); return err }, wantCode: http.StatusUnauthorized},
 		{name: "wrong token", token: "nope", call: func(c *api.Client) error { _, err := c.Status(ctx); return err }, wantCode: http.StatusForbidden},
 	}
@@ -131,5 +147,45 @@ func TestNewClientRejectsBadURLs(t *testing.T) {
 		if _, err := api.NewClient(u, api.Token{}, nil); err == nil {
 			t.Errorf("NewClient(%q) accepted it", u)
 		}
+	}
+}
+
+// The backup arrives byte for byte, with the stream's headers; a copy cut short is an error,
+// never a short file that looks whole.
+func TestClientBackup(t *testing.T) {
+	data := bytes.Repeat([]byte("bolt page "), 10_000)
+	cases := []struct {
+		name    string
+		err     error
+		wantErr bool
+	}{
+		{name: "whole copy"},
+		{name: "cut short", err: errors.New("disk read error"), wantErr: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.backend.SetBackup(data, tc.err)
+			ts := httptest.NewServer(h.srv)
+			defer ts.Close()
+			c, err := api.NewClient(ts.URL, api.NewToken(apiToken), ts.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			n, err := c.Backup(context.Background(), &got)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Backup = %d, %v; want an error: %v", n, err, tc.wantErr)
+			}
+			if !tc.wantErr && (!bytes.Equal(got.Bytes(), data) || n != int64(len(data))) {
+				t.Errorf("copied %d bytes, want the %d the backend wrote", n, len(data))
+			}
+		})
+	}
+	h := newHarness(t, nil)
+	h.backend.SetBackup(data, nil)
+	rec := h.do(http.MethodGet, "/api/v1/store/backup", apiToken, nil)
+	if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusOK || ct != "application/octet-stream" {
+		t.Errorf("status %d, Content-Type %q", rec.Code, ct)
 	}
 }

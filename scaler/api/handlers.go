@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,12 @@ type NoteRequest struct {
 type PinResponse struct {
 	Node   string `json:"node"`
 	Pinned bool   `json:"pinned"`
+}
+
+// MaintenanceResponse answers maintenance on and off.
+type MaintenanceResponse struct {
+	Node        string `json:"node"`
+	Maintenance bool   `json:"maintenance"`
 }
 
 // PauseResponse answers pause and resume.
@@ -58,6 +65,20 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pin(pinned bool) http.HandlerFunc {
+	return s.nodeFlag("pin", pinned, s.opts.Backend.SetPinned, func(node string) any {
+		return PinResponse{Node: node, Pinned: pinned}
+	})
+}
+
+func (s *Server) maintenance(on bool) http.HandlerFunc {
+	return s.nodeFlag("maintenance", on, s.opts.Backend.SetMaintenance, func(node string) any {
+		return MaintenanceResponse{Node: node, Maintenance: on}
+	})
+}
+
+// nodeFlag sets (POST) or clears (DELETE) an operator's flag on the node of the path, with the
+// note of the optional body, and answers what answer returns.
+func (s *Server) nodeFlag(flag string, on bool, set func(ctx context.Context, node string, on bool, note string) error, answer func(node string) any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		node := r.PathValue("name")
 		req, err := readNote(w, r)
@@ -65,13 +86,44 @@ func (s *Server) pin(pinned bool) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		if err := s.opts.Backend.SetPinned(r.Context(), node, pinned, req.Note); err != nil {
-			s.backendError(w, "pinning "+node, err)
+		if err := set(r.Context(), node, on, req.Note); err != nil {
+			s.backendError(w, "setting "+flag+" of "+node, err)
 			return
 		}
-		s.log.WithFields(logrus.Fields{"node": node, "pinned": pinned, "note": req.Note}).Debug("operator changed a pin")
-		writeJSON(w, http.StatusOK, PinResponse{Node: node, Pinned: pinned})
+		s.log.WithFields(logrus.Fields{"node": node, flag: on, "note": req.Note}).Debug("operator changed a node's " + flag)
+		writeJSON(w, http.StatusOK, answer(node))
 	}
+}
+
+// backup streams a consistent copy of the store. A copy that fails once bytes are out cuts the
+// connection, so the client sees a truncated answer rather than a short copy that looks whole.
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
+	out := &backupWriter{w: w}
+	n, err := s.opts.Backend.Backup(r.Context(), out)
+	switch {
+	case err != nil && !out.started:
+		s.backendError(w, "backing up the store", err)
+	case err != nil:
+		s.log.WithError(err).Warn("store backup cut short")
+		panic(http.ErrAbortHandler)
+	default:
+		s.log.WithField("bytes", n).Info("store backed up")
+	}
+}
+
+// backupWriter sets the answer's headers at the first byte of the copy.
+type backupWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (b *backupWriter) Write(p []byte) (int, error) {
+	if !b.started {
+		b.started = true
+		b.w.Header().Set("Content-Type", "application/octet-stream")
+		b.w.Header().Set("Content-Disposition", `attachment; filename="rota.db"`)
+	}
+	return b.w.Write(p)
 }
 
 func (s *Server) pause(paused bool) http.HandlerFunc {

@@ -131,11 +131,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /-/ready", s.ready)
 
 	api := map[string][]endpoint{
-		"/api/v1/status":               {{http.MethodGet, s.status}},
-		"/api/v1/nodes/{name}/explain": {{http.MethodGet, s.explain}},
-		"/api/v1/plan":                 {{http.MethodPost, s.plan}},
-		"/api/v1/nodes/{name}/pin":     {{http.MethodPost, s.pin(true)}, {http.MethodDelete, s.pin(false)}},
-		"/api/v1/pause":                {{http.MethodPost, s.pause(true)}, {http.MethodDelete, s.pause(false)}},
+		"/api/v1/status":                   {{http.MethodGet, s.status}},
+		"/api/v1/nodes/{name}/explain":     {{http.MethodGet, s.explain}},
+		"/api/v1/plan":                     {{http.MethodPost, s.plan}},
+		"/api/v1/nodes/{name}/pin":         {{http.MethodPost, s.pin(true)}, {http.MethodDelete, s.pin(false)}},
+		"/api/v1/nodes/{name}/maintenance": {{http.MethodPost, s.maintenance(true)}, {http.MethodDelete, s.maintenance(false)}},
+		"/api/v1/pause":                    {{http.MethodPost, s.pause(true)}, {http.MethodDelete, s.pause(false)}},
+		"/api/v1/store/backup":             {{http.MethodGet, s.backup}},
 	}
 	for path, eps := range api {
 		s.handle(path, eps, s.requireAPIToken)

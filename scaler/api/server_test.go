@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,6 +92,8 @@ var apiCalls = []struct{ name, method, path, body string }{
 	{"plan", http.MethodPost, "/api/v1/plan", ""},
 	{"pin", http.MethodPost, "/api/v1/nodes/cpu01/pin", `{"note":"alice: firmware update"}`},
 	{"unpin", http.MethodDelete, "/api/v1/nodes/cpu01/pin", ""},
+	{"maintenance", http.MethodPost, "/api/v1/nodes/cpu01/maintenance", `{"note":"carol: new disks"}`},
+	{"maintenance-off", http.MethodDelete, "/api/v1/nodes/cpu01/maintenance", ""},
 	{"pause", http.MethodPost, "/api/v1/pause", `{"note":"bob: incident 42"}`},
 	{"resume", http.MethodDelete, "/api/v1/pause", ""},
 }
@@ -109,7 +112,9 @@ func TestAPIAuth(t *testing.T) {
 		{"right token", "Bearer " + apiToken, http.StatusOK},
 		{"scheme in lower case", "bearer " + apiToken, http.StatusOK},
 	}
-	for _, c := range apiCalls {
+	// The backup streams bytes, not JSON, so TestAPIGolden leaves it out; its auth is the same.
+	backup := struct{ name, method, path, body string }{"backup", http.MethodGet, "/api/v1/store/backup", ""}
+	for _, c := range append(slices.Clone(apiCalls), backup) {
 		for _, tok := range tokens {
 			t.Run(c.name+"/"+tok.name, func(t *testing.T) {
 				h := newHarness(t, nil)
@@ -129,6 +134,9 @@ func TestAPIAuth(t *testing.T) {
 					}
 					if pinned, _ := h.backend.Pin("cpu01"); pinned {
 						t.Error("an unauthorised pin reached the backend")
+					}
+					if on, _ := h.backend.Maintenance("cpu01"); on {
+						t.Error("an unauthorised maintenance reached the backend")
 					}
 				}
 				if tok.want == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") == "" {
@@ -172,6 +180,14 @@ func TestAPIGolden(t *testing.T) {
 				if pinned, _ := h.backend.Pin("cpu01"); pinned {
 					t.Error("still pinned")
 				}
+			case "maintenance":
+				if on, note := h.backend.Maintenance("cpu01"); !on || note != "carol: new disks" {
+					t.Errorf("backend maintenance = %v %q", on, note)
+				}
+			case "maintenance-off":
+				if on, _ := h.backend.Maintenance("cpu01"); on {
+					t.Error("still in maintenance")
+				}
 			case "pause":
 				if paused, note := h.backend.Paused(); !paused || note != "bob: incident 42" {
 					t.Errorf("backend pause = %v %q", paused, note)
@@ -195,6 +211,11 @@ func TestAPIErrors(t *testing.T) {
 		{name: "pin unknown node", method: http.MethodPost, path: "/api/v1/nodes/nope/pin", want: http.StatusNotFound},
 		{name: "unpin unknown node", method: http.MethodDelete, path: "/api/v1/nodes/nope/pin", want: http.StatusNotFound},
 		{name: "pin with a malformed body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":`, want: http.StatusBadRequest},
+		{name: "maintenance of an unknown node", method: http.MethodPost, path: "/api/v1/nodes/nope/maintenance", want: http.StatusNotFound},
+		{name: "maintenance off of an unknown node", method: http.MethodDelete, path: "/api/v1/nodes/nope/maintenance", want: http.StatusNotFound},
+		{name: "maintenance with a malformed body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/maintenance", body: `{"note":`, want: http.StatusBadRequest},
+		{name: "backup fails", method: http.MethodGet, path: "/api/v1/store/backup", backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
+		{name: "backup is read-only", method: http.MethodPost, path: "/api/v1/store/backup", want: http.StatusMethodNotAllowed},
 		{name: "pause with a body that is not an object", method: http.MethodPost, path: "/api/v1/pause", body: `[1]`, want: http.StatusBadRequest},
 		{name: "backend fails", method: http.MethodGet, path: "/api/v1/status", backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
 		{name: "backend fails to plan", method: http.MethodPost, path: "/api/v1/plan", backendErr: errors.New("prometheus down"), want: http.StatusInternalServerError},
@@ -216,6 +237,9 @@ func TestAPIErrors(t *testing.T) {
 			}
 			if pinned, _ := h.backend.Pin("cpu01"); pinned {
 				t.Error("a failed request pinned cpu01")
+			}
+			if on, _ := h.backend.Maintenance("cpu01"); on {
+				t.Error("a failed request put cpu01 in maintenance")
 			}
 			if paused, _ := h.backend.Paused(); paused {
 				t.Error("a failed request paused the scaler")

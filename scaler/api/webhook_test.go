@@ -11,6 +11,7 @@ import (
 
 	"github.com/rotahq/rota/alerts"
 	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/config"
 )
 
 // fixtures are the webhook bodies captured from a real Alertmanager (scaler/webhook/testdata).
@@ -216,4 +217,40 @@ func FuzzWebhook(f *testing.F) {
 			t.Fatalf("valid body answered %d: %s", rec.Code, rec.Body)
 		}
 	})
+}
+
+// Every alert in the webhook fixtures is one rota's rules generate, carrying the rota_signal
+// label of that rule; the alerts rota acts on (backlog, idle) are among them.
+func TestFixturesUseRotasAlerts(t *testing.T) {
+	signals := map[string]string{} // alertname -> rota_signal
+	for _, g := range alerts.Rules(config.Default()).Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" {
+				signals[r.Alert] = r.Labels[alerts.SignalLabel]
+			}
+		}
+	}
+	used := map[string]bool{}
+	for name, body := range fixtures(t) {
+		msg, err := api.ParseWebhook(body)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, a := range msg.Alerts {
+			alert := a.Labels["alertname"]
+			used[alert] = true
+			signal, ok := signals[alert]
+			switch {
+			case !ok:
+				t.Errorf("%s: alert %q is not one rota's rules generate", name, alert)
+			case a.Labels[alerts.SignalLabel] != signal:
+				t.Errorf("%s: %s carries %s=%q, its rule %q", name, alert, alerts.SignalLabel, a.Labels[alerts.SignalLabel], signal)
+			}
+		}
+	}
+	for _, want := range []string{alerts.AlertBacklog, alerts.AlertIdle} {
+		if !used[want] {
+			t.Errorf("no fixture has %s", want)
+		}
+	}
 }

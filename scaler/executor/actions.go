@@ -101,7 +101,7 @@ func (e *Executor) commitOff(a fleet.Action) error {
 		node: func(n *store.Node, now time.Time) {
 			n.Enter(fleet.StateOff, now)
 			n.RecordPowerOff(now)
-			n.Failures, n.RetryAfter = 0, time.Time{}
+			n.Succeeded(a.Kind)
 		},
 		global: func(g *store.Global, now time.Time) { g.PowerOffs = store.Recent(append(g.PowerOffs, now), now) },
 		result: auditSucceeded,
@@ -171,11 +171,14 @@ func (e *Executor) commitBooting(a fleet.Action) error {
 }
 
 // finishBoot checks a powered-on node for readiness: ready, it is resumed in the job manager if
-// rota drained it, and On; not ready past deadline (zero: none), it is Failed.
+// rota drained it, and On; not ready past deadline (zero: none), it is Failed. A readiness check
+// that cannot answer (Prometheus down) counts as not ready: the boot timeout then governs, so
+// an outage never leaves a node Booting forever.
 func (e *Executor) finishBoot(ctx context.Context, a fleet.Action, n store.Node, obs Observed, deadline time.Time) error {
 	ready, err := e.ready(ctx, a.Node, obs)
 	if err != nil {
-		return fmt.Errorf("checking readiness of %s: %w", a.Node, err)
+		ready = false
+		e.log.WithField("node", a.Node).WithError(err).Warn("readiness unknown; counted as not ready")
 	}
 	if !ready {
 		if !deadline.IsZero() && e.o.Clock.Now().After(deadline) {
@@ -196,7 +199,8 @@ func (e *Executor) finishBoot(ctx context.Context, a fleet.Action, n store.Node,
 			n.Enter(fleet.StateOn, now)
 			n.LastOn = now
 			n.DrainedByRota = false
-			n.Failures, n.RetryAfter = 0, time.Time{}
+			// A Failed node that came up is a power-on success only if the power-on failed.
+			n.Succeeded(a.Kind)
 		},
 		result: auditSucceeded,
 	})

@@ -358,16 +358,22 @@ func TestShutdownLeavesTheIntentForRepair(t *testing.T) {
 	}
 }
 
+// The readiness hook gates Booting -> On; a check that cannot answer (Prometheus down) is not
+// ready, and the pool's boot timeout (10m) then fails the boot instead of leaving it Booting.
 func TestReadinessHookGatesBoot(t *testing.T) {
 	cases := []struct {
 		name  string
 		ready bool
 		err   error
+		after time.Duration // clock advanced before the repair
 		want  fleet.State
 	}{
-		{"exporter up", true, nil, fleet.StateOn},
-		{"exporter not up yet", false, nil, fleet.StateBooting},
-		{"exporter check failed", false, errors.New("connection refused"), fleet.StateBooting},
+		{"exporter up", true, nil, 0, fleet.StateOn},
+		{"exporter not up yet", false, nil, 0, fleet.StateBooting},
+		{"exporter check failed", false, errors.New("connection refused"), 0, fleet.StateBooting},
+		{"exporter not up past the boot timeout", false, nil, 11 * time.Minute, fleet.StateFailed},
+		{"exporter check failing past the boot timeout", false, errors.New("connection refused"), 11 * time.Minute, fleet.StateFailed},
+		{"exporter check answering a wrong true with an error", true, errors.New("partial answer"), 0, fleet.StateBooting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -377,6 +383,7 @@ func TestReadinessHookGatesBoot(t *testing.T) {
 			if err := f.ex.run(context.Background(), act(fleet.PowerOn, "cpu01")); err != nil {
 				t.Fatal(err)
 			}
+			f.clock.Advance(c.after)
 			f.repair()
 			if got := f.node("cpu01").State; got != c.want {
 				t.Errorf("state %s, want %s", got, c.want)

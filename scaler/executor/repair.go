@@ -70,19 +70,27 @@ func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.No
 	return e.settle(ctx, name, pool, n, power, obs)
 }
 
-// finishIntent takes an interrupted action up from where the store and the world say it is.
+// finishIntent takes an interrupted action up from where the store and the world say it is. In
+// dry run it never moves a server away from serving: a drain or a power-off left in flight is
+// rolled back (resumed), a power-on whose command never landed is recorded Off.
 func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
+	dry := e.o.Config.Policy.DryRun
 	switch a.Kind {
 	case fleet.Resume:
 		return e.finishResume(ctx, a)
 	case fleet.Drain:
+		if dry {
+			return e.giveBack(ctx, a, "dry run: interrupted drain rolled back")
+		}
 		// Continue the drain (idempotent); its timeout then bounds it.
 		return e.sendDrain(ctx, a)
 	case fleet.PowerOff:
-		switch power {
-		case bmc.StateOff:
+		switch {
+		case power == bmc.StateOff:
 			return e.commitOff(a)
-		case bmc.StateOn:
+		case power == bmc.StateOn && dry:
+			return e.giveBack(ctx, a, "dry run: interrupted power-off rolled back")
+		case power == bmc.StateOn:
 			// Allocation is read again before the command, exactly as the first time.
 			return e.finishPowerOff(ctx, a)
 		}
@@ -90,6 +98,8 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 		switch {
 		case n.State == fleet.StateBooting:
 			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
+		case power == bmc.StateOff && dry:
+			return e.align(a, fleet.StateOff)
 		case power == bmc.StateOff:
 			return e.finishPowerOn(ctx, a)
 		case power == bmc.StateOn:
@@ -116,6 +126,9 @@ func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, 
 	now := e.o.Clock.Now()
 	a := fleet.Action{Node: name, Pool: pool}
 	switch {
+	case n.State == fleet.StateDraining && e.o.Config.Policy.DryRun:
+		// No power-off follows a drain in dry run: give it back now, not at its timeout.
+		return e.giveBack(ctx, a, "dry run: drain given back")
 	case n.State == fleet.StateDraining:
 		if now.Sub(n.Since) > time.Duration(e.o.Config.Policy.Drain.Timeout) {
 			a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonDrainTimeout, "drain did not finish in time"
@@ -135,10 +148,15 @@ func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, 
 	case n.State == fleet.StateOn && drainedByRota(name, n, obs):
 		// Never drained by rota forever: an On node rota drained (an aborted or failed step) is
 		// given back.
-		a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonRepair, "left drained by an interrupted action"
-		return e.resume(ctx, a)
+		return e.giveBack(ctx, a, "left drained by an interrupted action")
 	}
 	return nil
+}
+
+// giveBack resumes a node rota drained, as a repair.
+func (e *Executor) giveBack(ctx context.Context, a fleet.Action, detail string) error {
+	a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonRepair, detail
+	return e.resume(ctx, a)
 }
 
 // align records a resting state the BMC reports (a node seen for the first time, or powered on

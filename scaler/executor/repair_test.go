@@ -2,10 +2,12 @@ package executor
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
@@ -82,5 +84,65 @@ func TestRepairTrustsRotasMarkerWhenTheStoreForgot(t *testing.T) {
 	}
 	if !f.world.Get("cpu02").Drained {
 		t.Error("a person's drain was undone")
+	}
+}
+
+// Dry run and repair: a fleet rota never touched gets no command at all, and what an earlier
+// live run left in flight is rolled back towards serving, never forward: no drain, no power
+// command; only rota's own drains are given back (a server is never left drained by rota).
+func TestDryRunRepairOnlyGivesBack(t *testing.T) {
+	intent := func(kind fleet.Kind) *store.Intent {
+		return &store.Intent{Kind: kind, Reason: fleet.ReasonIdle, Started: t0, Attempt: 1}
+	}
+	drainedByRota := func(s *executortest.Server) { s.Drained, s.DrainedByRota = true, true }
+	cases := []struct {
+		name  string
+		setup func(f *fx)
+		want  fleet.State
+		sent  []executortest.Command
+	}{
+		{name: "untouched fleet", want: fleet.StateOn, setup: func(f *fx) {
+			f.world.Set("gpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+		}},
+		{name: "drain in flight is rolled back", want: fleet.StateOn, sent: []executortest.Command{{Node: "cpu01", Op: "resume"}}, setup: func(f *fx) {
+			f.put("cpu01", store.Node{State: fleet.StateDraining, Since: t0, Intent: intent(fleet.Drain), DrainedByRota: true})
+			f.world.Set("cpu01", drainedByRota)
+		}},
+		{name: "draining is given back before its timeout", want: fleet.StateOn, sent: []executortest.Command{{Node: "cpu01", Op: "resume"}}, setup: func(f *fx) {
+			f.draining("cpu01")
+		}},
+		{name: "power-off in flight, still on, is rolled back", want: fleet.StateOn, sent: []executortest.Command{{Node: "cpu01", Op: "resume"}}, setup: func(f *fx) {
+			f.put("cpu01", store.Node{State: fleet.StatePoweringOff, Since: t0, Intent: intent(fleet.PowerOff), DrainedByRota: true})
+			f.world.Set("cpu01", drainedByRota)
+		}},
+		{name: "power-off that landed is recorded", want: fleet.StateOff, setup: func(f *fx) {
+			f.off("cpu01")
+			f.put("cpu01", store.Node{State: fleet.StatePoweringOff, Since: t0, Intent: intent(fleet.PowerOff), DrainedByRota: true})
+		}},
+		{name: "power-on that never landed is left off", want: fleet.StateOff, setup: func(f *fx) {
+			f.off("cpu01")
+			f.put("cpu01", store.Node{State: fleet.StatePoweringOn, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true})
+		}},
+		{name: "booted server is given back", want: fleet.StateOn, sent: []executortest.Command{{Node: "cpu01", Op: "resume"}}, setup: func(f *fx) {
+			f.put("cpu01", store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true})
+			f.world.Set("cpu01", drainedByRota)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, func(cfg *config.Config) { cfg.Policy.DryRun = true })
+			c.setup(f)
+			f.repair()
+			f.repair()
+			if n := f.node("cpu01"); n.State != c.want || n.Intent != nil {
+				t.Errorf("repaired to %+v, want %s", n, c.want)
+			}
+			if got := f.world.Commands(); !slices.Equal(got, c.sent) {
+				t.Errorf("sent %v, want %v", got, c.sent)
+			}
+			if s := f.world.Get("cpu01"); s.Power == bmc.StateOn && s.Drained {
+				t.Error("cpu01 left drained")
+			}
+		})
 	}
 }

@@ -110,7 +110,8 @@ func (e *Executor) unknown(a fleet.Action, cause error) error {
 }
 
 // fail records a step that did not succeed: the node is Failed with its power left as is,
-// Failures is counted and RetryAfter set with a doubling backoff. A step cut short because
+// Failures is counted and RetryAfter set with a doubling backoff; the count stays until an
+// action of the same kind succeeds. A step cut short because
 // rota is shutting down (ctx ended) is no failure: its intent stays for the next start's repair.
 func (e *Executor) fail(ctx context.Context, a fleet.Action, cause error) error {
 	if ctx.Err() != nil {
@@ -120,8 +121,7 @@ func (e *Executor) fail(ctx context.Context, a fleet.Action, cause error) error 
 	werr := e.write(a, change{
 		node: func(n *store.Node, now time.Time) {
 			n.Enter(fleet.StateFailed, now)
-			n.Failures++
-			n.RetryAfter = now.Add(Backoff(time.Duration(f.Backoff), time.Duration(f.MaxBackoff), n.Failures))
+			n.Failed(a.Kind, now, Backoff(time.Duration(f.Backoff), time.Duration(f.MaxBackoff), n.Failures+1))
 		},
 		result: auditFailed, cause: cause,
 	})

@@ -51,8 +51,8 @@ type Node struct {
 	LastOn      time.Time
 	LastOff     time.Time
 	CyclesToday int
-	// Failures counts consecutive failed actions; RetryAfter is when a Failed server may be
-	// tried again.
+	// Failures counts failed actions since one of the kind that failed last succeeded;
+	// RetryAfter is when a Failed server may be tried again, and an On one drained again.
 	Failures   int
 	RetryAfter time.Time
 }

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/sirupsen/logrus"
 
@@ -51,7 +52,7 @@ func (l *Loop) Status(context.Context) (api.Status, error) {
 }
 
 func (l *Loop) nodeStatus(n fleet.Node, dec fleet.Decision) api.NodeStatus {
-	ns := api.NodeStatus{Name: n.Name, Pool: n.Pool, State: n.State, Since: n.Since, Power: string(n.Power), Pinned: n.Pinned}
+	ns := api.NodeStatus{Name: n.Name, Pool: n.Pool, State: n.State, Since: n.Since, Power: string(n.Power), Pinned: n.Pinned, Maintenance: n.Maintenance}
 	if pl := l.cfg.Pool(n.Pool); pl != nil {
 		ns.CostPerHour = pl.Cost.PerHour()
 	}
@@ -124,6 +125,22 @@ func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
 
 // SetPinned pins or unpins node, durably, and asks for a pass so Status shows it soon.
 func (l *Loop) SetPinned(_ context.Context, node string, pinned bool, note string) error {
+	return l.setFlag(node, "pin", pinned, note, func(n *store.Node, on bool, note string) {
+		n.Pinned, n.PinNote = on, note
+	})
+}
+
+// SetMaintenance puts node in maintenance or takes it out, durably, and asks for a pass. In
+// maintenance rota neither acts on the node nor repairs it.
+func (l *Loop) SetMaintenance(_ context.Context, node string, on bool, note string) error {
+	return l.setFlag(node, "maintenance", on, note, func(n *store.Node, on bool, note string) {
+		n.Maintenance, n.MaintenanceNote = on, note
+	})
+}
+
+// setFlag sets or clears an operator's flag on node's record with set (a flag cleared loses its
+// note), logs it and asks for a pass.
+func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *store.Node, on bool, note string)) error {
 	if _, ok := l.cfg.Node(node); !ok {
 		return fmt.Errorf("%s: %w", node, api.ErrUnknownNode)
 	}
@@ -133,18 +150,23 @@ func (l *Loop) SetPinned(_ context.Context, node string, pinned bool, note strin
 			// Never seen by a pass yet: its state is taken from the BMC at the next repair.
 			n.State, n.Since = fleet.StateUnknown, now
 		}
-		n.Pinned, n.PinNote = pinned, note
-		if !pinned {
-			n.PinNote = ""
+		if !on {
+			note = ""
 		}
+		set(n, on, note)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("pinning %s: %w", node, err)
+		return fmt.Errorf("setting %s of %s: %w", flag, node, err)
 	}
-	l.log.WithFields(logrus.Fields{"node": node, "pinned": pinned, "note": note}).Info("pin changed")
-	l.Nudge("pin changed")
+	l.log.WithFields(logrus.Fields{"node": node, flag: on, "note": note}).Info(flag + " changed")
+	l.Nudge(flag + " changed")
 	return nil
+}
+
+// Backup writes a consistent copy of the store to w.
+func (l *Loop) Backup(_ context.Context, w io.Writer) (int64, error) {
+	return l.o.Store.Backup(w)
 }
 
 // SetPaused pauses or resumes the scaler, durably, and asks for a pass.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
@@ -46,5 +48,58 @@ func TestIdleFleetScalesDownThenWakesForWork(t *testing.T) {
 	}
 	if slices.Contains(f.world.Commands(), executortest.Command{Node: "cpu02", Op: "off"}) || len(f.world.Unsafe()) > 0 {
 		t.Errorf("unsafe: %v", f.world.Unsafe())
+	}
+}
+
+// A server whose power-off keeps failing comes back On after each failure, but is drained
+// again only once its retry time has passed, and that time doubles with each failure (10m,
+// 20m, 40m, then 1h): the failure count survives its coming back, so it never cycles drain ->
+// fail -> resume at the pace of the cooldowns.
+func TestFailingPowerOffBacksOff(t *testing.T) {
+	f := newFx(t, func(c *config.Config) {
+		c.Pools[0].Min = 2 // the CPU servers stay on
+		c.Policy.Node.MinOn = model.Duration(time.Minute)
+	}, plan.Plan)
+	f.world.Set("gpu01", func(s *executortest.Server) { s.OffFails = true })
+	f.world.Set("gpu02", func(s *executortest.Server) { s.Jobs = 1 })
+	f.tele.views["gpu02"] = fleet.TelemetryView{Present: true, CPUMax: 0.9}
+
+	drains := func() int {
+		return len(slices.DeleteFunc(f.world.Commands(), func(c executortest.Command) bool {
+			return c.Node != "gpu01" || c.Op != "drain"
+		}))
+	}
+	var drainedAt []time.Time
+	for range 4 * 60 {
+		before, err := f.st.Node("gpu01")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := drains()
+		f.pass()
+		if drains() > n {
+			if before.RetryAfter.After(f.clock.Now()) {
+				t.Fatalf("gpu01 drained at %s, before its retry time %s", f.clock.Now(), before.RetryAfter)
+			}
+			drainedAt = append(drainedAt, f.clock.Now())
+		}
+		f.clock.Advance(time.Minute)
+	}
+	var gaps []time.Duration
+	for i := 1; i < len(drainedAt); i++ {
+		gaps = append(gaps, drainedAt[i].Sub(drainedAt[i-1]).Round(10*time.Minute))
+	}
+	// Each gap is the backoff plus the few passes a drain, its failed power-off and the
+	// node's return take.
+	want := []time.Duration{10 * time.Minute, 20 * time.Minute, 40 * time.Minute, time.Hour, time.Hour}
+	if !slices.Equal(gaps, want) {
+		t.Errorf("gaps between drains %v (drains at %v), want %v", gaps, drainedAt, want)
+	}
+	n, err := f.st.Node("gpu01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Failures != len(drainedAt) || n.FailedKind != fleet.PowerOff {
+		t.Errorf("gpu01 has %d %s failures after %d failed power-offs", n.Failures, n.FailedKind, len(drainedAt))
 	}
 }

@@ -1,8 +1,12 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -98,7 +102,8 @@ func TestBlindPassScalesNothingDown(t *testing.T) {
 	}
 }
 
-// Invariant 5: a paused scaler and a pinned server get no action, and repair leaves them be.
+// Invariant 5: a paused scaler and a pinned server (or one in maintenance) get no action, and
+// repair leaves them be.
 func TestPausedAndPinnedGetNoAction(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -115,6 +120,11 @@ func TestPausedAndPinnedGetNoAction(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, fleet.SkipPinned},
+		{"in maintenance", func(f *fx) {
+			if err := f.loop.SetMaintenance(context.Background(), "cpu01", true, "carol: new disks"); err != nil {
+				t.Fatal(err)
+			}
+		}, fleet.SkipMaintenance},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -246,5 +256,77 @@ func TestFleetMetrics(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// Maintenance is durable with its note, shows in Status, and once cleared the node is rota's
+// again: the next pass's repair gives back the drain rota left on it.
+func TestMaintenanceSetAndCleared(t *testing.T) {
+	f := newFx(t, nil, nil)
+	ctx := context.Background()
+	if err := f.loop.SetMaintenance(ctx, "nope", true, ""); !errors.Is(err, api.ErrUnknownNode) {
+		t.Errorf("unknown node: %v, want ErrUnknownNode", err)
+	}
+	err := f.st.UpdateNode("cpu01", func(n *store.Node) error {
+		n.State, n.Since, n.DrainedByRota = fleet.StateOn, t0, true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.loop.SetMaintenance(ctx, "cpu01", true, "carol: new disks"); err != nil {
+		t.Fatal(err)
+	}
+	f.pass()
+	if n, _ := f.st.Node("cpu01"); !n.Maintenance || n.MaintenanceNote != "carol: new disks" || !n.DrainedByRota {
+		t.Errorf("in maintenance: %+v", n)
+	}
+	st, err := f.loop.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(st.Nodes, func(n api.NodeStatus) bool { return n.Name == "cpu01" }); i < 0 || !st.Nodes[i].Maintenance {
+		t.Errorf("status does not show cpu01 in maintenance: %+v", st.Nodes)
+	}
+	if err := f.loop.SetMaintenance(ctx, "cpu01", false, "carol: done"); err != nil {
+		t.Fatal(err)
+	}
+	f.pass()
+	if n, _ := f.st.Node("cpu01"); n.Maintenance || n.MaintenanceNote != "" || n.DrainedByRota {
+		t.Errorf("out of maintenance: %+v, want no note and the drain given back", n)
+	}
+}
+
+// The backup is a store with the same records, taken while the loop runs.
+func TestBackupOpensWithTheSameRecords(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass()
+	if err := f.loop.SetPinned(context.Background(), "gpu01", true, "dave: burn-in"); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	n, err := f.loop.Backup(context.Background(), &buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("Backup = %d, %v; %d bytes written", n, err, buf.Len())
+	}
+	path := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copied, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copied.Close()
+	want, err := f.st.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := copied.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(executortest.NodeNames(f.cfg)) || !reflect.DeepEqual(got, want) {
+		t.Errorf("backup's nodes %+v, want %+v", got, want)
 	}
 }

@@ -100,6 +100,8 @@ func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config
 		switch {
 		case !known(n):
 			return "power unknown"
+		case a.Kind == fleet.Drain && n.RetryAfter.After(now):
+			return "backoff not over"
 		case !jobsKnown || !none && byPerson:
 			// With adapter none there is no job manager, and no drain by a person to see.
 			return "job manager unread or drained by a person"

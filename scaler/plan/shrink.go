@@ -44,6 +44,10 @@ func (p *pass) idleCheck(i int) (fleet.Reason, string) {
 	case !powerKnown(n):
 		// A drain leads to a power-off, which needs a known power state (invariant 3).
 		return fleet.SkipPowerUnknown, "bmc says " + string(n.Power)
+	case n.RetryAfter.After(p.now):
+		// A step failed on it (a power-off that did not work, say) and it came back On: no new
+		// drain before its backoff ends, or it would cycle drain -> fail -> resume.
+		return fleet.SkipBackoff, fmt.Sprintf("failed %d times; retry after %s", n.Failures, n.RetryAfter.UTC().Format(time.RFC3339))
 	case !p.jobsKnown():
 		return fleet.SkipJobsUnknown, "job manager not read this pass"
 	case p.noJobManager:

@@ -11,4 +11,8 @@
 //     than policy.telemetry.max_age, its CPU readings miss any step of the idle window (it was
 //     just powered on, or its exporter was down for a while), a collector fails, or it reports
 //     GPUs without a full window of readings for each.
+//
+// Ready is the executor's readiness check after a boot: the server's exporter is scraped (up is
+// 1) and its newest sample is no older than policy.telemetry.max_age; an unreadable Prometheus
+// is an error, which the executor counts as not ready.
 package promfacts

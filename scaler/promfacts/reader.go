@@ -66,6 +66,22 @@ func (r *Reader) Read(ctx context.Context, nodes []string, now time.Time) (map[s
 	return res.views(nodes, now, r.maxAge, r.expr.IdleSteps()), nil
 }
 
+// Ready reports whether a booted server's exporter serves: Prometheus scrapes it (up is 1) and
+// its newest CPU sample is no older than policy.telemetry.max_age at now. It answers an error
+// when Prometheus cannot be read; the executor counts that as not ready, so the pool's boot
+// timeout governs a boot during a Prometheus outage.
+func (r *Reader) Ready(ctx context.Context, node string, now time.Time) (bool, error) {
+	v, err := r.query(ctx, r.expr.ExporterNewestSample(node), now)
+	if err != nil {
+		return false, fmt.Errorf("reading readiness of %s: %w", node, err)
+	}
+	newest, ok := get(v, node)
+	if !ok {
+		return false, nil
+	}
+	return now.Sub(time.UnixMilli(int64(newest*1000))) <= r.maxAge, nil
+}
+
 type namedQuery struct {
 	name string
 	expr string

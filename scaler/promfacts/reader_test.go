@@ -188,6 +188,23 @@ func TestReadFromPrometheus(t *testing.T) {
 		}
 		return nil
 	})
+	// Readiness after boot needs no window: up, with a fresh sample. missing never served.
+	ready := func(node string) bool {
+		ok, err := r.Ready(context.Background(), node, time.Now())
+		if err != nil {
+			t.Fatalf("Ready(%s): %v", node, err)
+		}
+		return ok
+	}
+	testutil.Eventually(t, 30*time.Second, "late ready", func() error {
+		if !ready("late") {
+			return errors.New("not ready")
+		}
+		return nil
+	})
+	if ready("missing") {
+		t.Error("missing, never scraped, is ready")
+	}
 	testutil.Eventually(t, 60*time.Second, "late covers a window", present("late"))
 
 	// A server whose exporter stops is not present any more.
@@ -196,8 +213,58 @@ func TestReadFromPrometheus(t *testing.T) {
 		if v := read()["stale"]; v.Present {
 			return fmt.Errorf("still present: %+v", v)
 		}
+		if ready("stale") {
+			return errors.New("still ready")
+		}
 		return nil
 	})
+}
+
+// TestReady reads a booted server's readiness from answers of a fake Prometheus: up with a
+// fresh sample is ready; no series, a stale sample or an ambiguous answer is not; no answer
+// is an error (the executor counts it as not ready).
+func TestReady(t *testing.T) {
+	now := time.Unix(1_000_000, 0).UTC() // max age 3s (testConfig)
+	sample := func(node string, age time.Duration) string {
+		return fmt.Sprintf(`{"metric":{"node":%q,"pool":"cpu"},"value":[%d,"%d"]}`, node, now.Unix(), now.Add(-age).Unix())
+	}
+	cases := []struct {
+		name    string
+		result  []string // the vector's samples; nil: Prometheus is down
+		want    bool
+		wantErr bool
+	}{
+		{name: "fresh sample", result: []string{sample("n", time.Second)}, want: true},
+		{name: "sample at max age", result: []string{sample("n", 3*time.Second)}, want: true},
+		{name: "sample past max age", result: []string{sample("n", 4*time.Second)}},
+		{name: "no series (target down or not scraped yet)", result: []string{}},
+		{name: "another server's series", result: []string{sample("other", 0)}},
+		{name: "two series for the server", result: []string{sample("n", 0), sample("n", 0)}},
+		{name: "prometheus down", wantErr: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			url := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
+			var query string
+			if tc.result != nil {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_ = r.ParseForm()
+					query = r.Form.Get("query")
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(tc.result, ","))
+				}))
+				t.Cleanup(srv.Close)
+				url = srv.URL
+			}
+			got, err := newReader(t, testConfig(url)).Ready(context.Background(), "n", now)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Fatalf("Ready = %v, %v; want %v (error %v)", got, err, tc.want, tc.wantErr)
+			}
+			if tc.result != nil && (!strings.Contains(query, `up{node="n"} == 1`) || !strings.Contains(query, alerts.NodeCPUSeconds+`{node="n"}`)) {
+				t.Errorf("query %q does not ask for n's up and CPU samples", query)
+			}
+		})
+	}
 }
 
 func TestReadErrors(t *testing.T) {

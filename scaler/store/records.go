@@ -43,12 +43,18 @@ type Node struct {
 	LastOn        time.Time `json:"last_on,omitzero"`
 	LastOff       time.Time `json:"last_off,omitzero"`
 	// PowerOffs are the server's power-offs within CycleWindow.
-	PowerOffs   []time.Time `json:"power_offs,omitempty"`
-	Failures    int         `json:"failures,omitempty"`
-	RetryAfter  time.Time   `json:"retry_after,omitzero"`
-	Pinned      bool        `json:"pinned,omitempty"`
-	PinNote     string      `json:"pin_note,omitempty"`
-	Maintenance bool        `json:"maintenance,omitempty"`
+	PowerOffs []time.Time `json:"power_offs,omitempty"`
+	// Failures counts the failed actions since an action of FailedKind (the kind that failed
+	// last) last succeeded; RetryAfter is when the node may be tried again. The count outlives
+	// the node's coming back On, so a step that keeps failing backs off longer each time.
+	Failures    int        `json:"failures,omitempty"`
+	FailedKind  fleet.Kind `json:"failed_kind,omitempty"`
+	RetryAfter  time.Time  `json:"retry_after,omitzero"`
+	Pinned      bool       `json:"pinned,omitempty"`
+	PinNote     string     `json:"pin_note,omitempty"`
+	Maintenance bool       `json:"maintenance,omitempty"`
+	// MaintenanceNote says who put the node in maintenance, and why.
+	MaintenanceNote string `json:"maintenance_note,omitempty"`
 }
 
 // Enter moves the node to state at now, clearing the intent.
@@ -58,6 +64,22 @@ func (n *Node) Enter(state fleet.State, now time.Time) {
 	}
 	n.State = state
 	n.Intent = nil
+}
+
+// Failed counts a failure of an action of kind at now and sets the retry time after backoff.
+func (n *Node) Failed(kind fleet.Kind, now time.Time, backoff time.Duration) {
+	n.Failures++
+	n.FailedKind = kind
+	n.RetryAfter = now.Add(backoff)
+}
+
+// Succeeded forgets the failures when an action of kind succeeded and kind is the one that
+// failed (or the record predates FailedKind): a power-on that works says nothing of a
+// power-off that keeps failing.
+func (n *Node) Succeeded(kind fleet.Kind) {
+	if n.FailedKind == kind || n.FailedKind == "" {
+		n.Failures, n.FailedKind, n.RetryAfter = 0, "", time.Time{}
+	}
 }
 
 // RecordPowerOff notes a confirmed power-off at now and forgets those older than CycleWindow.
@@ -165,6 +187,9 @@ func decodeNode(b []byte) (Node, error) {
 	}
 	if r.Intent != nil && !knownKind(r.Intent.Kind) {
 		return Node{}, fmt.Errorf("decoding: unknown intent kind %q", r.Intent.Kind)
+	}
+	if r.FailedKind != "" && !knownKind(r.FailedKind) {
+		return Node{}, fmt.Errorf("decoding: unknown failed kind %q", r.FailedKind)
 	}
 	return r.Node, nil
 }

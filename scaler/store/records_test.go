@@ -117,3 +117,34 @@ func mustEncode[T any](t *testing.T, v T) []byte {
 	}
 	return b
 }
+
+// A failure count lasts until an action of the kind that failed succeeds.
+func TestFailuresLastUntilTheSameKindSucceeds(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name      string
+		node      Node
+		succeeded fleet.Kind
+		want      int
+	}{
+		{"power-off failed, power-on succeeded", Node{Failures: 2, FailedKind: fleet.PowerOff, RetryAfter: now}, fleet.PowerOn, 2},
+		{"power-off failed, power-off succeeded", Node{Failures: 2, FailedKind: fleet.PowerOff, RetryAfter: now}, fleet.PowerOff, 0},
+		{"power-on failed, power-on succeeded", Node{Failures: 1, FailedKind: fleet.PowerOn, RetryAfter: now}, fleet.PowerOn, 0},
+		{"record older than failed_kind", Node{Failures: 3, RetryAfter: now}, fleet.PowerOn, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := c.node
+			n.Succeeded(c.succeeded)
+			if n.Failures != c.want || n.RetryAfter.IsZero() != (c.want == 0) {
+				t.Errorf("after a %s success: %d failures, retry after %v; want %d", c.succeeded, n.Failures, n.RetryAfter, c.want)
+			}
+		})
+	}
+	var n Node
+	n.Failed(fleet.PowerOff, now, time.Minute)
+	n.Failed(fleet.PowerOff, now, 2*time.Minute)
+	if n.Failures != 2 || n.FailedKind != fleet.PowerOff || !n.RetryAfter.Equal(now.Add(2*time.Minute)) {
+		t.Errorf("two failures recorded as %+v", n)
+	}
+}

@@ -27,6 +27,9 @@ type Options struct {
 	LockTimeout time.Duration
 	// Retention bounds the audit log.
 	Retention Retention
+	// ReadOnly opens an existing store without writing to it (a backup being checked); a file
+	// that lacks rota's buckets is an error.
+	ReadOnly bool
 }
 
 // Retention bounds the audit log per node: the newest Keep records (default 1000), none older
@@ -53,26 +56,41 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Retention.MaxAge <= 0 {
 		opts.Retention.MaxAge = 30 * 24 * time.Hour
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("opening store %s: %w", path, ErrLocked)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range []string{bucketNodes, bucketGlobal, bucketAudit} {
+	if err := buckets(db, opts.ReadOnly); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	return &Store{db: db, ret: opts.Retention}, nil
+}
+
+// buckets creates rota's buckets where missing, or read-only checks they are there.
+func buckets(db *bolt.DB, readOnly bool) error {
+	names := []string{bucketNodes, bucketGlobal, bucketAudit}
+	if readOnly {
+		return db.View(func(tx *bolt.Tx) error {
+			for _, b := range names {
+				if tx.Bucket([]byte(b)) == nil {
+					return fmt.Errorf("not a rota store: no bucket %q", b)
+				}
+			}
+			return nil
+		})
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		for _, b := range names {
 			if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
-				return err
+				return fmt.Errorf("creating bucket %q: %w", b, err)
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("creating buckets in %s: %w", path, err)
-	}
-	return &Store{db: db, ret: opts.Retention}, nil
 }
 
 // Close releases the file and its lock.

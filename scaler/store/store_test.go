@@ -143,6 +143,7 @@ func TestCorruptRecordIsANamedError(t *testing.T) {
 		{"node from a newer rota", bucketNodes, "", "gpu01", `{"v":2,"state":"on"}`, func(s *Store) error { _, err := s.Node("gpu01"); return err }},
 		{"node without version", bucketNodes, "", "gpu01", `{"state":"on"}`, func(s *Store) error { _, err := s.Node("gpu01"); return err }},
 		{"node in a made-up state", bucketNodes, "", "gpu01", `{"v":1,"state":"dancing"}`, func(s *Store) error { _, err := s.Node("gpu01"); return err }},
+		{"node failed at a made-up action", bucketNodes, "", "gpu01", `{"v":1,"state":"on","failures":1,"failed_kind":"reboot"}`, func(s *Store) error { _, err := s.Node("gpu01"); return err }},
 		{"global truncated", bucketGlobal, "", keyGlobal, `{"v":1,"paused":tr`, func(s *Store) error { _, err := s.Global(); return err }},
 		{"audit garbage", bucketAudit, "gpu01", string(seqKey(1)), "\x00\x01", func(s *Store) error { _, err := s.Audit("gpu01", 0); return err }},
 	}
@@ -275,5 +276,47 @@ func TestBackupOpensAsAStore(t *testing.T) {
 	defer b.Close()
 	if got, err := b.Node("cpu01"); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("backup has %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// A read-only open (rotactl checking a backup) writes nothing, and refuses a bolt file that is
+// not a rota store instead of creating the buckets.
+func TestReadOnlyOpenWritesNothing(t *testing.T) {
+	s, path := openTemp(t, Options{})
+	if err := s.UpdateNode("cpu01", func(n *Node) error { n.State, n.Since = fleet.StateOn, t0; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ro.Node("cpu01"); err != nil || n.State != fleet.StateOn {
+		t.Errorf("read-only store has %+v, %v", n, err)
+	}
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("a read-only open changed the file")
+	}
+
+	foreign := filepath.Join(t.TempDir(), "foreign.db")
+	db, err := bolt.Open(foreign, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(foreign, Options{ReadOnly: true}); err == nil {
+		s.Close()
+		t.Error("a bolt file without rota's buckets opened as a store")
 	}
 }

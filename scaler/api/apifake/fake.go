@@ -3,6 +3,7 @@ package apifake
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sync"
@@ -19,6 +20,9 @@ type Backend struct {
 	decision     fleet.Decision
 	err          error
 	pins         map[string]string // node -> note
+	maintenance  map[string]string // node -> note
+	backup       []byte
+	backupErr    error
 	paused       bool
 	pauseNote    string
 	nudges       []string
@@ -28,7 +32,7 @@ var _ api.Backend = (*Backend)(nil)
 
 // New returns a fake whose fleet is st: its nodes are the known ones.
 func New(st api.Status) *Backend {
-	return &Backend{status: st, explanations: map[string]api.Explanation{}, pins: map[string]string{}}
+	return &Backend{status: st, explanations: map[string]api.Explanation{}, pins: map[string]string{}, maintenance: map[string]string{}}
 }
 
 // SetExplanation sets Explain's answer for node.
@@ -60,6 +64,22 @@ func (b *Backend) Pin(node string) (bool, string) {
 	return ok, note
 }
 
+// Maintenance returns whether node is in maintenance and the note said when it went in.
+func (b *Backend) Maintenance(node string) (bool, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	note, ok := b.maintenance[node]
+	return ok, note
+}
+
+// SetBackup sets what Backup writes; a non-nil err is returned after data is written (a copy
+// cut short when data is not empty).
+func (b *Backend) SetBackup(data []byte, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.backup, b.backupErr = slices.Clone(data), err
+}
+
 // Paused returns whether the scaler is paused and the note of the last pause or resume.
 func (b *Backend) Paused() (bool, string) {
 	b.mu.Lock()
@@ -86,6 +106,7 @@ func (b *Backend) Status(ctx context.Context) (api.Status, error) {
 	st.Nodes = slices.Clone(st.Nodes)
 	for i := range st.Nodes {
 		_, st.Nodes[i].Pinned = b.pins[st.Nodes[i].Name]
+		_, st.Nodes[i].Maintenance = b.maintenance[st.Nodes[i].Name]
 	}
 	return st, nil
 }
@@ -117,20 +138,43 @@ func (b *Backend) Plan(ctx context.Context) (fleet.Decision, error) {
 
 // SetPinned records the pin; ErrUnknownNode for a node not in the status.
 func (b *Backend) SetPinned(ctx context.Context, node string, pinned bool, note string) error {
+	return b.setFlag(ctx, b.pins, "pinning", node, pinned, note)
+}
+
+// SetMaintenance records the maintenance; ErrUnknownNode for a node not in the status.
+func (b *Backend) SetMaintenance(ctx context.Context, node string, on bool, note string) error {
+	return b.setFlag(ctx, b.maintenance, "setting maintenance of", node, on, note)
+}
+
+func (b *Backend) setFlag(ctx context.Context, flags map[string]string, what, node string, on bool, note string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.fail(ctx); err != nil {
 		return err
 	}
 	if !b.known(node) {
-		return fmt.Errorf("pinning %s: %w", node, api.ErrUnknownNode)
+		return fmt.Errorf("%s %s: %w", what, node, api.ErrUnknownNode)
 	}
-	if pinned {
-		b.pins[node] = note
+	if on {
+		flags[node] = note
 	} else {
-		delete(b.pins, node)
+		delete(flags, node)
 	}
 	return nil
+}
+
+// Backup writes what SetBackup set, then returns its error.
+func (b *Backend) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return 0, err
+	}
+	n, err := w.Write(b.backup)
+	if err != nil {
+		return int64(n), err
+	}
+	return int64(n), b.backupErr
 }
 
 // SetPaused records the pause.

@@ -27,6 +27,8 @@ type Server struct {
 	DrainFails bool
 	// Hangs makes power commands hang until their context ends (a BMC that never answers).
 	Hangs bool
+	// OffFails makes the BMC refuse every power-off (the power stays as it is).
+	OffFails bool
 	// Jobs allocated now.
 	Jobs          int
 	Drained       bool
@@ -174,8 +176,11 @@ func (w *World) Off(ctx context.Context, node string, _ bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s, err := w.command(ctx, node)
-	if err != nil || s.Power == bmc.StateOff {
+	switch {
+	case err != nil || s.Power == bmc.StateOff:
 		return err
+	case s.OffFails:
+		return fmt.Errorf("%s: bmc refused the power-off", node)
 	}
 	w.commands = append(w.commands, Command{node, "off"})
 	if s.Jobs > 0 {
