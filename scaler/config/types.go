@@ -6,7 +6,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 
-	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/bmc/spec"
 )
 
 // Config is the whole file.
@@ -262,5 +262,5 @@ type Node struct {
 	// Exporter is the host:port of the server's rota-exporter (Prometheus target).
 	Exporter string            `yaml:"exporter"`
 	Labels   map[string]string `yaml:"labels"`
-	BMC      bmc.Endpoint      `yaml:"bmc"`
+	BMC      spec.Endpoint     `yaml:"bmc"`
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/bmc/spec"
 )
 
 // Validate checks the whole config and reports every problem at once as a *ValidationError.
@@ -214,7 +214,7 @@ func (c *Config) validatePools(p *problems) {
 				nodes[n.Name] = path
 			}
 			for _, err := range n.BMC.Validate() {
-				var fe *bmc.FieldError
+				var fe *spec.FieldError
 				if errors.As(err, &fe) {
 					p.add(npath+".bmc."+fe.Field, "%s", fe.Msg)
 				} else {

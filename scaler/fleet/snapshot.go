@@ -3,7 +3,7 @@ package fleet
 import (
 	"time"
 
-	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/bmc/spec"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -37,7 +37,7 @@ type Node struct {
 	State State
 	Since time.Time
 	// Power is what the BMC last said; StateUnknown blocks every power command.
-	Power bmc.State
+	Power spec.State
 
 	// Pinned servers (operator's pin) are never touched; Maintenance likewise.
 	Pinned      bool

@@ -1,4 +1,4 @@
-package bmc
+package spec
 
 import (
 	"encoding/json"
