@@ -88,16 +88,17 @@ func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
 	if err := e.step(a, StepSent); err != nil {
 		return err
 	}
-	if err := e.commitOff(a); err != nil {
+	if err := e.commitOff(ctx, a); err != nil {
 		return err
 	}
 	return e.step(a, StepCommitted)
 }
 
 // commitOff records a confirmed power-off: Off, a cycle for the node and the fleet budget. The
-// node stays drained in the job manager while off; it is resumed when it boots.
-func (e *Executor) commitOff(a fleet.Action) error {
-	return e.write(a, change{
+// node stays drained in the job manager while off; it is resumed when it boots. A job manager
+// that keeps its own view of power (jobs.PowerAware) is told, best effort.
+func (e *Executor) commitOff(ctx context.Context, a fleet.Action) error {
+	err := e.write(a, change{
 		node: func(n *store.Node, now time.Time) {
 			n.Enter(fleet.StateOff, now)
 			n.RecordPowerOff(now)
@@ -106,6 +107,17 @@ func (e *Executor) commitOff(a fleet.Action) error {
 		global: func(g *store.Global, now time.Time) { g.PowerOffs = store.Recent(append(g.PowerOffs, now), now) },
 		result: auditSucceeded,
 	})
+	if err != nil {
+		return err
+	}
+	if pa, ok := e.o.Jobs.(jobs.PowerAware); ok {
+		jctx, cancel := e.jobsCall(ctx)
+		defer cancel()
+		if err := pa.PoweredOff(jctx, a.Node); err != nil {
+			e.log.WithError(err).WithField("node", a.Node).Warn("telling the job manager the server is off")
+		}
+	}
+	return nil
 }
 
 // abortPowerOff gives a node a job landed on back to the job manager.

@@ -87,7 +87,7 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 	case fleet.PowerOff:
 		switch {
 		case power == bmc.StateOff:
-			return e.commitOff(a)
+			return e.commitOff(ctx, a)
 		case power == bmc.StateOn && dry:
 			return e.giveBack(ctx, a, "dry run: interrupted power-off rolled back")
 		case power == bmc.StateOn:

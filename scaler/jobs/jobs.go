@@ -35,3 +35,12 @@ type Manager interface {
 	// Resume returns a node that rota drained to service.
 	Resume(ctx context.Context, node string) error
 }
+
+// PowerAware is a Manager that keeps its own view of power (Slurm's POWERED_DOWN state). The
+// executor calls PoweredOff, best effort, once the BMC has confirmed a power-off and the store
+// has recorded it; an error is logged and changes nothing, since the server is already off.
+// Powering on needs no call: the executor resumes the node when it is ready, which returns it
+// to service.
+type PowerAware interface {
+	PoweredOff(ctx context.Context, node string) error
+}

@@ -47,7 +47,10 @@ type Manager struct {
 	opts Options
 }
 
-var _ jobs.Manager = (*Manager)(nil)
+var (
+	_ jobs.Manager    = (*Manager)(nil)
+	_ jobs.PowerAware = (*Manager)(nil)
+)
 
 // New returns a Manager.
 func New(opts Options) *Manager {
