@@ -1,0 +1,172 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+// randomJobs is a bursty workload from a fixed seed: quiet spells, bursts of small jobs, and
+// a few gangs.
+func randomJobs(n int, seed uint64) []trace.Job {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	sizes := []int{1, 1, 1, 2, 4, 8, 8, 16, 32}
+	var jobs []trace.Job
+	t := int64(0)
+	for i := range n {
+		if rng.IntN(20) == 0 {
+			t += int64(rng.IntN(6 * 3600)) // a quiet spell
+		}
+		t += int64(rng.IntN(300))
+		jobs = append(jobs, job(i+2, t, int64(600+rng.IntN(4*3600)), sizes[rng.IntN(len(sizes))]))
+	}
+	return jobs
+}
+
+// TestSkippingChangesNothing: calling rota's planner only when the world changed or a policy
+// duration ran out gives exactly the replay that calls it at every evaluation interval.
+func TestSkippingChangesNothing(t *testing.T) {
+	cases := []struct {
+		name, policy, fleet string
+	}{
+		{"default policy", "", "peak"},
+		{"eager with a floor and short windows", eager + "  idle: {window: 5m}\n  node: {min_on: 15m}\n", "p95"},
+		{"tight budget, cooldowns and a daytime floor",
+			"  disruption: {max_power_offs: 1, window: 30m}\n  cooldown: {scale_down: 20m}\n" +
+				"  schedules:\n    - {name: day, start: '08:00', end: '18:00', min_on_share: 0.5}\n", "peak"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := tinyEnv(t, tinyConfig(t, c.policy), c.fleet, randomJobs(150, 7)...)
+			skip := Run(e, Rota("rota"), nil)
+			every := Run(e, &rota{name: "rota", everyTick: true}, nil)
+			if skip.PlannerCalls >= every.PlannerCalls {
+				t.Errorf("skipping called the planner %d times, every tick %d", skip.PlannerCalls, every.PlannerCalls)
+			}
+			skip.PlannerCalls, every.PlannerCalls = 0, 0
+			if !reflect.DeepEqual(skip, every) {
+				t.Errorf("skipping changed the replay: %.2f vs %.2f server-hours, p95 wait %v vs %v",
+					skip.ServerHours, every.ServerHours, skip.WaitP95, every.WaitP95)
+			}
+		})
+	}
+}
+
+// TestInvariants holds for every policy on a random workload: no busy server powered off,
+// every job either run or reported, never less than the lower bound.
+func TestInvariants(t *testing.T) {
+	e := tinyEnv(t, tinyConfig(t, ""), "p95", randomJobs(400, 11)...)
+	for _, r := range compareAll(t, e)[1:] {
+		t.Run(r.Policy, func(t *testing.T) {
+			if r.Violations != 0 || r.JobsRun+len(r.NotRun) != len(e.Jobs) {
+				t.Errorf("violations %d, run %d + not run %d != %d jobs", r.Violations, r.JobsRun, len(r.NotRun), len(e.Jobs))
+			}
+			if r.XLowerBound < 1 || r.Utilisation > 1 {
+				t.Errorf("x lower bound %v, utilisation %v", r.XLowerBound, r.Utilisation)
+			}
+		})
+	}
+}
+
+// compareAll runs every policy on e.
+func compareAll(t testing.TB, e *Env) []Result {
+	t.Helper()
+	rs, err := Compare(context.Background(), e, []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func TestCompareStopsWhenCancelled(t *testing.T) {
+	e := tinyEnv(t, tinyConfig(t, ""), "p95", randomJobs(100, 3)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Compare(ctx, e, []Policy{AlwaysOn()}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// sharedTrace opens one of the project's shared traces, or skips (fails in CI) without it.
+func sharedTrace(t testing.TB, rel string) (*trace.Trace, *config.Config) {
+	t.Helper()
+	root := testutil.RepoRoot(t)
+	f, err := os.Open(filepath.Join(root, "..", "shared", "traces", rel))
+	if err != nil {
+		testutil.Missing(t, "shared trace "+rel, "place the traces in ../shared/traces (see its README)")
+	}
+	defer f.Close()
+	tr, err := trace.Read(f, "", trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(filepath.Join(root, "deploy", "simulate", "rota-itp.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, cfg
+}
+
+// TestSharedTraceCluster05 replays one small real trace under every policy.
+func TestSharedTraceCluster05(t *testing.T) {
+	tr, cfg := sharedTrace(t, "itp/cluster05.csv")
+	e, err := NewEnv(cfg, tr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := compareAll(t, e)
+	on, idle := rs[1], rs[2]
+	if on.WaitP95 != 0 || idle.WaitP95 != 300 || idle.XLowerBound > 1.2 || on.XLowerBound < 10 {
+		t.Errorf("always-on p95 %v x%.2f, idle p95 %v x%.2f", on.WaitP95, on.XLowerBound, idle.WaitP95, idle.XLowerBound)
+	}
+	for _, r := range rs {
+		if r.Violations != 0 || r.JobsRun+len(r.NotRun) != len(e.Jobs) {
+			t.Errorf("%s: violations %d, run %d, not run %d", r.Policy, r.Violations, r.JobsRun, len(r.NotRun))
+		}
+	}
+}
+
+// BenchmarkCluster04 replays ITP cluster04 (15,802 jobs, 60 days) with every policy.
+func BenchmarkCluster04(b *testing.B) {
+	tr, cfg := sharedTrace(b, "itp/cluster04.csv")
+	for b.Loop() {
+		e, err := NewEnv(cfg, tr, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		compareAll(b, e)
+	}
+}
+
+// TestDeployConfigs: every example under deploy/simulate loads and sizes a fleet for a trace.
+func TestDeployConfigs(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "deploy", "simulate", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs under deploy/simulate: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			cfg, err := config.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &trace.Trace{Jobs: []trace.Job{{Submit: 0, Duration: 600, Nodes: 2, CPUs: 1}}}
+			e, err := NewEnv(cfg, tr, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := Run(e, Rota("rota"), nil); r.JobsRun != 1 {
+				t.Errorf("the job did not run: %+v", r.NotRun)
+			}
+		})
+	}
+}

@@ -1,0 +1,254 @@
+package sim
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+// Never is a time that never comes.
+const Never = int64(math.MaxInt64)
+
+// Options are the replay's assumptions.
+type Options struct {
+	// Boot overrides every pool's boot_timeout as the time from power-on to ready (0: use it).
+	Boot time.Duration
+	// Shutdown is the time from power-off to off (0: one minute).
+	Shutdown time.Duration
+	// Fleet is "peak", "p95", a server count, or "config" (the config's nodes as listed).
+	Fleet string
+	// MaxWait is how long a job may wait before the replay gives up on it and reports it as not
+	// run (0: seven days). It guards against a policy that never starts a job (livelock).
+	MaxWait time.Duration
+}
+
+// Pool is one pool as the replay sees it.
+type Pool struct {
+	Name     string
+	GPUs     int
+	CPUs     int
+	PerHour  float64
+	Watts    float64
+	Currency string
+	Boot     int64
+	Shutdown int64
+	Servers  int
+	// FleetWhy says how the pool was sized ("peak need 51", "p95 need 20, largest job 8").
+	FleetWhy string
+}
+
+// capacity is the pool's main unit per server: GPUs where it has them, else CPU cores.
+func (p *Pool) capacity() int {
+	if p.GPUs > 0 {
+		return p.GPUs
+	}
+	return p.CPUs
+}
+
+// Job is a trace job with the pool the lower bound packs it on.
+type Job struct {
+	trace.Job
+	// Pool is the cheapest pool whose profile fits the job's per-server shape (-1: none).
+	Pool int
+}
+
+// NotRun is a job the replay could not run, and why.
+type NotRun struct {
+	Line   int    `json:"line"`
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Env is one trace on one fleet, shared read-only by every policy's replay.
+type Env struct {
+	Config *config.Config
+	Trace  *trace.Trace
+	Pools  []Pool
+	// Servers holds each server's pool index; names come from the config.
+	Servers []int
+	Names   []string
+	byName  map[string]int32
+	Jobs    []Job
+	// Unrunnable are jobs no server of the fleet can hold (checked before any replay).
+	Unrunnable []NotRun
+	runnable   []bool
+	// T0 is the first submission; End the last submission plus duration.
+	T0, End int64
+	// Need is servers needed over time with perfect packing and no delay, all pools together.
+	Need       []Point
+	LowerBound float64 // server-hours
+	poolBound  []float64
+	BusyUnits  float64 // unit-hours of work (GPU-hours, or core-hours on CPU pools)
+	MaxWait    int64
+	// order is the first-fit order of servers: cheapest pool first, then as listed.
+	order []int32
+}
+
+// NewEnv sizes the fleet for the trace and prepares the replay. cfg is not modified.
+func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
+	if len(tr.Jobs) == 0 {
+		return nil, errors.New("the trace has no jobs")
+	}
+	c := *cfg
+	c.Pools = append([]config.Pool(nil), cfg.Pools...)
+	if c.Jobs.Adapter == "none" {
+		// The replay's placement model is the job manager: the planner may trust its view.
+		c.Jobs.Adapter = "slurm"
+	}
+	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600}
+	if opt.MaxWait > 0 {
+		e.MaxWait = int64(opt.MaxWait / time.Second)
+	}
+	shutdown := int64(60)
+	if opt.Shutdown > 0 {
+		shutdown = int64(opt.Shutdown / time.Second)
+	}
+	for _, p := range c.Pools {
+		boot := int64(time.Duration(p.BootTimeout) / time.Second)
+		if opt.Boot > 0 {
+			boot = int64(opt.Boot / time.Second)
+		}
+		e.Pools = append(e.Pools, Pool{
+			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: p.Profile.CPUCores, PerHour: p.Cost.PerHour(),
+			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown,
+		})
+	}
+	e.assignPools()
+	needs := e.needs()
+	if err := e.sizeFleet(opt.Fleet, needs); err != nil {
+		return nil, err
+	}
+	e.buildServers()
+	e.checkRunnable()
+	return e, nil
+}
+
+// assignPools gives each job the cheapest pool that fits one of its servers, in submission
+// order (trace readers sort; a trace built otherwise is sorted here, ties in given order).
+func (e *Env) assignPools() {
+	e.Jobs = make([]Job, len(e.Trace.Jobs))
+	sorted := slices.Clone(e.Trace.Jobs)
+	slices.SortStableFunc(sorted, func(a, b trace.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	e.T0 = sorted[0].Submit
+	for i, tj := range sorted {
+		best := -1
+		for p := range e.Pools {
+			pl := &e.Pools[p]
+			if tj.GPUs <= pl.GPUs && tj.CPUs <= pl.CPUs && (best < 0 || pl.PerHour < e.Pools[best].PerHour) {
+				best = p
+			}
+		}
+		e.Jobs[i] = Job{Job: tj, Pool: best}
+		e.End = max(e.End, tj.Submit+tj.Duration)
+	}
+}
+
+// sizeFleet sets each pool's server count from the spec.
+func (e *Env) sizeFleet(spec string, needs []poolNeed) error {
+	if spec == "" {
+		spec = "peak"
+	}
+	n, numErr := strconv.Atoi(spec)
+	switch {
+	case spec == "config":
+		for i := range e.Pools {
+			e.Pools[i].Servers = len(e.Config.Pools[i].Nodes)
+			e.Pools[i].FleetWhy = "as listed in the config"
+		}
+		return nil
+	case numErr == nil && n > 0:
+		if len(e.Pools) != 1 {
+			return fmt.Errorf("--fleet %d needs a config with one pool (it has %d); use --fleet config", n, len(e.Pools))
+		}
+		e.Pools[0].Servers, e.Pools[0].FleetWhy = n, "given"
+		return nil
+	case spec == "peak" || spec == "p95":
+	default:
+		return fmt.Errorf("fleet %q is not peak, p95, config or a server count", spec)
+	}
+	for i := range e.Pools {
+		need := needs[i]
+		size, why := need.peak, fmt.Sprintf("peak need %d", need.peak)
+		if spec == "p95" {
+			size, why = need.p95, fmt.Sprintf("p95 need %d", need.p95)
+		}
+		if need.largest > size {
+			size, why = need.largest, why+fmt.Sprintf(", raised to the largest job's %d", need.largest)
+		}
+		e.Pools[i].Servers, e.Pools[i].FleetWhy = size, why
+	}
+	return nil
+}
+
+// buildServers names the servers: the config's nodes first, then <pool>-NNNN for the rest,
+// and resizes the config's pools to match (max = the new count).
+func (e *Env) buildServers() {
+	e.byName = map[string]int32{}
+	for p := range e.Pools {
+		cp := &e.Config.Pools[p]
+		n := e.Pools[p].Servers
+		nodes := make([]config.Node, n)
+		for i := range n {
+			if i < len(cp.Nodes) {
+				nodes[i] = cp.Nodes[i]
+			} else {
+				nodes[i] = config.Node{Name: fmt.Sprintf("%s-%04d", cp.Name, i+1)}
+			}
+		}
+		if cp.Max == nil || *cp.Max > n || len(cp.Nodes) != n {
+			mx := n
+			cp.Max = &mx
+		}
+		cp.Nodes = nodes
+		cp.Min = min(cp.Min, n)
+		for _, nd := range nodes {
+			e.byName[nd.Name] = int32(len(e.Servers))
+			e.Servers = append(e.Servers, p)
+			e.Names = append(e.Names, nd.Name)
+		}
+	}
+	e.order = make([]int32, len(e.Servers))
+	for i := range e.order {
+		e.order[i] = int32(i)
+	}
+	sort.SliceStable(e.order, func(a, b int) bool {
+		return e.Pools[e.Servers[e.order[a]]].PerHour < e.Pools[e.Servers[e.order[b]]].PerHour
+	})
+}
+
+// checkRunnable finds jobs that no set of servers of the fleet could ever hold.
+func (e *Env) checkRunnable() {
+	e.runnable = make([]bool, len(e.Jobs))
+	for i, j := range e.Jobs {
+		fits := 0
+		for p := range e.Pools {
+			if j.GPUs <= e.Pools[p].GPUs && j.CPUs <= e.Pools[p].CPUs {
+				fits += e.Pools[p].Servers
+			}
+		}
+		if fits >= j.Nodes {
+			e.runnable[i] = true
+			continue
+		}
+		reason := fmt.Sprintf("needs %d server(s) of %d GPUs and %d CPUs; the fleet has %d that fit", j.Nodes, j.GPUs, j.CPUs, fits)
+		e.Unrunnable = append(e.Unrunnable, NotRun{Line: j.Line, ID: j.ID, Reason: reason})
+	}
+}
+
+// Describe says in one line how the fleet was sized.
+func (e *Env) Describe() string {
+	var parts []string
+	for _, p := range e.Pools {
+		parts = append(parts, fmt.Sprintf("%s: %d servers (%s)", p.Name, p.Servers, p.FleetWhy))
+	}
+	return strings.Join(parts, "; ")
+}

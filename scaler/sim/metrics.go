@@ -1,0 +1,167 @@
+package sim
+
+import (
+	"math"
+	"slices"
+)
+
+// Sample is the fleet at one moment of a replay: servers powered and the spend so far.
+type Sample struct {
+	T    int64   `json:"t"`
+	On   int     `json:"on"`
+	Cost float64 `json:"cost"`
+}
+
+// accounting gathers a replay's figures as it goes.
+type accounting struct {
+	onSec                []int64 // powered server-seconds per pool (integers: exact in any order)
+	busyUnits            float64 // unit-hours of the jobs started
+	powerOns, powerOffs  int
+	violations, ignored  int
+	plannerCalls         int
+	waits                []int64
+	notRun               []NotRun
+	series               []Sample
+	perHour, unitsPerSrv []float64
+}
+
+func (a *accounting) init(e *Env) {
+	a.onSec = make([]int64, len(e.Pools))
+	for _, p := range e.Pools {
+		a.perHour = append(a.perHour, p.PerHour)
+		a.unitsPerSrv = append(a.unitsPerSrv, float64(p.capacity()))
+	}
+}
+
+func (a *accounting) advance(w *world, t int64) {
+	dt := t - w.now
+	if dt <= 0 {
+		return
+	}
+	for p, n := range w.powered {
+		a.onSec[p] += int64(n) * dt
+	}
+}
+
+// cost is the spend so far.
+func (a *accounting) cost() float64 {
+	c := 0.0
+	for p, sec := range a.onSec {
+		c += float64(sec) * a.perHour[p] / 3600
+	}
+	return c
+}
+
+// sample records the powered count after a change (one sample per time: the last wins).
+func (a *accounting) sample(w *world) {
+	on := 0
+	for _, n := range w.powered {
+		on += n
+	}
+	s := Sample{T: w.now, On: on, Cost: a.cost()}
+	if n := len(a.series); n > 0 && a.series[n-1].T == w.now {
+		a.series[n-1] = s
+		return
+	}
+	a.series = append(a.series, s)
+}
+
+// Result is what one policy did with one trace.
+type Result struct {
+	Policy string `json:"policy"`
+	// ServerHours powered (booting and shutting down count as on), and its ratio to the lower
+	// bound.
+	ServerHours float64 `json:"server_hours"`
+	XLowerBound float64 `json:"x_lower_bound"`
+	// EnergyKWh is 0 when no pool gives watts; Cost is in Currency.
+	EnergyKWh float64 `json:"energy_kwh"`
+	Cost      float64 `json:"cost"`
+	Currency  string  `json:"currency"`
+	// Utilisation is work done over powered capacity (GPU-hours, or core-hours on CPU pools).
+	Utilisation float64 `json:"utilisation"`
+	// Waits are seconds from submission to start, over the jobs that ran.
+	WaitP50  float64 `json:"wait_p50_s"`
+	WaitP95  float64 `json:"wait_p95_s"`
+	WaitP99  float64 `json:"wait_p99_s"`
+	WaitMean float64 `json:"wait_mean_s"`
+	// ExtraWaitP95 and ExtraWaitMean are the increase over always-on (set by Compare).
+	ExtraWaitP95  float64 `json:"extra_wait_p95_s"`
+	ExtraWaitMean float64 `json:"extra_wait_mean_s"`
+	PowerOns      int     `json:"power_ons"`
+	PowerOffs     int     `json:"power_offs"`
+	// OnsPerServerDay and CyclesPerServerDay are power-ons and power-offs per server per day.
+	OnsPerServerDay    float64  `json:"power_ons_per_server_day"`
+	CyclesPerServerDay float64  `json:"cycles_per_server_day"`
+	JobsRun            int      `json:"jobs_run"`
+	NotRun             []NotRun `json:"not_run"`
+	// Violations are power-offs refused because the server held a job (must be 0); Ignored are
+	// actions the state did not allow (a stale plan); PlannerCalls how often the policy decided.
+	Violations   int     `json:"violations"`
+	Ignored      int     `json:"ignored_actions"`
+	PlannerCalls int     `json:"policy_calls"`
+	Days         float64 `json:"days"`
+	// Series and Waits feed the plots.
+	Series []Sample `json:"-"`
+	Waits  []int64  `json:"-"`
+}
+
+// result turns the replay's accounting into a Result.
+func (w *world) result(name string) Result {
+	e, a := w.env, &w.acct
+	r := Result{Policy: name, Cost: a.cost(), Currency: e.Pools[0].Currency, PowerOns: a.powerOns, PowerOffs: a.powerOffs,
+		JobsRun: len(a.waits), Violations: a.violations, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
+		Days: float64(w.now-e.T0) / 86400, Series: a.series}
+	r.NotRun = append(append([]NotRun{}, e.Unrunnable...), a.notRun...)
+	var capHours float64
+	for p, sec := range a.onSec {
+		h := float64(sec) / 3600
+		r.ServerHours += h
+		r.EnergyKWh += h * e.Pools[p].Watts / 1000
+		capHours += h * a.unitsPerSrv[p]
+	}
+	r.XLowerBound = ratio(r.ServerHours, e.LowerBound)
+	r.Utilisation = ratio(a.busyUnits, capHours)
+	if days := r.Days; days > 0 && len(e.Servers) > 0 {
+		r.OnsPerServerDay = float64(a.powerOns) / float64(len(e.Servers)) / days
+		r.CyclesPerServerDay = float64(a.powerOffs) / float64(len(e.Servers)) / days
+	}
+	r.Waits = slices.Clone(a.waits)
+	slices.Sort(r.Waits)
+	r.WaitP50, r.WaitP95, r.WaitP99 = quantile(r.Waits, 0.50), quantile(r.Waits, 0.95), quantile(r.Waits, 0.99)
+	var sum float64
+	for _, v := range r.Waits {
+		sum += float64(v)
+	}
+	r.WaitMean = ratio(sum, float64(len(r.Waits)))
+	return r
+}
+
+// LowerBoundResult is the lower bound as a row: perfect packing, no delay, no waiting.
+func (e *Env) LowerBoundResult() Result {
+	r := Result{Policy: "lower-bound", ServerHours: e.LowerBound, XLowerBound: 1, Currency: e.Pools[0].Currency,
+		JobsRun: len(e.Jobs) - len(e.Unrunnable), NotRun: append([]NotRun{}, e.Unrunnable...), Days: float64(e.End-e.T0) / 86400}
+	var capHours float64
+	for p, h := range e.poolBound {
+		r.Cost += h * e.Pools[p].PerHour
+		r.EnergyKWh += h * e.Pools[p].Watts / 1000
+		capHours += h * float64(e.Pools[p].capacity())
+	}
+	r.Utilisation = ratio(e.BusyUnits, capHours)
+	return r
+}
+
+// quantile is the nearest-rank quantile of sorted values (0 when empty).
+func quantile(sorted []int64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return float64(sorted[max(i, 0)])
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// shape is a request that did not fit in this placement round: any job asking at least as much
+// on at least as many servers cannot fit either (capacity only shrinks within a round).
+type shape struct{ nodes, gpus, cpus int }
+
+func dominated(failed []shape, j *Job) bool {
+	for _, f := range failed {
+		if j.Nodes >= f.nodes && j.GPUs >= f.gpus && j.CPUs >= f.cpus {
+			return true
+		}
+	}
+	return false
+}
+
+// place starts queued jobs: first-fit in arrival order, with EASY backfilling. The oldest job
+// that cannot start gets a reservation at its shadow time (when enough servers will be free for
+// it, from running jobs' ends and boots under way); a later job may jump ahead only if it ends
+// by then, so backfilling never delays it.
+func (w *world) place() {
+	if !w.placeDirty || len(w.queue) == 0 {
+		return
+	}
+	w.placeDirty = false
+	failed := w.failed[:0]
+	shadow, blocked := Never, false
+	keep := w.queue[:0]
+	for _, ji := range w.queue {
+		j := &w.env.Jobs[ji]
+		switch {
+		case dominated(failed, j):
+		case blocked && w.now+j.Duration > shadow:
+			// it would still hold servers when the reserved job is due: it waits
+		case w.tryStart(ji):
+			continue
+		default:
+			failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs})
+			if !blocked {
+				blocked, shadow = true, w.shadow(j)
+			}
+		}
+		keep = append(keep, ji)
+	}
+	w.failed = failed
+	w.queue = keep
+}
+
+// tryStart starts the job on the first servers (cheapest pool first) with room for it.
+func (w *world) tryStart(ji int32) bool {
+	j := &w.env.Jobs[ji]
+	pick := w.pick[:0]
+	for _, s := range w.env.order {
+		sv := &w.srv[s]
+		if sv.accepting() && sv.freeGPU >= j.GPUs && sv.freeCPU >= j.CPUs {
+			if pick = append(pick, s); len(pick) == j.Nodes {
+				break
+			}
+		}
+	}
+	w.pick = pick
+	if len(pick) < j.Nodes {
+		return false
+	}
+	for _, s := range pick {
+		sv := &w.srv[s]
+		sv.freeGPU -= j.GPUs
+		sv.freeCPU -= j.CPUs
+		sv.jobs = append(sv.jobs, ji)
+		w.acct.busyUnits += float64(unitsOf(&w.env.Pools[sv.pool], j.GPUs, j.CPUs)) * float64(j.Duration) / 3600
+	}
+	w.held[ji] = slices.Clone(pick)
+	w.start[ji] = w.now
+	w.running++
+	w.acct.waits = append(w.acct.waits, w.now-j.Submit)
+	w.ev.push(event{t: w.now + j.Duration, kind: evEnd, id: ji})
+	w.seq++
+	return true
+}
+
+// finish ends a job and frees its servers.
+func (w *world) finish(ji int32) {
+	j := &w.env.Jobs[ji]
+	for _, s := range w.held[ji] {
+		sv := &w.srv[s]
+		sv.freeGPU += j.GPUs
+		sv.freeCPU += j.CPUs
+		sv.jobs = slices.DeleteFunc(sv.jobs, func(x int32) bool { return x == ji })
+		if len(sv.jobs) == 0 {
+			sv.emptySince = w.now
+		}
+	}
+	w.held[ji] = nil
+	w.running--
+	w.placeDirty = true
+}
+
+// shadow is the earliest time the job could start if nothing new started: each server that
+// is on or booting has a time from which it has room (servers are independent), and the job
+// needs the Nodes-th earliest. Never when the servers on and booting cannot hold it.
+func (w *world) shadow(j *Job) int64 {
+	var times []int64
+	for s := range w.srv {
+		sv := &w.srv[s]
+		pl := &w.env.Pools[sv.pool]
+		if pl.GPUs < j.GPUs || pl.CPUs < j.CPUs {
+			continue
+		}
+		switch sv.state {
+		case fleet.StateBooting:
+			times = append(times, sv.readyAt)
+		case fleet.StateOn:
+			times = append(times, w.roomAt(sv, j))
+		}
+	}
+	if len(times) < j.Nodes {
+		return Never
+	}
+	slices.Sort(times)
+	return times[j.Nodes-1]
+}
+
+// roomAt is when a server on will have room for one share of the job, its jobs ending in turn.
+func (w *world) roomAt(sv *server, j *Job) int64 {
+	g, c := sv.freeGPU, sv.freeCPU
+	if g >= j.GPUs && c >= j.CPUs {
+		return w.now
+	}
+	order := slices.Clone(sv.jobs)
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Compare(w.start[a]+w.env.Jobs[a].Duration, w.start[b]+w.env.Jobs[b].Duration)
+	})
+	for _, ji := range order {
+		g += w.env.Jobs[ji].GPUs
+		c += w.env.Jobs[ji].CPUs
+		if g >= j.GPUs && c >= j.CPUs {
+			return w.start[ji] + w.env.Jobs[ji].Duration
+		}
+	}
+	return Never
+}

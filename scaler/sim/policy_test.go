@@ -1,0 +1,204 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+// eager makes rota wake servers for any waiting job (backlog threshold 0) all day; a plain
+// backlog.queued_jobs: 0 would be read as unset and take the default of 10.
+const eager = "  schedules:\n" +
+	"    - {name: am, start: '00:00', end: '12:00', backlog_queued_jobs: 0}\n" +
+	"    - {name: pm, start: '12:00', end: '00:00', backlog_queued_jobs: 0}\n"
+
+// TestTinyTraces checks each policy against answers worked out by hand. The world: 8-GPU
+// servers costing 1 an hour, boot 5m, shutdown 1m, idle timeout 10m, rota's default policy
+// (idle window 10m, evaluation every minute, backlog "more than 10 jobs for 2m") unless eager.
+func TestTinyTraces(t *testing.T) {
+	type want struct {
+		onSec     int64 // powered server-seconds
+		waits     []int64
+		ons, offs int
+		notRun    int
+	}
+	oneJob := []trace.Job{job(1, 0, 3600, 8)}
+	// A holds one server for an hour; B needs both servers at once, so it waits for A.
+	gang := []trace.Job{job(1, 0, 3600, 8), job(2, 0, 3600, 16)}
+	// A runs 10 minutes, then nothing for almost two hours, then B.
+	burst := []trace.Job{job(1, 0, 600, 8), job(2, 7200, 600, 8)}
+	// A holds server 1 for an hour; B comes at 30m when server 2 has been powered off.
+	boot := []trace.Job{job(1, 0, 3600, 8), job(2, 1800, 600, 8)}
+	cases := []struct {
+		name   string
+		fleet  string
+		jobs   []trace.Job
+		policy Policy
+		extra  string
+		want   want
+	}{
+		{"one job, always-on", "1", oneJob, AlwaysOn(), "", want{3600, []int64{0}, 0, 0, 0}},
+		{"one job, idle timeout", "1", oneJob, IdleTimeout(10 * time.Minute), "", want{3600, []int64{0}, 0, 0, 0}},
+		{"one job, rota", "1", oneJob, Rota("rota"), "", want{3600, []int64{0}, 0, 0, 0}},
+
+		// Two servers for two hours; the idle one is kept on while B waits for it.
+		{"gang, always-on", "2", gang, AlwaysOn(), "", want{14400, []int64{0, 3600}, 0, 0, 0}},
+		{"gang, idle timeout keeps the server the gang waits for", "2", gang, IdleTimeout(10 * time.Minute), "", want{14400, []int64{0, 3600}, 0, 0, 0}},
+		{"gang, rota keeps the server the gang waits for", "2", gang, Rota("rota"), "", want{14400, []int64{0, 3600}, 0, 0, 0}},
+
+		{"burst, always-on", "1", burst, AlwaysOn(), "", want{7800, []int64{0, 0}, 0, 0, 0}},
+		// Idle from 600, off at 1200 (+1m shutdown); B wakes it at 7200, starts at 7500 and
+		// ends at 8100: 1260 + 900 seconds.
+		{"burst, idle timeout", "1", burst, IdleTimeout(10 * time.Minute), "", want{2160, []int64{0, 300}, 1, 1, 0}},
+		// Drained at the 1200 tick, powered off at 1260, off at 1320. One job never passes
+		// the backlog threshold of 10: B is never started, and reported after MaxWait.
+		{"burst, rota default never wakes for one job", "1", burst, Rota("rota"), "", want{1320, []int64{0}, 0, 1, 1}},
+		// Eager: B has waited backlog.for (2m) at 7320; booted at 7620, ends at 8220.
+		{"burst, rota eager", "1", burst, Rota("rota"), eager, want{1320 + 900, []int64{0, 420}, 1, 1, 0}},
+
+		{"boot, always-on", "2", boot, AlwaysOn(), "", want{7200, []int64{0, 0}, 0, 0, 0}},
+		// Server 2: off at 600 (off at 660), woken at 1800, B runs 2100-2700, off again at
+		// 3300 (off at 3360): 660 + 1560. Server 1: 3600.
+		{"boot, idle timeout", "2", boot, IdleTimeout(10 * time.Minute), "", want{3600 + 2220, []int64{0, 300}, 1, 2, 0}},
+		// Server 2 drained at 600, off at 720. B (one job) waits for A's server: 3600-4200.
+		{"boot, rota default", "2", boot, Rota("rota"), "", want{4200 + 720, []int64{0, 1800}, 0, 1, 0}},
+		// Eager: B wakes server 2 at 1920 (2m), ready 2220, runs to 2820; server 2 is then
+		// kept for min_on (30m) and the run ends with A at 3600: 720 + 1680.
+		{"boot, rota eager", "2", boot, Rota("rota"), eager, want{3600 + 720 + 1680, []int64{0, 420}, 1, 1, 0}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := tinyEnv(t, tinyConfig(t, c.extra), c.fleet, c.jobs...)
+			r := Run(e, c.policy, nil)
+			got := want{int64(r.ServerHours*3600 + 0.5), r.Waits, r.PowerOns, r.PowerOffs, len(r.NotRun)}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got  %+v\nwant %+v\nseries %v", got, c.want, r.Series)
+			}
+			if r.Violations != 0 {
+				t.Errorf("%d power-offs of busy servers were attempted", r.Violations)
+			}
+		})
+	}
+}
+
+func TestLowerBound(t *testing.T) {
+	// 24 GPUs busy for an hour is 3 servers; then 1 GPU for an hour is 1 server.
+	e := tinyEnv(t, tinyConfig(t, ""), "peak", job(1, 0, 3600, 16), job(2, 0, 3600, 8), job(3, 3600, 3600, 1))
+	lb := e.LowerBoundResult()
+	if lb.ServerHours != 4 || lb.Cost != 4 || e.Pools[0].Servers != 3 {
+		t.Errorf("lower bound %v h, cost %v, fleet %d; want 4, 4, 3", lb.ServerHours, lb.Cost, e.Pools[0].Servers)
+	}
+	if want := (24.0 + 1) / (4 * 8); lb.Utilisation != want {
+		t.Errorf("utilisation %v, want %v", lb.Utilisation, want)
+	}
+}
+
+// TestBackfill: B needs both servers and waits for A (its shadow time is 3600). C ends before
+// then and may jump ahead on the free server; D would still run at 3600 and must wait behind B.
+func TestBackfill(t *testing.T) {
+	e := tinyEnv(t, tinyConfig(t, ""), "2", job(1, 0, 3600, 8), job(2, 0, 3600, 16), job(3, 10, 600, 8), job(4, 20, 7200, 8))
+	r := Run(e, AlwaysOn(), nil)
+	if want := []int64{0, 0, 3600, 7180}; !reflect.DeepEqual(r.Waits, want) {
+		t.Errorf("waits %v, want %v", r.Waits, want)
+	}
+}
+
+func TestJobsThatCanNeverRunAreReported(t *testing.T) {
+	cases := []struct {
+		name   string
+		policy Policy
+	}{{"always-on", AlwaysOn()}, {"idle timeout", IdleTimeout(10 * time.Minute)}, {"rota", Rota("rota")}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// 24 GPUs need three servers; the fleet has two.
+			e := tinyEnv(t, tinyConfig(t, ""), "2", job(7, 0, 600, 8), job(8, 0, 600, 24))
+			r := Run(e, c.policy, nil)
+			if len(r.NotRun) != 1 || r.NotRun[0].Line != 8 || r.JobsRun != 1 {
+				t.Errorf("not run %+v, ran %d", r.NotRun, r.JobsRun)
+			}
+		})
+	}
+}
+
+func TestFleetSizing(t *testing.T) {
+	jobs := []trace.Job{job(1, 0, 100, 8), job(2, 0, 100, 8), job(3, 100, 9900, 8)}
+	cases := []struct {
+		spec    string
+		servers int
+		err     bool
+	}{
+		{"peak", 2, false}, {"", 2, false}, {"p95", 1, false}, {"5", 5, false}, {"config", 0, false},
+		{"0", 0, true}, {"most", 0, true},
+	}
+	for _, c := range cases {
+		t.Run("fleet "+c.spec, func(t *testing.T) {
+			tr := &trace.Trace{Jobs: jobs}
+			e, err := NewEnv(tinyConfig(t, ""), tr, Options{Fleet: c.spec})
+			if (err != nil) != c.err {
+				t.Fatalf("err = %v, want error %v", err, c.err)
+			}
+			if err == nil && e.Pools[0].Servers != c.servers {
+				t.Errorf("servers %d, want %d (%s)", e.Pools[0].Servers, c.servers, e.Describe())
+			}
+		})
+	}
+}
+
+// TestGangIsNotStarved: small jobs come every 20 minutes and run 30; a job needing the whole
+// fleet comes at 900, when the job of 0 holds a server until 1800. The reservation (EASY), and
+// waking and keeping servers for it, let it start at 1800 (a wait of 900); the job of 1200
+// would still run then, so it waits for the gang to end at 2400 (1200).
+func TestGangIsNotStarved(t *testing.T) {
+	var jobs []trace.Job
+	for i := range 30 {
+		jobs = append(jobs, job(i+2, int64(i)*1200, 1800, 8))
+	}
+	jobs = append(jobs, job(100, 900, 600, 32)) // four servers at once
+	cases := []struct {
+		policy Policy
+		extra  string
+	}{
+		{AlwaysOn(), ""},
+		{IdleTimeout(10 * time.Minute), ""},
+		// rota's default backlog threshold would leave the gang waiting for hours; eager wakes
+		// servers for any waiting job
+		{Rota("rota"), eager},
+	}
+	for _, c := range cases {
+		t.Run(c.policy.Name(), func(t *testing.T) {
+			e := tinyEnv(t, tinyConfig(t, c.extra), "4", jobs...)
+			r := Run(e, c.policy, nil)
+			if n := len(r.Waits); len(r.NotRun) != 0 || r.Violations != 0 || n < 2 || r.Waits[n-1] != 1200 || r.Waits[n-2] != 900 {
+				t.Errorf("not run %v, violations %d, waits %v", r.NotRun, r.Violations, r.Waits)
+			}
+		})
+	}
+}
+
+// TestEdgeCases: jobs of no length, a fleet that can run nothing, arrivals that meet a boot.
+func TestEdgeCases(t *testing.T) {
+	cases := []struct {
+		name   string
+		fleet  string
+		jobs   []trace.Job
+		run    int
+		notRun int
+	}{
+		{"zero-length jobs", "1", []trace.Job{job(1, 0, 0, 8), job(2, 0, 0, 8), job(3, 5, 0, 1)}, 3, 0},
+		{"nothing fits", "1", []trace.Job{job(1, 0, 60, 16), job(2, 10, 60, 24)}, 0, 2},
+		{"arrival when a boot ends", "1", []trace.Job{job(1, 0, 60, 8), job(2, 7200, 60, 8), job(3, 7500, 60, 8)}, 3, 0},
+	}
+	for _, c := range cases {
+		for _, p := range []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")} {
+			t.Run(c.name+"/"+p.Name(), func(t *testing.T) {
+				e := tinyEnv(t, tinyConfig(t, eager), c.fleet, c.jobs...)
+				r := Run(e, p, nil)
+				if r.JobsRun != c.run || len(r.NotRun) != c.notRun || r.Violations != 0 {
+					t.Errorf("ran %d, not run %v, violations %d", r.JobsRun, r.NotRun, r.Violations)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,27 @@
+package report
+
+import (
+	"github.com/rotahq/rota/scaler/sim"
+)
+
+// Report is one trace's comparison.
+type Report struct {
+	Trace string `json:"trace"`
+	Jobs  int    `json:"jobs"`
+	// Fleet says how many servers and how the number was chosen.
+	Fleet string   `json:"fleet"`
+	Notes []string `json:"notes"`
+	// T0 is the first submission (seconds in the trace); Need is servers needed over time.
+	T0      int64        `json:"t0"`
+	Need    []sim.Point  `json:"-"`
+	Results []sim.Result `json:"results"`
+}
+
+// New gathers a Report from an environment and its results.
+func New(name string, e *sim.Env, results []sim.Result, notes ...string) *Report {
+	return &Report{
+		Trace: name, Jobs: len(e.Jobs), Fleet: e.Describe(),
+		Notes: append(append([]string{}, e.Trace.Notes...), notes...),
+		T0:    e.T0, Need: e.Need, Results: results,
+	}
+}

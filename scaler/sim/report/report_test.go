@@ -1,0 +1,124 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/sim"
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// tinyReport replays a small fixed workload under every policy.
+func tinyReport(t *testing.T) *Report {
+	t.Helper()
+	cfg, err := config.Parse([]byte("server: {webhook_auth_disabled: true}\npools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {watts: 5000, price_per_kwh: 0.2}\n    boot_timeout: 5m\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []trace.Job
+	for i := range 40 {
+		// bursts of four every 90 minutes, one of them a two-server gang
+		nodes, gpus := 1, 1+i%8
+		if i%4 == 3 {
+			nodes, gpus = 2, 8
+		}
+		jobs = append(jobs, trace.Job{Line: i + 2, Submit: int64(i/4) * 5400, Duration: int64(1200 + 300*(i%5)), Nodes: nodes, GPUs: gpus})
+	}
+	tr := &trace.Trace{Format: trace.CSV, Start: time.Unix(0, 0).UTC(), Jobs: jobs, Notes: []string{"tiny"}}
+	e, err := sim.NewEnv(cfg, tr, sim.Options{Fleet: "peak"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := sim.Compare(context.Background(), e, []sim.Policy{sim.AlwaysOn(), sim.IdleTimeout(10 * time.Minute), sim.Rota("rota")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New("tiny", e, rs)
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
+	}
+}
+
+// TestDeterministicAndGolden runs the whole replay twice and compares every output byte for
+// byte; the table and the CSV are also checked against golden files.
+func TestDeterministicAndGolden(t *testing.T) {
+	var outs [2]map[string][]byte
+	for i := range outs {
+		r := tinyReport(t)
+		dir := t.TempDir()
+		files, err := r.Write(dir, "tiny")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tab bytes.Buffer
+		if err := r.Table(&tab); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = map[string][]byte{"table": tab.Bytes()}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[i][filepath.Base(f)] = b
+		}
+	}
+	if len(outs[0]) != 6 {
+		t.Fatalf("%d outputs, want the table and 5 files", len(outs[0]))
+	}
+	for name, b := range outs[0] {
+		if !bytes.Equal(b, outs[1][name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+	golden(t, "tiny.txt", outs[0]["table"])
+	golden(t, "tiny-results.csv", outs[0]["tiny-results.csv"])
+}
+
+func TestShort(t *testing.T) {
+	cases := []struct {
+		name string
+		sec  float64
+		want string
+	}{
+		{"zero", 0, "0s"}, {"seconds", 45, "45s"}, {"minutes", 300, "5.0m"}, {"hours", 9000, "2.5h"}, {"negative", -300, "-5.0m"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := short(c.sec); got != c.want {
+				t.Errorf("short(%v) = %q, want %q", c.sec, got, c.want)
+			}
+		})
+	}
+}
+
+func TestHourlyMeans(t *testing.T) {
+	// 2 servers for the first half hour, 4 from then: the first hour averages 3.
+	s := steps{t: []int64{0, 1800}, v: []float64{2, 4}}
+	got := s.hourly(0, 7200)
+	if len(got) != 2 || got[0].Y != 3 || got[1].Y != 4 || got[1].X != 1.0/24 {
+		t.Errorf("hourly = %v", got)
+	}
+}

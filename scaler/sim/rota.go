@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"slices"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/plan"
+)
+
+// Rota is rota's own planner under the config's policy, called at every evaluation interval
+// with a snapshot of the simulated world. Between events it is called again only when a policy
+// duration can expire (a dwell time, a window, a cooldown, a backlog's "for", a schedule's
+// edge): with nothing changed, the planner's answer cannot change before then.
+func Rota(name string) Policy { return &rota{name: name} }
+
+type rota struct {
+	name string
+	// everyTick turns the skipping off (a test proves it changes nothing).
+	everyTick bool
+	// lastSeq is the world's change counter at the last tick looked at; lastKey what the
+	// planner saw at its last call, at lastPlan.
+	lastSeq  uint64
+	lastKey  uint64
+	lastPlan int64
+	planned  bool
+	snap     snapshotter
+	shapes   []shape
+}
+
+func (p *rota) Name() string { return p.name }
+
+func (p *rota) interval(w *world) int64 {
+	return max(int64(time.Duration(w.env.Config.Policy.EvaluationInterval)/time.Second), 1)
+}
+
+// nextTick is the first evaluation time after t (ticks count from the first submission).
+func (p *rota) nextTick(w *world, t int64) int64 {
+	iv := p.interval(w)
+	return w.env.T0 + ((t-w.env.T0)/iv+1)*iv
+}
+
+// decide runs the planner at evaluation ticks. A tick whose world looks to the planner as it
+// did at its last call (same key), with no policy duration run out since, gets the same
+// answer, which was no action (an action changes the key): the call is skipped.
+func (p *rota) decide(w *world) []fleet.Action {
+	if (w.now-w.env.T0)%p.interval(w) != 0 {
+		return nil // between ticks: events are seen at the next tick
+	}
+	p.lastSeq = w.seq
+	key := p.key(w)
+	if !p.everyTick && p.planned && key == p.lastKey && p.timers(w, p.lastPlan) > w.now {
+		return nil
+	}
+	w.acct.plannerCalls++
+	d := plan.Plan(p.snap.build(w), w.env.Config, w.wall(w.now))
+	p.lastKey, p.lastPlan, p.planned = key, w.now, true
+	return d.Actions
+}
+
+func (p *rota) next(w *world) int64 {
+	if p.everyTick || w.seq != p.lastSeq {
+		return p.nextTick(w, w.now)
+	}
+	t := p.timers(w, p.lastPlan)
+	if t == Never {
+		return Never
+	}
+	return p.nextTick(w, p.scheduleEdge(w, t)-1)
+}
+
+// key hashes what the planner reads from the world, times aside (those are the timers'):
+// each server's state, whether it holds work and counts as busy, and with work waiting how
+// many of each waiting shape it has room for, and the queue itself.
+func (p *rota) key(w *world) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v int64) { h = (h ^ uint64(v)) * prime }
+	window := seconds(w.env.Config.Policy.Idle.Window)
+	shapes := p.shapes[:0]
+	for _, ji := range w.queue {
+		j := &w.env.Jobs[ji]
+		s := shape{gpus: j.GPUs, cpus: max(j.CPUs, 1)}
+		if !slices.Contains(shapes, s) {
+			shapes = append(shapes, s)
+		}
+		mix(int64(ji))
+	}
+	p.shapes = shapes
+	mix(int64(len(w.queue)))
+	mix(int64(scheduleMask(w, w.now)))
+	for i := range w.srv {
+		sv := &w.srv[i]
+		mix(int64(len(sv.state)) + 16*int64(sv.state[0]))
+		busy := len(sv.jobs) > 0 || w.now-sv.emptySince < window
+		fresh := sv.lastOn != noTime && w.now-sv.lastOn < window
+		// On an On server only busy-or-idle matters (a server just emptied stays busy for the
+		// idle window, and the timers cover its end); a draining one waits to be empty.
+		held := len(sv.jobs) > 0 && sv.state != fleet.StateOn
+		mix(b2i(held) | b2i(busy)<<1 | b2i(fresh)<<2)
+		for _, s := range shapes {
+			room := sv.freeCPU / s.cpus
+			if s.gpus > 0 {
+				room = min(room, sv.freeGPU/s.gpus)
+			}
+			mix(int64(room))
+		}
+	}
+	return h
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// timers is the earliest time after since at which a policy duration runs out, each counted
+// from the time it is defined on: min_on from a server's last power-on, min_off from its last
+// power-off, the drain timeout from a drain's start, the idle window from a server's last job
+// (and its coming up: its telemetry is incomplete until then), the cycle cap's day from its
+// oldest power-off, backlog.for from a queued job's submission, the cooldowns from the pool's
+// last scale-up and scale-down, the disruption window from each power-off. These are the
+// durations the planner reads; one it starts reading must be added here, or skipping would
+// miss its expiry (TestSkippingChangesNothing compares against a call at every interval).
+func (p *rota) timers(w *world, since int64) int64 {
+	pol := &w.env.Config.Policy
+	t := Never
+	consider := func(ref int64, d model.Duration) {
+		if c := ref + seconds(d); ref != noTime && c > since {
+			t = min(t, c)
+		}
+	}
+	day := model.Duration(24 * time.Hour)
+	for s := range w.srv {
+		sv := &w.srv[s]
+		consider(sv.lastOn, pol.Node.MinOn)
+		consider(sv.lastOn, pol.Idle.Window)
+		consider(sv.lastOff, pol.Node.MinOff)
+		if sv.state == fleet.StateDraining {
+			consider(sv.since, pol.Drain.Timeout)
+		}
+		if len(sv.jobs) == 0 {
+			consider(sv.emptySince, pol.Idle.Window)
+		}
+		if len(sv.offs) > 0 {
+			consider(sv.offs[0], day)
+		}
+	}
+	// the queue is in submission order: the first job still short of backlog.for is the next
+	for _, ji := range w.queue {
+		if c := w.env.Jobs[ji].Submit + seconds(pol.Backlog.For); c > since {
+			t = min(t, c)
+			break
+		}
+	}
+	for p := range w.env.Pools {
+		consider(w.hist.lastUp[p], pol.Cooldown.ScaleUp)
+		consider(w.hist.lastDown[p], pol.Cooldown.ScaleDown)
+	}
+	for _, o := range w.hist.offs {
+		consider(o, pol.Disruption.Window)
+	}
+	return t
+}
+
+// scheduleEdge is the first evaluation time before t at which a schedule opens or closes.
+func (p *rota) scheduleEdge(w *world, t int64) int64 {
+	scheds := w.env.Config.Policy.Schedules
+	if len(scheds) == 0 {
+		return t
+	}
+	now := scheduleMask(w, w.now)
+	limit := min(t, w.now+8*24*3600)
+	for at := p.nextTick(w, w.now); at < limit; at = p.nextTick(w, at) {
+		if scheduleMask(w, at) != now {
+			return at
+		}
+	}
+	return limit
+}
+
+// scheduleMask has a bit set for each schedule active at t.
+func scheduleMask(w *world, t int64) uint64 {
+	var m uint64
+	scheds := w.env.Config.Policy.Schedules
+	for i := range scheds {
+		if scheds[i].Active(w.wall(t)) {
+			m |= 1 << (i % 64)
+		}
+	}
+	return m
+}
+
+func seconds(d model.Duration) int64 { return int64(time.Duration(d) / time.Second) }

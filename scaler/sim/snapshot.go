@@ -1,0 +1,100 @@
+package sim
+
+import (
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// snapshotter builds the planner's Snapshot from the world, reusing its buffers.
+type snapshotter struct {
+	nodes  []fleet.Node
+	demand []fleet.Demand
+	index  map[demandKey]int
+	class  map[demandKey]string
+}
+
+type demandKey struct {
+	class            string
+	nodes, gpus, cpu int
+}
+
+func (s *snapshotter) build(w *world) fleet.Snapshot {
+	e := w.env
+	pol := &e.Config.Policy
+	window := seconds(pol.Idle.Window)
+	now := w.wall(w.now)
+	s.nodes = s.nodes[:0]
+	for i := range w.srv {
+		sv := &w.srv[i]
+		pl := &e.Pools[sv.pool]
+		up := sv.state == fleet.StateOn || sv.state == fleet.StateDraining
+		drained := sv.state == fleet.StateDraining || sv.state == fleet.StatePoweringOff
+		busy := 0.0
+		if len(sv.jobs) > 0 || w.now-sv.emptySince < window {
+			busy = 1
+		}
+		n := fleet.Node{
+			Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: w.wall(sv.since), Power: powerOf(sv.state),
+			Jobs: fleet.JobsView{Known: true, Jobs: len(sv.jobs), CPUs: pl.CPUs - sv.freeCPU, GPUs: pl.GPUs - sv.freeGPU,
+				Drained: drained, DrainedByRota: drained, Responding: up},
+			LastOn: w.wall(sv.lastOn), LastOff: w.wall(sv.lastOff),
+			CyclesToday: countSince(sv.offs, w.now-24*3600),
+		}
+		if up && (sv.lastOn == noTime || w.now-sv.lastOn >= window) {
+			n.Telemetry = fleet.TelemetryView{Present: true, LastSample: now, CPUMax: busy, GPUMax: busy,
+				GPUMean: ratio(float64(pl.GPUs-sv.freeGPU), float64(pl.GPUs))}
+		}
+		s.nodes = append(s.nodes, n)
+	}
+	s.buildDemand(w)
+	return fleet.Snapshot{Nodes: s.nodes, Demand: s.demand, Telemetry: true, JobsKnown: true, History: w.hist.view(w)}
+}
+
+// buildDemand aggregates the queue by class and shape; Since is the oldest submission.
+func (s *snapshotter) buildDemand(w *world) {
+	if s.index == nil {
+		s.index, s.class = map[demandKey]int{}, map[demandKey]string{}
+	}
+	clear(s.index)
+	s.demand = s.demand[:0]
+	for _, ji := range w.queue {
+		j := &w.env.Jobs[ji]
+		k := demandKey{class: j.Class, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
+		if k.class == "" {
+			c, ok := s.class[k]
+			if !ok {
+				c = w.env.Config.Classify(config.Shape{CPUs: j.CPUs, GPUs: j.GPUs})
+				s.class[k] = c
+			}
+			k.class = c
+		}
+		if i, ok := s.index[k]; ok {
+			s.demand[i].Count++
+			continue
+		}
+		s.index[k] = len(s.demand)
+		s.demand = append(s.demand, fleet.Demand{Class: k.class, Shape: config.Shape{CPUs: j.CPUs, GPUs: j.GPUs},
+			Nodes: j.Nodes, Count: 1, Since: w.wall(j.Submit)})
+	}
+}
+
+func powerOf(s fleet.State) bmc.State {
+	switch s {
+	case fleet.StateOff:
+		return bmc.StateOff
+	case fleet.StatePoweringOff:
+		return bmc.StateTransitioning
+	}
+	return bmc.StateOn
+}
+
+func countSince(ts []int64, t int64) int {
+	n := 0
+	for _, x := range ts {
+		if x >= t {
+			n++
+		}
+	}
+	return n
+}

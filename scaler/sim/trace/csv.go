@@ -1,0 +1,68 @@
+package trace
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// readCSV reads the generic format. Header (any order, names case-insensitive):
+//
+//	submit    seconds from the start of the trace (required)
+//	duration  seconds the job holds its servers (required)
+//	gpus      GPUs for the whole job (required; 0 for none)
+//	cpus      CPU cores for the whole job (required; 0 if unknown)
+//	nodes     servers the job spans, all started together (optional, default 1); GPUs and
+//	          CPUs are spread evenly over them, rounded up
+//	class     a class name of the config (optional; empty: classified from the shape)
+//	id        a job name for messages (optional)
+//
+// Submit 0 is 1970-01-01 UTC unless the times are Unix seconds anyway.
+func readCSV(r io.Reader) (*Trace, error) {
+	tab, err := newTable(r, "submit", "duration", "gpus", "cpus")
+	if err != nil {
+		return nil, fmt.Errorf("csv trace: %w", err)
+	}
+	t := &Trace{Start: time.Unix(0, 0).UTC(), Notes: []string{"generic CSV: gpus and cpus are per job, spread over its nodes"}}
+	var bad rowErrors
+	for {
+		ok, err := tab.next()
+		if !ok {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		if err != nil {
+			bad.add(tab.line, "%v", err)
+			continue
+		}
+		v, err := tab.ints("submit", "duration", "gpus", "cpus")
+		if err != nil {
+			bad.add(tab.line, "%v", err)
+			continue
+		}
+		nodes := int64(1)
+		if tab.has("nodes") && tab.str("nodes") != "" {
+			if nodes, err = parseInt(tab.str("nodes")); err != nil || nodes == 0 || nodes > 1<<20 {
+				bad.add(tab.line, "nodes: %q is not a server count", tab.str("nodes"))
+				continue
+			}
+		}
+		if v[2] > 1<<30 || v[3] > 1<<30 {
+			bad.add(tab.line, "gpus or cpus out of range")
+			continue
+		}
+		n := int(nodes)
+		t.Jobs = append(t.Jobs, Job{
+			Line: tab.line, ID: tab.str("id"), Submit: v[0], Duration: v[1], Nodes: n,
+			GPUs: ceilDiv(int(v[2]), n), CPUs: ceilDiv(int(v[3]), n), Class: tab.str("class"),
+		})
+	}
+	if err := bad.result(CSV); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,0 +1,122 @@
+package trace
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// table reads a CSV file with a header row, giving each row's fields by column name.
+type table struct {
+	r    *csv.Reader
+	cols map[string]int
+	row  []string
+	line int
+}
+
+// newTable reads the header; required names must all be present (in any order).
+func newTable(r io.Reader, required ...string) (*table, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty file: no header row")
+		}
+		return nil, fmt.Errorf("reading header: %w", err)
+	}
+	t := &table{r: cr, cols: map[string]int{}}
+	for i, name := range head {
+		t.cols[strings.ToLower(strings.TrimSpace(name))] = i
+	}
+	var missing []string
+	for _, name := range required {
+		if _, ok := t.cols[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("line 1: header lacks column(s) %s", strings.Join(missing, ", "))
+	}
+	return t, nil
+}
+
+// next advances to the next row; false at the end. A row the CSV reader rejects is returned
+// as an error with its line, and reading goes on.
+func (t *table) next() (bool, error) {
+	row, err := t.r.Read()
+	if errors.Is(err, io.EOF) {
+		return false, nil
+	}
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			t.line, t.row = pe.StartLine, nil
+			return true, pe.Err
+		}
+		return false, fmt.Errorf("reading trace: %w", err)
+	}
+	t.line, _ = t.r.FieldPos(0)
+	t.row = row
+	return true, nil
+}
+
+// has reports whether the file has the column.
+func (t *table) has(name string) bool { _, ok := t.cols[name]; return ok }
+
+// str is the row's field for a column ("" when the row is short or the column absent).
+func (t *table) str(name string) string {
+	i, ok := t.cols[name]
+	if !ok || i >= len(t.row) {
+		return ""
+	}
+	return strings.TrimSpace(t.row[i])
+}
+
+// ints parses the named integer columns in order, reporting the first bad one.
+func (t *table) ints(names ...string) ([]int64, error) {
+	out := make([]int64, len(names))
+	for i, name := range names {
+		s := t.str(name)
+		v, err := parseInt(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// maxValue bounds every number a trace gives (seconds or units): about 35,000 years, so sums of
+// times never overflow.
+const maxValue = 1 << 40
+
+// parseInt reads a non-negative integer count of seconds or units; "12.0" is accepted (some
+// exports write integers as floats) but "12.5" is not.
+func parseInt(s string) (int64, error) {
+	if s == "" {
+		return 0, errors.New("missing")
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		switch {
+		case v < 0:
+			return 0, fmt.Errorf("%d is negative", v)
+		case v > maxValue:
+			return 0, fmt.Errorf("%d is out of range", v)
+		}
+		return v, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != float64(int64(f)) || f > maxValue {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return int64(f), nil
+}

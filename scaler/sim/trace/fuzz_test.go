@@ -1,0 +1,53 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// fuzzRead checks what every reader promises on any input: no panic; either jobs sorted by
+// submission with at least one server each, or an error; a ParseError names real lines.
+func fuzzRead(t *testing.T, f Format, data []byte) {
+	tr, err := Read(bytes.NewReader(data), f, Options{GPUsPerNode: 8})
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			for _, r := range pe.Rows {
+				if r.Line < 1 {
+					t.Fatalf("row error without a line: %v", r)
+				}
+			}
+		}
+		return
+	}
+	for i, j := range tr.Jobs {
+		if j.Nodes < 1 || j.GPUs < 0 || j.CPUs < 0 || j.Duration < 0 || j.Submit < 0 || j.Submit+j.Duration > 2*maxValue {
+			t.Fatalf("job %d out of range: %+v", i, j)
+		}
+		if i > 0 && tr.Jobs[i-1].Submit > j.Submit {
+			t.Fatalf("jobs not sorted at %d", i)
+		}
+	}
+}
+
+func FuzzITP(f *testing.F) {
+	f.Add([]byte("job_id,submission_time,duration,num_gpu\na,1,600,8\nb,2,700,64\n"))
+	f.Add([]byte("job_id,submission_time,duration,num_gpu\na,x,600,8\n"))
+	f.Add([]byte("submission_time,num_gpu,duration\n1,2,3\n\"unterminated\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, ITP, data) })
+}
+
+func FuzzSWF(f *testing.F) {
+	f.Add([]byte("; MaxNodes: 128\n; MaxProcs: 128\n1 0 -1 1451 128 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"))
+	f.Add([]byte("; MaxNodes: 2\n; MaxProcs: 8\n1 0 -1 10 -1 -1 -1 5 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 x\n"))
+	f.Add([]byte("1 0 -1 10 3 0.5 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, SWF, data) })
+}
+
+func FuzzCSV(f *testing.F) {
+	f.Add([]byte("submit,duration,gpus,cpus,nodes,class\n0,60,16,64,2,heavy\n"))
+	f.Add([]byte("submit,duration,gpus,cpus\n1,2.0,3,4\n1,-2,3,4\n"))
+	f.Add([]byte("duration,submit,cpus,gpus,nodes\n5,5,5,5,99999999999\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, CSV, data) })
+}

@@ -1,0 +1,50 @@
+package trace
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// readITP reads job_id,submission_time,duration,num_gpu. A job of more GPUs than a server
+// holds takes whole servers (ceil(num_gpu / GPUsPerNode)), all started together.
+func readITP(r io.Reader, opt Options) (*Trace, error) {
+	tab, err := newTable(r, "submission_time", "duration", "num_gpu")
+	if err != nil {
+		return nil, fmt.Errorf("itp trace: %w", err)
+	}
+	t := &Trace{
+		// The collection began on 2021-03-04; submission times count from it.
+		Start: time.Date(2021, 3, 4, 0, 0, 0, 0, time.UTC),
+		Notes: []string{fmt.Sprintf("%d GPUs per server; jobs of more GPUs take whole servers, started together", opt.GPUsPerNode)},
+	}
+	var bad rowErrors
+	for {
+		ok, err := tab.next()
+		if !ok {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
+		if err != nil {
+			bad.add(tab.line, "%v", err)
+			continue
+		}
+		v, err := tab.ints("submission_time", "duration", "num_gpu")
+		if err != nil {
+			bad.add(tab.line, "%v", err)
+			continue
+		}
+		if v[2] == 0 || v[2] > 1<<20 {
+			bad.add(tab.line, "num_gpu: %d is not a GPU count", v[2])
+			continue
+		}
+		nodes, each := spread(int(v[2]), opt.GPUsPerNode)
+		t.Jobs = append(t.Jobs, Job{Line: tab.line, ID: tab.str("job_id"), Submit: v[0], Duration: v[1], Nodes: nodes, GPUs: each})
+	}
+	if err := bad.result(ITP); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

@@ -1,0 +1,125 @@
+package trace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SWF record fields (1-based in the format's documentation).
+const (
+	swfFields    = 18
+	swfSubmit    = 1
+	swfRunTime   = 3
+	swfAllocProc = 4
+	swfReqProc   = 7
+)
+
+// readSWF reads the Standard Workload Format. The header's MaxNodes and MaxProcs give the
+// processors per server (MaxProcs / MaxNodes, 1 when absent or uneven): on the NASA iPSC/860
+// log both are 128, so one processor is one server and a job of 32 processors holds 32 servers
+// at once. A job takes ceil(procs / per-server) whole servers. Records whose run time or
+// processor count is unknown (-1) are skipped and counted.
+func readSWF(r io.Reader) (*Trace, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	t := &Trace{Start: time.Unix(0, 0).UTC()}
+	var bad rowErrors
+	var maxNodes, maxProcs int64
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		if strings.HasPrefix(text, ";") {
+			swfHeader(text, t, &maxNodes, &maxProcs)
+			continue
+		}
+		f := strings.Fields(text)
+		if len(f) != swfFields {
+			bad.add(line, "%d fields, want %d", len(f), swfFields)
+			continue
+		}
+		var v [swfFields]int64
+		ok := true
+		for i, s := range f {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				// Some archive logs write averages as decimals; only the integer fields matter.
+				if _, ferr := strconv.ParseFloat(s, 64); ferr == nil && i != swfSubmit && i != swfRunTime && i != swfAllocProc && i != swfReqProc {
+					continue
+				}
+				bad.add(line, "field %d: %q is not a number", i+1, s)
+				ok = false
+				break
+			}
+			v[i] = n
+		}
+		if !ok {
+			continue
+		}
+		procs := v[swfAllocProc]
+		if procs <= 0 {
+			procs = v[swfReqProc]
+		}
+		switch {
+		case v[swfSubmit] < 0 || v[swfSubmit] > maxValue:
+			bad.add(line, "field 2: submit time %d is out of range", v[swfSubmit])
+		case v[swfRunTime] > maxValue:
+			bad.add(line, "field 4: run time %d is out of range", v[swfRunTime])
+		case v[swfRunTime] < 0:
+			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "run time unknown"})
+		case procs <= 0:
+			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "processor count unknown"})
+		case procs > 1<<30:
+			bad.add(line, "field 5: %d processors is out of range", procs)
+		default:
+			t.Jobs = append(t.Jobs, Job{Line: line, ID: f[0], Submit: v[swfSubmit], Duration: v[swfRunTime], Nodes: int(procs)})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading swf trace: line %d: %w", line+1, err)
+	}
+	if err := bad.result(SWF); err != nil {
+		return nil, err
+	}
+	ppn := int64(1)
+	if maxNodes > 0 && maxProcs >= maxNodes && maxProcs%maxNodes == 0 {
+		ppn = maxProcs / maxNodes
+	}
+	for i := range t.Jobs {
+		j := &t.Jobs[i]
+		j.Nodes, j.CPUs = spread(j.Nodes, int(ppn))
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("%d processor(s) per server (MaxProcs %d / MaxNodes %d); jobs take whole servers, started together", ppn, maxProcs, maxNodes))
+	return t, nil
+}
+
+// swfHeader reads the header fields the replay needs: MaxNodes, MaxProcs, UnixStartTime.
+func swfHeader(text string, t *Trace, maxNodes, maxProcs *int64) {
+	key, val, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(text, ";")), ":")
+	if !ok {
+		return
+	}
+	f := strings.Fields(val) // some logs comment after the number
+	if len(f) == 0 {
+		return
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || n < 0 {
+		return
+	}
+	switch strings.TrimSpace(key) {
+	case "MaxNodes":
+		*maxNodes = n
+	case "MaxProcs":
+		*maxProcs = n
+	case "UnixStartTime":
+		t.Start = time.Unix(n, 0).UTC()
+	}
+}

@@ -1,0 +1,187 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Format names a trace format.
+type Format string
+
+// The formats Read understands.
+const (
+	ITP Format = "itp" // Microsoft ITP: job_id,submission_time,duration,num_gpu
+	SWF Format = "swf" // Standard Workload Format, 18 fields per record
+	CSV Format = "csv" // generic: submit,duration,gpus,cpus[,nodes][,class][,id]
+)
+
+// Job is one job of a trace.
+type Job struct {
+	// Line is where the job's record starts in the file, for messages.
+	Line int
+	ID   string
+	// Submit is seconds from the trace's Start; Duration the seconds it holds its servers.
+	Submit   int64
+	Duration int64
+	// Nodes is how many servers the job holds at once (all start together); GPUs and CPUs are
+	// what it holds on each of them.
+	Nodes int
+	GPUs  int
+	CPUs  int
+	// Class is a class name from the trace (generic CSV only); empty means classify by shape.
+	Class string
+}
+
+// Skipped is a record the format marks as unusable (e.g. an unknown run time), counted and
+// reported rather than replayed.
+type Skipped struct {
+	Line   int
+	Reason string
+}
+
+// Trace is a workload ready to replay.
+type Trace struct {
+	Format Format
+	// Start is the wall-clock time of Submit 0 (used for time-of-day schedules).
+	Start time.Time
+	// Jobs are sorted by Submit; ties keep file order.
+	Jobs    []Job
+	Skipped []Skipped
+	// Notes say how the format's units were mapped to servers ("1 processor = 1 server").
+	Notes []string
+}
+
+// Options are the assumptions a format cannot state itself.
+type Options struct {
+	// GPUsPerNode is the server size for ITP (no inventory in the trace). Default 8.
+	GPUsPerNode int
+}
+
+// LineError is one malformed row.
+type LineError struct {
+	Line int
+	Msg  string
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// maxReported bounds the rows an error lists; the count is always complete.
+const maxReported = 20
+
+// ParseError lists the malformed rows of a trace (all of them counted, the first 20 shown).
+type ParseError struct {
+	Format Format
+	Rows   []LineError
+	Count  int
+}
+
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s trace: %d malformed row(s)", e.Format, e.Count)
+	for _, r := range e.Rows {
+		b.WriteString("\n  ")
+		b.WriteString(r.Error())
+	}
+	if e.Count > len(e.Rows) {
+		fmt.Fprintf(&b, "\n  ... and %d more", e.Count-len(e.Rows))
+	}
+	return b.String()
+}
+
+// rowErrors collects malformed rows while a reader goes on, so one pass names them all.
+type rowErrors struct{ err ParseError }
+
+func (r *rowErrors) add(line int, format string, args ...any) {
+	r.err.Count++
+	if len(r.err.Rows) < maxReported {
+		r.err.Rows = append(r.err.Rows, LineError{Line: line, Msg: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (r *rowErrors) result(f Format) error {
+	if r.err.Count == 0 {
+		return nil
+	}
+	r.err.Format = f
+	return &r.err
+}
+
+// Read reads a trace in format f (empty: detected from the content), gzip or plain.
+func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("opening gzip: %w", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 1<<16)
+	}
+	if f == "" {
+		var err error
+		if f, err = detect(br); err != nil {
+			return nil, err
+		}
+	}
+	if opt.GPUsPerNode <= 0 {
+		opt.GPUsPerNode = 8
+	}
+	var t *Trace
+	var err error
+	switch f {
+	case ITP:
+		t, err = readITP(br, opt)
+	case SWF:
+		t, err = readSWF(br)
+	case CSV:
+		t, err = readCSV(br)
+	default:
+		return nil, fmt.Errorf("unknown trace format %q (want itp, swf or csv)", f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Format = f
+	sort.SliceStable(t.Jobs, func(i, j int) bool { return t.Jobs[i].Submit < t.Jobs[j].Submit })
+	return t, nil
+}
+
+// detect tells the format from the first meaningful line: SWF starts with ';' comments or a
+// numeric record; the CSVs are told apart by their header.
+func detect(br *bufio.Reader) (Format, error) {
+	head, _ := br.Peek(4096)
+	for _, line := range strings.Split(string(head), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+			continue
+		case strings.HasPrefix(line, ";"):
+			return SWF, nil
+		case strings.Contains(line, "submission_time") && strings.Contains(line, "num_gpu"):
+			return ITP, nil
+		case strings.Contains(line, "submit") && strings.Contains(line, ","):
+			return CSV, nil
+		case line[0] >= '0' && line[0] <= '9' && !strings.Contains(line, ","):
+			return SWF, nil
+		}
+		break
+	}
+	return "", errors.New("cannot tell the trace format from its first line; give --format itp, swf or csv")
+}
+
+// spread splits a job needing total units, on servers of perNode units, into whole servers:
+// nodes = ceil(total/perNode), each holding ceil(total/nodes).
+func spread(total, perNode int) (nodes, each int) {
+	if total <= 0 {
+		return 1, 0
+	}
+	nodes = ceilDiv(total, perNode)
+	return nodes, ceilDiv(total, nodes)
+}

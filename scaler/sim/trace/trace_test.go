@@ -1,0 +1,150 @@
+package trace
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+func TestRead(t *testing.T) {
+	cases := []struct {
+		name   string
+		format Format
+		in     string
+		want   []Job
+	}{
+		{"itp small and gang", "", "job_id,submission_time,duration,num_gpu\na,10,600,1\nb,5,700,16\nc,20,800,12\n", []Job{
+			{Line: 3, ID: "b", Submit: 5, Duration: 700, Nodes: 2, GPUs: 8},
+			{Line: 2, ID: "a", Submit: 10, Duration: 600, Nodes: 1, GPUs: 1},
+			{Line: 4, ID: "c", Submit: 20, Duration: 800, Nodes: 2, GPUs: 6},
+		}},
+		{"swf one processor per server", "", "; MaxNodes: 4\n; MaxProcs: 4\n1 0 -1 100 2 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []Job{
+			{Line: 3, ID: "1", Submit: 0, Duration: 100, Nodes: 2, CPUs: 1},
+		}},
+		{"swf four processors per server, requested when allocated unknown", SWF, "; MaxNodes: 2\n; MaxProcs: 8 (4 per node)\n\n7 30 -1 50 -1 -1 -1 6 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []Job{
+			{Line: 4, ID: "7", Submit: 30, Duration: 50, Nodes: 2, CPUs: 3},
+		}},
+		{"generic csv with nodes and class", "", "submit,duration,gpus,cpus,nodes,class,id\n0,60,16,64,2,heavy,x\n3,10,0,4,,,\n", []Job{
+			{Line: 2, ID: "x", Submit: 0, Duration: 60, Nodes: 2, GPUs: 8, CPUs: 32, Class: "heavy"},
+			{Line: 3, Submit: 3, Duration: 10, Nodes: 1, CPUs: 4},
+		}},
+		{"generic csv columns in any order", CSV, "CPUS, gpus, duration, submit\n2,1,5,9\n", []Job{
+			{Line: 2, Submit: 9, Duration: 5, Nodes: 1, GPUs: 1, CPUs: 2},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := Read(strings.NewReader(c.in), c.format, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(tr.Jobs, c.want) {
+				t.Errorf("jobs = %+v\nwant   %+v", tr.Jobs, c.want)
+			}
+		})
+	}
+}
+
+func TestMalformedRowsNameTheirLines(t *testing.T) {
+	cases := []struct {
+		name   string
+		format Format
+		in     string
+		lines  []int
+	}{
+		{"itp", ITP, "job_id,submission_time,duration,num_gpu\na,1,2,1\nb,x,2,1\nc,1,-2,1\nd,1,2,0\ne,1,2,1\n", []int{3, 4, 5}},
+		{"swf", SWF, "; MaxNodes: 1\n1 0 -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 0 -1 1 1\n3 a -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []int{3, 4}},
+		{"csv", CSV, "submit,duration,gpus,cpus,nodes\n1,2,3,4,1\n1,2.5,3,4,1\n1,2,3,4,0\n\"1,2,3,4\n", []int{3, 4, 5}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(c.in), c.format, Options{})
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want a ParseError", err)
+			}
+			var got []int
+			for _, r := range pe.Rows {
+				got = append(got, r.Line)
+			}
+			if !reflect.DeepEqual(got, c.lines) || pe.Count != len(c.lines) {
+				t.Errorf("lines = %v (count %d), want %v\n%v", got, pe.Count, c.lines, err)
+			}
+		})
+	}
+}
+
+func TestParseErrorListsTwentyAndCountsAll(t *testing.T) {
+	in := "job_id,submission_time,duration,num_gpu\n" + strings.Repeat("a,x,1,1\n", 25)
+	_, err := Read(strings.NewReader(in), ITP, Options{})
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Count != 25 || len(pe.Rows) != maxReported || !strings.Contains(err.Error(), "and 5 more") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSWFSkipsUnknownRecords(t *testing.T) {
+	in := "1 0 -1 -1 2 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 0 -1 5 -1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n3 0 -1 5 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"
+	tr, err := Read(strings.NewReader(in), SWF, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Skipped{{Line: 1, Reason: "run time unknown"}, {Line: 2, Reason: "processor count unknown"}}
+	if len(tr.Jobs) != 1 || !reflect.DeepEqual(tr.Skipped, want) {
+		t.Errorf("jobs %d, skipped %+v", len(tr.Jobs), tr.Skipped)
+	}
+}
+
+func TestGzipAndDetection(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write([]byte("; UnixStartTime: 100\n1 5 -1 10 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"))
+	_ = zw.Close()
+	tr, err := Read(&buf, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Format != SWF || len(tr.Jobs) != 1 || tr.Start.Unix() != 100 {
+		t.Errorf("format %s, jobs %d, start %v", tr.Format, len(tr.Jobs), tr.Start)
+	}
+	if _, err := Read(strings.NewReader("a;b\n"), "", Options{}); err == nil {
+		t.Error("an unknown format was accepted")
+	}
+}
+
+// TestSharedTraces reads the project's shared traces and checks the job counts their README
+// gives.
+func TestSharedTraces(t *testing.T) {
+	dir := filepath.Join(testutil.RepoRoot(t), "..", "shared", "traces")
+	cases := []struct {
+		file string
+		jobs int
+	}{
+		{"itp/cluster01.csv", 1595}, {"itp/cluster02.csv", 5778}, {"itp/cluster03.csv", 3011},
+		{"itp/cluster04.csv", 15802}, {"itp/cluster05.csv", 3629},
+		{"swf/NASA-iPSC-1993-3.1-cln.swf.gz", 18239},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			f, err := os.Open(filepath.Join(dir, c.file))
+			if err != nil {
+				testutil.Missing(t, "shared trace "+c.file, "place the traces in ../shared/traces (see its README)")
+			}
+			defer f.Close()
+			tr, err := Read(f, "", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Jobs) != c.jobs || len(tr.Skipped) != 0 {
+				t.Errorf("jobs %d (skipped %d), want %d", len(tr.Jobs), len(tr.Skipped), c.jobs)
+			}
+		})
+	}
+}

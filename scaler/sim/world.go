@@ -1,0 +1,244 @@
+package sim
+
+import (
+	"math"
+	"time"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// noTime marks a time that has not happened (a server never powered on by the replay).
+const noTime = int64(math.MinInt64)
+
+// server is one server's simulated state.
+type server struct {
+	pool  int
+	state fleet.State
+	since int64
+	// readyAt is when a booting server becomes ready.
+	readyAt          int64
+	freeGPU, freeCPU int
+	jobs             []int32
+	// emptySince is when its last job ended (or it came up); meaningful while jobs is empty.
+	emptySince      int64
+	lastOn, lastOff int64
+	// offs are its recent power-off times (the last 24 hours).
+	offs []int64
+	// gen invalidates boot and shutdown events of an earlier transition.
+	gen int32
+}
+
+// world is one replay's mutable state.
+type world struct {
+	env   *Env
+	now   int64
+	srv   []server
+	start []int64 // per job: start time, -1 until started
+	held  [][]int32
+	queue []int32
+	next  int // next job to arrive
+	ev    eventHeap
+	// seq changes whenever anything a policy may read changes.
+	seq        uint64
+	placeDirty bool
+	running    int
+	powered    []int
+	acct       accounting
+	hist       history
+	failed     []shape // scratch for place
+	pick       []int32 // scratch for tryStart
+}
+
+func newWorld(e *Env) *world {
+	w := &world{env: e, now: e.T0, srv: make([]server, len(e.Servers)), powered: make([]int, len(e.Pools))}
+	w.start = make([]int64, len(e.Jobs))
+	w.held = make([][]int32, len(e.Jobs))
+	for i := range w.start {
+		w.start[i] = -1
+	}
+	for i, p := range e.Servers {
+		pl := &e.Pools[p]
+		w.srv[i] = server{pool: p, state: fleet.StateOn, since: e.T0, freeGPU: pl.GPUs, freeCPU: pl.CPUs,
+			emptySince: e.T0, lastOn: noTime, lastOff: noTime}
+		w.powered[p]++
+	}
+	w.acct.init(e)
+	w.hist = history{lastUp: make([]int64, len(e.Pools)), lastDown: make([]int64, len(e.Pools))}
+	for p := range e.Pools {
+		w.hist.lastUp[p], w.hist.lastDown[p] = noTime, noTime
+	}
+	w.acct.sample(w)
+	return w
+}
+
+// wall is the wall-clock time of replay time t.
+func (w *world) wall(t int64) time.Time {
+	if t == noTime {
+		return time.Time{}
+	}
+	return w.env.Trace.Start.Add(time.Duration(t) * time.Second)
+}
+
+// advance moves the clock to t, accounting for the time in between.
+func (w *world) advance(t int64) {
+	w.acct.advance(w, t)
+	w.now = t
+}
+
+// accepting reports whether new jobs may start on the server.
+func (s *server) accepting() bool { return s.state == fleet.StateOn }
+
+// setState moves a server to a state, keeping the powered counts and the series up to date.
+func (w *world) setState(s int32, st fleet.State) {
+	sv := &w.srv[s]
+	was := sv.state.Powered()
+	sv.state, sv.since = st, w.now
+	if now := st.Powered(); now != was {
+		if now {
+			w.powered[sv.pool]++
+		} else {
+			w.powered[sv.pool]--
+		}
+		w.acct.sample(w)
+	}
+	w.seq++
+}
+
+// powerOn starts a boot: the server is ready after its pool's boot time.
+func (w *world) powerOn(s int32) bool {
+	sv := &w.srv[s]
+	if sv.state != fleet.StateOff && sv.state != fleet.StateFailed {
+		return false
+	}
+	w.setState(s, fleet.StateBooting)
+	sv.gen++
+	sv.readyAt = w.now + w.env.Pools[sv.pool].Boot
+	w.ev.push(event{t: sv.readyAt, kind: evReady, id: s, gen: sv.gen})
+	w.acct.powerOns++
+	return true
+}
+
+// powerOff starts a shutdown of an empty server; a server with a job is never powered off.
+func (w *world) powerOff(s int32) bool {
+	sv := &w.srv[s]
+	if sv.state != fleet.StateOn && sv.state != fleet.StateDraining {
+		return false
+	}
+	if len(sv.jobs) > 0 {
+		w.acct.violations++
+		return false
+	}
+	w.setState(s, fleet.StatePoweringOff)
+	sv.gen++
+	w.ev.push(event{t: w.now + w.env.Pools[sv.pool].Shutdown, kind: evOff, id: s, gen: sv.gen})
+	w.acct.powerOffs++
+	sv.offs = append(pruneBefore(sv.offs, w.now-24*3600), w.now)
+	return true
+}
+
+// pruneBefore drops the times before t from a sorted slice, in place.
+func pruneBefore(ts []int64, t int64) []int64 {
+	i := 0
+	for i < len(ts) && ts[i] < t {
+		i++
+	}
+	return append(ts[:0], ts[i:]...)
+}
+
+// apply carries out a policy's actions; an action the state does not allow is counted and
+// ignored (as the executor would refuse it).
+func (w *world) apply(acts []fleet.Action) {
+	for _, a := range acts {
+		s, ok := w.env.byName[a.Node]
+		done := false
+		if ok {
+			sv := &w.srv[s]
+			switch a.Kind {
+			case fleet.PowerOn:
+				done = w.powerOn(s)
+			case fleet.PowerOff:
+				done = w.powerOff(s)
+			case fleet.Drain:
+				if done = sv.state == fleet.StateOn; done {
+					w.setState(s, fleet.StateDraining)
+				}
+			case fleet.Resume:
+				if done = sv.state == fleet.StateDraining; done {
+					w.setState(s, fleet.StateOn)
+					w.placeDirty = true
+				}
+			}
+		}
+		if !done {
+			w.acct.ignored++
+			continue
+		}
+		w.hist.record(a.Kind, w.srv[s].pool, w.now)
+	}
+}
+
+// handle processes everything due at the current time: server transitions, job ends,
+// arrivals, and jobs waiting past MaxWait. It reports whether anything happened.
+func (w *world) handle() bool {
+	changed := false
+	for len(w.ev) > 0 && w.ev[0].t <= w.now {
+		e := w.ev.pop()
+		switch e.kind {
+		case evEnd:
+			w.finish(e.id)
+			changed = true
+		case evReady, evOff:
+			sv := &w.srv[e.id]
+			if e.gen != sv.gen {
+				continue
+			}
+			changed = true
+			if e.kind == evOff {
+				sv.lastOff = w.now
+				w.setState(e.id, fleet.StateOff)
+				continue
+			}
+			sv.lastOn, sv.emptySince = w.now, w.now
+			w.setState(e.id, fleet.StateOn)
+			w.placeDirty = true
+		}
+	}
+	for w.next < len(w.env.Jobs) && w.env.Jobs[w.next].Submit <= w.now {
+		if w.env.runnable[w.next] {
+			w.queue = append(w.queue, int32(w.next))
+			w.placeDirty = true
+			changed = true
+		}
+		w.next++
+	}
+	for len(w.queue) > 0 && w.now-w.env.Jobs[w.queue[0]].Submit >= w.env.MaxWait {
+		j := &w.env.Jobs[w.queue[0]]
+		w.acct.notRun = append(w.acct.notRun, NotRun{Line: j.Line, ID: j.ID, Reason: "gave up: waited " + (time.Duration(w.env.MaxWait) * time.Second).String() + " without starting"})
+		w.queue = w.queue[1:]
+		changed = true
+	}
+	if changed {
+		w.seq++
+	}
+	return changed
+}
+
+// nextTime is when the next thing happens by itself: an event, an arrival, a give-up.
+func (w *world) nextTime() int64 {
+	t := Never
+	if len(w.ev) > 0 {
+		t = w.ev[0].t
+	}
+	if w.next < len(w.env.Jobs) {
+		t = min(t, w.env.Jobs[w.next].Submit)
+	}
+	if len(w.queue) > 0 {
+		t = min(t, w.env.Jobs[w.queue[0]].Submit+w.env.MaxWait)
+	}
+	return t
+}
+
+// done reports whether every job has arrived and finished (or been given up on).
+func (w *world) done() bool {
+	return w.next >= len(w.env.Jobs) && len(w.queue) == 0 && w.running == 0
+}
