@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+type explainFlags struct {
+	api    *apiFlags
+	output string
+	node   string
+}
+
+// registerExplain adds `rotactl explain NODE`.
+func registerExplain(app *kingpin.Application, cmds map[string]command) {
+	f := &explainFlags{}
+	c := app.Command("explain", "Say why a server is in its state: what the job manager and Prometheus said of it, the last pass's verdict, and its recent history.")
+	f.api = addAPIFlags(c)
+	outputFlag(c, &f.output)
+	c.Arg("node", "Node name from the inventory.").Required().StringVar(&f.node)
+	cmds[c.FullCommand()] = func(ctx context.Context, e env) int {
+		c, err := f.api.client()
+		if err != nil {
+			return apiFailed(e, err)
+		}
+		x, err := c.Explain(ctx, f.node)
+		if err != nil {
+			return apiFailed(e, err)
+		}
+		if f.output == "json" {
+			err = writeJSON(e.stdout, x)
+		} else {
+			err = writeExplanation(e.stdout, x)
+		}
+		if err != nil {
+			return apiFailed(e, err)
+		}
+		return 0
+	}
+}
+
+func writeExplanation(w io.Writer, x api.Explanation) error {
+	n := x.Node
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "node\t%s (pool %s)\n", n.Name, n.Pool)
+	fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %.2f/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), n.CostPerHour)
+	fmt.Fprintf(tw, "verdict\t%s\n", verdict(x))
+	fmt.Fprintf(tw, "jobs\t%s\n", jobsLine(x.Jobs))
+	fmt.Fprintf(tw, "telemetry\t%s\n", telemetryLine(x.Telemetry))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(x.History) == 0 {
+		_, err := fmt.Fprintln(w, "\nno recent actions")
+		return err
+	}
+	fmt.Fprintln(w, "\nrecent actions, newest first:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tACTION\tREASON\tRESULT\tDETAIL")
+	for _, h := range x.History {
+		detail := h.Detail
+		if h.Error != "" {
+			detail += " (error: " + h.Error + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", timestamp(h.Time), h.Action, h.Reason, h.Result, orDash(oneLine(detail)))
+	}
+	return tw.Flush()
+}
+
+func verdict(x api.Explanation) string {
+	switch {
+	case x.Action != nil:
+		return fmt.Sprintf("%s (%s): %s", x.Action.Kind, x.Action.Reason, orDash(x.Action.Detail))
+	case x.Skip != nil:
+		return fmt.Sprintf("left alone (%s): %s", x.Skip.Reason, orDash(x.Skip.Detail))
+	}
+	return "none in the last pass"
+}
+
+func jobsLine(j fleet.JobsView) string {
+	if !j.Known {
+		return "unknown to the job manager (allocation unknown)"
+	}
+	drain := "not drained"
+	switch {
+	case j.DrainedByRota:
+		drain = "drained by rota"
+	case j.Drained:
+		drain = "drained by a person (rota never undoes it)"
+	}
+	agent := "agent responding"
+	if !j.Responding {
+		agent = "agent NOT responding"
+	}
+	return fmt.Sprintf("%d jobs, %d CPUs, %d GPUs allocated; %s; %s", j.Jobs, j.CPUs, j.GPUs, drain, agent)
+}
+
+func telemetryLine(t fleet.TelemetryView) string {
+	if !t.Present {
+		return fmt.Sprintf("missing or stale (last sample %s): never counts as idle", timestamp(t.LastSample))
+	}
+	return fmt.Sprintf("CPU max %.1f%%, GPU max %.1f%%, GPU mean %.1f%%, %d GPU processes (last sample %s)",
+		100*t.CPUMax, 100*t.GPUMax, 100*t.GPUMean, t.GPUProcesses, timestamp(t.LastSample))
+}

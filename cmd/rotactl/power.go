@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// powerFlags are the `rotactl power` options.
+type powerFlags struct {
+	configFile string
+	output     string
+	hard       bool
+	timeout    time.Duration
+	logLevel   string
+	nodes      []string
+}
+
+// registerPower adds `rotactl power status|on|off|cycle NODE...`.
+func registerPower(app *kingpin.Application, cmds map[string]command) {
+	f := &powerFlags{}
+	power := app.Command("power", "Read or change servers' power through their BMCs (IPMI or Redfish), as the inventory in the config file describes them.")
+	power.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("rota.yml").StringVar(&f.configFile)
+	power.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&f.output, "table", "json")
+	power.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config).").DurationVar(&f.timeout)
+	power.Flag("log.level", "Log level for BMC details on stderr: debug, info, warn, error.").Default("error").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
+	verbs := []struct{ name, help string }{
+		{"status", "Read the power state (on, off, transitioning, unknown)."},
+		{"on", "Power on and wait until the BMC reports on."},
+		{"off", "Shut down gracefully (hard off after bmc.graceful_timeout) and wait until off."},
+		{"cycle", "Power cycle a node that is on (a node that is off is powered on)."},
+	}
+	for _, v := range verbs {
+		c := power.Command(v.name, v.help)
+		if v.name == "off" {
+			c.Flag("hard", "Cut the power at once instead of a graceful shutdown.").BoolVar(&f.hard)
+		}
+		c.Arg("node", "Node names from the config.").Required().StringsVar(&f.nodes)
+		cmds[c.FullCommand()] = func(ctx context.Context, e env) int { return runPower(ctx, e, v.name, f) }
+	}
+}
+
+// powerResult is one node's outcome, as printed.
+type powerResult struct {
+	Node   string    `json:"node"`
+	State  bmc.State `json:"state"`
+	OK     bool      `json:"ok"`
+	Reason string    `json:"reason,omitempty"`
+	Error  string    `json:"error,omitempty"`
+}
+
+func runPower(ctx context.Context, e env, verb string, f *powerFlags) int {
+	cfg, err := config.Load(f.configFile)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "rotactl:", err)
+		return 2
+	}
+	endpoints := map[string]bmc.Endpoint{}
+	for _, p := range cfg.Pools {
+		for _, n := range p.Nodes {
+			endpoints[n.Name] = n.BMC
+		}
+	}
+	logger := logrus.New()
+	logger.SetOutput(e.stderr)
+	lvl, _ := logrus.ParseLevel(f.logLevel)
+	logger.SetLevel(lvl)
+	timeout := f.timeout
+	if timeout == 0 {
+		timeout = time.Duration(cfg.BMC.OperationTimeout)
+	}
+	ctl, err := bmc.NewController(endpoints, bmc.Options{
+		Logger:             logger.WithField("component", "bmc"),
+		Clock:              e.clock,
+		Registerer:         prometheus.NewRegistry(),
+		MaxConcurrent:      cfg.BMC.Concurrency,
+		MinCommandInterval: time.Duration(cfg.BMC.MinCommandInterval),
+		GracePeriod:        time.Duration(cfg.BMC.GracefulTimeout),
+		OperationTimeout:   timeout,
+		ConfirmTimeout:     timeout,
+	})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "rotactl:", err)
+		return 2
+	}
+	results := powerAll(ctx, ctl, verb, !f.hard, dedupe(f.nodes), timeout, progress(e))
+	if err := printResults(e.stdout, f.output, results); err != nil {
+		fmt.Fprintln(e.stderr, "rotactl:", err)
+		return 2
+	}
+	for _, r := range results {
+		if !r.OK {
+			return 1
+		}
+	}
+	return 0
+}
+
+func dedupe(nodes []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range nodes {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// powerAll runs the verb on every node in parallel (the Controller applies the concurrency
+// cap) and returns the results in the order the nodes were given.
+func powerAll(ctx context.Context, p bmc.Power, verb string, graceful bool, nodes []string, timeout time.Duration, done func(finished, failed, total int)) []powerResult {
+	results := make([]powerResult, len(nodes))
+	var (
+		wg               sync.WaitGroup
+		mu               sync.Mutex
+		finished, failed int
+	)
+	for i, node := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			octx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			results[i] = powerOne(octx, p, verb, graceful, node)
+			mu.Lock()
+			finished++
+			if !results[i].OK {
+				failed++
+			}
+			done(finished, failed, len(nodes))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func powerOne(ctx context.Context, p bmc.Power, verb string, graceful bool, node string) powerResult {
+	var err error
+	st := bmc.StateUnknown
+	switch verb {
+	case "status":
+		st, err = p.State(ctx, node)
+	case "on":
+		err, st = p.On(ctx, node), bmc.StateOn
+	case "off":
+		err, st = p.Off(ctx, node, graceful), bmc.StateOff
+	case "cycle":
+		err, st = p.Cycle(ctx, node), bmc.StateOn
+	}
+	if err != nil {
+		return powerResult{Node: node, State: bmc.StateUnknown, Reason: bmc.Reason(err), Error: err.Error()}
+	}
+	return powerResult{Node: node, State: st, OK: true}
+}
+
+// progress returns the progress reporter: a line rewritten in place on a terminal, nothing
+// otherwise (a log file or a pipe gets only the final table).
+func progress(e env) func(finished, failed, total int) {
+	if !e.stderrTTY {
+		return func(int, int, int) {}
+	}
+	return func(finished, failed, total int) {
+		fmt.Fprintf(e.stderr, "\r%d/%d done, %d failed", finished, total, failed)
+		if finished == total {
+			fmt.Fprintln(e.stderr)
+		}
+	}
+}
+
+func printResults(w io.Writer, format string, results []powerResult) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tSTATE\tRESULT\tREASON\tERROR")
+	for _, r := range results {
+		result := "ok"
+		if !r.OK {
+			result = "failed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Node, r.State, result, orDash(r.Reason), orDash(oneLine(r.Error)))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine folds bmclib's multi-line errors so each node stays on one table row.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+// rotactlInProcess runs rotactl's command line in this process.
+func rotactlInProcess(args ...string) (stdout, stderr string, code int) {
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, env{stdout: &out, stderr: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+func TestRulesGenerate(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	committed, err := os.ReadFile(filepath.Join(root, "alerts", "rota-rules.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.yml")
+	if err := os.WriteFile(broken, []byte("policy:\n  idle:\n    cpu_threshold: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	example := filepath.Join(root, "deploy", "rota", "rota.yml")
+	cases := []struct {
+		name       string
+		args       []string
+		code       int
+		wantStdout func(string) bool
+		wantFile   string // a text the --output file must hold
+		wantStderr string
+	}{
+		{name: "defaults to stdout", args: nil,
+			wantStdout: func(s string) bool { return s == string(committed) }},
+		{name: "example config to a file", args: []string{"--config.file=" + example, "--output=" + filepath.Join(dir, "out.yml")},
+			wantStdout: func(s string) bool { return s == "" },
+			wantFile:   `rota_fleet_node_state{state=~"powering_on|booting",pool="gpu-h100"} == 1` + "\n        for: 15m"},
+		{name: "invalid config", args: []string{"--config.file=" + broken}, code: 1,
+			wantStdout: func(s string) bool { return s == "" }, wantStderr: "policy.idle.cpu_threshold"},
+		{name: "unwritable output", args: []string{"--output=" + filepath.Join(dir, "missing", "out.yml")}, code: 1,
+			wantStdout: func(s string) bool { return s == "" }, wantStderr: "rules generate"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := rotactlInProcess(append([]string{"rules", "generate"}, tc.args...)...)
+			if code != tc.code || !tc.wantStdout(out) || !strings.Contains(errOut, tc.wantStderr) {
+				t.Fatalf("exit %d, stdout %d bytes, stderr %q; want exit %d and stderr with %q", code, len(out), errOut, tc.code, tc.wantStderr)
+			}
+			if tc.wantFile != "" {
+				b, err := os.ReadFile(filepath.Join(dir, "out.yml"))
+				if err != nil || !strings.Contains(string(b), tc.wantFile) {
+					t.Fatalf("output file (%v) lacks %q", err, tc.wantFile)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/sim"
+	"github.com/rotahq/rota/scaler/sim/report"
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+// simulateFlags are the `rotactl simulate` options.
+type simulateFlags struct {
+	trace, config, format, out, fleet string
+	idle, boot, shutdown, maxWait     time.Duration
+	gpusPerNode                       int
+}
+
+// registerSimulate adds `rotactl simulate --trace FILE --config FILE`.
+func registerSimulate(app *kingpin.Application, cmds map[string]command) {
+	f := &simulateFlags{}
+	c := app.Command("simulate", "Replay a workload trace against a fleet: rota's planner under the config's policy, always-on and an idle timeout, and the lower bound, side by side.")
+	c.Flag("trace", "Trace file: ITP GPU CSV, Standard Workload Format (.swf, gzip or plain) or generic CSV.").Required().StringVar(&f.trace)
+	c.Flag("config", "rota config giving the pools (profile, cost, boot_timeout) and the policy under test.").Required().StringVar(&f.config)
+	c.Flag("format", "Trace format when it cannot be told from the file: itp, swf or csv.").EnumVar(&f.format, "itp", "swf", "csv")
+	c.Flag("out", "Folder for <trace>-results.csv, -results.json and PNG plots (none when empty).").StringVar(&f.out)
+	c.Flag("idle-timeout", "The idle-timeout baseline's SuspendTime.").Default("600s").DurationVar(&f.idle)
+	c.Flag("boot", "Boot time of every server (default: each pool's boot_timeout).").DurationVar(&f.boot)
+	c.Flag("shutdown", "Time from power-off to off.").Default("1m").DurationVar(&f.shutdown)
+	c.Flag("gpus-per-node", "GPUs per server for ITP traces.").Default("8").IntVar(&f.gpusPerNode)
+	c.Flag("fleet", "Fleet size: peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("peak").StringVar(&f.fleet)
+	c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h").DurationVar(&f.maxWait)
+	cmds[c.FullCommand()] = func(ctx context.Context, e env) int {
+		if err := runSimulate(ctx, e, f); err != nil {
+			fmt.Fprintln(e.stderr, "rotactl:", err)
+			return 1
+		}
+		return 0
+	}
+}
+
+func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
+	cfg, err := config.Load(f.config)
+	if err != nil {
+		return err
+	}
+	tr, err := readTrace(f)
+	if err != nil {
+		return err
+	}
+	senv, err := sim.NewEnv(cfg, tr, sim.Options{Boot: f.boot, Shutdown: f.shutdown, Fleet: f.fleet, MaxWait: f.maxWait})
+	if err != nil {
+		return err
+	}
+	policies := []sim.Policy{sim.AlwaysOn(), sim.IdleTimeout(f.idle), sim.Rota("rota")}
+	var progress func(string) sim.Progress
+	if e.stderrTTY {
+		progress = func(name string) sim.Progress { return bar(e.stderr, name) }
+	}
+	results, err := sim.Compare(ctx, senv, policies, progress)
+	if err != nil {
+		return err
+	}
+	name := traceName(f.trace)
+	rep := report.New(name, senv, results, fmt.Sprintf("boot %s, shutdown %s, policy from %s", bootText(senv), f.shutdown, f.config))
+	if err := rep.Table(e.stdout); err != nil {
+		return err
+	}
+	if f.out == "" {
+		return nil
+	}
+	files, err := rep.Write(f.out, name)
+	for _, p := range files {
+		fmt.Fprintln(e.stdout, "wrote", p)
+	}
+	return err
+}
+
+func readTrace(f *simulateFlags) (*trace.Trace, error) {
+	file, err := os.Open(f.trace)
+	if err != nil {
+		return nil, fmt.Errorf("opening trace: %w", err)
+	}
+	defer file.Close()
+	tr, err := trace.Read(file, trace.Format(f.format), trace.Options{GPUsPerNode: f.gpusPerNode})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.trace, err)
+	}
+	return tr, nil
+}
+
+// traceName is the file's name without folders and extensions (cluster04, NASA-iPSC-1993-3.1-cln).
+func traceName(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".gz", ".csv", ".swf"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+func bootText(e *sim.Env) string {
+	var parts []string
+	for _, p := range e.Pools {
+		parts = append(parts, fmt.Sprintf("%s %s", p.Name, time.Duration(p.Boot)*time.Second))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// bar draws a one-line progress bar on a terminal.
+func bar(w io.Writer, name string) sim.Progress {
+	return func(done, total int) {
+		const width = 30
+		n := done * width / max(total, 1)
+		fmt.Fprintf(w, "\r%-14s [%s%s] %3d%%", name, strings.Repeat("=", n), strings.Repeat(" ", width-n), done*100/max(total, 1))
+		if done >= total {
+			fmt.Fprint(w, "\r\033[K")
+		}
+	}
+}

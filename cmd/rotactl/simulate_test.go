@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rotahq/rota/internal/testutil"
+)
+
+func TestSimulate(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	cfg := filepath.Join(root, "deploy", "simulate", "rota-itp.yml")
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("jobs.csv", "submit,duration,gpus,cpus,nodes\n0,3600,8,0,1\n60,1800,16,0,2\n7200,600,1,0,\n")
+	bad := write("bad.csv", "submit,duration,gpus,cpus\n0,60,1,0\n5,x,1,0\n")
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr string
+	}{
+		{"table and files", []string{"--trace", good, "--config", cfg, "--fleet", "3", "--out", filepath.Join(dir, "out")}, 0,
+			[]string{"jobs: 3 jobs; fleet gpu: 3 servers (given)", "lower-bound", "always-on", "idle-10m0s", "rota", "jobs-waits.png"}, ""},
+		{"malformed row named by line", []string{"--trace", bad, "--config", cfg}, 1, nil, "line 3: duration"},
+		{"bad fleet", []string{"--trace", good, "--config", cfg, "--fleet", "most"}, 1, nil, `fleet "most"`},
+		{"missing trace", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg}, 1, nil, "opening trace"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"simulate"}, c.args...), env{stdout: &stdout, stderr: &stderr})
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, stdout.String(), stderr.String())
+			}
+			for _, s := range c.stdout {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
+				}
+			}
+			if !strings.Contains(stderr.String(), c.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", c.stderr, stderr.String())
+			}
+		})
+	}
+}
+
+func TestSimulateProgressOnlyOnATerminal(t *testing.T) {
+	var out bytes.Buffer
+	bar(&out, "rota")(500, 1000)
+	if !strings.Contains(out.String(), "rota") || !strings.Contains(out.String(), " 50%") {
+		t.Errorf("bar = %q", out.String())
+	}
+	root := testutil.RepoRoot(t)
+	trace := filepath.Join(t.TempDir(), "j.csv")
+	if err := os.WriteFile(trace, []byte("submit,duration,gpus,cpus\n0,60,1,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tty := range []bool{false, true} {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), []string{"simulate", "--trace", trace, "--config", filepath.Join(root, "deploy", "simulate", "rota-itp.yml")},
+			env{stdout: &stdout, stderr: &stderr, stderrTTY: tty})
+		if drew := strings.Contains(stderr.String(), "100%"); drew != tty {
+			t.Errorf("tty %v: progress drawn %v (%q)", tty, drew, stderr.String())
+		}
+	}
+}
