@@ -19,6 +19,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/logflags"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -29,8 +30,7 @@ func main() {
 // flags holds the parsed command line.
 type flags struct {
 	configFile string
-	logLevel   string
-	logFormat  string
+	log        logflags.Config
 }
 
 func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
@@ -41,25 +41,11 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	app.ErrorWriter(stderr)
 	f := &flags{}
 	app.Flag("config.file", "rota's configuration file.").Default("/etc/rota/rota.yml").StringVar(&f.configFile)
-	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
-	app.Flag("log.format", "Output format of log messages: logfmt or json.").Default("logfmt").EnumVar(&f.logFormat, "logfmt", "json")
+	logflags.Add(app, &f.log, "info")
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
 	return f, nil
-}
-
-func newLogger(f *flags, w io.Writer) *logrus.Logger {
-	l := logrus.New()
-	l.SetOutput(w)
-	lvl, _ := logrus.ParseLevel(f.logLevel) // the enum flag only lets valid names through
-	l.SetLevel(lvl)
-	if f.logFormat == "json" {
-		l.SetFormatter(&logrus.JSONFormatter{})
-	} else {
-		l.SetFormatter(&logrus.TextFormatter{DisableColors: true, FullTimestamp: true})
-	}
-	return l
 }
 
 // run is main with its outputs passed in; it returns the exit code: 0 after a clean stop, 1 when
@@ -70,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rota: error: %v, try --help\n", err)
 		return 2
 	}
-	log := logrus.NewEntry(newLogger(f, stderr))
+	log := logrus.NewEntry(f.log.New(stderr))
 	cfg, err := config.Load(f.configFile)
 	if err != nil {
 		// A *config.ValidationError lists every problem, one per line, each with its path.

@@ -25,6 +25,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/exporter"
+	"github.com/rotahq/rota/internal/logflags"
 )
 
 // defaultAddress: 10090 is free on the Prometheus "Default port allocations" wiki page, whose
@@ -48,8 +49,7 @@ type flags struct {
 	maxRequests int
 	maxProcs    int
 	noExporter  bool
-	logLevel    string
-	logFormat   string
+	log         logflags.Config
 	enabled     map[string]*bool
 	slurm       exporter.SlurmConfig
 }
@@ -72,8 +72,7 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	for _, c := range exporter.Collectors() {
 		f.enabled[c.Name] = app.Flag("collector."+c.Name, fmt.Sprintf("Enable the %s collector (default: %t; --no-collector.%s disables it). %s", c.Name, c.Default, c.Name, c.Help)).Default(fmt.Sprint(c.Default)).Bool()
 	}
-	app.Flag("log.level", "Only log messages with the given severity or above: debug, info, warn, error.").Default("info").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
-	app.Flag("log.format", "Output format of log messages: logfmt or json.").Default("logfmt").EnumVar(&f.logFormat, "logfmt", "json")
+	logflags.Add(app, &f.log, "info")
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
@@ -84,19 +83,6 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--runtime.gomaxprocs must not be negative, got %d", f.maxProcs)
 	}
 	return f, nil
-}
-
-func newLogger(f *flags, w io.Writer) *logrus.Logger {
-	l := logrus.New()
-	l.SetOutput(w)
-	lvl, _ := logrus.ParseLevel(f.logLevel) // the enum flag only lets valid names through
-	l.SetLevel(lvl)
-	if f.logFormat == "json" {
-		l.SetFormatter(&logrus.JSONFormatter{})
-	} else {
-		l.SetFormatter(&logrus.TextFormatter{DisableColors: true, FullTimestamp: true})
-	}
-	return l
 }
 
 // Run is rota-exporter's main: it parses args, checks everything that can be wrong in the
@@ -110,7 +96,7 @@ func Run(args []string, stdout, stderr io.Writer, lib nvml.Interface, now func()
 		return 1
 	}
 	defer tuneRuntime(f.maxProcs)()
-	logger := newLogger(f, stderr)
+	logger := f.log.New(stderr)
 	log := logrus.NewEntry(logger)
 	if err := web.Validate(*f.web.WebConfigFile); err != nil {
 		log.WithError(err).WithField("file", *f.web.WebConfigFile).Error("invalid web configuration")
