@@ -15,21 +15,20 @@ import (
 
 	"github.com/rotahq/rota/bmc/redfishemu"
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/logflags"
 )
 
 func main() {
 	app := kingpin.New("rota-redfish-emulator", "Emulated Redfish BMCs (DMTF public-rackmount1 mockup with power state, sessions, faults and hooks).")
 	configFile := app.Flag("config.file", "Emulator config (YAML).").Required().ExistingFile()
 	certOut := app.Flag("tls.cert-out", "Write the generated certificate (the CA to trust) to this file.").String()
-	logLevel := app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error")
+	var logs logflags.Config
+	logflags.Add(app, &logs, "info")
 	app.Version(version.Print("rota-redfish-emulator"))
 	app.HelpFlag.Short('h')
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
-	logger := logrus.New()
-	lvl, _ := logrus.ParseLevel(*logLevel)
-	logger.SetLevel(lvl)
-	log := logger.WithField("component", "redfish-emulator")
+	log := logs.New(os.Stderr).WithField("component", "redfish-emulator")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *configFile, *certOut, log); err != nil {

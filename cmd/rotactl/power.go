@@ -12,9 +12,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/logflags"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -24,7 +24,7 @@ type powerFlags struct {
 	output     string
 	hard       bool
 	timeout    time.Duration
-	logLevel   string
+	log        logflags.Config
 	nodes      []string
 }
 
@@ -35,7 +35,7 @@ func registerPower(app *kingpin.Application, cmds map[string]command) {
 	power.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("rota.yml").StringVar(&f.configFile)
 	power.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&f.output, "table", "json")
 	power.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config).").DurationVar(&f.timeout)
-	power.Flag("log.level", "Log level for BMC details on stderr: debug, info, warn, error.").Default("error").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
+	logflags.Add(power, &f.log, "error") // BMC details on stderr
 	verbs := []struct{ name, help string }{
 		{"status", "Read the power state (on, off, transitioning, unknown)."},
 		{"on", "Power on and wait until the BMC reports on."},
@@ -73,10 +73,7 @@ func runPower(ctx context.Context, e env, verb string, f *powerFlags) int {
 			endpoints[n.Name] = n.BMC
 		}
 	}
-	logger := logrus.New()
-	logger.SetOutput(e.stderr)
-	lvl, _ := logrus.ParseLevel(f.logLevel)
-	logger.SetLevel(lvl)
+	logger := f.log.New(e.stderr)
 	timeout := f.timeout
 	if timeout == 0 {
 		timeout = time.Duration(cfg.BMC.OperationTimeout)

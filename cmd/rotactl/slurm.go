@@ -7,6 +7,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/rotahq/rota/internal/logflags"
 	"github.com/rotahq/rota/scaler/jobs/slurm"
 )
 
@@ -23,7 +24,7 @@ func registerSlurm(app *kingpin.Application, cmds map[string]command) {
 	s := app.Command("slurm", "Slurm power saving: the ResumeProgram and SuspendProgram for slurm.conf.")
 	s.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("/etc/rota/rota.yml").StringVar(&f.configFile)
 	s.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config); keep it under Slurm's ResumeTimeout/SuspendTimeout.").DurationVar(&f.timeout)
-	s.Flag("log.level", "Log level for BMC details on stderr: debug, info, warn, error.").Default("warn").EnumVar(&f.logLevel, "debug", "info", "warn", "error")
+	logflags.Add(s, &f.log, "warn") // BMC details on stderr
 	for _, v := range []struct{ name, verb, help string }{
 		{"resume", "on", "Power on the servers Slurm resumes (ResumeProgram) and wait until their BMCs report on."},
 		{"suspend", "off", "Shut down the servers Slurm suspends (SuspendProgram), gracefully with a hard off after bmc.graceful_timeout, and wait until off."},
