@@ -64,6 +64,45 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// TestExplicitZerosAreKept: a key the file sets to zero is honoured where zero means something
+// (no threshold, no wait, no cooldown, a cap that allows nothing); keys it leaves out, even
+// beside it in the same block, keep their defaults.
+func TestExplicitZerosAreKept(t *testing.T) {
+	c, err := Parse([]byte(minimal + `policy:
+  backlog: {queued_jobs: 0, for: 0s}
+  cooldown: {scale_up: 0s}
+  node: {min_off: 0s, max_cycles_per_day: 0}
+  disruption: {max_power_offs: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"backlog.queued_jobs", c.Policy.Backlog.QueuedJobs, 0},
+		{"backlog.for", time.Duration(c.Policy.Backlog.For), time.Duration(0)},
+		{"cooldown.scale_up", time.Duration(c.Policy.Cooldown.ScaleUp), time.Duration(0)},
+		{"cooldown.scale_down (left out)", time.Duration(c.Policy.Cooldown.ScaleDown), 5 * time.Minute},
+		{"node.min_off", time.Duration(c.Policy.Node.MinOff), time.Duration(0)},
+		{"node.min_on (left out)", time.Duration(c.Policy.Node.MinOn), 30 * time.Minute},
+		{"node.max_cycles_per_day", c.Policy.Node.MaxCyclesPerDay, 0},
+		{"disruption.max_power_offs", c.Policy.Disruption.MaxPowerOffs, 0},
+		{"disruption.max_concurrent (left out)", c.Policy.Disruption.MaxConcurrent, 40},
+		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 10 * time.Minute},
+		{"pool max = nodes", *c.Pools[0].Max, 1},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	if d := Default(); d.Policy.Backlog.QueuedJobs != 10 || len(d.Classes) != 3 {
+		t.Errorf("Default() lost its defaults: backlog %d, %d classes", d.Policy.Backlog.QueuedJobs, len(d.Classes))
+	}
+}
+
 func TestValidationNamesEveryField(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -91,6 +130,8 @@ func TestValidationNamesEveryField(t *testing.T) {
 `, []string{"pools[1].profile.cpu_cores", "pools[1].cost", "pools[1].min", "pools[1].nodes[0].name", "pools[1].nodes[1].bmc.host"}},
 		{"exec adapter needs commands", minimal + "jobs: {adapter: exec}\n",
 			[]string{"jobs.exec.state_command", "jobs.exec.demand_command", "jobs.exec.drain_command", "jobs.exec.resume_command"}},
+		{"zeros that make no sense", minimal + "policy:\n  idle: {window: 0s, cpu_threshold: 0}\n  evaluation_interval: 0s\nprometheus: {timeout: 0s}\nbmc: {concurrency: 0}\n",
+			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
 		{"last class must catch all", minimal + "classes:\n  - {name: light, max_gpus: 0}\n", []string{"classes[0]"}},
 	}
 	for _, tc := range cases {

@@ -41,14 +41,25 @@ func setString(v *string, def string) {
 // Default is the config with every default filled and no pools: what the rule generator uses
 // when it is given no file. It is not validated (it has no pools).
 func Default() *Config {
+	c := defaults()
+	c.applyPoolDefaults()
+	return c
+}
+
+// defaults is the config Parse decodes the file into: every global field holds its documented
+// default, so a key the file leaves out keeps it and a key the file sets, to zero included,
+// is what the file says (validation then rejects the zeros that make no sense). The defaults
+// are the rules of thumb rota was built around: CPU under 20% with GPUs idle for 10 minutes
+// means off; work that no capacity can hold wakes a server at once, and more than 10 queued
+// jobs may spill to a dearer pool.
+func defaults() *Config {
 	var c Config
 	c.applyDefaults()
 	return &c
 }
 
-// applyDefaults fills every field the file left at its zero value with the documented default.
-// The defaults are the rules of thumb rota was built around: CPU under 20% with GPUs idle for
-// 10 minutes means off; more than 10 queued jobs means on.
+// applyDefaults fills every global field still at its zero value with the documented default
+// (on a zero Config: all of them).
 func (c *Config) applyDefaults() {
 	setString(&c.Prometheus.URL, "http://127.0.0.1:9090")
 	setDur(&c.Prometheus.Timeout, 10*time.Second)
@@ -80,15 +91,23 @@ func (c *Config) applyDefaults() {
 	setDur(&p.Node.MinOn, 30*time.Minute)
 	setDur(&p.Node.MinOff, 10*time.Minute)
 	setInt(&p.Node.MaxCyclesPerDay, 6)
-	setInt(&p.Disruption.MaxPowerOffs, 4)
+	setInt(&p.Disruption.MaxPowerOffs, 40)
 	setDur(&p.Disruption.Window, 10*time.Minute)
-	setInt(&p.Disruption.MaxConcurrent, 8)
+	setInt(&p.Disruption.MaxConcurrent, 40)
 	setDur(&p.Drain.Timeout, 30*time.Minute)
 	setDur(&p.Failure.Backoff, 10*time.Minute)
 	setDur(&p.Failure.MaxBackoff, 4*time.Hour)
 	setInt(&p.Failure.AlertAfter, 3)
+	setDur(&p.Spares.Window, time.Hour)
+	setFloat(&p.Spares.Factor, 1.0)
+	setFloat(&p.Spares.MaxShare, 0.1)
 	setDur(&p.Failure.AlertWindow, 30*time.Minute)
 
+}
+
+// applyPoolDefaults fills what the file cannot give before it is read: the classes when it
+// lists none, and each pool's fields it left out.
+func (c *Config) applyPoolDefaults() {
 	if len(c.Classes) == 0 {
 		c.Classes = DefaultClasses()
 	}

@@ -31,10 +31,11 @@ func Load(path string) (*Config, error) {
 
 // Parse is Load for bytes already read.
 func Parse(b []byte) (*Config, error) {
-	var c Config
+	// Decoded over the defaults: an absent key keeps its default, an explicit zero stays zero.
+	c := defaults()
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	if err := dec.Decode(c); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("config is empty")
 		}
@@ -45,9 +46,9 @@ func Parse(b []byte) (*Config, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, errors.New("parsing config: only one YAML document is allowed")
 	}
-	c.applyDefaults()
+	c.applyPoolDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return &c, nil
+	return c, nil
 }

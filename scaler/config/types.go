@@ -109,6 +109,7 @@ type Policy struct {
 	Disruption Disruption `yaml:"disruption"`
 	Drain      Drain      `yaml:"drain"`
 	Failure    Failure    `yaml:"failure"`
+	Spares     Spares     `yaml:"spares"`
 	Schedules  []Schedule `yaml:"schedules"`
 	Quotas     []Quota    `yaml:"quotas"`
 }
@@ -133,6 +134,17 @@ type Backlog struct {
 type Underuse struct {
 	GPUThreshold float64        `yaml:"gpu_threshold"`
 	Window       model.Duration `yaml:"window"`
+}
+
+// Spares keeps warm, idle servers on in each pool for work arriving faster than a boot: the
+// servers the pool brought up over the last Window, as a rate, times the pool's boot_timeout,
+// times Factor, rounded up, and at most MaxShare of the pool's servers (rounded down). Idle
+// servers beyond the spares are drained as usual; spares are kept, never woken. Factor 0 or
+// MaxShare 0 keeps none.
+type Spares struct {
+	Window   model.Duration `yaml:"window"`
+	Factor   float64        `yaml:"factor"`
+	MaxShare float64        `yaml:"max_share"`
 }
 
 // Telemetry: a server whose newest sample is older than MaxAge has no data, and absent data is

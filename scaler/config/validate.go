@@ -29,13 +29,22 @@ func (c *Config) validateWiring(p *problems) {
 		p.add("prometheus.url", "%q is not an http(s) URL", c.Prometheus.URL)
 	}
 	positive(p, "prometheus.scrape_interval", c.Prometheus.ScrapeInterval)
+	positive(p, "prometheus.timeout", c.Prometheus.Timeout)
+	if c.Server.ListenAddress == "" {
+		p.add("server.listen_address", "must not be empty")
+	}
+	if c.Store.Path == "" {
+		p.add("store.path", "must not be empty")
+	}
+	positive(p, "jobs.timeout", c.Jobs.Timeout)
+	positive(p, "bmc.operation_timeout", c.BMC.OperationTimeout)
 	if err := c.Prometheus.HTTPClient.Validate(); err != nil {
 		p.add("prometheus.http_client", "%v", err)
 	}
 	if c.Server.WebhookTokenFile == "" && !c.Server.WebhookAuthDisabled {
 		p.add("server.webhook_token_file", "required (or set server.webhook_auth_disabled: true to accept unauthenticated webhooks)")
 	}
-	if c.Server.WebhookMaxBodyBytes < 0 {
+	if c.Server.WebhookMaxBodyBytes <= 0 {
 		p.add("server.webhook_max_body_bytes", "must be positive")
 	}
 	switch c.Jobs.Adapter {
@@ -53,7 +62,7 @@ func (c *Config) validateWiring(p *problems) {
 	default:
 		p.add("jobs.adapter", "%q is not one of none, exec, slurm", c.Jobs.Adapter)
 	}
-	if c.BMC.Concurrency < 0 {
+	if c.BMC.Concurrency <= 0 {
 		p.add("bmc.concurrency", "must be positive")
 	}
 }
@@ -79,6 +88,9 @@ func (c *Config) validatePolicy(p *problems) {
 	if pol.Backlog.QueuedJobs < 0 {
 		p.add("policy.backlog.queued_jobs", "must not be negative")
 	}
+	if pol.Backlog.For < 0 {
+		p.add("policy.backlog.for", "must not be negative")
+	}
 	ratio(p, "policy.underuse.gpu_threshold", pol.Underuse.GPUThreshold)
 	positive(p, "policy.underuse.window", pol.Underuse.Window)
 	positive(p, "policy.telemetry.max_age", pol.Telemetry.MaxAge)
@@ -93,6 +105,17 @@ func (c *Config) validatePolicy(p *problems) {
 	}
 	positive(p, "policy.disruption.window", pol.Disruption.Window)
 	positive(p, "policy.drain.timeout", pol.Drain.Timeout)
+	positive(p, "policy.spares.window", pol.Spares.Window)
+	if pol.Spares.Factor < 0 {
+		p.add("policy.spares.factor", "must not be negative")
+	}
+	if pol.Spares.MaxShare < 0 || pol.Spares.MaxShare > 1 {
+		p.add("policy.spares.max_share", "%v is not a share in [0, 1]", pol.Spares.MaxShare)
+	}
+	if pol.Failure.AlertAfter <= 0 {
+		p.add("policy.failure.alert_after", "must be positive")
+	}
+	positive(p, "policy.failure.alert_window", pol.Failure.AlertWindow)
 	if pol.Failure.MaxBackoff < pol.Failure.Backoff {
 		p.add("policy.failure.max_backoff", "is shorter than policy.failure.backoff")
 	}

@@ -22,8 +22,11 @@ type group struct {
 	// pool whose backlog threshold the group counts against.
 	pools []*pool
 	home  *pool
-	// due: the backlog threshold of home is passed, so the group may wake servers.
-	due bool
+	// due: the backlog threshold of home is passed, so the group may wake servers beyond
+	// home; waiting and oldest are what it was judged on when it is not.
+	due     bool
+	waiting int
+	oldest  time.Time
 }
 
 type groupKey struct {

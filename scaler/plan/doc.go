@@ -15,9 +15,11 @@
 //	screen   servers rota must not touch (paused, pinned, maintenance, power unknown, in flight)
 //	floors   resume or power on servers a pool needs to stay at its (scheduled) floor
 //	demand   place waiting work on capacity already on or coming, then wake the cheapest servers
-//	         that fit, within backlog threshold, ceilings, quotas and regions
+//	         that fit (at once, in the home pool; dearer pools past the backlog threshold),
+//	         within ceilings, quotas and regions
 //	settle   power off drained, empty servers; give back drains that timed out
 //	shrink   drain idle servers, most expensive first, through the one gate that applies every
-//	         cap (floors, cooldowns, dwell times, cycle caps, disruption budget, concurrency)
+//	         cap (floors, warm spares, cooldowns, dwell times, cycle caps, disruption budget,
+//	         concurrency)
 //	rest     give every server left a reason
 package plan

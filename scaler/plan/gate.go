@@ -37,6 +37,9 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		return fleet.SkipCooldown, "scaled up at " + p.snap.History.LastScaleUp[pl.name].UTC().Format(time.RFC3339)
 	case pl.up-1 < pl.floor:
 		return fleet.SkipFloor, fmt.Sprintf("%d servers on, floor %d", pl.up, pl.floor)
+	case pl.keepsSpare():
+		// Warm spares are a floor of idle servers that follows recent need (spares.go).
+		return fleet.SkipFloor, pl.spareDetail()
 	case b.recentOffs+b.plannedOffs+b.draining+1 > b.maxOffs:
 		// A drain is a power-off to come: it takes its share of the budget now, so drained
 		// servers never wait, out of service, for budget.

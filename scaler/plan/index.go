@@ -28,13 +28,19 @@ type pool struct {
 	// held counts, per department, the servers it holds: what quotas cap (see hold).
 	held   map[string]int
 	quotas map[string]config.Quota
-	// regions are the regions of the pool's servers (inventory).
-	regions map[string]bool
+	// regions are the regions of the pool's servers (inventory); lastRegion the last one
+	// added, as servers of one region usually come together.
+	regions    map[string]bool
+	lastRegion string
 
 	// bins is the capacity for waiting work, per region (sorted by region), in tiers.
 	bins     []*regionBins
 	byRegion map[string]*regionBins
 	wake     wakeQueue
+
+	// spares is how many idle servers the pool keeps warm; idle counts its idle servers and
+	// drains the drains planned in it this pass (see keepsSpare).
+	spares, idle, drains int
 
 	// demandWaits: work waits for this pool this pass (no scale-down then).
 	demandWaits bool
@@ -50,6 +56,7 @@ func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 		snap: snap, cfg: cfg, pol: &cfg.Policy, now: now,
 		noJobManager: cfg.Jobs.Adapter == "none",
 		servers:      make([]server, len(snap.Nodes)),
+		skips:        make([]fleet.Skip, 0, len(snap.Nodes)),
 		byName:       make(map[string]*pool, len(cfg.Pools)),
 	}
 	for i := range cfg.Pools {
@@ -60,11 +67,15 @@ func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 	slices.SortFunc(p.pools, func(a, b *pool) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.name, b.name))
 	})
+	var last *pool // nodes of one pool usually come together: skip the map for them
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
 		s := &p.servers[i]
 		s.node = n
-		s.pool = p.byName[n.Pool]
+		if last == nil || last.name != n.Pool {
+			last = p.byName[n.Pool]
+		}
+		s.pool = last
 		if s.pool != nil {
 			s.pool.count(i, n)
 		}
@@ -117,7 +128,10 @@ func newPool(cfg *config.Config, c *config.Pool, now time.Time) *pool {
 // count adds server i to the pool's membership and counts.
 func (pl *pool) count(i int, n *fleet.Node) {
 	pl.members = append(pl.members, i)
-	pl.regions[n.Region] = true
+	if len(pl.members) == 1 || n.Region != pl.lastRegion {
+		pl.regions[n.Region] = true
+		pl.lastRegion = n.Region
+	}
 	if !powered(n.State) {
 		return
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,6 +207,39 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 		}
 		if wanted[pl.Name] && k[fleet.Drain]+k[fleet.PowerOff] > 0 {
 			t.Errorf("pool %s: scaled down while its work woke or resumed servers", pl.Name)
+		}
+	}
+	// Waking for work never wakes more servers than the work has server-slots (each woken
+	// server takes at least one slot), whether it was past the threshold or not.
+	slots, woken := 0, 0
+	for _, dm := range snap.Demand {
+		slots += max(dm.Count, 0) * max(dm.Nodes, 1)
+	}
+	for _, a := range d.Actions {
+		// retry is left out: a failed server is retried for floors too.
+		if a.Kind == fleet.PowerOn && a.Reason == fleet.ReasonBacklog {
+			woken++
+		}
+	}
+	if woken > slots {
+		t.Errorf("%d servers woken for work of %d server-slots", woken, slots)
+	}
+	// Warm spares never exceed their cap: at most max_share of a pool's servers (rounded
+	// down) are kept on as spares, and none when the factor is 0.
+	spares := map[string]int{}
+	for _, sk := range d.Skips {
+		if sk.Reason == fleet.SkipFloor && strings.HasPrefix(sk.Detail, "warm spare") {
+			spares[sk.Pool]++
+		}
+	}
+	for i := range cfg.Pools {
+		pl := &cfg.Pools[i]
+		capN := int(math.Floor(cfg.Policy.Spares.MaxShare*float64(len(pl.Nodes)) + 1e-9))
+		if cfg.Policy.Spares.Factor <= 0 {
+			capN = 0
+		}
+		if spares[pl.Name] > capN {
+			t.Errorf("pool %s: %d warm spares kept, cap %d", pl.Name, spares[pl.Name], capN)
 		}
 	}
 	maxOffs := cfg.Policy.Disruption.MaxPowerOffs

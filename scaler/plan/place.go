@@ -19,9 +19,10 @@ const (
 
 // placeDemand meets waiting work: first with capacity that is on, coming or resumable (in
 // that order, cheapest pool first), so rota never wakes more than the work needs; then, for
-// what is left and past the backlog threshold, by waking servers in the cheapest pool that
-// fits (light work never wakes a GPU server when a CPU server fits). Without the job manager
-// the demand is unknown and nothing is placed.
+// what is left, by waking servers in the cheapest pool that fits, at once and however little
+// waits (light work never wakes a GPU server when a CPU server fits); past the backlog
+// threshold, also in dearer pools that fit. Without the job manager the demand is unknown and
+// nothing is placed.
 func (p *pass) placeDemand() {
 	if !p.snap.JobsKnown {
 		return
@@ -37,7 +38,10 @@ func (p *pass) placeDemand() {
 	p.markDue(groups)
 	var borrowers []*group
 	for _, g := range groups {
-		if g.slots > 0 && g.due && p.wakeFor(g, false) {
+		// Every group with work left wakes servers: work that nothing on, coming or
+		// resumable can hold must never wait for something to end (nothing may ever end).
+		// Below the threshold it wakes only in its home pool, the cheapest that fits.
+		if g.slots > 0 && g.home != nil && p.wakeFor(g, false) {
 			borrowers = append(borrowers, g)
 		}
 	}
@@ -119,8 +123,9 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 // markDue applies the backlog threshold. Each group counts against its home pool (the
 // cheapest that fits it in its region) and class: when more than the threshold of jobs of one
 // class wait there with no place on capacity on or coming, and the oldest has waited
-// policy.backlog.for, the groups may wake servers. A threshold of 0 (a schedule's
-// backlog_queued_jobs: 0) wakes for a single job.
+// policy.backlog.for, the groups are due and may wake servers beyond their home pool, in
+// dearer pools that fit. Work below the threshold still wakes servers, in its home pool only
+// (see wakeFor): the threshold never starves work, it decides when work may cost more.
 func (p *pass) markDue(groups []*group) {
 	type key struct {
 		pl    *pool
@@ -148,19 +153,37 @@ func (p *pass) markDue(groups []*group) {
 		waited := oldest[k].IsZero() || p.now.Sub(oldest[k]) >= wait
 		g.due = n > g.home.threshold && waited
 		if !g.due {
-			g.home.blockWake(fleet.SkipBelowBacklog, func() string {
-				return fmt.Sprintf("%d %s jobs wait, oldest since %s; threshold more than %d for %s",
-					n, g.class, oldest[k].UTC().Format(time.RFC3339), g.home.threshold, wait)
-			})
+			g.waiting, g.oldest = n, oldest[k]
 		}
 	}
 }
 
+// belowBacklog marks the dearer pools a group below the threshold could not spill to.
+func (p *pass) belowBacklog(g *group) {
+	wait := time.Duration(p.pol.Backlog.For)
+	for _, pl := range g.pools[1:] {
+		pl.blockWake(fleet.SkipBelowBacklog, func() string {
+			return fmt.Sprintf("%d %s jobs wait for pool %s, oldest since %s; spills past its pool at more than %d for %s",
+				g.waiting, g.class, g.home.name, g.oldest.UTC().Format(time.RFC3339), g.home.threshold, wait)
+		})
+	}
+}
+
 // wakeFor powers on servers for the group, cheapest pool first, until its slots have a place
-// or no pool that fits has room. It reports whether the group's department is past its quota
+// or no pool that fits has room; a group below the backlog threshold (not due) only in its
+// home pool. It reports whether the group's department is past its quota
 // in a pool that allows borrowing (the group then waits for the borrowing round).
 func (p *pass) wakeFor(g *group, borrowing bool) bool {
-	for _, pl := range g.pools {
+	pools := g.pools
+	if !g.due {
+		pools = pools[:1]
+		defer func() {
+			if g.slots > 0 {
+				p.belowBacklog(g)
+			}
+		}()
+	}
+	for _, pl := range pools {
 		p.fill(g, pl, tierComing)
 		if profileCapacity(pl.cfg.Profile).holds(g.shape) == 0 {
 			// A pool fits the group only if one server holds a job; checked here too, so a

@@ -54,6 +54,8 @@ func runCases(t *testing.T, cases []planCase) {
 	}
 }
 
+func recentOn(n fleet.Node) fleet.Node { n.LastOn = t0.Add(-40 * time.Minute); return n }
+
 // TestActions covers every action reason.
 func TestActions(t *testing.T) { runCases(t, actionsCases()) }
 
@@ -74,6 +76,15 @@ func actionsCases() []planCase {
 			want: map[string]string{"c1": "resume/demand_return", "c2": "skip/not_needed"}},
 		{name: "drain timed out", snap: snapshot(with(drainingNode("c1", "cpu"), func(n *fleet.Node) { n.Since = t0.Add(-31 * time.Minute); busy(n) })),
 			want: map[string]string{"c1": "resume/drain_timeout"}},
+		{name: "warm spare: a pool that booted servers in the last hour keeps one idle",
+			cfg: func(c *config.Config) { c.Policy.Spares.MaxShare = 0.5 },
+			// Four power-ons in the 1h window, boot 10m: 4 x 10m / 1h = 0.67 arrivals per
+			// boot, rounded up to one spare (cap: half of the four servers).
+			snap: snapshot(recentOn(onNode("c1", "cpu")), recentOn(onNode("c2", "cpu")), recentOn(onNode("c3", "cpu")), recentOn(onNode("c4", "cpu"))),
+			want: map[string]string{"c1": "drain/idle", "c2": "drain/idle", "c3": "drain/idle", "c4": "skip/floor"}},
+		{name: "no warm spare without recent power-ons", cfg: func(c *config.Config) { c.Policy.Spares.MaxShare = 0.5 },
+			snap: snapshot(onNode("c1", "cpu"), onNode("c2", "cpu")),
+			want: map[string]string{"c1": "drain/idle", "c2": "drain/idle"}},
 		{name: "failed server retried for a floor", cfg: func(c *config.Config) { c.Pools[0].Min = 1 },
 			snap: snapshot(with(offNode("c1", "cpu"), func(n *fleet.Node) { n.State, n.Failures, n.RetryAfter = fleet.StateFailed, 1, t0.Add(-time.Minute) })),
 			want: map[string]string{"c1": "power_on/retry"}},

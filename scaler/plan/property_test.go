@@ -45,6 +45,8 @@ func (g gen) config(t testing.TB, nCPU, nGPU int) *config.Config {
 	pol.Disruption.MaxConcurrent = g.pick(10)
 	pol.Backlog.QueuedJobs = g.pick(4)
 	pol.Node.MaxCyclesPerDay = 1 + g.pick(4)
+	pol.Spares.Factor = float64(g.pick(4))
+	pol.Spares.MaxShare = float64(g.pick(6)) / 5
 	if g.chance(0.2) {
 		cfg.Jobs.Adapter = "none"
 	}

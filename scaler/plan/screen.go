@@ -25,7 +25,6 @@ func (p *pass) screen() {
 			p.countCapacity(i)
 			p.screenOne(i)
 		}
-		pl.wake.order(p)
 	}
 }
 
@@ -109,12 +108,17 @@ func (p *pass) jobsKnown() bool { return p.noJobManager || p.snap.JobsKnown }
 type wakeQueue struct {
 	all      []int
 	byRegion map[string][]int
+	// ordered: sorted already. The queue is sorted the first time a server is taken from it,
+	// since most passes wake nothing; the keys do not change within a pass, so sorting late
+	// gives the same order.
+	ordered bool
 }
 
 // order sorts the queue for hardware wear: cost is the same within a pool, so Off servers come
 // before Failed ones (a retry is likelier to fail), then those cycled least today, then those
 // off longest, then by name.
 func (q *wakeQueue) order(p *pass) {
+	q.ordered = true
 	slices.SortFunc(q.all, func(a, b int) int {
 		na, nb := p.servers[a].node, p.servers[b].node
 		return cmp.Or(
@@ -134,6 +138,9 @@ func (q *wakeQueue) order(p *pass) {
 // next returns the first server of the queue in region (empty: any) not yet decided. Decided
 // servers are dropped from the front, so each queue is walked once per pass.
 func (q *wakeQueue) next(p *pass, region string) (int, bool) {
+	if !q.ordered {
+		q.order(p)
+	}
 	list := q.all
 	if region != "" {
 		list = q.byRegion[region]

@@ -107,6 +107,8 @@ func TestPropertySequences(t *testing.T) {
 		pol.Disruption.MaxPowerOffs = 1 + r.IntN(5)
 		pol.Disruption.MaxConcurrent = 1 + r.IntN(8)
 		pol.Backlog.QueuedJobs = r.IntN(4)
+		pol.Spares.Factor = float64(r.IntN(4))
+		pol.Spares.MaxShare = float64(r.IntN(6)) / 5
 		cfg.Pools[0].Min = r.IntN(3)
 		period := 1 + r.IntN(5)
 		on := r.IntN(6)

@@ -123,9 +123,10 @@ func b2i(b bool) int64 {
 // power-off, the drain timeout from a drain's start, the idle window from a server's last job
 // (and its coming up: its telemetry is incomplete until then), the cycle cap's day from its
 // oldest power-off, backlog.for from a queued job's submission, the cooldowns from the pool's
-// last scale-up and scale-down, the disruption window from each power-off. These are the
-// durations the planner reads; one it starts reading must be added here, or skipping would
-// miss its expiry (TestSkippingChangesNothing compares against a call at every interval).
+// last scale-up and scale-down, the disruption window from each power-off, the spares window
+// from a server's last power-on. These are the durations the planner reads; one it starts
+// reading must be added here, or skipping would miss its expiry (TestSkippingChangesNothing
+// compares against a call at every interval).
 func (p *rota) timers(w *world, since int64) int64 {
 	pol := &w.env.Config.Policy
 	t := Never
@@ -139,6 +140,7 @@ func (p *rota) timers(w *world, since int64) int64 {
 		sv := &w.srv[s]
 		consider(sv.lastOn, pol.Node.MinOn)
 		consider(sv.lastOn, pol.Idle.Window)
+		consider(sv.lastOn, pol.Spares.Window) // a power-on leaving the window lowers the spares
 		consider(sv.lastOff, pol.Node.MinOff)
 		if sv.state == fleet.StateDraining {
 			consider(sv.since, pol.Drain.Timeout)

@@ -1,0 +1,190 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rotahq/rota/bmc"
+)
+
+// chassisScript is ipmi_sim's chassis_control program for one server: ipmi_sim runs it as
+// `SCRIPT <mc-addr> get power` (answer power:0|1) and `SCRIPT <mc-addr> set power 0|1`; the
+// server's power file is the state. While the fault file exists, every set fails (the BMC
+// answers power commands with an error but still reads its state).
+const chassisScript = `#!/bin/sh
+f=%q
+case "$2" in
+get) case "$(cat "$f")" in [Oo][Nn]*) echo power:1 ;; *) echo power:0 ;; esac ;;
+set) [ "$3" = power ] || exit 0
+     [ -e "$f.fault" ] && exit 1
+     if [ "$4" = 1 ]; then echo On > "$f.set"; else echo Off > "$f.set"; fi
+     mv "$f.set" "$f" ;;
+esac
+`
+
+// ipmiLANConf is ipmi_sim's lan.conf (the recipe in LAB.md), with the lab's BMC password.
+const ipmiLANConf = `name "%s"
+set_working_mc 0x20
+  startlan 1
+    addr 127.0.0.1 %d
+    priv_limit admin
+    allowed_auths_admin none md2 md5 straight
+    allowed_auths_operator none md2 md5 straight
+    allowed_auths_user none md2 md5 straight
+    allowed_auths_callback none md2 md5 straight
+    guid a123456789abcdefa123456789abcdef
+  endlan
+  chassis_control "%s 0x20"
+  user 2 true  "%s" "%s" admin 10 none md2 md5 straight
+`
+
+const ipmiEmu = "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n"
+
+// startIPMI runs one ipmi_sim per IPMI server and waits until each answers an RMCP ping.
+func (l *Lab) startIPMI(ctx context.Context) error {
+	password, err := l.secret("bmc.password")
+	if err != nil {
+		return err
+	}
+	for _, n := range l.nodes {
+		if n.ep.Protocol != bmc.ProtocolIPMI {
+			continue
+		}
+		d := filepath.Join(l.Dir, "ipmi", n.name)
+		if err := os.MkdirAll(filepath.Join(d, "state"), 0o755); err != nil {
+			return err
+		}
+		script := filepath.Join(d, "chassis")
+		files := map[string]string{
+			script:                         fmt.Sprintf(chassisScript, n.powerFile()),
+			filepath.Join(d, "lan.conf"):   fmt.Sprintf(ipmiLANConf, n.name, n.ep.Port, script, n.ep.Username, password),
+			filepath.Join(d, "server.emu"): ipmiEmu,
+		}
+		for path, content := range files {
+			if err := os.WriteFile(path, []byte(content), 0o700); err != nil {
+				return err
+			}
+		}
+		if err := l.run("ipmi-"+n.name, nil, l.tools.ipmiSim, "-c", filepath.Join(d, "lan.conf"),
+			"-f", filepath.Join(d, "server.emu"), "-s", filepath.Join(d, "state"), "-n"); err != nil {
+			return err
+		}
+	}
+	for _, n := range l.nodes {
+		if n.ep.Protocol != bmc.ProtocolIPMI {
+			continue
+		}
+		addr := net.JoinHostPort(n.ep.Host, strconv.Itoa(n.ep.Port))
+		if err := waitFor(ctx, 30*time.Second, "ipmi_sim of "+n.name+" answers", func() error {
+			if !bmc.RMCPPing(ctx, addr) {
+				return fmt.Errorf("no RMCP pong from %s", addr)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetIPMIFault makes the IPMI server's BMC answer every power command with an error (on) or
+// behave again (off).
+func (l *Lab) SetIPMIFault(server string, on bool) error {
+	for _, n := range l.nodes {
+		if n.name != server || n.ep.Protocol != bmc.ProtocolIPMI {
+			continue
+		}
+		if !on {
+			if err := os.Remove(n.powerFile() + ".fault"); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("clearing the fault of %s: %w", server, err)
+			}
+			return nil
+		}
+		return os.WriteFile(n.powerFile()+".fault", nil, 0o644)
+	}
+	return fmt.Errorf("no IPMI server %s in the lab", server)
+}
+
+// RedfishControl is the Redfish emulator's control endpoint (faults, power) in a lab.
+func (l *Lab) RedfishControl() string {
+	port, _ := l.Ports.TCP("redfish-control")
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// startRedfish runs one rota-redfish-emulator for every Redfish server; each server's power
+// hook writes its power file. It waits for the control endpoint and the certificate.
+func (l *Lab) startRedfish(ctx context.Context) error {
+	password, err := l.secret("bmc.password")
+	if err != nil {
+		return err
+	}
+	var servers []map[string]any
+	var ca string
+	for _, n := range l.nodes {
+		if n.ep.Protocol != bmc.ProtocolRedfish {
+			continue
+		}
+		on, err := readPower(n.powerFile())
+		if err != nil {
+			return err
+		}
+		ca = n.ep.CAFile
+		servers = append(servers, map[string]any{
+			"name":             n.name,
+			"listen":           net.JoinHostPort(n.ep.Host, strconv.Itoa(n.ep.Port)),
+			"username":         n.ep.Username,
+			"password":         password,
+			"power":            map[bool]string{true: "On", false: "Off"}[on],
+			"transition_delay": "1s",
+			"hook":             map[string]any{"command": []string{l.tools.shell, "-c", `echo "$ROTA_EMU_POWER" > "$0.set" && mv "$0.set" "$0"`, n.powerFile()}},
+		})
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	cfg, err := yaml.Marshal(map[string]any{"control_listen": l.RedfishControl()[len("http://"):], "servers": servers})
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(l.Dir, "redfish", "emulator.yml")
+	if err := os.WriteFile(file, cfg, 0o600); err != nil {
+		return err
+	}
+	if err := l.run("redfish-emulator", nil, l.tools.redfishEmu, "--config.file="+file, "--tls.cert-out="+ca); err != nil {
+		return err
+	}
+	return waitFor(ctx, 30*time.Second, "redfish emulator ready", func() error {
+		if err := getOK(ctx, l.RedfishControl()+"/-/ready"); err != nil {
+			return err
+		}
+		_, err := os.Stat(ca)
+		return err
+	})
+}
+
+// getOK GETs url and wants 200.
+func getOK(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return nil
+}

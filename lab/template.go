@@ -1,0 +1,82 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Ports hands out free loopback ports by name: the same name always gets the same port.
+type Ports struct {
+	tcp, udp map[string]int
+}
+
+// NewPorts returns an empty set.
+func NewPorts() *Ports { return &Ports{tcp: map[string]int{}, udp: map[string]int{}} }
+
+// TCP returns the TCP port named name, choosing a free one the first time.
+func (p *Ports) TCP(name string) (int, error) { return p.get(p.tcp, name, "tcp") }
+
+// UDP returns the UDP port named name, choosing a free one the first time.
+func (p *Ports) UDP(name string) (int, error) { return p.get(p.udp, name, "udp") }
+
+func (p *Ports) get(m map[string]int, name, network string) (int, error) {
+	if port, ok := m[name]; ok {
+		return port, nil
+	}
+	port, err := freePort(network)
+	if err != nil {
+		return 0, fmt.Errorf("choosing port %s: %w", name, err)
+	}
+	m[name] = port
+	return port, nil
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort(network string) (int, error) {
+	if network == "udp" {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return c.LocalAddr().(*net.UDPAddr).Port, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Expand fills a lab config template: ${lab} is the lab folder, ${port:NAME} a free TCP port
+// and ${udp:NAME} a free UDP port (the same for the same NAME). Any other ${...} is an error,
+// so a typo never reaches rota as an empty value.
+func Expand(tmpl, dir string, ports *Ports) (string, error) {
+	var errs []error
+	out := os.Expand(tmpl, func(key string) string {
+		kind, name, _ := strings.Cut(key, ":")
+		var port int
+		var err error
+		switch {
+		case key == "lab":
+			return dir
+		case kind == "port" && name != "":
+			port, err = ports.TCP(name)
+		case kind == "udp" && name != "":
+			port, err = ports.UDP(name)
+		default:
+			err = fmt.Errorf("unknown placeholder ${%s}", key)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			return ""
+		}
+		return strconv.Itoa(port)
+	})
+	return out, errors.Join(errs...)
+}

@@ -1,0 +1,61 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Job is one batch job of a lab workload.
+type Job struct {
+	// Kind is light (CPU only) or heavy (a GPU); it is also the job's name.
+	Kind string
+	CPUs int
+	GPUs int
+	// Runtime is how long the job sleeps.
+	Runtime time.Duration
+}
+
+// Light and Heavy are the workload's two kinds of job.
+func Light(runtime time.Duration) Job { return Job{Kind: "light", CPUs: 2, Runtime: runtime} }
+func Heavy(runtime time.Duration) Job { return Job{Kind: "heavy", CPUs: 2, GPUs: 1, Runtime: runtime} }
+
+// sbatchArgs are the arguments that submit j: one node, its CPUs and GPUs, a sleep, output
+// thrown away.
+func (j Job) sbatchArgs() []string {
+	args := []string{"--parsable", "--output=/dev/null", "--job-name=" + j.Kind, "--nodes=1", "--ntasks=1",
+		fmt.Sprintf("--cpus-per-task=%d", j.CPUs)}
+	if j.GPUs > 0 {
+		args = append(args, fmt.Sprintf("--gres=gpu:%d", j.GPUs))
+	}
+	return append(args, fmt.Sprintf("--wrap=sleep %d", int(j.Runtime.Seconds())))
+}
+
+// Submit submits each job with sbatch to the lab in dir and returns their ids.
+func Submit(ctx context.Context, dir string, jobs ...Job) ([]string, error) {
+	var ids []string
+	for _, j := range jobs {
+		out, err := SlurmCommand(ctx, dir, "sbatch", j.sbatchArgs()...)
+		if err != nil {
+			return ids, fmt.Errorf("submitting a %s job: %w", j.Kind, err)
+		}
+		id, _, _ := strings.Cut(strings.TrimSpace(out), ";")
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// Burst is the demo's workload: light and heavy jobs interleaved.
+func Burst(light, heavy int, lightRuntime, heavyRuntime time.Duration) []Job {
+	var jobs []Job
+	for i := 0; i < max(light, heavy); i++ {
+		if i < light {
+			jobs = append(jobs, Light(lightRuntime))
+		}
+		if i < heavy {
+			jobs = append(jobs, Heavy(heavyRuntime))
+		}
+	}
+	return jobs
+}
