@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/lab"
 )
@@ -27,7 +28,7 @@ func powerControl(t *testing.T, l *lab.Lab) *bmc.Controller {
 	}
 	logger := logrus.New()
 	logger.SetOutput(io.Discard)
-	c, err := bmc.NewController(endpoints, bmc.Options{Logger: logger.WithField("component", "bmc"), Clock: wallClock{},
+	c, err := bmc.NewController(endpoints, bmc.Options{Logger: logger.WithField("component", "bmc"), Clock: clock.Real{},
 		PollInterval: 200 * time.Millisecond, GracePeriod: time.Second, ConfirmTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)

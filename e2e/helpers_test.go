@@ -12,25 +12,11 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/lab"
 	"github.com/rotahq/rota/scaler/api"
 )
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // startLab starts a lab with the servers named by on ("all", "floor", "none") powered, and
 // rota unless noRota. Everything stops at cleanup; on failure the logs' tails are printed.
@@ -51,7 +37,7 @@ func startLab(t *testing.T, on string, noRota bool) *lab.Lab {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	l, err := lab.Start(ctx, lab.Options{Dir: dir, Root: testutil.RepoRoot(t), BinDir: bins, On: on, NoRota: noRota,
-		Clock: wallClock{}, Log: logger.WithField("component", "lab")})
+		Clock: clock.Real{}, Log: logger.WithField("component", "lab")})
 	t.Cleanup(func() {
 		if l != nil {
 			l.Close()

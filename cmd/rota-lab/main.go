@@ -17,16 +17,12 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
-	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/logflags"
 	"github.com/rotahq/rota/lab"
 	"github.com/rotahq/rota/scaler/config"
 )
-
-// wallClock is the real clock; the lab package reads time only through it.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -45,7 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	binDir := up.Flag("bin", "Folder of rota, rota-lab-exporter and rota-redfish-emulator.").Default("bin").String()
 	on := up.Flag("on", "Servers powered on at start: all, floor (each pool's min) or none.").Default("all").Enum("all", "floor", "none")
 	noRota := up.Flag("no-rota", "Start the fleet without rota.").Bool()
-	logLevel := up.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").Enum("debug", "info", "warn", "error")
+	var logs logflags.Config
+	logflags.Add(up, &logs, "info")
 
 	wl := app.Command("workload", "Submit a burst of light (CPU) and heavy (GPU) jobs to the running lab.")
 	light := wl.Flag("light", "Light jobs (2 CPUs).").Default("8").Int()
@@ -65,12 +62,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	switch cmd {
 	case "up":
-		logger := logrus.New()
-		logger.SetOutput(stderr)
-		lvl, _ := logrus.ParseLevel(*logLevel)
-		logger.SetLevel(lvl)
+		logger := logs.New(stderr)
 		return runUp(ctx, lab.Options{Dir: *dir, Root: *root, BinDir: *binDir, On: *on, NoRota: *noRota,
-			Clock: wallClock{}, Log: logger.WithField("component", "lab")}, stdout, stderr)
+			Clock: clock.Real{}, Log: logger.WithField("component", "lab")}, stdout, stderr)
 	case "workload":
 		ids, err := lab.Submit(ctx, *dir, lab.Burst(*light, *heavy, *lightRun, *heavyRun)...)
 		fmt.Fprintf(stdout, "submitted %d jobs (%d light, %d heavy)\n", len(ids), *light, *heavy)
