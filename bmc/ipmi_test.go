@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/ipmisim"
 	"github.com/rotahq/rota/internal/testutil"
 )
 
@@ -65,33 +66,19 @@ func startIPMISim(t *testing.T, on, brokenGet bool) *ipmiSim {
 	if brokenGet {
 		get = "exit 1"
 	}
-	script := filepath.Join(dir, "chassis")
-	writeFile(t, script, 0o755, fmt.Sprintf(`#!/bin/sh
+	sim := ipmisim.BMC{Dir: dir, Name: "sim", Port: s.port, Users: []ipmisim.User{
+		{ID: 1, Name: "", Password: "test", Privilege: "user"},
+		{ID: 2, Name: "admin", Password: "secret", Privilege: "admin"},
+	}, Chassis: fmt.Sprintf(`#!/bin/sh
 case "$2" in
 get) %s ;;
 set) [ "$3" = power ] && { echo "$4" > %s; echo "set $4" >> %s; } ;;
 esac
-`, get, s.state, s.setsLog))
-	writeFile(t, filepath.Join(dir, "lan.conf"), 0o644, fmt.Sprintf(`name "sim"
-set_working_mc 0x20
-  startlan 1
-    addr 127.0.0.1 %d
-    priv_limit admin
-    allowed_auths_admin none md2 md5 straight
-    allowed_auths_operator none md2 md5 straight
-    allowed_auths_user none md2 md5 straight
-    allowed_auths_callback none md2 md5 straight
-    guid a123456789abcdefa123456789abcdef
-  endlan
-  chassis_control "%s 0x20"
-  user 1 true  ""      "test"   user  10 none md2 md5 straight
-  user 2 true  "admin" "secret" admin 10 none md2 md5 straight
-`, s.port, script))
-	writeFile(t, filepath.Join(dir, "sim.emu"), 0o644, "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n")
-	if err := os.Mkdir(filepath.Join(dir, "state"), 0o755); err != nil {
+`, get, s.state, s.setsLog)}
+	if err := sim.Write(); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Start(t, "ipmi_sim", "-c", filepath.Join(dir, "lan.conf"), "-f", filepath.Join(dir, "sim.emu"), "-s", filepath.Join(dir, "state"), "-n")
+	testutil.Start(t, "ipmi_sim", sim.Args()...)
 	addr := fmt.Sprintf("127.0.0.1:%d", s.port)
 	testutil.Eventually(t, 10*time.Second, "ipmi_sim answering an RMCP ping on "+addr, func() error {
 		if !RMCPPing(context.Background(), addr) {
@@ -100,13 +87,6 @@ set_working_mc 0x20
 		return nil
 	})
 	return s
-}
-
-func writeFile(t *testing.T, path string, mode os.FileMode, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func ipmiEndpoint(t *testing.T, port int, password string) Endpoint {

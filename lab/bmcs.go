@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/ipmisim"
 )
 
 // chassisScript is ipmi_sim's chassis_control program for one server: ipmi_sim runs it as
@@ -30,24 +31,6 @@ set) [ "$3" = power ] || exit 0
 esac
 `
 
-// ipmiLANConf is ipmi_sim's lan.conf (the recipe in LAB.md), with the lab's BMC password.
-const ipmiLANConf = `name "%s"
-set_working_mc 0x20
-  startlan 1
-    addr 127.0.0.1 %d
-    priv_limit admin
-    allowed_auths_admin none md2 md5 straight
-    allowed_auths_operator none md2 md5 straight
-    allowed_auths_user none md2 md5 straight
-    allowed_auths_callback none md2 md5 straight
-    guid a123456789abcdefa123456789abcdef
-  endlan
-  chassis_control "%s 0x20"
-  user 2 true  "%s" "%s" admin 10 none md2 md5 straight
-`
-
-const ipmiEmu = "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n"
-
 // startIPMI runs one ipmi_sim per IPMI server and waits until each answers an RMCP ping.
 func (l *Lab) startIPMI(ctx context.Context) error {
 	password, err := l.secret("bmc.password")
@@ -58,23 +41,13 @@ func (l *Lab) startIPMI(ctx context.Context) error {
 		if n.ep.Protocol != bmc.ProtocolIPMI {
 			continue
 		}
-		d := filepath.Join(l.Dir, "ipmi", n.name)
-		if err := os.MkdirAll(filepath.Join(d, "state"), 0o755); err != nil {
+		sim := ipmisim.BMC{Dir: filepath.Join(l.Dir, "ipmi", n.name), Name: n.name, Port: n.ep.Port,
+			Users:   []ipmisim.User{{ID: 2, Name: n.ep.Username, Password: password, Privilege: "admin"}},
+			Chassis: fmt.Sprintf(chassisScript, n.powerFile())}
+		if err := sim.Write(); err != nil {
 			return err
 		}
-		script := filepath.Join(d, "chassis")
-		files := map[string]string{
-			script:                         fmt.Sprintf(chassisScript, n.powerFile()),
-			filepath.Join(d, "lan.conf"):   fmt.Sprintf(ipmiLANConf, n.name, n.ep.Port, script, n.ep.Username, password),
-			filepath.Join(d, "server.emu"): ipmiEmu,
-		}
-		for path, content := range files {
-			if err := os.WriteFile(path, []byte(content), 0o700); err != nil {
-				return err
-			}
-		}
-		if err := l.run("ipmi-"+n.name, nil, l.tools.ipmiSim, "-c", filepath.Join(d, "lan.conf"),
-			"-f", filepath.Join(d, "server.emu"), "-s", filepath.Join(d, "state"), "-n"); err != nil {
+		if err := l.run("ipmi-"+n.name, nil, l.tools.ipmiSim, sim.Args()...); err != nil {
 			return err
 		}
 	}

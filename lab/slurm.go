@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rotahq/rota/internal/slurmlab"
 )
 
 func (l *Lab) slurmConf() string { return filepath.Join(l.Dir, "slurm", "slurm.conf") }
@@ -26,74 +28,18 @@ func (l *Lab) writeSlurmConf() error {
 	if err != nil {
 		return err
 	}
-	d := filepath.Join(l.Dir, "slurm")
-	var conf, gres bytes.Buffer
-	fmt.Fprintf(&conf, `ClusterName=lab
-SlurmctldHost=localhost
-SlurmctldPort=%d
-AuthType=auth/none
-CredType=cred/none
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=%[2]s/state
-SlurmdSpoolDir=%[2]s/spool/%%n
-SlurmctldPidFile=%[2]s/slurmctld.pid
-SlurmdPidFile=%[2]s/slurmd-%%n.pid
-SlurmctldLogFile=%[2]s/slurmctld.log
-SlurmdLogFile=%[2]s/slurmd-%%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=100
-ReturnToService=2
-SlurmdParameters=config_overrides
-SlurmdTimeout=10
-MessageTimeout=5
-MinJobAge=5
-KillWait=2
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/filetxt
-JobCompLoc=%[3]s
-GresTypes=gpu
-`, ctldPort, d, JobCompLog(l.Dir))
-	var names []string
+	var nodes []slurmlab.Node
 	for _, p := range l.Config.Pools {
-		mb := int64(p.Profile.Memory) >> 20
 		for _, n := range p.Nodes {
 			port, err := l.Ports.TCP("slurmd-" + n.Name)
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(filepath.Join(d, "spool", n.Name), 0o755); err != nil {
-				return err
-			}
-			fmt.Fprintf(&conf, "NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d",
-				n.Name, port, p.Profile.CPUCores, mb)
-			if p.Profile.GPUs > 0 {
-				var files []string
-				for i := range p.Profile.GPUs {
-					f := filepath.Join(d, "dev", n.Name+"-gpu"+strconv.Itoa(i))
-					if err := os.WriteFile(f, nil, 0o644); err != nil {
-						return err
-					}
-					files = append(files, f)
-				}
-				fmt.Fprintf(&conf, " Gres=gpu:%d", p.Profile.GPUs)
-				fmt.Fprintf(&gres, "NodeName=%s Name=gpu File=%s\n", n.Name, strings.Join(files, ","))
-			}
-			conf.WriteString(" State=UNKNOWN\n")
-			names = append(names, n.Name)
+			nodes = append(nodes, slurmlab.Node{Name: n.Name, Partition: "batch", Port: port,
+				CPUs: p.Profile.CPUCores, MemoryMB: int(int64(p.Profile.Memory) >> 20), GPUs: p.Profile.GPUs})
 		}
 	}
-	fmt.Fprintf(&conf, "PartitionName=batch Nodes=%s Default=YES MaxTime=INFINITE State=UP\n", strings.Join(names, ","))
-	if err := os.WriteFile(filepath.Join(d, "gres.conf"), gres.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(l.slurmConf(), conf.Bytes(), 0o644)
+	return slurmlab.Conf{Dir: filepath.Dir(l.slurmConf()), Port: ctldPort, Nodes: nodes, JobCompLog: JobCompLog(l.Dir)}.Write()
 }
 
 // startSlurm writes slurm.conf and starts slurmctld; each server's slurmd starts with its power.

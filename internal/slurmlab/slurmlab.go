@@ -24,6 +24,8 @@ type Node struct {
 	MemoryMB  int
 	// GPUs is how many fake gpu GRES the node has (0: none).
 	GPUs int
+	// Port is its slurmd's port (Start picks a free one when 0).
+	Port int
 }
 
 // Options shape the cluster.
@@ -75,15 +77,25 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, Conf: filepath.Join(dir, "slurm.conf"), BinDir: filepath.Dir(sinfo),
-		Nodes: opts.Nodes, t: t, slurmd: map[string]*testutil.Process{}, sbin: filepath.Dir(ctld)}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := c.writeConfig(opts); err != nil {
+	nodes := make([]Node, len(opts.Nodes))
+	for i, n := range opts.Nodes {
+		if n.Port == 0 {
+			n.Port = testutil.FreePort(t)
+		}
+		nodes[i] = n
+	}
+	// Credentials that expire in seconds and a backfill pass every second keep tests quick.
+	conf := Conf{Dir: dir, LogDir: filepath.Join(dir, "log"), Port: testutil.FreePort(t), Nodes: nodes,
+		CredExpire: 5 * time.Second, BackfillInterval: time.Second, Extra: opts.Extra}
+	if err := conf.Write(); err != nil {
 		t.Fatal(err)
 	}
+	c := &Cluster{Dir: dir, Conf: conf.Path(), BinDir: filepath.Dir(sinfo),
+		Nodes: nodes, t: t, slurmd: map[string]*testutil.Process{}, sbin: filepath.Dir(ctld)}
 	// Cleanups run last-in first-out: jobs and their slurmstepd go before the daemons stop.
 	c.Controller = testutil.StartEnv(t, c.Env(), ctld, "-D", "-f", c.Conf)
-	for _, n := range opts.Nodes {
+	for _, n := range nodes {
 		c.StartNode(n.Name)
 	}
 	t.Cleanup(c.stopJobs)
@@ -93,85 +105,6 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	c.WaitState(startup, "idle")
 	return c
-}
-
-func (c *Cluster) writeConfig(opts Options) error {
-	for _, d := range []string{"state", "log", "dev"} {
-		if err := os.MkdirAll(filepath.Join(c.Dir, d), 0o755); err != nil {
-			return err
-		}
-	}
-	var conf, gres bytes.Buffer
-	fmt.Fprintf(&conf, `ClusterName=lab
-SlurmctldHost=localhost
-SlurmctldPort=%d
-AuthType=auth/none
-AuthInfo=cred_expire=5
-CredType=cred/none
-SlurmUser=root
-SlurmdUser=root
-StateSaveLocation=%[2]s/state
-SlurmdSpoolDir=%[2]s/spool/%%n
-SlurmctldPidFile=%[2]s/slurmctld.pid
-SlurmdPidFile=%[2]s/slurmd-%%n.pid
-SlurmctldLogFile=%[2]s/log/slurmctld.log
-SlurmdLogFile=%[2]s/log/slurmd-%%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=1
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core_Memory
-DefMemPerCPU=100
-ReturnToService=2
-SlurmdParameters=config_overrides
-SlurmdTimeout=10
-MessageTimeout=5
-MinJobAge=5
-KillWait=2
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-GresTypes=gpu
-`, testutil.FreePort(c.t), c.Dir)
-	parts := map[string][]string{}
-	var order []string
-	for _, n := range opts.Nodes {
-		if err := os.MkdirAll(filepath.Join(c.Dir, "spool", n.Name), 0o755); err != nil {
-			return err
-		}
-		fmt.Fprintf(&conf, "NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d",
-			n.Name, testutil.FreePort(c.t), n.CPUs, n.MemoryMB)
-		if n.GPUs > 0 {
-			fmt.Fprintf(&conf, " Gres=gpu:%d", n.GPUs)
-			// Fake devices: slurmd only needs files to count.
-			var files []string
-			for i := range n.GPUs {
-				f := filepath.Join(c.Dir, "dev", n.Name+"-gpu"+strconv.Itoa(i))
-				if err := os.WriteFile(f, nil, 0o644); err != nil {
-					return err
-				}
-				files = append(files, f)
-			}
-			fmt.Fprintf(&gres, "NodeName=%s Name=gpu File=%s\n", n.Name, strings.Join(files, ","))
-		}
-		conf.WriteString(" State=UNKNOWN\n")
-		if _, ok := parts[n.Partition]; !ok {
-			order = append(order, n.Partition)
-		}
-		parts[n.Partition] = append(parts[n.Partition], n.Name)
-	}
-	for i, p := range order {
-		fmt.Fprintf(&conf, "PartitionName=%s Nodes=%s MaxTime=INFINITE State=UP Default=%s\n",
-			p, strings.Join(parts[p], ","), map[bool]string{true: "YES", false: "NO"}[i == 0])
-	}
-	for _, l := range opts.Extra {
-		conf.WriteString(l + "\n")
-	}
-	if err := os.WriteFile(filepath.Join(c.Dir, "gres.conf"), gres.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(c.Conf, conf.Bytes(), 0o644)
 }
 
 // Env is the environment Slurm's commands need for this cluster (SLURM_CONF).
