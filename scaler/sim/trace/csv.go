@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -25,39 +26,26 @@ func readCSV(r io.Reader) (*Trace, error) {
 	}
 	t := &Trace{Start: time.Unix(0, 0).UTC(), Notes: []string{"generic CSV: gpus and cpus are per job, spread over its nodes"}}
 	var bad rowErrors
-	for {
-		ok, err := tab.next()
-		if !ok {
-			if err != nil {
-				return nil, err
-			}
-			break
-		}
-		if err != nil {
-			bad.add(tab.line, "%v", err)
-			continue
-		}
-		v, err := tab.ints("submit", "duration", "gpus", "cpus")
-		if err != nil {
-			bad.add(tab.line, "%v", err)
-			continue
-		}
+	err = tab.rows(&bad, []string{"submit", "duration", "gpus", "cpus"}, func(v []int64) error {
 		nodes := int64(1)
 		if tab.has("nodes") && tab.str("nodes") != "" {
+			var err error
 			if nodes, err = parseInt(tab.str("nodes")); err != nil || nodes == 0 || nodes > 1<<20 {
-				bad.add(tab.line, "nodes: %q is not a server count", tab.str("nodes"))
-				continue
+				return fmt.Errorf("nodes: %q is not a server count", tab.str("nodes"))
 			}
 		}
 		if v[2] > 1<<30 || v[3] > 1<<30 {
-			bad.add(tab.line, "gpus or cpus out of range")
-			continue
+			return errors.New("gpus or cpus out of range")
 		}
 		n := int(nodes)
 		t.Jobs = append(t.Jobs, Job{
 			Line: tab.line, ID: tab.str("id"), Submit: v[0], Duration: v[1], Nodes: n,
 			GPUs: ceilDiv(int(v[2]), n), CPUs: ceilDiv(int(v[3]), n), Class: tab.str("class"),
 		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := bad.result(CSV); err != nil {
 		return nil, err

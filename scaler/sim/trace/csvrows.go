@@ -66,6 +66,27 @@ func (t *table) next() (bool, error) {
 	return true, nil
 }
 
+// rows calls row for every data row, with the named integer columns parsed in order. A row the
+// CSV reader rejects, a bad integer, or an error from row is recorded in bad with the row's line,
+// and reading goes on; rows fails only when the file itself cannot be read.
+func (t *table) rows(bad *rowErrors, cols []string, row func(v []int64) error) error {
+	for {
+		ok, err := t.next()
+		if !ok {
+			return err
+		}
+		if err == nil {
+			var v []int64
+			if v, err = t.ints(cols...); err == nil {
+				err = row(v)
+			}
+		}
+		if err != nil {
+			bad.add(t.line, "%v", err)
+		}
+	}
+}
+
 // has reports whether the file has the column.
 func (t *table) has(name string) bool { _, ok := t.cols[name]; return ok }
 

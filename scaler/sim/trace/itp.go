@@ -19,29 +19,16 @@ func readITP(r io.Reader, opt Options) (*Trace, error) {
 		Notes: []string{fmt.Sprintf("%d GPUs per server; jobs of more GPUs take whole servers, started together", opt.GPUsPerNode)},
 	}
 	var bad rowErrors
-	for {
-		ok, err := tab.next()
-		if !ok {
-			if err != nil {
-				return nil, err
-			}
-			break
-		}
-		if err != nil {
-			bad.add(tab.line, "%v", err)
-			continue
-		}
-		v, err := tab.ints("submission_time", "duration", "num_gpu")
-		if err != nil {
-			bad.add(tab.line, "%v", err)
-			continue
-		}
+	err = tab.rows(&bad, []string{"submission_time", "duration", "num_gpu"}, func(v []int64) error {
 		if v[2] == 0 || v[2] > 1<<20 {
-			bad.add(tab.line, "num_gpu: %d is not a GPU count", v[2])
-			continue
+			return fmt.Errorf("num_gpu: %d is not a GPU count", v[2])
 		}
 		nodes, each := spread(int(v[2]), opt.GPUsPerNode)
 		t.Jobs = append(t.Jobs, Job{Line: tab.line, ID: tab.str("job_id"), Submit: v[0], Duration: v[1], Nodes: nodes, GPUs: each})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := bad.result(ITP); err != nil {
 		return nil, err
