@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/big"
 	"net"
@@ -174,17 +173,7 @@ func serveWithWrittenConfig(t *testing.T, r *roleRun, args []string, certPEM str
 	pool.AppendCertsFromPEM([]byte(certPEM))
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	get := func(user, pass string) (int, string, error) {
-		req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body), err
+		return testutil.GetWithAuth(client, "https://"+addr+"/metrics", user, pass)
 	}
 	testutil.Eventually(t, 30*time.Second, "the exporter serves TLS", func() error {
 		_, _, err := get("", "")

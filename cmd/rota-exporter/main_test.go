@@ -254,19 +254,7 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	testutil.Start(t, exporterBinary(t), "--web.listen-address="+addr, "--web.config.file="+webCfg)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	url := "https://" + addr + "/metrics"
-	status := func(user, pass string) (int, string, error) {
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), nil
-	}
+	status := func(user, pass string) (int, string, error) { return testutil.GetWithAuth(client, url, user, pass) }
 	testutil.Eventually(t, 30*time.Second, "TLS exporter up", func() error {
 		_, _, err := status("", "")
 		return err
