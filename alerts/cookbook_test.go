@@ -11,20 +11,15 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 )
 
-// readmeQueries returns the PromQL code blocks of the README's alerts section.
+// readmeQueries returns the PromQL code blocks of docs/rules.md, the cost cookbook among them.
 func readmeQueries(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "README.md"))
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "docs", "rules.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	start, end := strings.Index(s, "<!-- section:alerts -->"), strings.Index(s, "<!-- /section:alerts -->")
-	if start < 0 || end < start {
-		t.Fatal("README.md has no alerts section")
-	}
 	var out []string
-	for _, block := range strings.Split(s[start:end], "```promql\n")[1:] {
+	for _, block := range strings.Split(string(b), "```promql\n")[1:] {
 		q, _, ok := strings.Cut(block, "```")
 		if !ok {
 			t.Fatalf("unclosed promql block: %q", block)
@@ -60,17 +55,17 @@ func testedExprs(t *testing.T, path string) map[string]bool {
 	return out
 }
 
-// TestCookbookQueriesAreTested: every query of the README's cost cookbook has expected values in
+// TestCookbookQueriesAreTested: every query of docs/rules.md's cost cookbook has expected values in
 // testdata/recording.test.yml (which TestPromtoolTestRules runs).
 func TestCookbookQueriesAreTested(t *testing.T) {
 	queries := readmeQueries(t)
 	if len(queries) == 0 {
-		t.Fatal("the README's alerts section has no promql blocks")
+		t.Fatal("docs/rules.md has no promql blocks")
 	}
 	tested := testedExprs(t, "testdata/recording.test.yml")
 	for _, q := range queries {
 		if !tested[q] {
-			t.Errorf("README query has no test in testdata/recording.test.yml:\n  %s", q)
+			t.Errorf("docs/rules.md query has no test in testdata/recording.test.yml:\n  %s", q)
 		}
 	}
 }

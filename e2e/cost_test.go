@@ -85,7 +85,7 @@ func earlier(a, b time.Time) time.Time {
 	return b
 }
 
-// checkCostQueries evaluates the README's cost queries on the lab's Prometheus: the spend per
+// checkCostQueries evaluates the cost cookbook's queries (docs/rules.md) on the lab's Prometheus: the spend per
 // hour and the share saved now must be what the powered servers cost by the lab's own power
 // log (and what rota reports), and the spend over the run (the mean hourly spend times the
 // hours) must match the power history within the scrape resolution.

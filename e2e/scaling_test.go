@@ -99,7 +99,7 @@ func noPoweredServerDrained(t *testing.T, l *lab.Lab) {
 
 // TestQuietClusterScalesDownToFloor: with every server on and a few jobs running, the idle
 // servers are drained and powered off down to the floors; the running jobs all complete; and
-// the README's cost queries agree with the lab's power history.
+// the cost cookbook's queries (docs/rules.md) agree with the lab's power history.
 func TestQuietClusterScalesDownToFloor(t *testing.T) {
 	l := startLab(t, "all", false)
 	submit(t, l, lab.Light(40*time.Second), lab.Light(40*time.Second), lab.Heavy(40*time.Second))

@@ -5,7 +5,7 @@
 # Prometheus, Alertmanager and rota, with only each pool's floor on; submits a burst of light
 # and heavy jobs; shows `rotactl status --watch` while rota powers the right servers on and,
 # once the cluster is quiet, drains and powers them off again; then prints a summary
-# (server-hours and spend against all-on, Slurm's record of the jobs, the README's PromQL cost
+# (server-hours and spend against all-on, Slurm's record of the jobs, the cost cookbook's PromQL
 # queries). Runs DEMO_SECONDS (default 210) or until Ctrl-C, then stops everything the lab
 # started, by pid. A second run starts clean. Scripts/demo-exporter.sh is the exporter alone.
 set -euo pipefail
@@ -62,6 +62,6 @@ promql() {
   curl -sS --fail -G "$PROMETHEUS_URL/api/v1/query" --data-urlencode "query=$1" |
     sed -n 's/.*"value":\[[^,]*,"\([^"]*\)"\].*/\1/p' | grep . || echo none
 }
-echo "  PromQL (README cost cookbook), from the lab's Prometheus:"
+echo "  PromQL (cost cookbook, docs/rules.md), from the lab's Prometheus:"
 echo "    currency:rota_fleet_spend_per_hour:sum   $(promql 'currency:rota_fleet_spend_per_hour:sum') per hour now"
 echo "    currency:rota_fleet_saving:ratio         $(promql 'currency:rota_fleet_saving:ratio') of the all-on cost saved now"

@@ -15,7 +15,7 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 )
 
-// cpuUtilisation is the PromQL the README documents for CPU use over a window.
+// cpuUtilisation is the PromQL docs/exporter.md documents for CPU use over a window.
 const cpuUtilisation = `1 - sum(rate(rota_node_cpu_seconds_total{mode=~"idle|iowait"}[10s])) / sum(rate(rota_node_cpu_seconds_total[10s]))`
 
 // TestPrometheusScrapesExporter: a real Prometheus scrapes the exporter every second and PromQL

@@ -9,6 +9,6 @@
 // anything but the documented JSON makes the whole call fail with an *Error naming the program
 // and the problem: the scaler never acts on a partial view.
 //
-// The JSON the state and demand programs print is documented in the README ("Job managers")
+// The JSON the state and demand programs print is documented in docs/job-managers.md
 // and in the doc comments of StateOutput and DemandOutput.
 package exec
