@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -51,6 +52,23 @@ var recap = regexp.MustCompile(`localhost\s+:\s+ok=\d+\s+changed=(\d+)\s+unreach
 func (r *roleRun) run(vars map[string]any) int {
 	t := r.t
 	t.Helper()
+	out, err := r.play(nil, vars)
+	if err != nil {
+		t.Fatalf("ansible-playbook: %v\n%s", err, out)
+	}
+	m := recap.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no clean play recap:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// play applies the role with vars (on top of the scratch paths) and more environment, and
+// returns its output and whether ansible-playbook failed.
+func (r *roleRun) play(env []string, vars map[string]any) (string, error) {
+	t := r.t
+	t.Helper()
 	all := map[string]any{
 		"rota_exporter_binary":         filepath.Join(binaries(t), "rota-exporter"),
 		"rota_exporter_binary_dest":    r.path("rota-exporter"),
@@ -75,13 +93,29 @@ func (r *roleRun) run(vars map[string]any) int {
 		t.Fatal(err)
 	}
 	site := filepath.Join(testutil.RepoRoot(t), "deploy", "ansible", "site.yml")
-	out := mustRun(t, []string{"ANSIBLE_NOCOLOR=1"}, r.playbook, "-i", r.inventory, "-e", "@"+varsFile, site)
-	m := recap.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no clean play recap:\n%s", out)
+	cmd := exec.Command(r.playbook, "-i", r.inventory, "-e", "@"+varsFile, site)
+	cmd.Env = append(append(os.Environ(), "ANSIBLE_NOCOLOR=1"), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// requirePasslib skips the test locally, and fails it in CI, when the controller's Python (the
+// interpreter of ansible-playbook) lacks passlib, which Ansible's password_hash('bcrypt') needs.
+func (r *roleRun) requirePasslib() {
+	t := r.t
+	t.Helper()
+	b, err := os.ReadFile(r.playbook)
+	if err != nil {
+		t.Fatal(err)
 	}
-	n, _ := strconv.Atoi(m[1])
-	return n
+	line, _, _ := strings.Cut(string(b), "\n")
+	python := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if !strings.HasPrefix(line, "#!") || len(python) == 0 {
+		t.Fatalf("%s: no interpreter line", r.playbook)
+	}
+	if err := exec.Command(python[0], append(python[1:], "-c", "import passlib.hash")...).Run(); err != nil {
+		testutil.Missing(t, "python3-passlib (for "+strings.Join(python, " ")+")", "apt-get install python3-passlib (make tools)")
+	}
 }
 
 // TestAnsibleRole: the role installs the binary, its unit and flags on a server without a GPU,
@@ -90,6 +124,7 @@ func (r *roleRun) run(vars map[string]any) int {
 // config turns the GPU collector on and removes the web config and the drop-in.
 func TestAnsibleRole(t *testing.T) {
 	r := newRoleRun(t)
+	r.requirePasslib()
 	certPEM, keyPEM := selfSigned(t)
 	secured := map[string]any{
 		"rota_exporter_gpu":              "auto",
@@ -143,6 +178,50 @@ func TestAnsibleRole(t *testing.T) {
 		if _, err := os.Stat(r.path(gone)); !os.IsNotExist(err) {
 			t.Errorf("%s left behind (%v)", gone, err)
 		}
+	}
+}
+
+// TestAnsibleRoleRefusesBadHashes: a controller whose Python cannot import passlib (a module
+// of that name that fails to import comes first on PYTHONPATH, so Ansible falls back to crypt,
+// which answers "*0"), and a broken hash in the inventory, each stop the play before anything
+// is installed, with a message that names the package or the user.
+func TestAnsibleRoleRefusesBadHashes(t *testing.T) {
+	shadow := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(shadow, "passlib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shadow, "passlib", "__init__.py"),
+		[]byte("raise ImportError('passlib hidden by the test')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		env   []string
+		users map[string]string
+		want  string
+	}{
+		{"no passlib on the controller", []string{"PYTHONPATH=" + shadow},
+			map[string]string{"prometheus": "s3cret"}, "apt-get install python3-passlib"},
+		{"a broken hash", nil,
+			map[string]string{"prometheus": "$2b$10$tooshort", "other": otherHash}, "user prometheus of rota_exporter_basic_auth_users: not a valid bcrypt hash"},
+		{"crypt's failure mark", nil,
+			map[string]string{"prometheus": "$2b$*0"}, "user prometheus of rota_exporter_basic_auth_users: not a valid bcrypt hash"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRoleRun(t)
+			out, err := r.play(tt.env, map[string]any{"rota_exporter_basic_auth_users": tt.users})
+			if err == nil {
+				t.Fatalf("the play passed:\n%s", out)
+			}
+			if !strings.Contains(strings.Join(strings.Fields(out), " "), tt.want) {
+				t.Errorf("the failure does not say %q:\n%s", tt.want, out)
+			}
+			for _, f := range []string{"rota-exporter", "etc/web-config.yml", "rota-exporter.default"} {
+				if _, err := os.Stat(r.path(f)); !os.IsNotExist(err) {
+					t.Errorf("%s written by a failed play (%v)", f, err)
+				}
+			}
+		})
 	}
 }
 
