@@ -1,13 +1,16 @@
 package redfishemu
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +21,14 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 )
 
-// TestMockupMatchesShared: the embedded copy is byte for byte the DMTF tree in ../shared, for
-// every file kept, and stays small.
-func TestMockupMatchesShared(t *testing.T) {
-	shared := filepath.Join(testutil.RepoRoot(t), "..", "shared", "redfish")
-	if _, err := os.Stat(shared); err != nil {
-		testutil.Missing(t, shared, "check out the shared folder beside the repository")
-	}
+// upstream regenerates mockup/SHA256SUMS from a checkout of DMTF/Redfish-Mockup-Server (the
+// folder holding LICENSE.md and public-rackmount1), for the files the emulator embeds.
+var upstream = flag.String("mockup.upstream", "", "a DMTF Redfish-Mockup-Server checkout: rewrite mockup/SHA256SUMS from it")
+
+// TestMockupMatchesUpstream: the embedded copy is byte for byte the DMTF tree (the SHA-256 of
+// every upstream file, listed in mockup/SHA256SUMS in sha256sum's format), each embedded file
+// has a sum and each sum an embedded file, and the copy stays small.
+func TestMockupMatchesUpstream(t *testing.T) {
 	files, err := MockupFiles()
 	if err != nil {
 		t.Fatal(err)
@@ -32,26 +36,78 @@ func TestMockupMatchesShared(t *testing.T) {
 	if len(files) < 10 {
 		t.Fatalf("only %d files embedded", len(files))
 	}
+	embedded := map[string][]byte{}
 	total := 0
 	for _, f := range files {
-		got, _ := MockupFile(f)
-		want, err := os.ReadFile(filepath.Join(shared, "public-rackmount1", f))
+		b, err := MockupFile(f)
 		if err != nil {
-			t.Errorf("%s: %v", f, err)
+			t.Fatal(err)
+		}
+		embedded["public-rackmount1/"+f] = b
+		total += len(b)
+	}
+	lic, err := mockupFS.ReadFile("mockup/LICENSE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded["LICENSE.md"] = lic
+	if total+len(lic) > 300<<10 {
+		t.Errorf("embedded tree is %d bytes, keep it under 300 KB", total+len(lic))
+	}
+
+	sumsFile := filepath.Join("mockup", "SHA256SUMS")
+	if *upstream != "" {
+		writeSums(t, sumsFile, *upstream, embedded)
+	}
+	sums := readSums(t, sumsFile)
+	for name, b := range embedded {
+		want, ok := sums[name]
+		if !ok {
+			t.Errorf("%s is embedded but has no sum in %s", name, sumsFile)
 			continue
 		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from ../shared", f)
+		if got := fmt.Sprintf("%x", sha256.Sum256(b)); got != want {
+			t.Errorf("%s: sha256 %s, upstream %s", name, got, want)
 		}
-		total += len(got)
 	}
-	lic, _ := mockupFS.ReadFile("mockup/LICENSE.md")
-	want, err := os.ReadFile(filepath.Join(shared, "LICENSE.md"))
-	if err != nil || !bytes.Equal(lic, want) {
-		t.Errorf("LICENSE.md differs from ../shared (%v)", err)
+	for name := range sums {
+		if _, ok := embedded[name]; !ok {
+			t.Errorf("%s has a sum in %s but is not embedded", name, sumsFile)
+		}
 	}
-	if total+len(lic) > 300<<10 {
-		t.Errorf("embedded tree is %d bytes, keep it under 300 KB", total)
+}
+
+// readSums reads a sha256sum listing ("<hex>  <path>" per line) into path -> hex.
+func readSums(t *testing.T, file string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]string{}
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 || name == "" {
+			t.Fatalf("%s:%d: want \"<sha256>  <path>\", got %q", file, i+1, line)
+		}
+		sums[name] = sum
+	}
+	return sums
+}
+
+// writeSums writes the sums of the upstream copies of the embedded files, sorted by path.
+func writeSums(t *testing.T, file, dir string, embedded map[string][]byte) {
+	t.Helper()
+	var out strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(embedded)) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("upstream: %v", err)
+		}
+		fmt.Fprintf(&out, "%x  %s\n", sha256.Sum256(b), name)
+	}
+	if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

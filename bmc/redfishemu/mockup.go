@@ -11,7 +11,8 @@ import (
 )
 
 // mockupFS is the trimmed copy of DMTF's public-rackmount1 mockup: only the resources a
-// power-control client walks. TestMockupMatchesShared keeps it equal to ../shared.
+// power-control client walks. TestMockupMatchesUpstream keeps it equal to the upstream
+// files, whose sums mockup/SHA256SUMS lists (mockup/README.md: source and how to refresh).
 //
 //go:embed mockup/LICENSE.md mockup/public-rackmount1
 var mockupFS embed.FS
