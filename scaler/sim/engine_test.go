@@ -96,13 +96,13 @@ func TestCompareStopsWhenCancelled(t *testing.T) {
 	}
 }
 
-// sharedTrace opens one of the project's shared traces, or skips (fails in CI) without it.
-func sharedTrace(t testing.TB, rel string) (*trace.Trace, *config.Config) {
+// repoTrace opens one of the real traces kept in testdata/traces (its README: source, licence).
+func repoTrace(t testing.TB, rel string) (*trace.Trace, *config.Config) {
 	t.Helper()
 	root := testutil.RepoRoot(t)
-	f, err := os.Open(filepath.Join(root, "..", "shared", "traces", rel))
+	f, err := os.Open(filepath.Join(root, "testdata", "traces", rel))
 	if err != nil {
-		testutil.Missing(t, "shared trace "+rel, "place the traces in ../shared/traces (see its README)")
+		t.Fatal(err)
 	}
 	defer f.Close()
 	tr, err := trace.Read(f, "", trace.Options{})
@@ -116,9 +116,9 @@ func sharedTrace(t testing.TB, rel string) (*trace.Trace, *config.Config) {
 	return tr, cfg
 }
 
-// TestSharedTraceCluster05 replays one small real trace under every policy.
-func TestSharedTraceCluster05(t *testing.T) {
-	tr, cfg := sharedTrace(t, "itp/cluster05.csv")
+// TestTraceCluster05 replays one small real trace under every policy.
+func TestTraceCluster05(t *testing.T) {
+	tr, cfg := repoTrace(t, "itp/cluster05.csv")
 	e, err := NewEnv(cfg, tr, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestSharedTraceCluster05(t *testing.T) {
 
 // BenchmarkCluster04 replays ITP cluster04 (15,802 jobs, 60 days) with every policy.
 func BenchmarkCluster04(b *testing.B) {
-	tr, cfg := sharedTrace(b, "itp/cluster04.csv")
+	tr, cfg := repoTrace(b, "itp/cluster04.csv")
 	for b.Loop() {
 		e, err := NewEnv(cfg, tr, Options{})
 		if err != nil {

@@ -119,10 +119,10 @@ func TestGzipAndDetection(t *testing.T) {
 	}
 }
 
-// TestSharedTraces reads the project's shared traces and checks the job counts their README
-// gives.
-func TestSharedTraces(t *testing.T) {
-	dir := filepath.Join(testutil.RepoRoot(t), "..", "shared", "traces")
+// TestTraces reads the real traces kept in testdata/traces and checks the job counts their
+// README gives.
+func TestTraces(t *testing.T) {
+	dir := filepath.Join(testutil.RepoRoot(t), "testdata", "traces")
 	cases := []struct {
 		file string
 		jobs int
@@ -135,7 +135,7 @@ func TestSharedTraces(t *testing.T) {
 		t.Run(c.file, func(t *testing.T) {
 			f, err := os.Open(filepath.Join(dir, c.file))
 			if err != nil {
-				testutil.Missing(t, "shared trace "+c.file, "place the traces in ../shared/traces (see its README)")
+				t.Fatal(err)
 			}
 			defer f.Close()
 			tr, err := Read(f, "", Options{})
