@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -42,11 +41,8 @@ func (s *ipmiSim) sets(t *testing.T) []string {
 
 func needIPMI(t *testing.T) {
 	t.Helper()
-	for _, bin := range []string{"ipmi_sim", "ipmitool"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			testutil.Missing(t, bin, "apt-get install -y openipmi ipmitool")
-		}
-	}
+	testutil.Tool(t, "ipmi_sim")
+	testutil.Tool(t, "ipmitool")
 }
 
 // startIPMISim runs ipmi_sim on a free port with the power initially on or off. With

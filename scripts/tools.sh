@@ -9,9 +9,10 @@ bin="$top/.tools/bin"
 mkdir -p "$bin"
 
 # Debian packages: ipmitool/openipmi (IPMI BMC simulator), Slurm (a real cluster on loopback),
-# node_exporter (the exporter benchmark's peer), systemd (systemd-analyze verify), Ansible and
-# ansible-lint (the rota_exporter role's tests).
-apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint)
+# node_exporter (the exporter benchmark's peer), systemd (systemd-analyze verify), Ansible,
+# ansible-lint and python3-passlib (the rota_exporter role's tests: Ansible's bcrypt hashing
+# needs passlib on the controller), lintian (the .deb packages' checks).
+apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint python3-passlib lintian)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -26,23 +27,34 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Pinned Go tools: name, package, version. Prometheus v0.316.0 is the current release line
-# (3.x); Alertmanager v0.28.1 is the newest whose module builds without UI assets (LAB.md).
-go_tools=(
-  "prometheus github.com/prometheus/prometheus/cmd/prometheus v0.316.0"
-  "promtool github.com/prometheus/prometheus/cmd/promtool v0.316.0"
-  "alertmanager github.com/prometheus/alertmanager/cmd/alertmanager v0.28.1"
-  "amtool github.com/prometheus/alertmanager/cmd/amtool v0.28.1"
-  "staticcheck honnef.co/go/tools/cmd/staticcheck v0.8.2"
-  "nfpm github.com/goreleaser/nfpm/v2/cmd/nfpm v2.45.2"
+# Pinned Go tools, one `go install` per module: the tools of one module build together and share
+# the work. Each line: the binaries, the version, the build tags (- for none), the packages.
+# Prometheus v0.316.0 is the current release line (3.x); remove_all_sd drops the cloud service
+# discoveries (Kubernetes, AWS, Azure, GCE, ...: most of its build) and keeps file and http
+# discovery, all the project's configs use. Alertmanager v0.28.1 is the newest whose module builds
+# without UI assets (LAB.md). Every tool is linked without symbol table and DWARF (-s -w: a
+# shorter link, smaller binaries). The stamp beside each binary holds version, tags and flags, so
+# a change to any of them rebuilds.
+ldflags="-s -w"
+go_builds=(
+  "prometheus,promtool v0.316.0 remove_all_sd github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool"
+  "alertmanager,amtool v0.28.1 - github.com/prometheus/alertmanager/cmd/alertmanager github.com/prometheus/alertmanager/cmd/amtool"
+  "staticcheck v0.8.2 - honnef.co/go/tools/cmd/staticcheck"
+  "nfpm v2.45.2 - github.com/goreleaser/nfpm/v2/cmd/nfpm"
 )
-for entry in "${go_tools[@]}"; do
-  read -r name pkg version <<<"$entry"
-  stamp="$bin/.$name.version"
-  if [ -x "$bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then
-    continue
-  fi
-  echo "tools: go install $pkg@$version"
-  GOBIN="$bin" GOFLAGS=-mod=mod go install "$pkg@$version"
-  echo "$version" >"$stamp"
+for entry in "${go_builds[@]}"; do
+  read -r names version tags pkgs <<<"$entry"
+  [ "$tags" = - ] && tags=""
+  stamp="$version tags=$tags ldflags=$ldflags"
+  IFS=, read -ra tools <<<"$names"
+  fresh=true
+  for name in "${tools[@]}"; do
+    { [ -x "$bin/$name" ] && [ "$(cat "$bin/.$name.version" 2>/dev/null)" = "$stamp" ]; } || fresh=false
+  done
+  $fresh && continue
+  args=()
+  for pkg in $pkgs; do args+=("$pkg@$version"); done
+  echo "tools: go install -tags=$tags -ldflags='$ldflags' ${args[*]}"
+  GOBIN="$bin" GOFLAGS=-mod=mod go install -tags="$tags" -ldflags="$ldflags" "${args[@]}"
+  for name in "${tools[@]}"; do echo "$stamp" >"$bin/.$name.version"; done
 done
