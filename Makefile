@@ -38,8 +38,9 @@ bench: tools build
 demo: tools build
 	scripts/demo.sh
 
-# The .deb packages (rota-exporter; rota with rotactl) into dist/, with nfpm.
-package: tools build
+# The .deb packages (rota-exporter; rota with rotactl) into dist/, with nfpm; package.sh builds
+# the packaged binaries itself (PIE, stripped), lintian-clean (docs/install.md).
+package: tools
 	deploy/packaging/package.sh
 
 clean:

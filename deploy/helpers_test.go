@@ -19,10 +19,20 @@ var binDir struct {
 	err  error
 }
 
+// debDir holds the two .debs, built once by package.sh (as `make package` does) for every test
+// that needs them.
+var debDir struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir.path != "" {
-		os.RemoveAll(binDir.path)
+	for _, dir := range []string{binDir.path, debDir.path} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -48,6 +58,38 @@ func binaries(t *testing.T) string {
 		t.Fatalf("building the binaries: %v", binDir.err)
 	}
 	return binDir.path
+}
+
+// debs builds the rota-exporter and rota packages with deploy/packaging/package.sh (once) and
+// returns their paths.
+func debs(t *testing.T) (exporter, rota string) {
+	t.Helper()
+	env := []string{"NFPM=" + testutil.Tool(t, "nfpm")}
+	testutil.Tool(t, "dpkg-shlibdeps") // package.sh computes the libc6 dependency with it
+	debDir.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rota-deploy-debs-")
+		if err != nil {
+			debDir.err = err
+			return
+		}
+		debDir.path = dir
+		cmd := exec.Command(filepath.Join(testutil.RepoRoot(t), "deploy", "packaging", "package.sh"))
+		cmd.Env = append(append(os.Environ(), env...), "DIST="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			debDir.err = fmt.Errorf("package.sh: %w\n%s", err, out)
+		}
+	})
+	if debDir.err != nil {
+		t.Fatalf("building the packages: %v", debDir.err)
+	}
+	find := func(name string) string {
+		m, err := filepath.Glob(filepath.Join(debDir.path, name+"_*.deb"))
+		if err != nil || len(m) != 1 {
+			t.Fatalf("package.sh made %v for %s (%v), want one .deb", m, name, err)
+		}
+		return m[0]
+	}
+	return find("rota-exporter"), find("rota")
 }
 
 // requireRoot skips the test when not root (failing in CI, which runs as root): it installs

@@ -11,8 +11,8 @@ mkdir -p "$bin"
 # Debian packages: ipmitool/openipmi (IPMI BMC simulator), Slurm (a real cluster on loopback),
 # node_exporter (the exporter benchmark's peer), systemd (systemd-analyze verify), Ansible,
 # ansible-lint and python3-passlib (the rota_exporter role's tests: Ansible's bcrypt hashing
-# needs passlib on the controller), lintian (the .deb packages' checks).
-apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint python3-passlib lintian)
+# needs passlib on the controller), lintian and dpkg-dev (dpkg-shlibdeps) for the .deb packages.
+apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint python3-passlib lintian dpkg-dev)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
