@@ -179,6 +179,34 @@ func NewExporter(collectors map[string]Collector, now func() time.Time, log *log
 // Names returns the names of the collectors that run, sorted.
 func (e *Exporter) Names() []string { return append([]string(nil), e.names...) }
 
+// ErrFilter: a scrape's collect[] or exclude[] names a collector that does not run, or gives
+// both.
+var ErrFilter = errors.New("bad collector filter")
+
+// Filter returns an Exporter that runs, of e's collectors, only those named in collect, or all
+// but those named in exclude: node_exporter's collect[] and exclude[] scrape parameters. The
+// collectors are e's own (their state is shared). A name that does not run here, or both lists
+// given, is an ErrFilter.
+func (e *Exporter) Filter(collect, exclude []string) (*Exporter, error) {
+	if len(collect) > 0 && len(exclude) > 0 {
+		return nil, fmt.Errorf("%w: collect[] and exclude[] together", ErrFilter)
+	}
+	named := map[string]bool{}
+	for _, n := range append(collect, exclude...) {
+		if _, ok := e.collectors[n]; !ok {
+			return nil, fmt.Errorf("%w: collector %.64q is not enabled (enabled: %v)", ErrFilter, n, e.names)
+		}
+		named[n] = true
+	}
+	keep := map[string]Collector{}
+	for n, c := range e.collectors {
+		if named[n] == (len(collect) > 0) {
+			keep[n] = c
+		}
+	}
+	return NewExporter(keep, e.now, e.log), nil
+}
+
 // Describe sends the meta-metrics' descriptors only: the collectors' own series vary with the
 // hardware (GPU count), so the Exporter is an unchecked collector, as node_exporter's is.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {

@@ -3,6 +3,7 @@ package exporter
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -77,6 +78,56 @@ func TestNewRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := New(tc.cfg); !errors.Is(err, tc.wantErr) {
 				t.Errorf("New: %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestFilter: collect[] keeps the collectors named, exclude[] the others, each sharing the
+// collectors built once; a collector that does not run, or both lists, is refused.
+func TestFilter(t *testing.T) {
+	e, err := New(testConfig(nil, CollectorCPU, CollectorMemory))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name             string
+		collect, exclude []string
+		want             []string
+	}{
+		{name: "collect one", collect: []string{CollectorMemory}, want: []string{CollectorMemory}},
+		{name: "collect both, one twice", collect: []string{CollectorCPU, CollectorMemory, CollectorCPU}, want: []string{CollectorCPU, CollectorMemory}},
+		{name: "exclude one", exclude: []string{CollectorCPU}, want: []string{CollectorMemory}},
+		{name: "exclude all", exclude: []string{CollectorCPU, CollectorMemory}, want: []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := e.Filter(tc.collect, tc.exclude)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Names(); !slices.Equal(got, tc.want) {
+				t.Errorf("runs %v, want %v", got, tc.want)
+			}
+			got := series(t, f)
+			for _, n := range []string{CollectorCPU, CollectorMemory} {
+				_, has := got[`rota_exporter_collector_success{collector="`+n+`"}`]
+				if has != slices.Contains(tc.want, n) {
+					t.Errorf("success series of %s present: %v, want %v", n, has, !has)
+				}
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name             string
+		collect, exclude []string
+	}{
+		{name: "not enabled", collect: []string{CollectorGPU}},
+		{name: "unknown", exclude: []string{"bogus"}},
+		{name: "both lists", collect: []string{CollectorCPU}, exclude: []string{CollectorMemory}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := e.Filter(tc.collect, tc.exclude); !errors.Is(err, ErrFilter) {
+				t.Errorf("Filter(%v, %v): %v, want ErrFilter", tc.collect, tc.exclude, err)
 			}
 		})
 	}

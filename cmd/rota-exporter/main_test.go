@@ -233,6 +233,39 @@ func TestDisabledCollectorsAndPath(t *testing.T) {
 	}
 }
 
+// TestCollectorSelection: --collector.disable-defaults keeps only the collectors named, a
+// scrape's collect[] narrows them further and an unknown one is a 400, and the landing page
+// links no profile that is not served.
+func TestCollectorSelection(t *testing.T) {
+	addr := startExporter(t, "--collector.disable-defaults", "--collector.cpu", "--collector.memory")
+	body := get(t, "http://"+addr+"/metrics")
+	for _, c := range []string{"cpu", "memory"} {
+		if !strings.Contains(body, `rota_exporter_collector_success{collector="`+c+`"} 1`) {
+			t.Errorf("/metrics lacks the %s collector", c)
+		}
+	}
+	if strings.Contains(body, `collector="gpu"`) {
+		t.Error("--collector.disable-defaults left the GPU collector on")
+	}
+	body = get(t, "http://"+addr+"/metrics?collect[]=memory")
+	if !strings.Contains(body, "rota_node_memory_total_bytes ") || strings.Contains(body, "rota_node_cpu") {
+		t.Errorf("collect[]=memory:\n%s", body)
+	}
+	for path, want := range map[string]int{"/metrics?collect[]=gpu": http.StatusBadRequest, "/debug/pprof/": http.StatusNotFound} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	if strings.Contains(get(t, "http://"+addr+"/"), "debug/pprof") {
+		t.Error("the landing page links /debug/pprof, which is not served")
+	}
+}
+
 // TestWebConfigTLSAndBasicAuth: --web.config.file turns on TLS and basic auth (exporter-toolkit).
 func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	dir := t.TempDir()

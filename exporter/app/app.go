@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -49,30 +51,47 @@ type flags struct {
 	maxRequests int
 	maxProcs    int
 	noExporter  bool
+	pprof       bool
 	log         logflags.Config
-	enabled     map[string]*bool
 	slurm       exporter.SlurmConfig
+	// enabled holds each --collector.<name> switch; explicit, the ones the command line set
+	// (either way), which --collector.disable-defaults leaves as they are.
+	enabled         map[string]*bool
+	explicit        map[string]bool
+	disableDefaults bool
 }
 
-func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
+// newApp declares every flag of rota-exporter; parsing fills the flags it returns.
+func newApp(stdout, stderr io.Writer) (*kingpin.Application, *flags) {
 	app := kingpin.New("rota-exporter", "Publishes CPU, memory and GPU (NVML) readings for rota and Prometheus.")
 	app.Version(version.Print("rota-exporter"))
 	app.HelpFlag.Short('h')
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
-	f := &flags{web: kingpinflag.AddFlags(app, defaultAddress), enabled: map[string]*bool{}}
+	f := &flags{web: kingpinflag.AddFlags(app, defaultAddress), enabled: map[string]*bool{}, explicit: map[string]bool{}}
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&f.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of scrapes served at once; 0 means no limit.").Default("40").IntVar(&f.maxRequests)
 	app.Flag("web.disable-exporter-metrics", "Leave out the exporter's own go_* and process_* metrics.").BoolVar(&f.noExporter)
+	app.Flag("web.enable-pprof", "Serve Go's profiles under /debug/pprof/ (and link them from the landing page). Off by default: they show the process's internals to whoever can reach the port.").BoolVar(&f.pprof)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&f.procfs)
 	app.Flag("collector.cpu.per-cpu", "Also report rota_node_logical_cpu_seconds_total per logical CPU.").BoolVar(&f.perCPU)
 	app.Flag("collector.gpu.timeout", "Longest a scrape waits for NVML; a GPU not read by then is left out of that scrape and counted in rota_gpu_device_errors_total{reason=\"timeout\"}.").Default("3s").DurationVar(&f.gpuTimeout)
 	app.Flag("runtime.gomaxprocs", "The target number of CPUs Go will run on (GOMAXPROCS); 0 leaves Go's default of one per CPU. One, as in node_exporter, is plenty for a scrape's work and costs fewer threads and per-CPU caches than one per CPU.").Envar("GOMAXPROCS").Default("1").IntVar(&f.maxProcs)
 	exporter.AddSlurmFlags(app, &f.slurm)
+	app.Flag("collector.disable-defaults", "Turn every collector off but those enabled by name on the command line (--collector.<name>).").BoolVar(&f.disableDefaults)
 	for _, c := range exporter.Collectors() {
-		f.enabled[c.Name] = app.Flag("collector."+c.Name, fmt.Sprintf("Enable the %s collector (default: %t; --no-collector.%s disables it). %s", c.Name, c.Default, c.Name, c.Help)).Default(fmt.Sprint(c.Default)).Bool()
+		f.enabled[c.Name] = app.Flag("collector."+c.Name, fmt.Sprintf("Enable the %s collector (default: %t; --no-collector.%s disables it). %s", c.Name, c.Default, c.Name, c.Help)).
+			Default(fmt.Sprint(c.Default)).Action(func(*kingpin.ParseContext) error {
+			f.explicit[c.Name] = true
+			return nil
+		}).Bool()
 	}
 	logflags.Add(app, &f.log, "info")
+	return app, f
+}
+
+func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
+	app, f := newApp(stdout, stderr)
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
@@ -83,6 +102,16 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--runtime.gomaxprocs must not be negative, got %d", f.maxProcs)
 	}
 	return f, nil
+}
+
+// collectors says which collectors run: each one's switch, except that with
+// --collector.disable-defaults only those the command line turned on run.
+func (f *flags) collectors() map[string]bool {
+	enabled := map[string]bool{}
+	for name, on := range f.enabled {
+		enabled[name] = *on && (!f.disableDefaults || f.explicit[name])
+	}
+	return enabled
 }
 
 // Run is rota-exporter's main: it parses args, checks everything that can be wrong in the
@@ -102,12 +131,8 @@ func Run(args []string, stdout, stderr io.Writer, lib nvml.Interface, now func()
 		log.WithError(err).WithField("file", *f.web.WebConfigFile).Error("invalid web configuration")
 		return 1
 	}
-	enabled := map[string]bool{}
-	for name, on := range f.enabled {
-		enabled[name] = *on
-	}
 	exp, err := exporter.New(exporter.Config{
-		Enabled: enabled, ProcFS: f.procfs, PerCPU: f.perCPU, NVML: lib,
+		Enabled: f.collectors(), ProcFS: f.procfs, PerCPU: f.perCPU, NVML: lib,
 		GPUTimeout: f.gpuTimeout, Now: now, Log: log, Slurm: f.slurm,
 	})
 	if err != nil {
@@ -159,24 +184,26 @@ func tuneRuntime(maxProcs int) (restore func()) {
 }
 
 func newHandler(f *flags, exp *exporter.Exporter, log *logrus.Entry) (http.Handler, error) {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(exp, versioncollector.NewCollector("rota_exporter"))
+	own := prometheus.NewRegistry() // the exporter's own go_* and process_* series
 	if !f.noExporter {
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		own.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(f.metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:            promLog{log},
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: f.maxRequests,
-		Registry:            reg,
-	}))
+	mux.Handle(f.metricsPath, limitRequests(f.maxRequests, metricsHandler(exp, own, log)))
+	if f.pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	if f.metricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "rota-exporter",
 			Description: "CPU, memory and GPU readings for rota",
 			Version:     version.Info(),
 			Links:       []web.LandingLinks{{Address: f.metricsPath, Text: "Metrics"}},
+			Profiling:   strconv.FormatBool(f.pprof), // links to /debug/pprof/ only where served
 		})
 		if err != nil {
 			return nil, fmt.Errorf("landing page: %w", err)
@@ -184,6 +211,55 @@ func newHandler(f *flags, exp *exporter.Exporter, log *logrus.Entry) (http.Handl
 		mux.Handle("/", landing)
 	}
 	return mux, nil
+}
+
+// metricsHandler serves every collector's metrics, or with collect[] or exclude[] in the query
+// those of the collectors named (or all others), as node_exporter does; the build info and the
+// exporter's own series come with either. A filter naming a collector that does not run is a
+// 400.
+func metricsHandler(exp *exporter.Exporter, own prometheus.Gatherer, log *logrus.Entry) http.Handler {
+	handlerFor := func(e *exporter.Exporter) http.Handler {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(e, versioncollector.NewCollector("rota_exporter"))
+		return promhttp.HandlerFor(prometheus.Gatherers{reg, own}, promhttp.HandlerOpts{
+			ErrorLog:      promLog{log},
+			ErrorHandling: promhttp.ContinueOnError,
+		})
+	}
+	all := handlerFor(exp)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		collect, exclude := q["collect[]"], q["exclude[]"]
+		if len(collect) == 0 && len(exclude) == 0 {
+			all.ServeHTTP(w, r)
+			return
+		}
+		some, err := exp.Filter(collect, exclude)
+		if err != nil {
+			log.WithError(err).Debug("bad collector filter in a scrape")
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		handlerFor(some).ServeHTTP(w, r)
+	})
+}
+
+// limitRequests answers 503 to a request beyond max served at once (0: no limit), as promhttp's
+// MaxRequestsInFlight does, for filtered and whole scrapes alike.
+func limitRequests(max int, next http.Handler) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	slots := make(chan struct{}, max)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			next.ServeHTTP(w, r)
+		default:
+			http.Error(w, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", max), http.StatusServiceUnavailable)
+		}
+	})
 }
 
 // promLog lets promhttp report encoding errors through logrus.
