@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -18,15 +20,16 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 )
 
-// The two values of deploy/alertmanager/alertmanager.yml a user (and this test) fills.
+// The three values of deploy/alertmanager/alertmanager.yml a user (and this test) fills.
 const (
-	amWebhookURL = "http://127.0.0.1:10091/api/v1/alerts"
-	amTokenFile  = "/etc/alertmanager/rota-webhook.token"
+	amWebhookURL   = "http://127.0.0.1:10091/api/v1/alerts"
+	amTokenFile    = "/etc/alertmanager/rota-webhook.token"
+	amOperatorsURL = "FILL-IN-the-operators-webhook-url"
 )
 
-// fillAlertmanagerConfig returns the deploy config with the webhook URL and token file replaced,
-// failing if either is not there exactly once.
-func fillAlertmanagerConfig(t *testing.T, url, tokenFile string) []byte {
+// fillAlertmanagerConfig returns the deploy config with rota's webhook URL, its token file and
+// the operators' URL replaced, failing if any is not there exactly once.
+func fillAlertmanagerConfig(t *testing.T, rotaURL, tokenFile, operatorsURL string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "deploy", "alertmanager", "alertmanager.yml"))
 	if err != nil {
@@ -36,7 +39,7 @@ func fillAlertmanagerConfig(t *testing.T, url, tokenFile string) []byte {
 		t.Fatalf("alertmanager.yml's webhook %s is not rota's default listener (%s)", amWebhookURL, want)
 	}
 	s := string(b)
-	for old, repl := range map[string]string{amWebhookURL: url, amTokenFile: tokenFile} {
+	for old, repl := range map[string]string{amWebhookURL: rotaURL, amTokenFile: tokenFile, amOperatorsURL: operatorsURL} {
 		if n := strings.Count(s, old); n != 1 {
 			t.Fatalf("alertmanager.yml holds %q %d times, want once", old, n)
 		}
@@ -45,67 +48,217 @@ func fillAlertmanagerConfig(t *testing.T, url, tokenFile string) []byte {
 	return []byte(s)
 }
 
-type delivery struct {
-	auth string
-	body []byte
+// notification is one webhook POST, decoded.
+type notification struct {
+	auth    string
+	payload map[string]any
 }
 
-// TestAlertmanagerDeliversToRota runs a real Alertmanager with the deploy config, posts rota's
-// alerts to it, and checks what reaches the webhook: the bearer token, version 4, and the labels
-// rota acts on.
-func TestAlertmanagerDeliversToRota(t *testing.T) {
+func (n notification) alertname() string {
+	return n.payload["groupLabels"].(map[string]any)["alertname"].(string)
+}
+
+// sink is a webhook receiver that hands every notification to a channel.
+func sink(t *testing.T) (string, chan notification) {
+	t.Helper()
+	got := make(chan notification, 32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var p map[string]any
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Errorf("webhook body is not JSON: %v\n%s", err, body)
+			return
+		}
+		got <- notification{auth: r.Header.Get("Authorization"), payload: p}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/api/v1/alerts", got
+}
+
+// startAlertmanager runs a real Alertmanager with the filled deploy config; the rota and
+// operators receivers are sinks. It returns Alertmanager's URL and both sinks.
+func startAlertmanager(t *testing.T, token string) (url string, rota, operators chan notification) {
+	t.Helper()
 	bin := testutil.Tool(t, "alertmanager")
 	dir := t.TempDir()
-	const token = "test-webhook-token"
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan delivery, 16)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- delivery{auth: r.Header.Get("Authorization"), body: body}
-	}))
-	t.Cleanup(receiver.Close)
+	rotaURL, rota := sink(t)
+	operatorsURL, operators := sink(t)
 	cfg := filepath.Join(dir, "alertmanager.yml")
-	if err := os.WriteFile(cfg, fillAlertmanagerConfig(t, receiver.URL+"/api/v1/alerts", tokenFile), 0o644); err != nil {
+	if err := os.WriteFile(cfg, fillAlertmanagerConfig(t, rotaURL, tokenFile, operatorsURL), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	testutil.Start(t, bin, "--config.file="+cfg, "--web.listen-address="+addr,
 		"--storage.path="+filepath.Join(dir, "data"), "--cluster.listen-address=")
-	url := "http://" + addr
+	url = "http://" + addr
 	testutil.WaitHTTP(t, url+"/-/ready", 60*time.Second)
+	return url, rota, operators
+}
 
+// await collects notifications from got until it holds one for each alertname wanted.
+func await(t *testing.T, got chan notification, who string, want ...string) map[string]notification {
+	t.Helper()
+	seen := map[string]notification{}
+	deadline := time.After(90 * time.Second)
+	for len(seen) < len(want) {
+		select {
+		case n := <-got:
+			if !slices.Contains(want, n.alertname()) {
+				t.Errorf("%s got %s, want only %v", who, n.alertname(), want)
+				continue
+			}
+			seen[n.alertname()] = n
+		case <-deadline:
+			t.Fatalf("%s got %d of %v in time", who, len(seen), want)
+		}
+	}
+	return seen
+}
+
+// TestAlertmanagerDeliversToRota runs a real Alertmanager with the deploy config, posts rota's
+// alerts to it, and checks what reaches the webhook: the bearer token, version 4, and the labels
+// rota acts on; warnings, rota's and others', reach the operators too.
+func TestAlertmanagerDeliversToRota(t *testing.T) {
+	const token = "test-webhook-token"
+	url, rota, operators := startAlertmanager(t, token)
 	postAlerts(t, url, []map[string]any{
 		alertBody(map[string]string{"alertname": AlertIdle, SignalLabel: "idle", "severity": "info", "node": "gpu01", "pool": "gpu-h100"}),
 		alertBody(map[string]string{"alertname": AlertIdle, SignalLabel: "idle", "severity": "info", "node": "gpu02", "pool": "gpu-h100"}),
 		alertBody(map[string]string{"alertname": AlertBacklog, SignalLabel: "backlog", "severity": "info", "pool": "cpu-epyc", "class": "light"}),
-		// Not rota's: never reaches the webhook.
+		alertBody(map[string]string{"alertname": AlertCollectorFailing, SignalLabel: "telemetry", "severity": "warning", "node": "gpu03", "pool": "gpu-h100"}),
+		// Not rota's: never reaches the webhook, reaches the people.
 		alertBody(map[string]string{"alertname": "DiskFull", "severity": "warning", "node": "gpu01"}),
 	})
 
-	payloads := map[string]map[string]any{}
-	deadline := time.After(60 * time.Second)
-	for len(payloads) < 2 {
-		select {
-		case d := <-got:
-			if d.auth != "Bearer "+token {
-				t.Fatalf("Authorization = %q, want the bearer token from the credentials file", d.auth)
-			}
-			var p map[string]any
-			if err := json.Unmarshal(d.body, &p); err != nil {
-				t.Fatalf("webhook body is not JSON: %v\n%s", err, d.body)
-			}
-			payloads[p["groupLabels"].(map[string]any)["alertname"].(string)] = p
-		case <-deadline:
-			t.Fatalf("webhook got %d of 2 notifications in time", len(payloads))
+	payloads := await(t, rota, "rota's webhook", AlertIdle, AlertBacklog, AlertCollectorFailing)
+	for _, n := range payloads {
+		if n.auth != "Bearer "+token {
+			t.Fatalf("Authorization = %q, want the bearer token from the credentials file", n.auth)
 		}
 	}
-	checkPayload(t, payloads[AlertIdle], "node", "gpu01", "gpu02")
-	checkPayload(t, payloads[AlertBacklog], "class", "light")
-	for name, p := range map[string]map[string]any{"alertmanager-v4.json": payloads[AlertIdle], "alertmanager-v4-backlog.json": payloads[AlertBacklog]} {
+	checkPayload(t, payloads[AlertIdle].payload, "node", "gpu01", "gpu02")
+	checkPayload(t, payloads[AlertBacklog].payload, "class", "light")
+	for name, p := range map[string]map[string]any{"alertmanager-v4.json": payloads[AlertIdle].payload, "alertmanager-v4-backlog.json": payloads[AlertBacklog].payload} {
 		checkFixture(t, filepath.Join(testutil.RepoRoot(t), "scaler", "webhook", "testdata", name), p)
+	}
+	for name, n := range await(t, operators, "the operators", AlertCollectorFailing, "DiskFull") {
+		if n.auth != "" || n.payload["receiver"] != "operators" {
+			t.Errorf("%s reached the operators as %v with Authorization %q", name, n.payload["receiver"], n.auth)
+		}
+	}
+}
+
+// TestAlertmanagerWhileRotaIsDown: with RotaScalerDown firing, the other scaler alerts and the
+// nudges meant for rota are inhibited, the server alerts are not; RotaScalerDown reaches the
+// operators and never rota's webhook.
+func TestAlertmanagerWhileRotaIsDown(t *testing.T) {
+	url, rota, operators := startAlertmanager(t, "test-webhook-token")
+	scaler := func(name string) map[string]any {
+		return alertBody(map[string]string{"alertname": name, SignalLabel: "scaler", "severity": "critical"})
+	}
+	postAlerts(t, url, []map[string]any{
+		scaler(AlertScalerDown), scaler(AlertNotReconciling),
+		alertBody(map[string]string{"alertname": AlertIdle, SignalLabel: "idle", "severity": "info", "node": "gpu01", "pool": "gpu-h100"}),
+		alertBody(map[string]string{"alertname": AlertBacklog, SignalLabel: "backlog", "severity": "info", "pool": "cpu-epyc", "class": "light"}),
+		alertBody(map[string]string{"alertname": AlertCollectorFailing, SignalLabel: "telemetry", "severity": "warning", "node": "gpu03", "pool": "gpu-h100"}),
+	})
+	want := map[string]string{
+		AlertScalerDown: "active", AlertNotReconciling: "suppressed", AlertIdle: "suppressed",
+		AlertBacklog: "suppressed", AlertCollectorFailing: "active",
+	}
+	testutil.Eventually(t, 30*time.Second, "Alertmanager inhibits what rota being down causes", func() error {
+		got := alertStates(t, url)
+		for name, state := range want {
+			if got[name] != state {
+				return fmt.Errorf("%s is %q, want %q (all: %v)", name, got[name], state, got)
+			}
+		}
+		return nil
+	})
+
+	await(t, operators, "the operators", AlertScalerDown, AlertCollectorFailing)
+	// rota's route waits 10s before its first notification, the operators' 30s: by now rota's
+	// webhook has had whatever it was to get.
+	for len(rota) > 0 {
+		if n := <-rota; n.alertname() != AlertCollectorFailing {
+			t.Errorf("rota's webhook got %s while rota is down", n.alertname())
+		}
+	}
+}
+
+// alertStates returns each alert's state (active, suppressed, unprocessed) by alertname, from
+// Alertmanager's API.
+func alertStates(t *testing.T, url string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(url + "/api/v2/alerts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var alerts []struct {
+		Labels map[string]string `json:"labels"`
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&alerts); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, a := range alerts {
+		out[a.Labels["alertname"]] = a.Status.State
+	}
+	return out
+}
+
+// TestAlertmanagerConfigAsShipped: amtool refuses the deploy config until the operators'
+// receiver is filled in (no alert is dropped unseen by a placeholder), and accepts it filled.
+func TestAlertmanagerConfigAsShipped(t *testing.T) {
+	amtool := testutil.Tool(t, "amtool")
+	shipped := filepath.Join(testutil.RepoRoot(t), "deploy", "alertmanager", "alertmanager.yml")
+	out, err := exec.Command(amtool, "check-config", shipped).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unsupported scheme "" for URL`) {
+		t.Errorf("amtool check-config accepts the shipped config, or refuses it for another reason: %v\n%s", err, out)
+	}
+	filled := filepath.Join(t.TempDir(), "alertmanager.yml")
+	if err := os.WriteFile(filled, fillAlertmanagerConfig(t, amWebhookURL, amTokenFile, "https://alerts.example.internal/hook"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(amtool, "check-config", filled).CombinedOutput(); err != nil {
+		t.Errorf("amtool check-config refuses the filled config: %v\n%s", err, out)
+	}
+}
+
+// TestAlertmanagerRoutes: where each kind of alert goes, by amtool's own routing of the filled
+// config: rota's nudges to rota, its server warnings to rota and the operators, its own health
+// to the operators only, everything else to the operators.
+func TestAlertmanagerRoutes(t *testing.T) {
+	amtool := testutil.Tool(t, "amtool")
+	cfg := filepath.Join(t.TempDir(), "alertmanager.yml")
+	if err := os.WriteFile(cfg, fillAlertmanagerConfig(t, amWebhookURL, amTokenFile, "https://alerts.example.internal/hook"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		labels    []string
+		receivers string
+	}{
+		{[]string{"alertname=" + AlertIdle, SignalLabel + "=idle", "severity=info", "pool=gpu"}, "rota"},
+		{[]string{"alertname=" + AlertBacklog, SignalLabel + "=backlog", "severity=info", "pool=gpu"}, "rota"},
+		{[]string{"alertname=" + AlertTelemetryMissing, SignalLabel + "=telemetry", "severity=warning", "pool=gpu"}, "rota,operators"},
+		{[]string{"alertname=" + AlertPowerActionsFails, SignalLabel + "=power", "severity=critical", "pool=gpu"}, "rota,operators"},
+		{[]string{"alertname=" + AlertScalerDown, SignalLabel + "=scaler", "severity=critical"}, "operators"},
+		{[]string{"alertname=" + AlertScalerBlind, SignalLabel + "=scaler", "severity=warning"}, "operators"},
+		{[]string{"alertname=DiskFull", "severity=warning"}, "operators"},
+		{[]string{"alertname=Watchdog", "severity=none"}, "operators"},
+	} {
+		args := append([]string{"config", "routes", "test", "--config.file=" + cfg, "--verify.receivers=" + tt.receivers}, tt.labels...)
+		if out, err := exec.Command(amtool, args...).CombinedOutput(); err != nil {
+			t.Errorf("%v: want receivers %s: %v\n%s", tt.labels, tt.receivers, err, out)
+		}
 	}
 }
 

@@ -90,8 +90,12 @@ func (l *Lab) startPrometheus(ctx context.Context) error {
 	return waitFor(ctx, 90*time.Second, "prometheus ready", func() error { return getOK(ctx, promURL+"/-/ready") })
 }
 
-// startAlertmanager fills deploy/alertmanager's two values (rota's webhook URL and token file)
-// and starts Alertmanager with gossip off.
+// operatorsConfig is the operators' receiver config in deploy/alertmanager, to be filled. The
+// lab has no people to tell: it removes it, leaving that receiver without a config.
+const operatorsConfig = "    webhook_configs:\n      - url: FILL-IN-the-operators-webhook-url\n        send_resolved: true\n"
+
+// startAlertmanager fills deploy/alertmanager's values (rota's webhook URL and token file; the
+// operators' receiver is left empty) and starts Alertmanager with gossip off.
 func (l *Lab) startAlertmanager(ctx context.Context) error {
 	d := filepath.Join(l.Dir, "alertmanager")
 	b, err := os.ReadFile(filepath.Join(l.opts.Root, "deploy", "alertmanager", "alertmanager.yml"))
@@ -101,6 +105,7 @@ func (l *Lab) startAlertmanager(ctx context.Context) error {
 	conf, err := fill(string(b), map[string]string{
 		"http://" + config.DefaultListenAddress + "/api/v1/alerts": l.RotaURL() + "/api/v1/alerts",
 		"/etc/alertmanager/rota-webhook.token":                     l.Config.Server.WebhookTokenFile,
+		operatorsConfig:                                            "",
 	})
 	if err != nil {
 		return fmt.Errorf("deploy/alertmanager/alertmanager.yml: %w", err)
