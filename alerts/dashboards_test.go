@@ -5,48 +5,99 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
 )
 
-// dashboardExprs returns every PromQL expression of a Grafana dashboard, rows' panels included.
-func dashboardExprs(t *testing.T, path string) []string {
+// dashboard is what the tests read of a Grafana dashboard.
+type dashboard struct {
+	Panels     []panel `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name       string `json:"name"`
+			Type       string `json:"type"`
+			Query      string `json:"query"`
+			Multi      bool   `json:"multi"`
+			IncludeAll bool   `json:"includeAll"`
+			AllValue   string `json:"allValue"`
+			Datasource struct {
+				UID string `json:"uid"`
+			} `json:"datasource"`
+		} `json:"list"`
+	} `json:"templating"`
+}
+
+type panel struct {
+	Title       string  `json:"title"`
+	Type        string  `json:"type"`
+	Panels      []panel `json:"panels"`
+	FieldConfig struct {
+		Defaults struct {
+			Unit string `json:"unit"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
+	Targets []struct {
+		Expr         string `json:"expr"`
+		LegendFormat string `json:"legendFormat"`
+	} `json:"targets"`
+}
+
+func readDashboard(t *testing.T, path string) dashboard {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type panel struct {
-		Title   string  `json:"title"`
-		Panels  []panel `json:"panels"`
-		Targets []struct {
-			Expr string `json:"expr"`
-		} `json:"targets"`
-	}
-	var d struct {
-		Panels []panel `json:"panels"`
-	}
+	var d dashboard
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	var out []string
+	return d
+}
+
+// panels returns every panel of a dashboard but rows, rows' panels included.
+func (d dashboard) panels() []panel {
+	var out []panel
 	var walk func([]panel)
 	walk = func(ps []panel) {
 		for _, p := range ps {
-			for _, tg := range p.Targets {
-				if strings.TrimSpace(tg.Expr) == "" {
-					t.Errorf("%s: panel %q has a target without an expression", path, p.Title)
-				}
-				out = append(out, tg.Expr)
+			if p.Type != "row" {
+				out = append(out, p)
 			}
 			walk(p.Panels)
 		}
 	}
 	walk(d.Panels)
+	return out
+}
+
+// grafanaValues stands in for what Grafana puts in place of its variables when the tests run
+// the queries: every pool, department and server (the variables' "All"), the rate interval of a
+// 15s scrape (four intervals) and the fleet dataset's 20 minutes as the time range.
+var grafanaValues = strings.NewReplacer(
+	"$__rate_interval", "1m", "$__range_s", "1200", "$__range", "20m",
+	"$pool", ".*", "$department", ".*", "$node", ".*",
+)
+
+// dashboardExprs returns every PromQL expression of a Grafana dashboard, rows' panels included,
+// with Grafana's variables replaced as grafanaValues says.
+func dashboardExprs(t *testing.T, path string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range readDashboard(t, path).panels() {
+		for _, tg := range p.Targets {
+			if strings.TrimSpace(tg.Expr) == "" {
+				t.Errorf("%s: panel %q has a target without an expression", path, p.Title)
+			}
+			out = append(out, grafanaValues.Replace(tg.Expr))
+		}
+	}
 	return out
 }
 
@@ -67,6 +118,89 @@ func TestDashboardQueries(t *testing.T) {
 		t.Fatal("the dashboards hold no queries")
 	}
 	runQueriesOnFleet(t, promtool, exprs)
+}
+
+var (
+	// rangeFunction finds each rate(), irate() and increase() and the range it is given.
+	rangeFunction = regexp.MustCompile(`\b(rate|irate|increase)\((?:[^()\[]|\([^()]*\))*\[([^\]]+)\]`)
+	byClause      = regexp.MustCompile(`\bby \(([^)]*)\)`)
+	legendLabel   = regexp.MustCompile(`\{\{\s*(\w+)\s*\}\}`)
+	moneySeries   = regexp.MustCompile(`spend|saving|cost|would_save`)
+)
+
+// TestDashboardConventions: the fleet dashboard has pool, department and node variables and
+// every panel that shows one of those labels honours its variable; rates use
+// $__rate_interval, never a fixed window; every panel has a unit, and money is in the currency
+// of the example config's pools.
+func TestDashboardConventions(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	d := readDashboard(t, filepath.Join(root, "deploy", "grafana", "rota-fleet.json"))
+	cfg, err := config.Load(filepath.Join(root, "deploy", "rota", "rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	currencies := map[string]bool{}
+	for _, pl := range cfg.Pools {
+		currencies["currency"+pl.Cost.Currency] = true
+	}
+	if len(currencies) != 1 {
+		t.Fatalf("deploy/rota/rota.yml's pools cost in %v: the dashboard's money unit fits one", currencies)
+	}
+
+	variables := map[string]string{"pool": "", "department": "", "node": ""}
+	for _, v := range d.Templating.List {
+		if _, ok := variables[v.Name]; !ok {
+			continue
+		}
+		variables[v.Name] = v.Query
+		if v.Type != "query" || v.Datasource.UID != "${datasource}" || !v.Multi || !v.IncludeAll || v.AllValue != ".*" ||
+			!strings.Contains(v.Query, ", "+v.Name+")") {
+			t.Errorf("variable %s: want a multi-value query of its label_values on ${datasource}, All being .*: %+v", v.Name, v)
+		}
+	}
+	used := map[string]bool{}
+	for _, p := range d.panels() {
+		unit := p.FieldConfig.Defaults.Unit
+		if unit == "" || unit == "none" {
+			t.Errorf("panel %q has no unit", p.Title)
+		}
+		for _, tg := range p.Targets {
+			for _, m := range rangeFunction.FindAllStringSubmatch(tg.Expr, -1) {
+				if m[2] != "$__rate_interval" {
+					t.Errorf("panel %q: %s() over [%s], want [$__rate_interval]", p.Title, m[1], m[2])
+				}
+			}
+			// Money in a currency; a share of money (percentunit) is no money.
+			if moneySeries.MatchString(tg.Expr) && unit != "percentunit" && !currencies[unit] {
+				t.Errorf("panel %q shows money in unit %q, want %v", p.Title, unit, currencies)
+			}
+			shown := map[string]bool{}
+			for _, m := range byClause.FindAllStringSubmatch(tg.Expr, -1) {
+				for _, l := range strings.Split(m[1], ",") {
+					shown[strings.TrimSpace(l)] = true
+				}
+			}
+			for _, m := range legendLabel.FindAllStringSubmatch(tg.LegendFormat, -1) {
+				shown[m[1]] = true
+			}
+			for name := range variables {
+				filter := name + `=~"$` + name + `"`
+				if strings.Contains(tg.Expr, filter) {
+					used[name] = true
+				} else if shown[name] {
+					t.Errorf("panel %q shows %s but does not filter on it (%s): %s", p.Title, name, filter, tg.Expr)
+				}
+			}
+		}
+	}
+	for name, query := range variables {
+		if query == "" {
+			t.Errorf("the dashboard has no %s variable", name)
+		}
+		if !used[name] {
+			t.Errorf("no panel uses the %s variable", name)
+		}
+	}
 }
 
 // runQueriesOnFleet checks that each expression parses and returns data on the fleet dataset.
