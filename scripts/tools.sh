@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Installs everything `make test` and `make demo` need on a fresh Debian machine (run as root):
 # Debian packages, then pinned Go-built tools into .tools/bin. Tools already built at the pinned
-# version are reused, so a second run takes seconds.
+# version, tags and flags are reused, so a second run takes seconds.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin="$top/.tools/bin"
 mkdir -p "$bin"
 
-# Debian packages: ipmitool/openipmi (IPMI BMC simulator), Slurm (a real cluster on loopback),
-# node_exporter (the exporter benchmark's peer), systemd (systemd-analyze verify), Ansible,
-# ansible-lint and python3-passlib (the rota_exporter role's tests: Ansible's bcrypt hashing
-# needs passlib on the controller), lintian and dpkg-dev (dpkg-shlibdeps) for the .deb packages.
-apt_pkgs=(ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint python3-passlib lintian dpkg-dev)
+# Debian packages: gcc and libc6-dev (cgo: go-nvml, the packaged binaries), ipmitool/openipmi
+# (IPMI BMC simulator), Slurm (a real cluster on loopback), node_exporter (the exporter
+# benchmark's peer), systemd (systemd-analyze verify), Ansible, ansible-lint and python3-passlib
+# (the rota_exporter role's tests: Ansible's bcrypt hashing needs passlib on the controller),
+# lintian and dpkg-dev (dpkg-shlibdeps) for the .deb packages. Go, make and git come first (they
+# run this script); internal/testutil.TestToolsInstallsWhatTestsNeed checks that every program a
+# test runs is in this list or built below.
+apt_pkgs=(gcc libc6-dev ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint python3-passlib lintian dpkg-dev)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
