@@ -2,6 +2,7 @@ package lab
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/rotahq/rota/exporter/gpufake"
+	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -183,5 +185,22 @@ func TestBurst(t *testing.T) {
 	}
 	if a := strings.Join(jobs[0].sbatchArgs(), " "); strings.Contains(a, "gres") {
 		t.Errorf("light job args %q", a)
+	}
+}
+
+// TestAlertmanagerConfig: the lab's fill of deploy/alertmanager/alertmanager.yml finds every
+// value it replaces, and amtool accepts the result.
+func TestAlertmanagerConfig(t *testing.T) {
+	amtool := testutil.Tool(t, "amtool")
+	conf, err := alertmanagerConfig(testutil.RepoRoot(t), "http://127.0.0.1:1", "/run/rota/webhook.token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "alertmanager.yml")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(amtool, "check-config", path).CombinedOutput(); err != nil {
+		t.Errorf("amtool check-config: %v\n%s", err, out)
 	}
 }

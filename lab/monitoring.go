@@ -94,21 +94,31 @@ func (l *Lab) startPrometheus(ctx context.Context) error {
 // lab has no people to tell: it removes it, leaving that receiver without a config.
 const operatorsConfig = "    webhook_configs:\n      - url: FILL-IN-the-operators-webhook-url\n        send_resolved: true\n"
 
-// startAlertmanager fills deploy/alertmanager's values (rota's webhook URL and token file; the
-// operators' receiver is left empty) and starts Alertmanager with gossip off.
-func (l *Lab) startAlertmanager(ctx context.Context) error {
-	d := filepath.Join(l.Dir, "alertmanager")
-	b, err := os.ReadFile(filepath.Join(l.opts.Root, "deploy", "alertmanager", "alertmanager.yml"))
+// alertmanagerConfig is deploy/alertmanager/alertmanager.yml with rota's webhook URL and token
+// file filled in and the operators' receiver left empty.
+func alertmanagerConfig(root, rotaURL, tokenFile string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "alertmanager", "alertmanager.yml"))
 	if err != nil {
-		return err
+		return "", err
 	}
 	conf, err := fill(string(b), map[string]string{
-		"http://" + config.DefaultListenAddress + "/api/v1/alerts": l.RotaURL() + "/api/v1/alerts",
-		"/etc/alertmanager/rota-webhook.token":                     l.Config.Server.WebhookTokenFile,
+		"http://" + config.DefaultListenAddress + "/api/v1/alerts": rotaURL + "/api/v1/alerts",
+		"/etc/alertmanager/rota-webhook.token":                     tokenFile,
 		operatorsConfig:                                            "",
 	})
 	if err != nil {
-		return fmt.Errorf("deploy/alertmanager/alertmanager.yml: %w", err)
+		return "", fmt.Errorf("deploy/alertmanager/alertmanager.yml: %w", err)
+	}
+	return conf, nil
+}
+
+// startAlertmanager writes the lab's Alertmanager config (alertmanagerConfig) and starts
+// Alertmanager with gossip off.
+func (l *Lab) startAlertmanager(ctx context.Context) error {
+	d := filepath.Join(l.Dir, "alertmanager")
+	conf, err := alertmanagerConfig(l.opts.Root, l.RotaURL(), l.Config.Server.WebhookTokenFile)
+	if err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(d, "alertmanager.yml"), []byte(conf), 0o644); err != nil {
 		return err
