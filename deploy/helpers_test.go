@@ -12,20 +12,31 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 )
 
-// binDir holds rota, rotactl and rota-exporter, built once for every test that needs them.
-var binDir struct {
+// builtDir is a scratch folder filled once, by the first test that needs it, for every test.
+type builtDir struct {
 	once sync.Once
 	path string
 	err  error
 }
 
-// debDir holds the two .debs, built once by package.sh (as `make package` does) for every test
-// that needs them.
-var debDir struct {
-	once sync.Once
-	path string
-	err  error
+// get fills the folder with build (once) and returns it; a failed build fails every test that
+// asks, with what went wrong.
+func (b *builtDir) get(t *testing.T, what string, build func(dir string) error) string {
+	t.Helper()
+	b.once.Do(func() {
+		if b.path, b.err = os.MkdirTemp("", "rota-deploy-"); b.err == nil {
+			b.err = build(b.path)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("building %s: %v", what, b.err)
+	}
+	return b.path
 }
+
+// binDir holds rota, rotactl and rota-exporter; debDir the two .debs, built by package.sh as
+// `make package` does.
+var binDir, debDir builtDir
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -37,53 +48,38 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// run runs a command in the repository root and returns its error with its output.
+func run(cmd *exec.Cmd, root string) error {
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", filepath.Base(cmd.Path), err, out)
+	}
+	return nil
+}
+
 // binaries builds the three packaged binaries (once) and returns their folder.
 func binaries(t *testing.T) string {
 	t.Helper()
 	root := testutil.RepoRoot(t)
-	binDir.once.Do(func() {
-		dir, err := os.MkdirTemp("", "rota-deploy-bin-")
-		if err != nil {
-			binDir.err = err
-			return
-		}
-		binDir.path = dir
-		cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/rota", "./cmd/rotactl", "./cmd/rota-exporter")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binDir.err = fmt.Errorf("%w\n%s", err, out)
-		}
+	return binDir.get(t, "the binaries", func(dir string) error {
+		return run(exec.Command("go", "build", "-o", dir+"/", "./cmd/rota", "./cmd/rotactl", "./cmd/rota-exporter"), root)
 	})
-	if binDir.err != nil {
-		t.Fatalf("building the binaries: %v", binDir.err)
-	}
-	return binDir.path
 }
 
 // debs builds the rota-exporter and rota packages with deploy/packaging/package.sh (once) and
 // returns their paths.
 func debs(t *testing.T) (exporter, rota string) {
 	t.Helper()
+	root := testutil.RepoRoot(t)
 	env := []string{"NFPM=" + testutil.Tool(t, "nfpm")}
 	testutil.Tool(t, "dpkg-shlibdeps") // package.sh computes the libc6 dependency with it
-	debDir.once.Do(func() {
-		dir, err := os.MkdirTemp("", "rota-deploy-debs-")
-		if err != nil {
-			debDir.err = err
-			return
-		}
-		debDir.path = dir
-		cmd := exec.Command(filepath.Join(testutil.RepoRoot(t), "deploy", "packaging", "package.sh"))
+	dist := debDir.get(t, "the packages", func(dir string) error {
+		cmd := exec.Command(filepath.Join(root, "deploy", "packaging", "package.sh"))
 		cmd.Env = append(append(os.Environ(), env...), "DIST="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			debDir.err = fmt.Errorf("package.sh: %w\n%s", err, out)
-		}
+		return run(cmd, root)
 	})
-	if debDir.err != nil {
-		t.Fatalf("building the packages: %v", debDir.err)
-	}
 	find := func(name string) string {
-		m, err := filepath.Glob(filepath.Join(debDir.path, name+"_*.deb"))
+		m, err := filepath.Glob(filepath.Join(dist, name+"_*.deb"))
 		if err != nil || len(m) != 1 {
 			t.Fatalf("package.sh made %v for %s (%v), want one .deb", m, name, err)
 		}
