@@ -13,8 +13,8 @@ mkdir -p "$bin"
 # benchmark's peer), systemd (systemd-analyze verify), Ansible, ansible-lint and python3-passlib
 # (the rota_exporter role's tests: Ansible's bcrypt hashing needs passlib on the controller),
 # lintian and dpkg-dev (dpkg-shlibdeps) for the .deb packages. Go, make and git must be there
-# before this script runs; internal/testutil.TestToolsInstallsWhatTestsNeed checks that every program a
-# test runs is in this list or built below.
+# before this script runs. internal/testutil.TestToolsInstallsWhatTestsNeed checks that every
+# program a test runs is in this list (or a dependency) or built below.
 apt_pkgs=(gcc libc6-dev ipmitool openipmi slurmctld slurmd slurm-client prometheus-node-exporter curl procps systemd ansible ansible-lint python3-passlib lintian dpkg-dev)
 missing=()
 for p in "${apt_pkgs[@]}"; do
