@@ -45,9 +45,9 @@ func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, er
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(cfg.Store.Path, store.Options{})
+	st, err := openStore(cfg.Store.Path, log)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -133,6 +133,29 @@ func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
 		errs = append(errs, fmt.Errorf("closing store: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// openStore opens the store at path, making a new one only when nothing is there (the first
+// start). A file that is there but empty or damaged stops rota with what is wrong and the two
+// ways on: restore a backup, or move the file away to start afresh.
+func openStore(path string, log *logrus.Entry) (*store.Store, error) {
+	st, err := store.Open(path, store.Options{Create: true})
+	var de *store.DamagedError
+	if errors.As(err, &de) {
+		return nil, fmt.Errorf("store: %w; rota will not start on it. To restore a backup (rotactl backup), "+
+			"put it at %s; to start with a new, empty store instead (pins, maintenance, the pause and the "+
+			"audit log are lost; each server's state is read again from its BMC), move the file away", err, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if st.Created() {
+		log.WithField("path", path).Warn("no store at store.path: created a new, empty one (first start)")
+	}
+	if r := st.Recovered(); r != "" {
+		log.WithField("path", path).Warn("store: " + r)
+	}
+	return st, nil
 }
 
 // exporterReady is the executor's readiness check after a boot: Prometheus scrapes the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
 )
 
 // rotaBinary is the binary TestMain built.
@@ -215,5 +218,76 @@ pools:
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("the log reveals %s", secret)
 		}
+	}
+}
+
+// TestDamagedStoreStopsRota: a store file that is empty or cut short (a full disk, a copy that
+// stopped) stops rota with exit 1, what is wrong and how to restore a backup; it is neither
+// re-created (which forgot pins and the pause) nor mapped (which died with SIGBUS, exit 2, so a
+// restart policy looped). The file is left as it was.
+func TestDamagedStoreStopsRota(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	st, err := store.Open(good, store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if err := st.UpdateNode(fmt.Sprintf("n%03d", i), func(n *store.Node) error { n.State, n.PinNote = fleet.StateOn, strings.Repeat("p", 200); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "the file is empty (0 bytes)"},
+		{"cut mid-page", whole[:10000], "cut short"},
+		{"cut at a page", whole[:16384], "cut short"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "rota.db")
+			if err := os.WriteFile(db, tc.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(t.TempDir(), "rota.yml")
+			if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
+server: {listen_address: "127.0.0.1:0", webhook_auth_disabled: true}
+store: {path: %s}
+pools:
+  - name: cpu
+    profile: {cpu_cores: 8}
+    nodes:
+      - name: n1
+        bmc: {protocol: ipmi, host: 127.0.0.1, username: u, password_env: ROTA_TEST_PW}
+`, db)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// Before the check, an empty file made a new store and rota ran: the timeout ends it.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, rotaBinary, "--config.file", cfg).CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("rota: %v, want exit 1\n%s", err, out)
+			}
+			for _, w := range []string{db, tc.want, "rotactl backup", "move the file away"} {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if after, _ := os.ReadFile(db); !bytes.Equal(after, tc.data) {
+				t.Error("rota changed the damaged file")
+			}
+		})
 	}
 }

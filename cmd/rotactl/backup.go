@@ -56,9 +56,14 @@ func registerBackup(app *kingpin.Application, cmds map[string]command) {
 }
 
 // checkStore opens the copy at path as a store and reads every node record, and returns how
-// many there are.
+// many there are. The copy is checked before it is mapped (a copy cut short is an error, not a
+// crash that would leave the temporary file behind).
 func checkStore(path string) (int, error) {
 	s, err := store.Open(path, store.Options{LockTimeout: time.Second, ReadOnly: true})
+	var de *store.DamagedError
+	if errors.As(err, &de) {
+		return 0, fmt.Errorf("the copy received is not a whole store: %s", de.Problem)
+	}
 	if err != nil {
 		return 0, err
 	}

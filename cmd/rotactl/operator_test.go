@@ -306,7 +306,7 @@ func TestWatch(t *testing.T) {
 func testBackup(t *testing.T, bin string) {
 	url, backend, tokenFile := operatorAPI(t)
 	dir := t.TempDir()
-	src, err := store.Open(filepath.Join(dir, "rota.db"), store.Options{})
+	src, err := store.Open(filepath.Join(dir, "rota.db"), store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +326,15 @@ func testBackup(t *testing.T, bin string) {
 		data     []byte
 		wantCode int
 		wantKept bool
+		wantErr  string
 	}{
 		{name: "a store", data: snapshot.Bytes(), wantKept: true},
-		{name: "not a store", data: []byte("<html>proxy error</html>"), wantCode: 1},
+		{name: "not a store", data: []byte("<html>proxy error</html>"), wantCode: 1, wantErr: "not a whole store"},
+		// A copy cut short mid-page made the check die with SIGBUS inside bbolt, leaving the
+		// temporary file.
+		{name: "cut mid-page", data: snapshot.Bytes()[:10000], wantCode: 1, wantErr: "cut short"},
+		{name: "cut at a page", data: snapshot.Bytes()[:8192], wantCode: 1, wantErr: "cut short"},
+		{name: "empty", data: []byte{}, wantCode: 1, wantErr: "empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -341,6 +347,9 @@ func testBackup(t *testing.T, bin string) {
 			entries, _ := os.ReadDir(filepath.Dir(out))
 			if kept := len(entries) == 1 && entries[0].Name() == "backup.db"; kept != tc.wantKept || (!tc.wantKept && len(entries) != 0) {
 				t.Fatalf("files left: %v, want the backup kept: %v", entries, tc.wantKept)
+			}
+			if !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("stderr %q does not say %q", stderr, tc.wantErr)
 			}
 			if !tc.wantKept {
 				return

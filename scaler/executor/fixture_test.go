@@ -50,7 +50,7 @@ func newFx(t *testing.T, readyOnBoot bool, mod func(*config.Config)) *fx {
 // start opens the store and builds an executor with the fault hook.
 func (f *fx) start(fault func(string, fleet.Kind, Step) error) {
 	f.t.Helper()
-	st, err := store.Open(f.path, store.Options{})
+	st, err := store.Open(f.path, store.Options{Create: true})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func newFx(t *testing.T, mod func(*config.Config), planner Planner) *fx {
 func (f *fx) build(fault func(string, fleet.Kind, executor.Step) error) {
 	t := f.t
 	t.Helper()
-	st, err := store.Open(f.path, store.Options{})
+	st, err := store.Open(f.path, store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

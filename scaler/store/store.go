@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -30,6 +32,10 @@ type Options struct {
 	// ReadOnly opens an existing store without writing to it (a backup being checked); a file
 	// that lacks rota's buckets is an error.
 	ReadOnly bool
+	// Create makes a new, empty store when nothing exists at the path (rota's first start).
+	// Without it a missing file is an error. A file that exists is never replaced: one that is
+	// empty, cut short or otherwise damaged is a *DamagedError, whatever Create says.
+	Create bool
 }
 
 // Retention bounds the audit log per node: the newest Keep records (default 1000), none older
@@ -41,11 +47,14 @@ type Retention struct {
 
 // Store is the open state file. Safe for concurrent use (bbolt serialises writers).
 type Store struct {
-	db  *bolt.DB
-	ret Retention
+	db      *bolt.DB
+	ret     Retention
+	created bool
+	torn    int
 }
 
-// Open opens (creating if needed) the store at path.
+// Open opens the store at path (creating it only with opts.Create). The file is checked before
+// bbolt maps it: an empty, cut-short or overwritten file is a *DamagedError, not a crash.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = time.Second
@@ -55,6 +64,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if opts.Retention.MaxAge <= 0 {
 		opts.Retention.MaxAge = 30 * 24 * time.Hour
+	}
+	created, torn, err := precheck(path, opts)
+	if err != nil {
+		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
 	if errors.Is(err, berrors.ErrTimeout) {
@@ -67,7 +80,37 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	return &Store{db: db, ret: opts.Retention}, nil
+	return &Store{db: db, ret: opts.Retention, created: created, torn: torn}, nil
+}
+
+// precheck opens path for reading and checks it (checkFile); a missing file is created only
+// with opts.Create (created true).
+func precheck(path string, opts Options) (created bool, torn int, err error) {
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && opts.Create && !opts.ReadOnly:
+		return true, -1, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, -1, fmt.Errorf("opening store %s: no such file", path)
+	case err != nil:
+		return false, -1, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	defer f.Close()
+	_, torn, err = checkFile(path, f)
+	return false, torn, err
+}
+
+// Created reports whether Open made a new, empty store (Options.Create on a missing file).
+func (s *Store) Created() bool { return s.created }
+
+// Recovered says, when one meta page did not check at Open, what bbolt fell back on: the
+// other page, the last complete commit (a commit cut short by a crash leaves this, and loses
+// only that commit, which never returned). Empty when both pages were whole.
+func (s *Store) Recovered() string {
+	if s.torn < 0 {
+		return ""
+	}
+	return fmt.Sprintf("meta page %d did not check (a commit cut short by a crash); opened at the other, the last complete commit", s.torn)
 }
 
 // buckets creates rota's buckets where missing, or read-only checks they are there.

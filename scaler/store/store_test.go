@@ -20,6 +20,7 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 func openTemp(t *testing.T, opts Options) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "rota.db")
+	opts.Create = true
 	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
