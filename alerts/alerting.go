@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
 )
 
 // SignalLabel is the label every rota alert carries; its value names the signal (idle, backlog,
@@ -80,8 +81,8 @@ func alertRules(e Expr, pools []config.Pool) []Rule {
 			"rota cannot read Prometheus",
 			fmt.Sprintf("rota's queries have failed for %s: no server is powered off until they work.", stuck)),
 		alert(AlertPowerActionsFails, "power", "critical",
-			fmt.Sprintf("sum by (pool, action) (increase(%s{result=~\"failure|state_unknown\"}[%s])) >= %d",
-				ScalerActions, p.Failure.AlertWindow, p.Failure.AlertAfter), pass,
+			fmt.Sprintf("sum by (pool, action) (increase(%s{result=~\"%s|%s\"}[%s])) >= %d",
+				ScalerActions, fleet.ResultFailure, fleet.ResultStateUnknown, p.Failure.AlertWindow, p.Failure.AlertAfter), pass,
 			"{{ $labels.action }} keeps failing in pool {{ $labels.pool }}",
 			fmt.Sprintf("At least %d {{ $labels.action }} actions failed in pool {{ $labels.pool }} within %s.",
 				p.Failure.AlertAfter, p.Failure.AlertWindow)),

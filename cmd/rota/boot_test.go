@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
 )
 
 // fakePrometheus answers every instant query with an empty vector, except the readiness query
@@ -40,20 +42,31 @@ func fakePrometheus(t *testing.T, exporterUp *atomic.Bool) string {
 	return srv.URL
 }
 
-// TestDaemonWaitsForTheExporterAfterBoot: rota powers a server on for its pool's floor through
-// a Redfish BMC, and counts it On only once Prometheus says the server's exporter serves.
-func TestDaemonWaitsForTheExporterAfterBoot(t *testing.T) {
+// emuRota is one rota binary run over one emulated Redfish BMC (server n1) and a fake
+// Prometheus.
+type emuRota struct {
+	t      *testing.T
+	emu    *redfishemu.Emulator
+	cmd    *exec.Cmd
+	logs   *bytes.Buffer
+	exited chan error
+	db     string
+	client *api.Client
+}
+
+// startEmuRota starts the emulator with n1 as bmc says and rota over it, n1 alone in pool cpu
+// with floor min, and waits until rota serves.
+func startEmuRota(t *testing.T, bmc redfishemu.ServerConfig, min int, exporterUp *atomic.Bool) *emuRota {
+	t.Helper()
 	log := logrus.New()
 	log.SetOutput(&bytes.Buffer{})
-	emu, err := redfishemu.Start(redfishemu.Config{Servers: []redfishemu.ServerConfig{
-		{Name: "n1", Listen: "127.0.0.1:0", Username: "rota", Password: "bmc-pw", Power: "Off"},
-	}}, clock.Real{}, logrus.NewEntry(log))
+	bmc.Name, bmc.Listen, bmc.Username, bmc.Password = "n1", "127.0.0.1:0", "rota", "bmc-pw"
+	emu, err := redfishemu.Start(redfishemu.Config{Servers: []redfishemu.ServerConfig{bmc}}, clock.Real{}, logrus.NewEntry(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(emu.Close)
 	host, port, _ := strings.Cut(emu.Server("n1").Addr(), ":")
-	var exporterUp atomic.Bool
 	dir := t.TempDir()
 	apiToken := filepath.Join(dir, "api.token")
 	if err := os.WriteFile(apiToken, []byte("api-token\n"), 0o600); err != nil {
@@ -61,6 +74,7 @@ func TestDaemonWaitsForTheExporterAfterBoot(t *testing.T) {
 	}
 	listen := testutil.FreePort(t)
 	cfg := filepath.Join(dir, "rota.yml")
+	r := &emuRota{t: t, emu: emu, logs: &bytes.Buffer{}, exited: make(chan error, 1), db: filepath.Join(dir, "rota.db")}
 	err = os.WriteFile(cfg, []byte(fmt.Sprintf(`
 prometheus: {url: %q, timeout: 2s}
 server:
@@ -75,61 +89,153 @@ pools:
   - name: cpu
     profile: {cpu_cores: 8}
     cost: {hourly: 1.5, currency: EUR}
-    min: 1
+    min: %d
     nodes:
       - name: n1
         bmc: {protocol: redfish, host: %s, port: %s, username: rota, password_env: ROTA_TEST_BMC_PASSWORD, insecure_skip_verify: true}
-`, fakePrometheus(t, &exporterUp), listen, apiToken, filepath.Join(dir, "rota.db"), host, port)), 0o600)
+`, fakePrometheus(t, exporterUp), listen, apiToken, r.db, min, host, port)), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(rotaBinary, "--config.file", cfg, "--log.level", "debug")
-	cmd.Env = append(os.Environ(), "ROTA_TEST_BMC_PASSWORD=bmc-pw")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
+	r.cmd = exec.Command(rotaBinary, "--config.file", cfg, "--log.level", "debug")
+	r.cmd.Env = append(os.Environ(), "ROTA_TEST_BMC_PASSWORD=bmc-pw")
+	r.cmd.Stdout, r.cmd.Stderr = r.logs, r.logs
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() { r.exited <- r.cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		if r.cmd.ProcessState == nil {
+			_ = r.cmd.Process.Kill()
+			<-r.exited
+		}
 		if t.Failed() {
-			t.Logf("rota's log:\n%s", logs.String())
+			t.Logf("rota's log:\n%s", r.logs.String())
 		}
 	})
 	base := fmt.Sprintf("http://127.0.0.1:%d", listen)
 	testutil.WaitHTTP(t, base+"/-/healthy", 30*time.Second)
-	c, err := api.NewClient(base, api.NewToken("api-token"), nil)
-	if err != nil {
+	if r.client, err = api.NewClient(base, api.NewToken("api-token"), nil); err != nil {
 		t.Fatal(err)
 	}
-	status := func() api.NodeStatus {
-		st, err := c.Status(t.Context())
-		if err != nil || len(st.Nodes) != 1 {
-			return api.NodeStatus{}
-		}
-		return st.Nodes[0]
-	}
-	waitFor := func(want fleet.State) {
-		t.Helper()
-		testutil.Eventually(t, 60*time.Second, "n1 "+string(want), func() error {
-			if n := status(); n.State != want {
-				return fmt.Errorf("n1 is %q (%s: %s)", n.State, n.Reason, n.Detail)
-			}
-			return nil
-		})
-	}
+	return r
+}
 
-	waitFor(fleet.StateBooting)
-	if p := emu.Server("n1").Power(); p != "On" {
+// status is n1 as rota's API says (the zero value when it cannot).
+func (r *emuRota) status() api.NodeStatus {
+	st, err := r.client.Status(r.t.Context())
+	if err != nil || len(st.Nodes) != 1 {
+		return api.NodeStatus{}
+	}
+	return st.Nodes[0]
+}
+
+// waitFor waits until rota says n1 is in state want.
+func (r *emuRota) waitFor(want fleet.State) {
+	r.t.Helper()
+	testutil.Eventually(r.t, 60*time.Second, "n1 "+string(want), func() error {
+		if n := r.status(); n.State != want {
+			return fmt.Errorf("n1 is %q (%s: %s)", n.State, n.Reason, n.Detail)
+		}
+		return nil
+	})
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (r *emuRota) stop() {
+	r.t.Helper()
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		r.t.Fatal(err)
+	}
+	select {
+	case err := <-r.exited:
+		if err != nil {
+			r.t.Fatalf("rota exited with %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		r.t.Fatal("rota did not stop within 60s of SIGTERM")
+	}
+}
+
+// TestDaemonWaitsForTheExporterAfterBoot: rota powers a server on for its pool's floor through
+// a Redfish BMC, and counts it On only once Prometheus says the server's exporter serves.
+func TestDaemonWaitsForTheExporterAfterBoot(t *testing.T) {
+	var exporterUp atomic.Bool
+	r := startEmuRota(t, redfishemu.ServerConfig{Power: "Off"}, 1, &exporterUp)
+	r.waitFor(fleet.StateBooting)
+	if p := r.emu.Server("n1").Power(); p != "On" {
 		t.Fatalf("the BMC says %s after the power-on", p)
 	}
 	// Passes go by (one a second); the job manager (none) has nothing against it, but the
 	// exporter has not answered: still booting.
 	time.Sleep(3 * time.Second)
-	if n := status(); n.State != fleet.StateBooting {
+	if n := r.status(); n.State != fleet.StateBooting {
 		t.Fatalf("n1 is %s (%s: %s) before its exporter answered, want booting", n.State, n.Reason, n.Detail)
 	}
 	exporterUp.Store(true)
-	waitFor(fleet.StateOn)
+	r.waitFor(fleet.StateOn)
+}
+
+// TestDaemonSIGTERMDuringAPowerOnIsNoFailure: SIGTERM while rota waits for the BMC to confirm a
+// power-on (its state read in flight) stops rota cleanly with the node as its intent left it:
+// PoweringOn, no failure counted, no "failed" audit record, not Unknown. The read cut short
+// used to make the node Unknown with a failed record. (The read ends only at the BMC client's
+// own call timeout, bmclib not heeding the cancel: this test takes about 40s.)
+func TestDaemonSIGTERMDuringAPowerOnIsNoFailure(t *testing.T) {
+	var exporterUp atomic.Bool
+	// The power-on is accepted and the server stays PoweringOn; then every answer is slow, so
+	// rota's next confirming read is in flight when SIGTERM comes.
+	r := startEmuRota(t, redfishemu.ServerConfig{Power: "Off", Faults: redfishemu.Faults{StuckTransition: true}}, 1, &exporterUp)
+	// (rota's status lags here: its next pass waits for n1's BMC, busy confirming.)
+	testutil.Eventually(t, 30*time.Second, "the BMC powering on", func() error {
+		if p := r.emu.Server("n1").Power(); p != "PoweringOn" {
+			return fmt.Errorf("the BMC says %s", p)
+		}
+		return nil
+	})
+	if err := r.emu.Server("n1").SetFaults(redfishemu.Faults{StuckTransition: true, Latency: redfishemu.Duration(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // longer than the controller's 2s poll interval
+	r.stop()
+
+	st, err := store.Open(r.db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n, err := st.Node("n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.State != fleet.StatePoweringOn || n.Intent == nil || n.Intent.Kind != fleet.PowerOn || n.Failures != 0 {
+		t.Errorf("after SIGTERM: %+v; want powering_on with its intent, no failure", n)
+	}
+	recs, err := st.Audit("n1", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if rec.Result == "failed" {
+			t.Errorf("audit record %+v: a step cut short by shutdown is no failure", rec)
+		}
+	}
+	if !strings.Contains(r.logs.String(), "cut short by shutdown") {
+		t.Errorf("the log does not say the action was cut short by shutdown")
+	}
+}
+
+// TestDaemonFailsABootSwitchedOffByHand: a server switched off at its BMC while it boots is
+// Failed at the next pass, power left off, instead of waiting out boot_timeout (10m here).
+func TestDaemonFailsABootSwitchedOffByHand(t *testing.T) {
+	var exporterUp atomic.Bool
+	r := startEmuRota(t, redfishemu.ServerConfig{Power: "Off"}, 1, &exporterUp)
+	r.waitFor(fleet.StateBooting)
+	if err := r.emu.Server("n1").SetPower("Off"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(fleet.StateFailed)
+	if p := r.emu.Server("n1").Power(); p != "Off" {
+		t.Errorf("the BMC says %s: a server switched off by hand was powered on again at once", p)
+	}
 }

@@ -31,7 +31,11 @@ func (e *Executor) sendDrain(ctx context.Context, a fleet.Action) error {
 	if err := e.o.Jobs.Drain(jctx, a.Node, jobs.Marker+string(a.Reason)); err != nil {
 		// The drain may or may not have been made. The node goes back to On with
 		// DrainedByRota still set, so the next repair resumes it: never drained by accident.
+		// Cut short by shutdown, the intent stays instead: the next start drains again.
 		cause := fmt.Errorf("draining %s: %w", a.Node, err)
+		if interrupted(ctx) {
+			return cause
+		}
 		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateOn, now) }, result: auditFailed, cause: cause})
 		return joinErr(cause, werr)
 	}
@@ -67,6 +71,9 @@ func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
 		// Unknown allocation is never empty: no power-off. The node stays drained; the next
 		// pass decides again (resume on timeout or demand, or a new power-off).
 		cause := fmt.Errorf("checking allocation of %s before power-off: %w", a.Node, err)
+		if interrupted(ctx) {
+			return cause
+		}
 		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateDraining, now) }, result: auditFailed, cause: cause})
 		return joinErr(cause, werr)
 	}
@@ -81,7 +88,7 @@ func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
 	err = e.o.Power.Off(bctx, a.Node, true)
 	switch {
 	case errors.Is(err, bmc.ErrStateUnknown):
-		return e.unknown(a, err)
+		return e.unknown(ctx, a, err)
 	case err != nil:
 		return e.fail(ctx, a, fmt.Errorf("powering off %s: %w", a.Node, err))
 	}
@@ -163,7 +170,7 @@ func (e *Executor) finishPowerOn(ctx context.Context, a fleet.Action) error {
 	err := e.o.Power.On(bctx, a.Node)
 	switch {
 	case errors.Is(err, bmc.ErrStateUnknown):
-		return e.unknown(a, err)
+		return e.unknown(ctx, a, err)
 	case err != nil:
 		return e.fail(ctx, a, fmt.Errorf("powering on %s: %w", a.Node, err))
 	}

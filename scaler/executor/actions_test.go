@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -93,8 +94,8 @@ func TestActionsHappyPath(t *testing.T) {
 			if got := f.world.Commands(); !slices.Equal(got, c.commands) {
 				t.Errorf("commands %v, want %v", got, c.commands)
 			}
-			if got := f.actions(c.kind, "cpu", resultSucceeded); got != 1 {
-				t.Errorf("rota_scaler_actions_total{result=succeeded} = %v, want 1", got)
+			if got := f.actions(c.kind, "cpu", fleet.ResultSuccess); got != 1 {
+				t.Errorf("rota_scaler_actions_total{result=success} = %v, want 1", got)
 			}
 			c.check(t, f)
 		})
@@ -126,7 +127,7 @@ func TestPowerOffAbortsWhenAJobLands(t *testing.T) {
 	if r := f.lastAudit("gpu01"); r != auditAborted {
 		t.Errorf("audit result %q, want %q", r, auditAborted)
 	}
-	if got := f.actions(fleet.PowerOff, "gpu", resultAborted); got != 1 {
+	if got := f.actions(fleet.PowerOff, "gpu", fleet.ResultAborted); got != 1 {
 		t.Errorf("aborted power-offs counted %v, want 1", got)
 	}
 }
@@ -176,7 +177,7 @@ func TestUnknownPowerSendsNothing(t *testing.T) {
 			if n.State != fleet.StateUnknown || n.Intent == nil || n.Intent.Kind != c.kind {
 				t.Errorf("recorded %+v, want Unknown with the %s intent kept", n, c.kind)
 			}
-			if got := f.actions(c.kind, "cpu", resultStateUnknown); got != 1 {
+			if got := f.actions(c.kind, "cpu", fleet.ResultStateUnknown); got != 1 {
 				t.Errorf("state_unknown counted %v, want 1", got)
 			}
 			f.world.Set("cpu01", func(s *executortest.Server) { s.PowerUnknown = false })
@@ -267,7 +268,7 @@ func TestDryRunSendsNothing(t *testing.T) {
 		if r := f.lastAudit(a.Node); r != auditDryRun {
 			t.Errorf("%s audited %q, want dry_run", a.Node, r)
 		}
-		if got := f.actions(a.Kind, a.Pool, resultDryRun); got != 1 {
+		if got := f.actions(a.Kind, a.Pool, fleet.ResultDryRun); got != 1 {
 			t.Errorf("%s %s dry_run counted %v, want 1", a.Kind, a.Node, got)
 		}
 	}
@@ -355,6 +356,104 @@ func TestShutdownLeavesTheIntentForRepair(t *testing.T) {
 	f.repair() // ready
 	if n := f.node("gpu02"); n.State != fleet.StateOn {
 		t.Errorf("after restart: %s, want on", n.State)
+	}
+}
+
+// cutWorld is the world with one call cut short by a shutdown arriving while it runs: the call
+// ends rota's context, then fails as the real pieces do when theirs ends (the BMC controller's
+// state read as an unknown state, the job manager's command as an error).
+type cutWorld struct {
+	*executortest.World
+	cancel context.CancelFunc
+	op     string // on, off, drain, nodes
+}
+
+func (w cutWorld) On(ctx context.Context, node string) error {
+	if w.op == "on" {
+		return w.cut(node)
+	}
+	return w.World.On(ctx, node)
+}
+
+func (w cutWorld) Off(ctx context.Context, node string, graceful bool) error {
+	if w.op == "off" {
+		return w.cut(node)
+	}
+	return w.World.Off(ctx, node, graceful)
+}
+
+func (w cutWorld) Drain(ctx context.Context, node, reason string) error {
+	if w.op == "drain" {
+		w.cancel()
+		return fmt.Errorf("scontrol: %w", context.Canceled)
+	}
+	return w.World.Drain(ctx, node, reason)
+}
+
+func (w cutWorld) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) {
+	if w.op == "nodes" {
+		w.cancel()
+		return nil, fmt.Errorf("sinfo: %w", context.Canceled)
+	}
+	return w.World.Nodes(ctx)
+}
+
+func (w cutWorld) cut(node string) error {
+	w.cancel()
+	return &bmc.StateUnknownError{Node: node, Err: context.Canceled}
+}
+
+// A SIGTERM that cuts a step short, whatever error the cut makes (a BMC read that could not
+// finish looks like an unknown state), is no failure and no Unknown: the node keeps the state
+// and intent its action wrote, nothing is counted against it, and the next start's repair
+// finishes the action. The unknown-state path lacked fail's shutdown guard.
+func TestShutdownMidStepIsNoFailure(t *testing.T) {
+	cases := []struct {
+		name  string
+		kind  fleet.Kind
+		op    string
+		prep  func(f *fx, node string)
+		state fleet.State // kept from the intent
+		rest  fleet.State // after the next start's repair
+	}{
+		{"power-on, BMC read cut", fleet.PowerOn, "on", (*fx).off, fleet.StatePoweringOn, fleet.StateOn},
+		{"power-off, BMC read cut", fleet.PowerOff, "off", (*fx).draining, fleet.StatePoweringOff, fleet.StateOff},
+		{"power-off, allocation check cut", fleet.PowerOff, "nodes", (*fx).draining, fleet.StatePoweringOff, fleet.StateOff},
+		{"drain cut", fleet.Drain, "drain", func(*fx, string) {}, fleet.StateDraining, fleet.StateDraining},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			c.prep(f, "cpu01")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := cutWorld{World: f.world, cancel: cancel, op: c.op}
+			f.ex.o.Power, f.ex.o.Jobs = w, w
+			if err := f.ex.run(ctx, act(c.kind, "cpu01")); err == nil {
+				t.Fatal("a step cut short reported success")
+			}
+			n := f.node("cpu01")
+			if n.State != c.state || n.Intent == nil || n.Intent.Kind != c.kind || n.Failures != 0 || !n.RetryAfter.IsZero() {
+				t.Errorf("after the cut: %+v; want %s with its %s intent and no failure", n, c.state, c.kind)
+			}
+			if got := f.lastAudit("cpu01"); got != auditStarted {
+				t.Errorf("last audit record %q, want %q (nothing failed)", got, auditStarted)
+			}
+			if got := f.actions(c.kind, "cpu", fleet.ResultInterrupted); got != 1 {
+				t.Errorf("interrupted = %v, want 1", got)
+			}
+			for _, r := range []fleet.Result{fleet.ResultFailure, fleet.ResultStateUnknown} {
+				if got := f.actions(c.kind, "cpu", r); got != 0 {
+					t.Errorf("%s = %v, want 0", r, got)
+				}
+			}
+			f.restart(nil)
+			f.repair()
+			f.repair()
+			if n := f.node("cpu01"); n.State != c.rest || n.Failures != 0 {
+				t.Errorf("after the next start: %+v, want %s", n, c.rest)
+			}
+		})
 	}
 }
 

@@ -150,12 +150,15 @@ func (e *Executor) run(ctx context.Context, a fleet.Action) error {
 	default:
 		err = fmt.Errorf("unknown action kind %q", a.Kind)
 	}
-	res := resultOf(err)
+	res := resultOf(ctx, err)
 	e.metrics.observe(a, res, e.o.Clock.Now().Sub(start))
 	l := e.log.WithFields(logrus.Fields{"node": a.Node, "pool": a.Pool, "action": a.Kind, "reason": a.Reason, "result": res})
-	if err != nil {
+	switch {
+	case res == fleet.ResultInterrupted:
+		l.WithError(err).Info("action cut short by shutdown; its intent waits for the next start")
+	case err != nil:
 		l.WithError(err).Warn("action did not succeed")
-	} else {
+	default:
 		l.Info("action done")
 	}
 	return err

@@ -125,8 +125,8 @@ func (f *fx) lastAudit(node string) string {
 	return recs[0].Result
 }
 
-func (f *fx) actions(kind fleet.Kind, pool, result string) float64 {
-	return testutil.ToFloat64(f.ex.metrics.actions.WithLabelValues(string(kind), pool, result))
+func (f *fx) actions(kind fleet.Kind, pool string, result fleet.Result) float64 {
+	return testutil.ToFloat64(f.ex.metrics.actions.WithLabelValues(string(kind), pool, string(result)))
 }
 
 // draining puts node in the state a finished drain leaves.

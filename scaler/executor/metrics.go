@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -9,15 +10,6 @@ import (
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
-)
-
-// Action results, the bounded "result" label.
-const (
-	resultSucceeded    = "success"
-	resultFailed       = "failure"
-	resultAborted      = "aborted"
-	resultStateUnknown = "state_unknown"
-	resultDryRun       = "dry_run"
 )
 
 type metrics struct {
@@ -41,8 +33,8 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 	}
 	for _, p := range pools {
 		for _, k := range []fleet.Kind{fleet.PowerOn, fleet.Drain, fleet.PowerOff, fleet.Resume} {
-			for _, r := range []string{resultSucceeded, resultFailed} {
-				m.actions.WithLabelValues(string(k), p.Name, r)
+			for _, r := range []fleet.Result{fleet.ResultSuccess, fleet.ResultFailure} {
+				m.actions.WithLabelValues(string(k), p.Name, string(r))
 			}
 		}
 	}
@@ -56,26 +48,29 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 	return m, nil
 }
 
-func (m *metrics) observe(a fleet.Action, result string, d time.Duration) {
-	m.actions.WithLabelValues(string(a.Kind), a.Pool, result).Inc()
+func (m *metrics) observe(a fleet.Action, result fleet.Result, d time.Duration) {
+	m.actions.WithLabelValues(string(a.Kind), a.Pool, string(result)).Inc()
 	m.duration.WithLabelValues(string(a.Kind)).Observe(d.Seconds())
 }
 
-func resultOf(err error) string {
+// resultOf is how an action run under ctx ended with err.
+func resultOf(ctx context.Context, err error) fleet.Result {
 	switch {
 	case err == nil:
-		return resultSucceeded
+		return fleet.ResultSuccess
+	case interrupted(ctx):
+		return fleet.ResultInterrupted
 	case errors.Is(err, ErrAborted):
-		return resultAborted
+		return fleet.ResultAborted
 	case errors.Is(err, bmc.ErrStateUnknown):
-		return resultStateUnknown
+		return fleet.ResultStateUnknown
 	}
-	return resultFailed
+	return fleet.ResultFailure
 }
 
 // dryRun audits what a would have done and counts it; nothing is sent and no state changes.
 func (e *Executor) dryRun(a fleet.Action) {
-	e.metrics.observe(a, resultDryRun, 0)
+	e.metrics.observe(a, fleet.ResultDryRun, 0)
 	e.log.WithFields(map[string]any{"node": a.Node, "pool": a.Pool, "action": a.Kind, "reason": a.Reason, "detail": a.Detail}).Info("dry run: would act")
 	if err := e.o.Store.AppendAudit(auditRecord(a, e.o.Clock.Now(), auditDryRun, nil)); err != nil {
 		e.log.WithError(err).Warn("recording a dry-run action")

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -96,6 +97,14 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 		}
 	case fleet.PowerOn:
 		switch {
+		case n.State == fleet.StateBooting && power == bmc.StateOff:
+			// The BMC confirmed the power-on, and now the server is off: switched off by hand,
+			// or it shut itself down (a thermal trip, a failing power supply). Failed at once,
+			// power left off, retried only after the backoff: rota never powers on straight
+			// against the hand that switched a server off, nor cycles a server that keeps
+			// dying; waiting out boot_timeout would only hold the demand longer, as the
+			// planner takes another server at once.
+			return e.fail(ctx, a, fmt.Errorf("%s switched off while booting (by hand, or it shut itself down)", a.Node))
 		case n.State == fleet.StateBooting:
 			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
 		case power == bmc.StateOff && dry:

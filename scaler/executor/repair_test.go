@@ -146,3 +146,52 @@ func TestDryRunRepairOnlyGivesBack(t *testing.T) {
 		})
 	}
 }
+
+// A power-on whose command never landed (PoweringOn, BMC off) is sent again; a server the BMC
+// confirmed on and that is off again while it boots was switched off by hand (or shut itself
+// down): it is Failed at once, its power left off and retried after the backoff, never powered
+// straight back on, and no boot_timeout is waited out (it used to wait, then fail).
+func TestRepairOfAPowerOnFoundOff(t *testing.T) {
+	cases := []struct {
+		name     string
+		booting  bool // the BMC confirmed the power-on before the server went off
+		want     fleet.State
+		wantOn   bool // a power-on command was sent by the repair
+		failures int
+	}{
+		{name: "command never landed", want: fleet.StateBooting, wantOn: true},
+		{name: "switched off while booting", booting: true, want: fleet.StateFailed, failures: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, false, nil)
+			f.off("cpu01")
+			if c.booting {
+				if err := f.ex.run(context.Background(), act(fleet.PowerOn, "cpu01")); err != nil {
+					t.Fatal(err)
+				}
+				f.repair()
+				if n := f.node("cpu01"); n.State != fleet.StateBooting {
+					t.Fatalf("before the switch-off: %s, want booting", n.State)
+				}
+			} else {
+				f.put("cpu01", store.Node{State: fleet.StatePoweringOn, Since: t0, DrainedByRota: true,
+					Intent: &store.Intent{Kind: fleet.PowerOn, Reason: fleet.ReasonBacklog, Started: t0, Attempt: 1}})
+			}
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+			sent := len(f.world.Commands())
+			f.clock.Advance(time.Minute) // far inside the pool's 10m boot_timeout
+			f.repair()
+			n := f.node("cpu01")
+			if n.State != c.want || n.Failures != c.failures {
+				t.Errorf("repaired to %+v, want %s with %d failures", n, c.want, c.failures)
+			}
+			if gotOn := len(f.world.Commands()) > sent; gotOn != c.wantOn {
+				t.Errorf("power-on sent: %v, want %v (%v)", gotOn, c.wantOn, f.world.Commands()[sent:])
+			}
+			if c.failures > 0 && (n.Intent != nil || !n.RetryAfter.After(f.clock.Now()) || f.world.Get("cpu01").Power != bmc.StateOff) {
+				t.Errorf("failed node %+v: want no intent, a retry time ahead, power left off", n)
+			}
+		})
+	}
+}

@@ -100,8 +100,13 @@ func setKeepingIntent(n *store.Node, state fleet.State, now time.Time) {
 }
 
 // unknown records that the BMC could not say the power state: no command was sent, the node is
-// Unknown, and its intent stays for Repair to finish once the BMC answers.
-func (e *Executor) unknown(a fleet.Action, cause error) error {
+// Unknown, and its intent stays for Repair to finish once the BMC answers. A state read cut
+// short because rota is shutting down says nothing about the BMC: nothing is recorded, as in
+// fail.
+func (e *Executor) unknown(ctx context.Context, a fleet.Action, cause error) error {
+	if interrupted(ctx) {
+		return cause
+	}
 	werr := e.write(a, change{
 		node:   func(n *store.Node, now time.Time) { setKeepingIntent(n, fleet.StateUnknown, now) },
 		result: auditFailed, cause: cause,
@@ -111,10 +116,10 @@ func (e *Executor) unknown(a fleet.Action, cause error) error {
 
 // fail records a step that did not succeed: the node is Failed with its power left as is,
 // Failures is counted and RetryAfter set with a doubling backoff; the count stays until an
-// action of the same kind succeeds. A step cut short because
-// rota is shutting down (ctx ended) is no failure: its intent stays for the next start's repair.
+// action of the same kind succeeds. A step cut short because rota is shutting down is no
+// failure (interrupted).
 func (e *Executor) fail(ctx context.Context, a fleet.Action, cause error) error {
-	if ctx.Err() != nil {
+	if interrupted(ctx) {
 		return cause
 	}
 	f := e.o.Config.Policy.Failure
@@ -127,6 +132,14 @@ func (e *Executor) fail(ctx context.Context, a fleet.Action, cause error) error 
 	})
 	return joinErr(cause, werr)
 }
+
+// interrupted reports whether ctx, the context an action runs under, has ended: rota is
+// shutting down. A step cut short then is no failure and writes nothing, whatever error the
+// cut produced (a BMC read that could not finish looks like an unknown state, a job-manager
+// call like a refusal): the intent already in the store stays, and the next start's repair
+// pass finishes or rolls it back. Only ctx counts; a per-call timeout (jobs.timeout,
+// bmc.operation_timeout) that expires is a failure of the step.
+func interrupted(ctx context.Context) bool { return ctx.Err() != nil }
 
 // Backoff is the wait after the nth consecutive failure: base doubled n-1 times, at most limit.
 func Backoff(base, limit time.Duration, n int) time.Duration {

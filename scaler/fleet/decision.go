@@ -18,6 +18,30 @@ const (
 	Resume Kind = "resume"
 )
 
+// Result is how an action carried out ended: the bounded "result" label of
+// rota_scaler_actions_total, which the alert rules (alerts/) and the docs name.
+type Result string
+
+// The results.
+const (
+	ResultSuccess Result = "success"
+	ResultFailure Result = "failure"
+	// ResultAborted: a power-off called off because a job landed (the server was resumed).
+	ResultAborted Result = "aborted"
+	// ResultStateUnknown: the BMC could not say the power state; no command was sent.
+	ResultStateUnknown Result = "state_unknown"
+	// ResultInterrupted: cut short by rota's shutdown, no failure; the intent waits for the
+	// next start's repair pass.
+	ResultInterrupted Result = "interrupted"
+	// ResultDryRun: decided in dry run, nothing sent.
+	ResultDryRun Result = "dry_run"
+)
+
+// Results lists every Result, in the order above.
+func Results() []Result {
+	return []Result{ResultSuccess, ResultFailure, ResultAborted, ResultStateUnknown, ResultInterrupted, ResultDryRun}
+}
+
 // Reason says why an action was taken or a server was skipped. The set is bounded (it is a
 // metric label).
 type Reason string
