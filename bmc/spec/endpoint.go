@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // Protocol is how rota talks to a BMC.
@@ -69,12 +71,12 @@ func (e Endpoint) Validate() []error {
 	case "":
 		add("protocol", "required (ipmi or redfish)")
 	default:
-		add("protocol", "unknown protocol %q (want ipmi or redfish)", string(e.Protocol))
+		add("protocol", "unknown protocol %s (want ipmi or redfish)", errtext.Quote(string(e.Protocol)))
 	}
 	if strings.TrimSpace(e.Host) == "" {
 		add("host", "required")
 	} else if strings.Contains(e.Host, "://") || strings.ContainsAny(e.Host, " /") {
-		add("host", "want a host name or address without scheme or path, got %q", e.Host)
+		add("host", "want a host name or address without scheme or path, got %s", errtext.Quote(e.Host))
 	}
 	if e.Port < 0 || e.Port > 65535 {
 		add("port", "out of range 1-65535: %d", e.Port)

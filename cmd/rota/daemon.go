@@ -97,6 +97,7 @@ func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, er
 		return nil, fmt.Errorf("server.listen_address: %w", err)
 	}
 	log.WithField("address", l.Addr().String()).Info("listening")
+	warnExposed(log, cfg.Server, l.Addr())
 	return &daemon{cfg: cfg.Server, store: st, loop: lp, server: srv, listener: l, log: log}, nil
 }
 
@@ -133,6 +134,15 @@ func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
 		errs = append(errs, fmt.Errorf("closing store: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// warnExposed warns, loudly, when the webhook takes unauthenticated calls on a listener that is
+// not loopback: anyone who reaches the address can then nudge rota's passes.
+func warnExposed(log *logrus.Entry, s config.Server, addr net.Addr) {
+	if tcp, ok := addr.(*net.TCPAddr); ok && s.WebhookAuthDisabled && !tcp.IP.IsLoopback() {
+		log.WithField("address", addr.String()).Warn("WEBHOOK AUTH IS DISABLED on a listener that is not loopback: anyone who reaches " +
+			"this address can post alerts to rota; set server.webhook_token_file, or listen on 127.0.0.1")
+	}
 }
 
 // openStore opens the store at path, making a new one only when nothing is there (the first

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
 )
@@ -287,6 +292,32 @@ pools:
 			}
 			if after, _ := os.ReadFile(db); !bytes.Equal(after, tc.data) {
 				t.Error("rota changed the damaged file")
+			}
+		})
+	}
+}
+
+// Webhook auth turned off is warned about when the listener is reachable from elsewhere.
+func TestWarnsOfAnExposedUnauthenticatedWebhook(t *testing.T) {
+	cases := []struct {
+		name     string
+		disabled bool
+		ip       string
+		warn     bool
+	}{
+		{"disabled on every address", true, "0.0.0.0", true},
+		{"disabled on a LAN address", true, "10.1.2.3", true},
+		{"disabled on loopback", true, "127.0.0.1", false},
+		{"disabled on IPv6 loopback", true, "::1", false},
+		{"enabled on every address", false, "0.0.0.0", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			logger, hook := logtest.NewNullLogger()
+			addr := &net.TCPAddr{IP: net.ParseIP(c.ip), Port: 10091}
+			warnExposed(logrus.NewEntry(logger), config.Server{WebhookAuthDisabled: c.disabled}, addr)
+			if got := len(hook.AllEntries()) > 0; got != c.warn {
+				t.Errorf("warned: %v, want %v", got, c.warn)
 			}
 		})
 	}

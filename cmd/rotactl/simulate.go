@@ -48,7 +48,7 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 }
 
 func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
-	cfg, err := config.Load(f.config)
+	cfg, err := config.LoadFor(f.config, config.Replay)
 	if err != nil {
 		return err
 	}

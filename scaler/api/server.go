@@ -55,8 +55,8 @@ func NewServer(o Options) (*Server, error) {
 	if o.Backend == nil || o.Registry == nil || o.Log == nil {
 		return nil, errors.New("api server: Backend, Registry and Log are required")
 	}
-	if o.WebhookToken.IsZero() && !o.WebhookAuthDisabled {
-		return nil, errors.New("api server: a webhook token is required unless webhook auth is disabled")
+	if err := checkTokens(o.APIToken, o.WebhookToken, o.WebhookAuthDisabled); err != nil {
+		return nil, err
 	}
 	if o.WebhookMaxBodyBytes <= 0 {
 		o.WebhookMaxBodyBytes = 1 << 20
@@ -72,13 +72,24 @@ func NewServer(o Options) (*Server, error) {
 }
 
 // SetTokens replaces the API and webhook tokens (rota re-reads its token files on SIGHUP);
-// requests already past authentication are not affected. The same rules as in NewServer hold:
-// a zero webhook token is refused unless webhook auth is disabled.
+// requests already past authentication are not affected. The same rules as in NewServer hold.
 func (s *Server) SetTokens(apiToken, webhookToken Token) error {
-	if webhookToken.IsZero() && !s.opts.WebhookAuthDisabled {
-		return errors.New("api server: a webhook token is required unless webhook auth is disabled")
+	if err := checkTokens(apiToken, webhookToken, s.opts.WebhookAuthDisabled); err != nil {
+		return err
 	}
 	s.tokens.Store(&tokenPair{api: apiToken, webhook: webhookToken})
+	return nil
+}
+
+// checkTokens: a webhook token unless webhook auth is disabled, and never the API's token
+// (Alertmanager's config holds the webhook token; the API token powers servers off).
+func checkTokens(apiToken, webhookToken Token, webhookAuthDisabled bool) error {
+	switch {
+	case webhookToken.IsZero() && !webhookAuthDisabled:
+		return errors.New("api server: a webhook token is required unless webhook auth is disabled")
+	case !apiToken.IsZero() && apiToken.matches(webhookToken.value):
+		return errors.New("api server: the operator API token and the webhook token are the same; each needs its own")
+	}
 	return nil
 }
 

@@ -285,6 +285,12 @@ func TestNewServerNeedsAWebhookToken(t *testing.T) {
 	if err == nil {
 		t.Fatal("a server without webhook token nor webhook_auth_disabled started")
 	}
+	// One token for both: whoever reads Alertmanager's config could power servers off.
+	_, err = api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Log: logger.WithField("component", "api"),
+		APIToken: api.NewToken("same"), WebhookToken: api.NewToken("same")})
+	if err == nil || !strings.Contains(err.Error(), "each needs its own") {
+		t.Errorf("one token for the API and the webhook: %v", err)
+	}
 }
 
 // assertJSONError checks the body is {"error": "..."} and returns the message.
@@ -373,6 +379,9 @@ func TestSetTokens(t *testing.T) {
 	}
 	if err := h.srv.SetTokens(api.NewToken(newAPI), api.Token{}); err == nil {
 		t.Error("a zero webhook token was taken with webhook auth on")
+	}
+	if err := h.srv.SetTokens(api.NewToken(newAPI), api.NewToken(newAPI)); err == nil {
+		t.Error("one token for the API and the webhook was taken")
 	}
 	if rec := h.do(http.MethodGet, "/api/v1/status", newAPI, nil); rec.Code != http.StatusOK {
 		t.Errorf("a refused SetTokens changed the tokens: %d", rec.Code)

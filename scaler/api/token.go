@@ -5,11 +5,15 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
 
 const redacted = "<secret>"
+
+// maxTokenFile bounds what ReadTokenFile reads.
+const maxTokenFile = 4096
 
 // Token is a bearer token. It never prints, logs or marshals its value.
 type Token struct {
@@ -20,11 +24,28 @@ type Token struct {
 func NewToken(v string) Token { return Token{value: v} }
 
 // ReadTokenFile reads a token from path: the file's content with surrounding whitespace
-// trimmed; an empty file is an error. The error names the file, never its content.
+// trimmed; an empty file is an error, and so is a file every user may read or write (a token
+// anyone on the machine can read, or replace, guards nothing: it is refused as ssh refuses such
+// a key). The error names the file, never its content.
 func ReadTokenFile(path string) (Token, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Token{}, fmt.Errorf("reading token file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Token{}, fmt.Errorf("reading token file: %w", err)
+	}
+	if perm := st.Mode().Perm(); perm&0o006 != 0 {
+		return Token{}, fmt.Errorf("token file %s is open to every user (mode %04o): chmod o-rw %s", path, perm, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	switch {
+	case err != nil:
+		return Token{}, fmt.Errorf("reading token file: %w", err)
+	case len(b) > maxTokenFile:
+		return Token{}, fmt.Errorf("token file %s is larger than %d bytes: not a token", path, maxTokenFile)
 	}
 	v := strings.TrimSpace(string(b))
 	if v == "" {

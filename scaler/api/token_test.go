@@ -15,6 +15,7 @@ func TestReadTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name, content string
+		mode          os.FileMode
 		wantErr       bool
 	}{
 		{name: "plain", content: "s3cret"},
@@ -22,12 +23,21 @@ func TestReadTokenFile(t *testing.T) {
 		{name: "surrounding space", content: "  s3cret \r\n"},
 		{name: "empty", content: "", wantErr: true},
 		{name: "only whitespace", content: " \n", wantErr: true},
+		{name: "group may read", content: "s3cret", mode: 0o640},
+		{name: "every user may read", content: "s3cret", mode: 0o644, wantErr: true},
+		{name: "every user may write", content: "s3cret", mode: 0o602, wantErr: true},
+		{name: "not a token", content: strings.Repeat("x", 5000), wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
 			if err := os.WriteFile(p, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
+			}
+			if tc.mode != 0 {
+				if err := os.Chmod(p, tc.mode); err != nil {
+					t.Fatal(err)
+				}
 			}
 			tok, err := api.ReadTokenFile(p)
 			if tc.wantErr {

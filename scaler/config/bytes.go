@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/alecthomas/units"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // Bytes is a size that YAML may give as a plain number or with a base-2 unit: 512GiB, 80GB
@@ -23,7 +25,7 @@ func (b *Bytes) UnmarshalYAML(unmarshal func(any) error) error {
 	}
 	n, err := units.ParseBase2Bytes(s)
 	if err != nil || n < 0 {
-		return fmt.Errorf("%q is not a size (e.g. 512GiB)", s)
+		return fmt.Errorf("%s is not a size (e.g. 512GiB)", errtext.Quote(s))
 	}
 	*b = Bytes(n)
 	return nil

@@ -6,18 +6,35 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
-// Load reads, defaults and validates the file at path. A config that fails to parse or
-// validate returns an error naming every problem; nothing of it should be used.
-func Load(path string) (*Config, error) {
+// Mode is what a config is read for; each checks what its reader uses.
+type Mode int
+
+const (
+	// Daemon is everything rota needs to run: the default of Load and Parse.
+	Daemon Mode = iota
+	// Replay is what `rotactl simulate` reads: the policy, the classes and the pools (profiles,
+	// costs, boot timeouts, floors, node names). The listener and its tokens, the store,
+	// Prometheus, the job manager and the BMCs are neither needed nor checked.
+	Replay
+)
+
+// Load reads, defaults and validates the file at path for the daemon. A config that fails to
+// parse or validate returns an error naming every problem; nothing of it should be used.
+func Load(path string) (*Config, error) { return LoadFor(path, Daemon) }
+
+// LoadFor is Load for the reader mode says.
+func LoadFor(path string, mode Mode) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
-	c, err := Parse(b)
+	c, err := ParseFor(b, mode)
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -30,12 +47,15 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse is Load for bytes already read.
-func Parse(b []byte) (*Config, error) {
-	// Decoded over the defaults: an absent key keeps its default, an explicit zero stays zero.
-	c := defaults()
+func Parse(b []byte) (*Config, error) { return ParseFor(b, Daemon) }
+
+// ParseFor is LoadFor for bytes already read. A value that cannot be decoded (an unknown key, a
+// duration like "10 minutes") is a problem with its path and line among all the others, as is
+// every validation problem; only a file that is not YAML at all stops at its first error.
+func ParseFor(b []byte, mode Mode) (*Config, error) {
+	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil {
+	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("config is empty")
 		}
@@ -46,9 +66,47 @@ func Parse(b []byte) (*Config, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, errors.New("parsing config: only one YAML document is allowed")
 	}
-	c.applyPoolDefaults()
-	if err := c.Validate(); err != nil {
+	if len(root.Content) == 0 || root.Content[0].ShortTag() == "!!null" {
+		return nil, errors.New("config is empty")
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return nil, errNotMapping
+	}
+	// Decoded over the defaults: an absent key keeps its default, an explicit zero stays zero.
+	c := defaults()
+	var p problems
+	if err := decodeChecked(doc, c, &p); err != nil {
 		return nil, err
 	}
+	c.applyPoolDefaults()
+	undecoded := slices.Clone(p)
+	c.validate(&p, mode)
+	p = dropUnder(p, undecoded)
+	for i := range p {
+		if p[i].Line == 0 {
+			p[i].Line = lineOf(doc, p[i].Path)
+		}
+	}
+	if len(p) > 0 {
+		return nil, &ValidationError{Problems: p}
+	}
 	return c, nil
+}
+
+// dropUnder drops the validation problems at or under a path whose value could not be decoded
+// (it kept its default, or is empty): they would only repeat the first.
+func dropUnder(p problems, undecoded problems) problems {
+	out := p[:len(undecoded)]
+	for _, q := range p[len(undecoded):] {
+		under := false
+		for _, u := range undecoded {
+			rest, ok := strings.CutPrefix(q.Path, u.Path)
+			under = under || ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+		}
+		if !under {
+			out = append(out, q)
+		}
+	}
+	return out
 }

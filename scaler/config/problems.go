@@ -5,13 +5,20 @@ import (
 	"strings"
 )
 
-// Problem is one thing wrong with the file, at Path (e.g. pools[1].nodes[3].bmc.host).
+// Problem is one thing wrong with the file, at Path (e.g. pools[1].nodes[3].bmc.host) and, when
+// the file says, Line (0: unknown).
 type Problem struct {
 	Path    string
 	Message string
+	Line    int
 }
 
-func (p Problem) String() string { return p.Path + ": " + p.Message }
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s: %s (line %d)", p.Path, p.Message, p.Line)
+	}
+	return p.Path + ": " + p.Message
+}
 
 // ValidationError lists every problem found; nothing in the file was taken into use.
 type ValidationError struct {

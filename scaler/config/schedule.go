@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 var weekdays = map[string]time.Weekday{
@@ -19,7 +21,7 @@ func (s *Schedule) compile(p *problems, path string) {
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
-		p.add(path+".timezone", "unknown time zone %q", s.Timezone)
+		p.add(path+".timezone", "unknown time zone %s", errtext.Quote(s.Timezone))
 		loc = time.UTC
 	}
 	s.loc = loc
@@ -30,7 +32,7 @@ func (s *Schedule) compile(p *problems, path string) {
 	for i, d := range s.Days {
 		wd, ok := weekdays[strings.ToLower(d)]
 		if !ok {
-			p.add(fmt.Sprintf("%s.days[%d]", path, i), "%q is not a day (mon, tue, wed, thu, fri, sat, sun)", d)
+			p.add(fmt.Sprintf("%s.days[%d]", path, i), "%s is not a day (mon, tue, wed, thu, fri, sat, sun)", errtext.Quote(d))
 			continue
 		}
 		s.days[wd] = true
@@ -39,10 +41,10 @@ func (s *Schedule) compile(p *problems, path string) {
 	s.start, ok1 = clock(s.Start)
 	s.end, ok2 = clock(s.End)
 	if !ok1 {
-		p.add(path+".start", "%q is not a time of day HH:MM", s.Start)
+		p.add(path+".start", "%s is not a time of day HH:MM", errtext.Quote(s.Start))
 	}
 	if !ok2 {
-		p.add(path+".end", "%q is not a time of day HH:MM", s.End)
+		p.add(path+".end", "%s is not a time of day HH:MM", errtext.Quote(s.End))
 	}
 	if ok1 && ok2 && s.start == s.end {
 		p.add(path+".end", "equals start: the window would be empty")

@@ -4,29 +4,41 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 
 	"github.com/prometheus/common/model"
 
 	"github.com/rotahq/rota/bmc/spec"
+	"github.com/rotahq/rota/internal/errtext"
 )
 
-// Validate checks the whole config and reports every problem at once as a *ValidationError.
-// It also compiles the schedules (time zones, days, times), so call it (or Load) before use.
-func (c *Config) Validate() error {
+// Validate checks the whole config for the daemon and reports every problem at once as a
+// *ValidationError. It also compiles the schedules (time zones, days, times), so call it (or
+// Load) before use.
+func (c *Config) Validate() error { return c.ValidateFor(Daemon) }
+
+// ValidateFor is Validate for the reader mode says.
+func (c *Config) ValidateFor(mode Mode) error {
 	var p problems
-	c.validateWiring(&p)
-	c.validatePolicy(&p)
-	c.validateClasses(&p)
-	c.validatePools(&p)
+	c.validate(&p, mode)
 	if len(p) > 0 {
 		return &ValidationError{Problems: p}
 	}
 	return nil
 }
 
+func (c *Config) validate(p *problems, mode Mode) {
+	if mode == Daemon {
+		c.validateWiring(p)
+	}
+	c.validatePolicy(p)
+	c.validateClasses(p)
+	c.validatePools(p, mode)
+}
+
 func (c *Config) validateWiring(p *problems) {
 	if u, err := url.Parse(c.Prometheus.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		p.add("prometheus.url", "%q is not an http(s) URL", c.Prometheus.URL)
+		p.add("prometheus.url", "%s is not an http(s) URL", errtext.Quote(c.Prometheus.URL))
 	}
 	positive(p, "prometheus.scrape_interval", c.Prometheus.ScrapeInterval)
 	positive(p, "prometheus.timeout", c.Prometheus.Timeout)
@@ -41,9 +53,7 @@ func (c *Config) validateWiring(p *problems) {
 	if err := c.Prometheus.HTTPClient.Validate(); err != nil {
 		p.add("prometheus.http_client", "%v", err)
 	}
-	if c.Server.WebhookTokenFile == "" && !c.Server.WebhookAuthDisabled {
-		p.add("server.webhook_token_file", "required (or set server.webhook_auth_disabled: true to accept unauthenticated webhooks)")
-	}
+	c.validateTokens(p)
 	if c.Server.WebhookMaxBodyBytes <= 0 {
 		p.add("server.webhook_max_body_bytes", "must be positive")
 	}
@@ -60,10 +70,25 @@ func (c *Config) validateWiring(p *problems) {
 			}
 		}
 	default:
-		p.add("jobs.adapter", "%q is not one of none, exec, slurm", c.Jobs.Adapter)
+		p.add("jobs.adapter", "%s is not one of none, exec, slurm", errtext.Quote(c.Jobs.Adapter))
 	}
 	if c.BMC.Concurrency <= 0 {
 		p.add("bmc.concurrency", "must be positive")
+	}
+}
+
+// validateTokens: the webhook is authenticated or says it is not, never both; the operator API
+// and the webhook have tokens of their own (Alertmanager's side holds the webhook token, so
+// sharing it would hand the fleet's power to whoever reads Alertmanager's config).
+func (c *Config) validateTokens(p *problems) {
+	s := c.Server
+	switch {
+	case s.WebhookTokenFile == "" && !s.WebhookAuthDisabled:
+		p.add("server.webhook_token_file", "required (or set server.webhook_auth_disabled: true to accept unauthenticated webhooks)")
+	case s.WebhookTokenFile != "" && s.WebhookAuthDisabled:
+		p.add("server.webhook_token_file", "set together with server.webhook_auth_disabled: true, which would ignore it; keep one")
+	case s.WebhookTokenFile != "" && s.APITokenFile != "" && filepath.Clean(s.WebhookTokenFile) == filepath.Clean(s.APITokenFile):
+		p.add("server.webhook_token_file", "is server.api_token_file too: the webhook (whose token Alertmanager also holds) and the operator API need a token each")
 	}
 }
 
@@ -126,7 +151,7 @@ func (c *Config) validatePolicy(p *problems) {
 		if s.Name == "" {
 			p.add(path+".name", "required")
 		} else if names[s.Name] {
-			p.add(path+".name", "%q is used twice", s.Name)
+			p.add(path+".name", "%s is used twice", errtext.Quote(s.Name))
 		}
 		names[s.Name] = true
 		s.compile(p, path)
@@ -138,7 +163,7 @@ func (c *Config) validatePolicy(p *problems) {
 		}
 		for j, pool := range s.Pools {
 			if c.Pool(pool) == nil {
-				p.add(fmt.Sprintf("%s.pools[%d]", path, j), "no pool named %q", pool)
+				p.add(fmt.Sprintf("%s.pools[%d]", path, j), "no pool named %s", errtext.Quote(pool))
 			}
 		}
 	}
@@ -149,14 +174,14 @@ func (c *Config) validatePolicy(p *problems) {
 			p.add(path+".department", "required")
 		}
 		if c.Pool(q.Pool) == nil {
-			p.add(path+".pool", "no pool named %q", q.Pool)
+			p.add(path+".pool", "no pool named %s", errtext.Quote(q.Pool))
 		}
 		if q.MaxServers < 0 {
 			p.add(path+".max_servers", "must not be negative")
 		}
 		key := q.Department + "\x00" + q.Pool
 		if seen[key] {
-			p.add(path, "a second quota for department %q in pool %q", q.Department, q.Pool)
+			p.add(path, "a second quota for department %s in pool %s", errtext.Quote(q.Department), errtext.Quote(q.Pool))
 		}
 		seen[key] = true
 	}
@@ -167,9 +192,9 @@ func (c *Config) validateClasses(p *problems) {
 	for i, cl := range c.Classes {
 		path := fmt.Sprintf("classes[%d]", i)
 		if !isName(cl.Name) {
-			p.add(path+".name", "%q is not a name (letters, digits, '-', '_')", cl.Name)
+			p.add(path+".name", "%s is not a name (letters, digits, '-', '_')", errtext.Quote(cl.Name))
 		} else if names[cl.Name] {
-			p.add(path+".name", "%q is used twice", cl.Name)
+			p.add(path+".name", "%s is used twice", errtext.Quote(cl.Name))
 		}
 		names[cl.Name] = true
 		if cl.MaxCPUs < 0 {
@@ -187,7 +212,7 @@ func (c *Config) validateClasses(p *problems) {
 	}
 }
 
-func (c *Config) validatePools(p *problems) {
+func (c *Config) validatePools(p *problems, mode Mode) {
 	if len(c.Pools) == 0 {
 		p.add("pools", "at least one pool is required")
 	}
@@ -196,9 +221,9 @@ func (c *Config) validatePools(p *problems) {
 		pl := &c.Pools[i]
 		path := fmt.Sprintf("pools[%d]", i)
 		if !isName(pl.Name) {
-			p.add(path+".name", "%q is not a name (letters, digits, '-', '_')", pl.Name)
+			p.add(path+".name", "%s is not a name (letters, digits, '-', '_')", errtext.Quote(pl.Name))
 		} else if pools[pl.Name] {
-			p.add(path+".name", "%q is used twice", pl.Name)
+			p.add(path+".name", "%s is used twice", errtext.Quote(pl.Name))
 		}
 		pools[pl.Name] = true
 		if pl.Profile.CPUCores <= 0 {
@@ -230,11 +255,14 @@ func (c *Config) validatePools(p *problems) {
 			n := &pl.Nodes[j]
 			npath := fmt.Sprintf("%s.nodes[%d]", path, j)
 			if !isName(n.Name) {
-				p.add(npath+".name", "%q is not a name (letters, digits, '-', '_', '.')", n.Name)
+				p.add(npath+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(n.Name))
 			} else if prev, dup := nodes[n.Name]; dup {
-				p.add(npath+".name", "%q is already a node of %s", n.Name, prev)
+				p.add(npath+".name", "%s is already a node of %s", errtext.Quote(n.Name), prev)
 			} else {
 				nodes[n.Name] = path
+			}
+			if mode != Daemon {
+				continue // a replay sends no power command
 			}
 			for _, err := range n.BMC.Validate() {
 				var fe *spec.FieldError

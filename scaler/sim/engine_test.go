@@ -109,7 +109,7 @@ func repoTrace(t testing.TB, rel string) (*trace.Trace, *config.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(filepath.Join(root, "deploy", "simulate", "rota-itp.yml"))
+	cfg, err := config.LoadFor(filepath.Join(root, "deploy", "simulate", "rota-itp.yml"), config.Replay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestDeployConfigs(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			cfg, err := config.Load(f)
+			cfg, err := config.LoadFor(f, config.Replay)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,12 +12,11 @@ import (
 // is rota's default unless extra (YAML under policy:) says otherwise.
 func tinyConfig(t testing.TB, policy string) *config.Config {
 	t.Helper()
-	y := "server: {webhook_auth_disabled: true}\n" +
-		"pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n"
+	y := "pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n"
 	if policy != "" {
 		y += "policy:\n" + policy
 	}
-	c, err := config.Parse([]byte(y))
+	c, err := config.ParseFor([]byte(y), config.Replay)
 	if err != nil {
 		t.Fatal(err)
 	}

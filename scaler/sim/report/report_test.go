@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // tinyReport replays a small fixed workload under every policy.
 func tinyReport(t *testing.T) *Report {
 	t.Helper()
-	cfg, err := config.Parse([]byte("server: {webhook_auth_disabled: true}\npools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {watts: 5000, price_per_kwh: 0.2}\n    boot_timeout: 5m\n"))
+	cfg, err := config.ParseFor([]byte("pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {watts: 5000, price_per_kwh: 0.2}\n    boot_timeout: 5m\n"), config.Replay)
 	if err != nil {
 		t.Fatal(err)
 	}

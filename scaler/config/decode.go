@@ -1,0 +1,272 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v3"
+
+	"github.com/rotahq/rota/internal/errtext"
+)
+
+// decodeChecked decodes doc (a YAML document's mapping) into c, reporting what cannot be
+// decoded (an unknown key, a key given twice, a value of the wrong kind: `window: 10 minutes`)
+// as problems with their path and line instead of stopping at the first; each such key is left
+// out, so it keeps its default and the rest of the file is still read and validated.
+func decodeChecked(doc *yaml.Node, c *Config, p *problems) error {
+	w := walker{p: p, fields: map[reflect.Type]map[string]reflect.Type{}}
+	if !w.walk(doc, reflect.TypeFor[Config](), "") {
+		return nil
+	}
+	// What is left decodes: every key is known (the values of types that decode themselves were
+	// checked strictly, one by one).
+	if err := doc.Decode(c); err != nil {
+		return fmt.Errorf("parsing config: %s", cleanYAMLError(err))
+	}
+	return nil
+}
+
+// lineOf is the line of path (pools[1].nodes[3].bmc.host) in doc, or of the nearest key above
+// it that doc has (0: none).
+func lineOf(doc *yaml.Node, path string) int {
+	line, n := 0, doc
+	for path != "" && n != nil {
+		var key string
+		index := -1
+		switch {
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				return line
+			}
+			fmt.Sscanf(path[1:end], "%d", &index)
+			path = strings.TrimPrefix(path[end+1:], ".")
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			key, path = path[:end], strings.TrimPrefix(path[end:], ".")
+		}
+		n = child(n, key, index)
+		if n != nil {
+			line = n.Line
+		}
+	}
+	return line
+}
+
+// child is the value of key in mapping n, or item index of sequence n (nil: none).
+func child(n *yaml.Node, key string, index int) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch {
+	case index >= 0 && n.Kind == yaml.SequenceNode && index < len(n.Content):
+		return n.Content[index]
+	case index < 0 && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i+1]
+			}
+		}
+	}
+	return nil
+}
+
+// walker checks a YAML tree against the Go type it is to be decoded into.
+type walker struct {
+	p      *problems
+	fields map[reflect.Type]map[string]reflect.Type // yaml name -> field type, per struct type
+}
+
+var (
+	durationType = reflect.TypeFor[model.Duration]()
+	bytesType    = reflect.TypeFor[Bytes]()
+	v3Unmarshal  = reflect.TypeFor[yaml.Unmarshaler]()
+	v2Unmarshal  = reflect.TypeFor[interface {
+		UnmarshalYAML(func(any) error) error
+	}]()
+)
+
+// walk checks n against t at path, dropping from mappings the pairs that cannot be decoded
+// (and replacing list items that cannot with null, so the indices in later problems stay those
+// of the file). It returns false when n itself cannot go into t: the caller drops it.
+func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return true // null decodes into anything: the zero value
+	}
+	if n.Kind == yaml.AliasNode {
+		// The anchored value is checked (and pruned) where each alias uses it. The config's
+		// types nest only a few levels, so aliases of aliases cannot make this walk explode;
+		// yaml.v3's decode afterwards refuses excessive aliasing itself.
+		return w.walk(n.Alias, t, path)
+	}
+	if reflect.PointerTo(t).Implements(v3Unmarshal) || reflect.PointerTo(t).Implements(v2Unmarshal) {
+		return w.leaf(n, t, path)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		fields := w.structFields(t)
+		return w.mapping(n, path, func(key string) (reflect.Type, bool) { ft, ok := fields[key]; return ft, ok })
+	case reflect.Map:
+		return w.mapping(n, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
+	case reflect.String:
+		if n.Kind == yaml.ScalarNode {
+			return true // any single value reads as a string
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			w.add(path, n.Line, "must be a list")
+			return false
+		}
+		for i, item := range n.Content {
+			if !w.walk(item, t.Elem(), path+"["+strconv.Itoa(i)+"]") {
+				*item = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: item.Line}
+			}
+		}
+		return true
+	}
+	return w.leaf(n, t, path)
+}
+
+// mapping checks a mapping whose keys are typed by field (false: no such key).
+func (w *walker) mapping(n *yaml.Node, path string, field func(string) (reflect.Type, bool)) bool {
+	if n.Kind != yaml.MappingNode {
+		w.add(path, n.Line, "must be a mapping (key: value)")
+		return false
+	}
+	first := map[string]int{}
+	kept := make([]*yaml.Node, 0, len(n.Content))
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		kpath := joinPath(path, k.Value)
+		ft, known := field(k.Value)
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			w.add(path, k.Line, "a key must be a plain name")
+			continue
+		case !known:
+			w.add(kpath, k.Line, "unknown key")
+			continue
+		case first[k.Value] != 0:
+			w.add(kpath, k.Line, "given twice (first on line %d)", first[k.Value])
+			continue
+		}
+		first[k.Value] = k.Line
+		if w.walk(v, ft, kpath) {
+			kept = append(kept, k, v)
+		}
+	}
+	n.Content = kept
+	return true
+}
+
+// leaf decodes n into a new value of t; what fails is a problem, said in words of the type.
+// A single value decodes as it is; a mapping or list (a type that decodes itself, such as
+// prometheus/common's HTTP client config) strictly, refusing unknown keys.
+func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) bool {
+	var err error
+	if n.Kind == yaml.ScalarNode {
+		err = n.Decode(reflect.New(t).Interface())
+	} else {
+		err = decodeStrict(n, reflect.New(t).Interface())
+	}
+	if err == nil {
+		return true
+	}
+	w.add(path, n.Line, "%s", leafMessage(n, t, err))
+	return false
+}
+
+func leafMessage(n *yaml.Node, t reflect.Type, err error) string {
+	if n.Kind == yaml.ScalarNode {
+		v := errtext.Quote(n.Value)
+		switch {
+		case t == durationType:
+			return v + " is not a duration (a number and a unit, no sign or spaces: 30s, 10m, 1h30m)"
+		case t == bytesType:
+			return v + " is not a size (a number of bytes, or with a unit: 512GiB, 80GB)"
+		case t.Kind() == reflect.Bool:
+			return v + " is not true or false"
+		case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+			return v + " is not a whole number"
+		case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
+			return v + " is not a number"
+		}
+	}
+	switch {
+	case n.Kind == yaml.SequenceNode && t.Kind() != reflect.Slice:
+		return "must be a single value or a mapping, not a list"
+	case n.Kind == yaml.MappingNode && t.Kind() != reflect.Struct:
+		return "must be a single value, not a mapping"
+	}
+	return cleanYAMLError(err)
+}
+
+// structFields maps t's yaml field names to their types (exported fields only).
+func (w *walker) structFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := w.fields[t]; ok {
+		return m
+	}
+	m := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); f.IsExported() && name != "" {
+			m[name] = f.Type
+		}
+	}
+	w.fields[t] = m
+	return m
+}
+
+func joinPath(path, key string) string {
+	key = errtext.Cut(key, errtext.Max)
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (w *walker) add(path string, line int, format string, args ...any) {
+	w.p.add(path, format, args...)
+	(*w.p)[len(*w.p)-1].Line = line
+}
+
+// decodeStrict decodes n into out refusing unknown fields: yaml.v3's Node.Decode cannot, so n
+// goes through its text. Line numbers in the error are those of that text; cleanYAMLError
+// drops them.
+func decodeStrict(n *yaml.Node, out any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	return dec.Decode(out)
+}
+
+var yamlLine = regexp.MustCompile(`(yaml: )?(unmarshal errors:\s*)?line \d+: `)
+
+// cleanYAMLError is err's message without yaml's prefixes and line numbers, cut short.
+func cleanYAMLError(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(yamlLine.ReplaceAllString(l, "")); l != "" && l != "yaml: unmarshal errors:" {
+			parts = append(parts, l)
+		}
+	}
+	return errtext.Cut(strings.Join(parts, "; "), 4*errtext.Max)
+}
+
+// errNotMapping is a document that is not a mapping of keys at its top.
+var errNotMapping = errors.New("parsing config: the file must be a mapping of keys (prometheus:, pools:, ...)")
