@@ -3,6 +3,8 @@ package bmc
 import (
 	"errors"
 	"fmt"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // Sentinels for errors.Is. Each typed error below matches one of them.
@@ -34,7 +36,7 @@ func (e *StateUnknownError) Error() string {
 	case e.Err != nil:
 		return fmt.Sprintf("power state unknown, no command sent: %v", e.Err)
 	default:
-		return fmt.Sprintf("power state unknown, no command sent: unrecognised answer %q", e.Raw)
+		return fmt.Sprintf("power state unknown, no command sent: unrecognised answer %s", errtext.Quote(e.Raw))
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // session is one operation on one node: it holds the node's lock, the bmclib connection it
@@ -121,7 +123,7 @@ func (s *session) read(ctx context.Context) (State, error) {
 		}
 		raw = r
 		if ParseState(r) == StateUnknown {
-			return &transientError{err: fmt.Errorf("unrecognised power state %q", r)}
+			return &transientError{err: fmt.Errorf("unrecognised power state %s", errtext.Quote(r))}
 		}
 		return nil
 	})

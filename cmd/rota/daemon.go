@@ -87,6 +87,7 @@ func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, er
 		WebhookAuthDisabled: cfg.Server.WebhookAuthDisabled,
 		WebhookMaxBodyBytes: cfg.Server.WebhookMaxBodyBytes,
 		Ready:               firstPassDone(lp),
+		Clock:               clk,
 		Log:                 log.WithField("component", "api"),
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/api/apifake"
@@ -135,7 +136,7 @@ func operatorAPI(t *testing.T) (string, *apifake.Backend, string) {
 	srv, err := api.NewServer(api.Options{
 		Backend: backend, Registry: prometheus.NewRegistry(),
 		APIToken: api.NewToken(operatorToken), WebhookAuthDisabled: true,
-		Log: logger.WithField("component", "api"),
+		Clock: clock.Real{}, Log: logger.WithField("component", "api"),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -39,7 +40,7 @@ func (e *StatusError) Error() string {
 func NewClient(baseURL string, token Token, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an http(s) URL", baseURL)
+		return nil, fmt.Errorf("%s is not an http(s) URL", errtext.Quote(baseURL))
 	}
 	if hc == nil {
 		hc = http.DefaultClient

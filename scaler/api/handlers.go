@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // maxRequestBytes bounds the small JSON bodies of pin and pause.
@@ -49,7 +51,7 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	node := r.PathValue("name")
 	e, err := s.opts.Backend.Explain(r.Context(), node)
 	if err != nil {
-		s.backendError(w, "explaining "+node, err)
+		s.backendError(w, "explaining "+errtext.Quote(node), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, e)
@@ -87,7 +89,7 @@ func (s *Server) nodeFlag(flag string, on bool, set func(ctx context.Context, no
 			return
 		}
 		if err := set(r.Context(), node, on, req.Note); err != nil {
-			s.backendError(w, "setting "+flag+" of "+node, err)
+			s.backendError(w, "setting "+flag+" of "+errtext.Quote(node), err)
 			return
 		}
 		s.log.WithFields(logrus.Fields{"node": node, flag: on, "note": req.Note}).Debug("operator changed a node's " + flag)

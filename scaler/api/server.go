@@ -14,9 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
-// Options configure a Server. Backend, Registry and Log are required.
+// Options configure a Server. Backend, Registry, Clock and Log are required.
 type Options struct {
 	Backend Backend
 	// Registry is served on /metrics and receives the server's own rota_api_* and
@@ -32,6 +34,8 @@ type Options struct {
 	WebhookMaxBodyBytes int64
 	// Ready says whether rota is ready (for /-/ready); nil means ready once serving.
 	Ready func() error
+	// Clock paces the log of rejected webhook calls (one line a minute at most).
+	Clock Clock
 	Log   *logrus.Entry
 }
 
@@ -43,6 +47,7 @@ type Server struct {
 	log     *logrus.Entry
 	metrics *metrics
 	tokens  atomic.Pointer[tokenPair]
+	rejects *rejectLog
 }
 
 // tokenPair is the tokens in force; SetTokens swaps them whole.
@@ -52,8 +57,8 @@ type tokenPair struct {
 
 // NewServer checks the options, registers the metrics and builds the routes.
 func NewServer(o Options) (*Server, error) {
-	if o.Backend == nil || o.Registry == nil || o.Log == nil {
-		return nil, errors.New("api server: Backend, Registry and Log are required")
+	if o.Backend == nil || o.Registry == nil || o.Clock == nil || o.Log == nil {
+		return nil, errors.New("api server: Backend, Registry, Clock and Log are required")
 	}
 	if err := checkTokens(o.APIToken, o.WebhookToken, o.WebhookAuthDisabled); err != nil {
 		return nil, err
@@ -65,7 +70,7 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, mux: http.NewServeMux(), log: o.Log, metrics: m}
+	s := &Server{opts: o, mux: http.NewServeMux(), log: o.Log, metrics: m, rejects: &rejectLog{clock: o.Clock}}
 	s.tokens.Store(&tokenPair{api: o.APIToken, webhook: o.WebhookToken})
 	s.routes()
 	return s, nil
@@ -155,7 +160,7 @@ func (s *Server) routes() {
 	}
 	s.handle("/api/v1/alerts", []endpoint{{http.MethodPost, s.webhook}}, nil)
 	s.mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+		writeError(w, http.StatusNotFound, "no such endpoint: "+errtext.Quote(r.URL.Path))
 	})
 }
 
@@ -177,7 +182,7 @@ func (s *Server) handle(path string, eps []endpoint, auth func(http.HandlerFunc)
 	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; allowed: "+allow)
+		writeError(w, http.StatusMethodNotAllowed, errtext.Quote(r.Method)+" is not allowed here; allowed: "+allow)
 	})
 }
 

@@ -14,13 +14,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/api/apifake"
+	"github.com/rotahq/rota/scaler/executor/executortest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -36,15 +39,16 @@ type harness struct {
 	backend *apifake.Backend
 	reg     *prometheus.Registry
 	logs    *logtest.Hook
+	clock   *executortest.Clock
 }
 
 func newHarness(t testing.TB, edit func(*api.Options)) *harness {
 	t.Helper()
 	logger, hook := logtest.NewNullLogger()
 	logger.SetLevel(logrus.DebugLevel)
-	h := &harness{backend: apifake.Example(), reg: prometheus.NewRegistry(), logs: hook}
+	h := &harness{backend: apifake.Example(), reg: prometheus.NewRegistry(), logs: hook, clock: executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))}
 	o := api.Options{
-		Backend: h.backend, Registry: h.reg,
+		Backend: h.backend, Registry: h.reg, Clock: h.clock,
 		APIToken: api.NewToken(apiToken), WebhookToken: api.NewToken(webhookToken),
 		WebhookMaxBodyBytes: 64 << 10,
 		Log:                 logger.WithField("component", "api"),
@@ -281,12 +285,12 @@ func TestHealthReadyMetrics(t *testing.T) {
 
 func TestNewServerNeedsAWebhookToken(t *testing.T) {
 	logger, _ := logtest.NewNullLogger()
-	_, err := api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Log: logger.WithField("component", "api")})
+	_, err := api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Clock: clock.Real{}, Log: logger.WithField("component", "api")})
 	if err == nil {
 		t.Fatal("a server without webhook token nor webhook_auth_disabled started")
 	}
 	// One token for both: whoever reads Alertmanager's config could power servers off.
-	_, err = api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Log: logger.WithField("component", "api"),
+	_, err = api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Clock: clock.Real{}, Log: logger.WithField("component", "api"),
 		APIToken: api.NewToken("same"), WebhookToken: api.NewToken("same")})
 	if err == nil || !strings.Contains(err.Error(), "each needs its own") {
 		t.Errorf("one token for the API and the webhook: %v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // maxHintNames bounds how many alert names a nudge's reason lists.
@@ -66,10 +67,10 @@ func validStatus(s string) bool { return s == "firing" || s == "resolved" }
 
 func (m WebhookMessage) validate() error {
 	if m.Version != "4" {
-		return fmt.Errorf("version %q, want \"4\"", m.Version)
+		return fmt.Errorf("version %s, want \"4\"", errtext.Quote(m.Version))
 	}
 	if !validStatus(m.Status) {
-		return fmt.Errorf("status %q, want firing or resolved", m.Status)
+		return fmt.Errorf("status %s, want firing or resolved", errtext.Quote(m.Status))
 	}
 	if len(m.Alerts) == 0 {
 		return errors.New("no alerts")
@@ -77,7 +78,7 @@ func (m WebhookMessage) validate() error {
 	for i, a := range m.Alerts {
 		switch {
 		case !validStatus(a.Status):
-			return fmt.Errorf("alerts[%d]: status %q, want firing or resolved", i, a.Status)
+			return fmt.Errorf("alerts[%d]: status %s, want firing or resolved", i, errtext.Quote(a.Status))
 		case a.Labels["alertname"] == "":
 			return fmt.Errorf("alerts[%d]: no alertname label", i)
 		case a.StartsAt.IsZero():
@@ -155,7 +156,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) rejectWebhook(w http.ResponseWriter, code int, result, msg string) {
 	s.metrics.webhookRequests.WithLabelValues(result).Inc()
-	s.log.WithField("result", result).WithField("reason", msg).Warn("webhook rejected")
+	s.rejects.warn(s.log, result, msg)
 	writeError(w, code, msg)
 }
 

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/alerts"
 	"github.com/rotahq/rota/scaler/api"
@@ -154,6 +157,48 @@ func TestWebhookRejects(t *testing.T) {
 				t.Errorf("metrics lack %s", want)
 			}
 		})
+	}
+}
+
+// Unauthenticated calls, which anyone reaching the listener can make, are each counted but
+// logged one line a minute at most, the next line saying how many were not (1,000 calls made
+// 1,001 log lines). Error answers never echo a huge field whole.
+func TestWebhookRejectionsAreCountedNotEachLogged(t *testing.T) {
+	h := newHarness(t, nil)
+	firing := fixture(t, "alertmanager-v4-firing.json")
+	for range 1000 {
+		if rec := h.do(http.MethodPost, "/api/v1/alerts", "", firing); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("status %d", rec.Code)
+		}
+	}
+	rejected := func() []*logrus.Entry {
+		var out []*logrus.Entry
+		for _, e := range h.logs.AllEntries() {
+			if strings.Contains(e.Message, "webhook rejected") {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	if got := rejected(); len(got) != 1 {
+		t.Fatalf("%d log lines for 1000 rejected calls, want 1", len(got))
+	}
+	metrics := h.do(http.MethodGet, "/metrics", "", nil).Body.String()
+	if want := `rota_webhook_requests_total{result="unauthorized"} 1000`; !strings.Contains(metrics, want) {
+		t.Errorf("metrics lack %s", want)
+	}
+	h.clock.Advance(time.Minute)
+	h.do(http.MethodPost, "/api/v1/alerts", "nope", firing)
+	got := rejected()
+	if len(got) != 2 || got[1].Data["unlogged_before"] != 999 || got[1].Data["result"] != "forbidden" {
+		t.Errorf("after a minute: %d lines, the last %v; want a second saying 999 went unlogged", len(got), got[len(got)-1].Data)
+	}
+
+	huge := bytes.Replace(firing, []byte(`"version":"4"`), []byte(`"version":"`+strings.Repeat("4", 1<<20)+`"`), 1)
+	h = newHarness(t, func(o *api.Options) { o.WebhookMaxBodyBytes = 2 << 20 })
+	rec := h.do(http.MethodPost, "/api/v1/alerts", webhookToken, huge)
+	if rec.Code != http.StatusBadRequest || rec.Body.Len() > 500 {
+		t.Errorf("status %d, %d bytes of error: %.200s", rec.Code, rec.Body.Len(), rec.Body)
 	}
 }
 

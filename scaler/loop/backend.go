@@ -7,6 +7,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
@@ -83,7 +84,7 @@ func verdict(node string, dec fleet.Decision) (*fleet.Action, *fleet.Skip) {
 // audit records.
 func (l *Loop) Explain(_ context.Context, node string) (api.Explanation, error) {
 	if _, ok := l.cfg.Node(node); !ok {
-		return api.Explanation{}, fmt.Errorf("%s: %w", node, api.ErrUnknownNode)
+		return api.Explanation{}, fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
 	}
 	p := l.lastPass()
 	var ex api.Explanation
@@ -142,7 +143,7 @@ func (l *Loop) SetMaintenance(_ context.Context, node string, on bool, note stri
 // note), logs it and asks for a pass.
 func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *store.Node, on bool, note string)) error {
 	if _, ok := l.cfg.Node(node); !ok {
-		return fmt.Errorf("%s: %w", node, api.ErrUnknownNode)
+		return fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
 	}
 	now := l.o.Clock.Now()
 	err := l.o.Store.UpdateNode(node, func(n *store.Node) error {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -222,6 +224,11 @@ func TestStatusAndExplain(t *testing.T) {
 	}
 	if err := f.loop.SetPinned(context.Background(), "nope", true, ""); !errors.Is(err, api.ErrUnknownNode) {
 		t.Errorf("SetPinned(unknown) = %v, want ErrUnknownNode", err)
+	}
+	// A name of any size (it comes from the request's path) is quoted cut short.
+	huge := strings.Repeat("n", 1<<20)
+	if _, err := f.loop.Explain(context.Background(), huge); err == nil || len(err.Error()) > 200 {
+		t.Errorf("Explain(a 1 MB name): an error of %d bytes", len(fmt.Sprint(err)))
 	}
 }
 

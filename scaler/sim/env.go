@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/sim/trace"
 )
@@ -173,7 +174,7 @@ func (e *Env) sizeFleet(spec string, needs []poolNeed) error {
 		return nil
 	case spec == "peak" || spec == "p95":
 	default:
-		return fmt.Errorf("fleet %q is not peak, p95, config or a server count", spec)
+		return fmt.Errorf("fleet %s is not peak, p95, config or a server count", errtext.Quote(spec))
 	}
 	for i := range e.Pools {
 		need := needs[i]

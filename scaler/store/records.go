@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -130,7 +131,7 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("store: bucket %q key %q: %v", e.Bucket, e.Key, e.Err)
+	return fmt.Sprintf("store: bucket %s key %s: %v", errtext.Quote(e.Bucket), errtext.Quote(e.Key), e.Err)
 }
 
 // Unwrap returns the decoding error.
@@ -183,13 +184,13 @@ func decodeNode(b []byte) (Node, error) {
 		return Node{}, fmt.Errorf("decoding: %w", err)
 	}
 	if !slices.Contains(fleet.States, r.State) {
-		return Node{}, fmt.Errorf("decoding: unknown state %q", r.State)
+		return Node{}, fmt.Errorf("decoding: unknown state %s", errtext.Quote(string(r.State)))
 	}
 	if r.Intent != nil && !knownKind(r.Intent.Kind) {
-		return Node{}, fmt.Errorf("decoding: unknown intent kind %q", r.Intent.Kind)
+		return Node{}, fmt.Errorf("decoding: unknown intent kind %s", errtext.Quote(string(r.Intent.Kind)))
 	}
 	if r.FailedKind != "" && !knownKind(r.FailedKind) {
-		return Node{}, fmt.Errorf("decoding: unknown failed kind %q", r.FailedKind)
+		return Node{}, fmt.Errorf("decoding: unknown failed kind %s", errtext.Quote(string(r.FailedKind)))
 	}
 	return r.Node, nil
 }

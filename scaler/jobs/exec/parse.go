@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -89,13 +90,13 @@ func parseState(b []byte) (map[string]fleet.JobsView, error) {
 			return nil, errors.New("a node with an empty name")
 		}
 		if n.Jobs == nil || n.CPUs == nil || n.GPUs == nil || n.Drained == nil || n.DrainedByRota == nil || n.Responding == nil {
-			return nil, fmt.Errorf("node %q: jobs, cpus, gpus, drained, drained_by_rota and responding are all required", name)
+			return nil, fmt.Errorf("node %s: jobs, cpus, gpus, drained, drained_by_rota and responding are all required", errtext.Quote(name))
 		}
 		if *n.Jobs < 0 || *n.CPUs < 0 || *n.GPUs < 0 {
-			return nil, fmt.Errorf("node %q: negative jobs, cpus or gpus", name)
+			return nil, fmt.Errorf("node %s: negative jobs, cpus or gpus", errtext.Quote(name))
 		}
 		if *n.DrainedByRota && !*n.Drained {
-			return nil, fmt.Errorf("node %q: drained_by_rota without drained", name)
+			return nil, fmt.Errorf("node %s: drained_by_rota without drained", errtext.Quote(name))
 		}
 		views[name] = fleet.JobsView{
 			Known: true, Jobs: *n.Jobs, CPUs: *n.CPUs, GPUs: *n.GPUs,

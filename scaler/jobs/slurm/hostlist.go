@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // MaxHosts bounds how many names one hostlist may expand to; a larger expression is refused
@@ -32,17 +34,17 @@ func ExpandHostlist(expr string) ([]string, error) {
 	var out []string
 	for _, term := range splitOutside(expr, ',', '[', ']') {
 		if len(out) >= MaxHosts {
-			return nil, fmt.Errorf("%w %q: more than %d names", ErrHostlist, expr, MaxHosts)
+			return nil, fmt.Errorf("%w %s: more than %d names", ErrHostlist, errtext.Quote(expr), MaxHosts)
 		}
 		if term == "" {
 			if expr == "" {
 				return nil, nil
 			}
-			return nil, fmt.Errorf("%w %q: empty name", ErrHostlist, expr)
+			return nil, fmt.Errorf("%w %s: empty name", ErrHostlist, errtext.Quote(expr))
 		}
 		names, err := expandTerm(term, MaxHosts-len(out))
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: %v", ErrHostlist, expr, err)
+			return nil, fmt.Errorf("%w %s: %v", ErrHostlist, errtext.Quote(expr), err)
 		}
 		out = append(out, names...)
 	}
@@ -144,7 +146,7 @@ func padded(v uint64, width int) string {
 // number parses a decimal range bound of at most 9 digits (no sign, no spaces).
 func number(s string) (uint64, error) {
 	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("%q is not a range bound", s)
+		return 0, fmt.Errorf("%s is not a range bound", errtext.Quote(s))
 	}
 	return strconv.ParseUint(s, 10, 64)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -109,7 +110,7 @@ func parseNodeLine(line string) (Node, error) {
 	}
 	n := Node{Name: strings.TrimSpace(f[0]), Reason: nullable(f[5])}
 	if n.Name == "" || strings.ContainsAny(n.Name, "[], ") {
-		return Node{}, fmt.Errorf("node name %q", n.Name)
+		return Node{}, fmt.Errorf("node name %s", errtext.Quote(n.Name))
 	}
 	if p := strings.TrimSuffix(nullable(f[1]), "*"); p != "" {
 		n.Partitions = []string{p}
@@ -134,17 +135,17 @@ func parseNodeLine(line string) (Node, error) {
 func parseCPUsState(s string) (int, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) != 4 {
-		return 0, fmt.Errorf("cpu counts %q", s)
+		return 0, fmt.Errorf("cpu counts %s", errtext.Quote(s))
 	}
 	var v [4]int
 	for i, p := range parts {
 		var err error
 		if v[i], err = count(p); err != nil {
-			return 0, fmt.Errorf("cpu counts %q: %v", s, err)
+			return 0, fmt.Errorf("cpu counts %s: %v", errtext.Quote(s), err)
 		}
 	}
 	if v[0] > v[3] {
-		return 0, fmt.Errorf("cpu counts %q: more allocated than total", s)
+		return 0, fmt.Errorf("cpu counts %s: more allocated than total", errtext.Quote(s))
 	}
 	return v[0], nil
 }
@@ -159,13 +160,13 @@ func gresUsedGPUs(s string) (int, error) {
 		}
 		if i := strings.IndexByte(e, '('); i >= 0 {
 			if !strings.HasSuffix(e, ")") {
-				return 0, fmt.Errorf("gres %q", s)
+				return 0, fmt.Errorf("gres %s", errtext.Quote(s))
 			}
 			e = e[:i]
 		}
 		name, n, err := gresEntry(e)
 		if err != nil {
-			return 0, fmt.Errorf("gres %q: %v", s, err)
+			return 0, fmt.Errorf("gres %s: %v", errtext.Quote(s), err)
 		}
 		if name == "gpu" {
 			total += n
@@ -178,14 +179,14 @@ func gresUsedGPUs(s string) (int, error) {
 func gresEntry(e string) (string, int, error) {
 	parts := strings.Split(e, ":")
 	if parts[0] == "" || len(parts) > 3 {
-		return "", 0, fmt.Errorf("entry %q", e)
+		return "", 0, fmt.Errorf("entry %s", errtext.Quote(e))
 	}
 	if len(parts) == 1 {
 		return parts[0], 1, nil
 	}
 	n, err := count(parts[len(parts)-1])
 	if err != nil {
-		return "", 0, fmt.Errorf("entry %q: %v", e, err)
+		return "", 0, fmt.Errorf("entry %s: %v", errtext.Quote(e), err)
 	}
 	return parts[0], n, nil
 }
@@ -214,7 +215,7 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	}
 	j := Job{ID: f[0], State: strings.ToLower(f[2]), Account: f[12], Reason: nullable(f[15])}
 	if j.ID == "" || j.State == "" || strings.ContainsAny(j.ID+j.State, " ") {
-		return Job{}, fmt.Errorf("job %q state %q", j.ID, j.State)
+		return Job{}, fmt.Errorf("job %s state %s", errtext.Quote(j.ID), errtext.Quote(j.State))
 	}
 	j.Partition, _, _ = strings.Cut(f[1], ",")
 	if j.Partition == "" {
@@ -244,7 +245,7 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
 	if j.Submitted, err = time.ParseInLocation("2006-01-02T15:04:05", f[13], loc); err != nil {
-		return Job{}, fmt.Errorf("job %s: submit time %q", j.ID, f[13])
+		return Job{}, fmt.Errorf("job %s: submit time %s", j.ID, errtext.Quote(f[13]))
 	}
 	if j.NodeList, err = ExpandHostlist(f[14]); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
@@ -269,7 +270,7 @@ func memoryPerNode(tres string, nodes int) (config.Bytes, error) {
 	}
 	if n, ok := kv["node"]; ok {
 		if nodes, err = count(n); err != nil || nodes == 0 {
-			return 0, fmt.Errorf("tres node count %q", n)
+			return 0, fmt.Errorf("tres node count %s", errtext.Quote(n))
 		}
 	}
 	return b / config.Bytes(nodes), nil
@@ -284,7 +285,7 @@ func tresMap(s string) (map[string]string, error) {
 	for _, e := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("tres %q", s)
+			return nil, fmt.Errorf("tres %s", errtext.Quote(s))
 		}
 		kv[k] = v
 	}
@@ -302,11 +303,11 @@ func parseMemory(s string) (config.Bytes, error) {
 		}
 	}
 	if s == "" || strings.Trim(s, "0123456789.") != "" || len(s) > 12 {
-		return 0, fmt.Errorf("memory %q", s)
+		return 0, fmt.Errorf("memory %s", errtext.Quote(s))
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v*m > 1<<62 {
-		return 0, fmt.Errorf("memory %q", s)
+		return 0, fmt.Errorf("memory %s", errtext.Quote(s))
 	}
 	return config.Bytes(v * m), nil
 }
@@ -343,14 +344,14 @@ func tresGPUs(s string) (int, error) {
 			kind, rest, ok = strings.Cut(e, ":")
 		}
 		if !ok || kind == "" {
-			return 0, fmt.Errorf("tres %q", s)
+			return 0, fmt.Errorf("tres %s", errtext.Quote(s))
 		}
 		if kind != "gres" {
 			continue
 		}
 		name, n, err := gresEntry(rest)
 		if err != nil {
-			return 0, fmt.Errorf("tres %q: %v", s, err)
+			return 0, fmt.Errorf("tres %s: %v", errtext.Quote(s), err)
 		}
 		if name == "gpu" {
 			total += n
@@ -366,14 +367,14 @@ func parseFlag(s string) (bool, error) {
 	case "0":
 		return false, nil
 	}
-	return false, fmt.Errorf("flag %q", s)
+	return false, fmt.Errorf("flag %s", errtext.Quote(s))
 }
 
 // count parses a non-negative integer of at most 9 digits.
 func count(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
-		return 0, fmt.Errorf("%q is not a count", s)
+		return 0, fmt.Errorf("%s is not a count", errtext.Quote(s))
 	}
 	return strconv.Atoi(s)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
@@ -131,7 +132,7 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 // node reads one node.
 func (m *Manager) node(ctx context.Context, name string) (Node, error) {
 	if name == "" || strings.ContainsAny(name, "[],= \"") {
-		return Node{}, fmt.Errorf("%w: bad node name %q", ErrUnknownNode, name)
+		return Node{}, fmt.Errorf("%w: bad node name %s", ErrUnknownNode, errtext.Quote(name))
 	}
 	nodes, err := m.nodes(ctx, name)
 	if err != nil {
@@ -156,7 +157,7 @@ func (m *Manager) Drain(ctx context.Context, name, reason string) error {
 	}
 	if n.State.Has("drain") {
 		if !OursReason(n.Reason) {
-			return fmt.Errorf("draining %s: %w (reason %q)", name, jobs.ErrNotOurs, n.Reason)
+			return fmt.Errorf("draining %s: %w (reason %s)", name, jobs.ErrNotOurs, errtext.Quote(n.Reason))
 		}
 		return nil
 	}
@@ -186,7 +187,7 @@ func (m *Manager) Resume(ctx context.Context, name string) error {
 		return nil
 	}
 	if !OursReason(n.Reason) {
-		return fmt.Errorf("resuming %s: %w (reason %q)", name, jobs.ErrNotOurs, n.Reason)
+		return fmt.Errorf("resuming %s: %w (reason %s)", name, jobs.ErrNotOurs, errtext.Quote(n.Reason))
 	}
 	if err := m.update(ctx, name, "resume", ""); err != nil {
 		return fmt.Errorf("resuming %s: %w", name, err)

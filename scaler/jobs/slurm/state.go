@@ -3,6 +3,8 @@ package slurm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // NodeState is a node's state as sinfo's StateComplete prints it: a base state and flags,
@@ -34,11 +36,11 @@ func ParseNodeState(s string) (NodeState, error) {
 		st.Base, parts = b, append(parts, "powered_down")
 	}
 	if !baseState(st.Base) {
-		return NodeState{}, fmt.Errorf("node state %q", s)
+		return NodeState{}, fmt.Errorf("node state %s", errtext.Quote(s))
 	}
 	for _, f := range parts[1:] {
 		if f == "" || strings.Trim(f, "abcdefghijklmnopqrstuvwxyz_") != "" {
-			return NodeState{}, fmt.Errorf("node state %q", s)
+			return NodeState{}, fmt.Errorf("node state %s", errtext.Quote(s))
 		}
 		st.Flags = append(st.Flags, f)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // readCSV reads the generic format. Header (any order, names case-insensitive):
@@ -31,7 +33,7 @@ func readCSV(r io.Reader) (*Trace, error) {
 		if tab.has("nodes") && tab.str("nodes") != "" {
 			var err error
 			if nodes, err = parseInt(tab.str("nodes")); err != nil || nodes == 0 || nodes > 1<<20 {
-				return fmt.Errorf("nodes: %q is not a server count", tab.str("nodes"))
+				return fmt.Errorf("nodes: %s is not a server count", errtext.Quote(tab.str("nodes")))
 			}
 		}
 		if v[2] > 1<<30 || v[3] > 1<<30 {

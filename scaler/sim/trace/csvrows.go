@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // table reads a CSV file with a header row, giving each row's fields by column name.
@@ -134,10 +136,10 @@ func parseInt(s string) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f != float64(int64(f)) || f > maxValue {
-		return 0, fmt.Errorf("%q is not a whole number", s)
+		return 0, fmt.Errorf("%s is not a whole number", errtext.Quote(s))
 	}
 	if f < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
+		return 0, fmt.Errorf("%s is negative", errtext.Quote(s))
 	}
 	return int64(f), nil
 }

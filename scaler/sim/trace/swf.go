@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // SWF record fields (1-based in the format's documentation).
@@ -54,7 +56,7 @@ func readSWF(r io.Reader) (*Trace, error) {
 				if _, ferr := strconv.ParseFloat(s, 64); ferr == nil && i != swfSubmit && i != swfRunTime && i != swfAllocProc && i != swfReqProc {
 					continue
 				}
-				bad.add(line, "field %d: %q is not a number", i+1, s)
+				bad.add(line, "field %d: %s is not a number", i+1, errtext.Quote(s))
 				ok = false
 				break
 			}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // Format names a trace format.
@@ -143,7 +145,7 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 	case CSV:
 		t, err = readCSV(br)
 	default:
-		return nil, fmt.Errorf("unknown trace format %q (want itp, swf or csv)", f)
+		return nil, fmt.Errorf("unknown trace format %s (want itp, swf or csv)", errtext.Quote(string(f)))
 	}
 	if err != nil {
 		return nil, err
