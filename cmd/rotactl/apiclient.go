@@ -27,7 +27,7 @@ func addAPIFlags(c *kingpin.CmdClause) *apiFlags {
 	f := &apiFlags{}
 	c.Flag("rota.url", "URL of the rota to talk to.").Default("http://127.0.0.1:10091").StringVar(&f.url)
 	c.Flag("rota.token-file", "File holding the operator API token (rota's server.api_token_file).").Envar("ROTA_TOKEN_FILE").StringVar(&f.tokenFile)
-	c.Flag("rota.timeout", "Bound on each call to rota.").Default("2m").DurationVar(&f.timeout)
+	positiveDuration(c.Flag("rota.timeout", "Bound on each call to rota.").Default("2m"), &f.timeout)
 	return f
 }
 

@@ -34,3 +34,33 @@ func TestHelpStopsBeforeTheVerb(t *testing.T) {
 		})
 	}
 }
+
+// A duration flag that means nothing (negative; zero where zero is no bound) is a usage error
+// naming the flag, before anything runs: `power --timeout=-5s` used to send its commands.
+func TestMeaninglessDurationsAreUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"power timeout negative", []string{"power", "on", "--timeout=-5s", "n1"}, 2, "--timeout"},
+		{"power timeout zero", []string{"power", "status", "--timeout=0s", "n1"}, 2, "means nothing"},
+		{"slurm timeout negative", []string{"slurm", "resume", "--timeout=-1m", "n1"}, 2, "negative"},
+		{"api timeout zero", []string{"status", "--rota.timeout=0"}, 2, "--rota.timeout"},
+		{"watch interval negative", []string{"status", "--watch", "--watch.interval=-5s"}, 2, "--watch.interval"},
+		{"not a duration", []string{"status", "--rota.timeout=soon"}, 2, "not a duration"},
+		{"max wait zero", []string{"simulate", "--trace=t", "--config=c", "--max-wait=0s"}, 2, "--max-wait"},
+		{"shutdown negative", []string{"simulate", "--trace=t", "--config=c", "--shutdown=-1m"}, 2, "--shutdown"},
+		// Zero where zero means something runs on (and fails later, for want of the file).
+		{"shutdown zero is at once", []string{"simulate", "--trace=/nonexistent", "--config=/nonexistent", "--shutdown=0s"}, 1, "nonexistent"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := rotactlInProcess(tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want %d saying %q\nstdout: %s\nstderr: %s", code, tc.code, tc.says, stdout, stderr)
+			}
+		})
+	}
+}

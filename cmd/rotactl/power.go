@@ -34,7 +34,7 @@ func registerPower(app *kingpin.Application, cmds map[string]command) {
 	power := app.Command("power", "Read or change servers' power through their BMCs (IPMI or Redfish), as the inventory in the config file describes them.")
 	power.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("rota.yml").StringVar(&f.configFile)
 	power.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&f.output, "table", "json")
-	power.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config).").DurationVar(&f.timeout)
+	positiveDuration(power.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config)."), &f.timeout)
 	logflags.Add(power, &f.log, "error") // BMC details on stderr
 	verbs := []struct{ name, help string }{
 		{"status", "Read the power state (on, off, transitioning, unknown)."},

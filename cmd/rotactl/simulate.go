@@ -32,12 +32,12 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	c.Flag("config", "rota config giving the pools (profile, cost, boot_timeout) and the policy under test.").Required().StringVar(&f.config)
 	c.Flag("format", "Trace format when it cannot be told from the file: itp, swf or csv.").EnumVar(&f.format, "itp", "swf", "csv")
 	c.Flag("out", "Folder for <trace>-results.csv, -results.json and PNG plots (none when empty).").StringVar(&f.out)
-	c.Flag("idle-timeout", "The idle-timeout baseline's SuspendTime.").Default("600s").DurationVar(&f.idle)
-	c.Flag("boot", "Boot time of every server (default: each pool's boot_timeout).").DurationVar(&f.boot)
-	c.Flag("shutdown", "Time from power-off to off.").Default("1m").DurationVar(&f.shutdown)
+	nonNegativeDuration(c.Flag("idle-timeout", "The idle-timeout baseline's SuspendTime (0: power off as soon as idle).").Default("600s"), &f.idle)
+	positiveDuration(c.Flag("boot", "Boot time of every server (default: each pool's boot_timeout)."), &f.boot)
+	nonNegativeDuration(c.Flag("shutdown", "Time from power-off to off (0: at once).").Default("1m"), &f.shutdown)
 	c.Flag("gpus-per-node", "GPUs per server for ITP traces.").Default("8").IntVar(&f.gpusPerNode)
 	c.Flag("fleet", "Fleet size: peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("peak").StringVar(&f.fleet)
-	c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h").DurationVar(&f.maxWait)
+	positiveDuration(c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h"), &f.maxWait)
 	cmds[c.FullCommand()] = func(ctx context.Context, e env) int {
 		if err := runSimulate(ctx, e, f); err != nil {
 			fmt.Fprintln(e.stderr, "rotactl:", err)

@@ -23,7 +23,7 @@ func registerSlurm(app *kingpin.Application, cmds map[string]command) {
 	var hostlist string
 	s := app.Command("slurm", "Slurm power saving: the ResumeProgram and SuspendProgram for slurm.conf.")
 	s.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("/etc/rota/rota.yml").StringVar(&f.configFile)
-	s.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config); keep it under Slurm's ResumeTimeout/SuspendTimeout.").DurationVar(&f.timeout)
+	positiveDuration(s.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config); keep it under Slurm's ResumeTimeout/SuspendTimeout."), &f.timeout)
 	logflags.Add(s, &f.log, "warn") // BMC details on stderr
 	for _, v := range []struct{ name, verb, help string }{
 		{"resume", "on", "Power on the servers Slurm resumes (ResumeProgram) and wait until their BMCs report on."},

@@ -30,7 +30,7 @@ func registerStatus(app *kingpin.Application, cmds map[string]command) {
 	f.api = addAPIFlags(c)
 	outputFlag(c, &f.output)
 	c.Flag("watch", "Refresh every --watch.interval until Ctrl-C (the screen is redrawn on a terminal).").Short('w').BoolVar(&f.watch)
-	c.Flag("watch.interval", "Time between refreshes with --watch.").Default("5s").DurationVar(&f.interval)
+	positiveDuration(c.Flag("watch.interval", "Time between refreshes with --watch.").Default("5s"), &f.interval)
 	cmds[c.FullCommand()] = func(ctx context.Context, e env) int { return runStatus(ctx, e, f) }
 }
 

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/rotahq/rota/internal/errtext"
+)
+
+// durationFlag is a duration flag that refuses values that mean nothing for it: a negative one
+// always, zero unless allowed. A refused value is a usage error (exit 2) naming the flag, as
+// kingpin reports any bad flag; it used to run (rotactl power --timeout=-5s sent commands with
+// an already expired deadline).
+type durationFlag struct {
+	name      string
+	d         *time.Duration
+	allowZero bool
+}
+
+// positiveDuration makes fc a duration flag stored in d that must be above zero.
+func positiveDuration(fc *kingpin.FlagClause, d *time.Duration) {
+	fc.SetValue(&durationFlag{name: fc.Model().Name, d: d})
+}
+
+// nonNegativeDuration is positiveDuration for a flag where zero means something (its help says
+// what).
+func nonNegativeDuration(fc *kingpin.FlagClause, d *time.Duration) {
+	fc.SetValue(&durationFlag{name: fc.Model().Name, d: d, allowZero: true})
+}
+
+func (f *durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--%s: %s is not a duration (e.g. 30s, 5m, 1h30m)", f.name, errtext.Quote(s))
+	case d < 0:
+		return fmt.Errorf("--%s: %s is negative: give a duration above zero", f.name, s)
+	case d == 0 && !f.allowZero:
+		return fmt.Errorf("--%s: %s means nothing here: give a duration above zero", f.name, s)
+	}
+	*f.d = d
+	return nil
+}
+
+func (f *durationFlag) String() string { return f.d.String() }
