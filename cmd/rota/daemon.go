@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/webconfig"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor"
@@ -25,6 +26,7 @@ import (
 // daemon is rota's pieces, built and ready to run.
 type daemon struct {
 	cfg      config.Server
+	web      *webconfig.File
 	store    *store.Store
 	loop     *loop.Loop
 	server   *api.Server
@@ -34,7 +36,7 @@ type daemon struct {
 
 // build makes every piece from the config, in dependency order; on error whatever was opened
 // is closed again.
-func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
+func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -88,6 +90,7 @@ func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, er
 		WebhookMaxBodyBytes: cfg.Server.WebhookMaxBodyBytes,
 		Ready:               firstPassDone(lp),
 		Clock:               clk,
+		Web:                 web,
 		Log:                 log.WithField("component", "api"),
 	})
 	if err != nil {
@@ -98,8 +101,13 @@ func build(cfg *config.Config, log *logrus.Entry, clk clock.Real) (d *daemon, er
 		return nil, fmt.Errorf("server.listen_address: %w", err)
 	}
 	log.WithField("address", l.Addr().String()).Info("listening")
-	warnExposed(log, cfg.Server, l.Addr())
-	return &daemon{cfg: cfg.Server, store: st, loop: lp, server: srv, listener: l, log: log}, nil
+	tlsConfig, err := web.TLS()
+	if err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("--web.config.file: %w", err)
+	}
+	warnExposed(log, cfg.Server, l.Addr(), tlsConfig != nil)
+	return &daemon{cfg: cfg.Server, web: web, store: st, loop: lp, server: srv, listener: l, log: log}, nil
 }
 
 // run runs the loop and the server until ctx ends, re-reading the token files on every value
@@ -137,12 +145,22 @@ func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
 	return errors.Join(errs...)
 }
 
-// warnExposed warns, loudly, when the webhook takes unauthenticated calls on a listener that is
-// not loopback: anyone who reaches the address can then nudge rota's passes.
-func warnExposed(log *logrus.Entry, s config.Server, addr net.Addr) {
-	if tcp, ok := addr.(*net.TCPAddr); ok && s.WebhookAuthDisabled && !tcp.IP.IsLoopback() {
-		log.WithField("address", addr.String()).Warn("WEBHOOK AUTH IS DISABLED on a listener that is not loopback: anyone who reaches " +
+// warnExposed warns, loudly, about a listener that is not loopback when the webhook takes
+// unauthenticated calls (anyone who reaches the address can nudge rota's passes) or when it
+// speaks plain HTTP (the bearer tokens cross the network in clear).
+func warnExposed(log *logrus.Entry, s config.Server, addr net.Addr, tlsOn bool) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsLoopback() {
+		return
+	}
+	l := log.WithField("address", addr.String())
+	if s.WebhookAuthDisabled {
+		l.Warn("WEBHOOK AUTH IS DISABLED on a listener that is not loopback: anyone who reaches " +
 			"this address can post alerts to rota; set server.webhook_token_file, or listen on 127.0.0.1")
+	}
+	if !tlsOn {
+		l.Warn("plain HTTP on a listener that is not loopback: the API and webhook tokens cross the network in clear; " +
+			"give --web.config.file a tls_server_config, or listen on 127.0.0.1")
 	}
 }
 
@@ -192,8 +210,8 @@ func firstPassDone(b api.Backend) func() error {
 	}
 }
 
-// reloadTokens re-reads the token files on every value of hup until ctx ends; when a file
-// cannot be read, the tokens in force stay.
+// reloadTokens re-reads the token files and the web config's basic-auth users on every value
+// of hup until ctx ends; what cannot be read leaves what is in force.
 func (d *daemon) reloadTokens(ctx context.Context, hup <-chan os.Signal) {
 	for {
 		select {
@@ -207,8 +225,16 @@ func (d *daemon) reloadTokens(ctx context.Context, hup <-chan os.Signal) {
 		}
 		if err != nil {
 			d.log.WithError(err).Error("token files not reloaded; the tokens in force stay")
+		} else {
+			d.log.Info("token files reloaded")
+		}
+		if d.web == nil {
 			continue
 		}
-		d.log.Info("token files reloaded")
+		if err := d.web.ReloadUsers(); err != nil {
+			d.log.WithError(err).Error("web config users not reloaded; the users in force stay")
+			continue
+		}
+		d.log.Info("web config users reloaded")
 	}
 }

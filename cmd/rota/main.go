@@ -1,8 +1,9 @@
 // Command rota is the scaler daemon: it reads its one config file, then every
 // policy.evaluation_interval (or sooner, when Alertmanager's webhook nudges it) observes the
 // fleet, plans, and drains, powers off and powers on servers. It serves /metrics, the operator
-// API that rotactl calls, and the Alertmanager webhook on one listener. SIGHUP re-reads the
-// token files. SIGTERM or SIGINT stops it: the loop finishes the actions in flight (or leaves
+// API that rotactl calls, and the Alertmanager webhook on one listener (with TLS and basic auth
+// for /metrics from --web.config.file). SIGHUP re-reads the token files and the web config's
+// users. SIGTERM or SIGINT stops it: the loop finishes the actions in flight (or leaves
 // their intent in the store for the next start's repair pass), then the listener closes.
 package main
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/logflags"
+	"github.com/rotahq/rota/internal/webconfig"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -29,8 +31,9 @@ func main() {
 
 // flags holds the parsed command line.
 type flags struct {
-	configFile string
-	log        logflags.Config
+	configFile    string
+	webConfigFile string
+	log           logflags.Config
 }
 
 func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
@@ -41,6 +44,7 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	app.ErrorWriter(stderr)
 	f := &flags{}
 	app.Flag("config.file", "rota's configuration file.").Default("/etc/rota/rota.yml").StringVar(&f.configFile)
+	app.Flag("web.config.file", "exporter-toolkit web configuration file for the listener: tls_server_config (TLS for every endpoint) and basic_auth_users (then required by /metrics). See https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md").Default("").StringVar(&f.webConfigFile)
 	logflags.Add(app, &f.log, "info")
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
@@ -63,11 +67,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rota: %v\n", err)
 		return 1
 	}
+	var web *webconfig.File
+	if f.webConfigFile != "" {
+		if web, err = webconfig.Load(f.webConfigFile); err != nil {
+			fmt.Fprintf(stderr, "rota: --web.config.file: %v\n", err)
+			return 1
+		}
+	}
 	log.WithFields(logrus.Fields{"version": version.Info(), "config": f.configFile}).Info("starting rota")
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d, err := build(cfg, log, clock.Real{})
+	d, err := build(cfg, web, log, clock.Real{})
 	if err != nil {
 		log.WithError(err).Error("cannot start")
 		return 1

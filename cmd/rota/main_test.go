@@ -226,6 +226,23 @@ pools:
 	}
 }
 
+// runRota runs the binary with args to its end (killed after 30s: a rota that starts when it
+// should not) and returns its output and exit code.
+func runRota(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, rotaBinary, args...).CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
 // TestDamagedStoreStopsRota: a store file that is empty or cut short (a full disk, a copy that
 // stopped) stops rota with exit 1, what is wrong and how to restore a backup; it is neither
 // re-created (which forgot pins and the pause) nor mapped (which died with SIGBUS, exit 2, so a
@@ -278,15 +295,12 @@ pools:
 				t.Fatal(err)
 			}
 			// Before the check, an empty file made a new store and rota ran: the timeout ends it.
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, rotaBinary, "--config.file", cfg).CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-				t.Fatalf("rota: %v, want exit 1\n%s", err, out)
+			out, code := runRota(t, "--config.file", cfg)
+			if code != 1 {
+				t.Fatalf("rota: exit %d, want 1\n%s", code, out)
 			}
 			for _, w := range []string{db, tc.want, "rotactl backup", "move the file away"} {
-				if !strings.Contains(string(out), w) {
+				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
@@ -297,27 +311,39 @@ pools:
 	}
 }
 
-// Webhook auth turned off is warned about when the listener is reachable from elsewhere.
-func TestWarnsOfAnExposedUnauthenticatedWebhook(t *testing.T) {
+// A listener reachable from elsewhere is warned about when its webhook takes anyone's calls,
+// and when it speaks plain HTTP (the tokens would cross the network in clear).
+func TestWarnsOfAnExposedListener(t *testing.T) {
 	cases := []struct {
 		name     string
 		disabled bool
+		tls      bool
 		ip       string
-		warn     bool
+		warn     []string
 	}{
-		{"disabled on every address", true, "0.0.0.0", true},
-		{"disabled on a LAN address", true, "10.1.2.3", true},
-		{"disabled on loopback", true, "127.0.0.1", false},
-		{"disabled on IPv6 loopback", true, "::1", false},
-		{"enabled on every address", false, "0.0.0.0", false},
+		{"auth off, plain, every address", true, false, "0.0.0.0", []string{"WEBHOOK AUTH IS DISABLED", "plain HTTP"}},
+		{"auth off, TLS, LAN address", true, true, "10.1.2.3", []string{"WEBHOOK AUTH IS DISABLED"}},
+		{"auth on, plain, every address", false, false, "0.0.0.0", []string{"plain HTTP"}},
+		{"auth on, TLS, every address", false, true, "0.0.0.0", nil},
+		{"auth off, plain, loopback", true, false, "127.0.0.1", nil},
+		{"auth off, plain, IPv6 loopback", true, false, "::1", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			logger, hook := logtest.NewNullLogger()
 			addr := &net.TCPAddr{IP: net.ParseIP(c.ip), Port: 10091}
-			warnExposed(logrus.NewEntry(logger), config.Server{WebhookAuthDisabled: c.disabled}, addr)
-			if got := len(hook.AllEntries()) > 0; got != c.warn {
-				t.Errorf("warned: %v, want %v", got, c.warn)
+			warnExposed(logrus.NewEntry(logger), config.Server{WebhookAuthDisabled: c.disabled}, addr, c.tls)
+			var got []string
+			for _, e := range hook.AllEntries() {
+				got = append(got, e.Message)
+			}
+			if len(got) != len(c.warn) {
+				t.Fatalf("warnings %q, want %q", got, c.warn)
+			}
+			for i, w := range c.warn {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %q, want it to say %q", got[i], w)
+				}
 			}
 		})
 	}

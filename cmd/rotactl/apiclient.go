@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,14 +21,17 @@ import (
 type apiFlags struct {
 	url       string
 	tokenFile string
+	caFile    string
 	timeout   time.Duration
 }
 
-// addAPIFlags adds --rota.url, --rota.token-file (or ROTA_TOKEN_FILE) and --rota.timeout to c.
+// addAPIFlags adds --rota.url, --rota.token-file (or ROTA_TOKEN_FILE), --rota.ca-file and
+// --rota.timeout to c.
 func addAPIFlags(c *kingpin.CmdClause) *apiFlags {
 	f := &apiFlags{}
 	c.Flag("rota.url", "URL of the rota to talk to.").Default("http://127.0.0.1:10091").StringVar(&f.url)
 	c.Flag("rota.token-file", "File holding the operator API token (rota's server.api_token_file).").Envar("ROTA_TOKEN_FILE").StringVar(&f.tokenFile)
+	c.Flag("rota.ca-file", "PEM file of the CA that signs rota's certificate, for an https --rota.url (default: the system's CAs).").StringVar(&f.caFile)
 	positiveDuration(c.Flag("rota.timeout", "Bound on each call to rota.").Default("2m"), &f.timeout)
 	return f
 }
@@ -41,7 +46,19 @@ func (f *apiFlags) client() (*api.Client, error) {
 			return nil, err
 		}
 	}
-	return api.NewClient(f.url, tok, &http.Client{Timeout: f.timeout})
+	hc := &http.Client{Timeout: f.timeout}
+	if f.caFile != "" {
+		pem, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--rota.ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--rota.ca-file: %s holds no PEM certificate", f.caFile)
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
+	return api.NewClient(f.url, tok, hc)
 }
 
 // apiFailed prints why a call failed, with a hint for the usual causes, and returns exit code 1.

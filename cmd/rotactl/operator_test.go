@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"errors"
 	"flag"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -63,6 +65,7 @@ func TestOperatorVerbsBinary(t *testing.T) {
 	t.Run("validate", func(t *testing.T) { testValidate(t, bin) })
 	t.Run("api verbs", func(t *testing.T) { testAPIVerbs(t, bin) })
 	t.Run("backup", func(t *testing.T) { testBackup(t, bin) })
+	t.Run("api over TLS", func(t *testing.T) { testAPIOverTLS(t, bin) })
 }
 
 func testValidate(t *testing.T, bin string) {
@@ -130,6 +133,13 @@ const operatorToken = "rotactl-test-token"
 // operatorAPI starts rota's real API server on the example fake backend and returns its URL,
 // the backend and a token file.
 func operatorAPI(t *testing.T) (string, *apifake.Backend, string) {
+	url, backend, tokenFile, _ := operatorAPIServer(t, httptest.NewServer)
+	return url, backend, tokenFile
+}
+
+// operatorAPIServer is operatorAPI started by start (httptest.NewServer or NewTLSServer); it
+// also returns the server.
+func operatorAPIServer(t *testing.T, start func(http.Handler) *httptest.Server) (string, *apifake.Backend, string, *httptest.Server) {
 	t.Helper()
 	backend := apifake.Example()
 	logger, _ := logtest.NewNullLogger()
@@ -141,13 +151,28 @@ func operatorAPI(t *testing.T) (string, *apifake.Backend, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	ts := start(srv)
 	t.Cleanup(ts.Close)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(operatorToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return ts.URL, backend, tokenFile
+	return ts.URL, backend, tokenFile, ts
+}
+
+// testAPIOverTLS: rotactl talks to a rota behind TLS, trusting its CA with --rota.ca-file.
+func testAPIOverTLS(t *testing.T, bin string) {
+	url, _, tokenFile, ts := operatorAPIServer(t, httptest.NewTLSServer)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runRotactl(t, bin, nil, "status", "--rota.url", url, "--rota.token-file", tokenFile); code != 1 || !strings.Contains(stderr, "certificate") {
+		t.Errorf("an untrusted certificate: exit %d, %s", code, stderr)
+	}
+	if stdout, stderr, code := runRotactl(t, bin, nil, "status", "--rota.url", url, "--rota.token-file", tokenFile, "--rota.ca-file", ca); code != 0 || !strings.Contains(stdout, "gpu01") {
+		t.Errorf("with --rota.ca-file: exit %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 func testAPIVerbs(t *testing.T, bin string) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	stdlog "log"
@@ -16,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/webconfig"
 )
 
 // Options configure a Server. Backend, Registry, Clock and Log are required.
@@ -36,7 +38,10 @@ type Options struct {
 	Ready func() error
 	// Clock paces the log of rejected webhook calls (one line a minute at most).
 	Clock Clock
-	Log   *logrus.Entry
+	// Web is the listener's web config (--web.config.file): TLS for every endpoint, and the
+	// basic-auth users /metrics then requires. Nil: plain HTTP, /metrics open.
+	Web *webconfig.File
+	Log *logrus.Entry
 }
 
 // Server is rota's one HTTP listener: /metrics, /-/healthy, /-/ready, the operator API under
@@ -115,8 +120,20 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		IdleTimeout:  2 * time.Minute,
 		ErrorLog:     stdlog.New(errLog, "", 0),
 	}
+	tlsConfig, err := s.opts.Web.TLS()
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l) }()
+	if tlsConfig == nil {
+		go func() { errc <- hs.Serve(l) }()
+	} else {
+		hs.TLSConfig = tlsConfig
+		if !s.opts.Web.HTTP2() {
+			hs.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		}
+		go func() { errc <- hs.ServeTLS(l, "", "") }()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serving http: %w", err)
@@ -140,7 +157,7 @@ type endpoint struct {
 }
 
 func (s *Server) routes() {
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{Registry: s.opts.Registry}))
+	s.mux.Handle("GET /metrics", s.requireMetricsUser(promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{Registry: s.opts.Registry})))
 	s.mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "rota is healthy.")
 	})
@@ -194,6 +211,19 @@ func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	fmt.Fprintln(w, "rota is ready.")
+}
+
+// requireMetricsUser answers 401 to a /metrics request without a user and password of the web
+// config's basic_auth_users, when it names any.
+func (s *Server) requireMetricsUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.opts.Web.Authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="rota metrics"`)
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // requireAPIToken answers 401 without a bearer token and 403 with a wrong one (or when the

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,21 @@ func TestDeployExamplesParse(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// The packaged config and the default listen on loopback: plain HTTP with tokens is not put on
+// the network by default (the packaged file said 0.0.0.0).
+func TestPackagedListenerIsLoopback(t *testing.T) {
+	c, err := Load(filepath.Join(testutil.RepoRoot(t), "deploy", "rota", "rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{c.Server.ListenAddress, DefaultListenAddress} {
+		host, _, err := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			t.Errorf("listen address %s is not loopback", addr)
+		}
 	}
 }
 
