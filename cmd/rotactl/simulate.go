@@ -36,7 +36,7 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	positiveDuration(c.Flag("boot", "Boot time of every server (default: each pool's boot_timeout)."), &f.boot)
 	nonNegativeDuration(c.Flag("shutdown", "Time from power-off to off (0: at once).").Default("1m"), &f.shutdown)
 	c.Flag("gpus-per-node", "GPUs per server for ITP traces.").Default("8").IntVar(&f.gpusPerNode)
-	c.Flag("fleet", "Fleet size: peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("peak").StringVar(&f.fleet)
+	c.Flag("fleet", "Fleet size: auto (the machine the trace's header states, e.g. SWF MaxNodes, else peak), trace (that machine), peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("auto").StringVar(&f.fleet)
 	positiveDuration(c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h"), &f.maxWait)
 	cmds[c.FullCommand()] = func(ctx context.Context, e env) int {
 		if err := runSimulate(ctx, e, f); err != nil {
@@ -56,6 +56,9 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
+	if len(tr.Jobs) == 0 {
+		return fmt.Errorf("%s: the trace has no jobs (%d record(s) skipped as unusable)", f.trace, len(tr.Skipped))
+	}
 	senv, err := sim.NewEnv(cfg, tr, sim.Options{Boot: f.boot, Shutdown: f.shutdown, Fleet: f.fleet, MaxWait: f.maxWait})
 	if err != nil {
 		return err
@@ -74,6 +77,7 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	if err := rep.Table(e.stdout); err != nil {
 		return err
 	}
+	reportNotRun(e.stderr, senv, results)
 	if f.out == "" {
 		return nil
 	}
@@ -95,6 +99,25 @@ func readTrace(f *simulateFlags) (*trace.Trace, error) {
 		return nil, fmt.Errorf("%s: %w", f.trace, err)
 	}
 	return tr, nil
+}
+
+// reportNotRun says on stderr which jobs did not run, beside the JSON's full list: those no
+// server of the fleet can hold once, then, per policy, those it gave up on or never started.
+func reportNotRun(w io.Writer, e *sim.Env, results []sim.Result) {
+	say := func(what string, n []sim.NotRun) {
+		if len(n) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "rotactl: %d job(s) %s; the first, line %d: %s", len(n), what, n[0].Line, n[0].Reason)
+		if len(n) > 1 {
+			fmt.Fprint(w, " (all in --out's results.json)")
+		}
+		fmt.Fprintln(w)
+	}
+	say("cannot run on this fleet and are left out of every row", e.Unrunnable)
+	for _, r := range results {
+		say("not run by "+r.Policy, r.NotRun[len(e.Unrunnable):])
+	}
 }
 
 // traceName is the file's name without folders and extensions (cluster04, NASA-iPSC-1993-3.1-cln).

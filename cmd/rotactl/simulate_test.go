@@ -24,6 +24,15 @@ func TestSimulate(t *testing.T) {
 	}
 	good := write("jobs.csv", "submit,duration,gpus,cpus,nodes\n0,3600,8,0,1\n60,1800,16,0,2\n7200,600,1,0,\n")
 	bad := write("bad.csv", "submit,duration,gpus,cpus\n0,60,1,0\n5,x,1,0\n")
+	one := write("one.csv", "submit,duration,gpus,cpus,nodes\n0,3600,8,0,1\n")
+	gang := write("gang.csv", "submit,duration,gpus,cpus,nodes\n0,3600,8,0,1\n0,600,32,0,4\n")
+	cpuOnly := write("cpu.csv", "submit,duration,gpus,cpus,nodes\n0,3600,0,200,1\n")
+	empty := write("empty.csv", "")
+	header := write("header.csv", "submit,duration,gpus,cpus\n")
+	// A replay config holds no daemon settings: no server, store, prometheus or bmc section.
+	small := write("small.yml", "pools:\n  - name: cpu\n    profile: {cpu_cores: 4}\n    cost: {hourly: 1}\n")
+	swfCfg := filepath.Join(root, "deploy", "simulate", "rota-swf.yml")
+	machine := filepath.Join(root, "scaler", "sim", "testdata", "machine4.swf")
 	cases := []struct {
 		name   string
 		args   []string
@@ -36,6 +45,17 @@ func TestSimulate(t *testing.T) {
 		{"malformed row named by line", []string{"--trace", bad, "--config", cfg}, 1, nil, "line 3: duration"},
 		{"bad fleet", []string{"--trace", good, "--config", cfg, "--fleet", "most"}, 1, nil, `fleet "most"`},
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg}, 1, nil, "opening trace"},
+		// --out panicked in the wait plot (a log axis with no line) on a one-job trace.
+		{"one job with files", []string{"--trace", one, "--config", cfg, "--out", filepath.Join(dir, "one")}, 0, []string{"one-waits.png"}, ""},
+		// No pool fits the job: a fleet of 0 servers used to print a table of zeros, exit 0.
+		{"no server", []string{"--trace", cpuOnly, "--config", small}, 1, nil, "no pool of the config fits any of the trace's 1 jobs"},
+		// Jobs that cannot run were in the JSON only.
+		{"jobs that cannot run on stderr", []string{"--trace", gang, "--config", cfg, "--fleet", "2"}, 0, []string{"lower-bound"}, "1 job(s) cannot run on this fleet and are left out of every row; the first, line 3: needs 4 server(s)"},
+		{"empty trace", []string{"--trace", empty, "--config", cfg}, 1, nil, "empty.csv: the file is empty"},
+		{"header only", []string{"--trace", header, "--config", cfg}, 1, nil, "header.csv: the trace has no jobs"},
+		// An SWF header's MaxNodes sizes the fleet by default; --fleet peak is still there.
+		{"swf machine size", []string{"--trace", machine, "--config", swfCfg}, 0, []string{"fleet ipsc: 4 servers (the trace's machine; peak need 7)"}, ""},
+		{"swf peak", []string{"--trace", machine, "--config", swfCfg, "--fleet", "peak"}, 0, []string{"fleet ipsc: 7 servers (peak need 7)"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

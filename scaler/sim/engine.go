@@ -53,6 +53,7 @@ func (w *world) stuck() {
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
 		w.acct.notRun = append(w.acct.notRun, NotRun{Line: j.Line, ID: j.ID, Reason: "never started: the policy left no server able to start it"})
+		w.acct.dropped = append(w.acct.dropped, int(ji))
 	}
 	w.queue = nil
 }

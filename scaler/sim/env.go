@@ -25,7 +25,9 @@ type Options struct {
 	Boot time.Duration
 	// Shutdown is the time from power-off to off (0: one minute).
 	Shutdown time.Duration
-	// Fleet is "peak", "p95", a server count, or "config" (the config's nodes as listed).
+	// Fleet is "auto" (or empty: the trace's machine when its header gives one, else peak),
+	// "trace" (the trace's machine), "peak", "p95", a server count, or "config" (the config's
+	// nodes as listed).
 	Fleet string
 	// MaxWait is how long a job may wait before the replay gives up on it and reports it as not
 	// run (0: seven days). It guards against a policy that never starts a job (livelock).
@@ -130,6 +132,10 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	}
 	e.buildServers()
 	e.checkRunnable()
+	if len(e.Unrunnable) > 0 {
+		// The bound counts the jobs the fleet can run, as every policy's row does.
+		e.setBound(e.bound(func(i int) bool { return e.runnable[i] }))
+	}
 	return e, nil
 }
 
@@ -153,12 +159,45 @@ func (e *Env) assignPools() {
 	}
 }
 
-// sizeFleet sets each pool's server count from the spec.
+// sizeFleet sets each pool's server count from the spec, and refuses a fleet of no server (a
+// replay of it would report zeros as if they were results).
 func (e *Env) sizeFleet(spec string, needs []poolNeed) error {
-	if spec == "" {
-		spec = "peak"
+	if err := e.setFleet(spec, needs); err != nil {
+		return err
 	}
+	total := 0
+	for _, p := range e.Pools {
+		total += p.Servers
+	}
+	if total > 0 {
+		return nil
+	}
+	if spec == "config" {
+		return errors.New("--fleet config: the config lists no nodes, so the fleet has no server; list them, or size the fleet from the trace (--fleet auto, peak, p95 or a count)")
+	}
+	j := e.Jobs[0]
+	var offers []string
+	for _, p := range e.Pools {
+		offers = append(offers, fmt.Sprintf("%s %d GPUs and %d CPUs", p.Name, p.GPUs, p.CPUs))
+	}
+	return fmt.Errorf("no pool of the config fits any of the trace's %d jobs, so the fleet would have no server "+
+		"(the first, line %d, needs %d GPUs and %d CPUs on each server; the pools offer %s)",
+		len(e.Jobs), j.Line, j.GPUs, j.CPUs, strings.Join(offers, "; "))
+}
+
+// setFleet is sizeFleet's sizing.
+func (e *Env) setFleet(spec string, needs []poolNeed) error {
+	machine := e.Trace.Servers > 0 && len(e.Pools) == 1
 	n, numErr := strconv.Atoi(spec)
+	switch {
+	case spec == "" || spec == "auto":
+		spec = "peak"
+		if machine {
+			spec = "trace"
+		}
+	case spec == "trace" && !machine:
+		return errors.New("--fleet trace: the trace states no machine size (SWF: MaxNodes and MaxProcs in its header), or the config has more than one pool; use --fleet peak, p95 or a count")
+	}
 	switch {
 	case spec == "config":
 		for i := range e.Pools {
@@ -172,15 +211,18 @@ func (e *Env) sizeFleet(spec string, needs []poolNeed) error {
 		}
 		e.Pools[0].Servers, e.Pools[0].FleetWhy = n, "given"
 		return nil
-	case spec == "peak" || spec == "p95":
+	case spec == "peak" || spec == "p95" || spec == "trace":
 	default:
-		return fmt.Errorf("fleet %s is not peak, p95, config or a server count", errtext.Quote(spec))
+		return fmt.Errorf("fleet %s is not auto, trace, peak, p95, config or a server count", errtext.Quote(spec))
 	}
 	for i := range e.Pools {
 		need := needs[i]
 		size, why := need.peak, fmt.Sprintf("peak need %d", need.peak)
-		if spec == "p95" {
+		switch spec {
+		case "p95":
 			size, why = need.p95, fmt.Sprintf("p95 need %d", need.p95)
+		case "trace":
+			size, why = e.Trace.Servers, fmt.Sprintf("the trace's machine; peak need %d", need.peak)
 		}
 		if need.largest > size {
 			size, why = need.largest, why+fmt.Sprintf(", raised to the largest job's %d", need.largest)

@@ -21,6 +21,7 @@ type accounting struct {
 	plannerCalls         int
 	waits                []int64
 	notRun               []NotRun
+	dropped              []int // jobs given up on or never started (indices into Env.Jobs)
 	series               []Sample
 	perHour, unitsPerSrv []float64
 }
@@ -70,9 +71,11 @@ func (a *accounting) sample(w *world) {
 type Result struct {
 	Policy string `json:"policy"`
 	// ServerHours powered (booting and shutting down count as on), and its ratio to the lower
-	// bound.
-	ServerHours float64 `json:"server_hours"`
-	XLowerBound float64 `json:"x_lower_bound"`
+	// bound of the same jobs: LowerBoundHours counts only the jobs this policy ran, so a policy
+	// that gives up on jobs is not flattered by the work it never did.
+	ServerHours     float64 `json:"server_hours"`
+	XLowerBound     float64 `json:"x_lower_bound"`
+	LowerBoundHours float64 `json:"lower_bound_server_hours"`
 	// EnergyKWh is 0 when no pool gives watts; Cost is in Currency.
 	EnergyKWh float64 `json:"energy_kwh"`
 	Cost      float64 `json:"cost"`
@@ -90,10 +93,12 @@ type Result struct {
 	PowerOns      int     `json:"power_ons"`
 	PowerOffs     int     `json:"power_offs"`
 	// OnsPerServerDay and CyclesPerServerDay are power-ons and power-offs per server per day.
-	OnsPerServerDay    float64  `json:"power_ons_per_server_day"`
-	CyclesPerServerDay float64  `json:"cycles_per_server_day"`
-	JobsRun            int      `json:"jobs_run"`
-	NotRun             []NotRun `json:"not_run"`
+	OnsPerServerDay    float64 `json:"power_ons_per_server_day"`
+	CyclesPerServerDay float64 `json:"cycles_per_server_day"`
+	JobsRun            int     `json:"jobs_run"`
+	// NotRun lists the fleet's Env.Unrunnable first, then the jobs this policy gave up on or
+	// never started.
+	NotRun []NotRun `json:"not_run"`
 	// Violations are power-offs refused because the server held a job (must be 0); Ignored are
 	// actions the state did not allow (a stale plan); PlannerCalls how often the policy decided.
 	Violations   int     `json:"violations"`
@@ -119,7 +124,15 @@ func (w *world) result(name string) Result {
 		r.EnergyKWh += h * e.Pools[p].Watts / 1000
 		capHours += h * a.unitsPerSrv[p]
 	}
-	r.XLowerBound = ratio(r.ServerHours, e.LowerBound)
+	r.LowerBoundHours = e.LowerBound
+	if len(a.dropped) > 0 {
+		dropped := map[int]bool{}
+		for _, i := range a.dropped {
+			dropped[i] = true
+		}
+		r.LowerBoundHours = e.bound(func(i int) bool { return e.runnable[i] && !dropped[i] }).total
+	}
+	r.XLowerBound = ratio(r.ServerHours, r.LowerBoundHours)
 	r.Utilisation = ratio(a.busyUnits, capHours)
 	if days := r.Days; days > 0 && len(e.Servers) > 0 {
 		r.OnsPerServerDay = float64(a.powerOns) / float64(len(e.Servers)) / days
@@ -138,7 +151,7 @@ func (w *world) result(name string) Result {
 
 // LowerBoundResult is the lower bound as a row: perfect packing, no delay, no waiting.
 func (e *Env) LowerBoundResult() Result {
-	r := Result{Policy: "lower-bound", ServerHours: e.LowerBound, XLowerBound: 1, Currency: e.Pools[0].Currency,
+	r := Result{Policy: "lower-bound", ServerHours: e.LowerBound, XLowerBound: 1, LowerBoundHours: e.LowerBound, Currency: e.Pools[0].Currency,
 		JobsRun: len(e.Jobs) - len(e.Unrunnable), NotRun: append([]NotRun{}, e.Unrunnable...), Days: float64(e.End-e.T0) / 86400}
 	var capHours float64
 	for p, h := range e.poolBound {

@@ -1,10 +1,14 @@
 package sim
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/sim/trace"
 )
 
@@ -133,7 +137,11 @@ func TestFleetSizing(t *testing.T) {
 		servers int
 		err     bool
 	}{
-		{"peak", 2, false}, {"", 2, false}, {"p95", 1, false}, {"5", 5, false}, {"config", 0, false},
+		{"peak", 2, false}, {"", 2, false}, {"auto", 2, false}, {"p95", 1, false}, {"5", 5, false},
+		// the config lists no nodes: no fleet, an error rather than a table of zeros
+		{"config", 0, true},
+		// the trace states no machine size
+		{"trace", 0, true},
 		{"0", 0, true}, {"most", 0, true},
 	}
 	for _, c := range cases {
@@ -204,5 +212,93 @@ func TestEdgeCases(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// readFixture reads a trace under testdata/.
+func readFixture(t *testing.T, name string) *trace.Trace {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := trace.Read(f, "", trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// An SWF header that states the machine (MaxNodes, MaxProcs) sizes the default fleet: the KTH
+// SP2 log's 100 nodes, not the 943 its jobs would need started without waiting. --fleet peak
+// still gives the latter.
+func TestFleetFromTheTracesMachine(t *testing.T) {
+	cfg, err := config.ParseFor([]byte("pools:\n  - name: sp2\n    profile: {cpu_cores: 1}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n"), config.Replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := readFixture(t, "machine4.swf")
+	if tr.Servers != 4 {
+		t.Fatalf("the trace's machine: %d servers, want 4 (MaxNodes)", tr.Servers)
+	}
+	for spec, want := range map[string]int{"": 4, "auto": 4, "trace": 4, "peak": 7} {
+		e, err := NewEnv(cfg, tr, Options{Fleet: spec})
+		if err != nil {
+			t.Fatalf("--fleet %q: %v", spec, err)
+		}
+		if got := e.Pools[0].Servers; got != want {
+			t.Errorf("--fleet %q: %d servers (%s), want %d", spec, got, e.Describe(), want)
+		}
+	}
+	r := Run(tinyEnvFor(t, cfg, tr, ""), AlwaysOn(), nil)
+	if r.JobsRun != 3 || r.Waits[len(r.Waits)-1] == 0 {
+		t.Errorf("on the 4-node machine: ran %d, waits %v; want 3, the second job queued", r.JobsRun, r.Waits)
+	}
+}
+
+func tinyEnvFor(t *testing.T, cfg *config.Config, tr *trace.Trace, fleet string) *Env {
+	t.Helper()
+	e, err := NewEnv(cfg, tr, Options{Fleet: fleet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// A fleet of no server (no pool fits any job) is an error that says why, not a table of zeros.
+func TestNoServerIsAnError(t *testing.T) {
+	cfg, err := config.ParseFor([]byte("pools:\n  - name: cpu\n    profile: {cpu_cores: 4}\n    cost: {hourly: 1}\n"), config.Replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &trace.Trace{Jobs: []trace.Job{{Line: 2, Duration: 60, Nodes: 1, CPUs: 8}}}
+	for _, spec := range []string{"", "peak", "p95"} {
+		_, err := NewEnv(cfg, tr, Options{Fleet: spec})
+		if err == nil || !strings.Contains(err.Error(), "no pool of the config fits") || !strings.Contains(err.Error(), "8 CPUs") {
+			t.Errorf("--fleet %q: %v, want an error naming the job's 8 CPUs", spec, err)
+		}
+	}
+}
+
+// x LB compares a policy's server-hours with the bound of the jobs it ran: three one-server
+// jobs at once on a one-server fleet, two given up after ten minutes, made always-on look a
+// third of the lower bound (0.33x) against the bound of all three.
+func TestXLowerBoundComparesTheSameJobs(t *testing.T) {
+	tr := &trace.Trace{Jobs: []trace.Job{job(1, 0, 3600, 8), job(2, 0, 3600, 8), job(3, 0, 3600, 8)}}
+	e, err := NewEnv(tinyConfig(t, eager), tr, Options{Fleet: "1", MaxWait: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")} {
+		t.Run(p.Name(), func(t *testing.T) {
+			r := Run(e, p, nil)
+			if len(r.NotRun) != 2 || r.JobsRun != 1 {
+				t.Fatalf("ran %d, not run %v; want 1 and 2 given up", r.JobsRun, r.NotRun)
+			}
+			if r.LowerBoundHours != 1 || r.XLowerBound < 1 {
+				t.Errorf("x LB %.3f against a bound of %v server-hours; want at least 1 against the bound of the one job run (1)", r.XLowerBound, r.LowerBoundHours)
+			}
+		})
 	}
 }

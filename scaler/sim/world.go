@@ -214,6 +214,7 @@ func (w *world) handle() bool {
 	for len(w.queue) > 0 && w.now-w.env.Jobs[w.queue[0]].Submit >= w.env.MaxWait {
 		j := &w.env.Jobs[w.queue[0]]
 		w.acct.notRun = append(w.acct.notRun, NotRun{Line: j.Line, ID: j.ID, Reason: "gave up: waited " + (time.Duration(w.env.MaxWait) * time.Second).String() + " without starting"})
+		w.acct.dropped = append(w.acct.dropped, int(w.queue[0]))
 		w.queue = w.queue[1:]
 		changed = true
 	}

@@ -160,5 +160,14 @@ func (r *Report) plotWaits(path string) error {
 	if err := plotutil.AddLines(p, args...); err != nil {
 		return err
 	}
+	// A log axis needs a range above zero: with no line (no policy has waits and a time
+	// series, as with a one-job trace) it has none, and every wait under 6s makes it a single
+	// point. Show at least a decade from minWait.
+	if len(args) == 0 {
+		p.Title.Text += " (no policy ran a job to draw)"
+		p.Y.Min, p.Y.Max = 0, 1
+	}
+	p.X.Min = minWait // every point is drawn at minWait or more
+	p.X.Max = max(p.X.Max, 10*minWait)
 	return save(p, path)
 }

@@ -122,3 +122,39 @@ func TestHourlyMeans(t *testing.T) {
 		t.Errorf("hourly = %v", got)
 	}
 }
+
+// A one-job trace leaves no policy with both waits and a time series: the wait plot had no
+// line, and its log axis no range (gonum panicked, "Values must be greater than 0 for a log
+// scale"). Every file is written; so is a replay where every wait is under 6s.
+func TestFilesOfTinyTraces(t *testing.T) {
+	cfg, err := config.ParseFor([]byte("pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n"), config.Replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, jobs := range map[string][]trace.Job{
+		"one job":       {{Line: 2, Duration: 3600, Nodes: 1, GPUs: 8}},
+		"no job waits":  {{Line: 2, Duration: 60, Nodes: 1, GPUs: 1}, {Line: 3, Submit: 10, Duration: 60, Nodes: 1, GPUs: 1}},
+		"a zero-length": {{Line: 2, Duration: 0, Nodes: 1, GPUs: 1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr := &trace.Trace{Format: trace.CSV, Start: time.Unix(0, 0).UTC(), Jobs: jobs}
+			e, err := sim.NewEnv(cfg, tr, sim.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := sim.Compare(context.Background(), e, []sim.Policy{sim.AlwaysOn(), sim.IdleTimeout(10 * time.Minute), sim.Rota("rota")}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := New(name, e, rs).Write(t.TempDir(), "t")
+			if err != nil || len(files) != 5 {
+				t.Fatalf("wrote %v: %v", files, err)
+			}
+			for _, f := range files {
+				if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+					t.Errorf("%s: %v", f, err)
+				}
+			}
+		})
+	}
+}

@@ -23,8 +23,9 @@ const (
 // readSWF reads the Standard Workload Format. The header's MaxNodes and MaxProcs give the
 // processors per server (MaxProcs / MaxNodes, 1 when absent or uneven): on the NASA iPSC/860
 // log both are 128, so one processor is one server and a job of 32 processors holds 32 servers
-// at once. A job takes ceil(procs / per-server) whole servers. Records whose run time or
-// processor count is unknown (-1) are skipped and counted.
+// at once. A job takes ceil(procs / per-server) whole servers. The machine's size in those
+// servers becomes Trace.Servers (the default fleet). Records whose run time or processor count
+// is unknown (-1) are skipped and counted.
 func readSWF(r io.Reader) (*Trace, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -93,6 +94,13 @@ func readSWF(r io.Reader) (*Trace, error) {
 	ppn := int64(1)
 	if maxNodes > 0 && maxProcs >= maxNodes && maxProcs%maxNodes == 0 {
 		ppn = maxProcs / maxNodes
+	}
+	// The machine in servers of ppn processors: MaxNodes, or MaxProcs when a processor is one.
+	switch {
+	case maxProcs > 0 && maxProcs <= 1<<30:
+		t.Servers = int(maxProcs / ppn)
+	case maxNodes > 0 && maxNodes <= 1<<30:
+		t.Servers = int(maxNodes)
 	}
 	for i := range t.Jobs {
 		j := &t.Jobs[i]

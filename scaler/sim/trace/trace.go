@@ -58,6 +58,9 @@ type Trace struct {
 	Skipped []Skipped
 	// Notes say how the format's units were mapped to servers ("1 processor = 1 server").
 	Notes []string
+	// Servers is the machine's size in servers when the trace states it (SWF: its header's
+	// MaxNodes, or MaxProcs where a processor is a server); 0 when it does not.
+	Servers int
 }
 
 // Options are the assumptions a format cannot state itself.
@@ -126,6 +129,9 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 1<<16)
 	}
+	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+		return nil, errors.New("the file is empty")
+	}
 	if f == "" {
 		var err error
 		if f, err = detect(br); err != nil {
@@ -159,6 +165,9 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 // numeric record; the CSVs are told apart by their header.
 func detect(br *bufio.Reader) (Format, error) {
 	head, _ := br.Peek(4096)
+	if len(bytes.TrimSpace(head)) == 0 && len(head) < 4096 {
+		return "", errors.New("the file holds only blank lines")
+	}
 	for _, line := range strings.Split(string(head), "\n") {
 		line = strings.TrimSpace(line)
 		switch {
