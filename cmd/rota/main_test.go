@@ -97,13 +97,7 @@ func TestExitCodes(t *testing.T) {
 func TestDaemonServesAndStops(t *testing.T) {
 	bin := rotaBinary
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	apiToken := write("api.token", "api-token\n")
 	webhookToken := write("webhook.token", "webhook-token\n")
 	dead := testutil.FreePort(t) // nothing listens there
@@ -226,6 +220,25 @@ pools:
 	}
 }
 
+// writeFile writes content to name in dir (readable by its owner only) and returns the path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// onePool is a config's pools: one server, whose BMC nothing answers for.
+const onePool = `pools:
+  - name: cpu
+    profile: {cpu_cores: 8}
+    nodes:
+      - name: n1
+        bmc: {protocol: ipmi, host: 127.0.0.1, port: 1, username: u, password_env: ROTA_TEST_PW}
+`
+
 // runRota runs the binary with args to its end (killed after 30s: a rota that starts when it
 // should not) and returns its output and exit code.
 func runRota(t *testing.T, args ...string) (string, int) {
@@ -277,23 +290,9 @@ func TestDamagedStoreStopsRota(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			db := filepath.Join(t.TempDir(), "rota.db")
-			if err := os.WriteFile(db, tc.data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cfg := filepath.Join(t.TempDir(), "rota.yml")
-			if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`
-server: {listen_address: "127.0.0.1:0", webhook_auth_disabled: true}
-store: {path: %s}
-pools:
-  - name: cpu
-    profile: {cpu_cores: 8}
-    nodes:
-      - name: n1
-        bmc: {protocol: ipmi, host: 127.0.0.1, username: u, password_env: ROTA_TEST_PW}
-`, db)), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			dir := t.TempDir()
+			db := writeFile(t, dir, "rota.db", string(tc.data))
+			cfg := writeFile(t, dir, "rota.yml", fmt.Sprintf("server: {listen_address: \"127.0.0.1:0\", webhook_auth_disabled: true}\nstore: {path: %s}\n", db)+onePool)
 			// Before the check, an empty file made a new store and rota ran: the timeout ends it.
 			out, code := runRota(t, "--config.file", cfg)
 			if code != 1 {

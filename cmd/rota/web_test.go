@@ -23,13 +23,7 @@ const metricsUserHash = "$2a$04$A49qDQzEBp.e2CkkK.7Sy..MJyEmaKh5beb95jzOw/ab6/lR
 // health endpoints stay open. Checked with a real TLS client against the real binary.
 func TestDaemonWebConfigTLSAndMetricsAuth(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	certPEM, keyPEM := testutil.SelfSigned(t)
 	write("cert.pem", string(certPEM))
 	write("key.pem", string(keyPEM))
@@ -43,13 +37,7 @@ server:
   api_token_file: %s
   webhook_token_file: %s
 store: {path: %s}
-pools:
-  - name: cpu
-    profile: {cpu_cores: 8}
-    nodes:
-      - name: n1
-        bmc: {protocol: ipmi, host: 127.0.0.1, port: 1, username: u, password_env: ROTA_TEST_PW}
-`, port, write("api.token", "api-token\n"), write("webhook.token", "webhook-token\n"), filepath.Join(dir, "rota.db")))
+`, port, write("api.token", "api-token\n"), write("webhook.token", "webhook-token\n"), filepath.Join(dir, "rota.db"))+onePool)
 	testutil.StartEnv(t, []string{"ROTA_TEST_PW=pw"}, rotaBinary, "--config.file", cfg, "--web.config.file", web)
 
 	pool := x509.NewCertPool()
@@ -132,14 +120,8 @@ func TestDaemonRefusesABadWebConfig(t *testing.T) {
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
-			web := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yml")
-			if err := os.WriteFile(web, []byte(content), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cfg := filepath.Join(dir, "rota.yml")
-			if err := os.WriteFile(cfg, []byte("server: {webhook_auth_disabled: true}\npools: [{name: cpu, profile: {cpu_cores: 1}, nodes: [{name: n1, bmc: {protocol: ipmi, host: h, username: u, password_env: P}}]}]\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			web := writeFile(t, dir, strings.ReplaceAll(name, " ", "-")+".yml", content)
+			cfg := writeFile(t, dir, "rota.yml", "server: {webhook_auth_disabled: true}\n"+onePool)
 			out, code := runRota(t, "--config.file", cfg, "--web.config.file", web)
 			if code != 1 || !strings.Contains(out, web) {
 				t.Errorf("exit %d, want 1 naming %s:\n%s", code, web, out)

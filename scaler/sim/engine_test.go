@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -100,15 +99,7 @@ func TestCompareStopsWhenCancelled(t *testing.T) {
 func repoTrace(t testing.TB, rel string) (*trace.Trace, *config.Config) {
 	t.Helper()
 	root := testutil.RepoRoot(t)
-	f, err := os.Open(filepath.Join(root, "testdata", "traces", rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := trace.Read(f, "", trace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := readTrace(t, filepath.Join(root, "testdata", "traces", rel))
 	cfg, err := config.LoadFor(filepath.Join(root, "deploy", "simulate", "rota-itp.yml"), config.Replay)
 	if err != nil {
 		t.Fatal(err)

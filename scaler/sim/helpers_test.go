@@ -16,6 +16,12 @@ func tinyConfig(t testing.TB, policy string) *config.Config {
 	if policy != "" {
 		y += "policy:\n" + policy
 	}
+	return replayConfig(t, y)
+}
+
+// replayConfig parses y as a replay reads its config.
+func replayConfig(t testing.TB, y string) *config.Config {
+	t.Helper()
 	c, err := config.ParseFor([]byte(y), config.Replay)
 	if err != nil {
 		t.Fatal(err)

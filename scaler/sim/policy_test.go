@@ -215,10 +215,10 @@ func TestEdgeCases(t *testing.T) {
 	}
 }
 
-// readFixture reads a trace under testdata/.
-func readFixture(t *testing.T, name string) *trace.Trace {
+// readTrace reads the trace at path (format told from the content).
+func readTrace(t testing.TB, path string) *trace.Trace {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,11 +234,8 @@ func readFixture(t *testing.T, name string) *trace.Trace {
 // SP2 log's 100 nodes, not the 943 its jobs would need started without waiting. --fleet peak
 // still gives the latter.
 func TestFleetFromTheTracesMachine(t *testing.T) {
-	cfg, err := config.ParseFor([]byte("pools:\n  - name: sp2\n    profile: {cpu_cores: 1}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n"), config.Replay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := readFixture(t, "machine4.swf")
+	cfg := replayConfig(t, "pools:\n  - name: sp2\n    profile: {cpu_cores: 1}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n")
+	tr := readTrace(t, filepath.Join("testdata", "machine4.swf"))
 	if tr.Servers != 4 {
 		t.Fatalf("the trace's machine: %d servers, want 4 (MaxNodes)", tr.Servers)
 	}
@@ -268,10 +265,7 @@ func tinyEnvFor(t *testing.T, cfg *config.Config, tr *trace.Trace, fleet string)
 
 // A fleet of no server (no pool fits any job) is an error that says why, not a table of zeros.
 func TestNoServerIsAnError(t *testing.T) {
-	cfg, err := config.ParseFor([]byte("pools:\n  - name: cpu\n    profile: {cpu_cores: 4}\n    cost: {hourly: 1}\n"), config.Replay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := replayConfig(t, "pools:\n  - name: cpu\n    profile: {cpu_cores: 4}\n    cost: {hourly: 1}\n")
 	tr := &trace.Trace{Jobs: []trace.Job{{Line: 2, Duration: 60, Nodes: 1, CPUs: 8}}}
 	for _, spec := range []string{"", "peak", "p95"} {
 		_, err := NewEnv(cfg, tr, Options{Fleet: spec})

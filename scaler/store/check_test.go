@@ -30,6 +30,12 @@ func fullStore(t testing.TB) (string, []byte) {
 			t.Fatal(err)
 		}
 	}
+	return path, closedBytes(t, s, path)
+}
+
+// closedBytes closes s and returns its file's bytes.
+func closedBytes(t testing.TB, s *Store, path string) []byte {
+	t.Helper()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +43,7 @@ func fullStore(t testing.TB) (string, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return path, b
+	return b
 }
 
 // metaPages returns the two meta pages' parsed form from a whole store file.
@@ -160,13 +166,7 @@ func TestTornMetaPageOpensAtTheLastCompleteCommit(t *testing.T) {
 	if err := s.UpdateNode("last", func(n *Node) error { n.State, n.Since = fleet.StateOff, t0; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := closedBytes(t, s, path)
 	metas := metaPages(t, b)
 	newest := 0
 	if metas[1].txid > metas[0].txid {
