@@ -18,6 +18,7 @@ func (c *Config) Validate() error {
 	c.validatePolicy(&p)
 	c.validateClasses(&p)
 	c.validatePools(&p)
+	c.validateTelemetry(&p)
 	if len(p) > 0 {
 		return &ValidationError{Problems: p}
 	}
