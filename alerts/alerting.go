@@ -147,8 +147,9 @@ func (e Expr) partialAlert() string {
 // gpusMissingAlert fires for a server that sends CPU readings but fewer GPU readings than
 // its pool declares; its value is how many are missing.
 func (e Expr) gpusMissingAlert() string {
+	declared := agg("max", FleetNodeGPUs) // without the labels of rota's own scrape (job, instance)
 	return fmt.Sprintf("(\n  %s\n  - on (node) group_left () (%s or on (node) %s * 0)\n) > 0\nand on (node) %s",
-		FleetNodeGPUs, RecGPUBusyCount, FleetNodeGPUs, RecCPUs)
+		declared, RecGPUBusyCount, FleetNodeGPUs, RecCPUs)
 }
 
 // underuseAlert fires for a GPU server whose mean GPU busy signal stayed under the threshold

@@ -40,6 +40,33 @@ func TestCommittedRulesAreCurrent(t *testing.T) {
 	}
 }
 
+// sources is a config of two pools on two telemetry sources, and the rules generated from it,
+// which sources.test.yml tests.
+const sources, sourcesRules = "testdata/sources.yml", "testdata/sources-rules.yml"
+
+func TestSourcesRulesAreCurrent(t *testing.T) {
+	cfg, err := config.Load(sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Generate(cfg, "alerts/"+sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(sourcesRules, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(sourcesRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("alerts/%s is out of date; regenerate it with:\n  go test ./alerts -run TestSourcesRulesAreCurrent -update", sourcesRules)
+	}
+}
+
 // TestPolicyDrivesRules changes one threshold at a time and checks that the rule that uses it
 // changes, and nothing else breaks.
 func TestPolicyDrivesRules(t *testing.T) {
@@ -118,7 +145,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 	if err := os.WriteFile(examplePath, example, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{committed, examplePath} {
+	for _, f := range []string{committed, examplePath, sourcesRules} {
 		out, err := exec.Command(promtool, "check", "rules", "--lint-fatal", f).CombinedOutput()
 		if err != nil {
 			t.Errorf("promtool check rules %s: %v\n%s", f, err, out)

@@ -173,11 +173,14 @@ func (c *Config) validateTelemetry(p *problems) {
 	}
 }
 
+// anchor anchors a regex at both ends, as Prometheus anchors label_replace's.
+func anchor(re string) string { return "^(?:" + re + ")$" }
+
 func nodeLabel(p *problems, path string, l NodeLabel) {
 	if !labelName.MatchString(l.Label) {
 		p.add(path+".node_label", "%q is not a label name", l.Label)
 	}
-	re, err := regexp.Compile("^(?:" + l.Regex + ")$")
+	re, err := regexp.Compile(anchor(l.Regex))
 	switch {
 	case err != nil:
 		p.add(path+".node_regex", "does not compile: %v", err)
