@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 // withSource is minimal with a telemetry source "fleet" (settings src) read by a second pool.
@@ -118,5 +120,42 @@ func TestFuzzSeedParses(t *testing.T) {
 	}
 	if _, err := Parse([]byte(seed)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeployExampleTelemetrySource: the commented telemetry source of deploy/rota/rota.yml,
+// uncommented, is a valid config whose pool gpu-h100 reads it.
+func TestDeployExampleTelemetrySource(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "deploy", "rota", "rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inBlock := false
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case l == "# telemetry_sources:":
+			inBlock = true
+			l = "telemetry_sources:"
+		case inBlock && strings.HasPrefix(l, "#   "):
+			l = strings.TrimPrefix(l, "# ")
+		case strings.TrimSpace(l) == "# telemetry_source: fleet-exporters":
+			l = strings.Replace(l, "# ", "", 1)
+		default:
+			inBlock = false
+		}
+		out = append(out, l)
+	}
+	c, err := Parse([]byte(strings.Join(out, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := c.TelemetrySource("fleet-exporters")
+	if src == nil || c.Pool("gpu-h100").Source() != "fleet-exporters" {
+		t.Fatalf("the uncommented example has no source fleet-exporters read by gpu-h100: %+v", c.TelemetrySources)
+	}
+	re := regexp.MustCompile(anchor(src.NodeExporter.Regex))
+	if m := re.FindStringSubmatch("gpu01.example.internal:9100"); m == nil || m[1] != "gpu01" {
+		t.Errorf("the example node_regex takes %v from gpu01.example.internal:9100, want gpu01", m)
 	}
 }

@@ -129,6 +129,30 @@ func TestGateHoldsIdleDrainWithoutTelemetry(t *testing.T) {
 	}
 }
 
+// Invariant 3 at the gate: a planner that proposes a power command for a server whose BMC
+// cannot be read gets a skip, and nothing is sent to it.
+func TestGateHoldsUnknownPower(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass() // adopt the fleet
+	f.world.Set("gpu02", func(s *executortest.Server) { s.Power = "off" })
+	f.pass() // gpu02 is Off now
+	for _, n := range []string{"cpu01", "gpu02"} {
+		f.world.Set(n, func(s *executortest.Server) { s.PowerUnknown = true })
+	}
+	f.propose = []fleet.Action{act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle), act(fleet.PowerOn, "gpu02", "gpu", fleet.ReasonBacklog)}
+	before := len(f.world.Commands())
+	f.pass()
+	if cmds := f.world.Commands()[before:]; len(cmds) != 0 {
+		t.Errorf("commands sent to servers whose power is unknown: %v", cmds)
+	}
+	dec := f.loop.lastPass().dec
+	for _, n := range []string{"cpu01", "gpu02"} {
+		if got := skipFor(dec, n); got != fleet.SkipPowerUnknown {
+			t.Errorf("%s skipped for %q, want %q", n, got, fleet.SkipPowerUnknown)
+		}
+	}
+}
+
 // Invariant 5: a paused scaler and a pinned server (or one in maintenance) get no action, and
 // repair leaves them be.
 func TestPausedAndPinnedGetNoAction(t *testing.T) {
