@@ -22,22 +22,8 @@ var update = flag.Bool("update", false, "rewrite rota-rules.yml and other golden
 const committed = "rota-rules.yml"
 
 func TestCommittedRulesAreCurrent(t *testing.T) {
-	got, err := Generate(config.Default(), "defaults")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(committed, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(committed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("alerts/%s is out of date; regenerate it with:\n  go run ./cmd/rotactl rules generate --output=alerts/%s\n(or: go test ./alerts -run TestCommittedRulesAreCurrent -update)", committed, committed)
-	}
+	checkGenerated(t, config.Default(), "defaults", committed,
+		"go run ./cmd/rotactl rules generate --output=alerts/"+committed+"\n(or: go test ./alerts -run TestCommittedRulesAreCurrent -update)")
 }
 
 // sources is a config of two pools on two telemetry sources, and the rules generated from it,
@@ -49,21 +35,28 @@ func TestSourcesRulesAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Generate(cfg, "alerts/"+sources)
+	checkGenerated(t, cfg, "alerts/"+sources, sourcesRules, "go test ./alerts -run TestSourcesRulesAreCurrent -update")
+}
+
+// checkGenerated compares the rules generated from cfg (headed by source) with the file at
+// path, which -update rewrites; regen is how to regenerate it.
+func checkGenerated(t *testing.T, cfg *config.Config, source, path, regen string) {
+	t.Helper()
+	got, err := Generate(cfg, source)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *update {
-		if err := os.WriteFile(sourcesRules, got, 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(sourcesRules)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("alerts/%s is out of date; regenerate it with:\n  go test ./alerts -run TestSourcesRulesAreCurrent -update", sourcesRules)
+		t.Fatalf("alerts/%s is out of date; regenerate it with:\n  %s", path, regen)
 	}
 }
 
