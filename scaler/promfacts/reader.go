@@ -27,6 +27,7 @@ var ErrPartialAnswer = errors.New("prometheus answered with warnings")
 type Reader struct {
 	api     v1.API
 	sources []alerts.Expr // one per telemetry source the pools use
+	gpus    []bool        // per source: a pool reading it declares GPUs
 	servers map[string]serverRef
 	maxAge  time.Duration
 	timeout time.Duration
@@ -59,10 +60,12 @@ func New(cfg *config.Config, log *logrus.Entry) (*Reader, error) {
 	}
 	for i, name := range cfg.SourcesInUse() {
 		r.sources = append(r.sources, alerts.NewExprFor(cfg, name))
+		r.gpus = append(r.gpus, false)
 		for _, p := range cfg.Pools {
 			if p.Source() != name {
 				continue
 			}
+			r.gpus[i] = r.gpus[i] || p.Profile.GPUs > 0
 			for _, n := range p.Nodes {
 				r.servers[n.Name] = serverRef{source: i, gpus: p.Profile.GPUs}
 			}

@@ -17,8 +17,8 @@ type unknownTelemetry map[string][]alerts.Mapped
 // such series names a server. It runs each pass, so a fixed mapping clears by itself.
 func (r *Reader) unknown(ctx context.Context, now time.Time) (unknownTelemetry, error) {
 	out := unknownTelemetry{}
-	for _, e := range r.sources {
-		for _, m := range e.Mapped(r.hasGPUs(e.Source())) {
+	for i, e := range r.sources {
+		for _, m := range e.Mapped(r.gpus[i]) {
 			v, err := r.query(ctx, alerts.SeriesPresent(m), now)
 			if err != nil {
 				return nil, fmt.Errorf("looking for %s of %s: %w", m.Metric, e.Source(), err)
@@ -29,16 +29,6 @@ func (r *Reader) unknown(ctx context.Context, now time.Time) (unknownTelemetry, 
 		}
 	}
 	return out, nil
-}
-
-// hasGPUs reports whether a pool reading the source declares GPUs.
-func (r *Reader) hasGPUs(source string) bool {
-	for _, ref := range r.servers {
-		if r.sources[ref.source].Source() == source && ref.gpus > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // about describes the unknown series that concern a server of the source (GPU series only
