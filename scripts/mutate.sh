@@ -13,10 +13,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 copy="$work/tree"
 mkdir "$copy"
-# The files git knows of, committed or not (what a build sees), into the scratch copy.
-(cd "$top" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-  [ -e "$f" ] && printf '%s\0' "$f"
-done | tar --null -T - -cf -) | tar -xf - -C "$copy"
+# The files git knows of, committed or not (what a build sees), into the scratch copy; outside a
+# git checkout (a source archive), the whole tree but the tools and build outputs.
+if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  (cd "$top" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+    [ -e "$f" ] && printf '%s\0' "$f"
+  done | tar --null -T - -cf -) | tar -xf - -C "$copy"
+else
+  tar -C "$top" --exclude=./.tools --exclude=./.lab --exclude=./bin --exclude=./dist -cf - . | tar -xf - -C "$copy"
+fi
 
 names=() files=() lines=() withs=() tests=()
 add() { names+=("$1"); files+=("$2"); lines+=("$3"); withs+=("$4"); tests+=("$5"); }
