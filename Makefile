@@ -13,7 +13,7 @@ LDFLAGS   := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION) -X $(
 # parts (per-BMC locks, the executor, collectors).
 TESTFLAGS ?= -race -count=1 -timeout 40m
 
-.PHONY: all build tools check test bench demo package clean
+.PHONY: all build tools check test mutate bench demo package clean
 
 all: build
 
@@ -30,6 +30,12 @@ check: tools
 
 test: tools check
 	$(GO) test $(TESTFLAGS) ./...
+	scripts/mutate.sh
+
+# One-line mutants of the safety invariants (scripts/mutants.txt), each run against the test
+# that must catch it, in a scratch copy of the tree.
+mutate: tools
+	scripts/mutate.sh
 
 bench: tools build
 	$(GO) test -run '^$$' -bench . -benchmem ./...

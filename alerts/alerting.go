@@ -23,6 +23,7 @@ const (
 	AlertUnderused         = "RotaGPUServerUnderused"
 	AlertTelemetryMissing  = "RotaTelemetryMissing"
 	AlertCollectorFailing  = "RotaCollectorFailing"
+	AlertGPUsMissing       = "RotaGPUReadingsMissing"
 	AlertBootTimeout       = "RotaServerBootTimeout"
 	AlertFailed            = "RotaServerFailed"
 	AlertScalerDown        = "RotaScalerDown"
@@ -43,31 +44,35 @@ func alert(name, signal, severity, expr string, forDur model.Duration, summary, 
 
 func pct(v float64) string { return num(v*100) + "%" }
 
-func alertRules(e Expr, pools []config.Pool) []Rule {
+func alertRules(cfg *config.Config) []Rule {
+	e := NewExpr(cfg)
 	p := e.Policy
 	// Each alert holds for one scaler pass before it fires: the windows are in the expressions.
 	pass := p.EvaluationInterval
 	rules := []Rule{
 		alert(AlertIdle, "idle", "info", e.idleAlert(), pass,
 			"{{ $labels.node }} is idle",
-			fmt.Sprintf("CPU under %s and every GPU under %s for the whole %s window, with complete, fresh data (pool {{ $labels.pool }}).",
-				pct(p.Idle.CPUThreshold), pct(p.Idle.GPUThreshold), p.Idle.Window)),
+			fmt.Sprintf("CPU under %s and every GPU under %s (%s) for the whole %s window, with complete, fresh data for every GPU its pool declares (pool {{ $labels.pool }}).",
+				pct(p.Idle.CPUThreshold), pct(p.Idle.GPUThreshold), signalWords(p.GPUSignal), p.Idle.Window)),
 		alert(AlertBacklog, "backlog", "info",
 			fmt.Sprintf("%s > %d", RecPendingPoolClass, p.Backlog.QueuedJobs), p.Backlog.For,
 			"{{ $labels.class }} work queues for pool {{ $labels.pool }}",
 			fmt.Sprintf("More than %d {{ $labels.class }} jobs have waited for pool {{ $labels.pool }} for %s.", p.Backlog.QueuedJobs, p.Backlog.For)),
 		alert(AlertUnderused, "underuse", "info", e.underuseAlert(), pass,
 			"{{ $labels.node }} runs light work on its GPUs",
-			fmt.Sprintf("Mean GPU use under %s over %s while the server is busy (pool {{ $labels.pool }}).",
-				pct(p.Underuse.GPUThreshold), p.Underuse.Window)),
-		alert(AlertTelemetryMissing, "telemetry", "warning", e.telemetryAlert(), pass,
+			fmt.Sprintf("Mean GPU use (%s) under %s over %s while the server is busy (pool {{ $labels.pool }}).",
+				signalWords(p.GPUSignal), pct(p.Underuse.GPUThreshold), p.Underuse.Window)),
+		alert(AlertTelemetryMissing, "telemetry", "warning", telemetryAlert(cfg), pass,
 			"No fresh data from {{ $labels.node }}",
 			fmt.Sprintf("{{ $labels.node }} is powered on but its exporter sent nothing in %s; rota will not power it off.", p.Telemetry.MaxAge)),
 		alert(AlertCollectorFailing, "telemetry", "warning", e.partialAlert(), pass,
 			"Partial data from {{ $labels.node }}",
 			"A collector of {{ $labels.node }}'s exporter fails or a GPU has no reading; rota will not power it off."),
+		alert(AlertGPUsMissing, "telemetry", "warning", e.gpusMissingAlert(), pass,
+			"GPU readings missing from {{ $labels.node }}",
+			"{{ $value }} of the GPUs pool {{ $labels.pool }} declares for {{ $labels.node }} have no reading (GPU collector off or failing, NVML not started, a GPU lost, or the GPU exporter down); rota will not power it off."),
 	}
-	rules = append(rules, bootAlerts(pools, pass)...)
+	rules = append(rules, bootAlerts(cfg.Pools, pass)...)
 	stuck := 3 * p.EvaluationInterval
 	return append(rules,
 		alert(AlertScalerDown, "scaler", "critical", fmt.Sprintf("absent(up{job=%q} == 1)", ScalerJob), stuck,
@@ -89,43 +94,85 @@ func alertRules(e Expr, pools []config.Pool) []Rule {
 	)
 }
 
-// idleAlert fires for a server whose CPU stayed under the threshold, every GPU under its own,
-// with readings at every step of the window and nothing missing now. Absent or partial data
-// is never idle.
+// signalWords names the GPU busy signal in alert descriptions.
+func signalWords(signal string) string {
+	switch signal {
+	case config.SignalUtilization:
+		return "utilisation"
+	case config.SignalSMActive:
+		return "SM activity"
+	}
+	return "SM activity where reported, else utilisation"
+}
+
+// idleAlert fires for a server whose CPU stayed under the threshold and every GPU under its
+// own, with readings at every step of the window for the CPU and for every GPU the pool's
+// profile declares, and readings now (a scrape that fails ends the alert at once: rates over
+// the last samples would keep it a while). Absent, partial or stale data is never idle, and
+// neither is a server whose declared GPUs rota's own series do not tell.
 func (e Expr) idleAlert() string {
 	p := e.Policy.Idle
 	n := e.IdleSteps()
 	return strings.Join([]string{
 		fmt.Sprintf("(\n  %s < %s\n  and on (node)\n  %s >= %d\n)", e.IdleMax(RecCPU), num(p.CPUThreshold), e.IdleSamples(RecCPU), n),
-		fmt.Sprintf("unless on (node) (%s >= %s)", e.IdleMax(RecGPUMax), num(p.GPUThreshold)),
-		fmt.Sprintf("unless on (node) (%s > 0 unless on (node) %s >= %d)", GPUDevices, e.IdleSamples(RecGPUMax), n),
+		fmt.Sprintf("and on (node) %s", RecCPUs),
+		fmt.Sprintf("and on (node) %s", FleetNodeGPUs),
+		fmt.Sprintf("unless on (node) (%s >= %s)", e.IdleMax(RecGPUBusyMax), num(p.GPUThreshold)),
+		fmt.Sprintf("unless on (node) (%s > 0 unless on (node) %s >= %d)", GPUDevices, e.IdleSamples(RecGPUBusyMax), n),
 		fmt.Sprintf("unless on (node) (%s > 0)", RecGPUProcesses),
-		fmt.Sprintf("unless on (node) (\n  %s\n)", indent(e.CollectorsFailing())),
-		fmt.Sprintf("unless on (node) (\n  %s\n  > 0\n)", indent(e.GPUsUnread())),
+		fmt.Sprintf("unless on (node) (\n  %s\n)", indent(e.failing())),
+		fmt.Sprintf("unless on (node) (\n  %s\n  > 0\n)", indent(e.GPUsUnread(RecGPUBusyCount))),
+		fmt.Sprintf("unless on (node) (\n  %s\n)", indent(e.gpusShort())),
 	}, "\n")
+}
+
+// gpusShort selects the servers whose pool declares GPUs without a reading for each of them
+// at every step of the idle window and now.
+func (e Expr) gpusShort() string {
+	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s >= on (node) %s\n  and on (node) %s >= %d\n  and on (node) %s >= on (node) %s\n)",
+		FleetNodeGPUs, e.IdleMin(RecGPUBusyCount), FleetNodeGPUs, e.IdleSamples(RecGPUBusyCount), e.IdleSteps(), RecGPUBusyCount, FleetNodeGPUs)
+}
+
+// failing selects the servers with a failing collector: any but the GPU collector, or the GPU
+// collector on a server whose pool declares GPUs or that reports some.
+func (e Expr) failing() string {
+	return fmt.Sprintf("%s\nor on (node) (\n  %s\n  and on (node) (%s > 0 or on (node) %s > 0)\n)",
+		e.CollectorsFailing(), e.GPUCollectorFailing(), e.GPUDevices(), FleetNodeGPUs)
 }
 
 // partialAlert fires for a server with a failing collector or a GPU without a reading.
 func (e Expr) partialAlert() string {
-	return fmt.Sprintf("%s\nor on (node)\n%s > 0", e.CollectorsFailing(), e.GPUsUnread())
+	return fmt.Sprintf("%s\nor on (node)\n%s > 0", e.failing(), e.GPUsUnread(RecGPUBusyCount))
 }
 
-// underuseAlert fires for a GPU server whose mean GPU use stayed under the threshold over the
-// whole window while it works (GPU processes, or CPU above the idle threshold).
+// gpusMissingAlert fires for a server that sends CPU readings but fewer GPU readings than
+// its pool declares; its value is how many are missing.
+func (e Expr) gpusMissingAlert() string {
+	declared := agg("max", FleetNodeGPUs) // without the labels of rota's own scrape (job, instance)
+	return fmt.Sprintf("(\n  %s\n  - on (node) group_left () (%s or on (node) %s * 0)\n) > 0\nand on (node) %s",
+		declared, RecGPUBusyCount, FleetNodeGPUs, RecCPUs)
+}
+
+// underuseAlert fires for a GPU server whose mean GPU busy signal stayed under the threshold
+// over the whole window while it works (GPU processes, or CPU above the idle threshold).
 func (e Expr) underuseAlert() string {
 	p := e.Policy
 	return fmt.Sprintf("%s < %s\nand on (node) %s >= %d\nand on (node) (%s > 0 or %s >= %s)",
-		e.UnderuseMean(RecGPUMean), num(p.Underuse.GPUThreshold),
-		e.UnderuseSamples(RecGPUMean), e.UnderuseSteps(),
+		e.UnderuseMean(RecGPUBusyMean), num(p.Underuse.GPUThreshold),
+		e.UnderuseSamples(RecGPUBusyMean), e.UnderuseSteps(),
 		RecGPUProcesses, RecCPU, num(p.Idle.CPUThreshold))
 }
 
 // telemetryAlert fires for a server the BMC says is on, that is not booting or powering off,
-// with no exporter sample within the max age: it compares the inventory with the data, so a
-// server that never reported is caught too.
-func (e Expr) telemetryAlert() string {
+// with no CPU sample within the max age from any source the pools read: it compares the
+// inventory with the data, so a server that never reported is caught too.
+func telemetryAlert(cfg *config.Config) string {
+	var fresh []string
+	for _, name := range cfg.SourcesInUse() {
+		fresh = append(fresh, NewExprFor(cfg, name).Fresh())
+	}
 	return fmt.Sprintf("(%s == 1)\nunless on (node) (%s{state=~\"powering_on|booting|powering_off\"} == 1)\nunless on (node) %s",
-		FleetNodePowered, FleetNodeState, e.Fresh())
+		FleetNodePowered, FleetNodeState, strings.Join(fresh, "\nunless on (node) "))
 }
 
 // bootAlerts fire for a server stuck powering on or booting past its pool's boot timeout (one

@@ -10,8 +10,9 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 )
 
-// Expr builds rota's PromQL from the config's windows and thresholds. Per-server expressions
-// return one series per server with the labels node and pool.
+// Expr builds rota's PromQL for one telemetry source from the config's windows and thresholds.
+// Per-server expressions return one series per server with the label node (and pool, for
+// rota-exporter, whose series carry it).
 //
 // Window expressions (IdleMax, IdleSamples, ...) take a source expression: the rules pass a
 // recorded series, the scaler the raw expression that series records; both are evaluated at the
@@ -20,12 +21,19 @@ type Expr struct {
 	// Step is the scrape interval: the resolution of window subqueries. Rate windows are 4x.
 	Step   model.Duration
 	Policy config.Policy
+	src    source
 }
 
-// NewExpr returns the builders for cfg.
-func NewExpr(cfg *config.Config) Expr {
-	return Expr{Step: cfg.Prometheus.ScrapeInterval, Policy: cfg.Policy}
+// NewExpr returns the builders for cfg's rota-exporter pools.
+func NewExpr(cfg *config.Config) Expr { return NewExprFor(cfg, config.RotaExporter) }
+
+// NewExprFor returns the builders for the pools of cfg that read the named telemetry source.
+func NewExprFor(cfg *config.Config, source string) Expr {
+	return Expr{Step: cfg.Prometheus.ScrapeInterval, Policy: cfg.Policy, src: newSource(cfg, source)}
 }
+
+// Source is the name of the telemetry source the expressions read.
+func (e Expr) Source() string { return e.src.name }
 
 // RateWindow is the range of rate(): four scrapes, so one failed scrape leaves a value.
 func (e Expr) RateWindow() model.Duration { return 4 * e.Step }
@@ -35,63 +43,121 @@ const byNode = "by (node, pool)"
 // CPUUtilization is each server's busy share of its CPUs (0..1): everything but idle and
 // iowait, over the rate window. rate() absorbs a counter reset when the exporter restarts.
 func (e Expr) CPUUtilization() string {
-	w := e.RateWindow()
-	return fmt.Sprintf("1 - sum %s (rate(%s{mode=~\"idle|iowait\"}[%s]))\n  / sum %s (rate(%s[%s]))",
-		byNode, NodeCPUSeconds, w, byNode, NodeCPUSeconds, w)
+	s, w := e.src, e.RateWindow()
+	rate := func(matchers ...string) string {
+		return s.cpu(fmt.Sprintf("rate(%s[%s])", s.sel(s.cpuSeconds(), matchers...), w))
+	}
+	return fmt.Sprintf("1 - sum %s (%s)\n  / sum %s (%s)", s.by(), rate(`mode=~"idle|iowait"`), s.by(), rate())
 }
 
-// GPUUtilizationMax is the busiest GPU of each server (0..1).
-func (e Expr) GPUUtilizationMax() string { return agg("max", GPUUtilization) }
-
-// GPUUtilizationMean is the mean use of each server's GPUs (0..1).
-func (e Expr) GPUUtilizationMean() string { return agg("avg", GPUUtilization) }
-
-// GPUProcesses is the number of compute processes on each server's GPUs.
-func (e Expr) GPUProcesses() string { return agg("sum", GPUProcesses) }
-
-// GPUMemoryUsed is the GPU memory in use on each server, in bytes.
-func (e Expr) GPUMemoryUsed() string { return agg("sum", GPUMemoryUsed) }
-
-// GPUMemoryRatio is the share of each server's GPU memory in use.
-func (e Expr) GPUMemoryRatio() string {
-	return agg("sum", GPUMemoryUsed) + " / " + agg("sum", GPUMemoryTotal)
+// CPUs is the number of CPUs each server reports now. A scrape that fails ends it at once
+// (Prometheus marks the series stale), unlike rates, which find samples for a while after.
+func (e Expr) CPUs() string {
+	s := e.src
+	if s.ext == nil {
+		return agg("max", s.sel(NodeCPUs))
+	}
+	return fmt.Sprintf("count by (node) (%s)", s.cpu(s.sel(s.cpuSeconds(), `mode="idle"`)))
 }
 
-// NewestSample is the time (Unix seconds) of each server's newest exporter sample.
+// NewestSample is the time (Unix seconds) of each server's newest CPU sample.
 func (e Expr) NewestSample() string {
-	return fmt.Sprintf("max %s (timestamp(%s))", byNode, NodeCPUs)
+	s := e.src
+	if s.ext == nil {
+		return fmt.Sprintf("max %s (timestamp(%s))", byNode, s.sel(NodeCPUs))
+	}
+	return fmt.Sprintf("max by (node) (%s)", s.cpu(fmt.Sprintf("timestamp(%s)", s.sel(s.cpuSeconds(), `mode="idle"`))))
 }
 
-// ExporterNewestSample is, for one server, the time (Unix seconds) of its newest CPU counter
-// sample while Prometheus scrapes its exporter successfully (up is 1); no series when the
-// target is down or unknown. The scaler's readiness check after a boot compares it with
-// policy.telemetry.max_age.
+// ExporterNewestSample is, for one server, the time (Unix seconds) of its newest CPU sample
+// while Prometheus scrapes its exporter; no series when the target is down or unknown. The
+// scaler's readiness check after a boot compares it with policy.telemetry.max_age. For
+// rota-exporter it asks that up is 1; an external source's series name the server in a label
+// of their own, so the answer has every server's newest sample (a failed scrape marks the
+// series stale, so a down target has none) and the caller picks the server.
 func (e Expr) ExporterNewestSample(node string) string {
+	if e.src.ext != nil {
+		return e.NewestSample()
+	}
 	sel := fmt.Sprintf("{node=%q}", node)
 	return fmt.Sprintf("max %s (timestamp(%s%s))\n  and on (node, pool) (up%s == 1)", byNode, NodeCPUSeconds, sel, sel)
 }
 
-// CollectorsFailing counts each server's failing collectors, for servers with at least one. A
-// GPU collector that fails on a server reporting no GPUs (no NVML library: a CPU server) does
-// not count.
-func (e Expr) CollectorsFailing() string {
-	return fmt.Sprintf("count %s (\n  %s{collector!=\"gpu\"} == 0\n  or (%s{collector=\"gpu\"} == 0 and on (node) %s > 0)\n)",
-		byNode, CollectorSuccess, CollectorSuccess, GPUDevices)
+// Fresh selects the servers with a CPU sample within the telemetry max age. It reads the raw
+// series, not a recorded one: a recorded series would live on for Prometheus's lookback (5m)
+// after samples stop without a stale marker (federation, remote read).
+func (e Expr) Fresh() string {
+	s, age := e.src, e.Policy.Telemetry.MaxAge
+	if s.ext == nil {
+		return fmt.Sprintf("count_over_time(%s[%s])", s.sel(NodeCPUs), age)
+	}
+	return fmt.Sprintf("count by (node) (%s)", s.cpu(fmt.Sprintf("count_over_time(%s[%s])", s.sel(s.cpuSeconds(), `mode="idle"`), age)))
 }
 
-// GPUDevices is the number of GPUs each server reports (0 without an NVML library).
-func (e Expr) GPUDevices() string { return agg("max", GPUDevices) }
+// GPUUtilizationMax is the busiest GPU of each server by utilisation (0..1).
+func (e Expr) GPUUtilizationMax() string { return e.agg("max", e.src.gpuUtilization()) }
 
-// GPUsUnread is, per server, how many of the GPUs it reports have no utilisation reading (a GPU
-// lost from NVML); 0 when all are read.
-func (e Expr) GPUsUnread() string {
+// GPUUtilizationMean is the mean utilisation of each server's GPUs (0..1).
+func (e Expr) GPUUtilizationMean() string { return e.agg("avg", e.src.gpuUtilization()) }
+
+// GPUBusyMax is the busiest GPU of each server by the policy's busy signal (0..1).
+func (e Expr) GPUBusyMax() string { return e.agg("max", e.src.gpuBusy()) }
+
+// GPUBusyMean is the mean busy signal of each server's GPUs (0..1).
+func (e Expr) GPUBusyMean() string { return e.agg("avg", e.src.gpuBusy()) }
+
+// GPUBusyCount is how many of each server's GPUs have a busy reading now.
+func (e Expr) GPUBusyCount() string { return e.agg("count", e.src.gpuBusy()) }
+
+// GPUProcesses is the number of compute processes on each server's GPUs; empty when the
+// source has no process count.
+func (e Expr) GPUProcesses() string {
+	if p := e.src.gpuProcesses(); p != "" {
+		return e.agg("sum", p)
+	}
+	return ""
+}
+
+// GPUMemoryUsed is the GPU memory in use on each server, in bytes.
+func (e Expr) GPUMemoryUsed() string { return e.agg("sum", e.src.gpuMemoryUsed()) }
+
+// GPUMemoryRatio is the share of each server's GPU memory in use.
+func (e Expr) GPUMemoryRatio() string {
+	return e.agg("sum", e.src.gpuMemoryUsed()) + "\n  / " + e.agg("sum", e.src.gpuMemoryTotal())
+}
+
+// CollectorsFailing counts each server's failing rota-exporter collectors other than the GPU
+// collector, for servers with at least one.
+func (e Expr) CollectorsFailing() string {
+	return fmt.Sprintf("count %s (%s == 0)", byNode, e.src.sel(CollectorSuccess, `collector!="gpu"`))
+}
+
+// GPUCollectorFailing is 1 for each server whose rota-exporter GPU collector fails (NVML did
+// not start: rota_gpu_devices is then 0). That is missing data on a server whose pool
+// declares GPUs or that reports some, and nothing on a CPU server without an NVML library.
+func (e Expr) GPUCollectorFailing() string {
+	return fmt.Sprintf("count %s (%s == 0)", byNode, e.src.sel(CollectorSuccess, `collector="gpu"`))
+}
+
+// GPUDevices is the number of GPUs each server's rota-exporter reports (0 without NVML).
+func (e Expr) GPUDevices() string { return agg("max", e.src.sel(GPUDevices)) }
+
+// GPUsUnread is, per server, how many of the GPUs its rota-exporter reports have no busy
+// reading (a GPU lost from NVML); 0 when all are read. busyCount is the per-server count of
+// GPUs with a reading (GPUBusyCount, or its recorded series).
+func (e Expr) GPUsUnread(busyCount string) string {
 	devices := e.GPUDevices()
-	return fmt.Sprintf("%s\n  - (count %s (%s) or %s * 0)", devices, byNode, GPUUtilization, devices)
+	return fmt.Sprintf("%s\n  - (%s or %s * 0)", devices, busyCount, devices)
 }
 
 // IdleMax is the highest value of src over the idle window.
 func (e Expr) IdleMax(src string) string {
 	return overTime("max", src, e.Policy.Idle.Window, e.Step)
+}
+
+// IdleMin is the lowest value of src over the idle window.
+func (e Expr) IdleMin(src string) string {
+	return overTime("min", src, e.Policy.Idle.Window, e.Step)
 }
 
 // IdleSamples counts the steps of the idle window at which src had a value.
@@ -115,9 +181,19 @@ func (e Expr) UnderuseSamples(src string) string {
 // UnderuseSteps is the count UnderuseSamples gives when src covers the whole underuse window.
 func (e Expr) UnderuseSteps() int { return steps(e.Policy.Underuse.Window, e.Step) }
 
-// Fresh selects the servers with at least one exporter sample within the telemetry max age.
-func (e Expr) Fresh() string {
-	return fmt.Sprintf("count_over_time(%s[%s])", NodeCPUs, e.Policy.Telemetry.MaxAge)
+// Mapped lists the series the source's mapping names (none for rota-exporter); gpus says
+// whether a pool reading the source has GPUs.
+func (e Expr) Mapped(gpus bool) []Mapped { return e.src.mapped(gpus) }
+
+// SeriesPresent answers one series per server-naming series of m in Prometheus: none means
+// the mapping names a series Prometheus does not have (unknown telemetry).
+func SeriesPresent(m Mapped) string {
+	return fmt.Sprintf("count(%s{%s!=\"\"})", m.Metric, m.Label)
+}
+
+// agg aggregates a per-GPU expression per server.
+func (e Expr) agg(op, perGPU string) string {
+	return fmt.Sprintf("%s %s (%s)", op, e.src.by(), perGPU)
 }
 
 func agg(op, metric string) string { return fmt.Sprintf("%s %s (%s)", op, byNode, metric) }

@@ -1,29 +1,52 @@
 package alerts
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 func record(name, expr string) Rule { return Rule{Record: name, Expr: expr} }
 
-// nodeRules are per server: CPU and GPU utilisation, GPU memory and processes.
-func nodeRules(e Expr) []Rule {
-	return []Rule{
-		record(RecCPU, e.CPUUtilization()),
-		record(RecGPUMax, e.GPUUtilizationMax()),
-		record(RecGPUMean, e.GPUUtilizationMean()),
-		record(RecGPUProcesses, e.GPUProcesses()),
-		record(RecGPUMemoryUsed, e.GPUMemoryUsed()),
-		record(RecGPUMemoryRatio, e.GPUMemoryRatio()),
+// nodeRules are per server, from the telemetry sources the pools read: CPU use and count, GPU
+// utilisation and busy signal (with how many GPUs have a reading), GPU memory and processes.
+// Every source records the same series, with the labels node and pool, so the alerts read
+// them alike; with several sources each rule is the union ("or") of theirs, whose servers are
+// apart (each source keeps to its own pools).
+func nodeRules(exprs []Expr) []Rule {
+	var rules []Rule
+	add := func(name string, part func(Expr) string) {
+		var parts []string
+		for _, e := range exprs {
+			if p := part(e); p != "" {
+				parts = append(parts, e.src.withPool(p))
+			}
+		}
+		if len(parts) > 0 {
+			rules = append(rules, record(name, strings.Join(parts, "\nor\n")))
+		}
 	}
+	add(RecCPU, Expr.CPUUtilization)
+	add(RecCPUs, Expr.CPUs)
+	add(RecGPUMax, Expr.GPUUtilizationMax)
+	add(RecGPUMean, Expr.GPUUtilizationMean)
+	add(RecGPUBusyMax, Expr.GPUBusyMax)
+	add(RecGPUBusyMean, Expr.GPUBusyMean)
+	add(RecGPUBusyCount, Expr.GPUBusyCount)
+	add(RecGPUProcesses, Expr.GPUProcesses)
+	add(RecGPUMemoryUsed, Expr.GPUMemoryUsed)
+	add(RecGPUMemoryRatio, Expr.GPUMemoryRatio)
+	return rules
 }
 
 // poolRules are per pool: utilisation of the capacity that is on (servers that report), and the
 // queue by pool and class.
 func poolRules() []Rule {
 	return []Rule{
-		record(RecPoolCPUs, fmt.Sprintf("sum by (pool) (%s)", NodeCPUs)),
-		record(RecPoolCPUsBusy, fmt.Sprintf("sum by (pool) (\n  %s * on (node) group_left () max by (node) (%s)\n)", RecCPU, NodeCPUs)),
+		record(RecPoolCPUs, fmt.Sprintf("sum by (pool) (%s)", RecCPUs)),
+		record(RecPoolCPUsBusy, fmt.Sprintf("sum by (pool) (%s * on (node) group_left () %s)", RecCPU, RecCPUs)),
 		record(RecPoolCPU, fmt.Sprintf("%s / %s", RecPoolCPUsBusy, RecPoolCPUs)),
-		record(RecPoolGPU, fmt.Sprintf("avg by (pool) (%s)", GPUUtilization)),
+		// The servers of a pool are alike, so the mean of their means is the mean of the GPUs.
+		record(RecPoolGPU, fmt.Sprintf("avg by (pool) (%s)", RecGPUMean)),
 		record(RecPendingPoolClass, fmt.Sprintf("sum by (pool, class) (%s)", ScalerPendingJobs)),
 		record(RecSlurmPendingJobs, fmt.Sprintf("sum by (class) (%s)", SlurmPendingJobs)),
 		record(RecSlurmPendingCPUs, fmt.Sprintf("sum by (class) (%s)", SlurmPendingCPUs)),

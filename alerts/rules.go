@@ -32,15 +32,18 @@ type Rule struct {
 	Annotations map[string]string `yaml:"annotations,omitempty"`
 }
 
-// Rules builds rota's rules from cfg: the per-server, per-pool and cost recording rules, then
-// the alerts, all in one group. Prometheus evaluates separate groups independently, in no set
+// Rules builds rota's rules from cfg: the per-server recording rules of each telemetry source
+// the pools use, the per-pool and cost recording rules, then the alerts, all in one group. Prometheus evaluates separate groups independently, in no set
 // order, so an alert reading a series recorded in another group may see the previous cycle's
 // value (a one-interval lag, and a promtool test that passes or fails by chance); within one
 // group the rules run in order, so each rule sees what the rules before it recorded this cycle.
 func Rules(cfg *config.Config) RuleFile {
-	e := NewExpr(cfg)
+	var exprs []Expr
+	for _, name := range cfg.SourcesInUse() {
+		exprs = append(exprs, NewExprFor(cfg, name))
+	}
 	var rules []Rule
-	for _, part := range [][]Rule{nodeRules(e), poolRules(), costRules(), alertRules(e, cfg.Pools)} {
+	for _, part := range [][]Rule{nodeRules(exprs), poolRules(), costRules(), alertRules(cfg)} {
 		rules = append(rules, part...)
 	}
 	return RuleFile{Groups: []Group{{Name: "rota", Rules: rules}}}

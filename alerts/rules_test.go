@@ -22,21 +22,41 @@ var update = flag.Bool("update", false, "rewrite rota-rules.yml and other golden
 const committed = "rota-rules.yml"
 
 func TestCommittedRulesAreCurrent(t *testing.T) {
-	got, err := Generate(config.Default(), "defaults")
+	checkGenerated(t, config.Default(), "defaults", committed,
+		"go run ./cmd/rotactl rules generate --output=alerts/"+committed+"\n(or: go test ./alerts -run TestCommittedRulesAreCurrent -update)")
+}
+
+// sources is a config of two pools on two telemetry sources, and the rules generated from it,
+// which sources.test.yml tests.
+const sources, sourcesRules = "testdata/sources.yml", "testdata/sources-rules.yml"
+
+func TestSourcesRulesAreCurrent(t *testing.T) {
+	cfg, err := config.Load(sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGenerated(t, cfg, "alerts/"+sources, sourcesRules, "go test ./alerts -run TestSourcesRulesAreCurrent -update")
+}
+
+// checkGenerated compares the rules generated from cfg (headed by source) with the file at
+// path, which -update rewrites; regen is how to regenerate it.
+func checkGenerated(t *testing.T, cfg *config.Config, source, path, regen string) {
+	t.Helper()
+	got, err := Generate(cfg, source)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *update {
-		if err := os.WriteFile(committed, got, 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(committed)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("alerts/%s is out of date; regenerate it with:\n  go run ./cmd/rotactl rules generate --output=alerts/%s\n(or: go test ./alerts -run TestCommittedRulesAreCurrent -update)", committed, committed)
+		t.Fatalf("alerts/%s is out of date; regenerate it with:\n  %s", path, regen)
 	}
 }
 
@@ -56,7 +76,11 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"idle cpu threshold", func(c *config.Config) { c.Policy.Idle.CPUThreshold = 0.35 },
 			[]string{"max_over_time(node:rota_node_cpu_utilization:ratio[10m:15s]) < 0.35", "CPU under 35%"}},
 		{"idle gpu threshold", func(c *config.Config) { c.Policy.Idle.GPUThreshold = 0.02 },
-			[]string{"max_over_time(node:rota_gpu_utilization:max[10m:15s]) >= 0.02"}},
+			[]string{"max_over_time(node:rota_gpu_busy:max[10m:15s]) >= 0.02"}},
+		{"gpu signal utilization", func(c *config.Config) { c.Policy.GPUSignal = config.SignalUtilization },
+			[]string{"max by (node, pool) (rota_gpu_utilization_ratio)\n      - record: node:rota_gpu_busy:avg", "every GPU under 5% (utilisation)"}},
+		{"gpu signal sm_active", func(c *config.Config) { c.Policy.GPUSignal = config.SignalSMActive },
+			[]string{"count by (node, pool) (rota_gpu_sm_active_ratio)\n", "Mean GPU use (SM activity) under 10%"}},
 		{"idle window", func(c *config.Config) { c.Policy.Idle.Window = min(20) },
 			[]string{"count_over_time(node:rota_node_cpu_utilization:ratio[20m:15s]) >= 80"}},
 		{"scrape interval", func(c *config.Config) { c.Prometheus.ScrapeInterval = model.Duration(30 * time.Second) },
@@ -64,7 +88,7 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"backlog", func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 25; c.Policy.Backlog.For = min(7) },
 			[]string{"pool_class:rota_scaler_pending_jobs:sum > 25\n        for: 7m"}},
 		{"underuse", func(c *config.Config) { c.Policy.Underuse.GPUThreshold = 0.15; c.Policy.Underuse.Window = min(60) },
-			[]string{"avg_over_time(node:rota_gpu_utilization:avg[1h:15s]) < 0.15", ">= 240"}},
+			[]string{"avg_over_time(node:rota_gpu_busy:avg[1h:15s]) < 0.15", ">= 240"}},
 		{"telemetry max age", func(c *config.Config) { c.Policy.Telemetry.MaxAge = min(5) },
 			[]string{"count_over_time(rota_node_cpus[5m])"}},
 		{"failure alert", func(c *config.Config) { c.Policy.Failure.AlertAfter = 5; c.Policy.Failure.AlertWindow = min(60) },
@@ -114,7 +138,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 	if err := os.WriteFile(examplePath, example, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{committed, examplePath} {
+	for _, f := range []string{committed, examplePath, sourcesRules} {
 		out, err := exec.Command(promtool, "check", "rules", "--lint-fatal", f).CombinedOutput()
 		if err != nil {
 			t.Errorf("promtool check rules %s: %v\n%s", f, err, out)

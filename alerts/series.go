@@ -8,6 +8,7 @@ const (
 	NodeCPUSeconds   = "rota_node_cpu_seconds_total"
 	NodeCPUs         = "rota_node_cpus"
 	GPUUtilization   = "rota_gpu_utilization_ratio"
+	GPUSMActive      = "rota_gpu_sm_active_ratio"
 	GPUMemoryUsed    = "rota_gpu_memory_used_bytes"
 	GPUMemoryTotal   = "rota_gpu_memory_total_bytes"
 	GPUProcesses     = "rota_gpu_compute_processes"
@@ -24,6 +25,9 @@ const (
 	FleetNodePowered      = "rota_fleet_node_powered"
 	FleetNodeCostPerHour  = "rota_fleet_node_cost_per_hour"
 	FleetNodeSavesWhenOff = "rota_fleet_node_saves_when_off"
+	// FleetNodeGPUs is the GPUs each server's pool profile declares: what the rules hold the
+	// GPU readings against, known whatever the server's exporter sends.
+	FleetNodeGPUs         = "rota_fleet_node_gpus_declared"
 	ScalerPendingJobs     = "rota_scaler_pending_jobs"
 	ScalerActions         = "rota_scaler_actions_total"
 	ScalerLastPassSuccess = "rota_scaler_last_pass_success_timestamp_seconds"
@@ -36,8 +40,12 @@ const ScalerJob = "rota"
 // Recorded series (level:metric:operations). Node level keeps the labels node and pool.
 const (
 	RecCPU            = "node:rota_node_cpu_utilization:ratio"
+	RecCPUs           = "node:rota_node_cpus:count"
 	RecGPUMax         = "node:rota_gpu_utilization:max"
 	RecGPUMean        = "node:rota_gpu_utilization:avg"
+	RecGPUBusyMax     = "node:rota_gpu_busy:max"
+	RecGPUBusyMean    = "node:rota_gpu_busy:avg"
+	RecGPUBusyCount   = "node:rota_gpu_busy:count"
 	RecGPUProcesses   = "node:rota_gpu_compute_processes:sum"
 	RecGPUMemoryUsed  = "node:rota_gpu_memory_used_bytes:sum"
 	RecGPUMemoryRatio = "node:rota_gpu_memory_used:ratio"

@@ -88,6 +88,14 @@ func TestControllerOperations(t *testing.T) {
 		{name: "unreadable state sends nothing", bmc: script{raw: "off", stateErr: []error{errTransient, errTransient, errTransient}}, op: on, wantErr: ErrStateUnknown},
 		{name: "unreachable bmc sends nothing", bmc: script{raw: "off", dialErr: []error{errTransient, errTransient, errTransient}}, op: off(false), wantErr: ErrStateUnknown},
 		{name: "unparseable state sends nothing", bmc: script{raw: "Paused"}, op: on, wantErr: ErrStateUnknown, wantRaw: "Paused"},
+		// Unknown means no command on every path: graceful off and cycle read the state first
+		// too, over IPMI and Redfish alike.
+		{name: "unreadable state: graceful off sends nothing", bmc: script{raw: "on", stateErr: []error{errTransient, errTransient, errTransient}}, op: off(true), wantErr: ErrStateUnknown},
+		{name: "unreadable state: ipmi graceful off sends nothing", proto: ProtocolIPMI, bmc: script{raw: "on", stateErr: []error{errTransient, errTransient, errTransient}}, op: off(true), wantErr: ErrStateUnknown},
+		{name: "unparseable state: graceful off sends nothing", bmc: script{raw: "Paused"}, op: off(true), wantErr: ErrStateUnknown, wantRaw: "Paused"},
+		{name: "unreadable state: ipmi cycle sends nothing", proto: ProtocolIPMI, bmc: script{raw: "on", stateErr: []error{errTransient, errTransient, errTransient}}, op: cycle, wantErr: ErrStateUnknown},
+		{name: "unparseable state: ipmi cycle sends nothing", proto: ProtocolIPMI, bmc: script{raw: "Paused"}, op: cycle, wantErr: ErrStateUnknown, wantRaw: "Paused"},
+		{name: "unreadable state: redfish cycle sends nothing", bmc: script{raw: "on", stateErr: []error{errTransient, errTransient, errTransient, errTransient, errTransient, errTransient}}, op: cycle, wantErr: ErrStateUnknown},
 		{name: "transient read failure is retried", bmc: script{raw: "off", stateErr: []error{errTransient}}, op: on, wantCmds: []string{"on"}},
 		{name: "auth failure is not retried", bmc: script{raw: "off", dialErr: []error{authErr}}, op: on, wantErr: ErrAuth},
 		{name: "failed command retried after looking", bmc: script{raw: "off", setErr: []error{errTransient}}, op: on, wantCmds: []string{"on", "on"}},

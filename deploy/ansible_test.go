@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -222,6 +223,38 @@ func TestAnsibleRoleRefusesBadHashes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAnsibleRoleKeepsGPUCollectorOnGPUPools: on a server of a GPU pool (rota_exporter_gpus
+// above 0) the role never turns the GPU collector off: with no GPU device found it keeps the
+// collector and says so, and rota_exporter_gpu false fails the play, changing nothing.
+func TestAnsibleRoleKeepsGPUCollectorOnGPUPools(t *testing.T) {
+	r := newRoleRun(t)
+	out, err := r.play(nil, map[string]any{"rota_exporter_gpu": "auto", "rota_exporter_gpus": 8})
+	if err != nil || !recap.MatchString(out) {
+		t.Fatalf("ansible-playbook: %v\n%s", err, out)
+	}
+	args := envFileArgs(t, r.path("rota-exporter.default"))
+	if slices.Contains(args, "--no-collector.gpu") || !slices.Contains(args, "--collector.gpu.timeout=3s") {
+		t.Errorf("GPU pool server without a GPU device: flags %v, want the GPU collector on", args)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "is missing on a server whose rota pool declares 8 GPUs") {
+		t.Errorf("no warning about the missing device:\n%s", out)
+	}
+	before, err := os.ReadFile(r.path("rota-exporter.default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = r.play(nil, map[string]any{"rota_exporter_gpu": "false", "rota_exporter_gpus": 8})
+	if err == nil {
+		t.Fatalf("the play passed with the GPU collector off on a GPU pool's server:\n%s", out)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "rota_exporter_gpu cannot be false") {
+		t.Errorf("the play did not name why it failed:\n%s", out)
+	}
+	if after, err := os.ReadFile(r.path("rota-exporter.default")); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("a refused run changed the flags (%v):\n%s", err, after)
 	}
 }
 

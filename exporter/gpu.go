@@ -48,6 +48,7 @@ type GPUCollector struct {
 	mu      sync.Mutex
 	inv     *pending[inventory]    // started once, by Start or the first Update
 	reads   []*pending[gpuReading] // per device: the last read started
+	gpm     []*gpmState            // per device: GPM sampling, touched only by its read
 	failing []bool                 // per device: failed last time (to log changes only)
 
 	errors  *prometheus.CounterVec
@@ -76,7 +77,7 @@ func NewGPUCollector(lib nvml.Interface, timeout time.Duration, log *logrus.Entr
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: "gpu", Name: "device_errors_total",
 			Help: "Scrapes in which a GPU could not be read, by reason (error: NVML returned an error, e.g. GPU lost; timeout: NVML did not answer in time).",
-		}, []string{"gpu", "reason"}),
+		}, []string{"gpu", "uuid", "reason"}),
 		devices: desc("devices", "GPUs NVML reports; 0 when NVML is unavailable.", nil),
 		info:    desc("info", "Static attributes of a GPU; always 1.", []string{"gpu", "uuid", "name", "pci_bus_id", "driver_version"}),
 		metrics: [gpuMetricCount]gpuDesc{
@@ -87,6 +88,12 @@ func NewGPUCollector(lib nvml.Interface, timeout time.Duration, log *logrus.Entr
 			gpuPower:       {desc("power_watts", "GPU power draw.", gpu), prometheus.GaugeValue},
 			gpuEnergy:      {desc("energy_joules_total", "Energy the GPU used since the driver loaded.", gpu), prometheus.CounterValue},
 			gpuTemperature: {desc("temperature_celsius", "GPU core temperature.", gpu), prometheus.GaugeValue},
+			gpuSMActive: {desc("sm_active_ratio", "Share of the GPU's SMs busy over the time since the previous scrape (NVML GPM, Hopper and later; DCGM's SM_ACTIVE).", gpu),
+				prometheus.GaugeValue},
+			gpuSMOccupancy: {desc("sm_occupancy_ratio", "Warps resident on the SMs as a share of the most they hold, over the time since the previous scrape (NVML GPM).", gpu),
+				prometheus.GaugeValue},
+			gpuTensorActive: {desc("tensor_active_ratio", "Share of the time since the previous scrape any tensor core pipe was busy (NVML GPM).", gpu),
+				prometheus.GaugeValue},
 		},
 	}
 }
@@ -95,7 +102,13 @@ func NewGPUCollector(lib nvml.Interface, timeout time.Duration, log *logrus.Entr
 type inventory struct {
 	driverVersion string
 	count         int
+	// uuids label each GPU's error counter, which must exist (at 0) before a read of the
+	// GPU ever succeeds; unknownUUID where the UUID could not be read at start.
+	uuids []string
 }
+
+// unknownUUID labels the error counter of a GPU whose UUID NVML did not give at start.
+const unknownUUID = "unknown"
 
 // Start begins initialising NVML in the background, so the first scrape finds it ready.
 // Idempotent; Update calls it too.
@@ -123,8 +136,26 @@ func (c *GPUCollector) initialise() (inventory, error) {
 		c.log.WithField("nvml", ret.Error()).Warn("GPU collector unavailable: counting devices failed")
 		return inventory{}, fmt.Errorf("%w: device count: %w", ErrGPUUnavailable, ret)
 	}
+	inv := inventory{driverVersion: driver, count: n, uuids: make([]string, n)}
+	for i := range n {
+		inv.uuids[i] = c.uuid(i)
+	}
 	c.log.WithFields(logrus.Fields{"devices": n, "driver_version": driver}).Info("NVML ready")
-	return inventory{driverVersion: driver, count: n}, nil
+	return inv, nil
+}
+
+// uuid reads GPU i's UUID for its error counter; a GPU that cannot say is logged and labelled
+// unknownUUID (its reads will fail and be counted under it).
+func (c *GPUCollector) uuid(i int) string {
+	dev, ret := c.lib.DeviceGetHandleByIndex(i)
+	if ret == nvml.SUCCESS {
+		var uuid string
+		if uuid, ret = dev.GetUUID(); ret == nvml.SUCCESS {
+			return uuid
+		}
+	}
+	c.log.WithFields(logrus.Fields{"gpu": i, "nvml": ret.Error()}).Warn("GPU UUID unreadable at start; its error counter is labelled uuid=\"unknown\"")
+	return unknownUUID
 }
 
 // Update implements Collector.
@@ -144,12 +175,12 @@ func (c *GPUCollector) Update(ch chan<- prometheus.Metric) error {
 		return inv.err
 	}
 	ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, float64(inv.val.count))
-	for i, p := range c.startReads(inv.val.count) {
+	for i, p := range c.startReads(inv.val) {
 		switch {
 		case !wait(ctx, p.done):
-			c.failed(i, reasonTimeout, fmt.Errorf("%w after %s", ErrGPUTimeout, c.timeout))
+			c.failed(i, inv.val.uuids[i], reasonTimeout, fmt.Errorf("%w after %s", ErrGPUTimeout, c.timeout))
 		case p.err != nil:
-			c.failed(i, reasonError, p.err)
+			c.failed(i, inv.val.uuids[i], reasonError, p.err)
 		default:
 			c.recovered(i)
 			c.send(ch, i, inv.val.driverVersion, p.val)
@@ -161,30 +192,34 @@ func (c *GPUCollector) Update(ch chan<- prometheus.Metric) error {
 
 // startReads returns a read per device: the one in flight if a device still has one, else a
 // new one. This is the "at most one NVML read in flight per device" rule.
-func (c *GPUCollector) startReads(n int) []*pending[gpuReading] {
+func (c *GPUCollector) startReads(inv inventory) []*pending[gpuReading] {
+	n := inv.count
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.reads == nil {
 		c.reads = make([]*pending[gpuReading], n)
 		c.failing = make([]bool, n)
+		c.gpm = make([]*gpmState, n)
 		// Every error series exists from the start at 0, so increase() sees the first error.
 		for i := range n {
-			c.errors.WithLabelValues(strconv.Itoa(i), reasonError)
-			c.errors.WithLabelValues(strconv.Itoa(i), reasonTimeout)
+			c.gpm[i] = &gpmState{}
+			c.errors.WithLabelValues(strconv.Itoa(i), inv.uuids[i], reasonError)
+			c.errors.WithLabelValues(strconv.Itoa(i), inv.uuids[i], reasonTimeout)
 		}
 	}
 	out := make([]*pending[gpuReading], n)
 	for i := range n {
 		if c.reads[i] == nil || c.reads[i].finished() {
-			c.reads[i] = start(func() (gpuReading, error) { return readDevice(c.lib, i) })
+			gpm := c.gpm[i]
+			c.reads[i] = start(func() (gpuReading, error) { return readDevice(c.lib, i, gpm) })
 		}
 		out[i] = c.reads[i]
 	}
 	return out
 }
 
-func (c *GPUCollector) failed(i int, reason string, err error) {
-	c.errors.WithLabelValues(strconv.Itoa(i), reason).Inc()
+func (c *GPUCollector) failed(i int, uuid, reason string, err error) {
+	c.errors.WithLabelValues(strconv.Itoa(i), uuid, reason).Inc()
 	c.mu.Lock()
 	first := !c.failing[i]
 	c.failing[i] = true

@@ -17,6 +17,9 @@ const (
 	gpuPower
 	gpuEnergy
 	gpuTemperature
+	gpuSMActive
+	gpuSMOccupancy
+	gpuTensorActive
 	gpuMetricCount
 )
 
@@ -68,10 +71,11 @@ func gpuSteps() []gpuStep {
 	}
 }
 
-// readDevice takes every reading of GPU index through NVML. A reading the GPU does not support
-// (ERROR_NOT_SUPPORTED: no power sensor, utilisation under MIG, energy before Volta) is left
-// out; any other error fails the whole GPU for this scrape.
-func readDevice(lib nvml.Interface, index int) (gpuReading, error) {
+// readDevice takes every reading of GPU index through NVML, its GPM metrics last (gpm is the
+// GPU's sampling state). A reading the GPU does not support (ERROR_NOT_SUPPORTED: no power
+// sensor, utilisation under MIG, energy before Volta, GPM before Hopper) is left out; any
+// other error fails the whole GPU for this scrape.
+func readDevice(lib nvml.Interface, index int, gpm *gpmState) (gpuReading, error) {
 	var r gpuReading
 	dev, ret := lib.DeviceGetHandleByIndex(index)
 	if ret != nvml.SUCCESS {
@@ -98,6 +102,11 @@ func readDevice(lib nvml.Interface, index int) (gpuReading, error) {
 			return r, fmt.Errorf("gpu %d: reading %s: %w", index, step.what, ret)
 		}
 	}
+	samples, err := gpm.read(lib, dev)
+	if err != nil {
+		return r, fmt.Errorf("gpu %d: reading gpm metrics: %w", index, err)
+	}
+	r.samples = append(r.samples, samples...)
 	return r, nil
 }
 

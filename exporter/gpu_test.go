@@ -42,6 +42,12 @@ func gpuSeries(name string, i int) string {
 	return fmt.Sprintf(`%s{gpu="%d",uuid="GPU-00000000-0000-0000-0000-%012d"}`, name, i, i)
 }
 
+// errorSeries is the key of fake GPU i's error counter for reason: it carries the GPU's UUID,
+// as every other GPU series does.
+func errorSeries(i int, reason string) string {
+	return fmt.Sprintf(`rota_gpu_device_errors_total{gpu="%d",reason=%q,uuid="GPU-00000000-0000-0000-0000-%012d"}`, i, reason, i)
+}
+
 func countWarnings(entries []*logrus.Entry) int {
 	n := 0
 	for _, e := range entries {
@@ -165,8 +171,8 @@ func TestGPUDeviceFailing(t *testing.T) {
 			t.Errorf("series of the lost GPU still reported: %s", k)
 		}
 	}
-	if v := got[`rota_gpu_device_errors_total{gpu="2",reason="error"}`]; v != 2 {
-		t.Errorf("errors = %v after two scrapes, want 2", v)
+	if v, ok := got[errorSeries(2, "error")]; !ok || v != 2 {
+		t.Errorf("errors = %v (present %v) after two scrapes, want 2", v, ok)
 	}
 	if n := countWarnings(hook.AllEntries()); n != 1 {
 		t.Errorf("%d warnings, want 1 (logged when the GPU starts failing)", n)
@@ -226,7 +232,7 @@ func TestGPUSlowDevice(t *testing.T) {
 	if _, ok := got[slowUtil]; !ok {
 		t.Errorf("GPU 1 missing after its call returned")
 	}
-	if v := got[`rota_gpu_device_errors_total{gpu="1",reason="timeout"}`]; v != 4 {
+	if v := got[errorSeries(1, "timeout")]; v != 4 {
 		t.Errorf("timeouts = %v, want 4 (one per scrape that missed it)", v)
 	}
 }
@@ -279,7 +285,83 @@ func TestGPUReadingNotSupported(t *testing.T) {
 			t.Errorf("%s missing", present)
 		}
 	}
-	if v := got[`rota_gpu_device_errors_total{gpu="1",reason="error"}`]; v != 0 {
+	if v := got[errorSeries(1, "error")]; v != 0 {
 		t.Errorf("errors = %v, want 0", v)
+	}
+}
+
+// TestGPUErrorsUUIDUnknown: a GPU whose UUID NVML cannot give at start still has its error
+// counter from the start, labelled uuid="unknown", counting its failed reads.
+func TestGPUErrorsUUIDUnknown(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(2)
+	fake.GPUs[1].Device.GetUUIDFunc = func() (string, nvml.Return) { return "", nvml.ERROR_GPU_IS_LOST }
+	log, _ := quietLog()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	got := series(t, u)
+	if v, ok := got[`rota_gpu_device_errors_total{gpu="1",reason="error",uuid="unknown"}`]; !ok || v != 1 {
+		t.Errorf("error counter of the GPU without a UUID = %v (present %v), want 1; series %v", v, ok, got)
+	}
+	if v, ok := got[errorSeries(0, "timeout")]; !ok || v != 0 {
+		t.Errorf("GPU 0's timeout counter = %v (present %v), want 0 from the start", v, ok)
+	}
+}
+
+// TestGPUSMActivity: a GPU with GPM (Hopper) reports SM activity, SM occupancy and tensor
+// activity from its second read on, each a ratio over the time since the previous read; a GPU
+// without GPM reports none and stays read; a failing GPM call fails its GPU for the scrape
+// like any reading; samples are freed, one kept per GPU between reads.
+func TestGPUSMActivity(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(3)
+	fake.GPUs[0].Set(gpufake.Reading{UtilizationPercent: 100, SMActivePercent: 2, SMOccupancyPercent: 1, TensorActivePercent: 0, Processes: 1})
+	fake.GPUs[1].Set(gpufake.Reading{UtilizationPercent: 60, SMActivePercent: 55.5, SMOccupancyPercent: 40, TensorActivePercent: 30})
+	fake.GPUs[2].WithoutGPM()
+	log, _ := quietLog()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	sm := func(name string, i int) string { return gpuSeries("rota_gpu_"+name, i) }
+
+	first := series(t, u)
+	for i := range 3 {
+		if _, ok := first[sm("sm_active_ratio", i)]; ok {
+			t.Errorf("GPU %d reports SM activity from one sample", i)
+		}
+	}
+	got := series(t, u)
+	if u.err != nil {
+		t.Fatalf("update: %v", u.err)
+	}
+	for k, want := range map[string]float64{
+		sm("sm_active_ratio", 0): 0.02, sm("sm_occupancy_ratio", 0): 0.01, sm("tensor_active_ratio", 0): 0,
+		sm("sm_active_ratio", 1): 0.555, sm("sm_occupancy_ratio", 1): 0.4, sm("tensor_active_ratio", 1): 0.3,
+		sm("utilization_ratio", 0): 1, sm("utilization_ratio", 2): 0.2,
+	} {
+		if v, ok := got[k]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", k, v, ok, want)
+		}
+	}
+	if _, ok := got[sm("sm_active_ratio", 2)]; ok {
+		t.Error("a GPU without GPM reports SM activity")
+	}
+	if n := fake.LiveGPMSamples(); n != 2 {
+		t.Errorf("%d GPM samples live after two reads of two GPM GPUs, want 2 (one kept per GPU)", n)
+	}
+
+	// GPU 1's GPM stops answering: the GPU fails for the scrape and its series are left out.
+	fake.GpmMetricsGetFunc = func(*nvml.GpmMetricsGetType) nvml.Return { return nvml.ERROR_UNKNOWN }
+	got = series(t, u)
+	for _, i := range []int{0, 1} {
+		if _, ok := got[sm("utilization_ratio", i)]; ok {
+			t.Errorf("GPU %d's series reported though its GPM read failed", i)
+		}
+		if v := got[errorSeries(i, "error")]; v != 1 {
+			t.Errorf("GPU %d errors = %v, want 1", i, v)
+		}
+	}
+	if _, ok := got[sm("utilization_ratio", 2)]; !ok {
+		t.Error("the GPU without GPM was not read")
+	}
+	if n := fake.LiveGPMSamples(); n != 2 {
+		t.Errorf("%d GPM samples live after a failed read, want 2", n)
 	}
 }

@@ -62,6 +62,9 @@ func (r *readings) advance(now time.Time, w work) {
 			*g = gpufake.Reading{PowerMilliwatts: gpuIdleMW, TemperatureC: 35, EnergyMillijoules: g.EnergyMillijoules}
 			if i < w.gpus {
 				g.UtilizationPercent, g.Processes, g.MemoryUsedBytes = busyGPU, 1, gpuBusyMem
+				// A lab job keeps its SMs as busy as its kernels: SM activity (the busy signal
+				// under policy.gpu_signal auto) agrees with utilisation.
+				g.SMActivePercent, g.SMOccupancyPercent, g.TensorActivePercent = busyGPU, busyGPU/2, busyGPU/2
 				g.PowerMilliwatts, g.TemperatureC = gpuBusyMW, 70
 			}
 			g.EnergyMillijoules += uint64(float64(g.PowerMilliwatts) * dt)

@@ -71,7 +71,17 @@ for ((g = 0; g < ${devices:-0}; g++)); do
   for m in info utilization_ratio memory_used_bytes memory_total_bytes compute_processes power_watts energy_joules_total temperature_celsius; do
     check "gpu $g has rota_gpu_$m" "grep -q '^rota_gpu_$m{.*gpu=\"$g\"' '$work/scrape2.txt'"
   done
+  # NVML GPM (Hopper and later): SM activity, SM occupancy and tensor activity from the second
+  # scrape on, each a ratio.
+  if grep -q "^rota_gpu_info{.*gpu=\"$g\".*name=\"[^\"]*[HB][0-9]\{3\}" "$work/scrape2.txt"; then
+    for m in sm_active_ratio sm_occupancy_ratio tensor_active_ratio; do
+      v=$(awk -v s="rota_gpu_$m{gpu=\"$g\"" 'index($0, s) == 1 { print $NF; exit }' "$work/scrape2.txt")
+      check "gpu $g (Hopper or later) has rota_gpu_$m in [0, 1] (got ${v:-none})" \
+        "[ -n '$v' ] && awk -v v='$v' 'BEGIN { exit !(v >= 0 && v <= 1) }'"
+    done
+  fi
 done
+check "every device error counter carries uuid" "! grep '^rota_gpu_device_errors_total{' '$work/scrape2.txt' | grep -qv 'uuid=\"GPU-'"
 errors=$(awk '/^rota_gpu_device_errors_total/ { s += $NF } END { print s + 0 }' "$work/scrape2.txt")
 check "no device errors (rota_gpu_device_errors_total sums to $errors)" '[ "$errors" = 0 ]'
 e1=$(awk '/^rota_gpu_energy_joules_total/ { s += $NF } END { print s + 0 }' "$work/scrape1.txt")

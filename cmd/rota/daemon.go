@@ -32,6 +32,9 @@ type daemon struct {
 	server   *api.Server
 	listener net.Listener
 	log      *logrus.Entry
+	// checkTelemetry reports, once at start, the series a telemetry mapping names that
+	// Prometheus lacks.
+	checkTelemetry func(context.Context)
 }
 
 // build makes every piece from the config, in dependency order; on error whatever was opened
@@ -107,7 +110,8 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 		return nil, fmt.Errorf("--web.config.file: %w", err)
 	}
 	warnExposed(log, cfg.Server, l.Addr(), tlsConfig != nil)
-	return &daemon{cfg: cfg.Server, web: web, store: st, loop: lp, server: srv, listener: l, log: log}, nil
+	return &daemon{cfg: cfg.Server, web: web, store: st, loop: lp, server: srv, listener: l, log: log,
+		checkTelemetry: telemetryCheck(facts, clk, log)}, nil
 }
 
 // run runs the loop and the server until ctx ends, re-reading the token files on every value
@@ -120,6 +124,7 @@ func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- d.server.Serve(srvCtx, d.listener) }()
 	go d.reloadTokens(srvCtx, hup)
+	go d.checkTelemetry(ctx)
 
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
@@ -192,6 +197,22 @@ func openStore(path string, log *logrus.Entry) (*store.Store, error) {
 func exporterReady(facts *promfacts.Reader, clk clock.Real) executor.ReadyFunc {
 	return func(ctx context.Context, node string) (bool, error) {
 		return facts.Ready(ctx, node, clk.Now())
+	}
+}
+
+// telemetryCheck logs, as warnings, every series a telemetry source's mapping names that
+// Prometheus does not have (unknown telemetry: those servers are never idle on it), or that
+// the check could not be made. Each pass looks again; rotactl explain names what it finds.
+func telemetryCheck(facts *promfacts.Reader, clk clock.Real, log *logrus.Entry) func(context.Context) {
+	return func(ctx context.Context) {
+		lines, err := facts.CheckTelemetry(ctx, clk.Now())
+		if err != nil {
+			log.WithError(err).Warn("could not check the telemetry sources' series at start; each pass checks again")
+			return
+		}
+		for _, l := range lines {
+			log.Warn(l)
+		}
 	}
 }
 

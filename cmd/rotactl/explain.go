@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -103,9 +104,19 @@ func jobsLine(j fleet.JobsView) string {
 }
 
 func telemetryLine(t fleet.TelemetryView) string {
-	if !t.Present {
-		return fmt.Sprintf("missing or stale (last sample %s): never counts as idle", timestamp(t.LastSample))
+	var line string
+	if t.Present {
+		line = fmt.Sprintf("CPU max %.1f%%, GPU max %.1f%%, GPU mean %.1f%%, %d GPU processes (last sample %s)",
+			100*t.CPUMax, 100*t.GPUMax, 100*t.GPUMean, t.GPUProcesses, timestamp(t.LastSample))
+	} else {
+		why := t.Missing
+		if why == "" {
+			why = "missing or stale"
+		}
+		line = fmt.Sprintf("%s (last sample %s): never counts as idle", why, timestamp(t.LastSample))
 	}
-	return fmt.Sprintf("CPU max %.1f%%, GPU max %.1f%%, GPU mean %.1f%%, %d GPU processes (last sample %s)",
-		100*t.CPUMax, 100*t.GPUMax, 100*t.GPUMean, t.GPUProcesses, timestamp(t.LastSample))
+	if t.UnknownTelemetry != "" && !strings.HasPrefix(t.Missing, "unknown telemetry") {
+		line += "; unknown telemetry: " + t.UnknownTelemetry
+	}
+	return line
 }

@@ -80,6 +80,7 @@ func (c *Config) applyDefaults() {
 	setDur(&p.EvaluationInterval, time.Minute)
 	setFloat(&p.Idle.CPUThreshold, 0.20)
 	setFloat(&p.Idle.GPUThreshold, 0.05)
+	setString(&p.GPUSignal, SignalAuto)
 	setDur(&p.Idle.Window, 10*time.Minute)
 	setInt(&p.Backlog.QueuedJobs, 10)
 	setDur(&p.Backlog.For, 2*time.Minute)
@@ -111,6 +112,9 @@ func (c *Config) applyPoolDefaults() {
 	if len(c.Classes) == 0 {
 		c.Classes = DefaultClasses()
 	}
+	for i := range c.TelemetrySources {
+		c.TelemetrySources[i].applyDefaults()
+	}
 	for i := range c.Pools {
 		pl := &c.Pools[i]
 		setDur(&pl.BootTimeout, DefaultBootTimeout)
@@ -119,6 +123,7 @@ func (c *Config) applyPoolDefaults() {
 			t := true
 			pl.Cost.SavesWhenOff = &t
 		}
+		setString(&pl.TelemetrySource, RotaExporter)
 		if pl.Max == nil {
 			n := len(pl.Nodes)
 			pl.Max = &n

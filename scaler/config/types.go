@@ -22,6 +22,9 @@ type Config struct {
 	// limits its shape fits.
 	Classes []Class `yaml:"classes"`
 	Pools   []Pool  `yaml:"pools"`
+	// TelemetrySources are the fleet's own exporters (node_exporter with dcgm-exporter) that
+	// pools may read instead of rota-exporter.
+	TelemetrySources []TelemetrySource `yaml:"telemetry_sources"`
 }
 
 // Prometheus is where rota reads its facts (the HTTP query API; Thanos and Mimir work too).
@@ -112,6 +115,10 @@ type Policy struct {
 	Spares     Spares     `yaml:"spares"`
 	Schedules  []Schedule `yaml:"schedules"`
 	Quotas     []Quota    `yaml:"quotas"`
+	// GPUSignal is what "busy" means for a GPU, in the idle and underuse rules and the
+	// scaler: auto (SM activity where the GPU reports it, utilisation otherwise),
+	// utilization, or sm_active.
+	GPUSignal string `yaml:"gpu_signal"`
 }
 
 // Idle says when a powered-on server is idle: CPU under CPUThreshold and every GPU under
@@ -245,6 +252,9 @@ type Pool struct {
 	// Labels apply to every node of the pool (region, department); a node's own win.
 	Labels map[string]string `yaml:"labels"`
 	Nodes  []Node            `yaml:"nodes"`
+	// TelemetrySource names where the pool's utilisation comes from: rota-exporter (the
+	// default) or one of telemetry_sources.
+	TelemetrySource string `yaml:"telemetry_source"`
 }
 
 // Profile is what one server of a pool offers.

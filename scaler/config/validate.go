@@ -34,6 +34,7 @@ func (c *Config) validate(p *problems, mode Mode) {
 	c.validatePolicy(p)
 	c.validateClasses(p)
 	c.validatePools(p, mode)
+	c.validateTelemetry(p)
 }
 
 func (c *Config) validateWiring(p *problems) {

@@ -136,7 +136,7 @@ func (e *Executor) abortPowerOff(ctx context.Context, a fleet.Action, v fleet.Jo
 	if err := e.step(a, StepResumed); err != nil {
 		return err
 	}
-	cause := fmt.Errorf("%w (%d jobs)", ErrAborted, v.Jobs)
+	cause := fmt.Errorf("%w (%d jobs, %d CPUs, %d GPUs allocated)", ErrAborted, v.Jobs, v.CPUs, v.GPUs)
 	err := e.write(a, change{
 		node: func(n *store.Node, now time.Time) {
 			n.Enter(fleet.StateOn, now)

@@ -106,29 +106,43 @@ func nodeOn() store.Node { return store.Node{State: fleet.StateOn, Since: t0.Add
 
 // Invariant 1: a job that lands between the plan and the power-off calls the power-off off.
 func TestPowerOffAbortsWhenAJobLands(t *testing.T) {
-	f := newFx(t, true, nil)
-	f.draining("gpu01")
-	f.world.Set("gpu01", func(s *executortest.Server) { s.Jobs = 1 }) // landed after the plan
-	err := f.ex.run(context.Background(), act(fleet.PowerOff, "gpu01"))
-	if !errors.Is(err, ErrAborted) {
-		t.Fatalf("err = %v, want ErrAborted", err)
+	// Anything allocated calls the power-off off, a counted job or not: CPUs or GPUs held
+	// with no job listed (a reservation, an allocation the adapter cannot name) count too.
+	cases := []struct {
+		name  string
+		alloc func(s *executortest.Server)
+	}{
+		{"a job", func(s *executortest.Server) { s.Jobs = 1 }},
+		{"CPUs with no counted job", func(s *executortest.Server) { s.CPUs = 4 }},
+		{"GPUs with no counted job", func(s *executortest.Server) { s.GPUs = 1 }},
 	}
-	for _, c := range f.world.Commands() {
-		if c.Op == "off" {
-			t.Fatalf("power-off sent to a node with a job: %v", f.world.Commands())
-		}
-	}
-	if n := f.node("gpu01"); n.State != fleet.StateOn || n.Intent != nil || n.DrainedByRota {
-		t.Errorf("aborted node recorded as %+v, want On, resumed", n)
-	}
-	if f.world.Get("gpu01").Drained {
-		t.Error("aborted node left drained")
-	}
-	if r := f.lastAudit("gpu01"); r != auditAborted {
-		t.Errorf("audit result %q, want %q", r, auditAborted)
-	}
-	if got := f.actions(fleet.PowerOff, "gpu", fleet.ResultAborted); got != 1 {
-		t.Errorf("aborted power-offs counted %v, want 1", got)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			f.draining("gpu01")
+			f.world.Set("gpu01", tc.alloc) // landed after the plan
+			err := f.ex.run(context.Background(), act(fleet.PowerOff, "gpu01"))
+			if !errors.Is(err, ErrAborted) {
+				t.Fatalf("err = %v, want ErrAborted", err)
+			}
+			for _, c := range f.world.Commands() {
+				if c.Op == "off" {
+					t.Fatalf("power-off sent to a node with work allocated: %v", f.world.Commands())
+				}
+			}
+			if n := f.node("gpu01"); n.State != fleet.StateOn || n.Intent != nil || n.DrainedByRota {
+				t.Errorf("aborted node recorded as %+v, want On, resumed", n)
+			}
+			if f.world.Get("gpu01").Drained {
+				t.Error("aborted node left drained")
+			}
+			if r := f.lastAudit("gpu01"); r != auditAborted {
+				t.Errorf("audit result %q, want %q", r, auditAborted)
+			}
+			if got := f.actions(fleet.PowerOff, "gpu", fleet.ResultAborted); got != 1 {
+				t.Errorf("aborted power-offs counted %v, want 1", got)
+			}
+		})
 	}
 }
 

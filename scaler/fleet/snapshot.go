@@ -79,18 +79,27 @@ func (j JobsView) Allocated() bool { return j.Jobs > 0 || j.CPUs > 0 || j.GPUs >
 
 // TelemetryView is what Prometheus says about a server over the idle window.
 type TelemetryView struct {
-	// Present is true when the server's exporter series exist and are fresh (newest sample no
-	// older than policy.telemetry.max_age) and cover the whole idle window.
+	// Present is true when the server's series exist and are fresh (newest sample no older
+	// than policy.telemetry.max_age) and cover the whole idle window, for its CPUs and for
+	// every GPU its pool's profile declares.
 	Present bool `json:"present"`
 	// LastSample is the time of the newest sample.
 	LastSample time.Time `json:"last_sample"`
 	// CPUMax is the highest CPU utilisation (0..1) seen over the idle window; GPUMax the highest
-	// utilisation of any of its GPUs; GPUProcesses the compute processes on its GPUs now.
+	// busy signal (policy.gpu_signal: SM activity or utilisation) of any of its GPUs;
+	// GPUProcesses the compute processes on its GPUs now.
 	CPUMax       float64 `json:"cpu_max"`
 	GPUMax       float64 `json:"gpu_max"`
 	GPUProcesses int     `json:"gpu_processes"`
-	// GPUMean is the mean GPU utilisation over the underuse window (light work on GPUs).
+	// GPUMean is the mean GPU busy signal over the underuse window (light work on GPUs).
 	GPUMean float64 `json:"gpu_mean"`
+	// Missing says, when the server is not Present, what is missing (no sample, a stale one,
+	// part of the window, GPUs its pool declares without readings, a failing collector).
+	Missing string `json:"missing,omitempty"`
+	// UnknownTelemetry names the series of the server's telemetry source that Prometheus does
+	// not have at all (a mapping that names a series nothing exports); a blocking one makes
+	// the server not Present.
+	UnknownTelemetry string `json:"unknown_telemetry,omitempty"`
 }
 
 // Demand is work waiting for servers: Count jobs of one shape and class.

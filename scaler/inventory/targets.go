@@ -15,13 +15,19 @@ type TargetGroup struct {
 	Labels  map[string]string `json:"labels"`
 }
 
-// Targets returns one group per node, in the config's order. Each carries node, pool, tier (the
-// pool's name: a pool is a tier) and, when set on the node or its pool, region and department.
-// A node without an exporter address is an error: it would be a server rota cannot see.
+// Targets returns one group per rota-exporter node, in the config's order. Each carries node,
+// pool, tier (the pool's name: a pool is a tier) and, when set on the node or its pool, region
+// and department. A node without an exporter address is an error: it would be a server rota
+// cannot see. The pools that read another telemetry source (node_exporter, dcgm-exporter) run
+// no rota-exporter and have no target here: their exporters are scraped as the fleet already
+// scrapes them.
 func Targets(cfg *config.Config) ([]TargetGroup, error) {
 	var groups []TargetGroup
 	for i := range cfg.Pools {
 		p := &cfg.Pools[i]
+		if p.Source() != config.RotaExporter {
+			continue
+		}
 		for j := range p.Nodes {
 			ref := config.NodeRef{Pool: p, Node: &p.Nodes[j]}
 			if ref.Node.Exporter == "" {

@@ -79,6 +79,13 @@ func TestTargetsLabels(t *testing.T) {
 				"node": "g1", "pool": "gpu", "tier": "gpu"}}},
 		},
 		{
+			name: "a pool reading another telemetry source has no targets",
+			pools: []config.Pool{pool(nil, config.Node{Name: "g1", Exporter: "g1:10090"}),
+				{Name: "dgx", TelemetrySource: "fleet", Nodes: []config.Node{{Name: "dgx1"}}}},
+			want: []TargetGroup{{Targets: []string{"g1:10090"}, Labels: map[string]string{
+				"node": "g1", "pool": "gpu", "tier": "gpu"}}},
+		},
+		{
 			name:    "a node without an exporter is an error",
 			pools:   []config.Pool{pool(nil, config.Node{Name: "g1", Exporter: "g1:10090"}, config.Node{Name: "g2"})},
 			wantErr: "pools[0].nodes[1] (g2): no exporter address",

@@ -27,7 +27,7 @@ func TestMetricNamesAreTheContract(t *testing.T) {
 		"rota_scaler_passes_total", "rota_scaler_last_pass_success_timestamp_seconds",
 		"rota_scaler_pass_duration_seconds", "rota_scaler_decisions_total", "rota_scaler_skips",
 		"rota_fleet_node_state", "rota_fleet_node_powered", "rota_fleet_node_cost_per_hour",
-		"rota_fleet_node_saves_when_off", "rota_fleet_pool_desired_servers",
+		"rota_fleet_node_saves_when_off", "rota_fleet_node_gpus_declared", "rota_fleet_pool_desired_servers",
 		"rota_fleet_pool_powered_servers", "rota_scaler_pending_jobs", "rota_scaler_paused",
 		"rota_scaler_dry_run", "rota_scaler_would_save_per_hour",
 	}

@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"cmp"
+
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -44,6 +46,10 @@ func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fl
 		return fleet.SkipNoTelemetry, "telemetry not read this pass"
 	case scaleDown && !snap.JobsKnown:
 		return fleet.SkipJobsUnknown, "job manager not read this pass"
+	case a.Kind == fleet.Drain && a.Reason == fleet.ReasonIdle && !n.Telemetry.Present:
+		// Idle means measured idle: a server without whole, fresh data (for every GPU its
+		// pool declares) is never drained for idleness, whatever the planner thought.
+		return fleet.SkipNoTelemetry, cmp.Or(n.Telemetry.Missing, "no whole, fresh telemetry for the server")
 	case moved:
 		return fleet.SkipInFlight, "repair moved it this pass"
 	}

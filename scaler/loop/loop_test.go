@@ -104,6 +104,57 @@ func TestBlindPassScalesNothingDown(t *testing.T) {
 	}
 }
 
+// Invariant 2 at the gate: a planner that proposes draining a server for idleness while the
+// server's own telemetry is not whole (here: GPUs its pool declares without readings) gets a
+// skip, whatever the rest of the pass read; a drain for another reason is not the gate's to stop.
+func TestGateHoldsIdleDrainWithoutTelemetry(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass() // adopt the fleet
+	const missing = "0 of the 8 GPUs its pool declares report readings"
+	f.tele.views["gpu01"] = fleet.TelemetryView{LastSample: f.clock.Now(), CPUMax: 0.01, Missing: missing}
+	f.propose = []fleet.Action{act(fleet.Drain, "gpu01", "gpu", fleet.ReasonIdle), act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle)}
+	f.pass()
+	if slices.Contains(f.world.Commands(), executortest.Command{Node: "gpu01", Op: "drain"}) {
+		t.Errorf("gpu01 drained for idleness without its GPU readings: %v", f.world.Commands())
+	}
+	if !slices.Contains(f.world.Commands(), executortest.Command{Node: "cpu01", Op: "drain"}) {
+		t.Errorf("cpu01, with whole telemetry, not drained: %v", f.world.Commands())
+	}
+	dec := f.loop.lastPass().dec
+	if got := skipFor(dec, "gpu01"); got != fleet.SkipNoTelemetry {
+		t.Errorf("gpu01 skipped for %q, want %q", got, fleet.SkipNoTelemetry)
+	}
+	for _, s := range dec.Skips {
+		if s.Node == "gpu01" && s.Detail != missing {
+			t.Errorf("skip detail %q, want what is missing (%q)", s.Detail, missing)
+		}
+	}
+}
+
+// Invariant 3 at the gate: a planner that proposes a power command for a server whose BMC
+// cannot be read gets a skip, and nothing is sent to it.
+func TestGateHoldsUnknownPower(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass() // adopt the fleet
+	f.world.Set("gpu02", func(s *executortest.Server) { s.Power = "off" })
+	f.pass() // gpu02 is Off now
+	for _, n := range []string{"cpu01", "gpu02"} {
+		f.world.Set(n, func(s *executortest.Server) { s.PowerUnknown = true })
+	}
+	f.propose = []fleet.Action{act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle), act(fleet.PowerOn, "gpu02", "gpu", fleet.ReasonBacklog)}
+	before := len(f.world.Commands())
+	f.pass()
+	if cmds := f.world.Commands()[before:]; len(cmds) != 0 {
+		t.Errorf("commands sent to servers whose power is unknown: %v", cmds)
+	}
+	dec := f.loop.lastPass().dec
+	for _, n := range []string{"cpu01", "gpu02"} {
+		if got := skipFor(dec, n); got != fleet.SkipPowerUnknown {
+			t.Errorf("%s skipped for %q, want %q", n, got, fleet.SkipPowerUnknown)
+		}
+	}
+}
+
 // Invariant 5: a paused scaler and a pinned server (or one in maintenance) get no action, and
 // repair leaves them be.
 func TestPausedAndPinnedGetNoAction(t *testing.T) {

@@ -19,6 +19,7 @@ type metrics struct {
 	passDuration                                prometheus.Histogram
 	skips, pending                              *prometheus.GaugeVec
 	nodeState, nodePowered, nodeCost, nodeSaves *prometheus.GaugeVec
+	nodeGPUs                                    *prometheus.GaugeVec
 	poolDesired, poolPowered                    *prometheus.GaugeVec
 }
 
@@ -52,13 +53,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		nodePowered: gaugeVec("rota_fleet_node_powered", "1 if the server draws power (any state but off and unknown).", "node", "pool", "region", "department"),
 		nodeCost:    gaugeVec("rota_fleet_node_cost_per_hour", "What the server costs per hour while on.", "node", "pool", "region", "department", "currency"),
 		nodeSaves:   gaugeVec("rota_fleet_node_saves_when_off", "1 if powering the server off saves its cost.", "node", "pool"),
+		nodeGPUs:    gaugeVec("rota_fleet_node_gpus_declared", "GPUs the server's pool profile declares: the rules want a reading from each before the server counts as idle.", "node", "pool"),
 		poolDesired: gaugeVec("rota_fleet_pool_desired_servers", "Servers the last pass wants on, per pool.", "pool"),
 		poolPowered: gaugeVec("rota_fleet_pool_powered_servers", "Servers drawing power, per pool.", "pool"),
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.passes, m.decisions, m.lastSuccess, m.telemetryOK, m.jobsOK,
 			m.paused, m.dryRun, m.wouldSave, m.passDuration, m.skips, m.pending, m.nodeState, m.nodePowered,
-			m.nodeCost, m.nodeSaves, m.poolDesired, m.poolPowered} {
+			m.nodeCost, m.nodeSaves, m.nodeGPUs, m.poolDesired, m.poolPowered} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}
@@ -112,6 +114,7 @@ func (m *metrics) recordFleet(cfg *config.Config, p pass) {
 		m.nodePowered.WithLabelValues(n.Name, n.Pool, n.Region, n.Department).Set(b2f(n.State.Powered()))
 		m.nodeCost.WithLabelValues(n.Name, n.Pool, n.Region, n.Department, pl.Cost.Currency).Set(pl.Cost.PerHour())
 		m.nodeSaves.WithLabelValues(n.Name, n.Pool).Set(b2f(pl.Cost.Saves()))
+		m.nodeGPUs.WithLabelValues(n.Name, n.Pool).Set(float64(pl.Profile.GPUs))
 		if n.State.Powered() {
 			m.poolPowered.WithLabelValues(n.Pool).Inc()
 		}

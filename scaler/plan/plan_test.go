@@ -124,6 +124,12 @@ func safetySkipsCases() []planCase {
 			want: map[string]string{"c1": "skip/in_flight"}},
 		{name: "allocated, on and draining", snap: snapshot(with(onNode("c1", "cpu"), busy), with(drainingNode("c2", "cpu"), busy)),
 			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated"}},
+		// CPUs or GPUs held with no job counted (a reservation, an allocation the adapter
+		// cannot name) are allocated too: no drain, no power-off.
+		{name: "cpus or gpus allocated with no counted job", snap: snapshot(
+			with(onNode("c1", "cpu"), func(n *fleet.Node) { n.Jobs.CPUs = 8 }),
+			with(drainingNode("c2", "cpu"), func(n *fleet.Node) { n.Jobs.GPUs = 1 })),
+			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated"}},
 		{name: "busy by telemetry though nothing allocated", snap: snapshot(
 			with(onNode("c1", "cpu"), func(n *fleet.Node) { n.Telemetry.CPUMax = 0.5 }),
 			with(onNode("c2", "cpu"), func(n *fleet.Node) { n.Telemetry.GPUProcesses = 1 })),
@@ -134,6 +140,13 @@ func safetySkipsCases() []planCase {
 			with(onNode("c1", "cpu"), func(n *fleet.Node) { n.Telemetry.LastSample = t0.Add(-3 * time.Minute) }),
 			with(onNode("c2", "cpu"), func(n *fleet.Node) { n.Telemetry.Present = false })),
 			want: map[string]string{"c1": "skip/no_telemetry", "c2": "skip/no_telemetry"}},
+		// promfacts holds a GPU server's readings against the GPUs its pool declares: a server
+		// whose CPU idles with no GPU readings is not Present, and never idle.
+		{name: "gpu server short of the gpus its pool declares", snap: snapshot(
+			with(onNode("g1", "gpu"), func(n *fleet.Node) {
+				n.Telemetry.Present, n.Telemetry.Missing = false, "0 of the 8 GPUs its pool declares report readings"
+			})),
+			want: map[string]string{"g1": "skip/no_telemetry"}},
 		{name: "job manager unread: no drain, power-off, resume or wake for work", snap: noJobs,
 			want: map[string]string{"c1": "skip/jobs_unknown", "c2": "skip/jobs_unknown", "c3": "skip/not_needed"}},
 		{name: "job manager unread: floors still hold", cfg: func(c *config.Config) { c.Pools[0].Min = 2 }, snap: noJobs,

@@ -70,7 +70,7 @@ func (p *pass) emptyCheck(i int) (fleet.Reason, string) {
 	case !p.noJobManager && !n.Jobs.Known:
 		return fleet.SkipJobsUnknown, "job manager does not know the server"
 	case !p.noJobManager && n.Jobs.Allocated():
-		return fleet.SkipAllocated, fmt.Sprintf("%d jobs still running", n.Jobs.Jobs)
+		return fleet.SkipAllocated, fmt.Sprintf("%d jobs, %d cpus, %d gpus still allocated", n.Jobs.Jobs, n.Jobs.CPUs, n.Jobs.GPUs)
 	case !p.noJobManager && !n.Jobs.Drained:
 		return fleet.SkipInFlight, "drain not yet taken by the job manager"
 	case !p.telemetryFresh(n):

@@ -88,6 +88,8 @@ func (p *pass) telemetryDetail(n *fleet.Node) string {
 	switch {
 	case !p.snap.Telemetry:
 		return "prometheus not read this pass"
+	case !n.Telemetry.Present && n.Telemetry.Missing != "":
+		return n.Telemetry.Missing
 	case !n.Telemetry.Present:
 		return "no series for the whole idle window"
 	}

@@ -1,63 +1,115 @@
 package promfacts
 
 import (
+	"fmt"
 	"math"
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
-// views turns the query answers into one view per node as of now. A server is Present only
-// when every condition in the package doc holds; a NaN fact (ambiguous answer) is no fact.
-func (res *results) views(nodes []string, now time.Time, maxAge time.Duration, steps int) map[string]fleet.TelemetryView {
-	out := make(map[string]fleet.TelemetryView, len(nodes))
-	for _, n := range nodes {
-		var v fleet.TelemetryView
-		newest, ok := get(res.newest, n)
-		if ok {
-			v.LastSample = time.UnixMilli(int64(newest * 1000)).UTC()
+// fact names one query's answer.
+type fact int
+
+const (
+	cpuMax       fact = iota // highest CPU use over the idle window
+	cpuSteps                 // steps of the idle window with a CPU reading
+	gpuMax                   // highest GPU busy signal over the idle window
+	gpuSteps                 // steps of the idle window with a GPU reading
+	gpuCountMin              // fewest GPUs with a reading at any step of the idle window
+	gpuCountNow              // GPUs with a reading now
+	gpuMean                  // mean GPU busy signal over the underuse window
+	gpuProcesses             // compute processes on the GPUs now
+	newest                   // time of the newest CPU sample
+	gpuDevices               // rota-exporter: GPUs NVML reports
+	failing                  // rota-exporter: failing collectors other than the GPU collector
+	gpuFailing               // rota-exporter: the GPU collector fails
+	unread                   // rota-exporter: reported GPUs without a reading
+	factCount
+)
+
+// results holds each query's answer by node name, for one telemetry source.
+type results [factCount]map[string]float64
+
+// server is what the config says of one server: the GPUs its pool declares, and the unknown
+// telemetry of its source (blocking: its data cannot be whole).
+type server struct {
+	gpus          int
+	unknown       string
+	unknownBlocks bool
+}
+
+// view turns the query answers into the server's view as of now. It is Present only when every
+// condition in the package doc holds; Missing names the first that does not. A NaN fact
+// (ambiguous answer) is no fact.
+func (res *results) view(n string, s server, now time.Time, maxAge time.Duration, steps int) fleet.TelemetryView {
+	var v fleet.TelemetryView
+	newestAt, hasNewest := res.get(newest, n)
+	if hasNewest {
+		v.LastSample = time.UnixMilli(int64(newestAt * 1000)).UTC()
+	}
+	v.CPUMax, _ = res.get(cpuMax, n)
+	v.GPUMax, _ = res.get(gpuMax, n)
+	v.GPUMean, _ = res.get(gpuMean, n)
+	procs, _ := res.get(gpuProcesses, n)
+	v.GPUProcesses = int(procs)
+	v.UnknownTelemetry = s.unknown
+	switch {
+	case s.unknownBlocks:
+		v.Missing = "unknown telemetry: " + s.unknown
+	case !hasNewest:
+		v.Missing = "no sample"
+	case now.Sub(v.LastSample) > maxAge:
+		v.Missing = fmt.Sprintf("newest sample %s old (max age %s)", now.Sub(v.LastSample).Round(time.Second), maxAge)
+	default:
+		v.Missing = res.incomplete(n, s.gpus, steps)
+	}
+	v.Present = v.Missing == ""
+	return v
+}
+
+// incomplete says what the server's fresh data lacks: CPU readings at every step of the idle
+// window; a reading at every step and now for every GPU its pool declares, and for every GPU it
+// reports; no failing collector. Empty when nothing is missing.
+func (res *results) incomplete(n string, declared, steps int) string {
+	if c, ok := res.get(cpuSteps, n); !ok || c < float64(steps) {
+		return fmt.Sprintf("CPU readings at %.0f of the %d steps of the idle window", c, steps)
+	}
+	if _, ok := res.get(cpuMax, n); !ok {
+		return "no CPU reading"
+	}
+	devices, _ := res.get(gpuDevices, n)
+	if _, fails := res.get(failing, n); fails {
+		return "a collector fails"
+	}
+	if _, fails := res.get(gpuFailing, n); fails && (declared > 0 || devices > 0) {
+		return "the GPU collector fails"
+	}
+	if u, ok := res.get(unread, n); ok && u > 0 {
+		return fmt.Sprintf("%.0f of %.0f reported GPUs without a reading", u, devices)
+	}
+	if declared > 0 {
+		now, _ := res.get(gpuCountNow, n)
+		least, hasLeast := res.get(gpuCountMin, n)
+		switch {
+		case now < float64(declared):
+			return fmt.Sprintf("%.0f of the %d GPUs its pool declares report readings", now, declared)
+		case !hasLeast || least < float64(declared):
+			return fmt.Sprintf("as few as %.0f of the %d GPUs its pool declares reported during the idle window", least, declared)
 		}
-		v.CPUMax, _ = get(res.cpuMax, n)
-		v.GPUMax, _ = get(res.gpuMax, n)
-		v.GPUMean, _ = get(res.gpuMean, n)
-		procs, _ := get(res.gpuProcesses, n)
-		v.GPUProcesses = int(procs)
-		v.Present = ok && now.Sub(v.LastSample) <= maxAge && res.covered(n, steps) && res.complete(n)
-		out[n] = v
 	}
-	return out
+	if declared > 0 || devices > 0 {
+		c, ok := res.get(gpuSteps, n)
+		if _, hasMax := res.get(gpuMax, n); !ok || !hasMax || c < float64(steps) {
+			return fmt.Sprintf("GPU readings at %.0f of the %d steps of the idle window", c, steps)
+		}
+	}
+	return ""
 }
 
-// covered: CPU readings at every step of the idle window, and GPU readings too on a server that
-// reports GPUs.
-func (res *results) covered(n string, steps int) bool {
-	if c, ok := get(res.cpuSteps, n); !ok || c < float64(steps) {
-		return false
-	}
-	if _, ok := get(res.cpuMax, n); !ok {
-		return false
-	}
-	devices, ok := get(res.gpuDevices, n)
-	if !ok || devices == 0 {
-		return true
-	}
-	c, ok := get(res.gpuSteps, n)
-	_, hasMax := get(res.gpuMax, n)
-	return ok && hasMax && c >= float64(steps)
-}
-
-// complete: no failing collector, no GPU without a reading.
-func (res *results) complete(n string) bool {
-	if _, failing := res.failing[n]; failing {
-		return false
-	}
-	unread, ok := res.unread[n]
-	return !ok || unread == 0
-}
-
-// get returns the node's value; a missing or NaN value is not ok.
-func get(m map[string]float64, n string) (float64, bool) {
-	v, ok := m[n]
+// get returns the node's value of f; a missing or NaN value is not ok.
+func (res *results) get(f fact, n string) (float64, bool) {
+	v, ok := res[f][n]
 	if !ok || math.IsNaN(v) {
 		return 0, false
 	}

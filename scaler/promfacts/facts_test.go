@@ -3,60 +3,114 @@ package promfacts
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
+// answers builds results from per-fact values of node "n".
+func answers(values map[fact]float64) *results {
+	var r results
+	for f := range r {
+		r[f] = map[string]float64{}
+	}
+	for f, v := range values {
+		r[f]["n"] = v
+	}
+	return &r
+}
+
+// TestViews holds each rule of the package doc against the answers of one server: a complete
+// CPU or GPU server is Present, and each missing piece makes it not Present, naming what is
+// missing. The GPU cases hold the readings against the GPUs the pool declares, whatever the
+// exporter reports.
 func TestViews(t *testing.T) {
 	now := time.Unix(1_000_000, 0).UTC()
 	const steps, maxAge = 40, 2 * time.Minute
 	fresh := float64(now.Add(-10 * time.Second).Unix())
-	// cpuServer is a complete, fresh, idle CPU server; each case changes one thing.
-	cpuServer := func() *results {
-		return &results{
-			cpuMax: map[string]float64{"n": 0.05}, cpuSteps: map[string]float64{"n": steps},
-			gpuMax: map[string]float64{}, gpuSteps: map[string]float64{}, gpuMean: map[string]float64{},
-			gpuProcesses: map[string]float64{}, gpuDevices: map[string]float64{"n": 0},
-			newest: map[string]float64{"n": fresh}, failing: map[string]float64{}, unread: map[string]float64{},
-		}
+	cpuServer := func() map[fact]float64 {
+		return map[fact]float64{cpuMax: 0.05, cpuSteps: steps, newest: fresh, gpuDevices: 0}
 	}
-	gpuServer := func() *results {
-		r := cpuServer()
-		r.gpuDevices["n"], r.gpuMax["n"], r.gpuSteps["n"], r.gpuMean["n"], r.gpuProcesses["n"] = 2, 0.3, steps, 0.2, 1
-		r.unread["n"] = 0
-		return r
+	// gpuServer reports and reads its 2 GPUs at every step.
+	gpuServer := func() map[fact]float64 {
+		v := cpuServer()
+		v[gpuDevices], v[gpuMax], v[gpuSteps], v[gpuMean], v[gpuProcesses] = 2, 0.3, steps, 0.2, 1
+		v[gpuCountMin], v[gpuCountNow], v[unread] = 2, 2, 0
+		return v
 	}
 	cases := []struct {
-		name    string
-		res     *results
-		change  func(r *results)
-		present bool
+		name     string
+		values   map[fact]float64
+		change   func(v map[fact]float64)
+		declared int
+		unknown  string
+		blocks   bool
+		missing  string // "" when Present
 	}{
-		{"complete cpu server", cpuServer(), func(*results) {}, true},
-		{"complete gpu server", gpuServer(), func(*results) {}, true},
-		{"cpu server without a gpu collector", cpuServer(), func(r *results) { delete(r.gpuDevices, "n") }, true},
-		{"no data at all", cpuServer(), func(r *results) { r.newest, r.cpuMax, r.cpuSteps = nil, nil, nil }, false},
-		{"newest sample at max age", cpuServer(), func(r *results) { r.newest["n"] = float64(now.Add(-maxAge).Unix()) }, true},
-		{"newest sample past max age", cpuServer(), func(r *results) { r.newest["n"] = float64(now.Add(-maxAge - time.Second).Unix()) }, false},
-		{"one step of the window missing", cpuServer(), func(r *results) { r.cpuSteps["n"] = steps - 1 }, false},
-		{"no cpu reading", cpuServer(), func(r *results) { delete(r.cpuMax, "n") }, false},
-		{"failing collector", cpuServer(), func(r *results) { r.failing["n"] = 1 }, false},
-		{"gpu without a reading", gpuServer(), func(r *results) { r.unread["n"] = 1 }, false},
-		{"gpu readings miss a step", gpuServer(), func(r *results) { r.gpuSteps["n"] = steps - 1 }, false},
-		{"gpu readings missing", gpuServer(), func(r *results) { delete(r.gpuSteps, "n"); delete(r.gpuMax, "n") }, false},
-		{"two series for the server", cpuServer(), func(r *results) { r.cpuMax["n"] = math.NaN() }, false},
+		{name: "complete cpu server", values: cpuServer()},
+		{name: "complete gpu server", values: gpuServer(), declared: 2},
+		{name: "cpu server without a gpu collector", values: cpuServer(), change: func(v map[fact]float64) { delete(v, gpuDevices) }},
+		{name: "cpu server without nvml", values: cpuServer(), change: func(v map[fact]float64) { v[gpuFailing] = 1 }},
+		{name: "no data at all", values: map[fact]float64{}, missing: "no sample"},
+		{name: "newest sample at max age", values: cpuServer(), change: func(v map[fact]float64) { v[newest] = float64(now.Add(-maxAge).Unix()) }},
+		{name: "newest sample past max age", values: cpuServer(), change: func(v map[fact]float64) { v[newest] = float64(now.Add(-maxAge - time.Second).Unix()) },
+			missing: "newest sample 2m1s old (max age 2m0s)"},
+		{name: "one step of the window missing", values: cpuServer(), change: func(v map[fact]float64) { v[cpuSteps] = steps - 1 },
+			missing: "CPU readings at 39 of the 40 steps of the idle window"},
+		{name: "no cpu reading", values: cpuServer(), change: func(v map[fact]float64) { delete(v, cpuMax) }, missing: "no CPU reading"},
+		{name: "failing collector", values: cpuServer(), change: func(v map[fact]float64) { v[failing] = 1 }, missing: "a collector fails"},
+		{name: "gpu without a reading", values: gpuServer(), declared: 2, change: func(v map[fact]float64) { v[unread] = 1 },
+			missing: "1 of 2 reported GPUs without a reading"},
+		{name: "gpu readings miss a step", values: gpuServer(), declared: 2, change: func(v map[fact]float64) { v[gpuSteps] = steps - 1 },
+			missing: "GPU readings at 39 of the 40 steps of the idle window"},
+		{name: "gpu readings missing", values: gpuServer(), declared: 2, change: func(v map[fact]float64) {
+			delete(v, gpuSteps)
+			delete(v, gpuMax)
+		}, missing: "GPU readings at 0 of the 40 steps"},
+		{name: "gpus reported on a cpu pool still need readings", values: gpuServer(), change: func(v map[fact]float64) { v[gpuSteps] = 3 },
+			missing: "GPU readings at 3 of the 40 steps"},
+		{name: "two series for the server", values: cpuServer(), change: func(v map[fact]float64) { v[cpuMax] = math.NaN() }, missing: "no CPU reading"},
+
+		// Coverage against the profile: the pool declares 2 GPUs.
+		{name: "gpu collector off (--no-collector.gpu)", values: cpuServer(), declared: 2, change: func(v map[fact]float64) { delete(v, gpuDevices) },
+			missing: "0 of the 2 GPUs its pool declares report readings"},
+		{name: "nvml did not start", values: cpuServer(), declared: 2, change: func(v map[fact]float64) { v[gpuFailing] = 1 },
+			missing: "the GPU collector fails"},
+		{name: "fewer gpus reported than declared", values: gpuServer(), declared: 3,
+			missing: "2 of the 3 GPUs its pool declares report readings"},
+		{name: "a declared gpu missing during the window", values: gpuServer(), declared: 2, change: func(v map[fact]float64) { v[gpuCountMin] = 1 },
+			missing: "as few as 1 of the 2 GPUs its pool declares reported during the idle window"},
+		{name: "gpu readings gone now (stale)", values: gpuServer(), declared: 2, change: func(v map[fact]float64) { delete(v, gpuCountNow) },
+			missing: "0 of the 2 GPUs its pool declares report readings"},
+		{name: "no count of gpus over the window", values: gpuServer(), declared: 2, change: func(v map[fact]float64) { delete(v, gpuCountMin) },
+			missing: "as few as 0 of the 2"},
+
+		// Unknown telemetry: a blocking series absent makes the server not Present, others are
+		// only named.
+		{name: "blocking unknown telemetry", values: gpuServer(), declared: 2, unknown: "no X series", blocks: true,
+			missing: "unknown telemetry: no X series"},
+		{name: "unknown telemetry that does not block", values: gpuServer(), declared: 2, unknown: "no X series"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.change(tc.res)
-			got := tc.res.views([]string{"n", "other"}, now, maxAge, steps)
-			if got["n"].Present != tc.present {
-				t.Errorf("Present = %v, want %v (view %+v)", got["n"].Present, tc.present, got["n"])
+			if tc.change != nil {
+				tc.change(tc.values)
 			}
-			if got["other"] != (fleet.TelemetryView{}) {
-				t.Errorf("a node without series got %+v, want the zero view", got["other"])
+			res := answers(tc.values)
+			got := res.view("n", server{gpus: tc.declared, unknown: tc.unknown, unknownBlocks: tc.blocks}, now, maxAge, steps)
+			if got.Present != (tc.missing == "") {
+				t.Errorf("Present = %v, want %v (view %+v)", got.Present, tc.missing == "", got)
+			}
+			if tc.missing == "" && got.Missing != "" || !strings.HasPrefix(got.Missing, tc.missing) {
+				t.Errorf("Missing = %q, want %q", got.Missing, tc.missing)
+			}
+			if got.UnknownTelemetry != tc.unknown {
+				t.Errorf("UnknownTelemetry = %q, want %q", got.UnknownTelemetry, tc.unknown)
+			}
+			if other := res.view("other", server{}, now, maxAge, steps); other.Present || other.Missing != "no sample" {
+				t.Errorf("a node without series got %+v, want not present, no sample", other)
 			}
 		})
 	}
@@ -64,41 +118,42 @@ func TestViews(t *testing.T) {
 
 func TestViewValues(t *testing.T) {
 	now := time.Unix(1_000_000, 0).UTC()
-	res := &results{
-		cpuMax: map[string]float64{"g": 0.12}, cpuSteps: map[string]float64{"g": 5},
-		gpuMax: map[string]float64{"g": 0.7}, gpuSteps: map[string]float64{"g": 5}, gpuMean: map[string]float64{"g": 0.4},
-		gpuProcesses: map[string]float64{"g": 3}, gpuDevices: map[string]float64{"g": 2},
-		newest: map[string]float64{"g": 999_999.5}, unread: map[string]float64{"g": 0},
-	}
+	res := answers(map[fact]float64{
+		cpuMax: 0.12, cpuSteps: 5, gpuMax: 0.7, gpuSteps: 5, gpuMean: 0.4, gpuProcesses: 3,
+		gpuDevices: 2, gpuCountMin: 2, gpuCountNow: 2, newest: 999_999.5, unread: 0,
+	})
 	want := fleet.TelemetryView{
 		Present: true, LastSample: time.UnixMilli(999_999_500).UTC(),
 		CPUMax: 0.12, GPUMax: 0.7, GPUProcesses: 3, GPUMean: 0.4,
 	}
-	if got := res.views([]string{"g"}, now, time.Minute, 5)["g"]; got != want {
+	if got := res.view("n", server{gpus: 2}, now, time.Minute, 5); got != want {
 		t.Errorf("view = %+v, want %+v", got, want)
 	}
 }
 
-// BenchmarkViews assembles the views of a 10,000-server fleet from query answers.
+// BenchmarkViews assembles the views of a 10,000-server fleet of 8-GPU servers from query
+// answers.
 func BenchmarkViews(b *testing.B) {
 	const n = 10_000
 	now := time.Unix(1_000_000, 0).UTC()
-	res := &results{}
-	maps := []*map[string]float64{&res.cpuMax, &res.cpuSteps, &res.gpuMax, &res.gpuSteps, &res.gpuMean,
-		&res.gpuProcesses, &res.gpuDevices, &res.newest, &res.failing, &res.unread}
-	for _, m := range maps {
-		*m = make(map[string]float64, n)
+	var res results
+	for f := range res {
+		res[f] = make(map[string]float64, n)
 	}
 	nodes := make([]string, n)
 	for i := range nodes {
 		nodes[i] = fmt.Sprintf("node%05d", i)
-		res.cpuMax[nodes[i]], res.cpuSteps[nodes[i]], res.newest[nodes[i]] = 0.1, 40, 999_990
-		res.gpuDevices[nodes[i]], res.gpuMax[nodes[i]], res.gpuSteps[nodes[i]], res.unread[nodes[i]] = 8, 0.5, 40, 0
+		for f, v := range map[fact]float64{cpuMax: 0.1, cpuSteps: 40, newest: 999_990, gpuDevices: 8, gpuMax: 0.5,
+			gpuSteps: 40, gpuCountMin: 8, gpuCountNow: 8, unread: 0} {
+			res[f][nodes[i]] = v
+		}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if v := res.views(nodes, now, time.Minute, 40); !v["node00000"].Present {
-			b.Fatal("not present")
+		for _, node := range nodes {
+			if v := res.view(node, server{gpus: 8}, now, time.Minute, 40); !v.Present {
+				b.Fatal("not present")
+			}
 		}
 	}
 }

@@ -26,14 +26,22 @@ var ErrPartialAnswer = errors.New("prometheus answered with warnings")
 // Reader reads utilisation facts from Prometheus. It is safe for concurrent use.
 type Reader struct {
 	api     v1.API
-	expr    alerts.Expr
+	sources []alerts.Expr // one per telemetry source the pools use
+	gpus    []bool        // per source: a pool reading it declares GPUs
+	servers map[string]serverRef
 	maxAge  time.Duration
 	timeout time.Duration
 	log     *logrus.Entry
 }
 
+// serverRef is where one server's facts come from.
+type serverRef struct {
+	source int // index into sources
+	gpus   int // GPUs its pool declares
+}
+
 // New builds a Reader for cfg.Prometheus (URL, timeout, HTTP client: auth, TLS, proxy), with
-// the windows and thresholds of cfg.Policy.
+// the windows and thresholds of cfg.Policy and each pool's telemetry source and declared GPUs.
 func New(cfg *config.Config, log *logrus.Entry) (*Reader, error) {
 	rt, err := promconfig.NewRoundTripperFromConfig(cfg.Prometheus.HTTPClient, "rota")
 	if err != nil {
@@ -43,40 +51,73 @@ func New(cfg *config.Config, log *logrus.Entry) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
-	return &Reader{
+	r := &Reader{
 		api:     v1.NewAPI(client),
-		expr:    alerts.NewExpr(cfg),
+		servers: map[string]serverRef{},
 		maxAge:  time.Duration(cfg.Policy.Telemetry.MaxAge),
 		timeout: time.Duration(cfg.Prometheus.Timeout),
 		log:     log.WithField("component", "promfacts"),
-	}, nil
+	}
+	for i, name := range cfg.SourcesInUse() {
+		r.sources = append(r.sources, alerts.NewExprFor(cfg, name))
+		r.gpus = append(r.gpus, false)
+		for _, p := range cfg.Pools {
+			if p.Source() != name {
+				continue
+			}
+			r.gpus[i] = r.gpus[i] || p.Profile.GPUs > 0
+			for _, n := range p.Nodes {
+				r.servers[n.Name] = serverRef{source: i, gpus: p.Profile.GPUs}
+			}
+		}
+	}
+	return r, nil
 }
+
+// ref is where a server's facts come from; a server the config does not name reads
+// rota-exporter (the first source when any pool uses it) and declares no GPUs.
+func (r *Reader) ref(node string) serverRef { return r.servers[node] }
 
 // Read returns a view for each of nodes as of now. See the package doc for what makes an error
 // and what makes a server not Present.
 func (r *Reader) Read(ctx context.Context, nodes []string, now time.Time) (map[string]fleet.TelemetryView, error) {
-	var res results
-	for _, q := range r.queries(&res) {
-		v, err := r.query(ctx, q.expr, now)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", q.name, err)
-		}
-		*q.into = v
+	unknown, err := r.unknown(ctx, now)
+	if err != nil {
+		return nil, err
 	}
-	return res.views(nodes, now, r.maxAge, r.expr.IdleSteps()), nil
+	res := make([]*results, len(r.sources))
+	for i, e := range r.sources {
+		res[i] = &results{}
+		for _, q := range queries(e) {
+			v, err := r.query(ctx, q.expr, now)
+			if err != nil {
+				return nil, fmt.Errorf("reading %s from %s: %w", q.name, e.Source(), err)
+			}
+			res[i][q.fact] = v
+		}
+	}
+	out := make(map[string]fleet.TelemetryView, len(nodes))
+	for _, n := range nodes {
+		ref := r.ref(n)
+		e := r.sources[ref.source]
+		s := server{gpus: ref.gpus}
+		s.unknown, s.unknownBlocks = unknown.about(e.Source(), ref.gpus > 0)
+		out[n] = res[ref.source].view(n, s, now, r.maxAge, e.IdleSteps())
+	}
+	return out, nil
 }
 
-// Ready reports whether a booted server's exporter serves: Prometheus scrapes it (up is 1) and
-// its newest CPU sample is no older than policy.telemetry.max_age at now. It answers an error
+// Ready reports whether a booted server's exporter serves: Prometheus scrapes it and its
+// newest CPU sample is no older than policy.telemetry.max_age at now. It answers an error
 // when Prometheus cannot be read; the executor counts that as not ready, so the pool's boot
 // timeout governs a boot during a Prometheus outage.
 func (r *Reader) Ready(ctx context.Context, node string, now time.Time) (bool, error) {
-	v, err := r.query(ctx, r.expr.ExporterNewestSample(node), now)
+	v, err := r.query(ctx, r.sources[r.ref(node).source].ExporterNewestSample(node), now)
 	if err != nil {
 		return false, fmt.Errorf("reading readiness of %s: %w", node, err)
 	}
-	newest, ok := get(v, node)
-	if !ok {
+	newest, ok := v[node]
+	if !ok || math.IsNaN(newest) {
 		return false, nil
 	}
 	return now.Sub(time.UnixMilli(int64(newest*1000))) <= r.maxAge, nil
@@ -85,29 +126,34 @@ func (r *Reader) Ready(ctx context.Context, node string, now time.Time) (bool, e
 type namedQuery struct {
 	name string
 	expr string
-	into *map[string]float64
+	fact fact
 }
 
-// results holds each query's answer by node name.
-type results struct {
-	cpuMax, cpuSteps, gpuMax, gpuSteps, gpuMean, gpuProcesses, gpuDevices, newest, failing, unread map[string]float64
-}
-
-func (r *Reader) queries(res *results) []namedQuery {
-	e := r.expr
-	cpu, gpuMax := e.CPUUtilization(), e.GPUUtilizationMax()
-	return []namedQuery{
-		{"cpu max", e.IdleMax(cpu), &res.cpuMax},
-		{"cpu coverage", e.IdleSamples(cpu), &res.cpuSteps},
-		{"gpu max", e.IdleMax(gpuMax), &res.gpuMax},
-		{"gpu coverage", e.IdleSamples(gpuMax), &res.gpuSteps},
-		{"gpu mean", e.UnderuseMean(e.GPUUtilizationMean()), &res.gpuMean},
-		{"gpu processes", e.GPUProcesses(), &res.gpuProcesses},
-		{"gpu devices", e.GPUDevices(), &res.gpuDevices},
-		{"newest sample", e.NewestSample(), &res.newest},
-		{"failing collectors", e.CollectorsFailing(), &res.failing},
-		{"unread gpus", e.GPUsUnread(), &res.unread},
+// queries are the questions asked of one source; rota-exporter has its own collectors and
+// device count to ask about too.
+func queries(e alerts.Expr) []namedQuery {
+	cpu, busyMax, busyCount := e.CPUUtilization(), e.GPUBusyMax(), e.GPUBusyCount()
+	qs := []namedQuery{
+		{"cpu max", e.IdleMax(cpu), cpuMax},
+		{"cpu coverage", e.IdleSamples(cpu), cpuSteps},
+		{"gpu max", e.IdleMax(busyMax), gpuMax},
+		{"gpu coverage", e.IdleSamples(busyMax), gpuSteps},
+		{"fewest gpus read", e.IdleMin(busyCount), gpuCountMin},
+		{"gpus read", busyCount, gpuCountNow},
+		{"gpu mean", e.UnderuseMean(e.GPUBusyMean()), gpuMean},
+		{"newest sample", e.NewestSample(), newest},
 	}
+	if p := e.GPUProcesses(); p != "" {
+		qs = append(qs, namedQuery{"gpu processes", p, gpuProcesses})
+	}
+	if e.Source() == config.RotaExporter {
+		qs = append(qs,
+			namedQuery{"gpu devices", e.GPUDevices(), gpuDevices},
+			namedQuery{"failing collectors", e.CollectorsFailing(), failing},
+			namedQuery{"failing gpu collector", e.GPUCollectorFailing(), gpuFailing},
+			namedQuery{"unread gpus", e.GPUsUnread(busyCount), unread})
+	}
+	return qs
 }
 
 // query runs one instant query and returns its value per node label.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,14 @@ type fakeNode struct {
 	user    float64
 }
 
+// declared is the GPUs a fake node's pool declares: one for a node with a GPU.
+func (n *fakeNode) declared() int {
+	if n.gpu >= 0 {
+		return 1
+	}
+	return 0
+}
+
 // fakeExporters serves each node's series at /n/<node>; a node that is not serving answers 503
 // (its scrape fails, as when the server or its exporter is down).
 type fakeExporters struct {
@@ -47,6 +56,13 @@ type fakeExporters struct {
 func (f *fakeExporters) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if r.URL.Path == "/fleet" {
+		// rota's own series: what each server's pool declares.
+		for name, n := range f.nodes {
+			fmt.Fprintf(w, "rota_fleet_node_gpus_declared{node=%q,pool=%q} %d\n", name, n.pool, n.declared())
+		}
+		return
+	}
 	n, ok := f.nodes[strings.TrimPrefix(r.URL.Path, "/n/")]
 	if !ok || !n.serving {
 		http.Error(w, "down", http.StatusServiceUnavailable)
@@ -68,8 +84,22 @@ func (f *fakeExporters) set(node string, serving bool) {
 }
 
 // startPrometheus runs a real Prometheus scraping every fake node each second, with the labels
-// node and pool, evaluating rules (a rule file's YAML) each second, and returns its URL.
+// node and pool, and rota's fleet series, evaluating rules (a rule file's YAML) each second,
+// and returns its URL.
 func startPrometheus(t *testing.T, exporters string, nodes map[string]*fakeNode, rules []byte) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("  - job_name: rota-exporter\n    static_configs:\n")
+	for name, n := range nodes {
+		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {node: %q, pool: %q, __metrics_path__: %q}\n", exporters, name, n.pool, "/n/"+name)
+	}
+	fmt.Fprintf(&b, "  - job_name: rota\n    metrics_path: /fleet\n    static_configs: [{targets: [%q]}]\n", exporters)
+	return startPrometheusWith(t, b.String(), rules)
+}
+
+// startPrometheusWith runs a real Prometheus with the scrape configs given (YAML list items),
+// scraping and evaluating rules each second, and returns its URL.
+func startPrometheusWith(t *testing.T, scrapeConfigs string, rules []byte) string {
 	t.Helper()
 	bin := testutil.Tool(t, "prometheus")
 	dir := t.TempDir()
@@ -77,14 +107,9 @@ func startPrometheus(t *testing.T, exporters string, nodes map[string]*fakeNode,
 	if err := os.WriteFile(rulesPath, rules, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\nrule_files: [%q]\n", rulesPath)
-	b.WriteString("scrape_configs:\n  - job_name: rota-exporter\n    static_configs:\n")
-	for name, n := range nodes {
-		fmt.Fprintf(&b, "      - targets: [%q]\n        labels: {node: %q, pool: %q, __metrics_path__: %q}\n", exporters, name, n.pool, "/n/"+name)
-	}
+	cfgYAML := fmt.Sprintf("global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\nrule_files: [%q]\nscrape_configs:\n%s", rulesPath, scrapeConfigs)
 	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(cfgYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
@@ -302,7 +327,10 @@ func TestReadErrors(t *testing.T) {
 }
 
 // idleAlerts lists the nodes RotaServerIdle fires for, sorted.
-func idleAlerts(t *testing.T, r *Reader) string {
+func idleAlerts(t *testing.T, r *Reader) string { return firingFor(t, r, alerts.AlertIdle, false) }
+
+// firingFor lists the nodes the alert fires for, sorted, each as node=value withValue.
+func firingFor(t *testing.T, r *Reader, alert string, withValue bool) string {
 	t.Helper()
 	res, err := r.api.Alerts(context.Background())
 	if err != nil {
@@ -310,9 +338,18 @@ func idleAlerts(t *testing.T, r *Reader) string {
 	}
 	var nodes []string
 	for _, a := range res.Alerts {
-		if a.Labels["alertname"] == alerts.AlertIdle && a.State == v1.AlertStateFiring {
-			nodes = append(nodes, string(a.Labels["node"]))
+		if string(a.Labels["alertname"]) != alert || a.State != v1.AlertStateFiring {
+			continue
 		}
+		n := string(a.Labels["node"])
+		if withValue {
+			v, err := strconv.ParseFloat(a.Value, 64)
+			if err != nil {
+				t.Fatalf("alert value %q: %v", a.Value, err)
+			}
+			n += fmt.Sprintf("=%g", v)
+		}
+		nodes = append(nodes, n)
 	}
 	sort.Strings(nodes)
 	return strings.Join(nodes, " ")

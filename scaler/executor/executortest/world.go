@@ -29,8 +29,11 @@ type Server struct {
 	Hangs bool
 	// OffFails makes the BMC refuse every power-off (the power stays as it is).
 	OffFails bool
-	// Jobs allocated now.
-	Jobs          int
+	// Jobs allocated now (each holding one CPU).
+	Jobs int
+	// CPUs and GPUs allocated besides the counted jobs (a reservation, an allocation whose
+	// job the job manager does not list): the server is not empty either.
+	CPUs, GPUs    int
 	Drained       bool
 	DrainedByRota bool
 	Responding    bool
@@ -183,8 +186,8 @@ func (w *World) Off(ctx context.Context, node string, _ bool) error {
 		return fmt.Errorf("%s: bmc refused the power-off", node)
 	}
 	w.commands = append(w.commands, Command{node, "off"})
-	if s.Jobs > 0 {
-		w.unsafe = append(w.unsafe, fmt.Sprintf("%s powered off with %d jobs", node, s.Jobs))
+	if s.Jobs > 0 || s.CPUs > 0 || s.GPUs > 0 {
+		w.unsafe = append(w.unsafe, fmt.Sprintf("%s powered off with %d jobs, %d more CPUs and %d GPUs allocated", node, s.Jobs, s.CPUs, s.GPUs))
 	}
 	s.Power, s.Responding = bmc.StateOff, false
 	return nil
@@ -219,7 +222,8 @@ func (w *World) Nodes(context.Context) (map[string]fleet.JobsView, error) {
 		if s.Unmanaged {
 			continue
 		}
-		out[name] = fleet.JobsView{Known: true, Jobs: s.Jobs, CPUs: s.Jobs, Drained: s.Drained, DrainedByRota: s.DrainedByRota, Responding: s.Responding}
+		out[name] = fleet.JobsView{Known: true, Jobs: s.Jobs, CPUs: s.Jobs + s.CPUs, GPUs: s.GPUs,
+			Drained: s.Drained, DrainedByRota: s.DrainedByRota, Responding: s.Responding}
 	}
 	return out, nil
 }

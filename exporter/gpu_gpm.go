@@ -1,0 +1,77 @@
+package exporter
+
+import (
+	"fmt"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// gpmMetrics are the GPM (GPU Performance Monitoring) metrics read, and what each becomes.
+// NVML gives them in percent.
+var gpmMetrics = []struct {
+	id     nvml.GpmMetricId
+	metric gpuMetric
+}{
+	{nvml.GPM_METRIC_SM_UTIL, gpuSMActive},
+	{nvml.GPM_METRIC_SM_OCCUPANCY, gpuSMOccupancy},
+	{nvml.GPM_METRIC_ANY_TENSOR_UTIL, gpuTensorActive},
+}
+
+// gpmState is one GPU's GPM sampling. A GPM metric is computed from two samples taken some
+// time apart, so each read keeps its sample for the next: the metrics a scrape reports cover
+// the time since the previous scrape's read, as a rate does, and the first read reports none.
+// Only the GPU's one read in flight touches it (reads of a GPU never overlap).
+type gpmState struct {
+	checked, supported bool
+	prev               nvml.GpmSample
+}
+
+// read returns the GPM metrics since the previous read, none on a GPU without GPM (before
+// Hopper, or a driver without it) or on the first read. A GPM call that fails is an error,
+// which fails the GPU for the scrape like any other reading.
+func (g *gpmState) read(lib nvml.Interface, dev nvml.Device) ([]gpuSample, error) {
+	if !g.checked {
+		support, ret := lib.GpmQueryDeviceSupport(dev)
+		switch ret {
+		case nvml.SUCCESS:
+			g.supported = support.IsSupportedDevice != 0
+		case nvml.ERROR_NOT_SUPPORTED, nvml.ERROR_FUNCTION_NOT_FOUND:
+			g.supported = false
+		default:
+			return nil, fmt.Errorf("querying support: %w", ret)
+		}
+		g.checked = true
+	}
+	if !g.supported {
+		return nil, nil
+	}
+	cur, ret := lib.GpmSampleAlloc()
+	if ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("allocating a sample: %w", ret)
+	}
+	if ret := lib.GpmSampleGet(dev, cur); ret != nvml.SUCCESS {
+		lib.GpmSampleFree(cur)
+		return nil, fmt.Errorf("taking a sample: %w", ret)
+	}
+	prev := g.prev
+	g.prev = cur
+	if prev == nil {
+		return nil, nil
+	}
+	defer lib.GpmSampleFree(prev)
+	m := nvml.GpmMetricsGetType{NumMetrics: uint32(len(gpmMetrics)), Sample1: prev, Sample2: cur}
+	for i, gm := range gpmMetrics {
+		m.Metrics[i].MetricId = uint32(gm.id)
+	}
+	if ret := lib.GpmMetricsGet(&m); ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("computing metrics: %w", ret)
+	}
+	var out []gpuSample
+	for i, gm := range gpmMetrics {
+		// A metric the GPU cannot compute has its own error and is left out.
+		if nvml.Return(m.Metrics[i].NvmlReturn) == nvml.SUCCESS {
+			out = append(out, gpuSample{gm.metric, m.Metrics[i].Value / 100})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# make mutate: applies each one-line mutant of scripts/mutants.txt to a scratch copy of the
+# tree (never to the tree itself), runs the test the mutant names, and reports it killed (the
+# test failed, as it must) or SURVIVED. First it runs every named test once on the unchanged
+# copy: a test that fails there proves nothing. Exits 1 when a mutant survives, a test fails
+# unchanged, or a mutant's line is not in its file (the list is out of date).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+list=${MUTANTS:-$top/scripts/mutants.txt}
+export PATH="$top/.tools/bin:$PATH" # promtool and prometheus, for tests that run them
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+copy="$work/tree"
+mkdir "$copy"
+# The files git knows of, committed or not (what a build sees), into the scratch copy; outside a
+# git checkout (a source archive), the whole tree but the tools and build outputs.
+if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  (cd "$top" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+    [ -e "$f" ] && printf '%s\0' "$f"
+  done | tar --null -T - -cf -) | tar -xf - -C "$copy"
+else
+  tar -C "$top" --exclude=./.tools --exclude=./.lab --exclude=./bin --exclude=./dist -cf - . | tar -xf - -C "$copy"
+fi
+
+names=() files=() lines=() withs=() tests=()
+add() { names+=("$1"); files+=("$2"); lines+=("$3"); withs+=("$4"); tests+=("$5"); }
+name='' file='' line='' with='' test=''
+while IFS= read -r l || [ -n "$l" ]; do
+  case "$l" in
+    '#'* | '') continue ;;
+    'mutant:'*)
+      [ -n "$name" ] && add "$name" "$file" "$line" "$with" "$test"
+      name=${l#mutant: } file='' line='' with='' test='' ;;
+    'file: '*) file=${l#file: } ;;
+    'line: '*) line=${l#line: } ;;
+    'with:'*) with=${l#with:}; with=${with# } ;;
+    'test: '*) test=${l#test: } ;;
+    *) echo "mutate: $list: cannot read: $l" >&2; exit 1 ;;
+  esac
+done <"$list"
+[ -n "$name" ] && add "$name" "$file" "$line" "$with" "$test"
+
+# runs PKG RUN: the test in the scratch copy; its status is the test's.
+runs() { (cd "$copy" && go test -count=1 -run "^$(sed 's|/|$/^|' <<<"$2")\$" "$1" >"$work/out" 2>&1); }
+
+start=$SECONDS
+fail=0
+echo "== $(date -u +%FT%TZ) baseline: each named test on the unchanged tree"
+declare -A seen
+for t in "${tests[@]}"; do
+  [ -n "${seen[$t]:-}" ] && continue
+  seen[$t]=1
+  if runs ${t% *} "${t#* }"; then echo "pass  $t"; else echo "FAIL  $t (fails unchanged)"; tail -20 "$work/out"; fail=1; fi
+done
+[ "$fail" -eq 0 ] || { echo "mutate: baseline failing, no mutant run"; exit 1; }
+
+survived=0
+for i in "${!names[@]}"; do
+  f="$copy/${files[$i]}"
+  cp "$f" "$work/orig"
+  # The first line that reads LINE once its indentation is taken off becomes WITH, indented alike.
+  if ! LINE=${lines[$i]} WITH=${withs[$i]} awk '
+      !done { t = $0; sub(/^[ \t]+/, "", t)
+              if (t == ENVIRON["LINE"]) { ind = substr($0, 1, length($0) - length(t)); done = 1
+                                          if (ENVIRON["WITH"] != "") print ind ENVIRON["WITH"]; next } }
+      { print }
+      END { exit !done }' "$work/orig" >"$f"; then
+    echo "LOST  ${names[$i]}: no line '${lines[$i]}' in ${files[$i]} (update scripts/mutants.txt)"
+    cp "$work/orig" "$f"
+    fail=1
+    continue
+  fi
+  t=${tests[$i]}
+  if runs ${t% *} "${t#* }"; then
+    echo "SURVIVED  ${names[$i]} (${files[$i]}; $t passed)"
+    survived=$((survived + 1))
+  elif grep -q -e '\[build failed\]' -e '\[setup failed\]' "$work/out"; then
+    # A mutant that does not build proves nothing about the test.
+    echo "BROKEN    ${names[$i]}: does not build"
+    tail -5 "$work/out"
+    fail=1
+  else
+    echo "killed    ${names[$i]} ($t)"
+  fi
+  cp "$work/orig" "$f"
+done
+echo "== ${#names[@]} mutants, $survived survived, $((SECONDS - start))s"
+[ "$survived" -eq 0 ] && [ "$fail" -eq 0 ]
