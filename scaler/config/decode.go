@@ -219,14 +219,25 @@ func (w *walker) structFields(t reflect.Type) map[string]reflect.Type {
 		return m
 	}
 	m := map[string]reflect.Type{}
+	addFields(m, t)
+	w.fields[t] = m
+	return m
+}
+
+// addFields adds t's yaml field names to m, those of inline structs as their own (as yaml.v3
+// decodes them).
+func addFields(m map[string]reflect.Type, t reflect.Type) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); f.IsExported() && name != "" {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case !f.IsExported():
+		case name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct:
+			addFields(m, f.Type)
+		case name != "":
 			m[name] = f.Type
 		}
 	}
-	w.fields[t] = m
-	return m
 }
 
 func joinPath(path, key string) string {
