@@ -141,7 +141,7 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"policy.quotas[0].pool"}},
 		{"duplicate node and missing host", minimal + `  - name: cpu2
     profile: {cpu_cores: 0}
-    cost: {hourly: 1, watts: 3}
+    cost: {hourly: 1, price_per_kwh: 3}
     min: 3
     nodes:
       - name: n1

@@ -75,6 +75,7 @@ func (c *Config) applyDefaults() {
 	setDur(&c.BMC.MinCommandInterval, 5*time.Second)
 	setDur(&c.BMC.OperationTimeout, 5*time.Minute)
 	setDur(&c.BMC.GracefulTimeout, 2*time.Minute)
+	setDur(&c.BMC.PowerReadingInterval, 5*time.Minute)
 
 	p := &c.Policy
 	setDur(&p.EvaluationInterval, time.Minute)
@@ -103,6 +104,7 @@ func (c *Config) applyDefaults() {
 	setFloat(&p.Spares.Factor, 1.0)
 	setFloat(&p.Spares.MaxShare, 0.1)
 	setDur(&p.Failure.AlertWindow, 30*time.Minute)
+	setString(&c.Accounting.Chargeback.Idle, IdleToOwner)
 
 }
 
@@ -115,9 +117,13 @@ func (c *Config) applyPoolDefaults() {
 	for i := range c.TelemetrySources {
 		c.TelemetrySources[i].applyDefaults()
 	}
+	setDur(&c.Accounting.StaleAfter, 3*time.Duration(c.Policy.EvaluationInterval))
 	for i := range c.Pools {
 		pl := &c.Pools[i]
 		setDur(&pl.BootTimeout, DefaultBootTimeout)
+		if t := c.Accounting.Tariff(pl.Cost.Tariff); t != nil && pl.Cost.Tariff != "" {
+			setString(&pl.Cost.Currency, t.Currency)
+		}
 		setString(&pl.Cost.Currency, "USD")
 		if pl.Cost.SavesWhenOff == nil {
 			t := true

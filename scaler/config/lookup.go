@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // Pool returns the pool named name, or nil.
 func (c *Config) Pool(name string) *Pool {
 	for i := range c.Pools {
@@ -36,12 +38,25 @@ func (r NodeRef) Label(key string) string {
 	return r.Pool.Labels[key]
 }
 
-// PerHour is what one server costs per hour while on, in Cost.Currency.
+// PerHour is what one server costs per hour while on, in Cost.Currency; on a tariff, at the
+// week's mean price (what ranks pools by cost).
 func (c Cost) PerHour() float64 {
 	if c.Hourly > 0 {
 		return c.Hourly
 	}
+	if c.tariff != nil {
+		return c.Watts / 1000 * c.tariff.mean
+	}
 	return c.Watts / 1000 * c.PricePerKWh
+}
+
+// PerHourAt is PerHour at the price that holds at t.
+func (c Cost) PerHourAt(t time.Time) float64 {
+	if c.Hourly > 0 || c.tariff == nil {
+		return c.PerHour()
+	}
+	price, _ := c.tariff.PriceAt(t)
+	return c.Watts / 1000 * price
 }
 
 // Saves reports whether powering a server off saves its cost.

@@ -22,6 +22,9 @@ type Config struct {
 	// limits its shape fits.
 	Classes []Class `yaml:"classes"`
 	Pools   []Pool  `yaml:"pools"`
+	// Accounting is how spend, savings, energy and carbon are booked: time-of-use tariffs,
+	// carbon intensity per region, and who is charged for what.
+	Accounting Accounting `yaml:"accounting"`
 	// TelemetrySources are the fleet's own exporters (node_exporter with dcgm-exporter) that
 	// pools may read instead of rota-exporter.
 	TelemetrySources []TelemetrySource `yaml:"telemetry_sources"`
@@ -96,6 +99,10 @@ type BMCLimits struct {
 	OperationTimeout model.Duration `yaml:"operation_timeout"`
 	// GracefulTimeout is how long a graceful power-off may take before a hard off.
 	GracefulTimeout model.Duration `yaml:"graceful_timeout"`
+	// PowerReadingInterval is how often each BMC is asked for the server's power draw
+	// (Redfish Power or EnvironmentMetrics, IPMI DCMI); 0 never asks, and cost then uses the
+	// pools' watts.
+	PowerReadingInterval model.Duration `yaml:"power_reading_interval"`
 }
 
 // Policy is how rota decides. Field names follow nomad-autoscaler where they mean the same.
@@ -201,12 +208,10 @@ type Failure struct {
 // floor of its pools to a share of their servers (business hours keep capacity on for
 // services) and lower the backlog threshold (the night window wakes servers for batch work).
 type Schedule struct {
-	Name     string   `yaml:"name"`
-	Timezone string   `yaml:"timezone"`
-	Days     []string `yaml:"days"`
-	// Start and End are HH:MM; End before Start runs past midnight.
-	Start string `yaml:"start"`
-	End   string `yaml:"end"`
+	Name     string `yaml:"name"`
+	Timezone string `yaml:"timezone"`
+	// Window is the days and times (HH:MM; an end before the start runs past midnight).
+	Window `yaml:",inline"`
 	// Pools the window applies to; empty means all.
 	Pools []string `yaml:"pools"`
 	// MinOnShare keeps at least this share of each pool's servers on (rounded up).
@@ -214,10 +219,7 @@ type Schedule struct {
 	// BacklogQueuedJobs, when set, replaces policy.backlog.queued_jobs in the window.
 	BacklogQueuedJobs *int `yaml:"backlog_queued_jobs"`
 
-	loc   *time.Location
-	start int // minutes after midnight
-	end   int
-	days  [7]bool
+	loc *time.Location
 }
 
 // Quota bounds how many servers of a pool a department's work may hold on. With Borrow, the
@@ -267,15 +269,21 @@ type Profile struct {
 	Network   string `yaml:"network"`
 }
 
-// Cost is what one server costs per hour while on: Hourly (rent), or Watts at PricePerKWh
-// (owned). SavesWhenOff is false for servers paid whether on or off (monthly rent): rota then
-// keeps them for last when powering off and counts no saving.
+// Cost is what one server costs per hour while on: Hourly (rent), or Watts at PricePerKWh or
+// at the prices of a Tariff (owned). A rented server may give Watts too: then they count its
+// energy and carbon, not its cost. SavesWhenOff is false for servers paid whether on or off
+// (monthly rent): rota then keeps them for last when powering off, counts no saving, and books
+// their rent while they are off as well.
 type Cost struct {
-	Hourly       float64 `yaml:"hourly"`
-	Watts        float64 `yaml:"watts"`
-	PricePerKWh  float64 `yaml:"price_per_kwh"`
-	Currency     string  `yaml:"currency"`
-	SavesWhenOff *bool   `yaml:"saves_when_off"`
+	Hourly      float64 `yaml:"hourly"`
+	Watts       float64 `yaml:"watts"`
+	PricePerKWh float64 `yaml:"price_per_kwh"`
+	// Tariff names one of accounting.tariffs: time-of-use prices instead of PricePerKWh.
+	Tariff       string `yaml:"tariff"`
+	Currency     string `yaml:"currency"`
+	SavesWhenOff *bool  `yaml:"saves_when_off"`
+
+	tariff *Tariff // resolved by validation
 }
 
 // Node is one server.

@@ -35,6 +35,24 @@ func (c *Config) validate(p *problems, mode Mode) {
 	c.validateClasses(p)
 	c.validatePools(p, mode)
 	c.validateTelemetry(p)
+	c.validateAccounting(p)
+	c.resolveTariffs(p)
+}
+
+// validateCost: rent by the hour, or watts at an energy price (flat or a tariff), never both
+// prices; a rented server may give watts for its energy.
+func validateCost(p *problems, path string, cost Cost) {
+	energyPrice := cost.PricePerKWh > 0 || cost.Tariff != ""
+	switch {
+	case !(cost.Hourly >= 0) || !(cost.Watts >= 0) || !(cost.PricePerKWh >= 0):
+		p.add(path, "must not be negative")
+	case cost.PricePerKWh > 0 && cost.Tariff != "":
+		p.add(path, "give price_per_kwh (one price) or tariff (time-of-use prices), not both")
+	case cost.Hourly > 0 && energyPrice:
+		p.add(path, "give hourly (rent) or watts with an energy price (owned), not both")
+	case cost.Hourly == 0 && (cost.Watts > 0) != energyPrice:
+		p.add(path, "watts and an energy price (price_per_kwh or tariff) go together")
+	}
 }
 
 func (c *Config) validateWiring(p *problems) {
@@ -233,15 +251,7 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 		if pl.Profile.GPUs < 0 {
 			p.add(path+".profile.gpus", "must not be negative")
 		}
-		cost := pl.Cost
-		switch {
-		case cost.Hourly < 0 || cost.Watts < 0 || cost.PricePerKWh < 0:
-			p.add(path+".cost", "must not be negative")
-		case cost.Hourly > 0 && (cost.Watts > 0 || cost.PricePerKWh > 0):
-			p.add(path+".cost", "give hourly (rent) or watts with price_per_kwh (owned), not both")
-		case cost.Hourly == 0 && (cost.Watts > 0) != (cost.PricePerKWh > 0):
-			p.add(path+".cost", "watts and price_per_kwh go together")
-		}
+		validateCost(p, path+".cost", pl.Cost)
 		positive(p, path+".boot_timeout", pl.BootTimeout)
 		if pl.Min < 0 {
 			p.add(path+".min", "must not be negative")
