@@ -72,6 +72,16 @@ type JobsView struct {
 	DrainedByRota bool `json:"drained_by_rota"`
 	// Responding is false when the job manager's agent on the server is down (not ready).
 	Responding bool `json:"responding"`
+	// Holds are what the jobs of each account hold on it (for chargeback), sorted by account;
+	// empty when the job manager does not say. A job without an account has Account "".
+	Holds []Hold `json:"holds,omitempty"`
+}
+
+// Hold is what the jobs of one account hold on one server.
+type Hold struct {
+	Account string `json:"account"`
+	CPUs    int    `json:"cpus"`
+	GPUs    int    `json:"gpus"`
 }
 
 // Allocated reports whether anything runs on the server, as far as the job manager knows.

@@ -56,7 +56,8 @@ func fill(t *testing.T, dir string, cmds config.ExecJobs) config.ExecJobs {
 }
 
 const goodState = `{"nodes": {
-  "n1": {"jobs": 2, "cpus": 8, "gpus": 1, "drained": false, "drained_by_rota": false, "responding": true},
+  "n1": {"jobs": 2, "cpus": 8, "gpus": 1, "drained": false, "drained_by_rota": false, "responding": true,
+         "accounts": {"physics": {"cpus": 6, "gpus": 1}, "chemistry": {"cpus": 2, "gpus": 0}}},
   "n2": {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}}}`
 
 func TestNodes(t *testing.T) {
@@ -69,7 +70,8 @@ func TestNodes(t *testing.T) {
 		wantErr  string // part of the error's text
 	}{
 		{name: "good output", body: "cat <<'EOF'\n" + goodState + "\nEOF", want: map[string]fleet.JobsView{
-			"n1": {Known: true, Jobs: 2, CPUs: 8, GPUs: 1, Responding: true},
+			"n1": {Known: true, Jobs: 2, CPUs: 8, GPUs: 1, Responding: true,
+				Holds: []fleet.Hold{{Account: "chemistry", CPUs: 2}, {Account: "physics", CPUs: 6, GPUs: 1}}},
 			"n2": {Known: true, Drained: true, DrainedByRota: true, Responding: true},
 		}},
 		{name: "no nodes known", body: `echo '{"nodes": {}}'`, want: map[string]fleet.JobsView{}},
@@ -79,6 +81,9 @@ func TestNodes(t *testing.T) {
 		{name: "misspelt field", body: `echo '{"nodes": {"n1": {"job": 2, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: `unknown field "job"`},
 		{name: "missing field", body: `echo '{"nodes": {"n1": {"cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "are all required"},
 		{name: "negative jobs", body: `echo '{"nodes": {"n1": {"jobs": -1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "negative"},
+		{name: "an account without gpus", body: `echo '{"nodes": {"n1": {"jobs": 1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"a": {"cpus": 8}}}}}'`, wantErr: "cpus and gpus are both required"},
+		{name: "an account with negative cpus", body: `echo '{"nodes": {"n1": {"jobs": 1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"a": {"cpus": -8, "gpus": 0}}}}}'`, wantErr: "negative cpus or gpus"},
+		{name: "an account with no name", body: `echo '{"nodes": {"n1": {"jobs": 1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"": {"cpus": 8, "gpus": 0}}}}}'`, wantErr: "empty name"},
 		{name: "two objects", body: `echo '{"nodes": {}}{"nodes": {}}'`, wantErr: "data after"},
 		{name: "exit 1", body: `echo '{"nodes": {}}'; echo 'sinfo: error: slurmctld down' >&2; exit 1`, wantErr: "exit status 1: sinfo: error: slurmctld down"},
 		{name: "hangs past the timeout", body: `sleep 60 & wait`, timeout: 200 * time.Millisecond, wantErr: "no answer within 200ms"},

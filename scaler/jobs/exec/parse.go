@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -18,7 +20,10 @@ import (
 // not read as an idle server).
 //
 //	{"nodes": {"n1": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false,
-//	                  "drained_by_rota": false, "responding": true}}}
+//	                  "drained_by_rota": false, "responding": true,
+//	                  "accounts": {"physics": {"cpus": 4, "gpus": 0}}}}}
+//
+// "accounts" is optional: what each account's jobs hold on the server, for chargeback.
 type StateOutput struct {
 	Nodes *map[string]NodeState `json:"nodes"`
 }
@@ -35,6 +40,14 @@ type NodeState struct {
 	DrainedByRota *bool `json:"drained_by_rota"`
 	// Responding: the job manager's agent on the server answers.
 	Responding *bool `json:"responding"`
+	// Accounts (optional) is what the jobs of each account hold on it.
+	Accounts map[string]AccountHold `json:"accounts"`
+}
+
+// AccountHold is what one account's jobs hold on a server; both fields are required.
+type AccountHold struct {
+	CPUs *int `json:"cpus"`
+	GPUs *int `json:"gpus"`
 }
 
 // DemandOutput is what demand_command prints: the work waiting, grouped by shape.
@@ -98,12 +111,36 @@ func parseState(b []byte) (map[string]fleet.JobsView, error) {
 		if *n.DrainedByRota && !*n.Drained {
 			return nil, fmt.Errorf("node %s: drained_by_rota without drained", errtext.Quote(name))
 		}
+		holds, err := parseHolds(n.Accounts)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", errtext.Quote(name), err)
+		}
 		views[name] = fleet.JobsView{
 			Known: true, Jobs: *n.Jobs, CPUs: *n.CPUs, GPUs: *n.GPUs,
 			Drained: *n.Drained, DrainedByRota: *n.DrainedByRota, Responding: *n.Responding,
+			Holds: holds,
 		}
 	}
 	return views, nil
+}
+
+// parseHolds reads a node's accounts, sorted by account.
+func parseHolds(accounts map[string]AccountHold) ([]fleet.Hold, error) {
+	var out []fleet.Hold
+	for acct, h := range accounts {
+		if acct == "" {
+			return nil, errors.New("an account with an empty name")
+		}
+		if h.CPUs == nil || h.GPUs == nil {
+			return nil, fmt.Errorf("account %s: cpus and gpus are both required", errtext.Quote(acct))
+		}
+		if *h.CPUs < 0 || *h.GPUs < 0 {
+			return nil, fmt.Errorf("account %s: negative cpus or gpus", errtext.Quote(acct))
+		}
+		out = append(out, fleet.Hold{Account: acct, CPUs: *h.CPUs, GPUs: *h.GPUs})
+	}
+	slices.SortFunc(out, func(a, b fleet.Hold) int { return strings.Compare(a.Account, b.Account) })
+	return out, nil
 }
 
 // parseDemand reads demand_command's output; classify names each group's class.

@@ -13,6 +13,7 @@ func FuzzParseState(f *testing.F) {
 		`{"nodes": {"n1": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}`,
 		`{"nodes": {}}`, `{"nodes": null}`, `{}`, `[]`, `{"nodes": {"": {}}}`,
 		`{"nodes": {"n1": {"jobs": 1e3, "cpus": -4}}}`,
+		`{"nodes": {"n1": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"a": {"cpus": 4, "gpus": 0}}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -27,6 +28,11 @@ func FuzzParseState(f *testing.F) {
 		for name, v := range views {
 			if name == "" || !v.Known || v.Jobs < 0 || v.CPUs < 0 || v.GPUs < 0 || (v.DrainedByRota && !v.Drained) {
 				t.Fatalf("accepted %q: %+v", name, v)
+			}
+			for _, h := range v.Holds {
+				if h.Account == "" || h.CPUs < 0 || h.GPUs < 0 {
+					t.Fatalf("accepted %q's hold %+v", name, h)
+				}
 			}
 		}
 	})

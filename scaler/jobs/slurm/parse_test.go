@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,7 @@ func TestParseNodeLine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := (View{Nodes: nodes}).JobsViews()[nodes[0].Name]; got != tc.want {
+			if got := (View{Nodes: nodes}).JobsViews()[nodes[0].Name]; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("view %+v, want %+v", got, tc.want)
 			}
 			if got := nodes[0].State.Summary(); got != tc.summary {
@@ -291,5 +292,24 @@ func BenchmarkQueue100k(b *testing.B) {
 		if d := (View{Jobs: queue}).Demand(classify); len(d) == 0 {
 			b.Fatal("no demand")
 		}
+	}
+}
+
+// TestJobsViewHolds: what each account's running jobs hold on a node, summed per account;
+// pending jobs hold nothing.
+func TestJobsViewHolds(t *testing.T) {
+	v := View{
+		Nodes: []Node{{Name: "gpu01", State: NodeState{Base: "mixed"}, CPUsAlloc: 12, GPUsAlloc: 5}},
+		Jobs: []Job{
+			{ID: "1", State: "running", Nodes: 1, CPUs: 4, GPUs: 2, Account: "physics", NodeList: []string{"gpu01"}},
+			{ID: "2", State: "running", Nodes: 2, CPUs: 6, GPUs: 2, Account: "chemistry", NodeList: []string{"gpu01", "gpu02"}},
+			{ID: "3", State: "completing", Nodes: 1, CPUs: 2, GPUs: 1, Account: "physics", NodeList: []string{"gpu01"}},
+			{ID: "4", State: "pending", Nodes: 1, CPUs: 64, GPUs: 8, Account: "biology"},
+		},
+	}
+	got := v.JobsViews()["gpu01"].Holds
+	want := []fleet.Hold{{Account: "chemistry", CPUs: 6, GPUs: 2}, {Account: "physics", CPUs: 6, GPUs: 3}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("holds %+v, want %+v", got, want)
 	}
 }

@@ -23,12 +23,19 @@ type View struct {
 // empty.
 func (v View) JobsViews() map[string]fleet.JobsView {
 	running := map[string]int{}
+	holds := map[string]map[string]fleet.Hold{}
 	for _, j := range v.Jobs {
 		if j.Pending() {
 			continue
 		}
 		for _, n := range j.NodeList {
 			running[n]++
+			if holds[n] == nil {
+				holds[n] = map[string]fleet.Hold{}
+			}
+			h := holds[n][j.Account]
+			h.Account, h.CPUs, h.GPUs = j.Account, h.CPUs+j.CPUs, h.GPUs+j.GPUs
+			holds[n][j.Account] = h
 		}
 	}
 	out := make(map[string]fleet.JobsView, len(v.Nodes))
@@ -39,12 +46,26 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 			CPUs:       n.CPUsAlloc,
 			GPUs:       n.GPUsAlloc,
 			Responding: n.State.Responding(),
+			Holds:      sortedHolds(holds[n.Name]),
 		}
 		drain := n.State.Has("drain")
 		jv.Drained = drain && !jv.Allocated() && !n.State.busy()
 		jv.DrainedByRota = drain && OursReason(n.Reason)
 		out[n.Name] = jv
 	}
+	return out
+}
+
+// sortedHolds lists a node's holds by account.
+func sortedHolds(m map[string]fleet.Hold) []fleet.Hold {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]fleet.Hold, 0, len(m))
+	for _, h := range m {
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b fleet.Hold) int { return cmp.Compare(a.Account, b.Account) })
 	return out
 }
 
