@@ -47,8 +47,9 @@ type Options struct {
 	// LookupEnv reads password_env variables (os.LookupEnv).
 	LookupEnv func(string) (string, bool)
 
-	// dial replaces bmclib in this package's unit tests.
-	dial dialer
+	// dial replaces bmclib, and meter the power readings, in this package's unit tests.
+	dial  dialer
+	meter meter
 }
 
 func (o *Options) defaults() error {
@@ -84,8 +85,12 @@ func (o *Options) defaults() error {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
+	d := &bmclibDialer{log: o.Logger.WithField("lib", "bmclib"), callTimeout: o.CallTimeout, ping: RMCPPing}
 	if o.dial == nil {
-		o.dial = &bmclibDialer{log: o.Logger.WithField("lib", "bmclib"), callTimeout: o.CallTimeout, ping: RMCPPing}
+		o.dial = d
+	}
+	if o.meter == nil {
+		o.meter = bmcMeter{d: d}
 	}
 	return nil
 }

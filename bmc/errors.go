@@ -108,7 +108,7 @@ func (e *transientError) Error() string { return e.err.Error() }
 func (e *transientError) Unwrap() error { return e.err }
 
 // Reason names why an operation failed, in a few fixed words (also the metric label
-// result): success, state_unknown, auth, refused, not_confirmed, unknown_node, error.
+// result): success, state_unknown, auth, refused, not_confirmed, unknown_node, no_reading, error.
 func Reason(err error) string { return resultLabel(err) }
 
 // resultLabel is the bounded metric label for an operation's outcome.
@@ -126,6 +126,8 @@ func resultLabel(err error) string {
 		return "not_confirmed"
 	case errors.Is(err, ErrUnknownNode):
 		return "unknown_node"
+	case errors.Is(err, ErrNoReading):
+		return "no_reading"
 	}
 	return "error"
 }

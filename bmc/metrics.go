@@ -3,7 +3,7 @@ package bmc
 import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the rota_bmc_* series. Labels are bounded: protocol (ipmi, redfish), operation
-// (state, on, off, off_graceful, cycle; for requests also open, soft), result (see
+// (state, on, off, off_graceful, cycle, power_reading; for requests also open, soft), result (see
 // resultLabel and requestResult), provider (ipmitool, gofish, none, other).
 type metrics struct {
 	operations  *prometheus.CounterVec
@@ -20,7 +20,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rota_bmc_operations_total",
-			Help: "Power operations (state, on, off, off_graceful, cycle) by protocol and result.",
+			Help: "Power operations (state, on, off, off_graceful, cycle, power_reading) by protocol and result.",
 		}, []string{"protocol", "operation", "result"}),
 		opDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rota_bmc_operation_duration_seconds",

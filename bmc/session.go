@@ -47,21 +47,30 @@ func (s *session) connect(ctx context.Context) error {
 	if s.conn != nil {
 		return nil
 	}
-	if s.pass == "" {
-		p, err := s.n.ep.Password(s.c.opts.LookupEnv)
-		if err != nil {
-			return &AuthError{Node: s.n.name, Err: err}
-		}
-		s.pass = p
+	pass, err := s.password()
+	if err != nil {
+		return err
 	}
 	start := s.now()
-	conn, err := s.c.opts.dial.Dial(ctx, s.n.name, s.n.ep, s.pass)
+	conn, err := s.c.opts.dial.Dial(ctx, s.n.name, s.n.ep, pass)
 	s.observe("open", start, err, "")
 	if err != nil {
 		return err
 	}
 	s.conn = conn
 	return nil
+}
+
+// password reads the BMC's password once per session.
+func (s *session) password() (Secret, error) {
+	if s.pass == "" {
+		p, err := s.n.ep.Password(s.c.opts.LookupEnv)
+		if err != nil {
+			return "", &AuthError{Node: s.n.name, Err: err}
+		}
+		s.pass = p
+	}
+	return s.pass, nil
 }
 
 func (s *session) observe(op string, start time.Time, err error, provider string) {

@@ -31,9 +31,14 @@ type node struct {
 	state bmc.State
 	delay time.Duration
 	errs  []error
+	// watts is the draw by power state; a node without an entry for its state has no reading.
+	watts map[bmc.State]float64
 }
 
-var _ bmc.Power = (*Fake)(nil)
+var (
+	_ bmc.Power = (*Fake)(nil)
+	_ bmc.Meter = (*Fake)(nil)
+)
 
 // New returns a fake with the given nodes and states. clock drives transition delays (a fake
 // clock keeps tests instant); it may be nil when no node has a delay.
@@ -70,6 +75,31 @@ func (f *Fake) FailNext(name string, errs ...error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nodes[name].errs = append(f.nodes[name].errs, errs...)
+}
+
+// SetWatts makes the node's BMC report a draw of on watts while on (or changing state) and
+// off while off; without it the node's BMC offers no reading.
+func (f *Fake) SetWatts(name string, on, off float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodes[name].watts = map[bmc.State]float64{bmc.StateOn: on, bmc.StateTransitioning: on, bmc.StateOff: off}
+}
+
+// PowerReading implements bmc.Meter: the draw SetWatts gave for the node's state, or an error
+// wrapping bmc.ErrNoReading. A scripted error (FailNext) or an unknown state fails it too.
+func (f *Fake) PowerReading(ctx context.Context, name string) (bmc.Reading, error) {
+	n, err := f.begin(ctx, name)
+	if err != nil {
+		return bmc.Reading{}, err
+	}
+	defer n.op.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w, ok := n.watts[n.state]
+	if !ok {
+		return bmc.Reading{}, fmt.Errorf("reading the power draw of %s: %w", name, bmc.ErrNoReading)
+	}
+	return bmc.Reading{Watts: w, Source: "fake"}, nil
 }
 
 // Commands returns the commands accepted so far, in order.

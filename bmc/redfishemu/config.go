@@ -39,7 +39,27 @@ type ServerConfig struct {
 	Seed   uint64 `yaml:"seed" json:"seed,omitempty"`
 	Faults Faults `yaml:"faults" json:"faults"`
 	Hook   Hook   `yaml:"hook" json:"hook"`
+	// PowerWatts is what the server draws, served as its chassis' power readings.
+	PowerWatts PowerWatts `yaml:"power_watts" json:"power_watts"`
 }
+
+// PowerWatts is an emulated server's power draw, served in the shape of the DMTF mockup's
+// Chassis Power resource (PowerControl[0].PowerConsumedWatts) and EnvironmentMetrics
+// (PowerWatts.Reading).
+type PowerWatts struct {
+	// On is the draw while on or changing state (default 344 W, the mockup's reading).
+	On float64 `yaml:"on" json:"on,omitempty"`
+	// Off is the standby draw while off (default 0).
+	Off float64 `yaml:"off" json:"off,omitempty"`
+	// None serves no reading (both resources answer 404): a BMC that offers none.
+	None bool `yaml:"none" json:"none,omitempty"`
+	// PowerOnly serves the deprecated Power resource alone (EnvironmentMetrics answers 404),
+	// as BMCs before Redfish 2020.4 do.
+	PowerOnly bool `yaml:"power_only" json:"power_only,omitempty"`
+}
+
+// DefaultOnWatts is the mockup's PowerConsumedWatts, the draw of an emulated server that is on.
+const DefaultOnWatts = 344
 
 // Faults are injected per server; the control endpoint replaces them at run time.
 type Faults struct {
@@ -137,6 +157,9 @@ func (c Config) Validate() error {
 		}
 		if _, err := initialPower(s.Power); err != nil {
 			errs = append(errs, fmt.Errorf("%s.power: %w", p, err))
+		}
+		if !(s.PowerWatts.On >= 0) || !(s.PowerWatts.Off >= 0) {
+			errs = append(errs, fmt.Errorf("%s.power_watts: must not be negative", p))
 		}
 		if err := s.Faults.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s.faults.%w", p, err))

@@ -220,6 +220,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveSession(w, strings.TrimPrefix(uri, sessionsURI+"/"))
 	case strings.HasPrefix(uri, sessionsURI+"/") && r.Method == http.MethodDelete:
 		s.logout(w, strings.TrimPrefix(uri, sessionsURI+"/"))
+	case (uri == chassisPowerPath || uri == environmentPath) && r.Method == http.MethodGet:
+		s.servePower(w, uri)
 	case r.Method == http.MethodGet:
 		s.serveResource(w, uri)
 	default:

@@ -1,0 +1,204 @@
+package bmc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/stmcginnis/gofish"
+)
+
+// Reading is a server's power draw as its BMC measured it.
+type Reading struct {
+	Watts float64
+	// Source is where it came from: redfish_environment_metrics (a chassis'
+	// EnvironmentMetrics PowerWatts), redfish_power (a chassis' Power PowerControl, the older
+	// schema) or ipmi_dcmi (DCMI Get Power Reading).
+	Source string
+}
+
+// ErrNoReading is wrapped by PowerReading when the BMC offers no power reading (no Power or
+// EnvironmentMetrics resource with a value, DCMI not supported, power reading deactivated):
+// a fact about the BMC, not worth a retry.
+var ErrNoReading = errors.New("the bmc offers no power reading")
+
+// Meter reads servers' power draw; Controller implements it over Redfish and ipmitool, and
+// package bmcfake in memory. Safe for concurrent use.
+type Meter interface {
+	// PowerReading returns the node's power draw now; an error wrapping ErrNoReading when its
+	// BMC offers none.
+	PowerReading(ctx context.Context, node string) (Reading, error)
+}
+
+var _ Meter = (*Controller)(nil)
+
+// meter reads one BMC's power draw; the real one is bmcMeter, tests may replace it.
+type meter interface {
+	read(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error)
+}
+
+// PowerReading implements Meter. bmclib v2.3.4 has no power-reading call (its providers read
+// and set power state, users, boot devices, firmware, SEL): Redfish readings go through
+// gofish, bmclib's own Redfish library, and IPMI readings through ipmitool's `dcmi power
+// reading`, the tool bmclib's IPMI provider runs. The call takes the node's lock and a slot of
+// the concurrency cap like every operation, and is tried once (a reading is asked again at
+// the next interval).
+func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, error) {
+	var r Reading
+	err := c.run(ctx, name, "power_reading", "reading the power draw of", func(ctx context.Context, s *session) error {
+		pass, err := s.password()
+		if err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+		defer cancel()
+		start := s.now()
+		r, err = c.opts.meter.read(cctx, name, s.n.ep, pass)
+		s.observe("power_reading", start, err, "")
+		return err
+	})
+	return r, err
+}
+
+// bmcMeter is the real meter.
+type bmcMeter struct {
+	d *bmclibDialer // for the Redfish HTTP client (TLS, CA, session reuse)
+}
+
+func (m bmcMeter) read(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error) {
+	if ep.Protocol == ProtocolIPMI {
+		return readDCMI(ctx, node, ep, password)
+	}
+	return m.readRedfish(ctx, node, ep, password)
+}
+
+// readRedfish logs in (or uses basic auth) and reads the first chassis that reports a draw:
+// EnvironmentMetrics' PowerWatts.Reading, else Power's PowerControl[0].PowerConsumedWatts. The
+// JSON is read here rather than through gofish's structs, which give 0 for an absent reading.
+func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error) {
+	hc, err := m.d.httpClient(node, ep)
+	if err != nil {
+		return Reading{}, &RefusedError{Node: node, Err: err}
+	}
+	client, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
+		Endpoint: fmt.Sprintf("https://%s:%d", ep.Host, portOrDefault(ep)), Username: ep.Username,
+		Password: password.Reveal(), HTTPClient: hc, BasicAuth: ep.BasicAuth,
+	})
+	if err != nil {
+		return Reading{}, classifyRedfish(node, fmt.Errorf("opening connection: %w", err))
+	}
+	defer client.Logout()
+	get := func(uri string, v any) error {
+		resp, err := client.Get(uri)
+		if err != nil {
+			return classifyRedfish(node, fmt.Errorf("reading %s: %w", uri, err))
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err != nil {
+			return &transientError{err: fmt.Errorf("reading %s: %w", uri, err)}
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return &transientError{err: fmt.Errorf("reading %s: not the json of a redfish resource: %w", uri, err)}
+		}
+		return nil
+	}
+	var coll struct {
+		Members []struct {
+			ID string `json:"@odata.id"`
+		}
+	}
+	if err := get("/redfish/v1/Chassis", &coll); err != nil {
+		return Reading{}, err
+	}
+	for _, mem := range coll.Members {
+		var ch struct {
+			EnvironmentMetrics *struct {
+				ID string `json:"@odata.id"`
+			}
+			Power *struct {
+				ID string `json:"@odata.id"`
+			}
+		}
+		if err := get(mem.ID, &ch); err != nil {
+			return Reading{}, err
+		}
+		if ch.EnvironmentMetrics != nil && ch.EnvironmentMetrics.ID != "" {
+			var env struct {
+				PowerWatts *struct{ Reading *float64 }
+			}
+			if err := get(ch.EnvironmentMetrics.ID, &env); err == nil && env.PowerWatts != nil && validWatts(env.PowerWatts.Reading) {
+				return Reading{Watts: *env.PowerWatts.Reading, Source: "redfish_environment_metrics"}, nil
+			}
+		}
+		if ch.Power != nil && ch.Power.ID != "" {
+			var pw struct {
+				PowerControl []struct{ PowerConsumedWatts *float64 }
+			}
+			if err := get(ch.Power.ID, &pw); err == nil && len(pw.PowerControl) > 0 && validWatts(pw.PowerControl[0].PowerConsumedWatts) {
+				return Reading{Watts: *pw.PowerControl[0].PowerConsumedWatts, Source: "redfish_power"}, nil
+			}
+		}
+	}
+	return Reading{}, fmt.Errorf("%w: no chassis has a Power or EnvironmentMetrics reading", ErrNoReading)
+}
+
+func validWatts(w *float64) bool { return w != nil && *w >= 0 && *w < 1e7 }
+
+// classifyRedfish sorts a gofish error the way bmclibConn.classify sorts bmclib's.
+func classifyRedfish(node string, err error) error {
+	if code, ok := redfishStatus(err); ok {
+		switch {
+		case code == http.StatusUnauthorized || code == http.StatusForbidden:
+			return &AuthError{Node: node, Err: err}
+		case code == http.StatusNotFound:
+			return fmt.Errorf("%w: %v", ErrNoReading, err)
+		}
+	}
+	return &transientError{err: err}
+}
+
+// readDCMI runs `ipmitool dcmi power reading` with the password in the environment (-E), never
+// on the command line.
+func readDCMI(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error) {
+	cs := ep.CipherSuite
+	if cs == 0 {
+		cs = DefaultCipherSuite
+	}
+	tool, err := exec.LookPath("ipmitool")
+	if err != nil {
+		return Reading{}, &RefusedError{Node: node, Err: fmt.Errorf("ipmitool not found: %w", err)}
+	}
+	cmd := exec.CommandContext(ctx, tool, "-I", "lanplus", "-H", ep.Host, "-p", strconv.Itoa(portOrDefault(ep)),
+		"-U", ep.Username, "-E", "-C", strconv.Itoa(cs), "-N", "5", "dcmi", "power", "reading")
+	cmd.Env = []string{"IPMI_PASSWORD=" + password.Reveal()}
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return Reading{}, &transientError{err: fmt.Errorf("ipmitool dcmi power reading: %w", ctx.Err())}
+		case DCMIUnsupported(text):
+			return Reading{}, fmt.Errorf("%w: %s", ErrNoReading, lastLine(text))
+		case IPMISessionRefused(text):
+			return Reading{}, &transientError{err: fmt.Errorf("ipmitool dcmi power reading: %s", lastLine(text))}
+		}
+		return Reading{}, &transientError{err: fmt.Errorf("ipmitool dcmi power reading: %w: %s", err, lastLine(text))}
+	}
+	w, err := ParseDCMIPowerReading(text)
+	if err != nil {
+		return Reading{}, err
+	}
+	return Reading{Watts: w, Source: "ipmi_dcmi"}, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
