@@ -1,0 +1,241 @@
+package cost
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rotahq/rota/bmc/spec"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// Power is how the books see a server's power over an interval.
+type Power string
+
+// The power buckets.
+const (
+	// PowerOn: the BMC said on (or changing state).
+	PowerOn Power = "on"
+	// PowerFailed: on, and rota marked the server failed: it keeps costing, and says so.
+	PowerFailed Power = "failed"
+	// PowerOff: the BMC said off.
+	PowerOff Power = "off"
+	// PowerUnknown: the BMC could not be read, or no observation stands for the time: spend
+	// as if on, never a saving.
+	PowerUnknown Power = "unknown"
+)
+
+// Observation is what one pass saw of one server.
+type Observation struct {
+	Node string
+	Pool string
+	// Region and Owner (the server's department) are its inventory labels.
+	Region, Owner string
+	Power         Power
+	// Holds are what each account's jobs held on it.
+	Holds []fleet.Hold
+	// Watts is the BMC's reading, when Measured.
+	Watts    float64
+	Measured bool
+	// TakeDown is set when a dry-run pass decided to drain or power the server off: what it
+	// would have saved is booked (rota_cost_would_save_total).
+	TakeDown bool
+}
+
+// Pass is what one pass saw of the fleet.
+type Pass struct {
+	At    time.Time
+	Nodes []Observation
+	// Carbon is the carbon intensity (g/kWh) of each region whose intensity is known now.
+	Carbon map[string]float64
+}
+
+// Observe turns a pass's snapshot into the books' observation: power from the BMC's reading
+// (unknown when it could not be read), failed from rota's state, holds from the job manager,
+// watts from readings (by node; absent: none). takeDown names the servers a dry-run pass
+// decided to drain or power off.
+func Observe(snap fleet.Snapshot, at time.Time, watts map[string]float64, takeDown map[string]bool, carbon map[string]float64) Pass {
+	p := Pass{At: at, Carbon: carbon, Nodes: make([]Observation, 0, len(snap.Nodes))}
+	for _, n := range snap.Nodes {
+		o := Observation{Node: n.Name, Pool: n.Pool, Region: n.Region, Owner: n.Department,
+			Holds: n.Jobs.Holds, TakeDown: takeDown[n.Name]}
+		switch n.Power {
+		case spec.StateOn, spec.StateTransitioning:
+			o.Power = PowerOn
+			if n.State == fleet.StateFailed {
+				o.Power = PowerFailed
+			}
+		case spec.StateOff:
+			o.Power = PowerOff
+		default:
+			o.Power = PowerUnknown
+		}
+		o.Watts, o.Measured = watts[n.Name]
+		p.Nodes = append(p.Nodes, o)
+	}
+	return p
+}
+
+// family is one counter of the books; its labels are in the order of familyLabels.
+type family uint8
+
+// The families.
+const (
+	famSpend family = iota
+	famSaving
+	famWouldSave
+	famNodeIdle
+	famBorrowedSeconds
+	famBorrowed
+	famNodeEnergy
+	famAvoidedEnergy
+	famAvoidedCarbon
+	numFamilies
+)
+
+// familyNames are the families' names in the store (stable: renaming one loses its totals).
+var familyNames = [numFamilies]string{"spend", "saving", "would_save", "node_idle", "borrowed_seconds",
+	"borrowed", "node_energy", "avoided_energy", "avoided_carbon"}
+
+// familyLabels are each family's label names, in key order.
+var familyLabels = [numFamilies][]string{
+	famSpend:           {"pool", "department", "region", "currency", "power", "basis"},
+	famSaving:          {"pool", "department", "region", "currency"},
+	famWouldSave:       {"pool", "department", "region", "currency"},
+	famNodeIdle:        {"node", "pool", "currency"},
+	famBorrowedSeconds: {"pool", "department", "owner"},
+	famBorrowed:        {"pool", "department", "owner", "currency"},
+	famNodeEnergy:      {"node", "pool", "source"},
+	famAvoidedEnergy:   {"pool", "department", "region", "carbon"},
+	famAvoidedCarbon:   {"pool", "department", "region"},
+}
+
+const maxLabels = 6
+
+// key is one series of one family.
+type key struct {
+	f      family
+	labels [maxLabels]string
+}
+
+func newKey(f family, values ...string) key {
+	k := key{f: f}
+	copy(k.labels[:], values)
+	return k
+}
+
+// Ledger is the books up to At. A Ledger is never changed once made: Accrue returns a new one.
+type Ledger struct {
+	At     time.Time
+	totals map[key]float64
+	prev   *Pass // the observation the next interval is booked at (none after a restart)
+}
+
+// Counter is one series of the books as the store keeps it.
+type Counter struct {
+	Family string
+	Labels []string
+	Value  float64
+}
+
+// Restore rebuilds the books from what the store kept (no observation: the time until the
+// next pass is unknown power). A counter of an unknown family or with the wrong number of
+// labels is an error.
+func Restore(at time.Time, counters []Counter) (*Ledger, error) {
+	l := &Ledger{At: at, totals: make(map[key]float64, len(counters))}
+	for _, c := range counters {
+		f, ok := familyByName(c.Family)
+		if !ok {
+			return nil, fmt.Errorf("books: unknown counter %q", c.Family)
+		}
+		if len(c.Labels) != len(familyLabels[f]) {
+			return nil, fmt.Errorf("books: counter %s has %d labels, want %d", c.Family, len(c.Labels), len(familyLabels[f]))
+		}
+		if !(c.Value >= 0) {
+			return nil, fmt.Errorf("books: counter %s%v is %v, not a total", c.Family, c.Labels, c.Value)
+		}
+		l.totals[newKey(f, c.Labels...)] = c.Value
+	}
+	return l, nil
+}
+
+func familyByName(name string) (family, bool) {
+	for f, n := range familyNames {
+		if n == name {
+			return family(f), true
+		}
+	}
+	return 0, false
+}
+
+// Counters lists the books for the store, sorted.
+func (l *Ledger) Counters() []Counter {
+	out := make([]Counter, 0, len(l.totals))
+	for k, v := range l.totals {
+		n := len(familyLabels[k.f])
+		out = append(out, Counter{Family: familyNames[k.f], Labels: slices.Clone(k.labels[:n]), Value: v})
+	}
+	slices.SortFunc(out, func(a, b Counter) int {
+		if c := strings.Compare(a.Family, b.Family); c != 0 {
+			return c
+		}
+		return slices.Compare(a.Labels, b.Labels)
+	})
+	return out
+}
+
+// Accrue books the time from l.At to p.At and returns the books that follow, with p as the
+// observation for the next interval. The first pass of new books books nothing. Time after
+// the previous observation by more than cfg.Accounting.StaleAfter, or with no previous
+// observation (after a restart), is booked as unknown power for the servers p names. A pass no
+// later than l.At (a clock that stepped back) books nothing and replaces the observation.
+func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
+	next := &Ledger{At: l.At, totals: maps.Clone(l.totals), prev: &p}
+	if next.totals == nil {
+		next.totals = map[key]float64{}
+	}
+	if l.At.IsZero() || !p.At.After(l.At) {
+		if l.At.IsZero() || p.At.After(l.At) {
+			next.At = p.At
+		}
+		return next
+	}
+	b := &booker{cfg: cfg, totals: next.totals}
+	from, to := l.At, p.At
+	if l.prev != nil {
+		end := to
+		if stale := from.Add(time.Duration(cfg.Accounting.StaleAfter)); stale.Before(end) {
+			end = stale
+		}
+		b.book(*l.prev, from, end)
+		from = end
+	}
+	if from.Before(to) {
+		b.book(unobserved(p), from, to)
+	}
+	next.At = to
+	return next
+}
+
+// unobserved is p's fleet with nothing known of it: every server's power unknown, no holds,
+// no readings.
+func unobserved(p Pass) Pass {
+	u := Pass{At: p.At, Carbon: p.Carbon, Nodes: make([]Observation, len(p.Nodes))}
+	for i, o := range p.Nodes {
+		u.Nodes[i] = Observation{Node: o.Node, Pool: o.Pool, Region: o.Region, Owner: o.Owner, Power: PowerUnknown}
+	}
+	return u
+}
+
+// Value returns the total of one series (0 when the books have none), for tests and tools:
+// family is a counter's store name, labels its values in order.
+func (l *Ledger) Value(familyName string, labels ...string) float64 {
+	f, ok := familyByName(familyName)
+	if !ok {
+		return 0
+	}
+	return l.totals[newKey(f, labels...)]
+}
