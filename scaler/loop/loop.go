@@ -48,6 +48,11 @@ type Options struct {
 	Log       *logrus.Entry
 	// Registerer takes the loop's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
+	// Meter reads the BMCs' power draw every bmc.power_reading_interval; nil: the pools'
+	// watts count.
+	Meter bmc.Meter
+	// Numbers reads the carbon intensities given as queries; nil: they are unknown.
+	Numbers Numbers
 }
 
 // Loop is the control loop. Safe for concurrent use; call Run once.
@@ -56,6 +61,7 @@ type Loop struct {
 	cfg     *config.Config
 	log     *logrus.Entry
 	metrics *metrics
+	books   *books
 	nudges  chan string
 
 	mu   sync.Mutex
@@ -77,13 +83,17 @@ type pass struct {
 func New(o Options) (*Loop, error) {
 	if o.Config == nil || o.Store == nil || o.Executor == nil || o.Power == nil || o.Jobs == nil ||
 		o.Telemetry == nil || o.Planner == nil || o.Clock == nil || o.Log == nil {
-		return nil, errors.New("loop: every option but Registerer is required")
+		return nil, errors.New("loop: every option but Registerer, Meter and Numbers is required")
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("loop metrics: %w", err)
 	}
-	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, nudges: make(chan string, 1)}, nil
+	b, err := newBooks(o.Store, o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("loop metrics: %w", err)
+	}
+	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, books: b, nudges: make(chan string, 1)}, nil
 }
 
 // Run runs passes until ctx ends: one at once (its repair finishes what a crash left), then one
@@ -119,6 +129,9 @@ func (l *Loop) runPass(ctx context.Context) error {
 	p := pass{at: start}
 	p.snap, p.dec, p.err = l.act(ctx, start)
 	p.ok = p.err == nil
+	if p.ok {
+		l.keepBooks(ctx, p)
+	}
 	l.metrics.recordPass(l.cfg, p, l.o.Clock.Now().Sub(start))
 	l.mu.Lock()
 	l.last = p

@@ -7,8 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor"
+	"github.com/rotahq/rota/scaler/fleet"
 )
 
 // These names are a contract with the alert rules and dashboards: keep them exactly.
@@ -50,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		skips:       gaugeVec("rota_scaler_skips", "Servers left alone by the last pass, by reason and pool.", "reason", "pool"),
 		pending:     gaugeVec("rota_scaler_pending_jobs", "Jobs waiting, by the cheapest pool that fits them (none: no pool fits) and class.", "pool", "class"),
 		nodeState:   gaugeVec("rota_fleet_node_state", "1 for each server's current lifecycle state.", "node", "pool", "state"),
-		nodePowered: gaugeVec("rota_fleet_node_powered", "1 if the server draws power (any state but off and unknown).", "node", "pool", "region", "department"),
+		nodePowered: gaugeVec("rota_fleet_node_powered", "1 if the server draws power: its BMC says on (a failed server left on too), or, when the BMC cannot be read, it is in flight.", "node", "pool", "region", "department"),
 		nodeCost:    gaugeVec("rota_fleet_node_cost_per_hour", "What the server costs per hour while on.", "node", "pool", "region", "department", "currency"),
 		nodeSaves:   gaugeVec("rota_fleet_node_saves_when_off", "1 if powering the server off saves its cost.", "node", "pool"),
 		nodeGPUs:    gaugeVec("rota_fleet_node_gpus_declared", "GPUs the server's pool profile declares: the rules want a reading from each before the server counts as idle.", "node", "pool"),
@@ -111,11 +113,11 @@ func (m *metrics) recordFleet(cfg *config.Config, p pass) {
 	for _, n := range p.snap.Nodes {
 		pl := cfg.Pool(n.Pool)
 		m.nodeState.WithLabelValues(n.Name, n.Pool, string(n.State)).Set(1)
-		m.nodePowered.WithLabelValues(n.Name, n.Pool, n.Region, n.Department).Set(b2f(n.State.Powered()))
-		m.nodeCost.WithLabelValues(n.Name, n.Pool, n.Region, n.Department, pl.Cost.Currency).Set(pl.Cost.PerHour())
+		m.nodePowered.WithLabelValues(n.Name, n.Pool, n.Region, n.Department).Set(b2f(drawsPower(n)))
+		m.nodeCost.WithLabelValues(n.Name, n.Pool, n.Region, n.Department, pl.Cost.Currency).Set(pl.Cost.PerHourAt(p.at))
 		m.nodeSaves.WithLabelValues(n.Name, n.Pool).Set(b2f(pl.Cost.Saves()))
 		m.nodeGPUs.WithLabelValues(n.Name, n.Pool).Set(float64(pl.Profile.GPUs))
-		if n.State.Powered() {
+		if drawsPower(n) {
 			m.poolPowered.WithLabelValues(n.Pool).Inc()
 		}
 	}
@@ -126,6 +128,19 @@ func (m *metrics) recordFleet(cfg *config.Config, p pass) {
 	for _, d := range p.snap.Demand {
 		m.pending.WithLabelValues(pendingPool(cfg, d.Shape), cmp.Or(d.Class, cfg.Classify(d.Shape))).Add(float64(d.Count))
 	}
+}
+
+// drawsPower reports whether the server draws power: as its BMC says when it answered (a
+// failed server left on does, one rota thinks on that is off does not), as its state says
+// otherwise (a server in flight).
+func drawsPower(n fleet.Node) bool {
+	switch n.Power {
+	case bmc.StateOn, bmc.StateTransitioning:
+		return true
+	case bmc.StateOff:
+		return false
+	}
+	return n.State.Powered()
 }
 
 // pendingPool is the cheapest pool one server of which fits the shape, for the pending-jobs

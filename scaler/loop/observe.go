@@ -34,7 +34,7 @@ func (o observation) forRepair() executor.Observed {
 // unknown; the pass goes on without it.
 func (l *Loop) observe(ctx context.Context, now time.Time) observation {
 	names := l.nodeNames()
-	o := observation{power: l.readPower(ctx, names)}
+	o := observation{power: l.readPower(ctx, names, now)}
 	var err error
 	jctx, cancel := context.WithTimeout(ctx, time.Duration(l.cfg.Jobs.Timeout))
 	defer cancel()
@@ -56,7 +56,7 @@ func (l *Loop) observe(ctx context.Context, now time.Time) observation {
 	return o
 }
 
-func (l *Loop) readPower(ctx context.Context, names []string) map[string]bmc.State {
+func (l *Loop) readPower(ctx context.Context, names []string, now time.Time) map[string]bmc.State {
 	out := make(map[string]bmc.State, len(names))
 	var mu sync.Mutex
 	sem := make(chan struct{}, max(l.cfg.BMC.Concurrency, 1))
@@ -74,6 +74,7 @@ func (l *Loop) readPower(ctx context.Context, names []string) map[string]bmc.Sta
 				l.log.WithFields(logrus.Fields{"node": n}).WithError(err).Warn("power state not read")
 				s = bmc.StateUnknown
 			}
+			l.readDraw(bctx, n, s, now)
 			mu.Lock()
 			out[n] = s
 			mu.Unlock()

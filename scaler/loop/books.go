@@ -1,0 +1,232 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/cost"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// Numbers answers queries that must give one number (promfacts.Reader.Number): a region's
+// carbon intensity.
+type Numbers interface {
+	Number(ctx context.Context, query string, now time.Time) (float64, error)
+}
+
+// noReadingRetry is how long a BMC that offers no power reading waits before it is asked
+// again (a firmware update may add one; asking every interval would only load the BMC).
+const noReadingRetry = time.Hour
+
+// books is the loop's side of package cost: the books as last persisted, the BMCs' power
+// readings, and the series about them.
+type books struct {
+	mu     sync.Mutex
+	ledger *cost.Ledger // nil while the stored books cannot be read: nothing is booked
+	broken error
+
+	readings readings
+
+	ok        prometheus.Gauge
+	watts     *prometheus.GaugeVec
+	intensity *prometheus.GaugeVec
+	known     *prometheus.GaugeVec
+}
+
+// newBooks reads the books from the store. A record that does not decode is kept as it is
+// (never overwritten) and no book is kept until it is repaired; the scaler runs on.
+func newBooks(st *store.Store, reg prometheus.Registerer) (*books, error) {
+	b := &books{
+		readings: readings{by: map[string]reading{}},
+		ok: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rota_cost_books_ok",
+			Help: "1 while the cost books are kept and stored after each pass, 0 when the stored books could not be read or written."}),
+		watts: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_fleet_node_power_watts",
+			Help: "What the books take a server to draw now, by source: bmc (its BMC's reading) or profile (the pool's watts; unknown power counts as on)."},
+			[]string{"node", "pool", "source"}),
+		intensity: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_carbon_intensity_grams_per_kwh",
+			Help: "The carbon intensity the books use for a region's electricity, while known."}, []string{"region"}),
+		known: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_carbon_intensity_known",
+			Help: "1 when the region's carbon intensity is known this pass, 0 when its query answered no number (its avoided energy is then counted, its carbon not)."},
+			[]string{"region"}),
+	}
+	rec, err := st.Books()
+	if err == nil {
+		b.ledger, err = cost.Restore(rec.At, rec.Counters)
+	}
+	if err != nil {
+		b.broken = fmt.Errorf("the stored cost books cannot be read, nothing is booked until they are repaired: %w", err)
+	}
+	b.ok.Set(b2f(err == nil))
+	if reg != nil {
+		for _, c := range []prometheus.Collector{cost.NewCollector(b.current), b.ok, b.watts, b.intensity, b.known} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
+
+func (b *books) current() *cost.Ledger {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ledger
+}
+
+// keep books the pass: the observation is booked for the time since the last pass, the new
+// books are written to the store and only then exported (so what Prometheus saw never runs
+// ahead of what a restart reads back). A failed write keeps the old books: the next pass
+// books the time again.
+func (l *Loop) keepBooks(ctx context.Context, p pass) {
+	b := l.books
+	if b.broken != nil {
+		l.log.WithError(b.broken).Error("cost books")
+		return
+	}
+	carbon := l.carbon(ctx, p.at)
+	var takeDown map[string]bool
+	if l.cfg.Policy.DryRun {
+		takeDown = map[string]bool{}
+		for _, a := range p.dec.Actions {
+			if a.Kind == fleet.Drain || a.Kind == fleet.PowerOff {
+				takeDown[a.Node] = true
+			}
+		}
+	}
+	obs := cost.Observe(p.snap, p.at, b.readings.fresh(p.snap, p.at, l.readingInterval()), takeDown, carbon)
+	next := b.current().Accrue(l.cfg, obs)
+	if err := l.o.Store.PutBooks(store.Books{At: next.At, Counters: next.Counters()}); err != nil {
+		b.ok.Set(0)
+		l.log.WithError(err).Error("cost books not written; this pass's time is booked by the next")
+		return
+	}
+	b.mu.Lock()
+	b.ledger = next
+	b.mu.Unlock()
+	b.ok.Set(1)
+	l.exportDraw(obs)
+}
+
+// exportDraw sets rota_fleet_node_power_watts from the observation.
+func (l *Loop) exportDraw(p cost.Pass) {
+	b := l.books
+	b.watts.Reset()
+	for _, o := range p.Nodes {
+		pl := l.cfg.Pool(o.Pool)
+		switch {
+		case pl == nil:
+		case o.Measured && o.Power != cost.PowerUnknown:
+			b.watts.WithLabelValues(o.Node, o.Pool, "bmc").Set(o.Watts)
+		case o.Power == cost.PowerOff:
+			b.watts.WithLabelValues(o.Node, o.Pool, "profile").Set(0)
+		default:
+			b.watts.WithLabelValues(o.Node, o.Pool, "profile").Set(pl.Cost.Watts)
+		}
+	}
+}
+
+// carbon is each region's carbon intensity now: the config's number, or its query's one
+// number; a query without one (absent, several series, Prometheus down) leaves the region
+// unknown, never zero.
+func (l *Loop) carbon(ctx context.Context, now time.Time) map[string]float64 {
+	out := map[string]float64{}
+	b := l.books
+	for _, c := range l.cfg.Accounting.Carbon {
+		v, err := 0.0, error(nil)
+		switch {
+		case c.GramsPerKWh != nil:
+			v = *c.GramsPerKWh
+		case l.o.Numbers == nil:
+			err = errors.New("no Prometheus to ask")
+		default:
+			v, err = l.o.Numbers.Number(ctx, c.Query, now)
+			if err == nil && v < 0 {
+				err = fmt.Errorf("negative intensity %v", v)
+			}
+		}
+		if err != nil {
+			l.log.WithField("region", c.Region).WithError(err).Warn("carbon intensity unknown this pass")
+			b.known.WithLabelValues(c.Region).Set(0)
+			b.intensity.DeleteLabelValues(c.Region)
+			continue
+		}
+		out[c.Region] = v
+		b.known.WithLabelValues(c.Region).Set(1)
+		b.intensity.WithLabelValues(c.Region).Set(v)
+	}
+	return out
+}
+
+func (l *Loop) readingInterval() time.Duration {
+	if l.o.Meter == nil {
+		return 0
+	}
+	return time.Duration(l.cfg.BMC.PowerReadingInterval)
+}
+
+// readings are the BMCs' last power readings.
+type readings struct {
+	mu sync.Mutex
+	by map[string]reading
+}
+
+type reading struct {
+	watts float64
+	power bmc.State // the power state when it was read
+	at    time.Time // zero: none
+	next  time.Time // when to ask again
+}
+
+// read asks node's BMC for its draw when it is due, after its power state was read as power.
+func (l *Loop) readDraw(ctx context.Context, node string, power bmc.State, now time.Time) {
+	interval := l.readingInterval()
+	if interval <= 0 || power == bmc.StateUnknown {
+		return
+	}
+	rs := &l.books.readings
+	rs.mu.Lock()
+	r := rs.by[node]
+	rs.mu.Unlock()
+	if now.Before(r.next) {
+		return
+	}
+	got, err := l.o.Meter.PowerReading(ctx, node)
+	switch {
+	case err == nil:
+		r = reading{watts: got.Watts, power: power, at: now, next: now.Add(interval)}
+	case errors.Is(err, bmc.ErrNoReading):
+		r = reading{next: now.Add(noReadingRetry)}
+		l.log.WithField("node", node).WithError(err).Debug("no power reading; the pool's watts count")
+	default:
+		r.next = now.Add(interval)
+		l.log.WithField("node", node).WithError(err).Debug("power reading failed")
+	}
+	rs.mu.Lock()
+	rs.by[node] = r
+	rs.mu.Unlock()
+}
+
+// fresh returns the readings that stand for each server now: taken in the power state it is
+// in, within two intervals.
+func (rs *readings) fresh(snap fleet.Snapshot, now time.Time, interval time.Duration) map[string]float64 {
+	out := map[string]float64{}
+	if interval <= 0 {
+		return out
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, n := range snap.Nodes {
+		r, ok := rs.by[n.Name]
+		if ok && !r.at.IsZero() && r.power == n.Power && now.Sub(r.at) <= 2*interval {
+			out[n.Name] = r.watts
+		}
+	}
+	return out
+}
