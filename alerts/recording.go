@@ -56,11 +56,14 @@ func poolRules() []Rule {
 
 // costRules are what the powered-on servers cost per hour, and what the servers that are off
 // save against keeping everything on. A server paid whether on or off (saves_when_off false)
-// counts in the all-on spend and never as a saving.
+// counts in the all-on spend and never as a saving. A server whose power state is unknown
+// costs as if on and saves nothing: only a server its BMC says is off saves.
 func costRules() []Rule {
-	spend := fmt.Sprintf("%s * on (node) group_left () %s", FleetNodeCostPerHour, FleetNodePowered)
+	drawing := fmt.Sprintf("clamp_max(\n    %s\n    + on (node) (count by (node) (%s%s) or on (node) 0 * %s),\n    1\n  )",
+		FleetNodePowered, FleetNodeState, unknownSeriesFilter, FleetNodePowered)
+	spend := fmt.Sprintf("%s\n  * on (node) group_left ()\n  %s", FleetNodeCostPerHour, drawing)
 	saving := fmt.Sprintf("%s\n  * on (node) group_left () (1 - %s)\n  * on (node) group_left () %s",
-		FleetNodeCostPerHour, FleetNodePowered, FleetNodeSavesWhenOff)
+		FleetNodeCostPerHour, drawing, FleetNodeSavesWhenOff)
 	sum := func(by, src string) string { return fmt.Sprintf("sum by (%s, currency) (%s)", by, src) }
 	return []Rule{
 		record(RecNodeSpend, spend),

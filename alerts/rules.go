@@ -43,7 +43,7 @@ func Rules(cfg *config.Config) RuleFile {
 		exprs = append(exprs, NewExprFor(cfg, name))
 	}
 	var rules []Rule
-	for _, part := range [][]Rule{nodeRules(exprs), poolRules(), costRules(), alertRules(cfg)} {
+	for _, part := range [][]Rule{nodeRules(exprs), poolRules(), costRules(), {busyRule()}, alertRules(cfg), costAlerts(cfg)} {
 		rules = append(rules, part...)
 	}
 	return RuleFile{Groups: []Group{{Name: "rota", Rules: rules}}}

@@ -17,14 +17,21 @@ const (
 
 const joulesPerKWh = 3.6e6
 
-// booker books one interval into totals.
+// booker books one interval into totals. With touch, it books nothing but makes each series
+// it would add to exist (at 0 when new).
 type booker struct {
 	cfg    *config.Config
 	totals map[key]float64
+	touch  bool
 }
 
 func (b *booker) add(k key, v float64) {
-	if v > 0 {
+	switch {
+	case b.touch:
+		if _, ok := b.totals[k]; !ok {
+			b.totals[k] = 0
+		}
+	case v > 0:
 		b.totals[k] += v
 	}
 }
@@ -98,12 +105,13 @@ func (b *booker) server(p Pass, o Observation, pl *config.Pool, from, to time.Ti
 	}
 	if avoided := (cost.Watts - standby) * sec; avoided > 0 {
 		grams, known := p.Carbon[o.Region]
-		label := "unknown"
-		if known {
-			label = "known"
+		if known || b.touch {
 			b.add(newKey(famAvoidedCarbon, o.Pool, o.Owner, o.Region), avoided/joulesPerKWh*grams)
+			b.add(newKey(famAvoidedEnergy, o.Pool, o.Owner, o.Region, "known"), avoided)
 		}
-		b.add(newKey(famAvoidedEnergy, o.Pool, o.Owner, o.Region, label), avoided)
+		if !known || b.touch {
+			b.add(newKey(famAvoidedEnergy, o.Pool, o.Owner, o.Region, "unknown"), avoided)
+		}
 	}
 	if !cost.Saves() {
 		// Paid whether on or off (rent by the month): the off server costs as if on.
@@ -144,7 +152,7 @@ func (b *booker) split(charges []charge, dt time.Duration) {
 			poolUse[o.Pool][dept] += amount
 			rest -= share
 		}
-		if rest > 1e-12 {
+		if rest > 1e-12 || b.touch {
 			amount := c.amount * rest
 			if c.power != PowerOff {
 				b.add(newKey(famNodeIdle, o.Node, o.Pool, cur), amount)
@@ -159,9 +167,11 @@ func (b *booker) split(charges []charge, dt time.Duration) {
 		for _, v := range use {
 			total += v
 		}
-		if cb.Idle != config.IdleToPool || total == 0 {
+		if cb.Idle != config.IdleToPool || total == 0 || b.touch {
 			b.add(newKey(famSpend, o.Pool, o.Owner, o.Region, cur, string(i.c.power), i.c.basis), i.amount)
-			continue
+			if !b.touch {
+				continue
+			}
 		}
 		for dept, v := range use {
 			b.add(newKey(famSpend, o.Pool, dept, o.Region, cur, string(i.c.power), i.c.basis), i.amount*v/total)

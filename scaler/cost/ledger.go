@@ -197,6 +197,7 @@ func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
 	if next.totals == nil {
 		next.totals = map[key]float64{}
 	}
+	defer next.prepare(cfg, p)
 	if l.At.IsZero() || !p.At.After(l.At) {
 		if l.At.IsZero() || p.At.After(l.At) {
 			next.At = p.At
@@ -218,6 +219,30 @@ func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
 	}
 	next.At = to
 	return next
+}
+
+// prepare makes every series the next interval may book into exist, at 0 when new: booked at
+// p, or as unknown power. Prometheus' increase() takes a series' first sample as its start, so
+// a series born holding an amount would lose that amount; born at 0 and scraped so before it
+// grows, it loses nothing.
+//
+// The series prepared are those each server could book into next: in any power bucket, by
+// its pool's watts and, when BMC readings are on, by a reading.
+func (l *Ledger) prepare(cfg *config.Config, p Pass) {
+	b := &booker{cfg: cfg, totals: l.totals, touch: true}
+	variants := Pass{At: p.At, Carbon: p.Carbon}
+	for _, o := range p.Nodes {
+		for _, pw := range []Power{PowerOn, PowerFailed, PowerOff, PowerUnknown} {
+			v := o
+			v.Power, v.Measured = pw, false
+			variants.Nodes = append(variants.Nodes, v)
+			if o.Measured || cfg.BMC.PowerReadingInterval > 0 {
+				v.Measured, v.Watts = true, max(o.Watts, 1)
+				variants.Nodes = append(variants.Nodes, v)
+			}
+		}
+	}
+	b.book(variants, p.At, p.At.Add(time.Second))
 }
 
 // unobserved is p's fleet with nothing known of it: every server's power unknown, no holds,

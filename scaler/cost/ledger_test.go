@@ -260,6 +260,13 @@ func TestBooksAddUp(t *testing.T) {
 					t.Fatalf("trial %d: %s%v went down", trial, c.Family, c.Labels)
 				}
 			}
+			// A series holding an amount was there (at 0 at least) before: increase()
+			// counts from a series' first sample.
+			for k, v := range l.totals {
+				if _, ok := before.totals[k]; !ok && v > 0 && step > 0 {
+					t.Fatalf("trial %d step %d: %s%v was born holding %v", trial, step, familyNames[k.f], k.labels, v)
+				}
+			}
 			at = next
 		}
 		var sum float64
