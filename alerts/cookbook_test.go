@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,16 +57,24 @@ func testedExprs(t *testing.T, path string) map[string]bool {
 }
 
 // TestCookbookQueriesAreTested: every query of docs/rules.md's cost cookbook has expected values in
-// testdata/recording.test.yml (which TestPromtoolTestRules runs).
+// a rule test of testdata (which TestPromtoolTestRules runs): recording.test.yml for the hourly
+// rates, cost.test.yml and books.test.yml for the books' counters.
 func TestCookbookQueriesAreTested(t *testing.T) {
 	queries := readmeQueries(t)
 	if len(queries) == 0 {
 		t.Fatal("docs/rules.md has no promql blocks")
 	}
-	tested := testedExprs(t, "testdata/recording.test.yml")
+	files, err := filepath.Glob("testdata/*.test.yml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no rule tests in testdata: %v", err)
+	}
+	tested := map[string]bool{}
+	for _, f := range files {
+		maps.Copy(tested, testedExprs(t, f))
+	}
 	for _, q := range queries {
 		if !tested[q] {
-			t.Errorf("docs/rules.md query has no test in testdata/recording.test.yml:\n  %s", q)
+			t.Errorf("docs/rules.md query has no test in testdata/*.test.yml:\n  %s", q)
 		}
 	}
 }
