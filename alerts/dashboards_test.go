@@ -125,13 +125,14 @@ var (
 	rangeFunction = regexp.MustCompile(`\b(rate|irate|increase)\((?:[^()\[]|\([^()]*\))*\[([^\]]+)\]`)
 	byClause      = regexp.MustCompile(`\bby \(([^)]*)\)`)
 	legendLabel   = regexp.MustCompile(`\{\{\s*(\w+)\s*\}\}`)
-	moneySeries   = regexp.MustCompile(`spend|saving|cost|would_save`)
+	moneySeries   = regexp.MustCompile(`spend|saving|would_save|cost_per_hour|rota_cost_node_idle_total|rota_cost_borrowed_total`)
 )
 
 // TestDashboardConventions: the fleet dashboard has pool, department and node variables and
 // every panel that shows one of those labels honours its variable; rates use
-// $__rate_interval, never a fixed window; every panel has a unit, and money is in the currency
-// of the example config's pools.
+// $__rate_interval, never a fixed window, and increase() that too or the panel's time range
+// ($__range: what was spent in it); every panel has a unit, and money is in the currency of the
+// example config's pools.
 func TestDashboardConventions(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	d := readDashboard(t, filepath.Join(root, "deploy", "grafana", "rota-fleet.json"))
@@ -166,8 +167,8 @@ func TestDashboardConventions(t *testing.T) {
 		}
 		for _, tg := range p.Targets {
 			for _, m := range rangeFunction.FindAllStringSubmatch(tg.Expr, -1) {
-				if m[2] != "$__rate_interval" {
-					t.Errorf("panel %q: %s() over [%s], want [$__rate_interval]", p.Title, m[1], m[2])
+				if m[2] != "$__rate_interval" && (m[1] != "increase" || m[2] != "$__range") {
+					t.Errorf("panel %q: %s() over [%s], want [$__rate_interval] (or, for increase(), [$__range])", p.Title, m[1], m[2])
 				}
 			}
 			// Money in a currency; a share of money (percentunit) is no money.
