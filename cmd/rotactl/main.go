@@ -42,6 +42,7 @@ func commands(app *kingpin.Application) map[string]command {
 	registerRules(app, cmds)
 	registerInventory(app, cmds)
 	registerSlurm(app, cmds)
+	registerReport(app, cmds)
 	return cmds
 }
 

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
-	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"github.com/sirupsen/logrus"
 
@@ -43,16 +41,12 @@ type serverRef struct {
 // New builds a Reader for cfg.Prometheus (URL, timeout, HTTP client: auth, TLS, proxy), with
 // the windows and thresholds of cfg.Policy and each pool's telemetry source and declared GPUs.
 func New(cfg *config.Config, log *logrus.Entry) (*Reader, error) {
-	rt, err := promconfig.NewRoundTripperFromConfig(cfg.Prometheus.HTTPClient, "rota")
+	promAPI, err := NewAPI(cfg.Prometheus)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus http client: %w", err)
-	}
-	client, err := api.NewClient(api.Config{Address: cfg.Prometheus.URL, RoundTripper: rt})
-	if err != nil {
-		return nil, fmt.Errorf("prometheus client: %w", err)
+		return nil, err
 	}
 	r := &Reader{
-		api:     v1.NewAPI(client),
+		api:     promAPI,
 		servers: map[string]serverRef{},
 		maxAge:  time.Duration(cfg.Policy.Telemetry.MaxAge),
 		timeout: time.Duration(cfg.Prometheus.Timeout),
