@@ -153,10 +153,14 @@ func (c *Config) validateAccounting(p *problems) {
 	}
 }
 
-// regions are the region labels of the fleet's servers.
+// regions are the region labels of the fleet's servers and pools (a replay's pools list no
+// servers).
 func (c *Config) regions() map[string]bool {
 	out := map[string]bool{}
 	for i := range c.Pools {
+		if r, ok := c.Pools[i].Labels["region"]; ok {
+			out[r] = true
+		}
 		for j := range c.Pools[i].Nodes {
 			ref := NodeRef{Pool: &c.Pools[i], Node: &c.Pools[i].Nodes[j]}
 			out[ref.Label("region")] = true

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"slices"
+
+	"github.com/rotahq/rota/scaler/config"
 )
 
 // Sample is the fleet at one moment of a replay: servers powered and the spend so far.
@@ -24,13 +26,22 @@ type accounting struct {
 	dropped              []int // jobs given up on or never started (indices into Env.Jobs)
 	series               []Sample
 	perHour, unitsPerSrv []float64
+	// prices are the pools' costs; priced the pools on a time-of-use tariff, whose spend is
+	// summed as it goes (touCost), at the price of each hour of the trace's wall clock.
+	prices  []config.Cost
+	priced  []bool
+	touCost []float64
 }
 
 func (a *accounting) init(e *Env) {
 	a.onSec = make([]int64, len(e.Pools))
-	for _, p := range e.Pools {
+	a.touCost = make([]float64, len(e.Pools))
+	for i, p := range e.Pools {
 		a.perHour = append(a.perHour, p.PerHour)
 		a.unitsPerSrv = append(a.unitsPerSrv, float64(p.capacity()))
+		c := e.Config.Pools[i].Cost
+		a.prices = append(a.prices, c)
+		a.priced = append(a.priced, c.Tariff != "" && !c.Rented())
 	}
 }
 
@@ -41,13 +52,20 @@ func (a *accounting) advance(w *world, t int64) {
 	}
 	for p, n := range w.powered {
 		a.onSec[p] += int64(n) * dt
+		if a.priced[p] && n > 0 {
+			a.touCost[p] += float64(n) * a.prices[p].EnergyCost(a.prices[p].Watts, w.wall(w.now), w.wall(t))
+		}
 	}
 }
 
-// cost is the spend so far.
+// cost is the spend so far: at the hourly rate, or at the tariff's price of each hour.
 func (a *accounting) cost() float64 {
 	c := 0.0
 	for p, sec := range a.onSec {
+		if a.priced[p] {
+			c += a.touCost[p]
+			continue
+		}
 		c += float64(sec) * a.perHour[p] / 3600
 	}
 	return c
@@ -76,10 +94,18 @@ type Result struct {
 	ServerHours     float64 `json:"server_hours"`
 	XLowerBound     float64 `json:"x_lower_bound"`
 	LowerBoundHours float64 `json:"lower_bound_server_hours"`
-	// EnergyKWh is 0 when no pool gives watts; Cost is in Currency.
+	// EnergyKWh is 0 when no pool gives watts; Cost is in Currency, at each pool's
+	// tariff (accounting.tariffs) price of each hour of the trace's time where it has one.
 	EnergyKWh float64 `json:"energy_kwh"`
 	Cost      float64 `json:"cost"`
 	Currency  string  `json:"currency"`
+	// AvoidedKWh is the energy not drawn against the whole fleet on for the whole span;
+	// AvoidedCO2Kg its carbon where the pool's region has a grams_per_kwh, and
+	// CarbonUnknownKWh the avoided energy of pools whose intensity is unknown (a query, which a
+	// replay cannot ask, or none): its carbon is not in AvoidedCO2Kg.
+	AvoidedKWh       float64 `json:"avoided_kwh"`
+	AvoidedCO2Kg     float64 `json:"avoided_co2_kg"`
+	CarbonUnknownKWh float64 `json:"avoided_kwh_carbon_unknown"`
 	// Utilisation is work done over powered capacity (GPU-hours, or core-hours on CPU pools).
 	Utilisation float64 `json:"utilisation"`
 	// Waits are seconds from submission to start, over the jobs that ran.
@@ -123,6 +149,7 @@ func (w *world) result(name string) Result {
 		r.ServerHours += h
 		r.EnergyKWh += h * e.Pools[p].Watts / 1000
 		capHours += h * a.unitsPerSrv[p]
+		e.avoided(&r, p, h, r.Days)
 	}
 	r.LowerBoundHours = e.LowerBound
 	if len(a.dropped) > 0 {
@@ -155,12 +182,31 @@ func (e *Env) LowerBoundResult() Result {
 		JobsRun: len(e.Jobs) - len(e.Unrunnable), NotRun: append([]NotRun{}, e.Unrunnable...), Days: float64(e.End-e.T0) / 86400}
 	var capHours float64
 	for p, h := range e.poolBound {
+		// The bound has no timing: on a tariff, its hours cost the week's mean price.
 		r.Cost += h * e.Pools[p].PerHour
 		r.EnergyKWh += h * e.Pools[p].Watts / 1000
 		capHours += h * float64(e.Pools[p].capacity())
+		e.avoided(&r, p, h, r.Days)
 	}
 	r.Utilisation = ratio(e.BusyUnits, capHours)
 	return r
+}
+
+// avoided adds to r the energy pool p did not draw in its hours powered against all its
+// servers on for the days, and that energy's carbon where the pool's region (its labels'
+// region) has a number: a query cannot be asked in a replay, so its carbon is unknown.
+func (e *Env) avoided(r *Result, p int, hours, days float64) {
+	pl := e.Pools[p]
+	kwh := (float64(pl.Servers)*days*24 - hours) * pl.Watts / 1000
+	if kwh <= 0 {
+		return
+	}
+	r.AvoidedKWh += kwh
+	if c := e.Config.Accounting.CarbonFor(e.Config.Pools[p].Labels["region"]); c != nil && c.GramsPerKWh != nil {
+		r.AvoidedCO2Kg += kwh * *c.GramsPerKWh / 1000
+		return
+	}
+	r.CarbonUnknownKWh += kwh
 }
 
 // quantile is the nearest-rank quantile of sorted values (0 when empty).

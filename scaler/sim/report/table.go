@@ -6,11 +6,13 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rotahq/rota/scaler/sim"
 )
 
 // columns are the table's and the CSV's, in order.
 func columns() []string {
-	return []string{"policy", "server_h", "x_lb", "energy_mwh", "cost", "util", "wait_p50", "wait_p95",
+	return []string{"policy", "server_h", "x_lb", "energy_mwh", "cost", "avoided_mwh", "co2_avoided_t", "util", "wait_p50", "wait_p95",
 		"wait_p99", "wait_mean", "extra_p95", "ons_srv_day", "cycles_srv_day", "not_run", "violations"}
 }
 
@@ -47,11 +49,24 @@ func (r *Report) rows(human bool) [][]string {
 	for _, x := range r.Results {
 		out = append(out, []string{
 			x.Policy, f(x.ServerHours, 0), f(x.XLowerBound, 3), f(x.EnergyKWh/1000, 1), f(x.Cost, 0),
+			f(x.AvoidedKWh/1000, 1), co2(x, human),
 			f(x.Utilisation, 3), d(x.WaitP50), d(x.WaitP95), d(x.WaitP99), d(x.WaitMean), d(x.ExtraWaitP95),
 			f(x.OnsPerServerDay, 3), f(x.CyclesPerServerDay, 3), strconv.Itoa(len(x.NotRun)), strconv.Itoa(x.Violations),
 		})
 	}
 	return out
+}
+
+// co2 is the avoided CO2 in tonnes, "unknown" when no avoided energy has a known intensity,
+// and marked "+?" for a person when some of it has none.
+func co2(x sim.Result, human bool) string {
+	switch {
+	case x.CarbonUnknownKWh > 0 && x.AvoidedCO2Kg == 0:
+		return "unknown"
+	case x.CarbonUnknownKWh > 0 && human:
+		return strconv.FormatFloat(x.AvoidedCO2Kg/1000, 'f', 2, 64) + "+?"
+	}
+	return strconv.FormatFloat(x.AvoidedCO2Kg/1000, 'f', 2, 64)
 }
 
 // short writes seconds for a person: 0s, 45s, 5.0m, 2.3h.
