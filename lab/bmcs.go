@@ -31,6 +31,12 @@ set) [ "$3" = power ] || exit 0
 esac
 `
 
+// The emulated Redfish servers' power draw: a 2-GPU server on, and its BMC's standby.
+const (
+	labOnWatts      = 1650
+	labStandbyWatts = 18
+)
+
 // startIPMI runs one ipmi_sim per IPMI server and waits until each answers an RMCP ping.
 func (l *Lab) startIPMI(ctx context.Context) error {
 	password, err := l.secret("bmc.password")
@@ -117,6 +123,8 @@ func (l *Lab) startRedfish(ctx context.Context) error {
 			"password":         password,
 			"power":            map[bool]string{true: "On", false: "Off"}[on],
 			"transition_delay": "1s",
+			// Readings the books take (bmc.power_reading_interval): on, and in standby.
+			"power_watts": map[string]float64{"on": labOnWatts, "off": labStandbyWatts},
 			"hook":             map[string]any{"command": []string{l.tools.shell, "-c", `echo "$ROTA_EMU_POWER" > "$0.set" && mv "$0.set" "$0"`, n.powerFile()}},
 		})
 	}

@@ -15,11 +15,16 @@ type Job struct {
 	GPUs int
 	// Runtime is how long the job sleeps.
 	Runtime time.Duration
+	// Account is the Slurm account ("" none): who the books charge for what the job holds.
+	Account string
 }
 
-// Light and Heavy are the workload's two kinds of job.
+// Light and Heavy are the workload's two kinds of job; heavy jobs are physics', and run on
+// research's GPU servers: borrowed capacity.
 func Light(runtime time.Duration) Job { return Job{Kind: "light", CPUs: 2, Runtime: runtime} }
-func Heavy(runtime time.Duration) Job { return Job{Kind: "heavy", CPUs: 2, GPUs: 1, Runtime: runtime} }
+func Heavy(runtime time.Duration) Job {
+	return Job{Kind: "heavy", CPUs: 2, GPUs: 1, Runtime: runtime, Account: "physics"}
+}
 
 // sbatchArgs are the arguments that submit j: one node, its CPUs and GPUs, a sleep, output
 // thrown away.
@@ -28,6 +33,9 @@ func (j Job) sbatchArgs() []string {
 		fmt.Sprintf("--cpus-per-task=%d", j.CPUs)}
 	if j.GPUs > 0 {
 		args = append(args, fmt.Sprintf("--gres=gpu:%d", j.GPUs))
+	}
+	if j.Account != "" {
+		args = append(args, "--account="+j.Account)
 	}
 	return append(args, fmt.Sprintf("--wrap=sleep %d", int(j.Runtime.Seconds())))
 }

@@ -6,7 +6,7 @@
 # and heavy jobs; shows `rotactl status --watch` while rota powers the right servers on and,
 # once the cluster is quiet, drains and powers them off again; then prints a summary
 # (server-hours and spend against all-on, Slurm's record of the jobs, the cost cookbook's PromQL
-# queries). Runs DEMO_SECONDS (default 210) or until Ctrl-C, then stops everything the lab
+# queries, rotactl report's books of the month so far). Runs DEMO_SECONDS (default 210) or until Ctrl-C, then stops everything the lab
 # started, by pid. A second run starts clean. Scripts/demo-exporter.sh is the exporter alone.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,3 +65,6 @@ promql() {
 echo "  PromQL (cost cookbook, docs/rules.md), from the lab's Prometheus:"
 echo "    currency:rota_fleet_spend_per_hour:sum   $(promql 'currency:rota_fleet_spend_per_hour:sum') per hour now"
 echo "    currency:rota_fleet_saving:ratio         $(promql 'currency:rota_fleet_saving:ratio') of the all-on cost saved now"
+echo "    sum(rota_fleet_node_power_watts{source=\"bmc\"})  $(promql 'sum(rota_fleet_node_power_watts{source="bmc"})') W measured by the BMCs now"
+echo "  The books this month so far (bin/rotactl report --prometheus.url=\$PROMETHEUS_URL):"
+bin/rotactl report --prometheus.url="$PROMETHEUS_URL" | sed 's/^/    /' || true

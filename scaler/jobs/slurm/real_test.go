@@ -200,7 +200,7 @@ func testRequeue(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Mana
 	// gpu02 is held while the work starts, so it lands on gpu01.
 	c.Command("scontrol", "update", "nodename=gpu02", "state=drain", "reason=steering work to gpu01")
 	mover := c.Submit("--partition=gpu", "--requeue", "--wrap=sleep 300")
-	stayer := c.Submit("--partition=gpu", "--nodelist=gpu01", "--no-requeue", "--gres=gpu:1", "--wrap=sleep 300")
+	stayer := c.Submit("--partition=gpu", "--nodelist=gpu01", "--no-requeue", "--gres=gpu:1", "--account=physics", "--wrap=sleep 300")
 	t.Cleanup(func() { c.Command("scancel", mover, stayer) })
 	for _, id := range []string{mover, stayer} {
 		testutil.Eventually(t, 30*time.Second, "job "+id+" running", func() error { return jobIs(c, id, "RUNNING") })
@@ -211,6 +211,8 @@ func testRequeue(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Mana
 	}
 	if v := view(ctx, t, m)["gpu01"]; v.Jobs != 2 || v.GPUs != 1 || v.CPUs != 2 {
 		t.Fatalf("gpu01: %+v, want 2 jobs, 1 GPU, 2 CPUs", v)
+	} else if want := []fleet.Hold{{Account: "", CPUs: 1}, {Account: "physics", CPUs: 1, GPUs: 1}}; !slices.Equal(v.Holds, want) {
+		t.Errorf("gpu01 holds %+v, want %+v (chargeback by account)", v.Holds, want)
 	}
 	if err := m.Drain(ctx, "gpu01", "light work on a GPU server"); err != nil {
 		t.Fatal(err)
