@@ -109,6 +109,12 @@ func (e Expr) GPUBusyMean() string { return e.agg("avg", e.src.gpuBusy()) }
 // GPUBusyCount is how many of each server's GPUs have a busy reading now.
 func (e Expr) GPUBusyCount() string { return e.agg("count", e.src.gpuBusy()) }
 
+// GPUPower is the power drawn by each server's GPUs, in watts, and GPUPowerCount how many of
+// its GPUs have a reading (the books take the sum only when every GPU the pool declares has
+// one).
+func (e Expr) GPUPower() string      { return e.agg("sum", e.src.gpuPower()) }
+func (e Expr) GPUPowerCount() string { return e.agg("count", e.src.gpuPower()) }
+
 // GPUProcesses is the number of compute processes on each server's GPUs; empty when the
 // source has no process count.
 func (e Expr) GPUProcesses() string {

@@ -12,6 +12,7 @@ const (
 	GPUMemoryUsed    = "rota_gpu_memory_used_bytes"
 	GPUMemoryTotal   = "rota_gpu_memory_total_bytes"
 	GPUProcesses     = "rota_gpu_compute_processes"
+	GPUPower         = "rota_gpu_power_watts"
 	GPUDevices       = "rota_gpu_devices"
 	CollectorSuccess = "rota_exporter_collector_success"
 

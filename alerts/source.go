@@ -131,6 +131,14 @@ func (s source) gpuMemoryTotal() string {
 	return fmt.Sprintf("(%s + %s) * 1048576", s.gpu(s.ext.DCGM.MemoryUsed, ""), s.gpu(s.ext.DCGM.MemoryFree, ""))
 }
 
+// gpuPower is each GPU's power draw in watts.
+func (s source) gpuPower() string {
+	if s.ext == nil {
+		return s.gpu(GPUPower, "")
+	}
+	return s.gpu(s.ext.DCGM.Power, "")
+}
+
 // gpuProcesses is each GPU's compute processes; empty when the source has none.
 func (s source) gpuProcesses() string {
 	if s.ext == nil {

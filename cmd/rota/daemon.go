@@ -82,7 +82,7 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 	lp, err := loop.New(loop.Options{
 		Config: cfg, Store: st, Executor: ex, Power: power, Jobs: jm, Telemetry: facts,
 		Planner: plan.Plan, Clock: clk, Log: log.WithField("component", "loop"), Registerer: reg,
-		Meter: power, Numbers: facts,
+		Meter: power, Numbers: facts, GPUs: facts,
 	})
 	if err != nil {
 		return nil, err

@@ -346,14 +346,7 @@ func (c *Config) resolveTariffs(p *problems) {
 	}
 }
 
-// Currencies lists the currencies the pools bill in, sorted.
-func (c *Config) Currencies() []string {
-	var out []string
-	for _, pl := range c.Pools {
-		if !slices.Contains(out, pl.Cost.Currency) {
-			out = append(out, pl.Cost.Currency)
-		}
-	}
-	slices.Sort(out)
-	return out
+// HasBaseWatts reports whether a pool measures its servers by their GPUs (cost.base_watts).
+func (c *Config) HasBaseWatts() bool {
+	return slices.ContainsFunc(c.Pools, func(p Pool) bool { return p.Cost.BaseWatts > 0 })
 }

@@ -59,6 +59,8 @@ type DCGMSeries struct {
 	// Processes counts compute processes per GPU; dcgm-exporter has no such field by default,
 	// so it is empty (none) unless a fleet exports one.
 	Processes string `yaml:"processes"`
+	// Power is each GPU's draw in watts (DCGM_FI_DEV_POWER_USAGE), for the books.
+	Power string `yaml:"power"`
 }
 
 // DefaultNodeRegex takes the host part of host:port (node_exporter's instance label) or a
@@ -76,6 +78,7 @@ func (s *TelemetrySource) applyDefaults() {
 	setString(&d.SMActive, "DCGM_FI_PROF_SM_ACTIVE")
 	setString(&d.MemoryUsed, "DCGM_FI_DEV_FB_USED")
 	setString(&d.MemoryFree, "DCGM_FI_DEV_FB_FREE")
+	setString(&d.Power, "DCGM_FI_DEV_POWER_USAGE")
 }
 
 // Source is the name of the telemetry source the pool reads; a pool built without defaults
@@ -159,7 +162,7 @@ func (c *Config) validateTelemetry(p *problems) {
 			{"node_exporter.cpu_seconds", s.NodeExporter.CPUSeconds},
 			{"dcgm_exporter.utilization", d.Utilization}, {"dcgm_exporter.sm_active", d.SMActive},
 			{"dcgm_exporter.memory_used", d.MemoryUsed}, {"dcgm_exporter.memory_free", d.MemoryFree},
-			{"dcgm_exporter.processes", d.Processes},
+			{"dcgm_exporter.processes", d.Processes}, {"dcgm_exporter.power", d.Power},
 		} {
 			if f.v != "" && !metricName.MatchString(f.v) {
 				p.add(path+"."+f.key, "%q is not a metric name", f.v)

@@ -279,9 +279,12 @@ type Cost struct {
 	Watts       float64 `yaml:"watts"`
 	PricePerKWh float64 `yaml:"price_per_kwh"`
 	// Tariff names one of accounting.tariffs: time-of-use prices instead of PricePerKWh.
-	Tariff       string `yaml:"tariff"`
-	Currency     string `yaml:"currency"`
-	SavesWhenOff *bool  `yaml:"saves_when_off"`
+	Tariff string `yaml:"tariff"`
+	// BaseWatts is what a GPU server draws apart from its GPUs: with it, a server whose BMC
+	// gives no reading is measured as BaseWatts plus its GPUs' own readings (NVML, DCGM).
+	BaseWatts    float64 `yaml:"base_watts"`
+	Currency     string  `yaml:"currency"`
+	SavesWhenOff *bool   `yaml:"saves_when_off"`
 
 	tariff *Tariff // resolved by validation
 }

@@ -252,6 +252,11 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 			p.add(path+".profile.gpus", "must not be negative")
 		}
 		validateCost(p, path+".cost", pl.Cost)
+		if b := pl.Cost.BaseWatts; !(b >= 0) {
+			p.add(path+".cost.base_watts", "must not be negative")
+		} else if b > 0 && pl.Profile.GPUs == 0 {
+			p.add(path+".cost.base_watts", "is the draw apart from the GPUs: the profile declares none")
+		}
 		positive(p, path+".boot_timeout", pl.BootTimeout)
 		if pl.Min < 0 {
 			p.add(path+".min", "must not be negative")

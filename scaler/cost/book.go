@@ -9,10 +9,17 @@ import (
 // Where a spend's energy figure came from (the label basis), and an energy counter's (source).
 const (
 	basisHourly   = "hourly"   // rent by the hour: energy is not what it costs
-	basisMeasured = "measured" // the BMC's reading, at the pool's energy price
+	basisMeasured = "measured" // a measured draw, at the pool's energy price
 	basisProfile  = "profile"  // the pool's watts, at its energy price
-	sourceBMC     = "bmc"
 	sourceProfile = "profile"
+)
+
+// The sources of a measured draw.
+const (
+	// SourceBMC is the BMC's power reading (Redfish, IPMI DCMI).
+	SourceBMC = "bmc"
+	// SourceGPU is the pool's base_watts plus the GPUs' own readings (NVML, DCGM).
+	SourceGPU = "gpu"
 )
 
 const joulesPerKWh = 3.6e6
@@ -85,7 +92,7 @@ func (b *booker) server(p Pass, o Observation, pl *config.Pool, from, to time.Ti
 		c := charge{o: o, pool: pl, amount: onCost, power: o.Power, basis: onBasis}
 		watts, source := cost.Watts, sourceProfile
 		if o.Measured && o.Power != PowerUnknown {
-			watts, source = o.Watts, sourceBMC
+			watts, source = o.Watts, o.Source
 			if !cost.Rented() {
 				c.amount, c.basis = cost.EnergyCost(watts, from, to), basisMeasured
 			}
@@ -98,7 +105,7 @@ func (b *booker) server(p Pass, o Observation, pl *config.Pool, from, to time.Ti
 	standby, standbyCost := 0.0, 0.0
 	if o.Measured {
 		standby = o.Watts
-		b.add(newKey(famNodeEnergy, o.Node, o.Pool, sourceBMC), standby*sec)
+		b.add(newKey(famNodeEnergy, o.Node, o.Pool, o.Source), standby*sec)
 		if !cost.Rented() {
 			standbyCost = cost.EnergyCost(standby, from, to)
 		}

@@ -37,9 +37,11 @@ type Observation struct {
 	Power         Power
 	// Holds are what each account's jobs held on it.
 	Holds []fleet.Hold
-	// Watts is the BMC's reading, when Measured.
+	// Watts is the measured draw, when Measured: Source says by what (SourceBMC: the BMC's
+	// reading; SourceGPU: the pool's base_watts plus the GPUs' own readings).
 	Watts    float64
 	Measured bool
+	Source   string
 	// TakeDown is set when a dry-run pass decided to drain or power the server off: what it
 	// would have saved is booked (rota_cost_would_save_total).
 	TakeDown bool
@@ -53,11 +55,17 @@ type Pass struct {
 	Carbon map[string]float64
 }
 
+// Draw is a server's measured power draw and where it was measured (SourceBMC, SourceGPU).
+type Draw struct {
+	Watts  float64
+	Source string
+}
+
 // Observe turns a pass's snapshot into the books' observation: power from the BMC's reading
 // (unknown when it could not be read), failed from rota's state, holds from the job manager,
-// watts from readings (by node; absent: none). takeDown names the servers a dry-run pass
-// decided to drain or power off.
-func Observe(snap fleet.Snapshot, at time.Time, watts map[string]float64, takeDown map[string]bool, carbon map[string]float64) Pass {
+// measured draws (by node; absent: none). takeDown names the servers a dry-run pass decided to
+// drain or power off.
+func Observe(snap fleet.Snapshot, at time.Time, draws map[string]Draw, takeDown map[string]bool, carbon map[string]float64) Pass {
 	p := Pass{At: at, Carbon: carbon, Nodes: make([]Observation, 0, len(snap.Nodes))}
 	for _, n := range snap.Nodes {
 		o := Observation{Node: n.Name, Pool: n.Pool, Region: n.Region, Owner: n.Department,
@@ -73,7 +81,9 @@ func Observe(snap fleet.Snapshot, at time.Time, watts map[string]float64, takeDo
 		default:
 			o.Power = PowerUnknown
 		}
-		o.Watts, o.Measured = watts[n.Name]
+		if d, ok := draws[n.Name]; ok {
+			o.Watts, o.Measured, o.Source = d.Watts, true, d.Source
+		}
 		p.Nodes = append(p.Nodes, o)
 	}
 	return p
@@ -227,7 +237,7 @@ func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
 // grows, it loses nothing.
 //
 // The series prepared are those each server could book into next: in any power bucket, by
-// its pool's watts and, when BMC readings are on, by a reading.
+// its pool's watts and, where they may come, by a BMC's reading or by its GPUs' readings.
 func (l *Ledger) prepare(cfg *config.Config, p Pass) {
 	b := &booker{cfg: cfg, totals: l.totals, touch: true}
 	variants := Pass{At: p.At, Carbon: p.Carbon}
@@ -236,8 +246,13 @@ func (l *Ledger) prepare(cfg *config.Config, p Pass) {
 			v := o
 			v.Power, v.Measured = pw, false
 			variants.Nodes = append(variants.Nodes, v)
-			if o.Measured || cfg.BMC.PowerReadingInterval > 0 {
-				v.Measured, v.Watts = true, max(o.Watts, 1)
+			v.Measured, v.Watts = true, max(o.Watts, 1)
+			if o.Source == SourceBMC || cfg.BMC.PowerReadingInterval > 0 {
+				v.Source = SourceBMC
+				variants.Nodes = append(variants.Nodes, v)
+			}
+			if pl := cfg.Pool(o.Pool); o.Source == SourceGPU || (pl != nil && pl.Cost.BaseWatts > 0) {
+				v.Source = SourceGPU
 				variants.Nodes = append(variants.Nodes, v)
 			}
 		}

@@ -101,7 +101,7 @@ func TestBooks(t *testing.T) {
 	})
 	t.Run("owned off with a measured standby draw", func(t *testing.T) {
 		o := obs("g1", "gpu", "eu", "research", PowerOff)
-		o.Watts, o.Measured = 20, true
+		o.Watts, o.Measured, o.Source = 20, true, SourceBMC
 		l := run(t, cfg, h, o)
 		near(t, "saving less standby", l.Value("saving", "gpu", "research", "eu", "EUR"), 0.3-0.02*0.3)
 		near(t, "standby spend", l.Value("spend", "gpu", "research", "eu", "EUR", "off", "measured"), 0.02*0.3)
@@ -118,7 +118,7 @@ func TestBooks(t *testing.T) {
 	})
 	t.Run("unknown power ignores a reading", func(t *testing.T) {
 		o := obs("g1", "gpu", "eu", "research", PowerUnknown)
-		o.Watts, o.Measured = 10, true
+		o.Watts, o.Measured, o.Source = 10, true, SourceBMC
 		l := run(t, cfg, m, o)
 		near(t, "spend", l.Value("spend", "gpu", "research", "eu", "EUR", "unknown", "profile"), 0.3*m60)
 	})
@@ -128,12 +128,19 @@ func TestBooks(t *testing.T) {
 	})
 	t.Run("measured draw on: its energy and cost", func(t *testing.T) {
 		o := obs("g1", "gpu", "eu", "research", PowerOn)
-		o.Watts, o.Measured = 1500, true
+		o.Watts, o.Measured, o.Source = 1500, true, SourceBMC
 		o.Holds = []fleet.Hold{{Account: "research", GPUs: 4}}
 		l := run(t, cfg, h, o)
 		near(t, "spend", l.Value("spend", "gpu", "research", "eu", "EUR", "on", "measured"), 1.5*0.3)
 		near(t, "energy", l.Value("node_energy", "g1", "gpu", "bmc"), 1500*3600)
 		near(t, "nothing idle: the GPUs were held", l.Value("node_idle", "g1", "gpu", "EUR"), 0)
+	})
+	t.Run("measured by its GPUs: energy under source gpu", func(t *testing.T) {
+		o := obs("g1", "gpu", "eu", "research", PowerOn)
+		o.Watts, o.Measured, o.Source = 1200, true, SourceGPU
+		l := run(t, cfg, h, o)
+		near(t, "spend", l.Value("spend", "gpu", "research", "eu", "EUR", "on", "measured"), 1.2*0.3)
+		near(t, "energy", l.Value("node_energy", "g1", "gpu", "gpu"), 1200*3600)
 	})
 	t.Run("GPUs count: one GPU of four held is a quarter", func(t *testing.T) {
 		o := obs("g1", "gpu", "eu", "research", PowerOn)
@@ -292,7 +299,7 @@ func TestObserve(t *testing.T) {
 		{Name: "d", Pool: "gpu", State: fleet.StatePoweringOn, Power: spec.StateUnknown},
 		{Name: "e", Pool: "gpu", State: fleet.StateBooting, Power: spec.StateTransitioning},
 	}}
-	p := Observe(snap, t0, map[string]float64{"a": 700}, map[string]bool{"a": true}, nil)
+	p := Observe(snap, t0, map[string]Draw{"a": {Watts: 700, Source: SourceBMC}}, map[string]bool{"a": true}, nil)
 	want := []Power{PowerOn, PowerFailed, PowerOff, PowerUnknown, PowerOn}
 	for i, o := range p.Nodes {
 		if o.Power != want[i] {
@@ -300,7 +307,7 @@ func TestObserve(t *testing.T) {
 		}
 	}
 	a := p.Nodes[0]
-	if !a.Measured || a.Watts != 700 || !a.TakeDown || len(a.Holds) != 1 || a.Owner != "research" || a.Region != "eu" {
+	if !a.Measured || a.Watts != 700 || a.Source != SourceBMC || !a.TakeDown || len(a.Holds) != 1 || a.Owner != "research" || a.Region != "eu" {
 		t.Errorf("a: %+v", a)
 	}
 	if p.Nodes[1].Measured {

@@ -21,6 +21,12 @@ type Numbers interface {
 	Number(ctx context.Context, query string, now time.Time) (float64, error)
 }
 
+// GPUPower reads what each server's GPUs draw now (promfacts.Reader.GPUPower), for the pools
+// that give base_watts.
+type GPUPower interface {
+	GPUPower(ctx context.Context, now time.Time) (map[string]float64, error)
+}
+
 // noReadingRetry is how long a BMC that offers no power reading waits before it is asked
 // again (a firmware update may add one; asking every interval would only load the BMC).
 const noReadingRetry = time.Hour
@@ -48,7 +54,7 @@ func newBooks(st *store.Store, reg prometheus.Registerer) (*books, error) {
 		ok: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rota_cost_books_ok",
 			Help: "1 while the cost books are kept and stored after each pass, 0 when the stored books could not be read or written."}),
 		watts: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_fleet_node_power_watts",
-			Help: "What the books take a server to draw now, by source: bmc (its BMC's reading) or profile (the pool's watts; unknown power counts as on)."},
+			Help: "What the books take a server to draw now, by source: bmc (its BMC's reading), gpu (the pool's base_watts plus its GPUs' readings) or profile (the pool's watts; unknown power counts as on)."},
 			[]string{"node", "pool", "source"}),
 		intensity: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_carbon_intensity_grams_per_kwh",
 			Help: "The carbon intensity the books use for a region's electricity, while known."}, []string{"region"}),
@@ -100,7 +106,7 @@ func (l *Loop) keepBooks(ctx context.Context, p pass) {
 			}
 		}
 	}
-	obs := cost.Observe(p.snap, p.at, b.readings.fresh(p.snap, p.at, l.readingInterval()), takeDown, carbon)
+	obs := cost.Observe(p.snap, p.at, l.draws(ctx, p), takeDown, carbon)
 	next := b.current().Accrue(l.cfg, obs)
 	if err := l.o.Store.PutBooks(store.Books{At: next.At, Counters: next.Counters()}); err != nil {
 		b.ok.Set(0)
@@ -114,6 +120,32 @@ func (l *Loop) keepBooks(ctx context.Context, p pass) {
 	l.exportDraw(obs)
 }
 
+// draws are the servers' measured draws: the BMC's fresh reading, else, on a pool with
+// base_watts, its base plus what its GPUs read now (a server that is on).
+func (l *Loop) draws(ctx context.Context, p pass) map[string]cost.Draw {
+	out := map[string]cost.Draw{}
+	for n, w := range l.books.readings.fresh(p.snap, p.at, l.readingInterval()) {
+		out[n] = cost.Draw{Watts: w, Source: cost.SourceBMC}
+	}
+	if l.o.GPUs == nil || !l.cfg.HasBaseWatts() {
+		return out
+	}
+	gpus, err := l.o.GPUs.GPUPower(ctx, p.at)
+	if err != nil {
+		l.log.WithError(err).Warn("gpu power not read: the pools' watts count this pass")
+		return out
+	}
+	for _, n := range p.snap.Nodes {
+		pl := l.cfg.Pool(n.Pool)
+		w, ok := gpus[n.Name]
+		if _, measured := out[n.Name]; measured || !ok || pl == nil || pl.Cost.BaseWatts == 0 || n.Power != bmc.StateOn {
+			continue
+		}
+		out[n.Name] = cost.Draw{Watts: pl.Cost.BaseWatts + w, Source: cost.SourceGPU}
+	}
+	return out
+}
+
 // exportDraw sets rota_fleet_node_power_watts from the observation.
 func (l *Loop) exportDraw(p cost.Pass) {
 	b := l.books
@@ -123,7 +155,7 @@ func (l *Loop) exportDraw(p cost.Pass) {
 		switch {
 		case pl == nil:
 		case o.Measured && o.Power != cost.PowerUnknown:
-			b.watts.WithLabelValues(o.Node, o.Pool, "bmc").Set(o.Watts)
+			b.watts.WithLabelValues(o.Node, o.Pool, o.Source).Set(o.Watts)
 		case o.Power == cost.PowerOff:
 			b.watts.WithLabelValues(o.Node, o.Pool, "profile").Set(0)
 		default:

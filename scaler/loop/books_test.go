@@ -239,3 +239,25 @@ func TestBooksNamesAreTheContract(t *testing.T) {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 }
+
+// gpuPower answers the GPUs' draw per server.
+type gpuPower map[string]float64
+
+func (g gpuPower) GPUPower(context.Context, time.Time) (map[string]float64, error) { return g, nil }
+
+// TestGPUMeasuredDraw: on a pool with base_watts, a server whose BMC gives no reading is
+// measured as its base plus its GPUs' readings; a BMC reading wins; a server that is off is not
+// measured by GPUs that cannot be read.
+func TestGPUMeasuredDraw(t *testing.T) {
+	f := newFx(t, func(c *config.Config) {
+		c.Pools[1].Cost.Watts, c.Pools[1].Cost.BaseWatts = 3000, 500
+	}, nil)
+	f.loop.o.Meter = &meter{watts: map[string]float64{"gpu02": 2800}, asked: map[string]int{}}
+	f.loop.o.GPUs = gpuPower{"gpu01": 1200, "gpu02": 900}
+	f.pass()
+	f.clock.Advance(time.Minute)
+	f.pass()
+	approx(t, "gpu01: base + GPUs", metricValue(t, f.reg, "rota_energy_node_joules_total", map[string]string{"node": "gpu01", "source": "gpu"}), 1700*60)
+	approx(t, "gpu02: the BMC's reading", metricValue(t, f.reg, "rota_energy_node_joules_total", map[string]string{"node": "gpu02", "source": "bmc"}), 2800*60)
+	approx(t, "gpu01's draw gauge", metricValue(t, f.reg, "rota_fleet_node_power_watts", map[string]string{"node": "gpu01", "source": "gpu"}), 1700)
+}

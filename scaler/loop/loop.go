@@ -53,6 +53,8 @@ type Options struct {
 	Meter bmc.Meter
 	// Numbers reads the carbon intensities given as queries; nil: they are unknown.
 	Numbers Numbers
+	// GPUs reads the GPUs' power draw for pools with base_watts; nil: their watts count.
+	GPUs GPUPower
 }
 
 // Loop is the control loop. Safe for concurrent use; call Run once.
@@ -83,7 +85,7 @@ type pass struct {
 func New(o Options) (*Loop, error) {
 	if o.Config == nil || o.Store == nil || o.Executor == nil || o.Power == nil || o.Jobs == nil ||
 		o.Telemetry == nil || o.Planner == nil || o.Clock == nil || o.Log == nil {
-		return nil, errors.New("loop: every option but Registerer, Meter and Numbers is required")
+		return nil, errors.New("loop: every option but Registerer, Meter, Numbers and GPUs is required")
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {

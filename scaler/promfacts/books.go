@@ -44,3 +44,31 @@ func (r *Reader) Number(ctx context.Context, query string, now time.Time) (float
 	}
 	return f, nil
 }
+
+// GPUPower is, per server, what its GPUs draw now in watts (rota-exporter's
+// rota_gpu_power_watts, dcgm-exporter's power field), for the servers with a reading from every
+// GPU their pool declares: a sum short of a GPU would under-count the server.
+func (r *Reader) GPUPower(ctx context.Context, now time.Time) (map[string]float64, error) {
+	out := map[string]float64{}
+	for i, e := range r.sources {
+		if !r.gpus[i] {
+			continue
+		}
+		sum, err := r.query(ctx, e.GPUPower(), now)
+		if err != nil {
+			return nil, fmt.Errorf("reading gpu power from %s: %w", e.Source(), err)
+		}
+		count, err := r.query(ctx, e.GPUPowerCount(), now)
+		if err != nil {
+			return nil, fmt.Errorf("reading gpu power from %s: %w", e.Source(), err)
+		}
+		for node, w := range sum {
+			ref, ok := r.servers[node]
+			if !ok || ref.source != i || ref.gpus == 0 || !(count[node] >= float64(ref.gpus)) || !(w >= 0) {
+				continue
+			}
+			out[node] = w
+		}
+	}
+	return out, nil
+}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
 )
 
 // TestNumber reads single numbers (a region's carbon intensity) from a real Prometheus that
@@ -53,4 +55,48 @@ func TestNumber(t *testing.T) {
 			t.Errorf("%s: %v, want ErrNotOneNumber", tc.query, err)
 		}
 	}
+}
+
+// TestGPUPower reads each server's GPU draw from a real Prometheus scraping rota-exporters:
+// the sum over its GPUs when every GPU its pool declares has a reading, nothing when one lacks
+// it (a sum short of a GPU would under-count).
+func TestGPUPower(t *testing.T) {
+	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "# TYPE rota_gpu_power_watts gauge\n")
+		switch r.URL.Path {
+		case "/g1":
+			fmt.Fprint(w, "rota_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0\"} 300\nrota_gpu_power_watts{gpu=\"1\",uuid=\"GPU-1\"} 350.5\n")
+		case "/g2":
+			fmt.Fprint(w, "rota_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0\"} 300\n")
+		}
+	}))
+	t.Cleanup(exp.Close)
+	host := exp.Listener.Addr().String()
+	var sc strings.Builder
+	sc.WriteString("  - job_name: rota-exporter\n    static_configs:\n")
+	for _, n := range []string{"g1", "g2"} {
+		fmt.Fprintf(&sc, "      - targets: [%q]\n        labels: {node: %q, pool: gpu, __metrics_path__: /%s}\n", host, n, n)
+	}
+	url := startPrometheusWith(t, sc.String(), []byte("groups: []\n"))
+	c, err := config.ParseFor([]byte(`pools:
+  - name: gpu
+    profile: {cpu_cores: 8, gpus: 2}
+    cost: {hourly: 1}
+    nodes: [{name: g1}, {name: g2}]
+`), config.Replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Prometheus.URL = url
+	r := newReader(t, c)
+	testutil.Eventually(t, 30*time.Second, "g1's GPU power", func() error {
+		got, err := r.GPUPower(context.Background(), time.Now())
+		if err != nil {
+			return err
+		}
+		if len(got) != 1 || got["g1"] != 650.5 {
+			return fmt.Errorf("GPU power %v, want g1 650.5 W alone", got)
+		}
+		return nil
+	})
 }
