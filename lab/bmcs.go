@@ -125,7 +125,7 @@ func (l *Lab) startRedfish(ctx context.Context) error {
 			"transition_delay": "1s",
 			// Readings the books take (bmc.power_reading_interval): on, and in standby.
 			"power_watts": map[string]float64{"on": labOnWatts, "off": labStandbyWatts},
-			"hook":             map[string]any{"command": []string{l.tools.shell, "-c", `echo "$ROTA_EMU_POWER" > "$0.set" && mv "$0.set" "$0"`, n.powerFile()}},
+			"hook":        map[string]any{"command": []string{l.tools.shell, "-c", `echo "$ROTA_EMU_POWER" > "$0.set" && mv "$0.set" "$0"`, n.powerFile()}},
 		})
 	}
 	if len(servers) == 0 {
