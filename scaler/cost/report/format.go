@@ -16,14 +16,28 @@ var (
 	useColumns   = []string{"by", "name", "borrowed_server_hours", "drawn_kwh", "measured_kwh", "avoided_kwh", "avoided_kwh_carbon_unknown", "avoided_co2_kg"}
 )
 
+// perPool writes a figure kept per pool only: "-" on a department's row (a person) or ""
+// (CSV, prec < 0).
+func perPool(by string, v float64, prec int) string {
+	switch {
+	case by == "pool":
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	case prec < 0:
+		return ""
+	}
+	return "-"
+}
+
 func (m MoneyRow) cells(prec int) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	return []string{m.By, m.Name, m.Currency, f(m.Spend), f(m.UnknownPower), f(m.Failed), f(m.Saving), f(m.WouldSave), f(m.Idle), f(m.Borrowed)}
+	return []string{m.By, m.Name, m.Currency, f(m.Spend), f(m.UnknownPower), f(m.Failed), f(m.Saving), f(m.WouldSave),
+		perPool(m.By, m.Idle, prec), f(m.Borrowed)}
 }
 
 func (u UseRow) cells(prec int) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-	return []string{u.By, u.Name, f(u.BorrowedHours), f(u.DrawnKWh), f(u.MeasuredKWh), f(u.AvoidedKWh), f(u.CarbonUnknownKWh), f(u.AvoidedCO2Kg)}
+	return []string{u.By, u.Name, f(u.BorrowedHours), perPool(u.By, u.DrawnKWh, prec), perPool(u.By, u.MeasuredKWh, prec),
+		f(u.AvoidedKWh), f(u.CarbonUnknownKWh), f(u.AvoidedCO2Kg)}
 }
 
 func (r Report) heading() string {

@@ -66,7 +66,8 @@ type UseRow struct {
 	By            string  `json:"by"`
 	Name          string  `json:"name"`
 	BorrowedHours float64 `json:"borrowed_server_hours"`
-	// DrawnKWh is the energy drawn, MeasuredKWh the part of it a BMC measured (per pool only).
+	// DrawnKWh is the energy drawn, MeasuredKWh the part of it a BMC or the GPUs measured (per
+	// pool only: 0 on a department's row).
 	DrawnKWh    float64 `json:"drawn_kwh"`
 	MeasuredKWh float64 `json:"measured_kwh"`
 	AvoidedKWh  float64 `json:"avoided_kwh"`
