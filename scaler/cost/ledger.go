@@ -142,6 +142,9 @@ type Ledger struct {
 	At     time.Time
 	totals map[key]float64
 	prev   *Pass // the observation the next interval is booked at (none after a restart)
+	// prepared is, per server, what its series were last prepared for (prepare skips a server
+	// whose pool, labels, accounts and measurement are as they were).
+	prepared map[string]string
 }
 
 // Counter is one series of the books as the store keeps it.
@@ -203,9 +206,12 @@ func (l *Ledger) Counters() []Counter {
 // observation (after a restart), is booked as unknown power for the servers p names. A pass no
 // later than l.At (a clock that stepped back) books nothing and replaces the observation.
 func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
-	next := &Ledger{At: l.At, totals: maps.Clone(l.totals), prev: &p}
+	next := &Ledger{At: l.At, totals: maps.Clone(l.totals), prev: &p, prepared: maps.Clone(l.prepared)}
 	if next.totals == nil {
 		next.totals = map[key]float64{}
+	}
+	if next.prepared == nil {
+		next.prepared = map[string]string{}
 	}
 	defer next.prepare(cfg, p)
 	if l.At.IsZero() || !p.At.After(l.At) {
@@ -242,6 +248,11 @@ func (l *Ledger) prepare(cfg *config.Config, p Pass) {
 	b := &booker{cfg: cfg, totals: l.totals, touch: true}
 	variants := Pass{At: p.At, Carbon: p.Carbon}
 	for _, o := range p.Nodes {
+		sig := signature(o, p.Carbon)
+		if l.prepared[o.Node] == sig {
+			continue
+		}
+		l.prepared[o.Node] = sig
 		for _, pw := range []Power{PowerOn, PowerFailed, PowerOff, PowerUnknown} {
 			v := o
 			v.Power, v.Measured = pw, false
@@ -258,6 +269,19 @@ func (l *Ledger) prepare(cfg *config.Config, p Pass) {
 		}
 	}
 	b.book(variants, p.At, p.At.Add(time.Second))
+}
+
+// signature is what decides which series a server may book into, but its power: its pool,
+// labels, accounts, how it is measured and whether its region's carbon is known.
+func signature(o Observation, carbon map[string]float64) string {
+	var b strings.Builder
+	_, known := carbon[o.Region]
+	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%t\x00%t", o.Pool, o.Region, o.Owner, o.Source, o.TakeDown, known)
+	for _, h := range o.Holds {
+		b.WriteString("\x00")
+		b.WriteString(h.Account)
+	}
+	return b.String()
 }
 
 // unobserved is p's fleet with nothing known of it: every server's power unknown, no holds,

@@ -2,8 +2,11 @@ package store
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/rotahq/rota/scaler/cost"
 )
@@ -58,5 +61,28 @@ func TestDamagedBooksAreANamedError(t *testing.T) {
 				t.Fatalf("err = %v, want a RecordError naming %s", err, bucketBooks)
 			}
 		})
+	}
+}
+
+// BenchmarkPutBooks writes the books of a 10,000-server fleet (30,000 series, as
+// cost.BenchmarkAccrue keeps them): one fsynced transaction per pass.
+func BenchmarkPutBooks(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "rota.db")
+	s, err := Open(path, Options{Create: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	books := Books{At: t0}
+	for i := range 30000 {
+		books.Counters = append(books.Counters, cost.Counter{Family: "node_energy",
+			Labels: []string{fmt.Sprintf("gpu%05d", i), "gpu", "bmc"}, Value: float64(i) * 3.6e6})
+	}
+	b.ResetTimer()
+	for range b.N {
+		books.At = books.At.Add(time.Minute)
+		if err := s.PutBooks(books); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
