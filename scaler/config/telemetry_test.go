@@ -36,7 +36,8 @@ func TestTelemetryDefaults(t *testing.T) {
 		Name:         "fleet",
 		NodeExporter: NodeExporterSeries{NodeLabel: NodeLabel{"instance", DefaultNodeRegex}, CPUSeconds: "node_cpu_seconds_total"},
 		DCGM: DCGMSeries{NodeLabel: NodeLabel{"Hostname", DefaultNodeRegex}, Utilization: "DCGM_FI_DEV_GPU_UTIL",
-			SMActive: "DCGM_FI_PROF_SM_ACTIVE", MemoryUsed: "DCGM_FI_DEV_FB_USED", MemoryFree: "DCGM_FI_DEV_FB_FREE"},
+			SMActive: "DCGM_FI_PROF_SM_ACTIVE", MemoryUsed: "DCGM_FI_DEV_FB_USED", MemoryFree: "DCGM_FI_DEV_FB_FREE",
+			Power: "DCGM_FI_DEV_POWER_USAGE"},
 	}
 	if got := *c.TelemetrySource("fleet"); !reflect.DeepEqual(got, want) {
 		t.Errorf("source = %+v\nwant %+v", got, want)

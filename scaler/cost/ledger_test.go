@@ -314,3 +314,22 @@ func TestObserve(t *testing.T) {
 		t.Error("b has no reading")
 	}
 }
+
+// FuzzRestore: no stored books make Restore panic, and what it accepts reads back as it was.
+func FuzzRestore(f *testing.F) {
+	f.Add("saving", "gpu\x00research\x00eu\x00EUR", 12.5)
+	f.Add("node_energy", "g1\x00gpu\x00bmc", 3.6e6)
+	f.Add("spend", "a", -1.0)
+	f.Add("nope", "", 1.0)
+	f.Fuzz(func(t *testing.T, family, labels string, v float64) {
+		c := Counter{Family: family, Labels: strings.Split(labels, "\x00"), Value: v}
+		l, err := Restore(t0, []Counter{c})
+		if err != nil {
+			return
+		}
+		got := l.Counters()
+		if len(got) != 1 || got[0].Family != family || got[0].Value != v || strings.Join(got[0].Labels, "\x00") != labels {
+			t.Fatalf("restored %+v as %+v", c, got)
+		}
+	})
+}
