@@ -10,39 +10,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 // metricValue sums the counter or histogram-count samples of name whose labels include want.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue metric
-				}
-			}
-			if m.GetCounter() != nil {
-				sum += m.GetCounter().GetValue()
-			} else if m.GetHistogram() != nil {
-				sum += float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return sum
+	return testutil.MetricValue(t, reg, name, want)
 }
 
 func newTestController(t *testing.T, proto Protocol, bmcs map[string]*fakeBMC, clock *fakeClock, tweak func(*Options)) (*Controller, *prometheus.Registry) {

@@ -37,6 +37,21 @@ func from(h0, rate float64) func(float64) (float64, bool) {
 	return func(h float64) (float64, bool) { return rate * max(h-h0, 0), true }
 }
 
+// restart is a counter with rota down on November 10th 00:00-10:00 (no samples): before,
+// then after.
+func restart(before, after func(h float64) float64) func(float64) (float64, bool) {
+	down := novStart + 9*24
+	return func(h float64) (float64, bool) {
+		switch {
+		case h > down && h < down+10:
+			return 0, false
+		case h >= down+10:
+			return after(h), true
+		}
+		return before(h), true
+	}
+}
+
 var books = []backfill{
 	// platform on cpu, 1/h: 720 in November.
 	{"rota_cost_spend_total", `pool="cpu",department="platform",region="eu",currency="EUR",power="on",basis="hourly"`, steady(1)},
@@ -44,26 +59,10 @@ var books = []backfill{
 	{"rota_cost_spend_total", `pool="gpu",department="physics",region="eu",currency="EUR",power="on",basis="profile"`, from(novEnd-24, 10)},
 	// research on gpu, 2/h; rota is down on November 10th 00:00-10:00 and books those 10 hours
 	// as unknown power when it is back: 1420 on + 20 unknown.
-	{"rota_cost_spend_total", `pool="gpu",department="research",region="eu",currency="EUR",power="on",basis="profile"`, func(h float64) (float64, bool) {
-		down := novStart + 9*24
-		switch {
-		case h > down && h < down+10:
-			return 0, false
-		case h >= down+10:
-			return 2 * (h - 10), true
-		}
-		return 2 * h, true
-	}},
-	{"rota_cost_spend_total", `pool="gpu",department="research",region="eu",currency="EUR",power="unknown",basis="profile"`, func(h float64) (float64, bool) {
-		down := novStart + 9*24
-		switch {
-		case h > down && h < down+10:
-			return 0, false
-		case h >= down+10:
-			return 20, true
-		}
-		return 0, true
-	}},
+	{"rota_cost_spend_total", `pool="gpu",department="research",region="eu",currency="EUR",power="on",basis="profile"`,
+		restart(func(h float64) float64 { return 2 * h }, func(h float64) float64 { return 2 * (h - 10) })},
+	{"rota_cost_spend_total", `pool="gpu",department="research",region="eu",currency="EUR",power="unknown",basis="profile"`,
+		restart(func(float64) float64 { return 0 }, func(float64) float64 { return 20 })},
 	// A failed gpu server left on for the last 5 hours, 2/h.
 	{"rota_cost_spend_total", `pool="gpu",department="research",region="eu",currency="EUR",power="failed",basis="profile"`, from(novEnd-5, 2)},
 	{"rota_cost_saving_total", `pool="gpu",department="research",region="eu",currency="EUR"`, steady(3)},

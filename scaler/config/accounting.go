@@ -123,12 +123,7 @@ func (c *Config) validateAccounting(p *problems) {
 	for i := range a.Tariffs {
 		t := &a.Tariffs[i]
 		path := fmt.Sprintf("accounting.tariffs[%d]", i)
-		if !isName(t.Name) {
-			p.add(path+".name", "%s is not a name (letters, digits, '-', '_')", errtext.Quote(t.Name))
-		} else if names[t.Name] {
-			p.add(path+".name", "%s is used twice", errtext.Quote(t.Name))
-		}
-		names[t.Name] = true
+		uniqueName(p, names, path, t.Name)
 		t.compile(p, path)
 	}
 	regions := c.regions()

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -157,18 +156,10 @@ func TestValidationNamesEveryField(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.yaml))
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
-				t.Fatalf("want a ValidationError, got %v", err)
-			}
-			got := map[string]bool{}
-			for _, p := range ve.Problems {
-				got[p.Path] = true
-			}
+			got := problemsOf(t, tc.yaml, Daemon)
 			for _, want := range tc.paths {
-				if !got[want] {
-					t.Errorf("no problem reported at %s; got:\n%v", want, err)
+				if _, ok := got[want]; !ok {
+					t.Errorf("no problem reported at %s; got:\n%v", want, got)
 				}
 			}
 		})

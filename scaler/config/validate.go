@@ -210,12 +210,7 @@ func (c *Config) validateClasses(p *problems) {
 	names := map[string]bool{}
 	for i, cl := range c.Classes {
 		path := fmt.Sprintf("classes[%d]", i)
-		if !isName(cl.Name) {
-			p.add(path+".name", "%s is not a name (letters, digits, '-', '_')", errtext.Quote(cl.Name))
-		} else if names[cl.Name] {
-			p.add(path+".name", "%s is used twice", errtext.Quote(cl.Name))
-		}
-		names[cl.Name] = true
+		uniqueName(p, names, path, cl.Name)
 		if cl.MaxCPUs < 0 {
 			p.add(path+".max_cpus", "must not be negative")
 		}
@@ -239,12 +234,7 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 	for i := range c.Pools {
 		pl := &c.Pools[i]
 		path := fmt.Sprintf("pools[%d]", i)
-		if !isName(pl.Name) {
-			p.add(path+".name", "%s is not a name (letters, digits, '-', '_')", errtext.Quote(pl.Name))
-		} else if pools[pl.Name] {
-			p.add(path+".name", "%s is used twice", errtext.Quote(pl.Name))
-		}
-		pools[pl.Name] = true
+		uniqueName(p, pools, path, pl.Name)
 		if pl.Profile.CPUCores <= 0 {
 			p.add(path+".profile.cpu_cores", "must be positive")
 		}
@@ -290,6 +280,16 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 			}
 		}
 	}
+}
+
+// uniqueName checks the name at path+".name": a name, and not one of seen (which it joins).
+func uniqueName(p *problems, seen map[string]bool, path, name string) {
+	if !isName(name) {
+		p.add(path+".name", "%s is not a name (letters, digits, '-', '_')", errtext.Quote(name))
+	} else if seen[name] {
+		p.add(path+".name", "%s is used twice", errtext.Quote(name))
+	}
+	seen[name] = true
 }
 
 func isName(s string) bool {

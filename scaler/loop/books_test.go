@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/rotahq/rota/bmc"
+	rotatest "github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
@@ -50,35 +50,7 @@ func (n numbers) Number(_ context.Context, q string, _ time.Time) (float64, erro
 // metricValue is the sum of the samples of name whose labels include want.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, want map[string]string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue metrics
-				}
-			}
-			switch {
-			case m.GetCounter() != nil:
-				sum += m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				sum += m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum
+	return rotatest.MetricValue(t, reg, name, want)
 }
 
 func approx(t *testing.T, what string, got, want float64) {
@@ -206,37 +178,6 @@ func TestDamagedBooksStopTheBooksNotTheScaler(t *testing.T) {
 	}
 	if _, err := f.st.Books(); err == nil {
 		t.Error("the damaged record was overwritten")
-	}
-}
-
-// TestBooksNamesAreTheContract: the books' series (read by the rules, the cookbook, the
-// dashboard and rotactl report) are exported under these names and lint clean.
-func TestBooksNamesAreTheContract(t *testing.T) {
-	f := newFx(t, func(c *config.Config) { c.Pools[0].Cost.Watts = 300 }, nil)
-	f.world.Set("gpu02", func(s *executortest.Server) { s.Power = bmc.StateOff })
-	f.pass()
-	f.clock.Advance(time.Minute)
-	f.pass()
-	mfs, err := f.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, mf := range mfs {
-		got = append(got, mf.GetName())
-	}
-	for _, name := range []string{"rota_cost_spend_total", "rota_cost_saving_total", "rota_cost_node_idle_total",
-		"rota_energy_node_joules_total", "rota_fleet_node_power_watts", "rota_cost_books_ok"} {
-		if !slices.Contains(got, name) {
-			t.Errorf("%s not exported", name)
-		}
-	}
-	problems, err := testutil.GatherAndLint(f.reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 }
 

@@ -3,9 +3,12 @@ package loop
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/plan"
@@ -30,11 +33,17 @@ func TestMetricNamesAreTheContract(t *testing.T) {
 		"rota_fleet_node_saves_when_off", "rota_fleet_node_gpus_declared", "rota_fleet_pool_desired_servers",
 		"rota_fleet_pool_powered_servers", "rota_scaler_pending_jobs", "rota_scaler_paused",
 		"rota_scaler_dry_run", "rota_scaler_would_save_per_hour",
+		// The books (a second pass books the first interval).
+		"rota_cost_spend_total", "rota_cost_saving_total", "rota_cost_node_idle_total",
+		"rota_energy_node_joules_total", "rota_fleet_node_power_watts", "rota_cost_books_ok",
 	}
-	f := newFx(t, nil, nil)
+	f := newFx(t, func(c *config.Config) { c.Pools[0].Cost.Watts = 300 }, nil)
 	f.world.SetDemand([]fleet.Demand{{Class: "light", Count: 1, Nodes: 1}})
 	f.world.Set("cpu02", func(s *executortest.Server) { s.PowerUnknown = true })
 	f.propose = []fleet.Action{act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle), act(fleet.Drain, "cpu02", "cpu", fleet.ReasonIdle)}
+	f.pass()
+	f.world.Set("gpu02", func(s *executortest.Server) { s.Power = bmc.StateOff })
+	f.clock.Advance(time.Minute)
 	f.pass()
 	mfs, err := f.reg.Gather()
 	if err != nil {
