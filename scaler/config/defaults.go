@@ -102,8 +102,10 @@ func (c *Config) applyDefaults() {
 	setDur(&p.Spares.Window, time.Hour)
 	setFloat(&p.Spares.Factor, 1.0)
 	setFloat(&p.Spares.MaxShare, 0.1)
+	setFloat(&p.Spares.Quantile, 0.9)
+	setDur(&p.BreakEven.WearTime, 10*time.Minute)
+	setDur(&p.Forecast.MinHistory, 24*time.Hour)
 	setDur(&p.Failure.AlertWindow, 30*time.Minute)
-
 }
 
 // applyPoolDefaults fills what the file cannot give before it is read: the classes when it

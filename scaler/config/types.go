@@ -112,7 +112,9 @@ type Policy struct {
 	Disruption Disruption `yaml:"disruption"`
 	Drain      Drain      `yaml:"drain"`
 	Failure    Failure    `yaml:"failure"`
+	BreakEven  BreakEven  `yaml:"break_even"`
 	Spares     Spares     `yaml:"spares"`
+	Forecast   Forecast   `yaml:"forecast"`
 	Schedules  []Schedule `yaml:"schedules"`
 	Quotas     []Quota    `yaml:"quotas"`
 	// GPUSignal is what "busy" means for a GPU, in the idle and underuse rules and the
@@ -143,15 +145,38 @@ type Underuse struct {
 	Window       model.Duration `yaml:"window"`
 }
 
-// Spares keeps warm, idle servers on in each pool for work arriving faster than a boot: the
-// servers the pool brought up over the last Window, as a rate, times the pool's boot_timeout,
-// times Factor, rounded up, and at most MaxShare of the pool's servers (rounded down). Idle
-// servers beyond the spares are drained as usual; spares are kept, never woken. Factor 0 or
-// MaxShare 0 keeps none.
+// Spares keeps warm servers in each pool for work arriving faster than a boot. With history
+// (policy.forecast), the pool keeps on, idle or booting, the rise of its need within one boot
+// that it learned at Quantile (for this hour of the week, and steeper while need is rising),
+// waking servers to reach it. Without history, the servers the pool brought up over the last
+// Window, as a rate, times its boot time, times Factor, rounded up, are kept (never woken).
+// Either way at most MaxShare of the pool's servers (rounded down); MaxShare 0 keeps none.
 type Spares struct {
+	Quantile float64        `yaml:"quantile"`
 	Window   model.Duration `yaml:"window"`
 	Factor   float64        `yaml:"factor"`
 	MaxShare float64        `yaml:"max_share"`
+}
+
+// BreakEven prices a power cycle against an idle hour, so an idle server is powered off when
+// staying on is expected to cost more than a cycle. A cycle costs the energy of a boot and a
+// shutdown at the pool's cost per hour; its wear, WearCost plus WearTime at the pool's cost
+// per hour (wear said as the time on it is worth, whatever the pool costs); and the waiting
+// it causes: the work expected to arrive during a boot, waiting one boot, at WaitPerJobHour per
+// job and WaitPerGPUHour per GPU. Prices are in the pools' currency (a pool without a cost
+// counts one per server-hour).
+type BreakEven struct {
+	WearCost       float64        `yaml:"wear_cost"`
+	WearTime       model.Duration `yaml:"wear_time"`
+	WaitPerJobHour float64        `yaml:"wait_per_job_hour"`
+	WaitPerGPUHour float64        `yaml:"wait_per_gpu_hour"`
+}
+
+// Forecast: the statistics rota learns (package learn) are used once a pool has MinHistory
+// of them; before, idle servers are powered off after the break-even time (ski rental) and
+// spares follow recent power-ons.
+type Forecast struct {
+	MinHistory model.Duration `yaml:"min_history"`
 }
 
 // Telemetry: a server whose newest sample is older than MaxAge has no data, and absent data is

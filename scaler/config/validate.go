@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 
@@ -137,6 +138,27 @@ func (c *Config) validatePolicy(p *problems) {
 	}
 	if pol.Spares.MaxShare < 0 || pol.Spares.MaxShare > 1 {
 		p.add("policy.spares.max_share", "%v is not a share in [0, 1]", pol.Spares.MaxShare)
+	}
+	if pol.Spares.Quantile < 0 || pol.Spares.Quantile >= 1 {
+		p.add("policy.spares.quantile", "%v is not a probability in [0, 1)", pol.Spares.Quantile)
+	}
+	for _, f := range []struct {
+		path string
+		v    float64
+	}{
+		{"policy.break_even.wear_cost", pol.BreakEven.WearCost},
+		{"policy.break_even.wait_per_job_hour", pol.BreakEven.WaitPerJobHour},
+		{"policy.break_even.wait_per_gpu_hour", pol.BreakEven.WaitPerGPUHour},
+	} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			p.add(f.path, "%v is not a price (zero or more)", f.v)
+		}
+	}
+	if pol.BreakEven.WearTime < 0 {
+		p.add("policy.break_even.wear_time", "must not be negative")
+	}
+	if pol.Forecast.MinHistory < 0 {
+		p.add("policy.forecast.min_history", "must not be negative")
 	}
 	if pol.Failure.AlertAfter <= 0 {
 		p.add("policy.failure.alert_after", "must be positive")

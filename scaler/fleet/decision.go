@@ -48,13 +48,14 @@ type Reason string
 
 // Reasons for actions.
 const (
-	ReasonIdle         Reason = "idle"          // drain: idle for the whole window
+	ReasonIdle         Reason = "idle"          // drain or power off: idle, and staying on costs more than a cycle
 	ReasonDrained      Reason = "drained"       // power off: drain finished, server empty
 	ReasonBacklog      Reason = "backlog"       // power on: demand waits
 	ReasonFloor        Reason = "floor"         // power on or resume: below the pool's (scheduled) floor
 	ReasonDemandReturn Reason = "demand_return" // resume: a draining server is needed again
 	ReasonDrainTimeout Reason = "drain_timeout" // resume: drain did not finish in time
 	ReasonRetry        Reason = "retry"         // power on: a Failed server's backoff ended
+	ReasonSpare        Reason = "spare"         // power on or keep: warm capacity the forecast needs within a boot
 	ReasonRepair       Reason = "repair"        // repair pass: finishing what an interrupted action left
 )
 
@@ -88,6 +89,8 @@ const (
 	SkipDemandWaits Reason = "demand_waits"
 	// SkipUnknownPool: the server's pool is not in the config (the inventory changed).
 	SkipUnknownPool Reason = "unknown_pool"
+	// SkipBreakEven: idle, but staying on is expected to cost less than a power cycle.
+	SkipBreakEven Reason = "break_even"
 )
 
 // Action is one thing to do to one server.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rotahq/rota/bmc/spec"
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/learn"
 )
 
 // Snapshot is everything one planning pass knows, read fresh at the start of the pass. The
@@ -23,6 +24,10 @@ type Snapshot struct {
 	Paused bool
 	// History is what rota did recently, for cooldowns and the disruption budget.
 	History History
+	// Learned is what rota learned about each pool (by name) from what it saw before: how
+	// far its need rises over the next minutes and hours, its boot and shutdown times. A pool
+	// missing here has no history yet.
+	Learned map[string]learn.View
 }
 
 // Node is one server as observed.
@@ -51,6 +56,9 @@ type Node struct {
 	LastOn      time.Time
 	LastOff     time.Time
 	CyclesToday int
+	// IdleSince is when the job manager last showed work on the server, or it came up if
+	// later (zero: unknown): how long it has been idle.
+	IdleSince time.Time
 	// Failures counts failed actions since one of the kind that failed last succeeded;
 	// RetryAfter is when a Failed server may be tried again, and an On one drained again.
 	Failures   int
