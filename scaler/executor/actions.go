@@ -26,18 +26,8 @@ func (e *Executor) drain(ctx context.Context, a fleet.Action) error {
 
 // sendDrain makes the drain (idempotent) and records the node Draining.
 func (e *Executor) sendDrain(ctx context.Context, a fleet.Action) error {
-	jctx, cancel := e.jobsCall(ctx)
-	defer cancel()
-	if err := e.o.Jobs.Drain(jctx, a.Node, jobs.Marker+string(a.Reason)); err != nil {
-		// The drain may or may not have been made. The node goes back to On with
-		// DrainedByRota still set, so the next repair resumes it: never drained by accident.
-		// Cut short by shutdown, the intent stays instead: the next start drains again.
-		cause := fmt.Errorf("draining %s: %w", a.Node, err)
-		if interrupted(ctx) {
-			return cause
-		}
-		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateOn, now) }, result: auditFailed, cause: cause})
-		return joinErr(cause, werr)
+	if err := e.drainJobs(ctx, a); err != nil {
+		return err
 	}
 	if err := e.step(a, StepSent); err != nil {
 		return err
@@ -49,8 +39,45 @@ func (e *Executor) sendDrain(ctx context.Context, a fleet.Action) error {
 	return e.step(a, StepCommitted)
 }
 
-// powerOff: intent (PoweringOff) -> allocation read again -> Power.Off(graceful) -> Off.
+// drainJobs asks the job manager to place no more work on the node, with rota's marker
+// (idempotent). When it fails the drain may or may not have been made: the node goes back to On
+// with DrainedByRota still set, so the next repair resumes it, never drained by accident.
+func (e *Executor) drainJobs(ctx context.Context, a fleet.Action) error {
+	jctx, cancel := e.jobsCall(ctx)
+	defer cancel()
+	if err := e.o.Jobs.Drain(jctx, a.Node, jobs.Marker+string(a.Reason)); err != nil {
+		cause := fmt.Errorf("draining %s: %w", a.Node, err)
+		if interrupted(ctx) {
+			// Cut short by shutdown, the intent stays instead: the next start drains again.
+			return cause
+		}
+		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateOn, now) }, result: auditFailed, cause: cause})
+		return joinErr(cause, werr)
+	}
+	return nil
+}
+
+// powerOff: intent (PoweringOff) -> allocation read again -> Power.Off(graceful) -> Off. A
+// node still On (the planner powers an idle one off in one pass) is drained on the way:
+// intent (PoweringOff, drained-by-rota noted, a scale-down) -> jobs.Drain -> the same.
 func (e *Executor) powerOff(ctx context.Context, a fleet.Action) error {
+	rec, err := e.o.Store.Node(a.Node)
+	if err != nil {
+		return fmt.Errorf("reading %s before power-off: %w", a.Node, err)
+	}
+	if rec.State == fleet.StateOn {
+		mark := func(n *store.Node) { n.DrainedByRota = true }
+		if err := e.begin(a, fleet.StatePoweringOff, mark, scaleDown(a.Pool)); err != nil {
+			return err
+		}
+		if err := e.step(a, StepIntent); err != nil {
+			return err
+		}
+		if err := e.drainJobs(ctx, a); err != nil {
+			return err
+		}
+		return e.finishPowerOff(ctx, a)
+	}
 	if err := e.begin(a, fleet.StatePoweringOff, nil, nil); err != nil {
 		return err
 	}

@@ -146,6 +146,51 @@ func TestPowerOffAbortsWhenAJobLands(t *testing.T) {
 	}
 }
 
+// An idle On node is powered off in one action: drained with rota's marker first, allocation
+// read again, then the BMC command; the scale-down and the cycle are recorded.
+func TestPowerOffInOneStep(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.put("cpu01", nodeOn())
+	if err := f.ex.run(context.Background(), act(fleet.PowerOff, "cpu01")); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.world.Get("cpu01"); w.Power != bmc.StateOff || !w.Drained || !w.DrainedByRota {
+		t.Errorf("world %+v, want off and drained by rota", w)
+	}
+	n := f.node("cpu01")
+	if n.State != fleet.StateOff || n.Intent != nil || len(n.PowerOffs) != 1 || !n.DrainedByRota {
+		t.Errorf("node recorded as %+v, want Off with one cycle, drained by rota", n)
+	}
+	g, err := f.st.Global()
+	if err != nil || g.LastScaleDown["cpu"].IsZero() || len(g.PowerOffs) != 1 {
+		t.Errorf("global %+v (%v): want a scale-down and a power-off", g, err)
+	}
+	// A job that lands on it between the plan and the command calls it off, and the node
+	// is given back.
+	f.put("cpu02", nodeOn())
+	f.world.Set("cpu02", func(s *executortest.Server) { s.Jobs = 1 })
+	if err := f.ex.run(context.Background(), act(fleet.PowerOff, "cpu02")); !errors.Is(err, ErrAborted) {
+		t.Fatalf("err = %v, want ErrAborted", err)
+	}
+	if w := f.world.Get("cpu02"); w.Power != bmc.StateOn || w.Drained {
+		t.Errorf("aborted node %+v, want on and not drained", w)
+	}
+	// A drain the job manager refuses leaves the node On, marked, for repair to give back.
+	f.put("cpu03", nodeOn())
+	f.world.SetJobsErr(errors.New("slurmctld down"))
+	if err := f.ex.run(context.Background(), act(fleet.PowerOff, "cpu03")); err == nil {
+		t.Fatal("power-off without a drain succeeded")
+	}
+	if n := f.node("cpu03"); n.State != fleet.StateOn || !n.DrainedByRota || n.Intent != nil {
+		t.Errorf("node recorded as %+v, want On, marked drained by rota", n)
+	}
+	for _, c := range f.world.Commands() {
+		if c.Op == "off" && c.Node != "cpu01" {
+			t.Errorf("power-off sent to %s", c.Node)
+		}
+	}
+}
+
 // Unknown allocation is not empty: a job manager that cannot answer stops the power-off.
 func TestPowerOffNeedsAnAllocationAnswer(t *testing.T) {
 	f := newFx(t, true, nil)

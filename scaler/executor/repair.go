@@ -92,7 +92,12 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 		case power == bmc.StateOn && dry:
 			return e.giveBack(ctx, a, "dry run: interrupted power-off rolled back")
 		case power == bmc.StateOn:
-			// Allocation is read again before the command, exactly as the first time.
+			// The drain again (idempotent: an idle node powered off in one step may have
+			// crashed before it), then allocation is read again before the command,
+			// exactly as the first time.
+			if err := e.drainJobs(ctx, a); err != nil {
+				return err
+			}
 			return e.finishPowerOff(ctx, a)
 		}
 	case fleet.PowerOn:
