@@ -66,7 +66,7 @@ func onNode(name, pool string) fleet.Node {
 		Name: name, Pool: pool, State: fleet.StateOn, Since: t0.Add(-2 * time.Hour), Power: bmc.StateOn,
 		Jobs:      fleet.JobsView{Known: true, Responding: true},
 		Telemetry: fleet.TelemetryView{Present: true, LastSample: t0.Add(-15 * time.Second), CPUMax: 0.02},
-		LastOn:    t0.Add(-2 * time.Hour),
+		LastOn:    t0.Add(-2 * time.Hour), IdleSince: t0.Add(-2 * time.Hour),
 	}
 }
 

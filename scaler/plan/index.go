@@ -8,6 +8,7 @@ import (
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 )
 
 // pool is one pool as the pass sees it: its limits for now, its counts, and its capacity.
@@ -38,12 +39,13 @@ type pool struct {
 	byRegion map[string]*regionBins
 	wake     wakeQueue
 
-	// spares is how many idle servers the pool keeps warm; idle counts its idle servers and
-	// drains the drains planned in it this pass (see keepsSpare).
-	spares, idle, drains int
-
-	// demandWaits: work waits for this pool this pass (no scale-down then).
-	demandWaits bool
+	// view is what rota learned about the pool (its zero value: nothing yet).
+	view learn.View
+	// spares is how much warm capacity the pool keeps, forecast the words saying why; warm
+	// counts its empty servers that are on or coming with no work placed on them, and offs
+	// the power-offs and drains planned among them this pass (see spares.go).
+	spares, warm, offs int
+	forecast           string
 	// block is why waiting work woke no (more) servers here; noFitRegion a region that waiting
 	// work needs and the pool's idle servers are not in.
 	block       fleet.Reason
@@ -61,6 +63,7 @@ func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 	}
 	for i := range cfg.Pools {
 		pl := newPool(cfg, &cfg.Pools[i], now)
+		pl.view = snap.Learned[pl.name]
 		p.pools = append(p.pools, pl)
 		p.byName[pl.name] = pl
 	}
@@ -80,8 +83,12 @@ func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 			s.pool.count(i, n)
 		}
 	}
+	byNodeName := func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) }
 	for _, pl := range p.pools {
-		slices.SortFunc(pl.members, func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) })
+		// Snapshots usually list a pool's nodes by name already: check before sorting.
+		if !slices.IsSortedFunc(pl.members, byNodeName) {
+			slices.SortFunc(pl.members, byNodeName)
+		}
 	}
 	p.budget = newBudget(snap, p.pol, now)
 	return p

@@ -50,12 +50,6 @@ func (p *pass) placeDemand() {
 	for _, g := range borrowers {
 		p.wakeFor(g, true)
 	}
-	for _, g := range groups {
-		if g.slots > 0 && g.home != nil {
-			// Never scale a pool down while its work waits.
-			g.home.demandWaits = true
-		}
-	}
 }
 
 // fill places the group's slots on a pool's capacity of one tier, in its region or, for work
@@ -98,7 +92,7 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 			}
 			s.free.take(g.shape, n)
 			g.slots -= n
-			pl.demandWaits = true
+			s.placed = true
 			p.hold(pl, i, g.dept)
 		}
 		if !s.free.full() && !(t == tierResume && s.done) {
@@ -217,7 +211,7 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 			n := min(s.free.holds(g.shape), g.perServer(), g.slots)
 			s.free.take(g.shape, n)
 			g.slots -= n
-			pl.demandWaits = true
+			s.placed = true
 		}
 		if g.slots == 0 {
 			return false

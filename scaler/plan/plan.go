@@ -21,6 +21,7 @@ func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision
 	p.screen()
 	p.raiseFloors()
 	p.placeDemand()
+	p.keepWarm()
 	p.settleDraining()
 	p.shrink()
 	p.explainRest()
@@ -52,8 +53,10 @@ type pass struct {
 type server struct {
 	node *fleet.Node
 	pool *pool // nil: not in the config
-	// free is the capacity left for waiting work (On, coming, resumable or woken servers).
-	free capacity
+	// free is the capacity left for waiting work (On, coming, resumable or woken servers);
+	// placed is set once waiting work was placed on it (it is then kept on).
+	free   capacity
+	placed bool
 	// done is set once the server has its one action or skip; out is its index in the
 	// pass's actions (isAction) or skips.
 	done     bool

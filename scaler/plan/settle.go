@@ -60,7 +60,7 @@ func (p *pass) settle(i int) {
 // emptyCheck says why Draining server i may not be powered off yet ("" when it may). The job
 // manager must show it drained and empty; with no job manager (adapter none) the telemetry must
 // show it idle. Either way the telemetry must be present and fresh and no GPU process may run
-// (safety invariants 1 and 2).
+// (safety invariants 1 and 2). Waiting work that fits it has resumed it already (placeDemand).
 func (p *pass) emptyCheck(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n := s.node
@@ -77,8 +77,6 @@ func (p *pass) emptyCheck(i int) (fleet.Reason, string) {
 		return fleet.SkipNoTelemetry, p.telemetryDetail(n)
 	case p.noJobManager && !p.underThresholds(n), n.Telemetry.GPUProcesses > 0:
 		return fleet.SkipBusy, p.busyDetail(n)
-	case s.pool.demandWaits:
-		return fleet.SkipDemandWaits, "work waits for pool " + s.pool.name
 	}
 	return "", ""
 }
