@@ -76,6 +76,9 @@ func (e *Executor) powerOff(ctx context.Context, a fleet.Action) error {
 		if err := e.drainJobs(ctx, a); err != nil {
 			return err
 		}
+		if err := e.step(a, StepDrained); err != nil {
+			return err
+		}
 		return e.finishPowerOff(ctx, a)
 	}
 	if err := e.begin(a, fleet.StatePoweringOff, nil, nil); err != nil {

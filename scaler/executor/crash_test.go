@@ -48,7 +48,7 @@ func TestCrashAtEveryStepConverges(t *testing.T) {
 		{"power off", fleet.PowerOff, func(f *fx) { f.draining("cpu01") },
 			[]Step{StepIntent, StepChecked, StepSent, StepCommitted}},
 		{"power off of an idle node in one step", fleet.PowerOff, func(f *fx) { f.put("cpu01", nodeOn()) },
-			[]Step{StepIntent, StepChecked, StepSent, StepCommitted}},
+			[]Step{StepIntent, StepDrained, StepChecked, StepSent, StepCommitted}},
 		{"power off aborted by a job", fleet.PowerOff, func(f *fx) {
 			f.draining("cpu01")
 			f.world.Set("cpu01", func(s *executortest.Server) { s.Jobs = 2 })

@@ -30,6 +30,7 @@ type Step string
 // The steps, in the order an action passes them.
 const (
 	StepIntent    Step = "intent_written"     // the intent is in the store, nothing sent yet
+	StepDrained   Step = "drained"            // power-off of an On node: the drain call returned
 	StepChecked   Step = "allocation_checked" // power-off: allocation read again, found empty
 	StepSent      Step = "side_effect_done"   // the drain, power or resume call returned
 	StepCommitted Step = "committed"          // the state the call led to is in the store

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -117,9 +118,19 @@ func (l *Loop) Explain(_ context.Context, node string) (api.Explanation, error) 
 func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
 	now := l.o.Clock.Now()
 	obs := l.observe(ctx, now)
-	snap, err := l.snapshot(obs, now)
+	snap, _, err := l.snapshot(obs, now)
 	if err != nil {
 		return fleet.Decision{}, err
+	}
+	// What was learned, as the last pass read it: this plan learns nothing itself.
+	last := l.lastPass().snap
+	snap.Learned = last.Learned
+	idle := make(map[string]time.Time, len(last.Nodes))
+	for _, n := range last.Nodes {
+		idle[n.Name] = n.IdleSince
+	}
+	for i := range snap.Nodes {
+		snap.Nodes[i].IdleSince = idle[snap.Nodes[i].Name]
 	}
 	return gate(snap, l.o.Planner(snap, l.cfg, now), nil), nil
 }

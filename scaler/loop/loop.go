@@ -60,6 +60,8 @@ type Loop struct {
 
 	mu   sync.Mutex
 	last pass // the last pass, for Status and Explain
+	// learned is used by passes only (one at a time).
+	learned learner
 }
 
 var _ api.Backend = (*Loop)(nil)
@@ -142,10 +144,11 @@ func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.De
 			return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("repair: %w", err)
 		}
 	}
-	snap, err := l.snapshot(obs, now)
+	snap, recs, err := l.snapshot(obs, now)
 	if err != nil {
 		return fleet.Snapshot{}, fleet.Decision{}, err
 	}
+	l.learn(&snap, before, recs, now)
 	dec := l.o.Planner(snap, l.cfg, now)
 	dec = gate(snap, dec, moved(before, snap))
 	notStarted := l.o.Executor.Start(ctx, dec.Actions)
