@@ -154,6 +154,10 @@ func TestValidationNamesEveryField(t *testing.T) {
 		{"zeros that make no sense", minimal + "policy:\n  idle: {window: 0s, cpu_threshold: 0}\n  evaluation_interval: 0s\nprometheus: {timeout: 0s}\nbmc: {concurrency: 0}\n",
 			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
 		{"last class must catch all", minimal + "classes:\n  - {name: light, max_gpus: 0}\n", []string{"classes[0]"}},
+		{"deferral and service", minimal + "classes:\n  - {name: b, partitions: [b], defer: {until: night}}\n  - {name: w, service: true, defer: {until: x, max: 1h}}\n  - {name: rest}\n",
+			[]string{"classes[0].defer.until", "classes[0].defer.max", "classes[1].defer", "classes[1].defer.until"}},
+		{"break-even and forecast", minimal + "policy:\n  spares: {quantile: 1}\n  break_even: {wear_cost: -1, wait_per_job_hour: -2, wait_per_gpu_hour: .nan}\n",
+			[]string{"policy.spares.quantile", "policy.break_even.wear_cost", "policy.break_even.wait_per_job_hour", "policy.break_even.wait_per_gpu_hour"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

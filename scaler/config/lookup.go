@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // Pool returns the pool named name, or nil.
 func (c *Config) Pool(name string) *Pool {
 	for i := range c.Pools {
@@ -8,6 +10,38 @@ func (c *Config) Pool(name string) *Pool {
 		}
 	}
 	return nil
+}
+
+// schedule returns the schedule named name, or nil.
+func (c *Config) schedule(name string) *Schedule {
+	for i := range c.Policy.Schedules {
+		if c.Policy.Schedules[i].Name == name {
+			return &c.Policy.Schedules[i]
+		}
+	}
+	return nil
+}
+
+// Class returns the class named name, or nil.
+func (c *Config) Class(name string) *Class {
+	for i := range c.Classes {
+		if c.Classes[i].Name == name {
+			return &c.Classes[i]
+		}
+	}
+	return nil
+}
+
+// Deferred reports whether waiting work of class, the oldest of it submitted at since (zero:
+// unknown, taken as long waited), wakes no server at now: the class is deferrable, its window
+// is closed and the work has not waited its longest deferral.
+func (c *Config) Deferred(class string, since, now time.Time) bool {
+	cl := c.Class(class)
+	if cl == nil || cl.Defer == nil || since.IsZero() || now.Sub(since) >= time.Duration(cl.Defer.Max) {
+		return false
+	}
+	s := c.schedule(cl.Defer.Until)
+	return s != nil && !s.Active(now)
 }
 
 // NodeRef is a node with the pool it belongs to.

@@ -238,6 +238,9 @@ type Schedule struct {
 	MinOnShare float64 `yaml:"min_on_share"`
 	// BacklogQueuedJobs, when set, replaces policy.backlog.queued_jobs in the window.
 	BacklogQueuedJobs *int `yaml:"backlog_queued_jobs"`
+	// ProtectServices keeps the window's floor for service classes: it counts only servers
+	// with no work on them.
+	ProtectServices bool `yaml:"protect_services"`
 
 	loc   *time.Location
 	start int // minutes after midnight
@@ -255,13 +258,26 @@ type Quota struct {
 }
 
 // Class is a kind of work. Zero limits mean no limit, except MaxGPUs, where nil means no limit
-// and 0 means no GPUs.
+// and 0 means no GPUs. A class may be deferrable (Defer) or a service (Service), not both.
 type Class struct {
 	Name       string   `yaml:"name"`
 	Partitions []string `yaml:"partitions"`
 	MaxCPUs    int      `yaml:"max_cpus"`
 	MaxGPUs    *int     `yaml:"max_gpus"`
 	MaxMemory  Bytes    `yaml:"max_memory"`
+	// Defer makes the class's work wait for a schedule's window to wake servers.
+	Defer *Defer `yaml:"defer"`
+	// Service work is placed before other work, and a schedule that protects services keeps
+	// its floor free for it.
+	Service bool `yaml:"service"`
+}
+
+// Defer: outside the window of schedule Until, waiting work of the class wakes no server (it
+// still runs on servers that are on); at the window's start it wakes what it needs. Work that
+// has waited Max is served as usual.
+type Defer struct {
+	Until string         `yaml:"until"`
+	Max   model.Duration `yaml:"max"`
 }
 
 // Pool is a tier of identical servers.

@@ -154,12 +154,7 @@ func (c *Config) validatePolicy(p *problems) {
 			p.add(f.path, "%v is not a price (zero or more)", f.v)
 		}
 	}
-	if pol.BreakEven.WearTime < 0 {
-		p.add("policy.break_even.wear_time", "must not be negative")
-	}
-	if pol.Forecast.MinHistory < 0 {
-		p.add("policy.forecast.min_history", "must not be negative")
-	}
+
 	if pol.Failure.AlertAfter <= 0 {
 		p.add("policy.failure.alert_after", "must be positive")
 	}
@@ -225,6 +220,15 @@ func (c *Config) validateClasses(p *problems) {
 		}
 		if cl.MaxGPUs != nil && *cl.MaxGPUs < 0 {
 			p.add(path+".max_gpus", "must not be negative")
+		}
+		if d := cl.Defer; d != nil {
+			if c.schedule(d.Until) == nil {
+				p.add(path+".defer.until", "no schedule named %q", d.Until)
+			}
+			positive(p, path+".defer.max", d.Max)
+			if cl.Service {
+				p.add(path+".defer", "a service class cannot be deferred")
+			}
 		}
 	}
 	if len(c.Classes) > 0 {

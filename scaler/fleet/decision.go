@@ -91,6 +91,8 @@ const (
 	SkipUnknownPool Reason = "unknown_pool"
 	// SkipBreakEven: idle, but staying on is expected to cost less than a power cycle.
 	SkipBreakEven Reason = "break_even"
+	// SkipDeferred: the work waiting for the pool is of a deferrable class, outside its window.
+	SkipDeferred Reason = "deferred"
 )
 
 // Action is one thing to do to one server.

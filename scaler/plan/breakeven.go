@@ -35,7 +35,14 @@ type costs struct {
 	boot, shutdown     time.Duration
 }
 
-func (p *pass) costs(pl *pool) costs { return poolCosts(pl.cfg, p.pol, pl.view) }
+// costs is the pool's prices, worked out once a pass.
+func (p *pass) costs(pl *pool) costs {
+	if pl.prices == nil {
+		c := poolCosts(pl.cfg, p.pol, pl.view)
+		pl.prices = &c
+	}
+	return *pl.prices
+}
 
 func poolCosts(pl *config.Pool, pol *config.Policy, v learn.View) costs {
 	be := pol.BreakEven
@@ -59,10 +66,11 @@ func poolCosts(pl *config.Pool, pol *config.Policy, v learn.View) costs {
 	return c
 }
 
-// BreakEvenTime is how long an idle server of pool stays on before it is powered off while
-// the pool has no history (v not Ready): what a cycle costs over what an idle hour costs.
-func BreakEvenTime(pl *config.Pool, pol *config.Policy, v learn.View) time.Duration {
-	return poolCosts(pl, pol, v).breakEven()
+// BreakEvenTime is how long an idle server of pool that was powered off cycles times in the
+// last 24 hours stays on before it is powered off while the pool has no history (v not
+// Ready): what a cycle costs over what an idle hour costs.
+func BreakEvenTime(pl *config.Pool, pol *config.Policy, v learn.View, cycles int) time.Duration {
+	return poolCosts(pl, pol, v).spending(cycles, pol.Node.MaxCyclesPerDay).breakEven()
 }
 
 func (c costs) breakEven() time.Duration {

@@ -27,6 +27,8 @@ type group struct {
 	due     bool
 	waiting int
 	oldest  time.Time
+	// deferred: of a deferrable class outside its window (see classes.go).
+	deferred bool
 }
 
 type groupKey struct {

@@ -38,8 +38,8 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		// Right after a scale-up the work that asked for it may still be arriving: no
 		// scale-down in the same pool for cooldown.scale_up.
 		return fleet.SkipCooldown, "scaled up at " + p.snap.History.LastScaleUp[pl.name].UTC().Format(time.RFC3339)
-	case pl.up-1 < pl.floor:
-		return fleet.SkipFloor, fmt.Sprintf("%d servers on, floor %d", pl.up, pl.floor)
+	case pl.floorCount()-1 < pl.floor:
+		return fleet.SkipFloor, fmt.Sprintf("%d servers on, floor %d", pl.floorCount(), pl.floor)
 	case pl.keepsSpare():
 		// Warm capacity for work arriving within a boot (spares.go).
 		return fleet.ReasonSpare, pl.spareDetail()

@@ -19,13 +19,17 @@ type pool struct {
 	saves bool
 	// members are the pool's servers (indices into pass.servers), by name.
 	members []int
-	// floor and ceiling bound the servers on; threshold is the backlog threshold in force.
+	// floor and ceiling bound the servers on; threshold is the backlog threshold in force;
+	// protect is set while a schedule protecting services is open (see floorCount).
 	floor, ceiling, threshold int
+	protect                   bool
 	// up counts servers On or coming (PoweringOn, Booting), after this pass's actions so far:
 	// what floors hold and what Decision.Desired reports. powered adds the Draining servers
 	// (they still draw power): what the ceiling caps. Counting Draining in one and not the
 	// other makes both limits err on the safe side.
 	up, powered int
+	// busy counts the servers on with work allocated.
+	busy int
 	// held counts, per department, the servers it holds: what quotas cap (see hold).
 	held   map[string]int
 	quotas map[string]config.Quota
@@ -46,6 +50,8 @@ type pool struct {
 	// the power-offs and drains planned among them this pass (see spares.go).
 	spares, warm, offs int
 	forecast           string
+	// prices are what a cycle and an idle hour cost (nil until first asked, see costs).
+	prices *costs
 	// block is why waiting work woke no (more) servers here; noFitRegion a region that waiting
 	// work needs and the pool's idle servers are not in.
 	block       fleet.Reason
@@ -114,6 +120,7 @@ func newPool(cfg *config.Config, c *config.Pool, now time.Time) *pool {
 			continue
 		}
 		share = max(share, s.MinOnShare)
+		pl.protect = pl.protect || s.ProtectServices
 		// Several windows open at once: the most eager threshold wins, as the floor takes the
 		// highest share.
 		if s.BacklogQueuedJobs != nil {
@@ -145,6 +152,9 @@ func (pl *pool) count(i int, n *fleet.Node) {
 	pl.powered++
 	if n.State != fleet.StateDraining {
 		pl.up++
+		if n.Jobs.Allocated() {
+			pl.busy++
+		}
 	}
 	if n.Department != "" {
 		pl.held[n.Department]++

@@ -20,7 +20,7 @@ var reasons = map[fleet.Reason]bool{
 	fleet.SkipCooldown: true, fleet.SkipMinOn: true, fleet.SkipMinOff: true, fleet.SkipCycleCap: true,
 	fleet.SkipBudget: true, fleet.SkipConcurrency: true, fleet.SkipQuota: true, fleet.SkipBackoff: true,
 	fleet.SkipNoFit: true, fleet.SkipNotNeeded: true, fleet.SkipBelowBacklog: true, fleet.SkipDemandWaits: true,
-	fleet.SkipUnknownPool: true, fleet.ReasonSpare: true, fleet.SkipBreakEven: true,
+	fleet.SkipUnknownPool: true, fleet.ReasonSpare: true, fleet.SkipBreakEven: true, fleet.SkipDeferred: true,
 }
 
 // checkInvariants checks, from the input alone (not from the planner's code), every safety

@@ -28,8 +28,9 @@ func (p *pass) placeDemand() {
 		return
 	}
 	groups := p.groups()
+	p.classes(groups)
 	for _, g := range groups {
-		for t := tierOn; t <= tierResume && g.slots > 0; t++ {
+		for t := tierOn; t <= g.lastTier() && g.slots > 0; t++ {
 			for _, pl := range g.pools {
 				p.fill(g, pl, t)
 			}
@@ -41,7 +42,7 @@ func (p *pass) placeDemand() {
 		// Every group with work left wakes servers: work that nothing on, coming or
 		// resumable can hold must never wait for something to end (nothing may ever end).
 		// Below the threshold it wakes only in its home pool, the cheapest that fits.
-		if g.slots > 0 && g.home != nil && p.wakeFor(g, false) {
+		if g.slots > 0 && g.home != nil && !p.deferWake(g) && p.wakeFor(g, false) {
 			borrowers = append(borrowers, g)
 		}
 	}

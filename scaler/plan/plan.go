@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/scaler/config"
@@ -18,14 +20,32 @@ func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision
 		p.skipAll(fleet.SkipPaused, "scaler paused by operator")
 		return p.decision()
 	}
+	p.steps()
+	p.explainRest()
+	return p.decision()
+}
+
+// Actions is Plan's actions alone, by node name: the same decision without the skips, for
+// a caller that plans often and only acts (the replay). It is as pure as Plan.
+func Actions(snap fleet.Snapshot, cfg *config.Config, now time.Time) []fleet.Action {
+	if snap.Paused {
+		return nil
+	}
+	p := newPass(&snap, cfg, now)
+	p.steps()
+	acts := slices.Clone(p.actions)
+	slices.SortFunc(acts, func(a, b fleet.Action) int { return cmp.Compare(a.Node, b.Node) })
+	return acts
+}
+
+// steps are a pass's ordered steps, up to the actions.
+func (p *pass) steps() {
 	p.screen()
 	p.raiseFloors()
 	p.placeDemand()
 	p.keepWarm()
 	p.settleDraining()
 	p.shrink()
-	p.explainRest()
-	return p.decision()
 }
 
 // pass is one planning pass: the input, the index built from it, and the outcome so far.

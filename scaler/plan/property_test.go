@@ -190,6 +190,9 @@ func TestPropertyRandomFleets(t *testing.T) {
 			t.Fatalf("iteration %d: Plan modified the snapshot's nodes", iter)
 		}
 		checkInvariants(t, snap, cfg, t0, d)
+		if acts := Actions(snap, cfg, t0); !reflect.DeepEqual(acts, d.Actions) && len(acts)+len(d.Actions) > 0 {
+			t.Fatalf("iteration %d: Actions %v, Plan %v", iter, acts, d.Actions)
+		}
 		shuffled := snap
 		shuffled.Nodes = append([]fleet.Node(nil), snap.Nodes...)
 		shuffled.Demand = append([]fleet.Demand(nil), snap.Demand...)

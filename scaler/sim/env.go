@@ -32,6 +32,10 @@ type Options struct {
 	// MaxWait is how long a job may wait before the replay gives up on it and reports it as not
 	// run (0: seven days). It guards against a policy that never starts a job (livelock).
 	MaxWait time.Duration
+	// WatchDelay is how long after a job arrives rota's planner is called for it (the job
+	// manager's pending-work watch and the pass it starts); negative: only at evaluation
+	// intervals, as a daemon with no watch.
+	WatchDelay time.Duration
 }
 
 // Pool is one pool as the replay sees it.
@@ -92,8 +96,13 @@ type Env struct {
 	poolBound  []float64
 	BusyUnits  float64 // unit-hours of work (GPU-hours, or core-hours on CPU pools)
 	MaxWait    int64
+	// WatchDelay is Options.WatchDelay in seconds (-1: no watch).
+	WatchDelay int64
 	// order is the first-fit order of servers: cheapest pool first, then as listed.
 	order []int32
+	// service marks the jobs of service classes (services counts them): placed first.
+	service  []bool
+	services int
 }
 
 // NewEnv sizes the fleet for the trace and prepares the replay. cfg is not modified.
@@ -111,6 +120,10 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	if opt.MaxWait > 0 {
 		e.MaxWait = int64(opt.MaxWait / time.Second)
 	}
+	e.WatchDelay = int64(opt.WatchDelay / time.Second)
+	if opt.WatchDelay < 0 {
+		e.WatchDelay = -1
+	}
 	shutdown := int64(60)
 	if opt.Shutdown > 0 {
 		shutdown = int64(opt.Shutdown / time.Second)
@@ -125,7 +138,9 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown,
 		})
 	}
-	e.assignPools()
+	if err := e.assignPools(); err != nil {
+		return nil, err
+	}
 	needs := e.needs()
 	if err := e.sizeFleet(opt.Fleet, needs); err != nil {
 		return nil, err
@@ -139,10 +154,13 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	return e, nil
 }
 
-// assignPools gives each job the cheapest pool that fits one of its servers, in submission
-// order (trace readers sort; a trace built otherwise is sorted here, ties in given order).
-func (e *Env) assignPools() {
+// assignPools gives each job the cheapest pool that fits one of its servers and its class
+// (the trace's, which must be one of the config's, or classified from its shape), in
+// submission order (trace readers sort; a trace built otherwise is sorted here, ties in given
+// order).
+func (e *Env) assignPools() error {
 	e.Jobs = make([]Job, len(e.Trace.Jobs))
+	e.service = make([]bool, len(e.Trace.Jobs))
 	sorted := slices.Clone(e.Trace.Jobs)
 	slices.SortStableFunc(sorted, func(a, b trace.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	e.T0 = sorted[0].Submit
@@ -154,9 +172,20 @@ func (e *Env) assignPools() {
 				best = p
 			}
 		}
+		switch {
+		case tj.Class == "":
+			tj.Class = e.Config.Classify(config.Shape{CPUs: tj.CPUs, GPUs: tj.GPUs})
+		case e.Config.Class(tj.Class) == nil:
+			return fmt.Errorf("line %d: class %q is not a class of the config", tj.Line, tj.Class)
+		}
 		e.Jobs[i] = Job{Job: tj, Pool: best}
 		e.End = max(e.End, tj.Submit+tj.Duration)
+		if cl := e.Config.Class(tj.Class); cl != nil && cl.Service {
+			e.service[i] = true
+			e.services++
+		}
 	}
+	return nil
 }
 
 // sizeFleet sets each pool's server count from the spec, and refuses a fleet of no server (a

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -20,6 +21,7 @@ type accounting struct {
 	violations, ignored  int
 	plannerCalls         int
 	waits                []int64
+	byClass              map[string][]int64
 	notRun               []NotRun
 	dropped              []int // jobs given up on or never started (indices into Env.Jobs)
 	series               []Sample
@@ -28,6 +30,7 @@ type accounting struct {
 
 func (a *accounting) init(e *Env) {
 	a.onSec = make([]int64, len(e.Pools))
+	a.byClass = map[string][]int64{}
 	for _, p := range e.Pools {
 		a.perHour = append(a.perHour, p.PerHour)
 		a.unitsPerSrv = append(a.unitsPerSrv, float64(p.capacity()))
@@ -105,9 +108,31 @@ type Result struct {
 	Ignored      int     `json:"ignored_actions"`
 	PlannerCalls int     `json:"policy_calls"`
 	Days         float64 `json:"days"`
+	// Classes are the waits of each class's jobs, by class name.
+	Classes []ClassWaits `json:"classes"`
 	// Series and Waits feed the plots.
 	Series []Sample `json:"-"`
 	Waits  []int64  `json:"-"`
+}
+
+// ClassWaits is how long the jobs of one class waited (seconds, over those that ran).
+type ClassWaits struct {
+	Class string  `json:"class"`
+	Jobs  int     `json:"jobs"`
+	P50   float64 `json:"wait_p50_s"`
+	P95   float64 `json:"wait_p95_s"`
+	Mean  float64 `json:"wait_mean_s"`
+}
+
+// waitsOf sorts waits and gives their median, 95th percentile and mean.
+func waitsOf(waits []int64) (sorted []int64, p50, p95, mean float64) {
+	sorted = slices.Clone(waits)
+	slices.Sort(sorted)
+	var sum float64
+	for _, v := range sorted {
+		sum += float64(v)
+	}
+	return sorted, quantile(sorted, 0.50), quantile(sorted, 0.95), ratio(sum, float64(len(sorted)))
 }
 
 // result turns the replay's accounting into a Result.
@@ -138,14 +163,12 @@ func (w *world) result(name string) Result {
 		r.OnsPerServerDay = float64(a.powerOns) / float64(len(e.Servers)) / days
 		r.CyclesPerServerDay = float64(a.powerOffs) / float64(len(e.Servers)) / days
 	}
-	r.Waits = slices.Clone(a.waits)
-	slices.Sort(r.Waits)
-	r.WaitP50, r.WaitP95, r.WaitP99 = quantile(r.Waits, 0.50), quantile(r.Waits, 0.95), quantile(r.Waits, 0.99)
-	var sum float64
-	for _, v := range r.Waits {
-		sum += float64(v)
+	r.Waits, r.WaitP50, r.WaitP95, r.WaitMean = waitsOf(a.waits)
+	r.WaitP99 = quantile(r.Waits, 0.99)
+	for _, c := range slices.Sorted(maps.Keys(a.byClass)) {
+		_, p50, p95, mean := waitsOf(a.byClass[c])
+		r.Classes = append(r.Classes, ClassWaits{Class: c, Jobs: len(a.byClass[c]), P50: p50, P95: p95, Mean: mean})
 	}
-	r.WaitMean = ratio(sum, float64(len(r.Waits)))
 	return r
 }
 

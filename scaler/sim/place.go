@@ -20,25 +20,39 @@ func dominated(failed []shape, j *Job) bool {
 	return false
 }
 
-// place starts queued jobs: first-fit in arrival order, with EASY backfilling. The oldest job
-// that cannot start gets a reservation at its shadow time (when enough servers will be free for
-// it, from running jobs' ends and boots under way); a later job may jump ahead only if it ends
-// by then, so backfilling never delays it.
+// place starts queued jobs: first-fit in arrival order, service classes first (as a job
+// manager gives them priority), with EASY backfilling. The first job that cannot start gets a
+// reservation at its shadow time (when enough servers will be free for it, from running jobs'
+// ends and boots under way); a later job may jump ahead only if it ends by then, so
+// backfilling never delays it.
 func (w *world) place() {
 	if !w.placeDirty || len(w.queue) == 0 {
 		return
 	}
 	w.placeDirty = false
+	order := w.queue
+	if w.env.services > 0 {
+		order = w.order[:0]
+		for pass := range 2 {
+			for _, ji := range w.queue {
+				if w.env.service[ji] == (pass == 0) {
+					order = append(order, ji)
+				}
+			}
+		}
+		w.order = order
+	}
 	failed := w.failed[:0]
 	shadow, blocked := Never, false
-	keep := w.queue[:0]
-	for _, ji := range w.queue {
+	started := false
+	for _, ji := range order {
 		j := &w.env.Jobs[ji]
 		switch {
 		case dominated(failed, j):
 		case blocked && w.now+j.Duration > shadow:
 			// it would still hold servers when the reserved job is due: it waits
 		case w.tryStart(ji):
+			started = true
 			continue
 		default:
 			failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs})
@@ -46,10 +60,11 @@ func (w *world) place() {
 				blocked, shadow = true, w.shadow(j)
 			}
 		}
-		keep = append(keep, ji)
 	}
 	w.failed = failed
-	w.queue = keep
+	if started {
+		w.queue = slices.DeleteFunc(w.queue, func(ji int32) bool { return w.start[ji] >= 0 })
+	}
 }
 
 // tryStart starts the job on the first servers (cheapest pool first) with room for it.
@@ -79,6 +94,7 @@ func (w *world) tryStart(ji int32) bool {
 	w.start[ji] = w.now
 	w.running++
 	w.acct.waits = append(w.acct.waits, w.now-j.Submit)
+	w.acct.byClass[j.Class] = append(w.acct.byClass[j.Class], w.now-j.Submit)
 	w.ev.push(event{t: w.now + j.Duration, kind: evEnd, id: ji})
 	w.seq++
 	return true

@@ -45,8 +45,19 @@ type world struct {
 	powered    []int
 	acct       accounting
 	hist       history
-	failed     []shape // scratch for place
-	pick       []int32 // scratch for tryStart
+	// seen are the boots and shutdowns finished since a policy last took them (the daemon
+	// sees each as a state change at its next pass).
+	seen   []transition
+	failed []shape // scratch for place
+	order  []int32 // scratch for place
+	pick   []int32 // scratch for tryStart
+}
+
+// transition is one finished boot (up) or shutdown of a server of pool, and how long it took.
+type transition struct {
+	pool int
+	up   bool
+	took int64
 }
 
 func newWorld(e *Env) *world {
@@ -194,10 +205,12 @@ func (w *world) handle() bool {
 			}
 			changed = true
 			if e.kind == evOff {
+				w.seen = append(w.seen, transition{pool: sv.pool, took: w.now - sv.since})
 				sv.lastOff = w.now
 				w.setState(e.id, fleet.StateOff)
 				continue
 			}
+			w.seen = append(w.seen, transition{pool: sv.pool, up: true, took: w.now - sv.since})
 			sv.lastOn, sv.emptySince = w.now, w.now
 			w.setState(e.id, fleet.StateOn)
 			w.placeDirty = true

@@ -31,7 +31,10 @@ func (r *Report) Table(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return r.classTable(w)
 }
 
 // rows formats each result; human rows round durations, machine rows give plain numbers.
