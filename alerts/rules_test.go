@@ -74,9 +74,9 @@ func TestPolicyDrivesRules(t *testing.T) {
 		want   []string
 	}{
 		{"idle cpu threshold", func(c *config.Config) { c.Policy.Idle.CPUThreshold = 0.35 },
-			[]string{"max_over_time(node:rota_node_cpu_utilization:ratio[10m:15s]) < 0.35", "CPU under 35%"}},
+			[]string{"max_over_time(node:rota_node_cpu_utilization:ratio[2m:15s]) < 0.35", "CPU under 35%"}},
 		{"idle gpu threshold", func(c *config.Config) { c.Policy.Idle.GPUThreshold = 0.02 },
-			[]string{"max_over_time(node:rota_gpu_busy:max[10m:15s]) >= 0.02"}},
+			[]string{"max_over_time(node:rota_gpu_busy:max[2m:15s]) >= 0.02"}},
 		{"gpu signal utilization", func(c *config.Config) { c.Policy.GPUSignal = config.SignalUtilization },
 			[]string{"max by (node, pool) (rota_gpu_utilization_ratio)\n      - record: node:rota_gpu_busy:avg", "every GPU under 5% (utilisation)"}},
 		{"gpu signal sm_active", func(c *config.Config) { c.Policy.GPUSignal = config.SignalSMActive },
@@ -84,7 +84,7 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"idle window", func(c *config.Config) { c.Policy.Idle.Window = min(20) },
 			[]string{"count_over_time(node:rota_node_cpu_utilization:ratio[20m:15s]) >= 80"}},
 		{"scrape interval", func(c *config.Config) { c.Prometheus.ScrapeInterval = model.Duration(30 * time.Second) },
-			[]string{"rota_node_cpu_seconds_total[2m]", "[10m:30s]) >= 20"}},
+			[]string{"rota_node_cpu_seconds_total[2m]", "[2m:30s]) >= 4"}},
 		{"backlog", func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 25; c.Policy.Backlog.For = min(7) },
 			[]string{"pool_class:rota_scaler_pending_jobs:sum > 25\n        for: 7m"}},
 		{"underuse", func(c *config.Config) { c.Policy.Underuse.GPUThreshold = 0.15; c.Policy.Underuse.Window = min(60) },

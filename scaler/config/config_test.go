@@ -70,8 +70,12 @@ func TestDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"idle cpu threshold", c.Policy.Idle.CPUThreshold, 0.20},
-		{"idle window", time.Duration(c.Policy.Idle.Window), 10 * time.Minute},
+		{"idle window", time.Duration(c.Policy.Idle.Window), 2 * time.Minute},
 		{"backlog", c.Policy.Backlog.QueuedJobs, 10},
+		{"no dwell time", time.Duration(c.Policy.Node.MinOn + c.Policy.Node.MinOff), time.Duration(0)},
+		{"no cooldown", time.Duration(c.Policy.Cooldown.ScaleUp + c.Policy.Cooldown.ScaleDown), time.Duration(0)},
+		{"cycle budget", c.Policy.Node.MaxCyclesPerDay, 12},
+		{"forecast history", time.Duration(c.Policy.Forecast.MinHistory), 24 * time.Hour},
 		{"adapter", c.Jobs.Adapter, "none"},
 		{"listen", c.Server.ListenAddress, DefaultListenAddress},
 		{"pool max = nodes", *c.Pools[0].Max, 1},
@@ -105,13 +109,13 @@ func TestExplicitZerosAreKept(t *testing.T) {
 		{"backlog.queued_jobs", c.Policy.Backlog.QueuedJobs, 0},
 		{"backlog.for", time.Duration(c.Policy.Backlog.For), time.Duration(0)},
 		{"cooldown.scale_up", time.Duration(c.Policy.Cooldown.ScaleUp), time.Duration(0)},
-		{"cooldown.scale_down (left out)", time.Duration(c.Policy.Cooldown.ScaleDown), 5 * time.Minute},
 		{"node.min_off", time.Duration(c.Policy.Node.MinOff), time.Duration(0)},
-		{"node.min_on (left out)", time.Duration(c.Policy.Node.MinOn), 30 * time.Minute},
+		{"spares.quantile (left out)", c.Policy.Spares.Quantile, 0.8},
+		{"break_even.wear_time (left out)", time.Duration(c.Policy.BreakEven.WearTime), 20 * time.Minute},
 		{"node.max_cycles_per_day", c.Policy.Node.MaxCyclesPerDay, 0},
 		{"disruption.max_power_offs", c.Policy.Disruption.MaxPowerOffs, 0},
 		{"disruption.max_concurrent (left out)", c.Policy.Disruption.MaxConcurrent, 40},
-		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 10 * time.Minute},
+		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 2 * time.Minute},
 		{"pool max = nodes", *c.Pools[0].Max, 1},
 	}
 	for _, ch := range checks {

@@ -64,7 +64,7 @@ func breakEvenCases() []planCase {
 		{name: "no history: on until idle for the break-even time (ski rental)",
 			snap: snapshot(with(onNode("c1", "cpu"), idleFor(20*time.Minute)), with(onNode("c2", "cpu"), idleFor(22*time.Minute))),
 			want: map[string]string{"c1": "skip/break_even", "c2": "power_off/idle"}},
-		{name: "no history: the waiting price lengthens the break-even", policy: "  break_even: {wait_per_job_hour: 3}",
+		{name: "no history: the waiting price lengthens the break-even", cfg: func(c *config.Config) { c.Policy.BreakEven.WaitPerJobHour = 3 },
 			// waiting: one job for a 10m boot at 3 an hour is 0.5, 30 more minutes of idle
 			snap: snapshot(with(onNode("c1", "cpu"), idleFor(45*time.Minute)), with(onNode("c2", "cpu"), idleFor(52*time.Minute))),
 			want: map[string]string{"c1": "skip/break_even", "c2": "power_off/idle"}},
@@ -119,7 +119,8 @@ func TestBreakEvenNumbers(t *testing.T) {
 
 // TestBreakEvenTime: the ski-rental time is a cycle's cost over an idle hour's.
 func TestBreakEvenTime(t *testing.T) {
-	cfg := newConfig(t, "  break_even: {wear_cost: 0.5, wear_time: 0s, wait_per_gpu_hour: 0.6}", 1, 1)
+	cfg := newConfig(t, "", 1, 1)
+	cfg.Policy.BreakEven = config.BreakEven{WearCost: 0.5, WaitPerGPUHour: 0.6}
 	cases := []struct {
 		pool int
 		view learn.View

@@ -28,6 +28,8 @@ policy:
   node: {min_on: 30m, min_off: 10m, max_cycles_per_day: 6}
   disruption: {max_power_offs: 4, window: 10m, max_concurrent: 8}
   drain: {timeout: 30m}
+  break_even: {wear_time: 10m}
+  spares: {quantile: 0.9, max_share: 0.1}
 %s
 pools:
   - name: cpu

@@ -147,7 +147,7 @@ func TestFilesOfTinyTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			files, err := New(name, e, rs).Write(t.TempDir(), "t")
-			if err != nil || len(files) != 5 {
+			if err != nil || len(files) != 6 {
 				t.Fatalf("wrote %v: %v", files, err)
 			}
 			for _, f := range files {
