@@ -80,3 +80,18 @@ func newJobs(cfg *config.Config, log *logrus.Entry) (jobs.Manager, error) {
 	}
 	return nil, errors.New("jobs.adapter " + cfg.Jobs.Adapter + " is not built in")
 }
+
+// newWatch is the adapter's pending-work watch: Slurm's pending-queue read, exec's
+// watch_command when configured; nil when the adapter has none or jobs.watch_interval is 0.
+func newWatch(cfg *config.Config, jm jobs.Manager) jobs.Watcher {
+	if cfg.Jobs.WatchInterval <= 0 {
+		return nil
+	}
+	switch m := jm.(type) {
+	case *jobsexec.Manager:
+		return m.Watcher()
+	case jobs.Watcher:
+		return m
+	}
+	return nil
+}

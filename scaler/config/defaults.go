@@ -71,6 +71,7 @@ func (c *Config) applyDefaults() {
 	setString(&c.Store.Path, "/var/lib/rota/rota.db")
 	setString(&c.Jobs.Adapter, "none")
 	setDur(&c.Jobs.Timeout, 30*time.Second)
+	setDur(&c.Jobs.WatchInterval, 2*time.Second)
 	setInt(&c.BMC.Concurrency, 64)
 	setDur(&c.BMC.MinCommandInterval, 5*time.Second)
 	setDur(&c.BMC.OperationTimeout, 5*time.Minute)

@@ -65,6 +65,9 @@ type Jobs struct {
 	Slurm   SlurmJobs `yaml:"slurm"`
 	// Timeout bounds each call to the job manager.
 	Timeout model.Duration `yaml:"timeout"`
+	// WatchInterval is how often the adapter's pending-work watch (where it has one) reads the
+	// waiting work; new work runs a pass at once. 0 turns the watch off.
+	WatchInterval model.Duration `yaml:"watch_interval"`
 }
 
 // ExecJobs runs user programs in Slurm's SuspendProgram/ResumeProgram style. Each program gets
@@ -74,6 +77,8 @@ type ExecJobs struct {
 	Demand string `yaml:"demand_command"`
 	Drain  string `yaml:"drain_command"`
 	Resume string `yaml:"resume_command"`
+	// Watch, optional, prints the ids of the work waiting, for the pending-work watch.
+	Watch string `yaml:"watch_command"`
 }
 
 // SlurmJobs drives Slurm's own commands.

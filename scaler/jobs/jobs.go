@@ -44,3 +44,14 @@ type Manager interface {
 type PowerAware interface {
 	PoweredOff(ctx context.Context, node string) error
 }
+
+// Watcher is a cheap read of the work waiting, for the loop's pending-work watch: the loop
+// calls Waiting every jobs.watch_interval and runs a pass at once when an identifier appears
+// that the last read did not have. Waiting must cost far less than Demand (one short query of
+// the queue), must list only work that more servers could start (held work and work waiting
+// on a dependency are not), and is safe for concurrent use and bounded by ctx. An error is
+// logged and counted, and the passes go on at their interval. Identifiers need only be stable
+// from one read to the next (a job id); their order does not matter.
+type Watcher interface {
+	Waiting(ctx context.Context) ([]string, error)
+}

@@ -260,3 +260,38 @@ func TestNewRejectsBadCommandLines(t *testing.T) {
 		t.Fatalf("error %v, want both bad commands named", err)
 	}
 }
+
+// TestWatcher: without watch_command there is no watch; with it, the ids it prints are read
+// strictly, and a failing or garbled run is an error naming the command.
+func TestWatcher(t *testing.T) {
+	dir := t.TempDir()
+	if w := newManager(t, fill(t, dir, config.ExecJobs{}), nil).Watcher(); w != nil {
+		t.Fatalf("a watch without watch_command: %v", w)
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+		wantErr    string
+	}{
+		{name: "two jobs wait", body: `echo '{"waiting": ["1041", "1042"]}'`, want: []string{"1041", "1042"}},
+		{name: "nothing waits", body: `echo '{"waiting": []}'`, want: []string{}},
+		{name: "no waiting key", body: `echo '{}'`, wantErr: `watch_command`},
+		{name: "misspelt key", body: `echo '{"wating": []}'`, wantErr: `unknown field "wating"`},
+		{name: "an empty id", body: `echo '{"waiting": [""]}'`, wantErr: "empty identifier"},
+		{name: "exit status", body: `echo 'squeue: error' >&2; exit 1`, wantErr: "squeue: error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmds := fill(t, dir, config.ExecJobs{Watch: script(t, dir, "watch", tc.body)})
+			got, err := newManager(t, cmds, nil).Watcher().Waiting(context.Background())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Waiting: %q, %v; want an error with %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Waiting: %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}

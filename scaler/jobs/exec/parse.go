@@ -62,6 +62,15 @@ type DemandGroup struct {
 	Since *time.Time `json:"since"`
 }
 
+// WaitingOutput is what watch_command prints: an identifier for each piece of work waiting
+// that more servers could start (a job id), stable from one run to the next. Unknown fields
+// are refused.
+//
+//	{"waiting": ["1041", "1042"]}
+type WaitingOutput struct {
+	Waiting *[]string `json:"waiting"`
+}
+
 // decodeStrict decodes one JSON value into v, refusing unknown fields and trailing data.
 func decodeStrict(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -136,4 +145,21 @@ func parseDemand(b []byte, classify func(config.Shape) string) ([]fleet.Demand, 
 		})
 	}
 	return demand, nil
+}
+
+// parseWaiting reads watch_command's output.
+func parseWaiting(b []byte) ([]string, error) {
+	var out WaitingOutput
+	if err := decodeStrict(b, &out); err != nil {
+		return nil, err
+	}
+	if out.Waiting == nil {
+		return nil, errors.New(`no "waiting" list`)
+	}
+	for i, id := range *out.Waiting {
+		if id == "" {
+			return nil, fmt.Errorf("waiting[%d]: an empty identifier", i)
+		}
+	}
+	return *out.Waiting, nil
 }

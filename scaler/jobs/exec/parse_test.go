@@ -57,3 +57,24 @@ func FuzzParseDemand(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseWaiting: likewise for watch_command's output.
+func FuzzParseWaiting(f *testing.F) {
+	for _, s := range []string{`{"waiting": ["1", "2_3"]}`, `{"waiting": []}`, `{"waiting": null}`, `{"waiting": [""]}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ids, err := parseWaiting(b)
+		if err != nil {
+			if ids != nil {
+				t.Fatal("error with a partial list")
+			}
+			return
+		}
+		for _, id := range ids {
+			if id == "" {
+				t.Fatal("accepted an empty id")
+			}
+		}
+	})
+}

@@ -26,6 +26,9 @@ const (
 		"tres-alloc:0|,tres-per-node:0|,tres-per-job:0|,tres-per-task:0|,Requeue:0|,Account:0|," +
 		"SubmitTime:0|,NodeList:0|,Reason:0"
 	squeueFields = 16
+
+	// waitingFormat is the pending-work watch's squeue: id and reason of each pending job.
+	waitingFormat = "JobID:0|,Reason:0"
 )
 
 // sinfoArgs asks sinfo for one line per node and partition (hidden partitions too), only the
@@ -41,6 +44,12 @@ func sinfoArgs(only ...string) []string {
 // squeueArgs asks squeue for one line per job, array elements apart, hidden partitions too.
 func squeueArgs() []string {
 	return []string{"--noheader", "--all", "--array", "--Format=" + squeueFormat}
+}
+
+// waitingArgs asks squeue for the pending jobs only, arrays not expanded (one line for an
+// array's pending tasks): the watch's cheap read.
+func waitingArgs() []string {
+	return []string{"--noheader", "--all", "--states=PENDING", "--Format=" + waitingFormat}
 }
 
 // Node is one line of sinfo, merged across the partitions the node is in.
@@ -251,6 +260,24 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
 	return j, nil
+}
+
+// ParseWaiting parses squeue output in waitingFormat into the ids of the pending jobs that
+// more servers could start (Startable). squeue's JobID field gives an array's pending tasks
+// the array's own id while they wait, and a task that starts (or is requeued) its own.
+func ParseWaiting(out []byte) ([]string, error) {
+	var ids []string
+	for i, line := range lines(out) {
+		id, reason, ok := strings.Cut(line, "|")
+		id = strings.TrimSpace(id)
+		if !ok || id == "" || strings.ContainsAny(id, " \t") {
+			return nil, fmt.Errorf("%w: squeue line %d: want JOBID|REASON, got %q", ErrUnexpected, i+1, line)
+		}
+		if Startable(nullable(reason)) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // memoryPerNode reads the mem= entry of the job's TRES ("cpu=2,mem=2000M,node=1") and divides

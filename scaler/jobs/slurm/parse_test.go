@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -292,4 +293,84 @@ func BenchmarkQueue100k(b *testing.B) {
 			b.Fatal("no demand")
 		}
 	}
+}
+
+// TestWaitingMatchesDemand: on every recorded cluster, the watch's cheap read lists exactly the
+// pending jobs the full read counts as demand (an array's tasks under the array's id).
+func TestWaitingMatchesDemand(t *testing.T) {
+	for _, name := range fixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseWaiting(readFixture(t, name+".waiting"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			queue, err := ParseJobs(readFixture(t, name+".squeue"), time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, j := range queue {
+				if j.Pending() && Startable(j.Reason) && !slices.Contains(want, j.ID) {
+					want = append(want, j.ID)
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("waiting %q, demand's jobs %q", got, want)
+			}
+		})
+	}
+}
+
+func TestParseWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      []string
+		bad       bool
+	}{
+		{name: "nothing waits", out: ""},
+		{name: "not yet looked at, resources, priority", out: "7|None\n8|Resources\n9|Priority\n", want: []string{"7", "8", "9"}},
+		{name: "held, dependency, limits left out", out: "1|JobHeldAdmin\n2|Dependency\n3|QOSMaxJobsPerUserLimit\n4|BeginTime\n5|ReqNodeNotAvail, UnavailableNodes:n[1-2]\n",
+			want: []string{"5"}},
+		{name: "a '|' in the reason", out: "6|Resources|odd\n", want: []string{"6"}},
+		{name: "no reason field", out: "6\n", bad: true},
+		{name: "no id", out: "|Resources\n", bad: true},
+		{name: "a space in the id", out: "6 7|Resources\n", bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseWaiting([]byte(tc.out))
+			if tc.bad {
+				if !errors.Is(err, ErrUnexpected) {
+					t.Fatalf("ParseWaiting: %q, %v; want ErrUnexpected", got, err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("ParseWaiting: %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseWaiting: any input parses or fails with ErrUnexpected, never panics; every id read
+// is non-empty and one word.
+func FuzzParseWaiting(f *testing.F) {
+	for _, name := range fixtures(f) {
+		f.Add(readFixture(f, name+".waiting"))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ids, err := ParseWaiting(b)
+		if err != nil {
+			if !errors.Is(err, ErrUnexpected) {
+				t.Fatalf("error %v is not ErrUnexpected", err)
+			}
+			return
+		}
+		for _, id := range ids {
+			if id == "" || strings.ContainsAny(id, " \t\n|") {
+				t.Fatalf("id %q", id)
+			}
+		}
+	})
 }

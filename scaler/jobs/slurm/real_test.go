@@ -131,6 +131,18 @@ func testDemand(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manag
 	if !slices.Equal(got, want) {
 		t.Errorf("demand:\n got %+v\nwant %+v", got, want)
 	}
+
+	// The watch lists the same jobs: every one but the held job, the array's tasks as one.
+	waiting, err := m.Waiting(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs := slices.Delete(slices.Clone(ids), 5, 6) // the held job
+	slices.Sort(waiting)
+	slices.Sort(wantIDs)
+	if !slices.Equal(waiting, wantIDs) {
+		t.Errorf("waiting: got %q, want %q", waiting, wantIDs)
+	}
 }
 
 func shape(p string, cpus, gpus int, mem config.Bytes) config.Shape {
@@ -142,6 +154,9 @@ func shape(p string, cpus, gpus int, mem config.Bytes) config.Shape {
 func testDrain(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
 	id := c.Submit("--partition=batch", "--nodelist=node1", "--cpus-per-task=2", "--wrap=sleep 300")
 	testutil.Eventually(t, 30*time.Second, "job running", func() error { return jobIs(c, id, "RUNNING") })
+	if waiting, err := m.Waiting(ctx); err != nil || len(waiting) != 0 {
+		t.Fatalf("waiting with one job running: %q, %v; want none", waiting, err)
+	}
 	if err := m.Drain(ctx, "node1", "idle for 10m"); err != nil {
 		t.Fatal(err)
 	}
@@ -316,12 +331,13 @@ func jobOn(c *slurmlab.Cluster, id, node string) error {
 // testdata/<name>.sinfo and testdata/<name>.squeue.
 func recordFixtures(t *testing.T, c *slurmlab.Cluster, name string) {
 	t.Helper()
-	for cmd, args := range map[string][]string{
-		"sinfo":  sinfoArgs(),
-		"squeue": squeueArgs(),
+	for ext, cmd := range map[string][]string{
+		"sinfo":   append([]string{"sinfo"}, sinfoArgs()...),
+		"squeue":  append([]string{"squeue"}, squeueArgs()...),
+		"waiting": append([]string{"squeue"}, waitingArgs()...),
 	} {
-		out := c.Command(cmd, args...)
-		if err := os.WriteFile(filepath.Join("testdata", name+"."+cmd), []byte(out), 0o644); err != nil {
+		out := c.Command(cmd[0], cmd[1:]...)
+		if err := os.WriteFile(filepath.Join("testdata", name+"."+ext), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -51,6 +51,7 @@ type Manager struct {
 var (
 	_ jobs.Manager    = (*Manager)(nil)
 	_ jobs.PowerAware = (*Manager)(nil)
+	_ jobs.Watcher    = (*Manager)(nil)
 )
 
 // New returns a Manager.
@@ -127,6 +128,20 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 		return nil, err
 	}
 	return View{Jobs: queue}.Demand(m.opts.Classify), nil
+}
+
+// Waiting implements jobs.Watcher: one squeue of the pending jobs, two fields each (about
+// what `squeue -t PD` costs slurmctld), read by ParseWaiting.
+func (m *Manager) Waiting(ctx context.Context) ([]string, error) {
+	out, err := m.opts.Run(ctx, "squeue", waitingArgs()...)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
+	}
+	ids, err := ParseWaiting(out)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
+	}
+	return ids, nil
 }
 
 // node reads one node.
