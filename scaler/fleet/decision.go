@@ -56,6 +56,7 @@ const (
 	ReasonDrainTimeout Reason = "drain_timeout" // resume: drain did not finish in time
 	ReasonRetry        Reason = "retry"         // power on: a Failed server's backoff ended
 	ReasonRepair       Reason = "repair"        // repair pass: finishing what an interrupted action left
+	ReasonRequested    Reason = "requested"     // power on: the job manager placed work on the server (Slurm's ResumeProgram)
 )
 
 // Reasons for skips: why a server was not acted on.

@@ -61,6 +61,8 @@ type Loop struct {
 	metrics *metrics
 	nudges  chan nudge
 
+	wakes wakes
+
 	mu   sync.Mutex
 	last pass // the last pass, for Status and Explain
 }
@@ -86,7 +88,8 @@ func New(o Options) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loop metrics: %w", err)
 	}
-	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, nudges: make(chan nudge, 1)}, nil
+	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, nudges: make(chan nudge, 1),
+		wakes: wakes{wanted: map[string]*wanted{}}}, nil
 }
 
 // Run runs passes until ctx ends: one at once (its repair finishes what a crash left), then one
@@ -160,9 +163,11 @@ func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.De
 		return fleet.Snapshot{}, fleet.Decision{}, err
 	}
 	dec := l.o.Planner(snap, l.cfg, now)
-	dec = gate(snap, dec, moved(before, snap))
-	notStarted := l.o.Executor.Start(ctx, dec.Actions)
-	return snap, withSkips(dec, notStarted), nil
+	asked, callers := l.takeWakes(now)
+	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap))
+	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
+	l.answerWakes(snap, dec, asked, callers)
+	return snap, dec, nil
 }
 
 // moved lists the nodes repair changed this pass: their observations are older than their
