@@ -57,7 +57,7 @@ func BenchmarkWebhookToFirstBMCCommand(b *testing.B) {
 	bmcHost, bmcPort, _ := strings.Cut(emu.Server("n1").Addr(), ":")
 
 	var exporterUp atomic.Bool
-	prom := reactionPrometheus(b, &exporterUp)
+	prom := fakePrometheus(b, &exporterUp)
 
 	dir := b.TempDir()
 	write := func(name, content string) string {
@@ -233,22 +233,4 @@ pools:
 	b.StopTimer()
 	b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "ms/reaction")
 	b.Logf("reactions (N=%d): %s", b.N, strings.Join(each, " "))
-}
-
-// reactionPrometheus answers every instant query with an empty vector (no telemetry, so no
-// server is ever idle), except n1's readiness while its exporter is up: a sample taken now.
-func reactionPrometheus(tb testing.TB, exporterUp *atomic.Bool) string {
-	tb.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		result := ""
-		if exporterUp.Load() && strings.Contains(r.Form.Get("query"), `up{node="n1"} == 1`) {
-			now := time.Now().Unix()
-			result = fmt.Sprintf(`{"metric":{"node":"n1","pool":"cpu-epyc"},"value":[%d,"%d"]}`, now, now)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, result)
-	}))
-	tb.Cleanup(srv.Close)
-	return srv.URL
 }
