@@ -1,0 +1,416 @@
+package alerts
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// The scenarios of the generated rule tests. Each is one server (or queue, or scaler) whose
+// series and checks are derived from the policy: a threshold is crossed by a fraction of
+// itself, a window is waited out to the step. Where Prometheus' rate() makes the exact step of
+// a change depend on sample alignment (a busy spell's edges), the checks stand a few steps
+// clear of it, and say so.
+
+// cpuStep is one step of a server's CPU counters: a sample whose interval (ending at this
+// step) was busy for that share, a gap, or a stale marker; restart starts the counters again
+// from zero (the exporter restarted).
+type cpuStep struct {
+	kind    sampleKind
+	busy    float64
+	restart bool
+}
+
+// busyFor is n+1 steps of CPU samples at the busy share u.
+func busyFor(u float64, n int) []cpuStep {
+	out := make([]cpuStep, n+1)
+	for i := range out {
+		out[i] = cpuStep{kind: present, busy: u}
+	}
+	return out
+}
+
+// cpu is the idle and user counters of a 4-CPU server.
+func (tm timing) cpu(labels map[string]string, steps []cpuStep) []InputSeries {
+	perStep := 4 * tm.step.Seconds()
+	var idle, user samples
+	var ci, cu float64
+	started := false
+	for _, st := range steps {
+		switch {
+		case st.kind != present:
+			idle, user = append(idle, sample{kind: st.kind}), append(user, sample{kind: st.kind})
+			continue
+		case !started || st.restart:
+			ci, cu, started = 0, 0, true
+		default:
+			ci, cu = ci+perStep*(1-st.busy), cu+perStep*st.busy
+		}
+		idle, user = append(idle, val(ci)), append(user, val(cu))
+	}
+	return []InputSeries{
+		series(NodeCPUSeconds, with(labels, "mode", "idle"), idle),
+		series(NodeCPUSeconds, with(labels, "mode", "user"), user),
+	}
+}
+
+// gpu is the utilisation gauges of a server's GPUs, one value each for n+1 steps.
+func gpu(labels map[string]string, n int, utils ...float64) []InputSeries {
+	out := []InputSeries{series(GPUDevices, labels, constant(float64(len(utils)), n))}
+	for i, u := range utils {
+		out = append(out, series(GPUUtilization, with(labels, "gpu", fmt.Sprint(i)), constant(u, n)))
+	}
+	return out
+}
+
+func processes(labels map[string]string, n, procs int) InputSeries {
+	return series(GPUProcesses, with(labels, "gpu", "0"), constant(float64(procs), n))
+}
+
+func collector(labels map[string]string, name string, n int, ok bool) InputSeries {
+	v := 0.0
+	if ok {
+		v = 1
+	}
+	return series(CollectorSuccess, with(labels, "collector", name), constant(v, n))
+}
+
+// idleScenarios exercise RotaServerIdle: a server is idle only after the whole window of
+// complete data under every threshold, held for one pass; missing, stale or partial data and
+// any GPU use never count as idle.
+func idleScenarios(tm timing) []scenario {
+	p := tm.cfg.Policy.Idle
+	w := time.Duration(p.Window)
+	s := tm.step
+	n := tm.n(2*w + 10*max(tm.pass, s))
+	idleU, busyU := p.CPUThreshold/4, (1+p.CPUThreshold)/2
+	idle := func(node string) []InputSeries { return tm.cpu(nodeLabels(node, "cpu"), busyFor(idleU, n)) }
+	// The CPU counters first give a rate one step after they start, so a server reporting from
+	// t has its window covered at t + window.
+	fires := func(t time.Duration) []check { return tm.from(tm.held(t, tm.pass), n) }
+	half := time.Duration(tm.n(w/2)) * s
+
+	late := busyFor(idleU, n)
+	for i := range tm.n(half) {
+		late[i] = cpuStep{}
+	}
+	// flap: busy from half to spellEnd; rate() carries it up to two steps past its end.
+	spellEnd := half + max(4*s, time.Duration(tm.n(w/5))*s)
+	flap := busyFor(idleU, n)
+	for i := tm.n(half) + 1; i <= tm.n(spellEnd); i++ {
+		flap[i].busy = busyU
+	}
+	// reboot: the last sample at half, a stale marker, nothing, then counters from zero.
+	back := half + 5*s
+	reboot := busyFor(idleU, n)
+	reboot[tm.n(half)+1] = cpuStep{kind: stale}
+	for i := tm.n(half) + 2; i < tm.n(back); i++ {
+		reboot[i] = cpuStep{}
+	}
+	reboot[tm.n(back)].restart = true
+	// reset: counters from zero at one sample, none missing, once the server already fires.
+	reset := busyFor(idleU, n)
+	resetAt := tm.held(w, tm.pass) + 4*s
+	reset[tm.n(resetAt)].restart = true
+
+	cpu := func(name, why string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: nodeLabels(name, "cpu"), series: series, checks: checks}
+	}
+	gpuNode := func(name, why string, extra []InputSeries, checks []check) scenario {
+		l := nodeLabels(name, "gpu")
+		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: l,
+			series: append(tm.cpu(l, busyFor(idleU, n)), extra...), checks: checks}
+	}
+	gl := func(name string) map[string]string { return nodeLabels(name, "gpu") }
+	gthr := p.GPUThreshold
+	// gpugap: the GPU's readings stop at half (a stale marker) and come back five steps later.
+	gap := constant(0, n)
+	gap[tm.n(half)+1] = sample{kind: stale}
+	for i := tm.n(half) + 2; i < tm.n(back); i++ {
+		gap[i] = sample{}
+	}
+	return []scenario{
+		cpu("idle", "under the CPU threshold from the start fires once the window is covered and held", idle("idle"), fires(w)),
+		cpu("busy", "over the CPU threshold", tm.cpu(nodeLabels("busy", "cpu"), busyFor(busyU, n)), tm.never(n)),
+		cpu("late", "reporting from half a window in", tm.cpu(nodeLabels("late", "cpu"), late), fires(half+w)),
+		cpu("flap", "a busy spell starts the window again", tm.cpu(nodeLabels("flap", "cpu"), flap), []check{
+			{tm.held(spellEnd+w-s, tm.pass), false},
+			{tm.held(spellEnd+2*s+w, tm.pass), true},
+			{time.Duration(n) * s, true},
+		}),
+		cpu("reboot", "a stale gap and counters from zero start the window again", tm.cpu(nodeLabels("reboot", "cpu"), reboot), fires(back+w)),
+		cpu("reset", "a counter reset with no sample missing changes nothing", tm.cpu(nodeLabels("reset", "cpu"), reset),
+			append(fires(w), check{resetAt + s, true}, check{resetAt + 4*s, true})),
+		cpu("memfail", "a failing collector is partial data, never idle",
+			append(idle("memfail"), collector(nodeLabels("memfail", "cpu"), "memory", n, false)), tm.never(n)),
+		cpu("nonvml", "a CPU server whose GPU collector finds no NVML is still idle",
+			append(idle("nonvml"), collector(nodeLabels("nonvml", "cpu"), "gpu", n, false), collector(nodeLabels("nonvml", "cpu"), "cpu", n, true),
+				series(GPUDevices, nodeLabels("nonvml", "cpu"), constant(0, n))), fires(w)),
+		gpuNode("gpuidle", "every GPU under the threshold", append(gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
+		gpuNode("gpuedge", "a GPU at the threshold is not under it", gpu(gl("gpuedge"), n, gthr), tm.never(n)),
+		gpuNode("gpuunder", "a GPU just under the threshold", gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
+		gpuNode("gpubusy", "one busy GPU of two", gpu(gl("gpubusy"), n, (1+gthr)/2, 0), tm.never(n)),
+		gpuNode("gpulost", "a GPU without a reading is partial data",
+			[]InputSeries{series(GPUDevices, gl("gpulost"), constant(2, n)), series(GPUUtilization, with(gl("gpulost"), "gpu", "0"), constant(0, n))}, tm.never(n)),
+		gpuNode("gpuprocs", "a compute process on an unused GPU", append(gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), tm.never(n)),
+		gpuNode("gpugap", "a gap in the GPU's readings starts the window again",
+			[]InputSeries{series(GPUDevices, gl("gpugap"), constant(1, n)), series(GPUUtilization, with(gl("gpugap"), "gpu", "0"), gap)},
+			fires(max(w, back+w-s))),
+		gpuNode("gpufail", "the GPU collector fails on a server with GPUs",
+			append(gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), tm.never(n)),
+	}
+}
+
+// signalScenarios exercise the backlog, underuse and telemetry alerts.
+func signalScenarios(tm timing) []scenario {
+	return append(append(backlogScenarios(tm), underuseScenarios(tm)...), telemetryScenarios(tm)...)
+}
+
+// backlogScenarios: more than queued_jobs for backlog.for fires; the threshold itself, a queue
+// that flaps or one that drains does not (or no longer).
+func backlogScenarios(tm timing) []scenario {
+	b := tm.cfg.Policy.Backlog
+	s := tm.step
+	at := tm.held(0, time.Duration(b.For))
+	n := tm.n(at) + 8
+	q := float64(b.QueuedJobs)
+	labels := func(class string) map[string]string { return map[string]string{"pool": "gpu", "class": class} }
+	queue := func(class string, v samples) []InputSeries {
+		return []InputSeries{series(ScalerPendingJobs, labels(class), v)}
+	}
+	drainAt := at + 4*s
+	drains := append(constant(2*q+2, tm.n(drainAt)-1), constant(0, n-tm.n(drainAt))...)
+	out := []scenario{
+		{name: "backlog: more than the threshold for backlog.for", alert: AlertBacklog, labels: labels("heavy"),
+			series: queue("heavy", constant(q+1, n)), checks: tm.from(at, n)},
+		{name: "backlog: exactly the threshold is not more", alert: AlertBacklog, labels: labels("light"),
+			series: queue("light", constant(q, n)), checks: tm.never(n)},
+		{name: "backlog: a queue that drains stops firing", alert: AlertBacklog, labels: labels("medium"),
+			series: queue("medium", drains), checks: append(tm.from(at, 0), check{drainAt - s, true}, check{drainAt, false})},
+	}
+	if b.For > 0 {
+		flap := make(samples, n+1)
+		for i := range flap {
+			flap[i] = val(0)
+			if i%2 == 0 {
+				flap[i] = val(q + 1)
+			}
+		}
+		out = append(out, scenario{name: "backlog: a queue above and below at every step never holds", alert: AlertBacklog,
+			labels: labels("batch"), series: queue("batch", flap), checks: tm.never(n)})
+	}
+	return out
+}
+
+// underuseScenarios: a GPU server working with mean GPU use under the threshold over the whole
+// window fires; one that uses its GPUs, or that is idle, does not.
+func underuseScenarios(tm timing) []scenario {
+	p := tm.cfg.Policy
+	u := time.Duration(p.Underuse.Window)
+	thr := p.Underuse.GPUThreshold
+	// The GPU gauges cover the window from its first step.
+	at := tm.held(u-tm.step, tm.pass)
+	n := tm.n(at) + 8
+	l := func(node string) map[string]string { return nodeLabels(node, "gpu") }
+	sc := func(node, why string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "underuse: " + node + ": " + why, alert: AlertUnderused, labels: l(node), series: series, checks: checks}
+	}
+	out := []scenario{
+		sc("under", "GPUs at a fifth and four fifths of the threshold with a process",
+			append(gpu(l("under"), n, thr/5, thr*4/5), processes(l("under"), n, 1)), tm.from(at, n)),
+		sc("cpuwork", "unused GPUs while the CPUs are busy",
+			append(gpu(l("cpuwork"), n, 0), tm.cpu(l("cpuwork"), busyFor((1+p.Idle.CPUThreshold)/2, n))...), tm.from(at, n)),
+		sc("used", "GPU use over the threshold", append(gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(n)),
+		sc("idle", "an idle server is idle, not underused",
+			append(append(gpu(l("idle"), n, thr/10), processes(l("idle"), n, 0)), tm.cpu(l("idle"), busyFor(p.Idle.CPUThreshold/4, n))...), tm.never(n)),
+	}
+	// burst: full use at the start of the window, then none: the mean still counts.
+	if steps := int(0.6 * thr * float64(tm.n(u))); steps >= 1 {
+		burst := append(constant(1, steps-1), constant(0, n-steps)...)
+		out = append(out, sc("burst", "a burst of full use within a mean under the threshold",
+			[]InputSeries{series(GPUDevices, l("burst"), constant(1, n)), series(GPUUtilization, with(l("burst"), "gpu", "0"), burst), processes(l("burst"), n, 1)},
+			tm.from(at, n)))
+	}
+	return out
+}
+
+// telemetryScenarios: a powered server without fresh data, and one with partial data, fire
+// after one pass; a server reporting, booting or off does not.
+func telemetryScenarios(tm timing) []scenario {
+	a := time.Duration(tm.cfg.Policy.Telemetry.MaxAge)
+	s := tm.step
+	last := a + 4*s
+	n := tm.n(tm.held(last+a, tm.pass)) + 8
+	l := func(node string) map[string]string { return nodeLabels(node, "cpu") }
+	fleet := func(node string, powered float64, state string) []InputSeries {
+		return []InputSeries{
+			series(FleetNodePowered, l(node), constant(powered, n)),
+			series(FleetNodeState, with(l(node), "state", state), constant(1, n)),
+		}
+	}
+	reporting := func(node string, upTo int, staleAfter bool) InputSeries {
+		v := append(constant(4, upTo), gaps(n-upTo-1)...)
+		if staleAfter {
+			v[upTo+1] = sample{kind: stale}
+		}
+		return series(NodeCPUs, l(node), v)
+	}
+	sc := func(alert, node, why string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "telemetry: " + node + ": " + why, alert: alert, labels: l(node), series: series, checks: checks}
+	}
+	now := tm.held(0, tm.pass)
+	stops := tm.held(last+a, tm.pass)
+	gl := nodeLabels("lost", "gpu")
+	return []scenario{
+		sc(AlertTelemetryMissing, "ok", "powered and reporting", append(fleet("ok", 1, "on"), reporting("ok", n, false)), tm.never(n)),
+		sc(AlertTelemetryMissing, "silent", "powered and never reporting", fleet("silent", 1, "on"), tm.from(now, n)),
+		sc(AlertTelemetryMissing, "stopped", "its target went down (stale markers) after the max age",
+			append(fleet("stopped", 1, "on"), reporting("stopped", tm.n(last), true)), tm.from(stops, n)),
+		sc(AlertTelemetryMissing, "frozen", "its samples stopped without stale markers, after the max age",
+			append(fleet("frozen", 1, "on"), reporting("frozen", tm.n(last), false)), tm.from(stops, n)),
+		sc(AlertTelemetryMissing, "booting", "booting has no exporter yet", fleet("booting", 1, "booting"), tm.never(n)),
+		sc(AlertTelemetryMissing, "off", "off sends nothing", fleet("off", 0, "off"), tm.never(n)),
+		sc(AlertCollectorFailing, "memfail", "a failing collector", []InputSeries{collector(l("memfail"), "memory", n, false)}, tm.from(now, n)),
+		{name: "telemetry: lost: a GPU without a reading", alert: AlertCollectorFailing, labels: gl,
+			series: []InputSeries{series(GPUDevices, gl, constant(2, n)), series(GPUUtilization, with(gl, "gpu", "0"), constant(0, n))},
+			checks: tm.from(now, n)},
+		sc(AlertCollectorFailing, "nonvml", "no NVML on a CPU server is no failure",
+			[]InputSeries{collector(l("nonvml"), "gpu", n, false), series(GPUDevices, l("nonvml"), constant(0, n))}, tm.never(n)),
+	}
+}
+
+// scalerScenarios exercise the boot, scaler and power alerts.
+func scalerScenarios(tm timing) []scenario {
+	return append(append(bootScenarios(tm), rotaScenarios(tm)...), powerScenarios(tm)...)
+}
+
+// bootScenarios: a server booting past its pool's boot timeout fires (the pools the config
+// names and any other), one that comes up in time does not, one rota marked failed fires after
+// one pass.
+func bootScenarios(tm timing) []scenario {
+	s := tm.step
+	pools := append([]config.Pool{}, tm.cfg.Pools...)
+	pools = append(pools, config.Pool{Name: "unlisted", BootTimeout: model.Duration(config.DefaultBootTimeout)})
+	var out []scenario
+	for _, pl := range pools {
+		at := tm.held(0, time.Duration(pl.BootTimeout))
+		n := tm.n(at) + 4
+		l := map[string]string{"node": "slow", "pool": pl.Name, "state": "booting"}
+		out = append(out, scenario{name: "boot: slow: booting past the boot timeout of pool " + pl.Name, alert: AlertBootTimeout,
+			labels: l, series: []InputSeries{series(FleetNodeState, l, constant(1, n))}, checks: tm.from(at, n)})
+	}
+	// quick: two steps powering on, three booting, then on (each state's series ends with a
+	// stale marker, as Prometheus writes when rota drops it).
+	timeout := time.Duration(pools[len(pools)-1].BootTimeout)
+	n := tm.n(timeout) + 4
+	l := func(state string) map[string]string {
+		return map[string]string{"node": "quick", "pool": "unlisted", "state": state}
+	}
+	steps := func(from, to int) samples {
+		v := append(gaps(from-1), constant(1, to-from-1)...)
+		return append(append(v, sample{kind: stale}), gaps(n-to-1)...)
+	}
+	out = append(out, scenario{name: "boot: quick: up well within the boot timeout", alert: AlertBootTimeout, labels: l("booting"),
+		series: []InputSeries{
+			series(FleetNodeState, l("powering_on"), append(append(constant(1, 1), sample{kind: stale}), gaps(n-3)...)),
+			series(FleetNodeState, l("booting"), steps(2, 5)),
+			series(FleetNodeState, l("on"), append(gaps(4), constant(1, n-5)...)),
+		}, checks: tm.never(n)})
+	failedAt := 3 * s
+	fl := map[string]string{"node": "broken", "pool": "cpu", "state": "failed"}
+	fn := tm.n(tm.held(failedAt, tm.pass)) + 4
+	return append(out, scenario{name: "boot: broken: failed fires after one pass", alert: AlertFailed, labels: fl,
+		series: []InputSeries{series(FleetNodeState, fl, append(gaps(tm.n(failedAt)-1), constant(1, fn-tm.n(failedAt))...))},
+		checks: tm.from(tm.held(failedAt, tm.pass), fn)})
+}
+
+// rotaScenarios: rota down, not reconciling, or blind for three passes.
+func rotaScenarios(tm timing) []scenario {
+	s := tm.step
+	stuck := 3 * tm.pass
+	rota := map[string]string{"job": ScalerJob, "instance": "rota:10091"}
+	down := 4 * s
+	dn := tm.n(tm.held(down, stuck)) + 4
+	last := 5 * s
+	// The last pass's timestamp, in seconds, grows with time until last, then stays.
+	lastPass := make(samples, 0)
+	rn := tm.n(tm.held(last+stuck+s, tm.pass)) + 4
+	for i := 0; i <= rn; i++ {
+		t := min(time.Duration(i)*s, last)
+		lastPass = append(lastPass, val(t.Seconds()))
+	}
+	blind := 2 * s
+	bn := tm.n(tm.held(blind, stuck)) + 4
+	return []scenario{
+		{name: "scaler: rota not scraped for three passes", alert: AlertScalerDown, labels: map[string]string{},
+			series: []InputSeries{series("up", rota, append(constant(1, tm.n(down)-1), constant(0, dn-tm.n(down))...))},
+			checks: tm.from(tm.held(down, stuck), dn)},
+		// time() - last is more than three passes only one step after it equals them.
+		{name: "scaler: no pass finished for more than three passes", alert: AlertNotReconciling, labels: rota,
+			series: []InputSeries{series(ScalerLastPassSuccess, rota, lastPass)},
+			checks: tm.from(tm.held(last+stuck+s, tm.pass), rn)},
+		{name: "scaler: Prometheus unreadable for three passes", alert: AlertScalerBlind, labels: rota,
+			series: []InputSeries{series(ScalerTelemetryOK, rota, append(constant(1, tm.n(blind)-1), constant(0, bn-tm.n(blind))...))},
+			checks: tm.from(tm.held(blind, stuck), bn)},
+	}
+}
+
+// powerScenarios: alert_after failed power actions of one kind in one pool within the alert
+// window fire, across a restart of rota (a counter reset) and adding failures and unknown
+// states; one fewer does not, nor do successes, and the window forgets them.
+func powerScenarios(tm timing) []scenario {
+	f := tm.cfg.Policy.Failure
+	s := tm.step
+	k := f.AlertAfter
+	window := time.Duration(f.AlertWindow)
+	// The k-th failure is counted at step k+1; the counter is zero at step 0, inside the window.
+	at := time.Duration(k+1) * s
+	n := tm.n(at+window) + 2
+	l := func(action, pool string) map[string]string { return map[string]string{"action": action, "pool": pool} }
+	counter := func(action, pool, result string, v samples) InputSeries {
+		return series(ScalerActions, with(l(action, pool), "result", result), v)
+	}
+	// failures is 0, 0, then one more failure at each of count steps, then flat.
+	failures := func(count int) samples {
+		v := samples{val(0), val(0)}
+		for i := 1; i <= count; i++ {
+			v = append(v, val(float64(i)))
+		}
+		return append(v, constant(float64(count), n-len(v))...)
+	}
+	fires := append(tm.from(tm.held(at, tm.pass), 0), check{at + window + s, false})
+	restarted := samples{val(0)}
+	for i := 1; i < k; i++ {
+		restarted = append(restarted, val(float64(i)))
+	}
+	restarted = append(append(restarted, val(0)), constant(1, n-len(restarted)-1)...)
+	out := []scenario{
+		{name: fmt.Sprintf("power: %d failures within %s", k, f.AlertWindow), alert: AlertPowerActionsFails, labels: l("power_on", "gpu"),
+			series: []InputSeries{counter("power_on", "gpu", "failure", failures(k))}, checks: fires},
+		{name: "power: rota restarted between the failures (a counter reset)", alert: AlertPowerActionsFails, labels: l("power_off", "cpu"),
+			series: []InputSeries{counter("power_off", "cpu", "failure", restarted)}, checks: fires},
+		{name: "power: one failure short", alert: AlertPowerActionsFails, labels: l("power_on", "cpu"),
+			series: []InputSeries{counter("power_on", "cpu", "failure", failures(k-1))}, checks: tm.never(n)},
+		{name: "power: successes, aborts and dry runs are no failures", alert: AlertPowerActionsFails, labels: l("power_off", "gpu"),
+			series: []InputSeries{
+				counter("drain", "cpu", "success", failures(n-2)),
+				counter("power_off", "gpu", "aborted", failures(n-2)),
+				counter("power_off", "gpu", "dry_run", failures(n-2)),
+			}, checks: tm.never(n)},
+	}
+	if k >= 2 {
+		// One failure at step 2, then unknown states from step 3: they add up to k at step k+1.
+		one := append(samples{val(0), val(0)}, constant(1, n-2)...)
+		unknown := samples{val(0), val(0), val(0)}
+		for i := 1; i < k; i++ {
+			unknown = append(unknown, val(float64(i)))
+		}
+		unknown = append(unknown, constant(float64(k-1), n-len(unknown))...)
+		out = append(out, scenario{name: "power: failures and unknown states add up", alert: AlertPowerActionsFails, labels: l("resume", "gpu"),
+			series: []InputSeries{counter("resume", "gpu", "failure", one), counter("resume", "gpu", "state_unknown", unknown)}, checks: fires})
+	}
+	return out
+}
