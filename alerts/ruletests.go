@@ -159,18 +159,17 @@ type check struct {
 	firing bool
 }
 
-// never is the check of an alert that does not fire: at the last step of a series of n steps.
-func (tm timing) never(n int) []check { return []check{{time.Duration(n) * tm.step, false}} }
+// never is the check of an alert that does not fire: at t, a time by which it would have.
+// promtool evaluates a test's rules up to its last check only, so checks stay near the
+// boundaries they test.
+func (tm timing) never(t time.Duration) []check { return []check{{t, false}} }
 
 // from is the checks of an alert that fires from t on: not one step before, then at t, and
-// still at the last step of a series of n steps.
-func (tm timing) from(t time.Duration, n int) []check {
-	cs := []check{{t, true}}
+// still four steps later.
+func (tm timing) from(t time.Duration) []check {
+	cs := []check{{t, true}, {t + 4*tm.step, true}}
 	if t >= tm.step {
 		cs = append([]check{{t - tm.step, false}}, cs...)
-	}
-	if end := time.Duration(n) * tm.step; end > t {
-		cs = append(cs, check{end, true})
 	}
 	return cs
 }

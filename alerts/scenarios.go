@@ -90,7 +90,8 @@ func idleScenarios(tm timing) []scenario {
 	idle := func(node string) []InputSeries { return tm.cpu(nodeLabels(node, "cpu"), busyFor(idleU, n)) }
 	// The CPU counters first give a rate one step after they start, so a server reporting from
 	// t has its window covered at t + window.
-	fires := func(t time.Duration) []check { return tm.from(tm.held(t, tm.pass), n) }
+	fires := func(t time.Duration) []check { return tm.from(tm.held(t, tm.pass)) }
+	never := tm.never(tm.held(w, tm.pass) + 4*s) // an idle server fires by then
 	half := time.Duration(tm.n(w/2)) * s
 
 	late := busyFor(idleU, n)
@@ -134,33 +135,33 @@ func idleScenarios(tm timing) []scenario {
 	}
 	return []scenario{
 		cpu("idle", "under the CPU threshold from the start fires once the window is covered and held", idle("idle"), fires(w)),
-		cpu("busy", "over the CPU threshold", tm.cpu(nodeLabels("busy", "cpu"), busyFor(busyU, n)), tm.never(n)),
+		cpu("busy", "over the CPU threshold", tm.cpu(nodeLabels("busy", "cpu"), busyFor(busyU, n)), never),
 		cpu("late", "reporting from half a window in", tm.cpu(nodeLabels("late", "cpu"), late), fires(half+w)),
 		cpu("flap", "a busy spell starts the window again", tm.cpu(nodeLabels("flap", "cpu"), flap), []check{
 			{tm.held(spellEnd+w-s, tm.pass), false},
 			{tm.held(spellEnd+2*s+w, tm.pass), true},
-			{time.Duration(n) * s, true},
+			{tm.held(spellEnd+6*s+w, tm.pass), true},
 		}),
 		cpu("reboot", "a stale gap and counters from zero start the window again", tm.cpu(nodeLabels("reboot", "cpu"), reboot), fires(back+w)),
 		cpu("reset", "a counter reset with no sample missing changes nothing", tm.cpu(nodeLabels("reset", "cpu"), reset),
 			append(fires(w), check{resetAt + s, true}, check{resetAt + 4*s, true})),
 		cpu("memfail", "a failing collector is partial data, never idle",
-			append(idle("memfail"), collector(nodeLabels("memfail", "cpu"), "memory", n, false)), tm.never(n)),
+			append(idle("memfail"), collector(nodeLabels("memfail", "cpu"), "memory", n, false)), never),
 		cpu("nonvml", "a CPU server whose GPU collector finds no NVML is still idle",
 			append(idle("nonvml"), collector(nodeLabels("nonvml", "cpu"), "gpu", n, false), collector(nodeLabels("nonvml", "cpu"), "cpu", n, true),
 				series(GPUDevices, nodeLabels("nonvml", "cpu"), constant(0, n))), fires(w)),
 		gpuNode("gpuidle", "every GPU under the threshold", append(gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
-		gpuNode("gpuedge", "a GPU at the threshold is not under it", gpu(gl("gpuedge"), n, gthr), tm.never(n)),
+		gpuNode("gpuedge", "a GPU at the threshold is not under it", gpu(gl("gpuedge"), n, gthr), never),
 		gpuNode("gpuunder", "a GPU just under the threshold", gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
-		gpuNode("gpubusy", "one busy GPU of two", gpu(gl("gpubusy"), n, (1+gthr)/2, 0), tm.never(n)),
+		gpuNode("gpubusy", "one busy GPU of two", gpu(gl("gpubusy"), n, (1+gthr)/2, 0), never),
 		gpuNode("gpulost", "a GPU without a reading is partial data",
-			[]InputSeries{series(GPUDevices, gl("gpulost"), constant(2, n)), series(GPUUtilization, with(gl("gpulost"), "gpu", "0"), constant(0, n))}, tm.never(n)),
-		gpuNode("gpuprocs", "a compute process on an unused GPU", append(gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), tm.never(n)),
+			[]InputSeries{series(GPUDevices, gl("gpulost"), constant(2, n)), series(GPUUtilization, with(gl("gpulost"), "gpu", "0"), constant(0, n))}, never),
+		gpuNode("gpuprocs", "a compute process on an unused GPU", append(gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), never),
 		gpuNode("gpugap", "a gap in the GPU's readings starts the window again",
 			[]InputSeries{series(GPUDevices, gl("gpugap"), constant(1, n)), series(GPUUtilization, with(gl("gpugap"), "gpu", "0"), gap)},
 			fires(max(w, back+w-s))),
 		gpuNode("gpufail", "the GPU collector fails on a server with GPUs",
-			append(gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), tm.never(n)),
+			append(gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), never),
 	}
 }
 
@@ -181,15 +182,15 @@ func backlogScenarios(tm timing) []scenario {
 	queue := func(class string, v samples) []InputSeries {
 		return []InputSeries{series(ScalerPendingJobs, labels(class), v)}
 	}
-	drainAt := at + 4*s
+	drainAt := at + 6*s
 	drains := append(constant(2*q+2, tm.n(drainAt)-1), constant(0, n-tm.n(drainAt))...)
 	out := []scenario{
 		{name: "backlog: more than the threshold for backlog.for", alert: AlertBacklog, labels: labels("heavy"),
-			series: queue("heavy", constant(q+1, n)), checks: tm.from(at, n)},
+			series: queue("heavy", constant(q+1, n)), checks: tm.from(at)},
 		{name: "backlog: exactly the threshold is not more", alert: AlertBacklog, labels: labels("light"),
-			series: queue("light", constant(q, n)), checks: tm.never(n)},
+			series: queue("light", constant(q, n)), checks: tm.never(at + 4*s)},
 		{name: "backlog: a queue that drains stops firing", alert: AlertBacklog, labels: labels("medium"),
-			series: queue("medium", drains), checks: append(tm.from(at, 0), check{drainAt - s, true}, check{drainAt, false})},
+			series: queue("medium", drains), checks: append(tm.from(at), check{drainAt - s, true}, check{drainAt, false})},
 	}
 	if b.For > 0 {
 		flap := make(samples, n+1)
@@ -200,7 +201,7 @@ func backlogScenarios(tm timing) []scenario {
 			}
 		}
 		out = append(out, scenario{name: "backlog: a queue above and below at every step never holds", alert: AlertBacklog,
-			labels: labels("batch"), series: queue("batch", flap), checks: tm.never(n)})
+			labels: labels("batch"), series: queue("batch", flap), checks: tm.never(at + 4*s)})
 	}
 	return out
 }
@@ -220,19 +221,19 @@ func underuseScenarios(tm timing) []scenario {
 	}
 	out := []scenario{
 		sc("under", "GPUs at a fifth and four fifths of the threshold with a process",
-			append(gpu(l("under"), n, thr/5, thr*4/5), processes(l("under"), n, 1)), tm.from(at, n)),
+			append(gpu(l("under"), n, thr/5, thr*4/5), processes(l("under"), n, 1)), tm.from(at)),
 		sc("cpuwork", "unused GPUs while the CPUs are busy",
-			append(gpu(l("cpuwork"), n, 0), tm.cpu(l("cpuwork"), busyFor((1+p.Idle.CPUThreshold)/2, n))...), tm.from(at, n)),
-		sc("used", "GPU use over the threshold", append(gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(n)),
+			append(gpu(l("cpuwork"), n, 0), tm.cpu(l("cpuwork"), busyFor((1+p.Idle.CPUThreshold)/2, n))...), tm.from(at)),
+		sc("used", "GPU use over the threshold", append(gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(at+4*tm.step)),
 		sc("idle", "an idle server is idle, not underused",
-			append(append(gpu(l("idle"), n, thr/10), processes(l("idle"), n, 0)), tm.cpu(l("idle"), busyFor(p.Idle.CPUThreshold/4, n))...), tm.never(n)),
+			append(append(gpu(l("idle"), n, thr/10), processes(l("idle"), n, 0)), tm.cpu(l("idle"), busyFor(p.Idle.CPUThreshold/4, n))...), tm.never(at+4*tm.step)),
 	}
 	// burst: full use at the start of the window, then none: the mean still counts.
 	if steps := int(0.6 * thr * float64(tm.n(u))); steps >= 1 {
 		burst := append(constant(1, steps-1), constant(0, n-steps)...)
 		out = append(out, sc("burst", "a burst of full use within a mean under the threshold",
 			[]InputSeries{series(GPUDevices, l("burst"), constant(1, n)), series(GPUUtilization, with(l("burst"), "gpu", "0"), burst), processes(l("burst"), n, 1)},
-			tm.from(at, n)))
+			tm.from(at)))
 	}
 	return out
 }
@@ -265,20 +266,20 @@ func telemetryScenarios(tm timing) []scenario {
 	stops := tm.held(last+a, tm.pass)
 	gl := nodeLabels("lost", "gpu")
 	return []scenario{
-		sc(AlertTelemetryMissing, "ok", "powered and reporting", append(fleet("ok", 1, "on"), reporting("ok", n, false)), tm.never(n)),
-		sc(AlertTelemetryMissing, "silent", "powered and never reporting", fleet("silent", 1, "on"), tm.from(now, n)),
+		sc(AlertTelemetryMissing, "ok", "powered and reporting", append(fleet("ok", 1, "on"), reporting("ok", n, false)), tm.never(stops+4*s)),
+		sc(AlertTelemetryMissing, "silent", "powered and never reporting", fleet("silent", 1, "on"), tm.from(now)),
 		sc(AlertTelemetryMissing, "stopped", "its target went down (stale markers) after the max age",
-			append(fleet("stopped", 1, "on"), reporting("stopped", tm.n(last), true)), tm.from(stops, n)),
+			append(fleet("stopped", 1, "on"), reporting("stopped", tm.n(last), true)), tm.from(stops)),
 		sc(AlertTelemetryMissing, "frozen", "its samples stopped without stale markers, after the max age",
-			append(fleet("frozen", 1, "on"), reporting("frozen", tm.n(last), false)), tm.from(stops, n)),
-		sc(AlertTelemetryMissing, "booting", "booting has no exporter yet", fleet("booting", 1, "booting"), tm.never(n)),
-		sc(AlertTelemetryMissing, "off", "off sends nothing", fleet("off", 0, "off"), tm.never(n)),
-		sc(AlertCollectorFailing, "memfail", "a failing collector", []InputSeries{collector(l("memfail"), "memory", n, false)}, tm.from(now, n)),
+			append(fleet("frozen", 1, "on"), reporting("frozen", tm.n(last), false)), tm.from(stops)),
+		sc(AlertTelemetryMissing, "booting", "booting has no exporter yet", fleet("booting", 1, "booting"), tm.never(stops+4*s)),
+		sc(AlertTelemetryMissing, "off", "off sends nothing", fleet("off", 0, "off"), tm.never(stops+4*s)),
+		sc(AlertCollectorFailing, "memfail", "a failing collector", []InputSeries{collector(l("memfail"), "memory", n, false)}, tm.from(now)),
 		{name: "telemetry: lost: a GPU without a reading", alert: AlertCollectorFailing, labels: gl,
 			series: []InputSeries{series(GPUDevices, gl, constant(2, n)), series(GPUUtilization, with(gl, "gpu", "0"), constant(0, n))},
-			checks: tm.from(now, n)},
+			checks: tm.from(now)},
 		sc(AlertCollectorFailing, "nonvml", "no NVML on a CPU server is no failure",
-			[]InputSeries{collector(l("nonvml"), "gpu", n, false), series(GPUDevices, l("nonvml"), constant(0, n))}, tm.never(n)),
+			[]InputSeries{collector(l("nonvml"), "gpu", n, false), series(GPUDevices, l("nonvml"), constant(0, n))}, tm.never(stops+4*s)),
 	}
 }
 
@@ -300,7 +301,7 @@ func bootScenarios(tm timing) []scenario {
 		n := tm.n(at) + 4
 		l := map[string]string{"node": "slow", "pool": pl.Name, "state": "booting"}
 		out = append(out, scenario{name: "boot: slow: booting past the boot timeout of pool " + pl.Name, alert: AlertBootTimeout,
-			labels: l, series: []InputSeries{series(FleetNodeState, l, constant(1, n))}, checks: tm.from(at, n)})
+			labels: l, series: []InputSeries{series(FleetNodeState, l, constant(1, n))}, checks: tm.from(at)})
 	}
 	// quick: two steps powering on, three booting, then on (each state's series ends with a
 	// stale marker, as Prometheus writes when rota drops it).
@@ -318,13 +319,13 @@ func bootScenarios(tm timing) []scenario {
 			series(FleetNodeState, l("powering_on"), append(append(constant(1, 1), sample{kind: stale}), gaps(n-3)...)),
 			series(FleetNodeState, l("booting"), steps(2, 5)),
 			series(FleetNodeState, l("on"), append(gaps(4), constant(1, n-5)...)),
-		}, checks: tm.never(n)})
+		}, checks: tm.never(tm.held(0, timeout) + 4*s)})
 	failedAt := 3 * s
 	fl := map[string]string{"node": "broken", "pool": "cpu", "state": "failed"}
 	fn := tm.n(tm.held(failedAt, tm.pass)) + 4
 	return append(out, scenario{name: "boot: broken: failed fires after one pass", alert: AlertFailed, labels: fl,
 		series: []InputSeries{series(FleetNodeState, fl, append(gaps(tm.n(failedAt)-1), constant(1, fn-tm.n(failedAt))...))},
-		checks: tm.from(tm.held(failedAt, tm.pass), fn)})
+		checks: tm.from(tm.held(failedAt, tm.pass))})
 }
 
 // rotaScenarios: rota down, not reconciling, or blind for three passes.
@@ -347,14 +348,14 @@ func rotaScenarios(tm timing) []scenario {
 	return []scenario{
 		{name: "scaler: rota not scraped for three passes", alert: AlertScalerDown, labels: map[string]string{},
 			series: []InputSeries{series("up", rota, append(constant(1, tm.n(down)-1), constant(0, dn-tm.n(down))...))},
-			checks: tm.from(tm.held(down, stuck), dn)},
+			checks: tm.from(tm.held(down, stuck))},
 		// time() - last is more than three passes only one step after it equals them.
 		{name: "scaler: no pass finished for more than three passes", alert: AlertNotReconciling, labels: rota,
 			series: []InputSeries{series(ScalerLastPassSuccess, rota, lastPass)},
-			checks: tm.from(tm.held(last+stuck+s, tm.pass), rn)},
+			checks: tm.from(tm.held(last+stuck+s, tm.pass))},
 		{name: "scaler: Prometheus unreadable for three passes", alert: AlertScalerBlind, labels: rota,
 			series: []InputSeries{series(ScalerTelemetryOK, rota, append(constant(1, tm.n(blind)-1), constant(0, bn-tm.n(blind))...))},
-			checks: tm.from(tm.held(blind, stuck), bn)},
+			checks: tm.from(tm.held(blind, stuck))},
 	}
 }
 
@@ -381,7 +382,7 @@ func powerScenarios(tm timing) []scenario {
 		}
 		return append(v, constant(float64(count), n-len(v))...)
 	}
-	fires := append(tm.from(tm.held(at, tm.pass), 0), check{at + window + s, false})
+	fires := append(tm.from(tm.held(at, tm.pass)), check{at + window + s, false})
 	restarted := samples{val(0)}
 	for i := 1; i < k; i++ {
 		restarted = append(restarted, val(float64(i)))
@@ -393,13 +394,13 @@ func powerScenarios(tm timing) []scenario {
 		{name: "power: rota restarted between the failures (a counter reset)", alert: AlertPowerActionsFails, labels: l("power_off", "cpu"),
 			series: []InputSeries{counter("power_off", "cpu", "failure", restarted)}, checks: fires},
 		{name: "power: one failure short", alert: AlertPowerActionsFails, labels: l("power_on", "cpu"),
-			series: []InputSeries{counter("power_on", "cpu", "failure", failures(k-1))}, checks: tm.never(n)},
+			series: []InputSeries{counter("power_on", "cpu", "failure", failures(k-1))}, checks: tm.never(tm.held(at, tm.pass) + 4*s)},
 		{name: "power: successes, aborts and dry runs are no failures", alert: AlertPowerActionsFails, labels: l("power_off", "gpu"),
 			series: []InputSeries{
 				counter("drain", "cpu", "success", failures(n-2)),
 				counter("power_off", "gpu", "aborted", failures(n-2)),
 				counter("power_off", "gpu", "dry_run", failures(n-2)),
-			}, checks: tm.never(n)},
+			}, checks: tm.never(tm.held(at, tm.pass) + 4*s)},
 	}
 	if k >= 2 {
 		// One failure at step 2, then unknown states from step 3: they add up to k at step k+1.
