@@ -146,7 +146,7 @@ func TestSlurmResumeThroughRota(t *testing.T) {
 	backend := apifake.New(api.Status{Nodes: []api.NodeStatus{{Name: "n1"}, {Name: "n2"}}})
 	logger, _ := logtest.NewNullLogger()
 	token := api.NewToken(slurmAPIToken)
-	srv, err := api.NewServer(api.Options{Backend: backend, Registry: prometheus.NewRegistry(), APIToken: token,
+	srv, err := api.NewServer(api.Options{Backend: backend, Registry: prometheus.NewRegistry(), Clock: clock.Real{}, APIToken: token,
 		WebhookAuthDisabled: true, Log: logger.WithField("component", "api")})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestSlurmResumeAlone(t *testing.T) {
 	type prep func(t *testing.T, db string)
 	withStore := func(edit func(st *store.Store) error) prep {
 		return func(t *testing.T, db string) {
-			st, err := store.Open(db, store.Options{})
+			st, err := store.Open(db, store.Options{Create: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestSlurmResumeAlone(t *testing.T) {
 	}{
 		{"no store to check", func(*testing.T, string) {}, nil, 1, map[string]string{"n1": "Off", "n2": "Off"}, "cannot check rota's store"},
 		{"a rota holds the store but does not answer", func(t *testing.T, db string) {
-			st, err := store.Open(db, store.Options{})
+			st, err := store.Open(db, store.Options{Create: true})
 			if err != nil {
 				t.Fatal(err)
 			}
