@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -63,7 +64,8 @@ func (s *Server) wake(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWakeBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "reading request body: "+err.Error())
+		// A decoding error may quote the body (an unknown field's name): cut it short.
+		writeError(w, http.StatusBadRequest, "reading request body: "+errtext.Cut(err.Error(), 4*errtext.Max))
 		return
 	}
 	if err := checkWake(req); err != nil {
@@ -75,7 +77,7 @@ func (s *Server) wake(w http.ResponseWriter, r *http.Request) {
 		s.backendError(w, "waking servers", err)
 		return
 	}
-	s.log.WithFields(logrus.Fields{"nodes": len(req.Nodes), "note": req.Note}).Debug("wake requested")
+	s.log.WithFields(logrus.Fields{"nodes": len(req.Nodes), "note": errtext.Quote(req.Note)}).Debug("wake requested")
 	writeJSON(w, http.StatusOK, WakeResponse{Nodes: res})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -48,13 +49,14 @@ func (l *Loop) Wake(ctx context.Context, nodes []string, note string) ([]api.Wak
 	l.wakes.mu.Lock()
 	for _, n := range nodes {
 		if ref, ok := l.cfg.Node(n); ok {
-			l.wakes.wanted[n] = &wanted{note: note, until: now.Add(time.Duration(ref.Pool.BootTimeout))}
+			// The note is the caller's: it goes to the audit cut short.
+			l.wakes.wanted[n] = &wanted{note: errtext.Cut(note, errtext.Max), until: now.Add(time.Duration(ref.Pool.BootTimeout))}
 		}
 	}
 	l.wakes.callers = append(l.wakes.callers, w)
 	l.wakes.mu.Unlock()
-	l.log.WithFields(logrus.Fields{"nodes": nodes, "note": note}).Info("wake requested")
-	l.request(triggerWake, "wake requested: "+note)
+	l.log.WithFields(logrus.Fields{"nodes": len(nodes), "note": errtext.Quote(note)}).Info("wake requested")
+	l.request(triggerWake, "wake requested")
 	select {
 	case res := <-w.done:
 		return res, nil

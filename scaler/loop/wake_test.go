@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,13 +19,19 @@ import (
 // wake calls Wake as the API does, runs one pass, and returns what the caller got.
 func (f *fx) wake(nodes ...string) []api.WakeResult {
 	f.t.Helper()
+	return f.wakeWith("slurm resume", nodes...)
+}
+
+// wakeWith is wake with the caller's note.
+func (f *fx) wakeWith(note string, nodes ...string) []api.WakeResult {
+	f.t.Helper()
 	type answer struct {
 		res []api.WakeResult
 		err error
 	}
 	got := make(chan answer, 1)
 	go func() {
-		res, err := f.loop.Wake(context.Background(), nodes, "slurm resume")
+		res, err := f.loop.Wake(context.Background(), nodes, note)
 		got <- answer{res, err}
 	}()
 	testutilEventually(f.t, func() bool {
@@ -231,5 +238,21 @@ func TestWakeCallerGone(t *testing.T) {
 	f.pass()
 	if got := powerOns(f); !slices.Equal(got, []string{"cpu02"}) {
 		t.Fatalf("powered on %v, want cpu02", got)
+	}
+}
+
+// TestWakeNoteIsCutShort: the caller's note reaches the audit and the answer cut to a few
+// dozen bytes, whatever its size.
+func TestWakeNoteIsCutShort(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass()
+	offNow(f, "cpu02")
+	res := f.wakeWith(strings.Repeat("x", 1<<20), "cpu02")
+	if len(res) != 1 || res[0].Result != api.WakeStarted || len(res[0].Detail) > 200 {
+		t.Fatalf("result %+v (detail %d bytes), want started with a short detail", res, len(res[0].Detail))
+	}
+	hist, err := f.st.Audit("cpu02", 1)
+	if err != nil || len(hist) != 1 || len(hist[0].Detail) > 200 {
+		t.Fatalf("audit %+v, %v: want one record with a short detail", hist, err)
 	}
 }
