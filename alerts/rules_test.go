@@ -188,10 +188,21 @@ func testPolicies(t *testing.T) map[string]*config.Config {
 // policy: the alert tests GenerateTests derives from that policy (every alert firing, not
 // firing, at its boundary, with missing, partial and flapping data, and across counter
 // resets), and testdata/recording.test.yml (every recording rule's value, which no window
-// changes).
+// changes), one subtest per file (TestPromtoolTestRules/POLICY/FILE). The default policy's run
+// against the committed rota-rules.yml (what `make mutate` mutates; TestCommittedRulesAreCurrent
+// holds it equal to the generated one). testdata/sources.test.yml runs against the rules of
+// testdata/sources.yml, kept beside it.
 func TestPromtoolTestRules(t *testing.T) {
 	promtool := testutil.Tool(t, "promtool")
+	t.Run("sources", func(t *testing.T) {
+		t.Parallel()
+		runPromtoolTest(t, promtool, "testdata/sources.test.yml")
+	})
 	recording, err := os.ReadFile("testdata/recording.test.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	committedRules, err := filepath.Abs(committed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,42 +210,52 @@ func TestPromtoolTestRules(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			files := writeRuleTests(t, dir, cfg)
+			rules := ""
+			if name == "default" {
+				rules = committedRules
+			}
+			files := writeRuleTests(t, dir, cfg, rules)
 			rec := filepath.Join(dir, "recording.test.yml")
-			if err := os.WriteFile(rec, bytes.Replace(recording, []byte("rule_files: [../rota-rules.yml]"), []byte("rule_files: [rota-rules.yml]"), 1), 0o644); err != nil {
+			if err := os.WriteFile(rec, bytes.Replace(recording, []byte("rule_files: [../rota-rules.yml]"), []byte("rule_files: ["+files[0].rules+"]"), 1), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range append(files, rec) {
-				runPromtoolTest(t, promtool, f)
+			for _, f := range append(files, ruleTest{path: rec}) {
+				t.Run(filepath.Base(f.path), func(t *testing.T) { runPromtoolTest(t, promtool, f.path) })
 			}
 		})
 	}
 }
 
-// writeRuleTests writes the rules generated for cfg and the tests GenerateTests derives from
-// it into dir, and returns the test files' paths.
-func writeRuleTests(t *testing.T, dir string, cfg *config.Config) []string {
+// ruleTest is a promtool test file and the rule file it reads.
+type ruleTest struct{ path, rules string }
+
+// writeRuleTests writes the tests GenerateTests derives from cfg into dir, reading the rule
+// file rules, or, when rules is empty, the rules generated for cfg, written into dir too.
+func writeRuleTests(t *testing.T, dir string, cfg *config.Config, rules string) []ruleTest {
 	t.Helper()
-	rules, err := Generate(cfg, "test")
+	if rules == "" {
+		b, err := Generate(cfg, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = filepath.Join(dir, "rota-rules.yml")
+		if err := os.WriteFile(rules, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests, err := GenerateTests(cfg, rules)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tests, err := GenerateTests(cfg, "rota-rules.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
+	var out []ruleTest
 	for _, name := range slices.Sorted(maps.Keys(tests)) {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, tests[name], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		paths = append(paths, p)
+		out = append(out, ruleTest{path: p, rules: rules})
 	}
-	return paths
+	return out
 }
 
 func runPromtoolTest(t *testing.T, promtool, file string) {

@@ -51,7 +51,7 @@ type ExpAlert struct {
 // GenerateTests derives promtool tests of the alerts Rules(cfg) generates from the same config:
 // every series, time and expected alert follows the policy's windows, thresholds and
 // intervals, so the tests hold for whatever policy the rules were generated from. It returns
-// one file per family of alerts (idle.test.yml, signals.test.yml, scaler.test.yml) by name,
+// one file per family of alerts (idle, coverage, signals, scaler: NAME.test.yml) by name,
 // each reading the rule file at rulesFile (a path relative to the test file). The tests
 // evaluate the rules at every scrape interval, so the windows, holds and timeouts of the
 // policy must be whole multiples of it; a policy whose are not is an error naming the field.
@@ -97,6 +97,7 @@ type family struct {
 // a new family): TestEveryRuleIsTested fails until it has some.
 var families = []family{
 	{"idle.test.yml", idleScenarios},
+	{"coverage.test.yml", coverageScenarios},
 	{"signals.test.yml", signalScenarios},
 	{"scaler.test.yml", scalerScenarios},
 }
@@ -149,6 +150,8 @@ type scenario struct {
 	// labels are the labels the firing alert takes from its series (node, pool, ...); the
 	// rule's own labels and its annotations are added from the generated rule.
 	labels map[string]string
+	// value is the alert's value, for annotations that say it ({{ $value }}).
+	value  string
 	series []InputSeries
 	checks []check
 }
@@ -195,7 +198,7 @@ func (sc scenario) group(tm timing, rules []Rule) (TestGroup, error) {
 			maps.Copy(labels, r.Labels)
 			ann := map[string]string{}
 			for k, v := range r.Annotations {
-				ann[k] = expand(v, labels)
+				ann[k] = strings.ReplaceAll(expand(v, labels), "{{ $value }}", sc.value)
 			}
 			t.ExpAlerts = []ExpAlert{{ExpLabels: labels, ExpAnnotations: ann}}
 		}

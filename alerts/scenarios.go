@@ -33,28 +33,35 @@ func busyFor(u float64, n int) []cpuStep {
 	return out
 }
 
-// cpu is the idle and user counters of a 4-CPU server.
+// cpu is the idle and user counters of a 4-CPU server, and its CPU count, sent with them.
 func (tm timing) cpu(labels map[string]string, steps []cpuStep) []InputSeries {
 	perStep := 4 * tm.step.Seconds()
-	var idle, user samples
+	var idle, user, cpus samples
 	var ci, cu float64
 	started := false
 	for _, st := range steps {
 		switch {
 		case st.kind != present:
-			idle, user = append(idle, sample{kind: st.kind}), append(user, sample{kind: st.kind})
+			s := sample{kind: st.kind}
+			idle, user, cpus = append(idle, s), append(user, s), append(cpus, s)
 			continue
 		case !started || st.restart:
 			ci, cu, started = 0, 0, true
 		default:
 			ci, cu = ci+perStep*(1-st.busy), cu+perStep*st.busy
 		}
-		idle, user = append(idle, val(ci)), append(user, val(cu))
+		idle, user, cpus = append(idle, val(ci)), append(user, val(cu)), append(cpus, val(4))
 	}
 	return []InputSeries{
 		series(NodeCPUSeconds, with(labels, "mode", "idle"), idle),
 		series(NodeCPUSeconds, with(labels, "mode", "user"), user),
+		series(NodeCPUs, labels, cpus),
 	}
+}
+
+// declared is rota's own series of the GPUs the server's pool declares, for n+1 steps.
+func declared(labels map[string]string, n, gpus int) InputSeries {
+	return series(FleetNodeGPUs, labels, constant(float64(gpus), n))
 }
 
 // gpu is the utilisation gauges of a server's GPUs, one value each for n+1 steps.
@@ -117,13 +124,15 @@ func idleScenarios(tm timing) []scenario {
 	resetAt := tm.held(w, tm.pass) + 4*s
 	reset[tm.n(resetAt)].restart = true
 
+	// Every server's pool declares its GPUs (rota's own series): none in pool cpu.
 	cpu := func(name, why string, series []InputSeries, checks []check) scenario {
-		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: nodeLabels(name, "cpu"), series: series, checks: checks}
+		l := nodeLabels(name, "cpu")
+		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: l, series: append(series, declared(l, n, 0)), checks: checks}
 	}
-	gpuNode := func(name, why string, extra []InputSeries, checks []check) scenario {
+	gpuNode := func(name, why string, gpus int, extra []InputSeries, checks []check) scenario {
 		l := nodeLabels(name, "gpu")
 		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: l,
-			series: append(tm.cpu(l, busyFor(idleU, n)), extra...), checks: checks}
+			series: append(append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, gpus)), extra...), checks: checks}
 	}
 	gl := func(name string) map[string]string { return nodeLabels(name, "gpu") }
 	gthr := p.GPUThreshold
@@ -150,18 +159,100 @@ func idleScenarios(tm timing) []scenario {
 		cpu("nonvml", "a CPU server whose GPU collector finds no NVML is still idle",
 			append(idle("nonvml"), collector(nodeLabels("nonvml", "cpu"), "gpu", n, false), collector(nodeLabels("nonvml", "cpu"), "cpu", n, true),
 				series(GPUDevices, nodeLabels("nonvml", "cpu"), constant(0, n))), fires(w)),
-		gpuNode("gpuidle", "every GPU under the threshold", append(gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
-		gpuNode("gpuedge", "a GPU at the threshold is not under it", gpu(gl("gpuedge"), n, gthr), never),
-		gpuNode("gpuunder", "a GPU just under the threshold", gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
-		gpuNode("gpubusy", "one busy GPU of two", gpu(gl("gpubusy"), n, (1+gthr)/2, 0), never),
-		gpuNode("gpulost", "a GPU without a reading is partial data",
+		gpuNode("gpuidle", "every GPU under the threshold", 2, append(gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
+		gpuNode("gpuedge", "a GPU at the threshold is not under it", 1, gpu(gl("gpuedge"), n, gthr), never),
+		gpuNode("gpuunder", "a GPU just under the threshold", 1, gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
+		gpuNode("gpubusy", "one busy GPU of two", 2, gpu(gl("gpubusy"), n, (1+gthr)/2, 0), never),
+		gpuNode("gpulost", "a GPU without a reading is partial data", 2,
 			[]InputSeries{series(GPUDevices, gl("gpulost"), constant(2, n)), series(GPUUtilization, with(gl("gpulost"), "gpu", "0"), constant(0, n))}, never),
-		gpuNode("gpuprocs", "a compute process on an unused GPU", append(gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), never),
-		gpuNode("gpugap", "a gap in the GPU's readings starts the window again",
+		gpuNode("gpuprocs", "a compute process on an unused GPU", 1, append(gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), never),
+		gpuNode("gpugap", "a gap in the GPU's readings starts the window again", 1,
 			[]InputSeries{series(GPUDevices, gl("gpugap"), constant(1, n)), series(GPUUtilization, with(gl("gpugap"), "gpu", "0"), gap)},
 			fires(max(w, back+w-s))),
-		gpuNode("gpufail", "the GPU collector fails on a server with GPUs",
+		gpuNode("gpufail", "the GPU collector fails on a server with GPUs", 1,
 			append(gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), never),
+	}
+}
+
+// coverageScenarios hold GPU servers to the GPUs their pool declares: a server is idle only
+// with readings for every declared GPU over the whole window and now; RotaGPUReadingsMissing
+// names the ones whose readings fall short (by how many), and a failed scrape ends the idle
+// alert at the first evaluation after its stale markers.
+func coverageScenarios(tm timing) []scenario {
+	p := tm.cfg.Policy.Idle
+	w := time.Duration(p.Window)
+	s := tm.step
+	fired := tm.held(w, tm.pass)
+	n := tm.n(2*w+2*tm.pass) + 10
+	idleU, gthr := p.CPUThreshold/4, p.GPUThreshold
+	server := func(node, pool string, gpus int, extra ...InputSeries) []InputSeries {
+		l := nodeLabels(node, pool)
+		return append(append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, gpus)), extra...)
+	}
+	now := tm.held(0, tm.pass)
+	never := tm.never(fired + 4*s)
+	idle := func(node, pool, why string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "coverage: " + node + ": " + why, alert: AlertIdle, labels: nodeLabels(node, pool), series: series, checks: checks}
+	}
+	missing := func(node, why string, count int, series []InputSeries, checks []check) scenario {
+		return scenario{name: "coverage: " + node + ": " + why, alert: AlertGPUsMissing, labels: nodeLabels(node, "gpu"),
+			value: fmt.Sprint(count), series: series, checks: checks}
+	}
+	gl := func(node string) map[string]string { return nodeLabels(node, "gpu") }
+	noCollector := server("nocollector", "gpu", 2, collector(gl("nocollector"), "cpu", n, true))
+	noNVML := server("nonvml", "gpu", 2, series(GPUDevices, gl("nonvml"), constant(0, n)), collector(gl("nonvml"), "gpu", n, false))
+	fewer := server("fewer", "gpu", 2, gpu(gl("fewer"), n, gthr/5)...) // NVML sees one GPU of the two declared, and reads it
+	// gap: GPU 1 of 2 without readings from a stale marker at half a window for four steps.
+	half := time.Duration(tm.n(w/2)) * s
+	stop, back := half+s, half+5*s
+	gapped := constant(gthr/5, n)
+	gapped[tm.n(stop)] = sample{kind: stale}
+	for i := tm.n(stop) + 1; i < tm.n(back); i++ {
+		gapped[i] = sample{}
+	}
+	gap := server("gap", "gpu", 2, series(GPUDevices, gl("gap"), constant(2, n)),
+		series(GPUUtilization, with(gl("gap"), "gpu", "0"), constant(gthr/5, n)),
+		series(GPUUtilization, with(gl("gap"), "gpu", "1"), gapped))
+	// The gap is missing readings at the evaluations from stop to back-s: it fires only if the
+	// hold is shorter than that.
+	gapMissing := tm.never(back - s)
+	if tm.held(stop, tm.pass) <= back-s {
+		gapMissing = []check{{tm.held(stop, tm.pass), true}, {back, false}}
+	}
+	// gone and gpugone: a scrape fails once the server already fires: every series of its
+	// exporter, or its GPU series alone, get stale markers.
+	ends := fired + 4*s
+	staleFrom := func(v samples) samples {
+		v = append(samples{}, v[:tm.n(ends)]...)
+		return append(append(v, sample{kind: stale}), gaps(n-tm.n(ends)-1)...)
+	}
+	goneSteps := busyFor(idleU, n)
+	goneSteps[tm.n(ends)] = cpuStep{kind: stale}
+	for i := tm.n(ends) + 1; i <= n; i++ {
+		goneSteps[i] = cpuStep{}
+	}
+	gone := append(tm.cpu(nodeLabels("gone", "cpu"), goneSteps), declared(nodeLabels("gone", "cpu"), n, 0))
+	gpugone := server("gpugone", "gpu", 1,
+		series(GPUDevices, gl("gpugone"), staleFrom(constant(1, n))),
+		series(GPUUtilization, with(gl("gpugone"), "gpu", "0"), staleFrom(constant(0, n))))
+	endsChecks := []check{{fired, true}, {ends - s, true}, {ends, false}}
+	return []scenario{
+		idle("cpu", "cpu", "no GPUs declared and no GPU collector: idle", server("cpu", "cpu", 0), tm.from(fired)),
+		idle("full", "gpu", "every declared GPU read: idle", server("full", "gpu", 2, gpu(gl("full"), n, gthr/5, gthr/5)...), tm.from(fired)),
+		idle("nocollector", "gpu", "GPUs declared and no GPU series: never idle", noCollector, never),
+		missing("nocollector", "GPUs declared and no GPU series are missing readings", 2, noCollector, tm.from(now)),
+		idle("nonvml", "gpu", "NVML did not start on a server with GPUs declared: never idle", noNVML, never),
+		missing("nonvml", "NVML did not start: the declared GPUs are missing readings", 2, noNVML, tm.from(now)),
+		{name: "coverage: nonvml: a failing GPU collector is partial data where GPUs are declared", alert: AlertCollectorFailing,
+			labels: gl("nonvml"), series: noNVML, checks: tm.from(now)},
+		idle("fewer", "gpu", "one GPU read of two declared: never idle", fewer, never),
+		missing("fewer", "one GPU read of two declared", 1, fewer, tm.from(now)),
+		idle("undeclared", "cpu", "no series from rota of what its pool declares: never idle",
+			tm.cpu(nodeLabels("undeclared", "cpu"), busyFor(idleU, n)), never),
+		idle("gap", "gpu", "one GPU of two without readings for a while starts the window again", gap, tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
+		missing("gap", "one GPU of two without readings for a while, held for one pass", 1, gap, gapMissing),
+		idle("gone", "cpu", "a failed scrape ends the alert at the first evaluation after", gone, endsChecks),
+		idle("gpugone", "gpu", "GPU series gone stale end the alert at the first evaluation after", gpugone, endsChecks),
 	}
 }
 
