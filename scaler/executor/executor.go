@@ -181,3 +181,14 @@ func (e *Executor) pool(node string) *config.Pool {
 	}
 	return nil
 }
+
+// jobsCall bounds one job-manager call by jobs.timeout, and bmcCall one power operation by
+// bmc.operation_timeout (confirmation included), so a hung call cannot hold a node forever.
+// Their expiry is a failure of the step; only the end of ctx itself (shutdown) is not.
+func (e *Executor) jobsCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, time.Duration(e.o.Config.Jobs.Timeout))
+}
+
+func (e *Executor) bmcCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, time.Duration(e.o.Config.BMC.OperationTimeout))
+}

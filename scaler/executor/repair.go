@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -71,63 +70,27 @@ func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.No
 	return e.settle(ctx, name, pool, n, power, obs)
 }
 
-// finishIntent takes an interrupted action up from where the store and the world say it is. In
-// dry run it never moves a server away from serving: a drain or a power-off left in flight is
-// rolled back (resumed), a power-on whose command never landed is recorded Off.
+// finishIntent takes an interrupted action up from where the store and the world say it is,
+// in the action kind's own repair. In dry run a repair never moves a server away from serving:
+// a drain or a power-off left in flight is rolled back (resumed), a power-on whose command never
+// landed is recorded Off.
 func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
-	dry := e.o.Config.Policy.DryRun
+	var done bool
+	var err error
 	switch a.Kind {
 	case fleet.Resume:
-		return e.finishResume(ctx, a)
+		done, err = true, e.finishResume(ctx, a)
 	case fleet.Drain:
-		if dry {
-			return e.giveBack(ctx, a, "dry run: interrupted drain rolled back")
-		}
-		// Continue the drain (idempotent); its timeout then bounds it.
-		return e.sendDrain(ctx, a)
+		done, err = true, e.repairDrain(ctx, a)
 	case fleet.PowerOff:
-		switch {
-		case power == bmc.StateOff:
-			return e.commitOff(ctx, a)
-		case power == bmc.StateOn && dry:
-			return e.giveBack(ctx, a, "dry run: interrupted power-off rolled back")
-		case power == bmc.StateOn:
-			// Allocation is read again before the command, exactly as the first time.
-			return e.finishPowerOff(ctx, a)
-		}
+		done, err = e.repairPowerOff(ctx, a, power)
 	case fleet.PowerOn:
-		switch {
-		case n.State == fleet.StateBooting && power == bmc.StateOff:
-			// The BMC confirmed the power-on, and now the server is off: switched off by hand,
-			// or it shut itself down (a thermal trip, a failing power supply). Failed at once,
-			// power left off, retried only after the backoff: rota never powers on straight
-			// against the hand that switched a server off, nor cycles a server that keeps
-			// dying; waiting out boot_timeout would only hold the demand longer, as the
-			// planner takes another server at once.
-			return e.fail(ctx, a, fmt.Errorf("%s switched off while booting (by hand, or it shut itself down)", a.Node))
-		case n.State == fleet.StateBooting:
-			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
-		case power == bmc.StateOff && dry:
-			return e.align(a, fleet.StateOff)
-		case power == bmc.StateOff:
-			return e.finishPowerOn(ctx, a)
-		case power == bmc.StateOn:
-			if err := e.commitBooting(a); err != nil {
-				return err
-			}
-			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
-		}
+		done, err = e.repairPowerOn(ctx, a, n, power, obs)
 	}
-	e.log.WithFields(logrus.Fields{"node": a.Node, "intent": a.Kind, "power": power}).Warn("power state unknown or changing; interrupted action left for the next pass")
-	return nil
-}
-
-func (e *Executor) bootDeadline(a fleet.Action, n store.Node) time.Time {
-	p := e.pool(a.Node)
-	if p == nil || n.Intent == nil {
-		return time.Time{}
+	if !done {
+		e.log.WithFields(logrus.Fields{"node": a.Node, "intent": a.Kind, "power": power}).Warn("power state unknown or changing; interrupted action left for the next pass")
 	}
-	return n.Intent.Started.Add(time.Duration(p.BootTimeout))
+	return err
 }
 
 // settle handles a node with no action in flight.
@@ -160,12 +123,6 @@ func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, 
 		return e.giveBack(ctx, a, "left drained by an interrupted action")
 	}
 	return nil
-}
-
-// giveBack resumes a node rota drained, as a repair.
-func (e *Executor) giveBack(ctx context.Context, a fleet.Action, detail string) error {
-	a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonRepair, detail
-	return e.resume(ctx, a)
 }
 
 // align records a resting state the BMC reports (a node seen for the first time, or powered on

@@ -1,0 +1,57 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// drain: intent (Draining, drained-by-rota noted before the call) -> jobs.Drain -> Draining.
+func (e *Executor) drain(ctx context.Context, a fleet.Action) error {
+	mark := func(n *store.Node) { n.DrainedByRota = true }
+	if err := e.begin(a, fleet.StateDraining, mark, scaleDown(a.Pool)); err != nil {
+		return err
+	}
+	if err := e.step(a, StepIntent); err != nil {
+		return err
+	}
+	return e.sendDrain(ctx, a)
+}
+
+// sendDrain makes the drain (idempotent) and records the node Draining.
+func (e *Executor) sendDrain(ctx context.Context, a fleet.Action) error {
+	jctx, cancel := e.jobsCall(ctx)
+	defer cancel()
+	if err := e.o.Jobs.Drain(jctx, a.Node, jobs.Marker+string(a.Reason)); err != nil {
+		// The drain may or may not have been made. The node goes back to On with
+		// DrainedByRota still set, so the next repair resumes it: never drained by accident.
+		// Cut short by shutdown, the intent stays instead: the next start drains again.
+		cause := fmt.Errorf("draining %s: %w", a.Node, err)
+		if interrupted(ctx) {
+			return cause
+		}
+		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateOn, now) }, result: auditFailed, cause: cause})
+		return joinErr(cause, werr)
+	}
+	if err := e.step(a, StepSent); err != nil {
+		return err
+	}
+	err := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateDraining, now) }, result: auditSucceeded})
+	if err != nil {
+		return err
+	}
+	return e.step(a, StepCommitted)
+}
+
+// repairDrain takes up an interrupted drain: it is continued (idempotent; its timeout then
+// bounds it), or in dry run rolled back.
+func (e *Executor) repairDrain(ctx context.Context, a fleet.Action) error {
+	if e.o.Config.Policy.DryRun {
+		return e.giveBack(ctx, a, "dry run: interrupted drain rolled back")
+	}
+	return e.sendDrain(ctx, a)
+}

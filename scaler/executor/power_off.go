@@ -1,0 +1,132 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// powerOff: intent (PoweringOff) -> allocation read again -> Power.Off(graceful) -> Off.
+func (e *Executor) powerOff(ctx context.Context, a fleet.Action) error {
+	if err := e.begin(a, fleet.StatePoweringOff, nil, nil); err != nil {
+		return err
+	}
+	if err := e.step(a, StepIntent); err != nil {
+		return err
+	}
+	return e.finishPowerOff(ctx, a)
+}
+
+// finishPowerOff is a power-off from its allocation check on; Repair resumes here too.
+func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
+	// Safety invariant 1: the plan's view of allocation may be a pass old. Read it again right
+	// before the command; a job that landed since calls the power-off off.
+	jctx, cancel := e.jobsCall(ctx)
+	defer cancel()
+	views, err := e.o.Jobs.Nodes(jctx)
+	if err != nil {
+		// Unknown allocation is never empty: no power-off. The node stays drained; the next
+		// pass decides again (resume on timeout or demand, or a new power-off).
+		cause := fmt.Errorf("checking allocation of %s before power-off: %w", a.Node, err)
+		if interrupted(ctx) {
+			return cause
+		}
+		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateDraining, now) }, result: auditFailed, cause: cause})
+		return joinErr(cause, werr)
+	}
+	if v := views[a.Node]; v.Known && v.Allocated() {
+		return e.abortPowerOff(ctx, a, v)
+	}
+	if err := e.step(a, StepChecked); err != nil {
+		return err
+	}
+	bctx, cancelBMC := e.bmcCall(ctx)
+	defer cancelBMC()
+	err = e.o.Power.Off(bctx, a.Node, true)
+	switch {
+	case errors.Is(err, bmc.ErrStateUnknown):
+		return e.unknown(ctx, a, err)
+	case err != nil:
+		return e.fail(ctx, a, fmt.Errorf("powering off %s: %w", a.Node, err))
+	}
+	if err := e.step(a, StepSent); err != nil {
+		return err
+	}
+	if err := e.commitOff(ctx, a); err != nil {
+		return err
+	}
+	return e.step(a, StepCommitted)
+}
+
+// commitOff records a confirmed power-off: Off, a cycle for the node and the fleet budget. The
+// node stays drained in the job manager while off; it is resumed when it boots. A job manager
+// that keeps its own view of power (jobs.PowerAware) is told, best effort.
+func (e *Executor) commitOff(ctx context.Context, a fleet.Action) error {
+	err := e.write(a, change{
+		node: func(n *store.Node, now time.Time) {
+			n.Enter(fleet.StateOff, now)
+			n.RecordPowerOff(now)
+			n.Succeeded(a.Kind)
+		},
+		global: func(g *store.Global, now time.Time) { g.PowerOffs = store.Recent(append(g.PowerOffs, now), now) },
+		result: auditSucceeded,
+	})
+	if err != nil {
+		return err
+	}
+	if pa, ok := e.o.Jobs.(jobs.PowerAware); ok {
+		jctx, cancel := e.jobsCall(ctx)
+		defer cancel()
+		if err := pa.PoweredOff(jctx, a.Node); err != nil {
+			e.log.WithError(err).WithField("node", a.Node).Warn("telling the job manager the server is off")
+		}
+	}
+	return nil
+}
+
+// abortPowerOff gives a node a job landed on back to the job manager.
+func (e *Executor) abortPowerOff(ctx context.Context, a fleet.Action, v fleet.JobsView) error {
+	if err := e.resumeJobs(ctx, a.Node); err != nil {
+		// The intent stays: the next repair reads allocation again and resumes.
+		return fmt.Errorf("resuming %s after an aborted power-off: %w", a.Node, err)
+	}
+	if err := e.step(a, StepResumed); err != nil {
+		return err
+	}
+	cause := fmt.Errorf("%w (%d jobs, %d CPUs, %d GPUs allocated)", ErrAborted, v.Jobs, v.CPUs, v.GPUs)
+	err := e.write(a, change{
+		node: func(n *store.Node, now time.Time) {
+			n.Enter(fleet.StateOn, now)
+			n.DrainedByRota = false
+		},
+		result: auditAborted, cause: cause,
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.step(a, StepCommitted); err != nil {
+		return err
+	}
+	return cause
+}
+
+// repairPowerOff takes up an interrupted power-off by what the BMC says: off, it is recorded;
+// on, it goes on from its allocation check (read again, exactly as the first time), or in dry
+// run is rolled back. It reports false when the power state cannot tell.
+func (e *Executor) repairPowerOff(ctx context.Context, a fleet.Action, power bmc.State) (bool, error) {
+	switch {
+	case power == bmc.StateOff:
+		return true, e.commitOff(ctx, a)
+	case power == bmc.StateOn && e.o.Config.Policy.DryRun:
+		return true, e.giveBack(ctx, a, "dry run: interrupted power-off rolled back")
+	case power == bmc.StateOn:
+		return true, e.finishPowerOff(ctx, a)
+	}
+	return false, nil
+}
