@@ -34,6 +34,11 @@ func TestActionsHappyPath(t *testing.T) {
 				if s := f.world.Get("cpu01"); !s.DrainedByRota || !f.node("cpu01").DrainedByRota {
 					t.Error("drain not marked as rota's in the job manager and the store")
 				}
+				// The adapter adds jobs.Marker; the executor gives the bare reason, so Slurm
+				// shows "rota: idle", never "rota: rota:idle".
+				if got := f.world.Get("cpu01").DrainReason; got != string(fleet.ReasonIdle) {
+					t.Errorf("drain reason given to the job manager = %q, want %q", got, fleet.ReasonIdle)
+				}
 				if g, _ := f.st.Global(); !g.LastScaleDown["cpu"].Equal(t0) {
 					t.Errorf("last scale-down of cpu = %v, want %v", g.LastScaleDown["cpu"], t0)
 				}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
-	"github.com/rotahq/rota/scaler/jobs"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -26,7 +25,7 @@ func (e *Executor) drain(ctx context.Context, a fleet.Action) error {
 func (e *Executor) sendDrain(ctx context.Context, a fleet.Action) error {
 	jctx, cancel := e.jobsCall(ctx)
 	defer cancel()
-	if err := e.o.Jobs.Drain(jctx, a.Node, jobs.Marker+string(a.Reason)); err != nil {
+	if err := e.o.Jobs.Drain(jctx, a.Node, string(a.Reason)); err != nil {
 		// The drain may or may not have been made. The node goes back to On with
 		// DrainedByRota still set, so the next repair resumes it: never drained by accident.
 		// Cut short by shutdown, the intent stays instead: the next start drains again.

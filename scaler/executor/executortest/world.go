@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/rotahq/rota/bmc"
@@ -36,7 +35,10 @@ type Server struct {
 	CPUs, GPUs    int
 	Drained       bool
 	DrainedByRota bool
-	Responding    bool
+	// DrainReason is the reason of rota's last drain, as the executor gave it; the adapter adds
+	// jobs.Marker, so every drain through Drain is rota's.
+	DrainReason string
+	Responding  bool
 }
 
 // Command is one call that changed (or would have changed) the world.
@@ -250,7 +252,7 @@ func (w *World) Drain(_ context.Context, node, reason string) error {
 		return fmt.Errorf("draining %s: refused", node)
 	}
 	w.commands = append(w.commands, Command{node, "drain"})
-	s.Drained, s.DrainedByRota = true, strings.HasPrefix(reason, jobs.Marker)
+	s.Drained, s.DrainedByRota, s.DrainReason = true, true, reason
 	return nil
 }
 
