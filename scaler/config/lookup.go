@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // Pool returns the pool named name, or nil.
 func (c *Config) Pool(name string) *Pool {
 	for i := range c.Pools {
@@ -88,4 +90,15 @@ func (c *Config) Classify(s Shape) string {
 // Fits reports whether one server of the pool can hold the shape.
 func (p *Profile) Fits(s Shape) bool {
 	return s.CPUs <= p.CPUCores && s.GPUs <= p.GPUs && (p.Memory == 0 || s.Memory <= p.Memory)
+}
+
+// ReportsAllocation reports whether the job manager says what runs where: every adapter but
+// none. Without one, a server's allocation is not known and idleness rests on telemetry.
+func (j Jobs) ReportsAllocation() bool { return j.Adapter != "none" }
+
+// TimedOut reports whether a drain begun at since has run for drain.timeout at now: rota then
+// gives the server back instead of waiting on. The planner and the executor's repair both
+// ask it, so they agree to the second.
+func (d Drain) TimedOut(since, now time.Time) bool {
+	return now.Sub(since) >= time.Duration(d.Timeout)
 }

@@ -45,12 +45,3 @@ func (e *Executor) sendDrain(ctx context.Context, a fleet.Action) error {
 	}
 	return e.step(a, StepCommitted)
 }
-
-// repairDrain takes up an interrupted drain: it is continued (idempotent; its timeout then
-// bounds it), or in dry run rolled back.
-func (e *Executor) repairDrain(ctx context.Context, a fleet.Action) error {
-	if e.o.Config.Policy.DryRun {
-		return e.giveBack(ctx, a, "dry run: interrupted drain rolled back")
-	}
-	return e.sendDrain(ctx, a)
-}

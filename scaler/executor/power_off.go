@@ -31,17 +31,17 @@ func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
 	defer cancel()
 	views, err := e.o.Jobs.Nodes(jctx)
 	if err != nil {
-		// Unknown allocation is never empty: no power-off. The node stays drained; the next
-		// pass decides again (resume on timeout or demand, or a new power-off).
-		cause := fmt.Errorf("checking allocation of %s before power-off: %w", a.Node, err)
-		if interrupted(ctx) {
-			return cause
-		}
-		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateDraining, now) }, result: auditFailed, cause: cause})
-		return joinErr(cause, werr)
+		// Unknown allocation is never empty: no power-off.
+		return e.holdDrained(ctx, a, fmt.Errorf("checking allocation of %s before power-off: %w", a.Node, err))
 	}
-	if v := views[a.Node]; v.Known && v.Allocated() {
+	v := views[a.Node]
+	if v.Known && v.Allocated() {
 		return e.abortPowerOff(ctx, a, v)
+	}
+	// The rule the planner decided by: a server the job manager no longer lists, or whose
+	// drain was lifted since, is not known to be empty either.
+	if reason, detail := fleet.PowerOffBlock(v, e.o.Config.Jobs.ReportsAllocation()); reason != "" {
+		return e.holdDrained(ctx, a, fmt.Errorf("power-off of %s held: %s (%s)", a.Node, detail, reason))
 	}
 	if err := e.step(a, StepChecked); err != nil {
 		return err
@@ -62,6 +62,17 @@ func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
 		return err
 	}
 	return e.step(a, StepCommitted)
+}
+
+// holdDrained ends a power-off that may not go on: the node stays drained, and the next pass
+// decides again (resume on timeout or demand, or a new power-off). Cut short by shutdown, it
+// writes nothing: the intent waits for the next start.
+func (e *Executor) holdDrained(ctx context.Context, a fleet.Action, cause error) error {
+	if interrupted(ctx) {
+		return cause
+	}
+	werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(fleet.StateDraining, now) }, result: auditFailed, cause: cause})
+	return joinErr(cause, werr)
 }
 
 // commitOff records a confirmed power-off: Off, a cycle for the node and the fleet budget. The
@@ -117,14 +128,12 @@ func (e *Executor) abortPowerOff(ctx context.Context, a fleet.Action, v fleet.Jo
 }
 
 // repairPowerOff takes up an interrupted power-off by what the BMC says: off, it is recorded;
-// on, it goes on from its allocation check (read again, exactly as the first time), or in dry
-// run is rolled back. It reports false when the power state cannot tell.
+// on, it goes on from its allocation check (read again, exactly as the first time). It reports
+// false when the power state cannot tell.
 func (e *Executor) repairPowerOff(ctx context.Context, a fleet.Action, power bmc.State) (bool, error) {
 	switch {
 	case power == bmc.StateOff:
 		return true, e.commitOff(ctx, a)
-	case power == bmc.StateOn && e.o.Config.Policy.DryRun:
-		return true, e.giveBack(ctx, a, "dry run: interrupted power-off rolled back")
 	case power == bmc.StateOn:
 		return true, e.finishPowerOff(ctx, a)
 	}

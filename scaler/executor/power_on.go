@@ -102,7 +102,7 @@ func (e *Executor) ready(ctx context.Context, node string, obs Observed) (bool, 
 }
 
 // repairPowerOn takes up an interrupted power-on: a booting node is checked for readiness; a
-// node still off gets its command again (in dry run it is recorded Off); a node the command
+// node still off gets its command again; a node the command
 // reached is recorded Booting and checked. It reports false when the power state cannot tell.
 func (e *Executor) repairPowerOn(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) (bool, error) {
 	switch {
@@ -116,8 +116,6 @@ func (e *Executor) repairPowerOn(ctx context.Context, a fleet.Action, n store.No
 		return true, e.fail(ctx, a, fmt.Errorf("%s switched off while booting (by hand, or it shut itself down)", a.Node))
 	case n.State == fleet.StateBooting:
 		return true, e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
-	case power == bmc.StateOff && e.o.Config.Policy.DryRun:
-		return true, e.align(a, fleet.StateOff)
 	case power == bmc.StateOff:
 		return true, e.finishPowerOn(ctx, a)
 	case power == bmc.StateOn:

@@ -63,17 +63,40 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 }
 
 func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
+	a := fleet.Action{Node: name, Pool: pool}
 	if n.Intent != nil {
-		a := fleet.Action{Kind: n.Intent.Kind, Node: name, Pool: pool, Reason: n.Intent.Reason, Detail: n.Intent.Detail}
+		a.Kind, a.Reason, a.Detail = n.Intent.Kind, n.Intent.Reason, n.Intent.Detail
+	}
+	if e.o.Config.Policy.DryRun {
+		if done, err := e.repairDryRun(ctx, a, n, power); done {
+			return err
+		}
+	}
+	if n.Intent != nil {
 		return e.finishIntent(ctx, a, n, power, obs)
 	}
-	return e.settle(ctx, name, pool, n, power, obs)
+	return e.settle(ctx, a, n, power, obs)
+}
+
+// repairDryRun is repair's one rule for dry run: no action leads a server away from serving,
+// so what is under way towards off is given back now (a drain or a power-off left in flight by
+// a crash, or a server left Draining from before dry run: no power-off follows in dry run),
+// and a power-on whose command never landed is recorded Off. It reports false for the rest,
+// which repair handles as it always does (a boot, a resume, a resting node aligned).
+func (e *Executor) repairDryRun(ctx context.Context, a fleet.Action, n store.Node, power bmc.State) (bool, error) {
+	switch {
+	case a.Kind == fleet.Drain, a.Kind == fleet.PowerOff && power == bmc.StateOn:
+		return true, e.giveBack(ctx, a, "dry run: interrupted "+string(a.Kind)+" rolled back")
+	case a.Kind == "" && n.State == fleet.StateDraining:
+		return true, e.giveBack(ctx, a, "dry run: drain given back")
+	case a.Kind == fleet.PowerOn && n.State != fleet.StateBooting && power == bmc.StateOff:
+		return true, e.align(a, fleet.StateOff)
+	}
+	return false, nil
 }
 
 // finishIntent takes an interrupted action up from where the store and the world say it is,
-// in the action kind's own repair. In dry run a repair never moves a server away from serving:
-// a drain or a power-off left in flight is rolled back (resumed), a power-on whose command never
-// landed is recorded Off.
+// in the action kind's own repair.
 func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
 	var done bool
 	var err error
@@ -81,7 +104,8 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 	case fleet.Resume:
 		done, err = true, e.finishResume(ctx, a)
 	case fleet.Drain:
-		done, err = true, e.repairDrain(ctx, a)
+		// Continued (idempotent); its timeout then bounds it.
+		done, err = true, e.sendDrain(ctx, a)
 	case fleet.PowerOff:
 		done, err = e.repairPowerOff(ctx, a, power)
 	case fleet.PowerOn:
@@ -93,16 +117,13 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 	return err
 }
 
-// settle handles a node with no action in flight.
-func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
-	now := e.o.Clock.Now()
-	a := fleet.Action{Node: name, Pool: pool}
+// settle handles a node with no action in flight. A drain past policy.drain.timeout is given
+// back by the rule the planner uses (config.Drain.TimedOut), so a drain the planner cannot
+// settle (the job manager unread) still ends.
+func (e *Executor) settle(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
 	switch {
-	case n.State == fleet.StateDraining && e.o.Config.Policy.DryRun:
-		// No power-off follows a drain in dry run: give it back now, not at its timeout.
-		return e.giveBack(ctx, a, "dry run: drain given back")
 	case n.State == fleet.StateDraining:
-		if now.Sub(n.Since) > time.Duration(e.o.Config.Policy.Drain.Timeout) {
+		if e.o.Config.Policy.Drain.TimedOut(n.Since, e.o.Clock.Now()) {
 			a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonDrainTimeout, "drain did not finish in time"
 			return e.resume(ctx, a)
 		}
@@ -117,7 +138,7 @@ func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, 
 		return e.align(a, fleet.StateOff)
 	case power == bmc.StateUnknown && n.State == "":
 		return e.align(a, fleet.StateUnknown)
-	case n.State == fleet.StateOn && drainedByRota(name, n, obs):
+	case n.State == fleet.StateOn && drainedByRota(a.Node, n, obs):
 		// Never drained by rota forever: an On node rota drained (an aborted or failed step) is
 		// given back.
 		return e.giveBack(ctx, a, "left drained by an interrupted action")

@@ -121,7 +121,7 @@ func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
 	if err != nil {
 		return fleet.Decision{}, err
 	}
-	return gate(snap, l.o.Planner(snap, l.cfg, now), nil), nil
+	return gate(snap, l.o.Planner(snap, l.cfg, now), nil, l.cfg.Jobs.ReportsAllocation()), nil
 }
 
 // SetPinned pins or unpins node, durably, and asks for a pass so Status shows it soon.

@@ -164,7 +164,7 @@ func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.De
 	}
 	dec := l.o.Planner(snap, l.cfg, now)
 	asked, callers := l.takeWakes(now)
-	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap))
+	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap), l.cfg.Jobs.ReportsAllocation())
 	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
 	l.answerWakes(snap, dec, asked, callers)
 	return snap, dec, nil
