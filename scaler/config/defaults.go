@@ -104,6 +104,7 @@ func (c *Config) applyDefaults() {
 	setFloat(&p.Spares.Factor, 1.0)
 	setFloat(&p.Spares.MaxShare, 0.1)
 	setDur(&p.Failure.AlertWindow, 30*time.Minute)
+	p.Moves.applyDefaults()
 
 }
 

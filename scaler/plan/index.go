@@ -44,11 +44,11 @@ type pool struct {
 
 	// demandWaits: work waits for this pool this pass (no scale-down then).
 	demandWaits bool
-	// block is why waiting work woke no (more) servers here; noFitRegion a region that waiting
-	// work needs and the pool's idle servers are not in.
+	// block is why waiting work woke no (more) servers here; noFit the regions some waiting
+	// work needs when the pool's idle servers are in none of them.
 	block       fleet.Reason
 	blockDetail string
-	noFitRegion string
+	noFit       []string
 }
 
 func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
@@ -177,9 +177,13 @@ func (pl *pool) add(t tier, s *server, i int) {
 	rb.room[t] = rb.room[t].union(s.free)
 }
 
-// fits reports whether the pool can run a job of shape s in region (empty: any region).
-func (pl *pool) fits(s config.Shape, region string) bool {
-	return pl.cfg.Profile.Fits(s) && (region == "" || pl.regions[region])
+// fits reports whether the pool can run a job of shape s with needs nd in one of regions
+// (nil: any region).
+func (pl *pool) fits(s config.Shape, nd *needs, regions []string) bool {
+	if !pl.cfg.Profile.Fits(s) || !nd.offeredBy(&pl.cfg.Profile) {
+		return false
+	}
+	return regions == nil || slices.ContainsFunc(regions, func(r string) bool { return pl.regions[r] })
 }
 
 // blockWake records the first reason waiting work woke no (more) servers in the pool; detail
