@@ -46,7 +46,7 @@ func TestConstraints(t *testing.T) {
 			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "", fleet.Needs{Features: "h100|a100"})),
 			want: map[string]string{"ga": "power_on/backlog"}},
 		{name: "gpu type by the gres type", cfg: withProfiles,
-			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 1), "", fleet.Needs{GPUType: "h100"})),
+			snap:    withDemand(snapshot(mixed...), needing(jobs(1, 1, 1), "", fleet.Needs{GPUType: "h100"})),
 			desired: map[string]int{"cpu": 0, "gpu": 0}},
 		{name: "node list: only the servers named", cfg: withProfiles,
 			snap: withDemand(snapshot(mixed...), needing(jobs(1, 32, 0), "", fleet.Needs{Nodes: "cc"})),
