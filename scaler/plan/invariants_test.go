@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,8 @@ var reasons = map[fleet.Reason]bool{
 	fleet.SkipCooldown: true, fleet.SkipMinOn: true, fleet.SkipMinOff: true, fleet.SkipCycleCap: true,
 	fleet.SkipBudget: true, fleet.SkipConcurrency: true, fleet.SkipQuota: true, fleet.SkipBackoff: true,
 	fleet.SkipNoFit: true, fleet.SkipNotNeeded: true, fleet.SkipBelowBacklog: true, fleet.SkipDemandWaits: true,
-	fleet.SkipUnknownPool: true,
+	fleet.SkipUnknownPool: true, fleet.ReasonRebalance: true, fleet.SkipNotRequeueable: true,
+	fleet.SkipDoNotDisrupt: true, fleet.SkipJobTail: true, fleet.SkipMoveBudget: true, fleet.SkipMoveSaving: true,
 }
 
 // checkInvariants checks, from the input alone (not from the planner's code), every safety
@@ -129,8 +131,37 @@ func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config
 		if n.State != fleet.StateDraining || !none && byPerson || !jobsKnown {
 			return "not a drain rota may undo"
 		}
+	case fleet.Move:
+		return moveFault(n, a, snap, cfg, now)
 	default:
 		return "unknown kind"
+	}
+	return ""
+}
+
+// moveFault checks a move: moves on, the server on, known and read in full, every job
+// requeueable, not do-not-disrupt, on this server alone and out of its tail, the plan naming
+// them all and excluding the server, within min_on and the cycle cap.
+func moveFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config.Config, now time.Time) string {
+	m := cfg.Policy.Moves
+	switch {
+	case !m.Enabled:
+		return "moves are off"
+	case !known(n) || n.State != fleet.StateOn || !snap.JobsKnown || !n.Jobs.Known:
+		return "not on, or not known"
+	case a.Move == nil || len(a.Move.Jobs) != len(n.Jobs.Running) || len(n.Jobs.Running) != n.Jobs.Jobs:
+		return "the plan does not name every job"
+	case !slices.Contains(a.Move.Exclude, n.Name):
+		return "the plan lets the work come back"
+	case !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(cfg.Policy.Node.MinOn):
+		return "min_on not over"
+	case n.CyclesToday >= cfg.Policy.Node.MaxCyclesPerDay:
+		return "cycle cap reached"
+	}
+	for _, j := range n.Jobs.Running {
+		if !j.Requeueable || j.DoNotDisrupt || j.Servers > 1 || m.Remaining(j.Started, j.TimeLimit, now) < time.Duration(m.Tail) {
+			return "job " + j.ID + " may not move"
+		}
 	}
 	return ""
 }
@@ -194,7 +225,7 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 	for i := range cfg.Pools {
 		pl := &cfg.Pools[i]
 		k := byPool[pl.Name]
-		upAfter := up[pl.Name] + k[fleet.PowerOn] + k[fleet.Resume] - k[fleet.Drain]
+		upAfter := up[pl.Name] + k[fleet.PowerOn] + k[fleet.Resume] - k[fleet.Drain] - k[fleet.Move]
 		poweredAfter := powered[pl.Name] + k[fleet.PowerOn] - k[fleet.PowerOff]
 		if !snap.Paused && d.Desired[pl.Name] != upAfter {
 			t.Errorf("pool %s: desired %d, but %d on after the actions", pl.Name, d.Desired[pl.Name], upAfter)
@@ -202,10 +233,10 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 		if k[fleet.PowerOn] > 0 && poweredAfter > *pl.Max {
 			t.Errorf("pool %s: %d powered after power-ons, ceiling %d", pl.Name, poweredAfter, *pl.Max)
 		}
-		if f := floorOf(cfg, pl, now); k[fleet.Drain] > 0 && upAfter < f {
+		if f := floorOf(cfg, pl, now); k[fleet.Drain]+k[fleet.Move] > 0 && upAfter < f {
 			t.Errorf("pool %s: %d on after drains, floor %d", pl.Name, upAfter, f)
 		}
-		if wanted[pl.Name] && k[fleet.Drain]+k[fleet.PowerOff] > 0 {
+		if wanted[pl.Name] && k[fleet.Drain]+k[fleet.PowerOff]+k[fleet.Move] > 0 {
 			t.Errorf("pool %s: scaled down while its work woke or resumed servers", pl.Name)
 		}
 	}
@@ -246,12 +277,23 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 	if count[fleet.PowerOff] > 0 && recent+count[fleet.PowerOff] > maxOffs {
 		t.Errorf("%d recent + %d planned power-offs, budget %d", recent, count[fleet.PowerOff], maxOffs)
 	}
-	drainingAfter := draining - count[fleet.PowerOff] - count[fleet.Resume] + count[fleet.Drain]
-	if count[fleet.Drain] > 0 && recent+count[fleet.PowerOff]+drainingAfter > maxOffs {
+	// A move drains its server: it counts as a drain.
+	drains := count[fleet.Drain] + count[fleet.Move]
+	drainingAfter := draining - count[fleet.PowerOff] - count[fleet.Resume] + drains
+	if drains > 0 && recent+count[fleet.PowerOff]+drainingAfter > maxOffs {
 		t.Errorf("drains past the budget: %d recent, %d planned, %d draining, budget %d", recent, count[fleet.PowerOff], drainingAfter, maxOffs)
 	}
-	inFlightAfter := inFlight + count[fleet.PowerOn] + count[fleet.Drain] - count[fleet.Resume]
-	if count[fleet.Drain] > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
+	inFlightAfter := inFlight + count[fleet.PowerOn] + drains - count[fleet.Resume]
+	if drains > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
 		t.Errorf("%d in flight after drains, cap %d", inFlightAfter, cfg.Policy.Disruption.MaxConcurrent)
+	}
+	recentMoves := 0
+	for _, mt := range snap.History.Moves {
+		if mt.After(now.Add(-time.Duration(cfg.Policy.Moves.Window))) {
+			recentMoves++
+		}
+	}
+	if count[fleet.Move] > 0 && recentMoves+count[fleet.Move] > cfg.Policy.Moves.MaxMoves {
+		t.Errorf("%d recent + %d planned moves, budget %d", recentMoves, count[fleet.Move], cfg.Policy.Moves.MaxMoves)
 	}
 }

@@ -23,6 +23,7 @@ func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision
 	p.placeDemand()
 	p.settleDraining()
 	p.shrink()
+	p.rebalance()
 	p.explainRest()
 	return p.decision()
 }
@@ -67,6 +68,8 @@ func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
 	p.actions = append(p.actions, fleet.Action{Kind: kind, Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
 }
 
+// skip gives server i its skip. A server already skipped (a move candidate shrink left
+// allocated) gets the new one instead.
 func (p *pass) skip(i int, reason fleet.Reason, detail string) {
 	s := &p.servers[i]
 	s.done, s.out = true, len(p.skips)

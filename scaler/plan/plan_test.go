@@ -179,7 +179,7 @@ func safetySkipsCases() []planCase {
 // the bounded set.
 func TestEveryReasonHasACase(t *testing.T) {
 	covered := map[fleet.Reason]bool{}
-	for _, cases := range [][]planCase{actionsCases(), safetySkipsCases(), capsCases(), placementCases()} {
+	for _, cases := range [][]planCase{actionsCases(), safetySkipsCases(), capsCases(), placementCases(), moveCases()} {
 		for _, c := range cases {
 			for _, w := range c.want {
 				covered[fleet.Reason(w[strings.Index(w, "/")+1:])] = true
