@@ -121,4 +121,3 @@ func TestMovePlan(t *testing.T) {
 		t.Errorf("detail %q does not name the destination", mv.Detail)
 	}
 }
-
