@@ -79,6 +79,9 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 	}
 	positive(p, "policy.moves.estimate", m.Estimate)
 	positive(p, "policy.moves.window", m.Window)
+	if time.Duration(m.Window) > 24*time.Hour {
+		p.add("policy.moves.window", "at most 24h (rota keeps a day of moves)")
+	}
 	if m.MaxMoves < 0 {
 		p.add("policy.moves.max_moves", "must not be negative")
 	}

@@ -269,7 +269,8 @@ func TestDryRunSendsNothing(t *testing.T) {
 	f.draining("cpu02")
 	f.off("gpu01")
 	before, _ := f.st.Nodes()
-	actions := []fleet.Action{act(fleet.Drain, "cpu01"), act(fleet.PowerOff, "cpu02"), act(fleet.PowerOn, "gpu01"), act(fleet.Resume, "cpu02")}
+	f.busyWith("gpu02")
+	actions := []fleet.Action{act(fleet.Drain, "cpu01"), act(fleet.PowerOff, "cpu02"), act(fleet.PowerOn, "gpu01"), act(fleet.Resume, "cpu02"), act(fleet.Move, "gpu02")}
 	if skips := f.ex.Start(context.Background(), actions); len(skips) != 0 {
 		t.Errorf("skips %v", skips)
 	}
@@ -291,7 +292,7 @@ func TestDryRunSendsNothing(t *testing.T) {
 			t.Errorf("%s %s dry_run counted %v, want 1", a.Kind, a.Node, got)
 		}
 	}
-	if got, want := WouldSavePerHour(f.cfg, actions), 1.5+1.5; got != want {
+	if got, want := WouldSavePerHour(f.cfg, actions), 1.5+1.5+24.0; got != want {
 		t.Errorf("would save %v per hour, want %v", got, want)
 	}
 }

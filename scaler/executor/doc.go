@@ -12,7 +12,7 @@
 //
 // Each action kind has its own file, with its start, its steps to the end and its repair side
 // by side, so one intent is followed through one file: drain.go, power_off.go, power_on.go,
-// resume.go. What they share is in executor.go (start, concurrency, dispatch), write.go (the
+// resume.go, move.go. What they share is in executor.go (start, concurrency, dispatch), write.go (the
 // durable record of each step: intent, audit, failure) and repair.go (the repair pass, which
 // hands an interrupted action to its kind's repair and brings resting nodes in line with
 // their BMC).

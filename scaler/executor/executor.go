@@ -32,6 +32,7 @@ const (
 	StepIntent    Step = "intent_written"     // the intent is in the store, nothing sent yet
 	StepChecked   Step = "allocation_checked" // power-off: allocation read again, found empty
 	StepSent      Step = "side_effect_done"   // the drain, power or resume call returned
+	StepMoved     Step = "work_moved"         // move: the job manager requeued the jobs
 	StepCommitted Step = "committed"          // the state the call led to is in the store
 	StepResumed   Step = "resumed"            // the node was resumed (booted, or power-off aborted)
 	StepReady     Step = "ready_committed"    // a booted node is On in the store
@@ -147,6 +148,8 @@ func (e *Executor) run(ctx context.Context, a fleet.Action) error {
 		err = e.powerOn(ctx, a)
 	case fleet.Resume:
 		err = e.resume(ctx, a)
+	case fleet.Move:
+		err = e.move(ctx, a)
 	default:
 		err = fmt.Errorf("unknown action kind %q", a.Kind)
 	}

@@ -65,7 +65,7 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
 	a := fleet.Action{Node: name, Pool: pool}
 	if n.Intent != nil {
-		a.Kind, a.Reason, a.Detail = n.Intent.Kind, n.Intent.Reason, n.Intent.Detail
+		a.Kind, a.Reason, a.Detail, a.Move = n.Intent.Kind, n.Intent.Reason, n.Intent.Detail, n.Intent.Move
 	}
 	if e.o.Config.Policy.DryRun {
 		if done, err := e.repairDryRun(ctx, a, n, power); done {
@@ -85,7 +85,7 @@ func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.No
 // which repair handles as it always does (a boot, a resume, a resting node aligned).
 func (e *Executor) repairDryRun(ctx context.Context, a fleet.Action, n store.Node, power bmc.State) (bool, error) {
 	switch {
-	case a.Kind == fleet.Drain, a.Kind == fleet.PowerOff && power == bmc.StateOn:
+	case a.Kind == fleet.Drain, a.Kind == fleet.Move, a.Kind == fleet.PowerOff && power == bmc.StateOn:
 		return true, e.giveBack(ctx, a, "dry run: interrupted "+string(a.Kind)+" rolled back")
 	case a.Kind == "" && n.State == fleet.StateDraining:
 		return true, e.giveBack(ctx, a, "dry run: drain given back")
@@ -110,6 +110,8 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 		done, err = e.repairPowerOff(ctx, a, power)
 	case fleet.PowerOn:
 		done, err = e.repairPowerOn(ctx, a, n, power, obs)
+	case fleet.Move:
+		done, err = true, e.repairMove(ctx, a)
 	}
 	if !done {
 		e.log.WithFields(logrus.Fields{"node": a.Node, "intent": a.Kind, "power": power}).Warn("power state unknown or changing; interrupted action left for the next pass")

@@ -81,7 +81,7 @@ func (e *Executor) begin(a fleet.Action, state fleet.State, extra func(*store.No
 			if state != "" {
 				n.Enter(state, now)
 			}
-			n.Intent = &store.Intent{Kind: a.Kind, Reason: a.Reason, Detail: a.Detail, Started: now, Attempt: attempt}
+			n.Intent = &store.Intent{Kind: a.Kind, Reason: a.Reason, Detail: a.Detail, Started: now, Attempt: attempt, Move: a.Move}
 			if extra != nil {
 				extra(n)
 			}

@@ -55,3 +55,16 @@ type PowerAware interface {
 type Watcher interface {
 	Waiting(ctx context.Context) ([]string, error)
 }
+
+// ErrCannotMove is returned for a move the job manager cannot make: it has no way to requeue
+// work (adapter none), or moves are not allowed (jobs.slurm.requeue off).
+var ErrCannotMove = errors.New("the job manager cannot move work")
+
+// Mover is a Manager that can move running work (policy.moves). Move requeues the jobs named
+// that still run on node, so the job manager starts them again elsewhere and never on the
+// servers in exclude. It is idempotent: a job no longer on node (moved already, or ended) is
+// left alone, so a call repeated after a crash finishes what the first began. A job the job
+// manager does not allow to be requeued is never touched. It returns how many jobs it moved.
+type Mover interface {
+	Move(ctx context.Context, node string, jobIDs, exclude []string) (int, error)
+}

@@ -28,8 +28,10 @@ type Server struct {
 	Hangs bool
 	// OffFails makes the BMC refuse every power-off (the power stays as it is).
 	OffFails bool
-	// Jobs allocated now (each holding one CPU).
-	Jobs int
+	// Jobs allocated now (each holding one CPU); Requeueable are the ids of those among them
+	// the job manager may requeue (Move moves only these).
+	Jobs        int
+	Requeueable []string
 	// CPUs and GPUs allocated besides the counted jobs (a reservation, an allocation whose
 	// job the job manager does not list): the server is not empty either.
 	CPUs, GPUs    int
@@ -44,7 +46,7 @@ type Server struct {
 // Command is one call that changed (or would have changed) the world.
 type Command struct {
 	Node string
-	Op   string // on, off, drain, resume
+	Op   string // on, off, drain, resume, move
 }
 
 // World implements bmc.Power and jobs.Manager over one set of servers. Safe for concurrent use.
@@ -62,6 +64,7 @@ type World struct {
 var (
 	_ bmc.Power    = (*World)(nil)
 	_ jobs.Manager = (*World)(nil)
+	_ jobs.Mover   = (*World)(nil)
 )
 
 // NewWorld returns a world whose servers respond as soon as they are powered on when
@@ -270,4 +273,27 @@ func (w *World) Resume(_ context.Context, node string) error {
 	w.commands = append(w.commands, Command{node, "resume"})
 	s.Drained, s.DrainedByRota = false, false
 	return nil
+}
+
+// Move implements jobs.Mover: the named jobs that are requeueable and still on the server
+// leave it (a move of none sends nothing).
+func (w *World) Move(_ context.Context, node string, ids, _ []string) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.server(node)
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for _, id := range ids {
+		if i := slices.Index(s.Requeueable, id); i >= 0 {
+			s.Requeueable = slices.Delete(s.Requeueable, i, i+1)
+			s.Jobs--
+			moved++
+		}
+	}
+	if moved > 0 {
+		w.commands = append(w.commands, Command{node, "move"})
+	}
+	return moved, nil
 }
