@@ -32,13 +32,18 @@ type Options struct {
 type Manager struct {
 	state, demand, drain, resume program
 	watch                        *program // optional
-	timeout                      time.Duration
-	maxOutput                    int64
-	classify                     func(config.Shape) string
-	log                          *logrus.Entry
+	// move is move_command; its argv is empty when none is configured.
+	move      program
+	timeout   time.Duration
+	maxOutput int64
+	classify  func(config.Shape) string
+	log       *logrus.Entry
 }
 
-var _ jobs.Manager = (*Manager)(nil)
+var (
+	_ jobs.Manager = (*Manager)(nil)
+	_ jobs.Mover   = (*Manager)(nil)
+)
 
 // New splits the command lines and returns the adapter.
 func New(o Options) (*Manager, error) {
@@ -73,6 +78,13 @@ func New(o Options) (*Manager, error) {
 			errs = append(errs, fmt.Errorf("jobs.exec.watch_command: %w", err))
 		}
 		m.watch = &program{key: "watch_command", argv: argv}
+	}
+	if o.Commands.Move != "" {
+		argv, err := splitCommand(o.Commands.Move)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("jobs.exec.move_command: %w", err))
+		}
+		m.move = program{key: "move_command", argv: argv}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

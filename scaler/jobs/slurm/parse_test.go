@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -111,11 +112,11 @@ func TestParseNodeLine(t *testing.T) {
 			fleet.JobsView{Known: true, Drained: true, DrainedByRota: true, Responding: true}, "drained"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes, err := ParseNodes([]byte(tc.line + "\n"))
+			nodes, err := ParseNodes(sinfoOut(tc.line + "\n"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := (View{Nodes: nodes}).JobsViews()[nodes[0].Name]; got != tc.want {
+			if got := (View{Nodes: nodes}).JobsViews()[nodes[0].Name]; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("view %+v, want %+v", got, tc.want)
 			}
 			if got := nodes[0].State.Summary(); got != tc.summary {
@@ -126,7 +127,7 @@ func TestParseNodeLine(t *testing.T) {
 }
 
 func TestParseNodesMergesPartitions(t *testing.T) {
-	nodes, err := ParseNodes([]byte("n1|batch*|idle|0/2/0/2|gpu:0|none\nn1|debug|idle|0/2/0/2|gpu:0|none\n"))
+	nodes, err := ParseNodes(sinfoOut("n1|batch*|idle|0/2/0/2|gpu:0|none\nn1|debug|idle|0/2/0/2|gpu:0|none\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestParseJobLine(t *testing.T) {
 			Job{State: "running", CPUs: 1, Memory: 100 * mib, Requeue: true, NodeList: []string{"gpu01", "gpu02"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseJobs([]byte(tc.line), time.UTC)
+			got, err := ParseJobs(squeueOut(tc.line), time.UTC)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,9 +201,9 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.sinfo != "" {
-				_, err = ParseNodes([]byte(tc.sinfo))
+				_, err = ParseNodes(sinfoOut(tc.sinfo))
 			} else {
-				_, err = ParseJobs([]byte(tc.squeue), time.UTC)
+				_, err = ParseJobs(squeueOut(tc.squeue), time.UTC)
 			}
 			if !errors.Is(err, ErrUnexpected) {
 				t.Fatalf("got %v, want ErrUnexpected", err)
@@ -231,7 +232,7 @@ func FuzzParseNodes(f *testing.F) {
 	for _, name := range fixtures(f) {
 		f.Add(readFixture(f, name+".sinfo"))
 	}
-	f.Add([]byte("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
+	f.Add(sinfoOut("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		nodes, err := ParseNodes(b)
 		if err != nil {
