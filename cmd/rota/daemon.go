@@ -67,6 +67,7 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 	if err != nil {
 		return nil, err
 	}
+	prepareJobs(cfg, jm, log)
 	facts, err := promfacts.New(cfg, log.WithField("component", "promfacts"))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus: %w", err)

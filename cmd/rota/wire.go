@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -94,4 +95,35 @@ func newWatch(cfg *config.Config, jm jobs.Manager) jobs.Watcher {
 		return m
 	}
 	return nil
+}
+
+// prepareJobs readies Slurm before the first pass, each step bounded by jobs.timeout, logged
+// and never fatal (the loop works without them): the node weights from the pools' cost when
+// jobs.slurm.weights is on, and a check of the pools' profiles against what Slurm reports.
+func prepareJobs(cfg *config.Config, jm jobs.Manager, log *logrus.Entry) {
+	sm, ok := jm.(*slurm.Manager)
+	if !ok {
+		return
+	}
+	log = log.WithField("component", "jobs")
+	timeout := time.Duration(cfg.Jobs.Timeout)
+	if cfg.Jobs.Slurm.Weights {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err := sm.SetWeights(ctx, slurm.Weights(cfg))
+		cancel()
+		if err != nil {
+			log.WithError(err).Warn("slurm node weights not set")
+		} else {
+			log.Info("slurm node weights set from the pools' cost (keep them in slurm.conf: rotactl slurm weights)")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	problems, err := sm.Check(ctx, cfg)
+	cancel()
+	if err != nil {
+		log.WithError(err).Warn("pools' profiles not checked against slurm")
+	}
+	for _, p := range problems {
+		log.WithField("problem", p).Warn("a pool's profile disagrees with slurm: rota may wake a server a job cannot use")
+	}
 }

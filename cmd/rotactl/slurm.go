@@ -45,10 +45,11 @@ type slurmFlags struct {
 func registerSlurm(app *kingpin.Application, cmds map[string]command) {
 	f := &slurmFlags{power: powerFlags{output: "table"}}
 	var hostlist string
-	s := app.Command("slurm", "Slurm power saving: the ResumeProgram and SuspendProgram for slurm.conf.")
+	s := app.Command("slurm", "Slurm: the ResumeProgram and SuspendProgram for slurm.conf's power saving, the node weights, and a check of the pools against Slurm.")
 	s.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("/etc/rota/rota.yml").StringVar(&f.power.configFile)
 	positiveDuration(s.Flag("timeout", "Bound on each node's operation when rotactl powers servers itself, confirmation included (default: bmc.operation_timeout of the config); keep it under Slurm's ResumeTimeout/SuspendTimeout."), &f.power.timeout)
 	logflags.Add(s, &f.power.log, "warn") // BMC details on stderr
+	registerSlurmTiers(s, &f.power, cmds)
 	for _, v := range []struct{ name, verb, help string }{
 		{"resume", "on", "Have rota power on the servers Slurm resumes (ResumeProgram): a pass of the running rota does it; rotactl acts alone only when rota cannot be reached."},
 		{"suspend", "off", "Shut down the servers Slurm suspends (SuspendProgram), gracefully with a hard off after bmc.graceful_timeout, and wait until off."},

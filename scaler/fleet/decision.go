@@ -135,3 +135,13 @@ type Decision struct {
 	// Desired is how many servers each pool should have on after this pass.
 	Desired map[string]int `json:"desired"`
 }
+
+// RefusesMove reports whether a skip with this reason is a move refused (a rule of
+// policy.moves kept work where it is), which the audit history keeps.
+func (r Reason) RefusesMove() bool {
+	switch r {
+	case SkipNotRequeueable, SkipDoNotDisrupt, SkipJobTail, SkipMoveBudget, SkipMoveSaving:
+		return true
+	}
+	return false
+}

@@ -65,6 +65,8 @@ type Loop struct {
 
 	mu   sync.Mutex
 	last pass // the last pass, for Status and Explain
+	// refused is each server's move refusal already in the audit history.
+	refused map[string]fleet.Reason
 }
 
 var _ api.Backend = (*Loop)(nil)
@@ -89,7 +91,7 @@ func New(o Options) (*Loop, error) {
 		return nil, fmt.Errorf("loop metrics: %w", err)
 	}
 	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, nudges: make(chan nudge, 1),
-		wakes: wakes{wanted: map[string]*wanted{}}}, nil
+		wakes: wakes{wanted: map[string]*wanted{}}, refused: map[string]fleet.Reason{}}, nil
 }
 
 // Run runs passes until ctx ends: one at once (its repair finishes what a crash left), then one
@@ -135,6 +137,9 @@ func (l *Loop) runPass(ctx context.Context) error {
 	p := pass{at: start}
 	p.snap, p.dec, p.err = l.act(ctx, start)
 	p.ok = p.err == nil
+	if p.ok {
+		l.auditRefusals(p.dec, p)
+	}
 	l.metrics.recordPass(l.cfg, p, l.o.Clock.Now().Sub(start))
 	l.mu.Lock()
 	l.last = p
