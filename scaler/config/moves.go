@@ -56,7 +56,7 @@ func (m Moves) Remaining(started time.Time, limit time.Duration, now time.Time) 
 func (m *Moves) applyDefaults() {
 	setFloat(&m.MinSavingFactor, 2)
 	setDur(&m.RestartCost, 5*time.Minute)
-	setDur(&m.Estimate, 4*time.Hour)
+	setDur(&m.Estimate, time.Hour)
 	setDur(&m.Tail, 30*time.Minute)
 	setInt(&m.MaxMoves, 10)
 	setDur(&m.Window, time.Hour)

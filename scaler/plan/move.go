@@ -287,12 +287,18 @@ func (p *pass) betterDest(a, b int, free map[int]capacity) bool {
 	) < 0
 }
 
-// staysOn reports whether destination d stays on without the moved work: it runs work, is
-// coming up for other work, or takes some of this move already.
+// staysOn reports whether destination d stays on without the moved work: it is held on
+// (heldOn), or takes some of this move already.
 func (p *pass) staysOn(d int, taken map[int]capacity) bool {
-	n := p.servers[d].node
 	_, takes := taken[d]
-	return n.Jobs.Allocated() || n.State != fleet.StateOn || takes
+	return takes || p.heldOn(d)
+}
+
+// heldOn reports whether server d stays on whatever is moved to it: it runs work, is coming up
+// for other work, or its pool's floor keeps it on. Moving work to it adds nothing.
+func (p *pass) heldOn(d int) bool {
+	s := &p.servers[d]
+	return s.node.Jobs.Allocated() || s.node.State != fleet.StateOn || s.pool.up <= s.pool.floor
 }
 
 // weigh prices a move of server i's jobs to places: what it saves, what work it loses, over
@@ -312,7 +318,7 @@ func (p *pass) weigh(i int, run []fleet.Job, places []placement, wake int) (savi
 	}
 	empty := map[int]time.Duration{}
 	for _, pl := range places {
-		if n := p.servers[pl.dest]; pl.dest == wake || n.node.State == fleet.StateOn && !n.node.Jobs.Allocated() {
+		if pl.dest == wake || !p.heldOn(pl.dest) {
 			empty[pl.dest] = max(empty[pl.dest], m.Remaining(pl.job.Started, pl.job.TimeLimit, p.now))
 		}
 	}

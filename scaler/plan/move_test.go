@@ -121,3 +121,25 @@ func TestMovePlan(t *testing.T) {
 		t.Errorf("detail %q does not name the destination", mv.Detail)
 	}
 }
+
+// TestMovePrefersTheCheapTierHeldOn: light work on a GPU server goes to a CPU server its floor
+// keeps on (it adds nothing there) rather than to another GPU server that stays on for its own
+// work, and so leaves the whole GPU pool.
+func TestMovePrefersTheCheapTierHeldOn(t *testing.T) {
+	cfg := newConfig(t, movesOn, 1, 2)
+	cfg.Pools[0].Min = 1
+	snap := snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)),
+		running(onNode("g2", "gpu"), jobWith(runningJob("8", 2, 0), func(j *fleet.Job) { j.Requeueable = false })),
+		onNode("c1", "cpu"))
+	d := Plan(snap, cfg, t0)
+	checkInvariants(t, snap, cfg, t0, d)
+	for _, a := range d.Actions {
+		if a.Kind == fleet.Move && a.Node == "g1" {
+			if got := strings.Join(a.Move.Exclude, ","); got != "g1,g2" || !strings.Contains(a.Detail, "to c1") {
+				t.Fatalf("move %s (excluding %s), want to c1 away from the gpu pool", a.Detail, got)
+			}
+			return
+		}
+	}
+	t.Fatalf("no move of g1:\n%s", describe(d))
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/plan"
 )
@@ -18,6 +19,10 @@ func Rota(name string) Policy { return &rota{name: name} }
 
 type rota struct {
 	name string
+	// noMoves runs the planner with policy.moves off (RotaWithoutMoves); cfg is the config
+	// it plans with.
+	noMoves bool
+	cfg     *config.Config
 	// everyTick turns the skipping off (a test proves it changes nothing).
 	everyTick bool
 	// lastSeq is the world's change counter at the last tick looked at; lastKey what the
@@ -55,9 +60,22 @@ func (p *rota) decide(w *world) []fleet.Action {
 		return nil
 	}
 	w.acct.plannerCalls++
-	d := plan.Plan(p.snap.build(w), w.env.Config, w.wall(w.now))
+	d := plan.Plan(p.snap.build(w), p.config(w), w.wall(w.now))
 	p.lastKey, p.lastPlan, p.planned = key, w.now, true
 	return d.Actions
+}
+
+// config is the config the planner runs with: the replay's, moves off for RotaWithoutMoves.
+func (p *rota) config(w *world) *config.Config {
+	if p.cfg == nil {
+		p.cfg = w.env.Config
+		if p.noMoves {
+			c := *w.env.Config
+			c.Policy.Moves.Enabled = false
+			p.cfg = &c
+		}
+	}
+	return p.cfg
 }
 
 func (p *rota) next(w *world) int64 {
@@ -79,6 +97,7 @@ func (p *rota) key(w *world) uint64 {
 	h := uint64(14695981039346656037)
 	mix := func(v int64) { h = (h ^ uint64(v)) * prime }
 	window := seconds(w.env.Config.Policy.Idle.Window)
+	moves := p.config(w).Policy.Moves.Enabled
 	shapes := p.shapes[:0]
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
@@ -100,6 +119,11 @@ func (p *rota) key(w *world) uint64 {
 		// idle window, and the timers cover its end); a draining one waits to be empty.
 		held := len(sv.jobs) > 0 && sv.state != fleet.StateOn
 		mix(b2i(held) | b2i(busy)<<1 | b2i(fresh)<<2)
+		if moves {
+			// A move weighs each server's jobs and the room left on the others.
+			mix(int64(len(sv.jobs)))
+			mix(int64(sv.freeCPU)<<20 | int64(sv.freeGPU))
+		}
 		for _, s := range shapes {
 			room := sv.freeCPU / s.cpus
 			if s.gpus > 0 {
@@ -165,6 +189,13 @@ func (p *rota) timers(w *world, since int64) int64 {
 	}
 	for _, o := range w.hist.offs {
 		consider(o, pol.Disruption.Window)
+	}
+	if p.config(w).Policy.Moves.Enabled {
+		// A move refused for its budget may be made once a move leaves the window; one refused
+		// for its saving or a job's tail only grows less worth it with time.
+		for _, m := range w.hist.moves {
+			consider(m, pol.Moves.Window)
+		}
 	}
 	return t
 }

@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
@@ -15,8 +18,8 @@ type snapshotter struct {
 }
 
 type demandKey struct {
-	class            string
-	nodes, gpus, cpu int
+	class, partition, dept string
+	nodes, gpus, cpu       int
 }
 
 func (s *snapshotter) build(w *world) fleet.Snapshot {
@@ -37,7 +40,7 @@ func (s *snapshotter) build(w *world) fleet.Snapshot {
 		n := fleet.Node{
 			Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: w.wall(sv.since), Power: powerOf(sv.state),
 			Jobs: fleet.JobsView{Known: true, Jobs: len(sv.jobs), CPUs: pl.CPUs - sv.freeCPU, GPUs: pl.GPUs - sv.freeGPU,
-				Drained: drained, DrainedByRota: drained, Responding: up},
+				Drained: drained, DrainedByRota: drained, Responding: up, Running: s.running(w, sv)},
 			LastOn: w.wall(sv.lastOn), LastOff: w.wall(sv.lastOff),
 			CyclesToday: countSince(sv.offs, w.now-24*3600),
 		}
@@ -60,23 +63,45 @@ func (s *snapshotter) buildDemand(w *world) {
 	s.demand = s.demand[:0]
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
-		k := demandKey{class: j.Class, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
+		k := demandKey{class: j.Class, partition: j.Partition, dept: j.Department, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
 		if k.class == "" {
 			c, ok := s.class[k]
 			if !ok {
-				c = w.env.Config.Classify(config.Shape{CPUs: j.CPUs, GPUs: j.GPUs})
+				c = w.env.Config.Classify(config.Shape{Partition: j.Partition, CPUs: j.CPUs, GPUs: j.GPUs})
 				s.class[k] = c
 			}
 			k.class = c
 		}
+		limit := time.Duration(j.TimeLimit) * time.Second
 		if i, ok := s.index[k]; ok {
-			s.demand[i].Count++
+			d := &s.demand[i]
+			d.Count++
+			if limit > 0 && (d.TimeLimit == 0 || limit < d.TimeLimit) {
+				d.TimeLimit = limit
+			}
 			continue
 		}
 		s.index[k] = len(s.demand)
-		s.demand = append(s.demand, fleet.Demand{Class: k.class, Shape: config.Shape{CPUs: j.CPUs, GPUs: j.GPUs},
-			Nodes: j.Nodes, Count: 1, Since: w.wall(j.Submit)})
+		s.demand = append(s.demand, fleet.Demand{Class: k.class, Partition: j.Partition, Department: j.Department,
+			Shape: config.Shape{Partition: j.Partition, CPUs: j.CPUs, GPUs: j.GPUs}, Nodes: j.Nodes, Count: 1,
+			Since: w.wall(j.Submit), TimeLimit: limit})
 	}
+}
+
+// running lists a server's jobs as the planner weighs moving them; none when moves are off
+// (the planner would not read them).
+func (s *snapshotter) running(w *world, sv *server) []fleet.Job {
+	if len(sv.jobs) == 0 || !w.env.Config.Policy.Moves.Enabled {
+		return nil
+	}
+	out := make([]fleet.Job, 0, len(sv.jobs))
+	for _, ji := range sv.jobs {
+		j := &w.env.Jobs[ji]
+		out = append(out, fleet.Job{ID: strconv.Itoa(int(ji)), Partition: j.Partition, Department: j.Department,
+			CPUs: j.CPUs, GPUs: j.GPUs, Servers: j.Nodes, Requeueable: j.Requeueable,
+			Started: w.wall(w.start[ji]), TimeLimit: time.Duration(j.TimeLimit) * time.Second})
+	}
+	return out
 }
 
 func powerOf(s fleet.State) bmc.State {
