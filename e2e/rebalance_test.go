@@ -38,7 +38,9 @@ func TestLightWorkLeavesTheGPUServer(t *testing.T) {
 		}
 		return err
 	})
-	hold := func(nodes string) { slurmDo("scontrol", "update", "nodename="+nodes, "state=drain", "reason=held by the test") }
+	hold := func(nodes string) {
+		slurmDo("scontrol", "update", "nodename="+nodes, "state=drain", "reason=held by the test")
+	}
 	lift := func(nodes string) { slurmDo("scontrol", "update", "nodename="+nodes, "state=resume") }
 
 	hold("cpu[01-04],gpu[01,03]")
