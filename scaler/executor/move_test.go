@@ -71,3 +71,20 @@ func TestMoveNeedsAMover(t *testing.T) {
 		t.Errorf("store %+v, want it untouched", n)
 	}
 }
+
+// A move that gives a department its quota back keeps the server in service: no drain, On.
+func TestMoveForAQuotaKeepsTheServerOn(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.busyWith("cpu01")
+	a := act(fleet.Move, "cpu01")
+	a.Reason, a.Move.Drain = fleet.ReasonQuota, false
+	if err := f.ex.run(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.world.Commands(); len(got) != 1 || got[0].Op != "move" {
+		t.Fatalf("commands %v, want the move alone", got)
+	}
+	if s, n := f.world.Get("cpu01"), f.node("cpu01"); s.Jobs != 0 || s.Drained || n.State != fleet.StateOn || n.DrainedByRota || n.Intent != nil {
+		t.Fatalf("world %+v, store %+v; want it On, not drained", s, n)
+	}
+}

@@ -23,7 +23,7 @@ var reasons = map[fleet.Reason]bool{
 	fleet.SkipBudget: true, fleet.SkipConcurrency: true, fleet.SkipQuota: true, fleet.SkipBackoff: true,
 	fleet.SkipNoFit: true, fleet.SkipNotNeeded: true, fleet.SkipBelowBacklog: true, fleet.SkipDemandWaits: true,
 	fleet.SkipUnknownPool: true, fleet.ReasonRebalance: true, fleet.SkipNotRequeueable: true,
-	fleet.SkipDoNotDisrupt: true, fleet.SkipJobTail: true, fleet.SkipMoveBudget: true, fleet.SkipMoveSaving: true,
+	fleet.SkipDoNotDisrupt: true, fleet.SkipJobTail: true, fleet.SkipMoveBudget: true, fleet.SkipMoveSaving: true, // ReasonQuota is SkipQuota
 }
 
 // checkInvariants checks, from the input alone (not from the planner's code), every safety
@@ -153,9 +153,9 @@ func moveFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config.C
 		return "the plan does not name every job"
 	case !slices.Contains(a.Move.Exclude, n.Name):
 		return "the plan lets the work come back"
-	case !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(cfg.Policy.Node.MinOn):
+	case a.Move.Drain && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(cfg.Policy.Node.MinOn):
 		return "min_on not over"
-	case n.CyclesToday >= cfg.Policy.Node.MaxCyclesPerDay:
+	case a.Move.Drain && n.CyclesToday >= cfg.Policy.Node.MaxCyclesPerDay:
 		return "cycle cap reached"
 	}
 	for _, j := range n.Jobs.Running {
@@ -213,11 +213,15 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 	byPool := map[string]map[fleet.Kind]int{}
 	wanted := map[string]bool{}
 	for _, a := range d.Actions {
-		count[a.Kind]++
+		kind := a.Kind
+		if kind == fleet.Move && !a.Move.Drain {
+			kind = "move_staying_on" // a quota given back: the server stays in service
+		}
+		count[kind]++
 		if byPool[a.Pool] == nil {
 			byPool[a.Pool] = map[fleet.Kind]int{}
 		}
-		byPool[a.Pool][a.Kind]++
+		byPool[a.Pool][kind]++
 		if a.Reason == fleet.ReasonBacklog || a.Reason == fleet.ReasonDemandReturn {
 			wanted[a.Pool] = true
 		}
@@ -293,7 +297,7 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 			recentMoves++
 		}
 	}
-	if count[fleet.Move] > 0 && recentMoves+count[fleet.Move] > cfg.Policy.Moves.MaxMoves {
-		t.Errorf("%d recent + %d planned moves, budget %d", recentMoves, count[fleet.Move], cfg.Policy.Moves.MaxMoves)
+	if moves := count[fleet.Move] + count["move_staying_on"]; moves > 0 && recentMoves+moves > cfg.Policy.Moves.MaxMoves {
+		t.Errorf("%d recent + %d planned moves, budget %d", recentMoves, moves, cfg.Policy.Moves.MaxMoves)
 	}
 }

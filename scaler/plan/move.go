@@ -66,6 +66,8 @@ func (p *pass) rebalance() {
 		return cmp.Or(cmp.Compare(sb.pool.cost, sa.pool.cost), cmp.Compare(sa.node.Jobs.CPUs, sb.node.Jobs.CPUs),
 			cmp.Compare(sa.node.Name, sb.node.Name))
 	})
+	// A department below its quota gets its servers back first: its work waits now.
+	p.reclaim(mv)
 	for _, i := range cands {
 		if p.leftAllocated(i) {
 			p.tryMove(mv, i)

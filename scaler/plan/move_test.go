@@ -143,3 +143,50 @@ func TestMovePrefersTheCheapTierHeldOn(t *testing.T) {
 	}
 	t.Fatalf("no move of g1:\n%s", describe(d))
 }
+
+func ofDept(j fleet.Job, dept string) fleet.Job { j.Department = dept; return j }
+
+// TestQuotaGuarantee: a department below its quota whose work finds no server (the pool is at
+// its ceiling) gets one back: borrowed work is moved off a server, which stays in service for
+// it; by the same rules as any move.
+func TestQuotaGuarantee(t *testing.T) {
+	quotas := func(c *config.Config) {
+		c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}, {Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
+	}
+	borrowedBy := func(f func(*fleet.Job)) fleet.Snapshot {
+		return withDemand(snapshot(
+			running(onNode("c1", "cpu"), jobWith(ofDept(runningJob("1", 8, 0), "b"), f)),
+			running(onNode("c2", "cpu"), ofDept(runningJob("2", 8, 0), "b"))),
+			inDept(jobs(1, 32, 0), "a"))
+	}
+	runCases(t, []planCase{
+		{name: "borrowed work gives the lender a server", policy: movesOn, cfg: quotas, snap: borrowedBy(func(*fleet.Job) {}),
+			want: map[string]string{"c1": "move/quota", "c2": "skip/demand_waits"}},
+		{name: "what may not be requeued stays", policy: movesOn, cfg: quotas, snap: borrowedBy(func(j *fleet.Job) { j.Requeueable = false }),
+			want: map[string]string{"c1": "skip/not_requeueable", "c2": "move/quota"}},
+		{name: "moves off: no reclaim", cfg: quotas, snap: borrowedBy(func(*fleet.Job) {}),
+			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated"}},
+	})
+	cfg := newConfig(t, movesOn, 2, 0)
+	quotas(cfg)
+	d := Plan(borrowedBy(func(*fleet.Job) {}), cfg, t0)
+	for _, a := range d.Actions {
+		if a.Kind == fleet.Move && (a.Move.Drain || strings.Join(a.Move.Exclude, ",") != a.Node) {
+			t.Errorf("quota move %+v: want the server kept in service, only itself excluded", a.Move)
+		}
+	}
+}
+
+// TestLendersFirst: the work of a department within its quota is placed before the work of
+// one past it, whatever order the groups sort in.
+func TestLendersFirst(t *testing.T) {
+	cfg := newConfig(t, "", 1, 0)
+	cfg.Policy.Quotas = []config.Quota{{Department: "z", Pool: "cpu", MaxServers: 1}, {Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
+	snap := withDemand(snapshot(offNode("c1", "cpu")), inDept(jobs(1, 32, 0), "b"), inDept(jobs(1, 32, 0), "z"))
+	p := newPass(&snap, cfg, t0)
+	p.screen()
+	groups := p.lendersFirst(p.groups())
+	if len(groups) != 2 || groups[0].dept != "z" || groups[1].dept != "b" {
+		t.Fatalf("order %v, want the lender z first", []string{groups[0].dept, groups[1].dept})
+	}
+}

@@ -28,7 +28,10 @@ func (p *pass) placeDemand() {
 		return
 	}
 	groups := p.groups()
-	for _, g := range groups {
+	p.waiting = groups
+	// A department within its quota takes the room there is before one past it: lending stops
+	// when the lender needs its servers (quota.go).
+	for _, g := range p.lendersFirst(groups) {
 		for t := tierOn; t <= tierResume && g.slots > 0; t++ {
 			for _, pl := range g.pools {
 				p.fill(g, pl, t)

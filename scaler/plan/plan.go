@@ -44,6 +44,8 @@ type pass struct {
 	budget  budget
 	// holders records which server counted toward which department's quota (see hold).
 	holders map[holdKey]bool
+	// waiting is the demand's groups, as placement left them (what quotas take back for).
+	waiting []*group
 
 	actions []fleet.Action
 	skips   []fleet.Skip
