@@ -35,9 +35,10 @@ type group struct {
 	due     bool
 	waiting int
 	oldest  time.Time
-	// steered says, for the power-on's detail, that the group passed over a dearer pool's
-	// empty servers because waking its home pool costs less (see cheaperToWake).
-	steered string
+	// steered is the dearer pool whose empty servers the group passed over because waking
+	// its home pool costs less (see cheaperToWake); steeredText says so in power-on details.
+	steered     *pool
+	steeredText string
 }
 
 type groupKey struct {
@@ -124,8 +125,20 @@ func compareNeeds(a, b fleet.Needs) int {
 // its region, and every region that sees its storage (policy.storage). Nil means any region.
 func (p *pass) regionsFor(region, storage string) []string {
 	shared := p.pol.RegionsSeeing(storage)
-	if region == "" && shared == nil {
+	switch {
+	case region == "" && shared == nil:
 		return nil
+	case shared == nil:
+		// The common case, one slice per region for the whole pass.
+		if p.oneRegion == nil {
+			p.oneRegion = map[string][]string{}
+		}
+		r, ok := p.oneRegion[region]
+		if !ok {
+			r = []string{region}
+			p.oneRegion[region] = r
+		}
+		return r
 	}
 	var out []string
 	if region != "" {

@@ -85,10 +85,10 @@ const maxAlternatives = 64
 // ("a*2") are read as plain OR and plain features. ok is false for an empty expression and for
 // one it cannot read.
 func parseConstraint(s string) ([][]string, bool) {
-	s = strings.NewReplacer("[", "(", "]", ")").Replace(strings.TrimSpace(s))
-	if s == "" {
+	if s = strings.TrimSpace(s); s == "" {
 		return nil, false
 	}
+	s = strings.NewReplacer("[", "(", "]", ")").Replace(s)
 	p := &constraintParser{s: s}
 	alts, ok := p.expr()
 	if !ok || p.i != len(p.s) {

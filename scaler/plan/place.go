@@ -220,7 +220,7 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 				}
 				break
 			}
-			p.powerOn(i, fleet.ReasonBacklog, fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)%s", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus, g.steered))
+			p.powerOn(i, fleet.ReasonBacklog, fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus)+p.steeredDetail(g))
 			p.hold(pl, i, g.dept)
 			s := &p.servers[i]
 			n := min(s.free.holds(g.shape), g.perServer(), g.slots)
@@ -238,22 +238,23 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 // wakeNext is the next server of pl to wake for the group: in its regions in order (any
 // region when it has none), among the servers it may use.
 func (p *pass) wakeNext(pl *pool, g *group) (int, bool) {
-	regions := g.regions
-	if regions == nil {
-		regions = []string{""}
+	if g.regions == nil {
+		return p.wakeIn(pl, g, "")
 	}
-	for _, r := range regions {
-		if !g.nd.bounded() {
-			if i, ok := pl.wake.next(p, r); ok {
-				return i, true
-			}
-			continue
-		}
-		if i, ok := pl.wake.first(p, r, func(i int) bool { return g.nd.allows(p.servers[i].node.Name) }); ok {
+	for _, r := range g.regions {
+		if i, ok := p.wakeIn(pl, g, r); ok {
 			return i, true
 		}
 	}
 	return 0, false
+}
+
+// wakeIn is the next server of pl to wake for the group in region (empty: any).
+func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
+	if !g.nd.bounded() {
+		return pl.wake.next(p, region)
+	}
+	return pl.wake.first(p, region, func(i int) bool { return g.nd.allows(p.servers[i].node.Name) })
 }
 
 // first is the first server of the queue in region not yet decided that ok accepts; unlike

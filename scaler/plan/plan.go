@@ -44,8 +44,10 @@ type pass struct {
 	budget  budget
 	// holders records which server counted toward which department's quota (see hold).
 	holders map[holdKey]bool
-	// waiting is the demand's groups, as placement left them (what quotas take back for).
-	waiting []*group
+	// waiting is the demand's groups, as placement left them (what quotas take back for);
+	// oneRegion the regions of work that may run in one region only, shared by its groups.
+	waiting   []*group
+	oneRegion map[string][]string
 
 	actions []fleet.Action
 	skips   []fleet.Skip

@@ -37,8 +37,17 @@ func (p *pass) cheaperToWake(g *group, pl *pool) bool {
 	if home.cost*(run+boot).Hours() >= pl.cost*run.Hours() {
 		return false
 	}
-	g.steered = fmt.Sprintf("; cheaper than room on pool %s over a %s run", pl.name, run)
+	g.steered = pl
 	return true
+}
+
+// steeredDetail says, for a power-on's detail, that the group passed over a dearer pool
+// (worded once per group).
+func (p *pass) steeredDetail(g *group) string {
+	if g.steered != nil && g.steeredText == "" {
+		g.steeredText = fmt.Sprintf("; cheaper than room on pool %s over a %s run", g.steered.name, p.expectedRun(g))
+	}
+	return g.steeredText
 }
 
 // expectedRun is how long the group's jobs are expected to run: their shortest time limit,
