@@ -69,14 +69,6 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 	if m.MinSavingFactor < 0 {
 		p.add("policy.moves.min_saving_factor", "must not be negative")
 	}
-	for _, d := range []struct {
-		path string
-		v    model.Duration
-	}{{"policy.moves.restart_cost", m.RestartCost}, {"policy.moves.tail", m.Tail}} {
-		if d.v < 0 {
-			p.add(d.path, "must not be negative")
-		}
-	}
 	positive(p, "policy.moves.estimate", m.Estimate)
 	positive(p, "policy.moves.window", m.Window)
 	if time.Duration(m.Window) > 24*time.Hour {
