@@ -32,7 +32,7 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 		}, []string{"action"}),
 	}
 	for _, p := range pools {
-		for _, k := range fleet.Kinds {
+		for _, k := range fleet.Kinds() {
 			for _, r := range []fleet.Result{fleet.ResultSuccess, fleet.ResultFailure} {
 				m.actions.WithLabelValues(string(k), p.Name, string(r))
 			}

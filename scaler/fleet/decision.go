@@ -46,7 +46,7 @@ func Results() []Result {
 }
 
 // Kinds lists every action kind, for metrics that export one series per kind.
-var Kinds = []Kind{PowerOn, Drain, PowerOff, Resume, Move}
+func Kinds() []Kind { return []Kind{PowerOn, Drain, PowerOff, Resume, Move} }
 
 // Reason says why an action was taken or a server was skipped. The set is bounded (it is a
 // metric label).

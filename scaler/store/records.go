@@ -200,7 +200,7 @@ func decodeNode(b []byte) (Node, error) {
 	return r.Node, nil
 }
 
-func knownKind(k fleet.Kind) bool { return slices.Contains(fleet.Kinds, k) }
+func knownKind(k fleet.Kind) bool { return slices.Contains(fleet.Kinds(), k) }
 
 func decodeGlobal(b []byte) (Global, error) {
 	if _, err := version(b); err != nil {
