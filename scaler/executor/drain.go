@@ -15,9 +15,6 @@ func (e *Executor) drain(ctx context.Context, a fleet.Action) error {
 	if err := e.begin(a, fleet.StateDraining, mark, scaleDown(a.Pool)); err != nil {
 		return err
 	}
-	if err := e.step(a, StepIntent); err != nil {
-		return err
-	}
 	return e.sendDrain(ctx, a)
 }
 

@@ -35,9 +35,6 @@ func (e *Executor) move(ctx context.Context, a fleet.Action) error {
 	if err := e.begin(a, state, mark, global); err != nil {
 		return err
 	}
-	if err := e.step(a, StepIntent); err != nil {
-		return err
-	}
 	return e.sendMove(ctx, a)
 }
 

@@ -17,9 +17,6 @@ func (e *Executor) powerOff(ctx context.Context, a fleet.Action) error {
 	if err := e.begin(a, fleet.StatePoweringOff, nil, nil); err != nil {
 		return err
 	}
-	if err := e.step(a, StepIntent); err != nil {
-		return err
-	}
 	return e.finishPowerOff(ctx, a)
 }
 

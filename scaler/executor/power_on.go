@@ -16,9 +16,6 @@ func (e *Executor) powerOn(ctx context.Context, a fleet.Action) error {
 	if err := e.begin(a, fleet.StatePoweringOn, nil, scaleUp(a.Pool)); err != nil {
 		return err
 	}
-	if err := e.step(a, StepIntent); err != nil {
-		return err
-	}
 	return e.finishPowerOn(ctx, a)
 }
 

@@ -16,9 +16,6 @@ func (e *Executor) resume(ctx context.Context, a fleet.Action) error {
 	if err := e.begin(a, "", nil, nil); err != nil {
 		return err
 	}
-	if err := e.step(a, StepIntent); err != nil {
-		return err
-	}
 	return e.finishResume(ctx, a)
 }
 

@@ -19,7 +19,7 @@ import (
 // lose less than 5% of the work.
 func TestRebalancingFragmented(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	cfg, err := config.Load(filepath.Join(root, "deploy", "simulate", "rota-fragmented.yml"))
+	cfg, err := config.LoadFor(filepath.Join(root, "deploy", "simulate", "rota-fragmented.yml"), config.Replay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +61,7 @@ func TestRebalancingFragmented(t *testing.T) {
 // TestMovedJobsRunAgainElsewhere: a moved job leaves its server at once, loses its run plus
 // the restart cost, starts again never on the server it left, and its wait counts once.
 func TestMovedJobsRunAgainElsewhere(t *testing.T) {
-	cfg, err := config.Parse([]byte("server: {webhook_auth_disabled: true}\njobs: {adapter: slurm, slurm: {requeue: true}}\n" +
-		"policy: {moves: {enabled: true, restart_cost: 10m}}\n" +
-		"pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := tinyConfig(t, "  moves: {enabled: true, restart_cost: 10m}\n")
 	e := tinyEnv(t, cfg, "2",
 		trace.Job{Line: 2, Submit: 0, Duration: 48 * 3600, Nodes: 1, GPUs: 1, Requeueable: true},
 		trace.Job{Line: 3, Submit: 0, Duration: 48 * 3600, Nodes: 1, GPUs: 8})
@@ -102,12 +97,7 @@ func TestMovedJobsRunAgainElsewhere(t *testing.T) {
 // TestSkippingChangesNothingWithMoves: with rebalancing on, skipping the planner between
 // events still gives the replay a call at every tick gives.
 func TestSkippingChangesNothingWithMoves(t *testing.T) {
-	cfg, err := config.Parse([]byte("server: {webhook_auth_disabled: true}\njobs: {adapter: slurm, slurm: {requeue: true}}\n" +
-		"policy: {moves: {enabled: true, max_moves: 2, window: 30m}}\n" +
-		"pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := tinyConfig(t, "  moves: {enabled: true, max_moves: 2, window: 30m}\n")
 	jobs := randomJobs(150, 7)
 	for i := range jobs {
 		jobs[i].Requeueable = i%3 != 0
