@@ -185,6 +185,29 @@ func (e *Executor) pool(node string) *config.Pool {
 	return nil
 }
 
+// sendPower sends one power command, bounded by bmc.operation_timeout (confirmation
+// included), and once it is confirmed records what it led to (commit). A BMC that cannot say
+// the state makes the node Unknown with its intent kept; any other error fails the step
+// (verb names it: "powering off gpu01: ...").
+func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, send func(context.Context) error, commit func() error) error {
+	bctx, cancel := e.bmcCall(ctx)
+	defer cancel()
+	err := send(bctx)
+	switch {
+	case errors.Is(err, bmc.ErrStateUnknown):
+		return e.unknown(ctx, a, err)
+	case err != nil:
+		return e.fail(ctx, a, fmt.Errorf("%s %s: %w", verb, a.Node, err))
+	}
+	if err := e.step(a, StepSent); err != nil {
+		return err
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	return e.step(a, StepCommitted)
+}
+
 // jobsCall bounds one job-manager call by jobs.timeout, and bmcCall one power operation by
 // bmc.operation_timeout (confirmation included), so a hung call cannot hold a node forever.
 // Their expiry is a failure of the step; only the end of ctx itself (shutdown) is not.

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -43,22 +42,9 @@ func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
 	if err := e.step(a, StepChecked); err != nil {
 		return err
 	}
-	bctx, cancelBMC := e.bmcCall(ctx)
-	defer cancelBMC()
-	err = e.o.Power.Off(bctx, a.Node, true)
-	switch {
-	case errors.Is(err, bmc.ErrStateUnknown):
-		return e.unknown(ctx, a, err)
-	case err != nil:
-		return e.fail(ctx, a, fmt.Errorf("powering off %s: %w", a.Node, err))
-	}
-	if err := e.step(a, StepSent); err != nil {
-		return err
-	}
-	if err := e.commitOff(ctx, a); err != nil {
-		return err
-	}
-	return e.step(a, StepCommitted)
+	return e.sendPower(ctx, a, "powering off",
+		func(bctx context.Context) error { return e.o.Power.Off(bctx, a.Node, true) },
+		func() error { return e.commitOff(ctx, a) })
 }
 
 // holdDrained ends a power-off that may not go on: the node stays drained, and the next pass

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,22 +19,9 @@ func (e *Executor) powerOn(ctx context.Context, a fleet.Action) error {
 }
 
 func (e *Executor) finishPowerOn(ctx context.Context, a fleet.Action) error {
-	bctx, cancel := e.bmcCall(ctx)
-	defer cancel()
-	err := e.o.Power.On(bctx, a.Node)
-	switch {
-	case errors.Is(err, bmc.ErrStateUnknown):
-		return e.unknown(ctx, a, err)
-	case err != nil:
-		return e.fail(ctx, a, fmt.Errorf("powering on %s: %w", a.Node, err))
-	}
-	if err := e.step(a, StepSent); err != nil {
-		return err
-	}
-	if err := e.commitBooting(a); err != nil {
-		return err
-	}
-	return e.step(a, StepCommitted)
+	return e.sendPower(ctx, a, "powering on",
+		func(bctx context.Context) error { return e.o.Power.On(bctx, a.Node) },
+		func() error { return e.commitBooting(a) })
 }
 
 // commitBooting records a confirmed power-on; the intent stays until the node is ready, and its
