@@ -54,9 +54,10 @@ func freePort(network string) (int, error) {
 }
 
 // Expand fills a lab config template: ${lab} is the lab folder, ${port:NAME} a free TCP port
-// and ${udp:NAME} a free UDP port (the same for the same NAME). Any other ${...} is an error,
-// so a typo never reaches rota as an empty value.
-func Expand(tmpl, dir string, ports *Ports) (string, error) {
+// and ${udp:NAME} a free UDP port (the same for the same NAME), ${rebalance} true when the
+// lab rebalances (Options.Rebalance). Any other ${...} is an error, so a typo never reaches
+// rota as an empty value.
+func Expand(tmpl, dir string, ports *Ports, rebalance bool) (string, error) {
 	var errs []error
 	out := os.Expand(tmpl, func(key string) string {
 		kind, name, _ := strings.Cut(key, ":")
@@ -65,6 +66,8 @@ func Expand(tmpl, dir string, ports *Ports) (string, error) {
 		switch {
 		case key == "lab":
 			return dir
+		case key == "rebalance":
+			return strconv.FormatBool(rebalance)
 		case kind == "port" && name != "":
 			port, err = ports.TCP(name)
 		case kind == "udp" && name != "":

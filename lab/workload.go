@@ -15,6 +15,8 @@ type Job struct {
 	GPUs int
 	// Runtime is how long the job sleeps.
 	Runtime time.Duration
+	// Args are more sbatch options (--requeue, --time=20, --nodelist=gpu02).
+	Args []string
 }
 
 // Light and Heavy are the workload's two kinds of job.
@@ -29,6 +31,7 @@ func (j Job) sbatchArgs() []string {
 	if j.GPUs > 0 {
 		args = append(args, fmt.Sprintf("--gres=gpu:%d", j.GPUs))
 	}
+	args = append(args, j.Args...)
 	return append(args, fmt.Sprintf("--wrap=sleep %d", int(j.Runtime.Seconds())))
 }
 

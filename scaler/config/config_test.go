@@ -98,6 +98,7 @@ func TestExplicitZerosAreKept(t *testing.T) {
   cooldown: {scale_up: 0s}
   node: {min_off: 0s, max_cycles_per_day: 0}
   disruption: {max_power_offs: 0}
+jobs: {watch_interval: 0s}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -117,11 +118,15 @@ func TestExplicitZerosAreKept(t *testing.T) {
 		{"disruption.max_concurrent (left out)", c.Policy.Disruption.MaxConcurrent, 40},
 		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 2 * time.Minute},
 		{"pool max = nodes", *c.Pools[0].Max, 1},
+		{"jobs.watch_interval (0: no watch)", time.Duration(c.Jobs.WatchInterval), time.Duration(0)},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
 			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
 		}
+	}
+	if d := Default(); time.Duration(d.Jobs.WatchInterval) != 2*time.Second {
+		t.Errorf("Default() jobs.watch_interval = %s, want 2s", time.Duration(d.Jobs.WatchInterval))
 	}
 	if d := Default(); d.Policy.Backlog.QueuedJobs != 10 || len(d.Classes) != 3 {
 		t.Errorf("Default() lost its defaults: backlog %d, %d classes", d.Policy.Backlog.QueuedJobs, len(d.Classes))

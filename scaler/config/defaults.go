@@ -74,6 +74,7 @@ func (c *Config) applyDefaults() {
 	setString(&c.Store.Path, "/var/lib/rota/rota.db")
 	setString(&c.Jobs.Adapter, "none")
 	setDur(&c.Jobs.Timeout, 30*time.Second)
+	setDur(&c.Jobs.WatchInterval, 2*time.Second)
 	setInt(&c.BMC.Concurrency, 64)
 	setDur(&c.BMC.MinCommandInterval, 5*time.Second)
 	setDur(&c.BMC.OperationTimeout, 5*time.Minute)
@@ -105,6 +106,8 @@ func (c *Config) applyDefaults() {
 	setDur(&p.BreakEven.WearTime, 20*time.Minute)
 	setDur(&p.Forecast.MinHistory, 24*time.Hour)
 	setDur(&p.Failure.AlertWindow, 30*time.Minute)
+	p.Moves.applyDefaults()
+
 }
 
 // applyPoolDefaults fills what the file cannot give before it is read: the classes when it

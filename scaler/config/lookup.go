@@ -123,3 +123,14 @@ func (c *Config) Classify(s Shape) string {
 func (p *Profile) Fits(s Shape) bool {
 	return s.CPUs <= p.CPUCores && s.GPUs <= p.GPUs && (p.Memory == 0 || s.Memory <= p.Memory)
 }
+
+// ReportsAllocation reports whether the job manager says what runs where: every adapter but
+// none. Without one, a server's allocation is not known and idleness rests on telemetry.
+func (j Jobs) ReportsAllocation() bool { return j.Adapter != "none" }
+
+// TimedOut reports whether a drain begun at since has run for drain.timeout at now: rota then
+// gives the server back instead of waiting on. The planner and the executor's repair both
+// ask it, so they agree to the second.
+func (d Drain) TimedOut(since, now time.Time) bool {
+	return now.Sub(since) >= time.Duration(d.Timeout)
+}

@@ -65,6 +65,9 @@ type Jobs struct {
 	Slurm   SlurmJobs `yaml:"slurm"`
 	// Timeout bounds each call to the job manager.
 	Timeout model.Duration `yaml:"timeout"`
+	// WatchInterval is how often the adapter's pending-work watch (where it has one) reads the
+	// waiting work; new work runs a pass at once. 0 turns the watch off.
+	WatchInterval model.Duration `yaml:"watch_interval"`
 }
 
 // ExecJobs runs user programs in Slurm's SuspendProgram/ResumeProgram style. Each program gets
@@ -74,6 +77,11 @@ type ExecJobs struct {
 	Demand string `yaml:"demand_command"`
 	Drain  string `yaml:"drain_command"`
 	Resume string `yaml:"resume_command"`
+	// Watch, optional, prints the ids of the work waiting, for the pending-work watch.
+	Watch string `yaml:"watch_command"`
+	// Move requeues jobs off a node (policy.moves); it gets the node, the servers the jobs may
+	// not go back to (comma-separated) and the job ids.
+	Move string `yaml:"move_command"`
 }
 
 // SlurmJobs drives Slurm's own commands.
@@ -82,8 +90,11 @@ type SlurmJobs struct {
 	Conf string `yaml:"conf"`
 	// BinDir holds sinfo, squeue, scontrol; empty searches PATH.
 	BinDir string `yaml:"bin_dir"`
-	// Requeue allows requeueing requeueable jobs to move light work off GPU servers.
+	// Requeue allows requeueing requeueable jobs: policy.moves needs it.
 	Requeue bool `yaml:"requeue"`
+	// Weights sets each node's Slurm weight from its pool's hourly cost when rota starts, so
+	// Slurm fills the cheapest servers first (see `rotactl slurm weights` for slurm.conf).
+	Weights bool `yaml:"weights"`
 }
 
 // BMCLimits bound how rota talks to BMCs.
@@ -121,6 +132,10 @@ type Policy struct {
 	// scaler: auto (SM activity where the GPU reports it, utilisation otherwise),
 	// utilization, or sm_active.
 	GPUSignal string `yaml:"gpu_signal"`
+	Moves     Moves  `yaml:"moves"`
+	// Storage names the storage several regions share: work whose data is on it may run in
+	// any of them.
+	Storage []Storage `yaml:"storage"`
 }
 
 // Idle says when a powered-on server is idle: CPU under CPUThreshold and every GPU under
@@ -305,7 +320,14 @@ type Profile struct {
 	GPUs      int    `yaml:"gpus"`
 	GPUModel  string `yaml:"gpu_model"`
 	GPUMemory Bytes  `yaml:"gpu_memory"`
-	Network   string `yaml:"network"`
+	// Network is the interconnect ("ib", "roce"); a job's constraint may ask for it as a
+	// feature.
+	Network string `yaml:"network"`
+	// Partitions are the job-manager partitions the servers are in (empty: any); Features
+	// what a job's constraint may ask of them (Slurm's node features). The GPU model and the
+	// network count as features too. `rotactl slurm check` compares them with Slurm.
+	Partitions []string `yaml:"partitions"`
+	Features   []string `yaml:"features"`
 }
 
 // Cost is what one server costs per hour while on: Hourly (rent), or Watts at PricePerKWh

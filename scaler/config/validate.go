@@ -36,6 +36,7 @@ func (c *Config) validate(p *problems, mode Mode) {
 	c.validateClasses(p)
 	c.validatePools(p, mode)
 	c.validateTelemetry(p)
+	c.validateMoves(p, mode)
 }
 
 func (c *Config) validateWiring(p *problems) {

@@ -34,6 +34,11 @@ func TestActionsHappyPath(t *testing.T) {
 				if s := f.world.Get("cpu01"); !s.DrainedByRota || !f.node("cpu01").DrainedByRota {
 					t.Error("drain not marked as rota's in the job manager and the store")
 				}
+				// The adapter adds jobs.Marker; the executor gives the bare reason, so Slurm
+				// shows "rota: idle", never "rota: rota:idle".
+				if got := f.world.Get("cpu01").DrainReason; got != string(fleet.ReasonIdle) {
+					t.Errorf("drain reason given to the job manager = %q, want %q", got, fleet.ReasonIdle)
+				}
 				if g, _ := f.st.Global(); !g.LastScaleDown["cpu"].Equal(t0) {
 					t.Errorf("last scale-down of cpu = %v, want %v", g.LastScaleDown["cpu"], t0)
 				}
@@ -309,7 +314,8 @@ func TestDryRunSendsNothing(t *testing.T) {
 	f.draining("cpu02")
 	f.off("gpu01")
 	before, _ := f.st.Nodes()
-	actions := []fleet.Action{act(fleet.Drain, "cpu01"), act(fleet.PowerOff, "cpu02"), act(fleet.PowerOn, "gpu01"), act(fleet.Resume, "cpu02")}
+	f.busyWith("gpu02")
+	actions := []fleet.Action{act(fleet.Drain, "cpu01"), act(fleet.PowerOff, "cpu02"), act(fleet.PowerOn, "gpu01"), act(fleet.Resume, "cpu02"), act(fleet.Move, "gpu02")}
 	if skips := f.ex.Start(context.Background(), actions); len(skips) != 0 {
 		t.Errorf("skips %v", skips)
 	}
@@ -331,7 +337,7 @@ func TestDryRunSendsNothing(t *testing.T) {
 			t.Errorf("%s %s dry_run counted %v, want 1", a.Kind, a.Node, got)
 		}
 	}
-	if got, want := WouldSavePerHour(f.cfg, actions), 1.5+1.5; got != want {
+	if got, want := WouldSavePerHour(f.cfg, actions), 1.5+1.5+24.0; got != want {
 		t.Errorf("would save %v per hour, want %v", got, want)
 	}
 }

@@ -57,6 +57,8 @@ func TestCrashAtEveryStepConverges(t *testing.T) {
 			[]Step{StepIntent, StepSent, StepCommitted, StepResumed, StepReady}},
 		{"resume", fleet.Resume, func(f *fx) { f.draining("cpu01") },
 			[]Step{StepIntent, StepSent, StepCommitted}},
+		{"move", fleet.Move, func(f *fx) { f.busyWith("cpu01") },
+			[]Step{StepIntent, StepSent, StepMoved, StepCommitted}},
 	}
 	for _, sc := range scenarios {
 		for _, step := range sc.steps {

@@ -80,6 +80,8 @@ type JobsView struct {
 	DrainedByRota bool `json:"drained_by_rota"`
 	// Responding is false when the job manager's agent on the server is down (not ready).
 	Responding bool `json:"responding"`
+	// Running are the jobs on it, when the job manager lists them (a move needs them all).
+	Running []Job `json:"running,omitempty"`
 }
 
 // Allocated reports whether anything runs on the server, as far as the job manager knows.
@@ -119,8 +121,12 @@ type Demand struct {
 	// Shape is what each job asks of each of its servers; Nodes is how many servers each job
 	// needs at once (a gang: all start together).
 	Shape config.Shape
-	Nodes int
-	Count int
+	Needs Needs
+	// TimeLimit is the shortest time limit of these jobs (0: none given), what the planner
+	// takes as their expected run.
+	TimeLimit time.Duration
+	Nodes     int
+	Count     int
 	// Since is when the oldest of these jobs was submitted.
 	Since time.Time
 }
@@ -132,4 +138,6 @@ type History struct {
 	LastScaleDown map[string]time.Time
 	// PowerOffs are the times of recent power-offs across the fleet, for the disruption budget.
 	PowerOffs []time.Time
+	// Moves are the times of recent moves across the fleet, for the move budget.
+	Moves []time.Time
 }

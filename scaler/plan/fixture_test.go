@@ -18,7 +18,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 const baseYAML = `
 server: {webhook_auth_disabled: true}
-jobs: {adapter: slurm}
+jobs: {adapter: slurm, slurm: {requeue: true}}
 policy:
   evaluation_interval: 1m
   idle: {cpu_threshold: 0.2, gpu_threshold: 0.05, window: 10m}

@@ -32,6 +32,10 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		// Waiting work was placed on it: the job manager starts it there, or a gang waits
 		// for it and for busy servers to free (kept, or the gang would wait for ever).
 		return fleet.SkipDemandWaits, "waiting work placed on it"
+	case n.Jobs.Allocated() && pl.unplaced:
+		// A server with work is gated only to be moved: none while the pool's waiting work
+		// has no place (an idle server the work does not fit may still go).
+		return fleet.SkipDemandWaits, "work waits for pool " + pl.name
 	case p.within(p.snap.History.LastScaleDown[pl.name], pol.Cooldown.ScaleDown):
 		return fleet.SkipCooldown, "scaled down at " + p.snap.History.LastScaleDown[pl.name].UTC().Format(time.RFC3339)
 	case p.within(p.snap.History.LastScaleUp[pl.name], pol.Cooldown.ScaleUp):
@@ -44,7 +48,13 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		// Warm capacity for work arriving within a boot (spares.go).
 		return fleet.ReasonSpare, pl.spareDetail()
 	}
-	reason, numbers := p.breakEven(i, pl.warm-pl.offs)
+	// A server with work is gated only to be moved, whose own price (saving against the work
+	// lost) decides; break-even prices an idle server's staying on.
+	var reason fleet.Reason
+	var numbers string
+	if !n.Jobs.Allocated() {
+		reason, numbers = p.breakEven(i, pl.warm-pl.offs)
+	}
 	switch {
 	case reason != "":
 		return reason, numbers

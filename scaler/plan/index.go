@@ -52,17 +52,19 @@ type pool struct {
 	forecast           string
 	// prices are what a cycle and an idle hour cost (nil until first asked, see costs).
 	prices *costs
-	// block is why waiting work woke no (more) servers here; noFitRegion a region that waiting
-	// work needs and the pool's idle servers are not in.
+	// unplaced: waiting work counting against the pool found no place this pass.
+	unplaced bool
+	// block is why waiting work woke no (more) servers here; noFit the regions some waiting
+	// work needs when the pool's idle servers are in none of them.
 	block       fleet.Reason
 	blockDetail string
-	noFitRegion string
+	noFit       []string
 }
 
 func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 	p := &pass{
 		snap: snap, cfg: cfg, pol: &cfg.Policy, now: now,
-		noJobManager: cfg.Jobs.Adapter == "none",
+		noJobManager: !cfg.Jobs.ReportsAllocation(),
 		servers:      make([]server, len(snap.Nodes)),
 		skips:        make([]fleet.Skip, 0, len(snap.Nodes)),
 		byName:       make(map[string]*pool, len(cfg.Pools)),
@@ -194,9 +196,13 @@ func (pl *pool) add(t tier, s *server, i int) {
 	rb.room[t] = rb.room[t].union(s.free)
 }
 
-// fits reports whether the pool can run a job of shape s in region (empty: any region).
-func (pl *pool) fits(s config.Shape, region string) bool {
-	return pl.cfg.Profile.Fits(s) && (region == "" || pl.regions[region])
+// fits reports whether the pool can run a job of shape s with needs nd in one of regions
+// (nil: any region).
+func (pl *pool) fits(s config.Shape, nd *needs, regions []string) bool {
+	if !pl.cfg.Profile.Fits(s) || !nd.offeredBy(&pl.cfg.Profile) {
+		return false
+	}
+	return regions == nil || slices.ContainsFunc(regions, func(r string) bool { return pl.regions[r] })
 }
 
 // blockWake records the first reason waiting work woke no (more) servers in the pool; detail

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,7 +21,9 @@ var reasons = map[fleet.Reason]bool{
 	fleet.SkipCooldown: true, fleet.SkipMinOn: true, fleet.SkipMinOff: true, fleet.SkipCycleCap: true,
 	fleet.SkipBudget: true, fleet.SkipConcurrency: true, fleet.SkipQuota: true, fleet.SkipBackoff: true,
 	fleet.SkipNoFit: true, fleet.SkipNotNeeded: true, fleet.SkipBelowBacklog: true, fleet.SkipDemandWaits: true,
-	fleet.SkipUnknownPool: true, fleet.ReasonSpare: true, fleet.SkipBreakEven: true, fleet.SkipDeferred: true,
+	fleet.SkipUnknownPool: true, fleet.ReasonRebalance: true, fleet.SkipNotRequeueable: true,
+	fleet.SkipDoNotDisrupt: true, fleet.SkipJobTail: true, fleet.SkipMoveBudget: true, fleet.SkipMoveSaving: true, // ReasonQuota is SkipQuota
+	fleet.ReasonSpare: true, fleet.SkipBreakEven: true, fleet.SkipDeferred: true,
 }
 
 // checkInvariants checks, from the input alone (not from the planner's code), every safety
@@ -133,8 +136,37 @@ func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config
 		if n.State != fleet.StateDraining || !none && byPerson || !jobsKnown {
 			return "not a drain rota may undo"
 		}
+	case fleet.Move:
+		return moveFault(n, a, snap, cfg, now)
 	default:
 		return "unknown kind"
+	}
+	return ""
+}
+
+// moveFault checks a move: moves on, the server on, known and read in full, every job
+// requeueable, not do-not-disrupt, on this server alone and out of its tail, the plan naming
+// them all and excluding the server, within min_on and the cycle cap.
+func moveFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config.Config, now time.Time) string {
+	m := cfg.Policy.Moves
+	switch {
+	case !m.Enabled:
+		return "moves are off"
+	case !known(n) || n.State != fleet.StateOn || !snap.JobsKnown || !n.Jobs.Known:
+		return "not on, or not known"
+	case a.Move == nil || len(a.Move.Jobs) != len(n.Jobs.Running) || len(n.Jobs.Running) != n.Jobs.Jobs:
+		return "the plan does not name every job"
+	case !slices.Contains(a.Move.Exclude, n.Name):
+		return "the plan lets the work come back"
+	case a.Move.Drain && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(cfg.Policy.Node.MinOn):
+		return "min_on not over"
+	case a.Move.Drain && n.CyclesToday >= cfg.Policy.Node.MaxCyclesPerDay:
+		return "cycle cap reached"
+	}
+	for _, j := range n.Jobs.Running {
+		if !j.Requeueable || j.DoNotDisrupt || j.Servers > 1 || m.Remaining(j.Started, j.TimeLimit, now) < time.Duration(m.Tail) {
+			return "job " + j.ID + " may not move"
+		}
 	}
 	return ""
 }
@@ -187,16 +219,23 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 	spareWakes, downs := map[string]int{}, map[string]int{}
 	direct := 0 // power-offs of On servers: a drain and a power-off in one
 	for _, a := range d.Actions {
-		count[a.Kind]++
+		kind := a.Kind
+		if kind == fleet.Move && !a.Move.Drain {
+			kind = "move_staying_on" // a quota given back: the server stays in service
+		}
+		count[kind]++
 		if byPool[a.Pool] == nil {
 			byPool[a.Pool] = map[fleet.Kind]int{}
 		}
-		byPool[a.Pool][a.Kind]++
+		byPool[a.Pool][kind]++
 		if a.Kind == fleet.PowerOn && a.Reason == fleet.ReasonSpare {
 			spareWakes[a.Pool]++
 		}
 		if a.Kind == fleet.Drain || a.Kind == fleet.PowerOff && nodes[a.Node].State == fleet.StateOn {
 			downs[a.Pool]++
+		}
+		if kind == fleet.Move {
+			downs[a.Pool]++ // a move drains its server
 		}
 		if a.Kind == fleet.PowerOff && nodes[a.Node].State == fleet.StateOn {
 			direct++
@@ -262,12 +301,24 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 	if count[fleet.PowerOff] > 0 && recent+count[fleet.PowerOff] > maxOffs {
 		t.Errorf("%d recent + %d planned power-offs, budget %d", recent, count[fleet.PowerOff], maxOffs)
 	}
-	drainingAfter := draining - (count[fleet.PowerOff] - direct) - count[fleet.Resume] + count[fleet.Drain]
-	if count[fleet.Drain]+direct > 0 && recent+count[fleet.PowerOff]+drainingAfter > maxOffs {
+	// A move drains its server: it counts as a drain; a power-off of an On server is a drain
+	// and a power-off in one.
+	drains := count[fleet.Drain] + count[fleet.Move] + direct
+	drainingAfter := draining - (count[fleet.PowerOff] - direct) - count[fleet.Resume] + count[fleet.Drain] + count[fleet.Move]
+	if drains > 0 && recent+count[fleet.PowerOff]+drainingAfter > maxOffs {
 		t.Errorf("scale-downs past the budget: %d recent, %d planned, %d draining, budget %d", recent, count[fleet.PowerOff], drainingAfter, maxOffs)
 	}
-	inFlightAfter := inFlight + count[fleet.PowerOn] + count[fleet.Drain] + direct - count[fleet.Resume]
-	if count[fleet.Drain]+direct > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
+	inFlightAfter := inFlight + count[fleet.PowerOn] + drains - count[fleet.Resume]
+	if drains > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
 		t.Errorf("%d in flight after scale-downs, cap %d", inFlightAfter, cfg.Policy.Disruption.MaxConcurrent)
+	}
+	recentMoves := 0
+	for _, mt := range snap.History.Moves {
+		if mt.After(now.Add(-time.Duration(cfg.Policy.Moves.Window))) {
+			recentMoves++
+		}
+	}
+	if moves := count[fleet.Move] + count["move_staying_on"]; moves > 0 && recentMoves+moves > cfg.Policy.Moves.MaxMoves {
+		t.Errorf("%d recent + %d planned moves, budget %d", recentMoves, moves, cfg.Policy.Moves.MaxMoves)
 	}
 }

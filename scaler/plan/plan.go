@@ -46,6 +46,7 @@ func (p *pass) steps() {
 	p.keepWarm()
 	p.settleDraining()
 	p.shrink()
+	p.rebalance()
 }
 
 // pass is one planning pass: the input, the index built from it, and the outcome so far.
@@ -64,6 +65,10 @@ type pass struct {
 	budget  budget
 	// holders records which server counted toward which department's quota (see hold).
 	holders map[holdKey]bool
+	// waiting is the demand's groups, as placement left them (what quotas take back for);
+	// oneRegion the regions of work that may run in one region only, shared by its groups.
+	waiting   []*group
+	oneRegion map[string][]string
 
 	actions []fleet.Action
 	skips   []fleet.Skip
@@ -90,6 +95,8 @@ func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
 	p.actions = append(p.actions, fleet.Action{Kind: kind, Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
 }
 
+// skip gives server i its skip. A server already skipped (a move candidate shrink left
+// allocated) gets the new one instead.
 func (p *pass) skip(i int, reason fleet.Reason, detail string) {
 	s := &p.servers[i]
 	s.done, s.out = true, len(p.skips)

@@ -182,7 +182,7 @@ func safetySkipsCases() []planCase {
 // the bounded set.
 func TestEveryReasonHasACase(t *testing.T) {
 	covered := map[fleet.Reason]bool{}
-	for _, cases := range [][]planCase{actionsCases(), safetySkipsCases(), capsCases(), placementCases(), breakEvenCases(), classesCases()} {
+	for _, cases := range [][]planCase{actionsCases(), safetySkipsCases(), capsCases(), placementCases(), moveCases(), breakEvenCases(), classesCases()} {
 		for _, c := range cases {
 			for _, w := range c.want {
 				covered[fleet.Reason(w[strings.Index(w, "/")+1:])] = true

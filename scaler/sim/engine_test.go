@@ -47,7 +47,7 @@ func TestSkippingChangesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := tinyEnv(t, tinyConfig(t, c.policy), c.fleet, randomJobs(150, 7)...)
 			skip := Run(e, Rota("rota"), nil)
-			every := Run(e, &rota{name: "rota", everyTick: true, watchAt: Never}, nil)
+			every := Run(e, &rota{name: "rota", everyTick: true}, nil)
 			if skip.PlannerCalls >= every.PlannerCalls {
 				t.Errorf("skipping called the planner %d times, every tick %d", skip.PlannerCalls, every.PlannerCalls)
 			}

@@ -36,6 +36,8 @@ type Options struct {
 	// manager's pending-work watch and the pass it starts); negative: only at evaluation
 	// intervals, as a daemon with no watch.
 	WatchDelay time.Duration
+	// RequeueAll makes every job requeueable (rebalancing may move it), whatever the trace says.
+	RequeueAll bool
 }
 
 // Pool is one pool as the replay sees it.
@@ -49,6 +51,8 @@ type Pool struct {
 	Boot     int64
 	Shutdown int64
 	Servers  int
+	// Partitions are the partitions its servers are in (empty: any).
+	Partitions []string
 	// FleetWhy says how the pool was sized ("peak need 51", "p95 need 20, largest job 8").
 	FleetWhy string
 }
@@ -103,6 +107,25 @@ type Env struct {
 	// service marks the jobs of service classes (services counts them): placed first.
 	service  []bool
 	services int
+	// restart is what a moved job loses to starting again, in seconds (policy.moves).
+	restart int64
+}
+
+// takes reports whether one server of the pool can run one share of the job: its shape, and
+// its partition when the pool names partitions.
+func (p *Pool) takes(j *trace.Job) bool {
+	return j.GPUs <= p.GPUs && j.CPUs <= p.CPUs && (j.Partition == "" || len(p.Partitions) == 0 || slices.Contains(p.Partitions, j.Partition))
+}
+
+// requeueAll is tr with every job requeueable.
+func requeueAll(tr *trace.Trace) *trace.Trace {
+	c := *tr
+	c.Jobs = slices.Clone(tr.Jobs)
+	for i := range c.Jobs {
+		c.Jobs[i].Requeueable = true
+	}
+	c.Notes = append(slices.Clone(tr.Notes), "every job requeueable (--requeue-all)")
+	return &c
 }
 
 // NewEnv sizes the fleet for the trace and prepares the replay. cfg is not modified.
@@ -116,7 +139,7 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 		// The replay's placement model is the job manager: the planner may trust its view.
 		c.Jobs.Adapter = "slurm"
 	}
-	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600}
+	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600, restart: seconds(c.Policy.Moves.RestartCost)}
 	if opt.MaxWait > 0 {
 		e.MaxWait = int64(opt.MaxWait / time.Second)
 	}
@@ -135,8 +158,12 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 		}
 		e.Pools = append(e.Pools, Pool{
 			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: p.Profile.CPUCores, PerHour: p.Cost.PerHour(),
-			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown,
+			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown, Partitions: p.Profile.Partitions,
 		})
+	}
+	if opt.RequeueAll {
+		tr = requeueAll(tr)
+		e.Trace = tr
 	}
 	if err := e.assignPools(); err != nil {
 		return nil, err
@@ -168,13 +195,13 @@ func (e *Env) assignPools() error {
 		best := -1
 		for p := range e.Pools {
 			pl := &e.Pools[p]
-			if tj.GPUs <= pl.GPUs && tj.CPUs <= pl.CPUs && (best < 0 || pl.PerHour < e.Pools[best].PerHour) {
+			if pl.takes(&tj) && (best < 0 || pl.PerHour < e.Pools[best].PerHour) {
 				best = p
 			}
 		}
 		switch {
 		case tj.Class == "":
-			tj.Class = e.Config.Classify(config.Shape{CPUs: tj.CPUs, GPUs: tj.GPUs})
+			tj.Class = e.Config.Classify(config.Shape{Partition: tj.Partition, CPUs: tj.CPUs, GPUs: tj.GPUs})
 		case e.Config.Class(tj.Class) == nil:
 			return fmt.Errorf("line %d: class %q is not a class of the config", tj.Line, tj.Class)
 		}
@@ -303,7 +330,7 @@ func (e *Env) checkRunnable() {
 	for i, j := range e.Jobs {
 		fits := 0
 		for p := range e.Pools {
-			if j.GPUs <= e.Pools[p].GPUs && j.CPUs <= e.Pools[p].CPUs {
+			if e.Pools[p].takes(&j.Job) {
 				fits += e.Pools[p].Servers
 			}
 		}

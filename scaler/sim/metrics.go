@@ -15,11 +15,15 @@ type Sample struct {
 
 // accounting gathers a replay's figures as it goes.
 type accounting struct {
-	onSec                []int64 // powered server-seconds per pool (integers: exact in any order)
-	busyUnits            float64 // unit-hours of the jobs started
-	powerOns, powerOffs  int
-	violations, ignored  int
-	plannerCalls         int
+	onSec               []int64 // powered server-seconds per pool (integers: exact in any order)
+	busyUnits           float64 // unit-hours of the jobs started
+	powerOns, powerOffs int
+	violations, ignored int
+	plannerCalls        int
+	// moves are the moves made; badMoves the jobs moved that were not requeueable (must be
+	// 0); lostUnits the work they lost (run so far plus restart), in unit-hours.
+	moves, badMoves      int
+	lostUnits            float64
 	waits                []int64
 	byClass              map[string][]int64
 	notRun               []NotRun
@@ -102,8 +106,15 @@ type Result struct {
 	// NotRun lists the fleet's Env.Unrunnable first, then the jobs this policy gave up on or
 	// never started.
 	NotRun []NotRun `json:"not_run"`
-	// Violations are power-offs refused because the server held a job (must be 0); Ignored are
-	// actions the state did not allow (a stale plan); PlannerCalls how often the policy decided.
+	// Moves are the moves made (servers rebalancing emptied), LostUnitHours the work they lost
+	// (each moved job's run so far plus the restart cost), in GPU-hours (core-hours on CPU
+	// pools), and LostShare that over the work the trace holds.
+	Moves         int     `json:"moves"`
+	LostUnitHours float64 `json:"lost_unit_hours"`
+	LostShare     float64 `json:"lost_share"`
+	// Violations are power-offs refused because the server held a job, and jobs moved that
+	// were not requeueable (both must be 0); Ignored are actions the state did not allow (a
+	// stale plan); PlannerCalls how often the policy decided.
 	Violations   int     `json:"violations"`
 	Ignored      int     `json:"ignored_actions"`
 	PlannerCalls int     `json:"policy_calls"`
@@ -139,7 +150,8 @@ func waitsOf(waits []int64) (sorted []int64, p50, p95, mean float64) {
 func (w *world) result(name string) Result {
 	e, a := w.env, &w.acct
 	r := Result{Policy: name, Cost: a.cost(), Currency: e.Pools[0].Currency, PowerOns: a.powerOns, PowerOffs: a.powerOffs,
-		JobsRun: len(a.waits), Violations: a.violations, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
+		JobsRun: len(a.waits), Violations: a.violations + a.badMoves, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
+		Moves: a.moves, LostUnitHours: a.lostUnits, LostShare: ratio(a.lostUnits, e.BusyUnits),
 		Days: float64(w.now-e.T0) / 86400, Series: a.series}
 	r.NotRun = append(append([]NotRun{}, e.Unrunnable...), a.notRun...)
 	var capHours float64

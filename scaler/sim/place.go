@@ -49,7 +49,7 @@ func (w *world) place() {
 		j := &w.env.Jobs[ji]
 		switch {
 		case dominated(failed, j):
-		case blocked && w.now+j.Duration > shadow:
+		case blocked && w.now+w.duration(ji) > shadow:
 			// it would still hold servers when the reserved job is due: it waits
 		case w.tryStart(ji):
 			started = true
@@ -71,9 +71,10 @@ func (w *world) place() {
 func (w *world) tryStart(ji int32) bool {
 	j := &w.env.Jobs[ji]
 	pick := w.pick[:0]
+	pl := w.env.Pools
 	for _, s := range w.env.order {
 		sv := &w.srv[s]
-		if sv.accepting() && sv.freeGPU >= j.GPUs && sv.freeCPU >= j.CPUs {
+		if sv.accepting() && sv.freeGPU >= j.GPUs && sv.freeCPU >= j.CPUs && pl[sv.pool].takes(&j.Job) && !w.moves.excluded(ji, s) {
 			if pick = append(pick, s); len(pick) == j.Nodes {
 				break
 			}
@@ -88,14 +89,16 @@ func (w *world) tryStart(ji int32) bool {
 		sv.freeGPU -= j.GPUs
 		sv.freeCPU -= j.CPUs
 		sv.jobs = append(sv.jobs, ji)
-		w.acct.busyUnits += float64(unitsOf(&w.env.Pools[sv.pool], j.GPUs, j.CPUs)) * float64(j.Duration) / 3600
+		w.acct.busyUnits += float64(unitsOf(&w.env.Pools[sv.pool], j.GPUs, j.CPUs)) * float64(w.duration(ji)) / 3600
 	}
 	w.held[ji] = slices.Clone(pick)
 	w.start[ji] = w.now
 	w.running++
-	w.acct.waits = append(w.acct.waits, w.now-j.Submit)
-	w.acct.byClass[j.Class] = append(w.acct.byClass[j.Class], w.now-j.Submit)
-	w.ev.push(event{t: w.now + j.Duration, kind: evEnd, id: ji})
+	if !w.moves.restarted(ji) {
+		w.acct.waits = append(w.acct.waits, w.now-j.Submit)
+		w.acct.byClass[j.Class] = append(w.acct.byClass[j.Class], w.now-j.Submit)
+	}
+	w.ev.push(event{t: w.now + w.duration(ji), kind: evEnd, id: ji, gen: w.moves.gen[ji]})
 	w.seq++
 	return true
 }
@@ -150,13 +153,13 @@ func (w *world) roomAt(sv *server, j *Job) int64 {
 	}
 	order := slices.Clone(sv.jobs)
 	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Compare(w.start[a]+w.env.Jobs[a].Duration, w.start[b]+w.env.Jobs[b].Duration)
+		return cmp.Compare(w.start[a]+w.duration(a), w.start[b]+w.duration(b))
 	})
 	for _, ji := range order {
 		g += w.env.Jobs[ji].GPUs
 		c += w.env.Jobs[ji].CPUs
 		if g >= j.GPUs && c >= j.CPUs {
-			return w.start[ji] + w.env.Jobs[ji].Duration
+			return w.start[ji] + w.duration(ji)
 		}
 	}
 	return Never

@@ -19,18 +19,20 @@ import (
 // Between events it is called again only when a policy duration can expire (a dwell time, a
 // window, a cooldown, a backlog's "for", a schedule's edge, a break-even time, a change of what
 // was learned): with nothing changed, the planner's answer cannot change before then.
-func Rota(name string) Policy { return &rota{name: name, watchAt: Never} }
+func Rota(name string) Policy { return &rota{name: name} }
 
 // RotaWith is Rota under another policy: cfg is the environment's config (Env.Config, whose
 // pools the replay sized) with other policy settings.
 func RotaWith(name string, cfg *config.Config) Policy {
-	return &rota{name: name, watchAt: Never, cfg: cfg}
+	return &rota{name: name, cfg: cfg}
 }
 
 type rota struct {
 	name string
-	// cfg is the config the planner is given (nil: the environment's).
-	cfg *config.Config
+	// noMoves runs the planner with policy.moves off (RotaWithoutMoves); cfg is the config
+	// it plans with (RotaWith gives one; nil: the environment's).
+	noMoves bool
+	cfg     *config.Config
 	// everyTick turns the skipping off (a test proves it changes nothing).
 	everyTick bool
 	// lastSeq is the world's change counter at the last tick looked at; lastKey what the
@@ -41,21 +43,23 @@ type rota struct {
 	planned  bool
 	snap     snapshotter
 	shapes   []shape
-	// arrived is how many jobs had arrived at the last look; watchAt when the watch calls
-	// the planner for jobs that arrived since and wait (Never: none pending).
-	arrived int
-	watchAt int64
-	learned learner
+	// arrived is how many jobs had arrived at the last look; while watching, watchAt is when
+	// the watch calls the planner for jobs that arrived since and wait.
+	arrived  int
+	watching bool
+	watchAt  int64
+	learned  learner
+}
+
+// watched is when the watch calls the planner next (Never: nothing waits for it).
+func (p *rota) watched() int64 {
+	if !p.watching {
+		return Never
+	}
+	return p.watchAt
 }
 
 func (p *rota) Name() string { return p.name }
-
-func (p *rota) config(w *world) *config.Config {
-	if p.cfg != nil {
-		return p.cfg
-	}
-	return w.env.Config
-}
 
 func (p *rota) interval(w *world) int64 {
 	return max(int64(time.Duration(p.config(w).Policy.EvaluationInterval)/time.Second), 1)
@@ -76,16 +80,16 @@ func (p *rota) decide(w *world) []fleet.Action {
 		// The watch sees waiting work: a job that started at once on room already there
 		// never waits, and calls nothing (the queue is in arrival order).
 		if n := len(w.queue); n > 0 && int(w.queue[n-1]) >= p.arrived && w.env.WatchDelay >= 0 {
-			p.watchAt = min(p.watchAt, w.now+w.env.WatchDelay)
+			p.watching, p.watchAt = true, min(p.watched(), w.now+w.env.WatchDelay)
 		}
 		p.arrived = w.next
 	}
-	watch := w.now >= p.watchAt
+	watch := w.now >= p.watched()
 	if !watch && (w.now-w.env.T0)%p.interval(w) != 0 {
 		return nil // between ticks: events are seen at the next tick
 	}
 	if watch {
-		p.watchAt = Never
+		p.watching = false
 	}
 	p.lastSeq = w.seq
 	key := p.key(w)
@@ -101,15 +105,28 @@ func (p *rota) decide(w *world) []fleet.Action {
 	return acts
 }
 
+// config is the config the planner runs with: the replay's, moves off for RotaWithoutMoves.
+func (p *rota) config(w *world) *config.Config {
+	if p.cfg == nil {
+		p.cfg = w.env.Config
+		if p.noMoves {
+			c := *w.env.Config
+			c.Policy.Moves.Enabled = false
+			p.cfg = &c
+		}
+	}
+	return p.cfg
+}
+
 func (p *rota) next(w *world) int64 {
 	if p.everyTick || w.seq != p.lastSeq {
-		return min(p.nextTick(w, w.now), p.watchAt)
+		return min(p.nextTick(w, w.now), p.watched())
 	}
 	t := p.timers(w, p.lastPlan)
 	if t == Never {
-		return p.watchAt
+		return p.watched()
 	}
-	return min(p.nextTick(w, p.scheduleEdge(w, t)-1), p.watchAt)
+	return min(p.nextTick(w, p.scheduleEdge(w, t)-1), p.watched())
 }
 
 // key hashes what the planner reads from the world, times aside (those are the timers'):
@@ -120,6 +137,7 @@ func (p *rota) key(w *world) uint64 {
 	h := uint64(14695981039346656037)
 	mix := func(v int64) { h = (h ^ uint64(v)) * prime }
 	window := seconds(p.config(w).Policy.Idle.Window)
+	moves := p.config(w).Policy.Moves.Enabled
 	shapes := p.shapes[:0]
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
@@ -142,6 +160,11 @@ func (p *rota) key(w *world) uint64 {
 		// end), whether its telemetry covers the window.
 		held := len(sv.jobs) > 0
 		mix(b2i(held) | b2i(busy)<<1 | b2i(fresh)<<2)
+		if moves {
+			// A move weighs each server's jobs and the room left on the others.
+			mix(int64(len(sv.jobs)))
+			mix(int64(sv.freeCPU)<<20 | int64(sv.freeGPU))
+		}
 		for _, s := range shapes {
 			room := sv.freeCPU / s.cpus
 			if s.gpus > 0 {
@@ -244,6 +267,13 @@ func (p *rota) timers(w *world, since int64) int64 {
 
 				}
 			}
+		}
+	}
+	if p.config(w).Policy.Moves.Enabled {
+		// A move refused for its budget may be made once a move leaves the window; one refused
+		// for its saving or a job's tail only grows less worth it with time.
+		for _, m := range w.hist.moves {
+			consider(m, pol.Moves.Window)
 		}
 	}
 	return t

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/rotahq/rota/bmc"
@@ -35,8 +36,8 @@ func (c *walls) of(w *world, ts [4]int64) *[4]time.Time {
 }
 
 type demandKey struct {
-	class            string
-	nodes, gpus, cpu int
+	class, partition, dept string
+	nodes, gpus, cpu       int
 }
 
 func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
@@ -61,7 +62,7 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 		n := fleet.Node{
 			Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: t[0], Power: powerOf(sv.state),
 			Jobs: fleet.JobsView{Known: true, Jobs: len(sv.jobs), CPUs: pl.CPUs - sv.freeCPU, GPUs: pl.GPUs - sv.freeGPU,
-				Drained: drained, DrainedByRota: drained, Responding: up},
+				Drained: drained, DrainedByRota: drained, Responding: up, Running: s.running(w, sv)},
 			LastOn: t[1], LastOff: t[2],
 			CyclesToday: countSince(sv.offs, w.now-24*3600),
 		}
@@ -88,15 +89,37 @@ func (s *snapshotter) buildDemand(w *world) {
 	s.demand = s.demand[:0]
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
-		k := demandKey{class: j.Class, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
+		k := demandKey{class: j.Class, partition: j.Partition, dept: j.Department, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
+		limit := time.Duration(j.TimeLimit) * time.Second
 		if i, ok := s.index[k]; ok {
-			s.demand[i].Count++
+			d := &s.demand[i]
+			d.Count++
+			if limit > 0 && (d.TimeLimit == 0 || limit < d.TimeLimit) {
+				d.TimeLimit = limit
+			}
 			continue
 		}
 		s.index[k] = len(s.demand)
-		s.demand = append(s.demand, fleet.Demand{Class: k.class, Shape: config.Shape{CPUs: j.CPUs, GPUs: j.GPUs},
-			Nodes: j.Nodes, Count: 1, Since: w.wall(j.Submit)})
+		s.demand = append(s.demand, fleet.Demand{Class: k.class, Partition: j.Partition, Department: j.Department,
+			Shape: config.Shape{Partition: j.Partition, CPUs: j.CPUs, GPUs: j.GPUs}, Nodes: j.Nodes, Count: 1,
+			Since: w.wall(j.Submit), TimeLimit: limit})
 	}
+}
+
+// running lists a server's jobs as the planner weighs moving them; none when moves are off
+// (the planner would not read them).
+func (s *snapshotter) running(w *world, sv *server) []fleet.Job {
+	if len(sv.jobs) == 0 || !w.env.Config.Policy.Moves.Enabled {
+		return nil
+	}
+	out := make([]fleet.Job, 0, len(sv.jobs))
+	for _, ji := range sv.jobs {
+		j := &w.env.Jobs[ji]
+		out = append(out, fleet.Job{ID: strconv.Itoa(int(ji)), Partition: j.Partition, Department: j.Department,
+			CPUs: j.CPUs, GPUs: j.GPUs, Servers: j.Nodes, Requeueable: j.Requeueable,
+			Started: w.wall(w.start[ji]), TimeLimit: time.Duration(j.TimeLimit) * time.Second})
+	}
+	return out
 }
 
 func powerOf(s fleet.State) bmc.State {

@@ -35,6 +35,7 @@ type world struct {
 	srv   []server
 	start []int64 // per job: start time, -1 until started
 	held  [][]int32
+	moves moveState
 	queue []int32
 	next  int // next job to arrive
 	ev    eventHeap
@@ -64,6 +65,7 @@ func newWorld(e *Env) *world {
 	w := &world{env: e, now: e.T0, srv: make([]server, len(e.Servers)), powered: make([]int, len(e.Pools))}
 	w.start = make([]int64, len(e.Jobs))
 	w.held = make([][]int32, len(e.Jobs))
+	w.moves.init(len(e.Jobs))
 	for i := range w.start {
 		w.start[i] = -1
 	}
@@ -178,6 +180,8 @@ func (w *world) apply(acts []fleet.Action) {
 					w.setState(s, fleet.StateOn)
 					w.placeDirty = true
 				}
+			case fleet.Move:
+				done = w.move(s, a.Move)
 			}
 		}
 		if !done {
@@ -196,6 +200,9 @@ func (w *world) handle() bool {
 		e := w.ev.pop()
 		switch e.kind {
 		case evEnd:
+			if e.gen != w.moves.gen[e.id] {
+				continue // the job was moved: this end is of its first run
+			}
 			w.finish(e.id)
 			changed = true
 		case evReady, evOff:

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,11 +112,11 @@ func TestParseNodeLine(t *testing.T) {
 			fleet.JobsView{Known: true, Drained: true, DrainedByRota: true, Responding: true}, "drained"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes, err := ParseNodes([]byte(tc.line + "\n"))
+			nodes, err := ParseNodes(sinfoOut(tc.line + "\n"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := (View{Nodes: nodes}).JobsViews()[nodes[0].Name]; got != tc.want {
+			if got := (View{Nodes: nodes}).JobsViews()[nodes[0].Name]; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("view %+v, want %+v", got, tc.want)
 			}
 			if got := nodes[0].State.Summary(); got != tc.summary {
@@ -125,7 +127,7 @@ func TestParseNodeLine(t *testing.T) {
 }
 
 func TestParseNodesMergesPartitions(t *testing.T) {
-	nodes, err := ParseNodes([]byte("n1|batch*|idle|0/2/0/2|gpu:0|none\nn1|debug|idle|0/2/0/2|gpu:0|none\n"))
+	nodes, err := ParseNodes(sinfoOut("n1|batch*|idle|0/2/0/2|gpu:0|none\nn1|debug|idle|0/2/0/2|gpu:0|none\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func TestParseJobLine(t *testing.T) {
 			Job{State: "running", CPUs: 1, Memory: 100 * mib, Requeue: true, NodeList: []string{"gpu01", "gpu02"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseJobs([]byte(tc.line), time.UTC)
+			got, err := ParseJobs(squeueOut(tc.line), time.UTC)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,9 +201,9 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.sinfo != "" {
-				_, err = ParseNodes([]byte(tc.sinfo))
+				_, err = ParseNodes(sinfoOut(tc.sinfo))
 			} else {
-				_, err = ParseJobs([]byte(tc.squeue), time.UTC)
+				_, err = ParseJobs(squeueOut(tc.squeue), time.UTC)
 			}
 			if !errors.Is(err, ErrUnexpected) {
 				t.Fatalf("got %v, want ErrUnexpected", err)
@@ -230,7 +232,7 @@ func FuzzParseNodes(f *testing.F) {
 	for _, name := range fixtures(f) {
 		f.Add(readFixture(f, name+".sinfo"))
 	}
-	f.Add([]byte("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
+	f.Add(sinfoOut("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		nodes, err := ParseNodes(b)
 		if err != nil {
@@ -292,4 +294,84 @@ func BenchmarkQueue100k(b *testing.B) {
 			b.Fatal("no demand")
 		}
 	}
+}
+
+// TestWaitingMatchesDemand: on every recorded cluster, the watch's cheap read lists exactly the
+// pending jobs the full read counts as demand (an array's tasks under the array's id).
+func TestWaitingMatchesDemand(t *testing.T) {
+	for _, name := range fixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseWaiting(readFixture(t, name+".waiting"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			queue, err := ParseJobs(readFixture(t, name+".squeue"), time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, j := range queue {
+				if j.Pending() && Startable(j.Reason) && !slices.Contains(want, j.ID) {
+					want = append(want, j.ID)
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("waiting %q, demand's jobs %q", got, want)
+			}
+		})
+	}
+}
+
+func TestParseWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      []string
+		bad       bool
+	}{
+		{name: "nothing waits", out: ""},
+		{name: "not yet looked at, resources, priority", out: "7|None\n8|Resources\n9|Priority\n", want: []string{"7", "8", "9"}},
+		{name: "held, dependency, limits left out", out: "1|JobHeldAdmin\n2|Dependency\n3|QOSMaxJobsPerUserLimit\n4|BeginTime\n5|ReqNodeNotAvail, UnavailableNodes:n[1-2]\n",
+			want: []string{"5"}},
+		{name: "a '|' in the reason", out: "6|Resources|odd\n", want: []string{"6"}},
+		{name: "no reason field", out: "6\n", bad: true},
+		{name: "no id", out: "|Resources\n", bad: true},
+		{name: "a space in the id", out: "6 7|Resources\n", bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseWaiting([]byte(tc.out))
+			if tc.bad {
+				if !errors.Is(err, ErrUnexpected) {
+					t.Fatalf("ParseWaiting: %q, %v; want ErrUnexpected", got, err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("ParseWaiting: %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseWaiting: any input parses or fails with ErrUnexpected, never panics; every id read
+// is non-empty and one word.
+func FuzzParseWaiting(f *testing.F) {
+	for _, name := range fixtures(f) {
+		f.Add(readFixture(f, name+".waiting"))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ids, err := ParseWaiting(b)
+		if err != nil {
+			if !errors.Is(err, ErrUnexpected) {
+				t.Fatalf("error %v is not ErrUnexpected", err)
+			}
+			return
+		}
+		for _, id := range ids {
+			if id == "" || strings.ContainsAny(id, " \t\n|") {
+				t.Fatalf("id %q", id)
+			}
+		}
+	})
 }
