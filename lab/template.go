@@ -3,10 +3,11 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/rotahq/rota/internal/freeport"
 )
 
 // Ports hands out free loopback ports by name: the same name always gets the same port.
@@ -27,30 +28,12 @@ func (p *Ports) get(m map[string]int, name, network string) (int, error) {
 	if port, ok := m[name]; ok {
 		return port, nil
 	}
-	port, err := freePort(network)
+	port, err := freeport.Pick(network)
 	if err != nil {
 		return 0, fmt.Errorf("choosing port %s: %w", name, err)
 	}
 	m[name] = port
 	return port, nil
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort(network string) (int, error) {
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Expand fills a lab config template: ${lab} is the lab folder, ${port:NAME} a free TCP port
