@@ -9,4 +9,9 @@
 // Generate turns a config into a rule file (Prometheus' format, recorded names follow
 // level:metric:operations); `rotactl rules generate` writes it. rota-rules.yml in this folder is
 // the set generated from the defaults (no config file), kept current by a test.
+//
+// GenerateTests derives promtool tests of the alerts from the same config (scenarios.go: one
+// server, queue or scaler per test, its series and checks computed from the policy's windows,
+// thresholds and intervals), so the tests follow the policy as the rules do; the package's
+// tests run them under several policies.
 package alerts

@@ -3,9 +3,11 @@ package alerts
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,9 +76,9 @@ func TestPolicyDrivesRules(t *testing.T) {
 		want   []string
 	}{
 		{"idle cpu threshold", func(c *config.Config) { c.Policy.Idle.CPUThreshold = 0.35 },
-			[]string{"max_over_time(node:rota_node_cpu_utilization:ratio[10m:15s]) < 0.35", "CPU under 35%"}},
+			[]string{"max_over_time(node:rota_node_cpu_utilization:ratio[2m:15s]) < 0.35", "CPU under 35%"}},
 		{"idle gpu threshold", func(c *config.Config) { c.Policy.Idle.GPUThreshold = 0.02 },
-			[]string{"max_over_time(node:rota_gpu_busy:max[10m:15s]) >= 0.02"}},
+			[]string{"max_over_time(node:rota_gpu_busy:max[2m:15s]) >= 0.02"}},
 		{"gpu signal utilization", func(c *config.Config) { c.Policy.GPUSignal = config.SignalUtilization },
 			[]string{"max by (node, pool) (rota_gpu_utilization_ratio)\n      - record: node:rota_gpu_busy:avg", "every GPU under 5% (utilisation)"}},
 		{"gpu signal sm_active", func(c *config.Config) { c.Policy.GPUSignal = config.SignalSMActive },
@@ -84,7 +86,7 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"idle window", func(c *config.Config) { c.Policy.Idle.Window = min(20) },
 			[]string{"count_over_time(node:rota_node_cpu_utilization:ratio[20m:15s]) >= 80"}},
 		{"scrape interval", func(c *config.Config) { c.Prometheus.ScrapeInterval = model.Duration(30 * time.Second) },
-			[]string{"rota_node_cpu_seconds_total[2m]", "[10m:30s]) >= 20"}},
+			[]string{"rota_node_cpu_seconds_total[2m]", "[2m:30s]) >= 4"}},
 		{"backlog", func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 25; c.Policy.Backlog.For = min(7) },
 			[]string{"pool_class:rota_scaler_pending_jobs:sum > 25\n        for: 7m"}},
 		{"underuse", func(c *config.Config) { c.Policy.Underuse.GPUThreshold = 0.15; c.Policy.Underuse.Window = min(60) },
@@ -146,21 +148,127 @@ func TestPromtoolCheckRules(t *testing.T) {
 	}
 }
 
-// TestPromtoolTestRules runs the rule unit tests in testdata: every alert firing, not firing, at
-// its boundary, with missing, partial and flapping data, and across counter resets; every
-// recording rule's value.
+// testPolicies are the policies the generated rule tests run under: the defaults, the example
+// config users copy, a fast policy (15s passes, a 5m idle window) and a slow one (1m scrapes,
+// 5m passes, an hour's window), each with pools of their own boot timeouts.
+func testPolicies(t *testing.T) map[string]*config.Config {
+	t.Helper()
+	example, err := config.Load(filepath.Join(testutil.RepoRoot(t), "deploy", "rota", "rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := func(s string) model.Duration {
+		v, err := model.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	fast := config.Default()
+	fast.Policy.EvaluationInterval = d("15s")
+	fast.Policy.Idle.Window = d("5m")
+	fast.Policy.Backlog.For = 0
+	fast.Policy.Underuse.Window = d("10m")
+	fast.Policy.Telemetry.MaxAge = d("1m")
+	fast.Policy.Failure.AlertAfter, fast.Policy.Failure.AlertWindow = 2, d("5m")
+	fast.Pools = []config.Pool{{Name: "cpu-fast", BootTimeout: d("3m")}}
+	slow := config.Default()
+	slow.Prometheus.ScrapeInterval = d("1m")
+	slow.Policy.EvaluationInterval = d("5m")
+	slow.Policy.Idle = config.Idle{CPUThreshold: 0.35, GPUThreshold: 0.02, Window: d("1h")}
+	slow.Policy.Backlog = config.Backlog{QueuedJobs: 0, For: d("10m")}
+	slow.Policy.Underuse.GPUThreshold, slow.Policy.Underuse.Window = 0.2, d("2h")
+	slow.Policy.Telemetry.MaxAge = d("10m")
+	slow.Policy.Failure.AlertAfter, slow.Policy.Failure.AlertWindow = 5, d("1h")
+	slow.Pools = []config.Pool{{Name: "gpu-slow", BootTimeout: d("20m")}, {Name: "cpu-slow", BootTimeout: d("12m")}}
+	return map[string]*config.Config{"default": config.Default(), "example": example, "fast": fast, "slow": slow}
+}
+
+// booksTests are the rule tests of the books (the cost rules and alerts, the cost cookbook's
+// counters), written for the default policy and run against the committed rules.
+var booksTests = []string{"testdata/cost.test.yml", "testdata/books.test.yml"}
+
+// TestPromtoolTestRules runs promtool's rule tests against the rules generated for each test
+// policy: the alert tests GenerateTests derives from that policy (every alert firing, not
+// firing, at its boundary, with missing, partial and flapping data, and across counter
+// resets), and testdata/recording.test.yml (every recording rule's value, which no window
+// changes), one subtest per file (TestPromtoolTestRules/POLICY/FILE). The default policy's run
+// against the committed rota-rules.yml (what `make mutate` mutates; TestCommittedRulesAreCurrent
+// holds it equal to the generated one). testdata/sources.test.yml runs against the rules of
+// testdata/sources.yml, kept beside it.
 func TestPromtoolTestRules(t *testing.T) {
 	promtool := testutil.Tool(t, "promtool")
-	files, err := filepath.Glob("testdata/*.test.yml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no rule tests in testdata: %v", err)
+	t.Run("sources", func(t *testing.T) {
+		t.Parallel()
+		runPromtoolTest(t, promtool, "testdata/sources.test.yml")
+	})
+	// The books' rules and the cost cookbook, on the committed (default) rules.
+	t.Run("books", func(t *testing.T) {
+		for _, f := range booksTests {
+			t.Run(filepath.Base(f), func(t *testing.T) {
+				t.Parallel()
+				runPromtoolTest(t, promtool, f)
+			})
+		}
+	})
+	recording, err := os.ReadFile("testdata/recording.test.yml")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
+	committedRules, err := filepath.Abs(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, cfg := range testPolicies(t) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runPromtoolTest(t, promtool, f)
+			dir := t.TempDir()
+			rules := ""
+			if name == "default" {
+				rules = committedRules
+			}
+			files := writeRuleTests(t, dir, cfg, rules)
+			rec := filepath.Join(dir, "recording.test.yml")
+			if err := os.WriteFile(rec, bytes.Replace(recording, []byte("rule_files: [../rota-rules.yml]"), []byte("rule_files: ["+files[0].rules+"]"), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range append(files, ruleTest{path: rec}) {
+				t.Run(filepath.Base(f.path), func(t *testing.T) { runPromtoolTest(t, promtool, f.path) })
+			}
 		})
 	}
+}
+
+// ruleTest is a promtool test file and the rule file it reads.
+type ruleTest struct{ path, rules string }
+
+// writeRuleTests writes the tests GenerateTests derives from cfg into dir, reading the rule
+// file rules, or, when rules is empty, the rules generated for cfg, written into dir too.
+func writeRuleTests(t *testing.T, dir string, cfg *config.Config, rules string) []ruleTest {
+	t.Helper()
+	if rules == "" {
+		b, err := Generate(cfg, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = filepath.Join(dir, "rota-rules.yml")
+		if err := os.WriteFile(rules, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests, err := GenerateTests(cfg, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ruleTest
+	for _, name := range slices.Sorted(maps.Keys(tests)) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, tests[name], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ruleTest{path: p, rules: rules})
+	}
+	return out
 }
 
 func runPromtoolTest(t *testing.T, promtool, file string) {
@@ -172,27 +280,30 @@ func runPromtoolTest(t *testing.T, promtool, file string) {
 }
 
 // TestEveryRuleIsTested: each recorded series and each alert of the rule set appears in a rule
-// test (an expression using it, or an alert_rule_test naming it), so a new rule needs a test.
+// test (an expression using it, or an alert test naming it), so a new rule needs a test.
 func TestEveryRuleIsTested(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.test.yml")
+	tests, err := GenerateTests(config.Default(), "rota-rules.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var all strings.Builder
-	for _, f := range files {
+	for _, f := range append([]string{"testdata/recording.test.yml"}, booksTests...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		all.Write(b)
 	}
-	tests := all.String()
+	for _, b := range tests {
+		all.Write(b)
+	}
+	text := all.String()
 	for _, g := range Rules(config.Default()).Groups {
 		for _, r := range g.Rules {
 			switch {
-			case r.Record != "" && !strings.Contains(tests, r.Record):
+			case r.Record != "" && !strings.Contains(text, r.Record):
 				t.Errorf("recorded series %s is in no rule test", r.Record)
-			case r.Alert != "" && !strings.Contains(tests, "alertname: "+r.Alert+"\n"):
+			case r.Alert != "" && !strings.Contains(text, "alertname: "+r.Alert+"\n"):
 				t.Errorf("alert %s is in no rule test", r.Alert)
 			}
 		}

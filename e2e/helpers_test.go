@@ -19,8 +19,9 @@ import (
 )
 
 // startLab starts a lab with the servers named by on ("all", "floor", "none") powered, and
-// rota unless noRota. Everything stops at cleanup; on failure the logs' tails are printed.
-func startLab(t *testing.T, on string, noRota bool) *lab.Lab {
+// rota unless noRota; mods change the lab's options further. Everything stops at cleanup; on
+// failure the logs' tails are printed.
+func startLab(t *testing.T, on string, noRota bool, mods ...func(*lab.Options)) *lab.Lab {
 	t.Helper()
 	// A short folder: slurmd's unix socket path must stay under 108 bytes.
 	tmp, err := os.MkdirTemp("", "rotalab")
@@ -36,8 +37,12 @@ func startLab(t *testing.T, on string, noRota bool) *lab.Lab {
 	dir := filepath.Join(tmp, "lab")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	l, err := lab.Start(ctx, lab.Options{Dir: dir, Root: testutil.RepoRoot(t), BinDir: bins, On: on, NoRota: noRota,
-		Clock: clock.Real{}, Log: logger.WithField("component", "lab")})
+	opts := lab.Options{Dir: dir, Root: testutil.RepoRoot(t), BinDir: bins, On: on, NoRota: noRota,
+		Clock: clock.Real{}, Log: logger.WithField("component", "lab")}
+	for _, m := range mods {
+		m(&opts)
+	}
+	l, err := lab.Start(ctx, opts)
 	t.Cleanup(func() {
 		if l != nil {
 			l.Close()

@@ -36,6 +36,9 @@ type Options struct {
 	On string
 	// NoRota starts everything but rota (the fleet alone, for rotactl power or a test).
 	NoRota bool
+	// Rebalance turns rota's moves on (and the Slurm weights that steer new work to the cheap
+	// tier): light work leaves the GPU servers, which then power off.
+	Rebalance bool
 	// Tick is how often power is reconciled and readings rewritten (default 1s).
 	Tick  time.Duration
 	Clock Clock
@@ -146,7 +149,7 @@ func (l *Lab) prepare() error {
 	if err != nil {
 		return fmt.Errorf("reading the lab config: %w", err)
 	}
-	text, err := Expand(string(tmpl), l.Dir, l.Ports)
+	text, err := Expand(string(tmpl), l.Dir, l.Ports, l.opts.Rebalance)
 	if err != nil {
 		return fmt.Errorf("expanding %s: %w", l.opts.Template, err)
 	}

@@ -17,7 +17,7 @@ import (
 
 func TestExpand(t *testing.T) {
 	ports := NewPorts()
-	out, err := Expand("dir ${lab} a ${port:a} a ${port:a} b ${port:b} u ${udp:a}", "/x", ports)
+	out, err := Expand("dir ${lab} a ${port:a} a ${port:a} b ${port:b} u ${udp:a} r ${rebalance}", "/x", ports, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,11 +28,11 @@ func TestExpand(t *testing.T) {
 		t.Fatalf("ports a=%d b=%d udp a=%d: want distinct, non-zero", a, b, u)
 	}
 	f := strings.Fields(out)
-	if f[1] != "/x" || f[3] != f[5] || f[3] == f[7] {
+	if f[1] != "/x" || f[3] != f[5] || f[3] == f[7] || f[11] != "true" {
 		t.Errorf("expanded %q", out)
 	}
 	for _, bad := range []string{"${nope}", "${port:}", "${udp:}", "$HOME"} {
-		if _, err := Expand(bad, "/x", ports); err == nil {
+		if _, err := Expand(bad, "/x", ports, false); err == nil {
 			t.Errorf("Expand(%q): no error", bad)
 		}
 	}
@@ -45,7 +45,7 @@ func TestLabConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := Expand(string(tmpl), t.TempDir(), NewPorts())
+	text, err := Expand(string(tmpl), t.TempDir(), NewPorts(), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,11 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/rotahq/rota/internal/freeport"
 )
 
 // Ports hands out free loopback ports by name: the same name always gets the same port.
@@ -27,7 +28,7 @@ func (p *Ports) get(m map[string]int, name, network string) (int, error) {
 	if port, ok := m[name]; ok {
 		return port, nil
 	}
-	port, err := freePort(network)
+	port, err := freeport.Pick(network)
 	if err != nil {
 		return 0, fmt.Errorf("choosing port %s: %w", name, err)
 	}
@@ -35,28 +36,11 @@ func (p *Ports) get(m map[string]int, name, network string) (int, error) {
 	return port, nil
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort(network string) (int, error) {
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // Expand fills a lab config template: ${lab} is the lab folder, ${port:NAME} a free TCP port
-// and ${udp:NAME} a free UDP port (the same for the same NAME). Any other ${...} is an error,
-// so a typo never reaches rota as an empty value.
-func Expand(tmpl, dir string, ports *Ports) (string, error) {
+// and ${udp:NAME} a free UDP port (the same for the same NAME), ${rebalance} true when the
+// lab rebalances (Options.Rebalance). Any other ${...} is an error, so a typo never reaches
+// rota as an empty value.
+func Expand(tmpl, dir string, ports *Ports, rebalance bool) (string, error) {
 	var errs []error
 	out := os.Expand(tmpl, func(key string) string {
 		kind, name, _ := strings.Cut(key, ":")
@@ -65,6 +49,8 @@ func Expand(tmpl, dir string, ports *Ports) (string, error) {
 		switch {
 		case key == "lab":
 			return dir
+		case key == "rebalance":
+			return strconv.FormatBool(rebalance)
 		case kind == "port" && name != "":
 			port, err = ports.TCP(name)
 		case kind == "udp" && name != "":

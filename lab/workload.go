@@ -15,15 +15,15 @@ type Job struct {
 	GPUs int
 	// Runtime is how long the job sleeps.
 	Runtime time.Duration
-	// Account is the Slurm account ("" none): who the books charge for what the job holds.
-	Account string
+	// Args are more sbatch options (--requeue, --time=20, --nodelist=gpu02).
+	Args []string
 }
 
-// Light and Heavy are the workload's two kinds of job; heavy jobs are physics', and run on
-// research's GPU servers: borrowed capacity.
+// Light and Heavy are the workload's two kinds of job; heavy jobs are the physics account's,
+// on research's GPU servers: capacity the books charge to physics, as borrowed.
 func Light(runtime time.Duration) Job { return Job{Kind: "light", CPUs: 2, Runtime: runtime} }
 func Heavy(runtime time.Duration) Job {
-	return Job{Kind: "heavy", CPUs: 2, GPUs: 1, Runtime: runtime, Account: "physics"}
+	return Job{Kind: "heavy", CPUs: 2, GPUs: 1, Runtime: runtime, Args: []string{"--account=physics"}}
 }
 
 // sbatchArgs are the arguments that submit j: one node, its CPUs and GPUs, a sleep, output
@@ -34,9 +34,7 @@ func (j Job) sbatchArgs() []string {
 	if j.GPUs > 0 {
 		args = append(args, fmt.Sprintf("--gres=gpu:%d", j.GPUs))
 	}
-	if j.Account != "" {
-		args = append(args, "--account="+j.Account)
-	}
+	args = append(args, j.Args...)
 	return append(args, fmt.Sprintf("--wrap=sleep %d", int(j.Runtime.Seconds())))
 }
 

@@ -41,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	binDir := up.Flag("bin", "Folder of rota, rota-lab-exporter and rota-redfish-emulator.").Default("bin").String()
 	on := up.Flag("on", "Servers powered on at start: all, floor (each pool's min) or none.").Default("all").Enum("all", "floor", "none")
 	noRota := up.Flag("no-rota", "Start the fleet without rota.").Bool()
+	rebalance := up.Flag("rebalance", "Let rota move requeueable work (light jobs leave the GPU servers, which then power off) and set Slurm's node weights from cost.").Bool()
 	var logs logflags.Config
 	logflags.Add(up, &logs, "info")
 
@@ -63,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "up":
 		logger := logs.New(stderr)
-		return runUp(ctx, lab.Options{Dir: *dir, Root: *root, BinDir: *binDir, On: *on, NoRota: *noRota,
+		return runUp(ctx, lab.Options{Dir: *dir, Root: *root, BinDir: *binDir, On: *on, NoRota: *noRota, Rebalance: *rebalance,
 			Clock: clock.Real{}, Log: logger.WithField("component", "lab")}, stdout, stderr)
 	case "workload":
 		ids, err := lab.Submit(ctx, *dir, lab.Burst(*light, *heavy, *lightRun, *heavyRun)...)

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,20 +24,9 @@ import (
 
 // fakePrometheus answers every instant query with an empty vector, except the readiness query
 // for n1 once its exporter is up: then a sample taken now.
-func fakePrometheus(t *testing.T, exporterUp *atomic.Bool) string {
+func fakePrometheus(t testing.TB, exporterUp *atomic.Bool) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		result := ""
-		if exporterUp.Load() && strings.Contains(r.Form.Get("query"), `up{node="n1"} == 1`) {
-			now := time.Now().Unix()
-			result = fmt.Sprintf(`{"metric":{"node":"n1","pool":"cpu"},"value":[%d,"%d"]}`, now, now)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, result)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testutil.Prometheus(t, func(node string) bool { return node == "n1" && exporterUp.Load() })
 }
 
 // emuRota is one rota binary run over one emulated Redfish BMC (server n1) and a fake

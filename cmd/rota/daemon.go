@@ -67,6 +67,7 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 	if err != nil {
 		return nil, err
 	}
+	prepareJobs(cfg, jm, log)
 	facts, err := promfacts.New(cfg, log.WithField("component", "promfacts"))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus: %w", err)
@@ -82,6 +83,7 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 	lp, err := loop.New(loop.Options{
 		Config: cfg, Store: st, Executor: ex, Power: power, Jobs: jm, Telemetry: facts,
 		Planner: plan.Plan, Clock: clk, Log: log.WithField("component", "loop"), Registerer: reg,
+		Watch: newWatch(cfg, jm),
 		Meter: power, Numbers: facts, GPUs: facts,
 	})
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,7 +18,6 @@ import (
 	"github.com/rotahq/rota/bmc/redfishemu"
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/testutil"
-	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -57,7 +55,7 @@ func BenchmarkWebhookToFirstBMCCommand(b *testing.B) {
 	bmcHost, bmcPort, _ := strings.Cut(emu.Server("n1").Addr(), ":")
 
 	var exporterUp atomic.Bool
-	prom := reactionPrometheus(b, &exporterUp)
+	prom := fakePrometheus(b, &exporterUp)
 
 	dir := b.TempDir()
 	write := func(name, content string) string {
@@ -92,8 +90,7 @@ func BenchmarkWebhookToFirstBMCCommand(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	apiToken := write("api.token", "api-token\n")
-	webhookToken := write("webhook.token", "webhook-token\n")
+	apiToken, webhookToken := tokenFiles(b, dir)
 	listen := testutil.FreePort(b)
 	cfg := write("rota.yml", fmt.Sprintf(`
 prometheus: {url: %q, timeout: 2s}
@@ -121,76 +118,8 @@ pools:
         bmc: {protocol: redfish, host: %s, port: %s, username: rota, password_env: ROTA_TEST_BMC_PASSWORD, insecure_skip_verify: true}
 `, prom, listen, apiToken, webhookToken, filepath.Join(dir, "rota.db"), stateProg, demandProg, okProg, okProg, bmcHost, bmcPort))
 
-	testutil.StartEnv(b, []string{"ROTA_TEST_BMC_PASSWORD=bmc-pw"}, rotaBinary, "--config.file", cfg)
-	base := fmt.Sprintf("http://127.0.0.1:%d", listen)
-	testutil.WaitHTTP(b, base+"/-/ready", 60*time.Second)
-
-	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(b), "scaler", "webhook", "testdata", "alertmanager-v4-backlog.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	webhook := func() {
-		b.Helper()
-		req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/alerts", bytes.NewReader(fixture))
-		req.Header.Set("Authorization", "Bearer webhook-token")
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("webhook answered %s", resp.Status)
-		}
-	}
-	c, err := api.NewClient(base, api.NewToken("api-token"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	status := func() (api.Status, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		st, err := c.Status(ctx)
-		if err != nil {
-			return api.Status{}, err
-		}
-		if len(st.Nodes) != 1 {
-			return api.Status{}, fmt.Errorf("%d nodes in the status", len(st.Nodes))
-		}
-		return st, nil
-	}
-	// waitFor waits until rota reports n1 in state want, nudging it with a webhook now and
-	// then when nudge is set (passes run only on webhooks here); then until no pass has run
-	// for a while, so no pass is left pending when the next measurement starts.
-	waitFor := func(want fleet.State, nudge bool) {
-		b.Helper()
-		var lastNudge time.Time
-		testutil.Eventually(b, 30*time.Second, "n1 "+string(want), func() error {
-			if nudge && time.Since(lastNudge) > time.Second {
-				webhook()
-				lastNudge = time.Now()
-			}
-			st, err := status()
-			if err != nil {
-				return err
-			}
-			if n := st.Nodes[0]; n.State != want {
-				return fmt.Errorf("n1 is %q (%s: %s)", n.State, n.Reason, n.Detail)
-			}
-			return nil
-		})
-		quiet := 300 * time.Millisecond
-		testutil.Eventually(b, 30*time.Second, "no pass for "+quiet.String(), func() error {
-			st, err := status()
-			if err != nil {
-				return err
-			}
-			if since := time.Since(st.LastPass); since < quiet {
-				return fmt.Errorf("last pass %s ago", since)
-			}
-			return nil
-		})
-	}
+	rota := startRota(b, cfg, listen, "ROTA_TEST_BMC_PASSWORD=bmc-pw")
+	waitFor := func(want fleet.State, nudge bool) { rota.waitFor("n1", want, nudge) }
 	waitFor(fleet.StateOff, false)
 
 	var total time.Duration
@@ -202,7 +131,7 @@ pools:
 		setJobs(false, true)
 		b.StartTimer()
 		start := time.Now()
-		webhook()
+		rota.nudge()
 		var at time.Time
 		select {
 		case at = <-poweredOn:
@@ -233,22 +162,4 @@ pools:
 	b.StopTimer()
 	b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "ms/reaction")
 	b.Logf("reactions (N=%d): %s", b.N, strings.Join(each, " "))
-}
-
-// reactionPrometheus answers every instant query with an empty vector (no telemetry, so no
-// server is ever idle), except n1's readiness while its exporter is up: a sample taken now.
-func reactionPrometheus(tb testing.TB, exporterUp *atomic.Bool) string {
-	tb.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		result := ""
-		if exporterUp.Load() && strings.Contains(r.Form.Get("query"), `up{node="n1"} == 1`) {
-			now := time.Now().Unix()
-			result = fmt.Sprintf(`{"metric":{"node":"n1","pool":"cpu-epyc"},"value":[%d,"%d"]}`, now, now)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, result)
-	}))
-	tb.Cleanup(srv.Close)
-	return srv.URL
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -79,4 +80,50 @@ func newJobs(cfg *config.Config, log *logrus.Entry) (jobs.Manager, error) {
 		return slurm.NewFromConfig(cfg, log), nil
 	}
 	return nil, errors.New("jobs.adapter " + cfg.Jobs.Adapter + " is not built in")
+}
+
+// newWatch is the adapter's pending-work watch: Slurm's pending-queue read, exec's
+// watch_command when configured; nil when the adapter has none or jobs.watch_interval is 0.
+func newWatch(cfg *config.Config, jm jobs.Manager) jobs.Watcher {
+	if cfg.Jobs.WatchInterval <= 0 {
+		return nil
+	}
+	switch m := jm.(type) {
+	case *jobsexec.Manager:
+		return m.Watcher()
+	case jobs.Watcher:
+		return m
+	}
+	return nil
+}
+
+// prepareJobs readies Slurm before the first pass, each step bounded by jobs.timeout, logged
+// and never fatal (the loop works without them): the node weights from the pools' cost when
+// jobs.slurm.weights is on, and a check of the pools' profiles against what Slurm reports.
+func prepareJobs(cfg *config.Config, jm jobs.Manager, log *logrus.Entry) {
+	sm, ok := jm.(*slurm.Manager)
+	if !ok {
+		return
+	}
+	log = log.WithField("component", "jobs")
+	timeout := time.Duration(cfg.Jobs.Timeout)
+	if cfg.Jobs.Slurm.Weights {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err := sm.SetWeights(ctx, slurm.Weights(cfg))
+		cancel()
+		if err != nil {
+			log.WithError(err).Warn("slurm node weights not set")
+		} else {
+			log.Info("slurm node weights set from the pools' cost (keep them in slurm.conf: rotactl slurm weights)")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	problems, err := sm.Check(ctx, cfg)
+	cancel()
+	if err != nil {
+		log.WithError(err).Warn("pools' profiles not checked against slurm")
+	}
+	for _, p := range problems {
+		log.WithField("problem", p).Warn("a pool's profile disagrees with slurm: rota may wake a server a job cannot use")
+	}
 }

@@ -55,7 +55,7 @@ func registerPower(app *kingpin.Application, cmds map[string]command) {
 // powerResult is one node's outcome, as printed.
 type powerResult struct {
 	Node   string    `json:"node"`
-	State  bmc.State `json:"state"`
+	State  bmc.State `json:"state,omitempty"` // empty: not read
 	OK     bool      `json:"ok"`
 	Reason string    `json:"reason,omitempty"`
 	Error  string    `json:"error,omitempty"`
@@ -67,6 +67,17 @@ func runPower(ctx context.Context, e env, verb string, f *powerFlags) int {
 		fmt.Fprintln(e.stderr, "rotactl:", err)
 		return 2
 	}
+	ctl, timeout, err := controller(e, cfg, f)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "rotactl:", err)
+		return 2
+	}
+	return printPower(e, f.output, powerAll(ctx, ctl, verb, !f.hard, dedupe(f.nodes), timeout, progress(e)))
+}
+
+// controller builds the BMC controller for every node of the config, and the bound on each
+// node's operation (--timeout, else bmc.operation_timeout).
+func controller(e env, cfg *config.Config, f *powerFlags) (*bmc.Controller, time.Duration, error) {
 	endpoints := map[string]bmc.Endpoint{}
 	for _, p := range cfg.Pools {
 		for _, n := range p.Nodes {
@@ -88,12 +99,13 @@ func runPower(ctx context.Context, e env, verb string, f *powerFlags) int {
 		OperationTimeout:   timeout,
 		ConfirmTimeout:     timeout,
 	})
-	if err != nil {
-		fmt.Fprintln(e.stderr, "rotactl:", err)
-		return 2
-	}
-	results := powerAll(ctx, ctl, verb, !f.hard, dedupe(f.nodes), timeout, progress(e))
-	if err := printResults(e.stdout, f.output, results); err != nil {
+	return ctl, timeout, err
+}
+
+// printPower prints the results and returns the exit code: 0 when every node succeeded, 1 when
+// one failed, 2 when the table could not be written.
+func printPower(e env, format string, results []powerResult) int {
+	if err := printResults(e.stdout, format, results); err != nil {
 		fmt.Fprintln(e.stderr, "rotactl:", err)
 		return 2
 	}
@@ -192,7 +204,7 @@ func printResults(w io.Writer, format string, results []powerResult) error {
 		if !r.OK {
 			result = "failed"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Node, r.State, result, orDash(r.Reason), orDash(oneLine(r.Error)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Node, orDash(string(r.State)), result, orDash(r.Reason), orDash(oneLine(r.Error)))
 	}
 	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,33 @@ func TestRulesGenerate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRulesGenerateTests: --tests.output writes promtool tests derived from the same config,
+// and promtool passes them against the rules written beside them; without --output it is a
+// usage error.
+func TestRulesGenerateTests(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	dir := t.TempDir()
+	rules, tests := filepath.Join(dir, "rules", "rota-rules.yml"), filepath.Join(dir, "tests")
+	if err := os.MkdirAll(filepath.Dir(rules), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	example := filepath.Join(testutil.RepoRoot(t), "deploy", "rota", "rota.yml")
+	if _, errOut, code := rotactlInProcess("rules", "generate", "--config.file="+example, "--output="+rules, "--tests.output="+tests); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	files, err := filepath.Glob(filepath.Join(tests, "*.test.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tests written: %v", err)
+	}
+	for _, f := range files {
+		if out, err := exec.Command(promtool, "test", "rules", f).CombinedOutput(); err != nil {
+			t.Errorf("promtool test rules %s: %v\n%s", f, err, out)
+		}
+	}
+	if _, errOut, code := rotactlInProcess("rules", "generate", "--tests.output="+tests); code != 2 || !strings.Contains(errOut, "needs --output") {
+		t.Errorf("--tests.output without --output: exit %d, %q", code, errOut)
 	}
 }

@@ -21,7 +21,10 @@ import (
 type simulateFlags struct {
 	trace, config, format, out, fleet string
 	idle, boot, shutdown, maxWait     time.Duration
+	watchDelay                        time.Duration
 	gpusPerNode                       int
+	sweep                             bool
+	requeueAll                        bool
 }
 
 // registerSimulate adds `rotactl simulate --trace FILE --config FILE`.
@@ -38,6 +41,9 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	c.Flag("gpus-per-node", "GPUs per server for ITP traces.").Default("8").IntVar(&f.gpusPerNode)
 	c.Flag("fleet", "Fleet size: auto (the machine the trace's header states, e.g. SWF MaxNodes, else peak), trace (that machine), peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("auto").StringVar(&f.fleet)
 	positiveDuration(c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h"), &f.maxWait)
+	c.Flag("sweep", "Run the idle timeout at 1, 2, 5, 10, 20, 30 and 60 minutes, and rota under the config's policy and with its knobs moved (spares.quantile, break_even.wear_time), for the frontier plot.").BoolVar(&f.sweep)
+	c.Flag("watch-delay", "How long after a job arrives rota's planner runs for it (the job manager's pending-work watch); negative: only at evaluation intervals.").Default("1s").DurationVar(&f.watchDelay)
+	c.Flag("requeue-all", "Take every job of the trace as requeueable (rebalancing may move it), whatever the trace says.").BoolVar(&f.requeueAll)
 	cmds[c.FullCommand()] = func(ctx context.Context, e env) int {
 		if err := runSimulate(ctx, e, f); err != nil {
 			fmt.Fprintln(e.stderr, "rotactl:", err)
@@ -59,11 +65,18 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	if len(tr.Jobs) == 0 {
 		return fmt.Errorf("%s: the trace has no jobs (%d record(s) skipped as unusable)", f.trace, len(tr.Skipped))
 	}
-	senv, err := sim.NewEnv(cfg, tr, sim.Options{Boot: f.boot, Shutdown: f.shutdown, Fleet: f.fleet, MaxWait: f.maxWait})
+	senv, err := sim.NewEnv(cfg, tr, sim.Options{Boot: f.boot, Shutdown: f.shutdown, Fleet: f.fleet, MaxWait: f.maxWait, RequeueAll: f.requeueAll, WatchDelay: f.watchDelay})
 	if err != nil {
 		return err
 	}
 	policies := []sim.Policy{sim.AlwaysOn(), sim.IdleTimeout(f.idle), sim.Rota("rota")}
+	if f.sweep {
+		policies = append([]sim.Policy{sim.AlwaysOn()}, sim.SweepPolicies(senv)...)
+	}
+	if cfg.Policy.Moves.Enabled {
+		// Rebalancing is measured against the same planner without it.
+		policies = append(policies, sim.RotaWithoutMoves("rota-no-moves"))
+	}
 	var progress func(string) sim.Progress
 	if e.stderrTTY {
 		progress = func(name string) sim.Progress { return bar(e.stderr, name) }

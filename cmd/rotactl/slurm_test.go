@@ -4,23 +4,33 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/rotahq/rota/bmc/redfishemu"
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/slurmlab"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/api/apifake"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
 )
 
 // slurmBMCs starts emulated Redfish BMCs for n1 and n2 (both on) and writes a rota config
-// naming them; it returns the emulator and the config's path.
+// naming them, with a store and an API token in dir and a listen address nothing answers on
+// (unless the test starts a rota there); it returns the emulator and the config's path.
 func slurmBMCs(t *testing.T, dir string) (*redfishemu.Emulator, string) {
 	t.Helper()
 	const password = "slurm-Secret-7"
@@ -36,12 +46,11 @@ func slurmBMCs(t *testing.T, dir string) (*redfishemu.Emulator, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(emu.Close)
-	ca, pw := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "bmc.password")
-	if err := os.WriteFile(ca, emu.CertPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(pw, []byte(password), 0o600); err != nil {
-		t.Fatal(err)
+	ca, pw, tok := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "bmc.password"), filepath.Join(dir, "api.token")
+	for p, b := range map[string][]byte{ca: emu.CertPEM(), pw: []byte(password), tok: []byte(slurmAPIToken)} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var nodes strings.Builder
 	for _, s := range servers {
@@ -49,22 +58,45 @@ func slurmBMCs(t *testing.T, dir string) (*redfishemu.Emulator, string) {
 		fmt.Fprintf(&nodes, "      - name: %s\n        bmc: {protocol: redfish, host: %s, port: %s, username: admin, password_file: %s, ca_file: %s}\n", s.Name, host, port, pw, ca)
 	}
 	cfg := filepath.Join(dir, "rota.yml")
-	if err := os.WriteFile(cfg, []byte(`server: {webhook_auth_disabled: true}
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`server: {webhook_auth_disabled: true, listen_address: 127.0.0.1:%d, api_token_file: %s}
+store: {path: %s}
 bmc: {concurrency: 2, min_command_interval: 100ms, operation_timeout: 20s, graceful_timeout: 5s}
 pools:
   - name: cpu
     profile: {cpu_cores: 2}
     cost: {hourly: 1.5}
     nodes:
-`+nodes.String()), 0o644); err != nil {
+`, testutil.FreePort(t), tok, filepath.Join(dir, "rota.db"))+nodes.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return emu, cfg
 }
 
-// TestSlurmVerbs runs `rotactl slurm resume|suspend` in-process: a hostlist expands to the
-// inventory's nodes, a node not in it fails the run (exit 1, named on stderr), a bad hostlist
-// is a usage error (exit 2).
+const slurmAPIToken = "slurm-api-token-3b7e"
+
+// rotactlSlurm runs `rotactl slurm ARGS...` in-process with cfg and returns the exit code and
+// stderr; stdout must stay empty (Slurm keeps none).
+func rotactlSlurm(t *testing.T, cfg string, args ...string) (int, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), append([]string{"slurm", "--config.file=" + cfg}, args...), env{stdout: &stdout, stderr: &stderr})
+	if stdout.Len() != 0 {
+		t.Errorf("stdout %q, want nothing (Slurm keeps no stdout)", stdout.String())
+	}
+	return code, stderr.String()
+}
+
+func wantPower(t *testing.T, emu *redfishemu.Emulator, want map[string]string) {
+	t.Helper()
+	for n, w := range want {
+		if got := emu.Server(n).Power(); got != w {
+			t.Errorf("%s is %s, want %s", n, got, w)
+		}
+	}
+}
+
+// TestSlurmVerbs runs `rotactl slurm suspend` in-process (it acts alone): a hostlist expands to
+// the inventory's nodes, a bad hostlist is a usage error (exit 2), for resume too.
 func TestSlurmVerbs(t *testing.T) {
 	dir := t.TempDir()
 	emu, cfg := slurmBMCs(t, dir)
@@ -77,37 +109,153 @@ func TestSlurmVerbs(t *testing.T) {
 	}{
 		{"suspend a hostlist", []string{"suspend", "n[1-2]"}, 0, "Off", []string{"n1", "n2", "ok"}},
 		{"suspend servers already off", []string{"suspend", "n1,n2"}, 0, "Off", []string{"n1", "n2", "ok"}},
-		{"resume with a node not in the inventory", []string{"resume", "n[1-2],ghost"}, 1, "On", []string{"ghost", "failed"}},
-		{"bad hostlist", []string{"resume", "n[1-"}, 2, "On", []string{"bad hostlist"}},
+		{"suspend a node not in the inventory", []string{"suspend", "n1,ghost"}, 1, "Off", []string{"ghost", "failed"}},
+		{"bad hostlist", []string{"resume", "n[1-"}, 2, "Off", []string{"bad hostlist"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			args := append([]string{"slurm", "--config.file=" + cfg}, tc.args...)
-			code := run(context.Background(), args, env{stdout: &stdout, stderr: &stderr})
+			code, stderr := rotactlSlurm(t, cfg, tc.args...)
 			if code != tc.wantCode {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, stderr.String())
-			}
-			if stdout.Len() != 0 {
-				t.Errorf("stdout %q, want nothing (Slurm keeps no stdout)", stdout.String())
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, stderr)
 			}
 			for _, w := range tc.wantErr {
-				if !strings.Contains(stderr.String(), w) {
-					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
 				}
 			}
-			for _, n := range []string{"n1", "n2"} {
-				if got := emu.Server(n).Power(); got != tc.wantPower {
-					t.Errorf("%s is %s, want %s", n, got, tc.wantPower)
-				}
-			}
+			wantPower(t, emu, map[string]string{"n1": tc.wantPower, "n2": tc.wantPower})
 		})
 	}
 }
 
-// TestSlurmPowerSaving: a real slurmctld runs rotactl as its SuspendProgram and ResumeProgram.
-// Idle nodes are suspended (their emulated BMCs go Off, then the test stops their slurmd, as a
-// power-off would); a job for n1 makes Slurm resume it (its BMC goes On, the test starts its
-// slurmd, as a boot would) and the job runs; n2 stays off.
+// TestSlurmResumeThroughRota: with rota answering, resume only asks it (POST /api/v1/wake with
+// the config's API token at the config's listen address) and reports its answer: the BMCs are
+// not touched by rotactl. A server rota refuses fails the run; so does a rota that refuses the
+// token, and then rotactl does not act alone either.
+func TestSlurmResumeThroughRota(t *testing.T) {
+	dir := t.TempDir()
+	emu, cfg := slurmBMCs(t, dir)
+	for _, n := range []string{"n1", "n2"} {
+		if err := emu.Server(n).SetPower("Off"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := apifake.New(api.Status{Nodes: []api.NodeStatus{{Name: "n1"}, {Name: "n2"}}})
+	logger, _ := logtest.NewNullLogger()
+	token := api.NewToken(slurmAPIToken)
+	srv, err := api.NewServer(api.Options{Backend: backend, Registry: prometheus.NewRegistry(), Clock: clock.Real{}, APIToken: token,
+		WebhookAuthDisabled: true, Log: logger.WithField("component", "api")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", c.Server.ListenAddress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	t.Cleanup(func() { cancel(); <-served })
+
+	code, stderr := rotactlSlurm(t, cfg, "resume", "n[1-2]")
+	if code != 0 || !strings.Contains(stderr, "n1") || !strings.Contains(stderr, api.WakeStarted) {
+		t.Fatalf("exit %d, want 0 with both started; stderr:\n%s", code, stderr)
+	}
+	if w := backend.Wakes(); len(w) != 1 || !slices.Equal(w[0], []string{"n1", "n2"}) {
+		t.Fatalf("rota got wakes %v, want one for n1 and n2", w)
+	}
+	wantPower(t, emu, map[string]string{"n1": "Off", "n2": "Off"})
+
+	code, stderr = rotactlSlurm(t, cfg, "resume", "n1,ghost")
+	if code != 1 || !strings.Contains(stderr, api.WakeRefused) {
+		t.Fatalf("exit %d, want 1 with ghost refused; stderr:\n%s", code, stderr)
+	}
+
+	if err := srv.SetTokens(api.NewToken("another token"), api.Token{}); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr = rotactlSlurm(t, cfg, "resume", "n1")
+	if code != 1 || !strings.Contains(stderr, "403") {
+		t.Fatalf("exit %d, want 1 with rota's 403; stderr:\n%s", code, stderr)
+	}
+	wantPower(t, emu, map[string]string{"n1": "Off", "n2": "Off"})
+	if len(backend.Wakes()) != 2 {
+		t.Errorf("rota got %d wakes, want 2 (the refused token reaches nothing)", len(backend.Wakes()))
+	}
+}
+
+// TestSlurmResumeAlone: with no rota answering, resume powers on alone only with rota's store
+// readable and not held, and then never a server the store says is pinned or in maintenance,
+// nor anything while paused; --rota.unreachable=fail never acts alone.
+func TestSlurmResumeAlone(t *testing.T) {
+	type prep func(t *testing.T, db string)
+	withStore := func(edit func(st *store.Store) error) prep {
+		return func(t *testing.T, db string) {
+			st, err := store.Open(db, store.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := edit(st); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	plain := withStore(func(*store.Store) error { return nil })
+	for _, tc := range []struct {
+		name     string
+		prep     prep
+		args     []string
+		wantCode int
+		want     map[string]string
+		wantErr  string
+	}{
+		{"no store to check", func(*testing.T, string) {}, nil, 1, map[string]string{"n1": "Off", "n2": "Off"}, "cannot check rota's store"},
+		{"a rota holds the store but does not answer", func(t *testing.T, db string) {
+			st, err := store.Open(db, store.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+		}, nil, 1, map[string]string{"n1": "Off", "n2": "Off"}, "locked"},
+		{"paused", withStore(func(st *store.Store) error {
+			return st.UpdateGlobal(func(g *store.Global) error { g.Paused = true; return nil })
+		}), nil, 1, map[string]string{"n1": "Off", "n2": "Off"}, "paused"},
+		{"n2 pinned", withStore(func(st *store.Store) error {
+			return st.UpdateNode("n2", func(n *store.Node) error { n.State, n.Pinned = fleet.StateOff, true; return nil })
+		}), nil, 1, map[string]string{"n1": "On", "n2": "Off"}, "pinned"},
+		{"n2 in maintenance", withStore(func(st *store.Store) error {
+			return st.UpdateNode("n2", func(n *store.Node) error { n.State, n.Maintenance = fleet.StateOff, true; return nil })
+		}), nil, 1, map[string]string{"n1": "On", "n2": "Off"}, "maintenance"},
+		{"told to fail", plain, []string{"--rota.unreachable=fail"}, 1, map[string]string{"n1": "Off", "n2": "Off"}, "not powering on alone"},
+		{"store readable and nothing held", plain, nil, 0, map[string]string{"n1": "On", "n2": "On"}, "powering on alone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			emu, cfg := slurmBMCs(t, dir)
+			for _, n := range []string{"n1", "n2"} {
+				if err := emu.Server(n).SetPower("Off"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.prep(t, filepath.Join(dir, "rota.db"))
+			code, stderr := rotactlSlurm(t, cfg, append([]string{"resume", "n[1-2]"}, tc.args...)...)
+			if code != tc.wantCode || !strings.Contains(stderr, tc.wantErr) {
+				t.Fatalf("exit %d, want %d with %q; stderr:\n%s", code, tc.wantCode, tc.wantErr, stderr)
+			}
+			wantPower(t, emu, tc.want)
+		})
+	}
+}
+
+// TestSlurmPowerSaving: a real slurmctld runs rotactl as its SuspendProgram and ResumeProgram,
+// beside the real rota daemon (adapter slurm). Idle nodes are suspended (rotactl alone: their
+// emulated BMCs go Off, then the test stops their slurmd, as a power-off would); a job for n1
+// makes Slurm resume it: rotactl asks rota, rota's pass powers it on (reason requested), the
+// test starts its slurmd, as a boot would, and the job runs; n2 stays off.
 func TestSlurmPowerSaving(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -115,9 +263,11 @@ func TestSlurmPowerSaving(t *testing.T) {
 	}
 	dir := t.TempDir()
 	emu, cfg := slurmBMCs(t, dir)
-	bin := filepath.Join(dir, "rotactl")
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building rotactl: %v\n%s", err, out)
+	bin, rotaBin := filepath.Join(dir, "rotactl"), filepath.Join(dir, "rota")
+	for out, pkg := range map[string]string{bin: ".", rotaBin: "../rota"} {
+		if b, err := exec.Command(goBin, "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", pkg, err, b)
+		}
 	}
 	// Slurm passes only the hostlist: a wrapper adds the config, and keeps rotactl's stderr.
 	wrapper := func(verb string) string {
@@ -137,10 +287,36 @@ func TestSlurmPowerSaving(t *testing.T) {
 		Extra: []string{"SuspendProgram=" + wrapper("suspend"), "ResumeProgram=" + wrapper("resume"),
 			"SuspendTime=5", "SuspendTimeout=5", "ResumeTimeout=60"},
 	})
+	// rota itself: passes only at start and when asked (the interval is an hour), no telemetry
+	// (so it never scales down), Slurm as its job manager.
+	rotaLog := filepath.Join(dir, "rota.log")
+	appendFile(t, cfg, fmt.Sprintf(`prometheus: {url: %q}
+jobs: {adapter: slurm, slurm: {conf: %s, bin_dir: %s}}
+policy: {evaluation_interval: 1h, cooldown: {scale_up: 0s}, node: {min_off: 0s}}
+`, testutil.Prometheus(t, func(string) bool { return false }), c.Conf, c.BinDir))
+	logFile, err := os.Create(rotaLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	daemon := exec.Command(rotaBin, "--config.file", cfg, "--log.level", "debug")
+	daemon.Stdout, daemon.Stderr = logFile, logFile
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
+	rotaCfg, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + rotaCfg.Server.ListenAddress
+	testutil.WaitHTTP(t, base+"/-/ready", 60*time.Second)
 	t.Cleanup(func() {
 		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "rotactl.log"))
-			t.Logf("rotactl log:\n%s", b)
+			for _, f := range []string{"rotactl.log", "rota.log"} {
+				b, _ := os.ReadFile(filepath.Join(dir, f))
+				t.Logf("%s:\n%s", f, b)
+			}
 		}
 	})
 
@@ -171,5 +347,34 @@ func TestSlurmPowerSaving(t *testing.T) {
 	})
 	if p := emu.Server("n2").Power(); p != "Off" {
 		t.Errorf("n2's BMC says %s, want Off", p)
+	}
+	// rota did it, not rotactl alone.
+	client, err := api.NewClient(base, api.NewToken(slurmAPIToken), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := client.Explain(context.Background(), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ex.History, func(r api.AuditRecord) bool {
+		return r.Action == fleet.PowerOn && r.Reason == fleet.ReasonRequested
+	}) {
+		t.Errorf("n1's history has no power-on requested by Slurm: %+v", ex.History)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "rotactl.log")); strings.Contains(string(b), "powering on alone") {
+		t.Errorf("rotactl acted alone beside a running rota:\n%s", b)
+	}
+}
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -128,8 +128,15 @@ func (c Conf) writeNodes(conf *bytes.Buffer) ([]byte, error) {
 		}
 		fmt.Fprintf(conf, "NodeName=%s NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d CPUs=%d RealMemory=%d",
 			n.Name, n.Port, n.CPUs, n.MemoryMB)
+		if len(n.Features) > 0 {
+			fmt.Fprintf(conf, " Feature=%s", strings.Join(n.Features, ","))
+		}
 		if n.GPUs > 0 {
-			fmt.Fprintf(conf, " Gres=gpu:%d", n.GPUs)
+			typ, typed := "", ""
+			if n.GPUType != "" {
+				typ, typed = n.GPUType+":", " Type="+n.GPUType
+			}
+			fmt.Fprintf(conf, " Gres=gpu:%s%d", typ, n.GPUs)
 			// Fake devices: slurmd only needs files to count.
 			var files []string
 			for i := range n.GPUs {
@@ -139,13 +146,15 @@ func (c Conf) writeNodes(conf *bytes.Buffer) ([]byte, error) {
 				}
 				files = append(files, f)
 			}
-			fmt.Fprintf(&gres, "NodeName=%s Name=gpu File=%s\n", n.Name, strings.Join(files, ","))
+			fmt.Fprintf(&gres, "NodeName=%s Name=gpu%s File=%s\n", n.Name, typed, strings.Join(files, ","))
 		}
 		conf.WriteString(" State=UNKNOWN\n")
-		if _, ok := parts[n.Partition]; !ok {
-			order = append(order, n.Partition)
+		for _, p := range append([]string{n.Partition}, n.AlsoIn...) {
+			if _, ok := parts[p]; !ok {
+				order = append(order, p)
+			}
+			parts[p] = append(parts[p], n.Name)
 		}
-		parts[n.Partition] = append(parts[n.Partition], n.Name)
 	}
 	for i, p := range order {
 		fmt.Fprintf(conf, "PartitionName=%s Nodes=%s MaxTime=INFINITE State=UP Default=%s\n",

@@ -22,8 +22,13 @@ type Node struct {
 	Partition string
 	CPUs      int
 	MemoryMB  int
-	// GPUs is how many fake gpu GRES the node has (0: none).
-	GPUs int
+	// GPUs is how many fake gpu GRES the node has (0: none), of type GPUType ("": untyped).
+	GPUs    int
+	GPUType string
+	// Features are the node's features (what --constraint asks); AlsoIn names partitions
+	// the node is in besides Partition.
+	Features []string
+	AlsoIn   []string
 	// Port is its slurmd's port (Start picks a free one when 0).
 	Port int
 }

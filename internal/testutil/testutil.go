@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rotahq/rota/internal/freeport"
 )
 
 // InCI reports whether the tests run under CI (CI=true), where a missing prerequisite fails
@@ -68,26 +69,24 @@ func Tool(t testing.TB, name string) string {
 	return ""
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free when asked.
+// FreePort returns a TCP port on 127.0.0.1 that was free when asked (see internal/freeport).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick("tcp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // FreeUDPPort returns a UDP port on 127.0.0.1 that was free when asked (IPMI over LAN is UDP).
 func FreeUDPPort(t testing.TB) int {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	p, err := freeport.Pick("udp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
+	return p
 }
 
 // Eventually polls cond every interval until it returns nil or timeout passes, then fails the

@@ -36,6 +36,13 @@ type Backend interface {
 	// Nudge asks for a pass soon (an Alertmanager webhook arrived); it never blocks, and
 	// nudges that arrive while one is pending are merged.
 	Nudge(reason string)
+	// Wake asks for nodes to be powered on because the job manager placed work on them
+	// (Slurm's ResumeProgram): a pass runs soon and powers on each that is Off, under the same
+	// gate as the planner's actions (paused, pinned, maintenance, unknown power). It returns
+	// one WakeResult per node, in order, once a pass has taken the request, or ctx's error
+	// (the request then stays with the scaler). A node not in the inventory is refused, not
+	// an error.
+	Wake(ctx context.Context, nodes []string, note string) ([]WakeResult, error)
 }
 
 // Status is the fleet as the scaler last saw it.

@@ -171,6 +171,7 @@ func (s *Server) routes() {
 		"/api/v1/nodes/{name}/maintenance": {{http.MethodPost, s.maintenance(true)}, {http.MethodDelete, s.maintenance(false)}},
 		"/api/v1/pause":                    {{http.MethodPost, s.pause(true)}, {http.MethodDelete, s.pause(false)}},
 		"/api/v1/store/backup":             {{http.MethodGet, s.backup}},
+		"/api/v1/wake":                     {{http.MethodPost, s.wake}},
 	}
 	for path, eps := range api {
 		s.handle(path, eps, s.requireAPIToken)

@@ -100,6 +100,7 @@ var apiCalls = []struct{ name, method, path, body string }{
 	{"maintenance-off", http.MethodDelete, "/api/v1/nodes/cpu01/maintenance", ""},
 	{"pause", http.MethodPost, "/api/v1/pause", `{"note":"bob: incident 42"}`},
 	{"resume", http.MethodDelete, "/api/v1/pause", ""},
+	{"wake", http.MethodPost, "/api/v1/wake", `{"nodes":["cpu01","ghost"],"note":"slurm resume"}`},
 }
 
 func TestAPIAuth(t *testing.T) {
@@ -141,6 +142,9 @@ func TestAPIAuth(t *testing.T) {
 					}
 					if on, _ := h.backend.Maintenance("cpu01"); on {
 						t.Error("an unauthorised maintenance reached the backend")
+					}
+					if w := h.backend.Wakes(); len(w) != 0 {
+						t.Errorf("an unauthorised wake reached the backend: %v", w)
 					}
 				}
 				if tok.want == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") == "" {
@@ -200,6 +204,10 @@ func TestAPIGolden(t *testing.T) {
 				if paused, _ := h.backend.Paused(); paused {
 					t.Error("still paused")
 				}
+			case "wake":
+				if w := h.backend.Wakes(); len(w) != 1 || !slices.Equal(w[0], []string{"cpu01", "ghost"}) {
+					t.Errorf("backend wakes = %v", w)
+				}
 			}
 		})
 	}
@@ -226,6 +234,12 @@ func TestAPIErrors(t *testing.T) {
 		{name: "wrong method", method: http.MethodPost, path: "/api/v1/status", want: http.StatusMethodNotAllowed},
 		{name: "wrong method on the webhook", method: http.MethodGet, path: "/api/v1/alerts", want: http.StatusMethodNotAllowed},
 		{name: "unknown endpoint", method: http.MethodGet, path: "/api/v1/nodes", want: http.StatusNotFound},
+		{name: "wake without nodes", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":[]}`, want: http.StatusBadRequest},
+		{name: "wake without a body", method: http.MethodPost, path: "/api/v1/wake", want: http.StatusBadRequest},
+		{name: "wake with an empty name", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"," "]}`, want: http.StatusBadRequest},
+		{name: "wake with a misspelt field", method: http.MethodPost, path: "/api/v1/wake", body: `{"node":["cpu01"]}`, want: http.StatusBadRequest},
+		{name: "wake fails", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]}`, backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
+		{name: "wake by GET", method: http.MethodGet, path: "/api/v1/wake", want: http.StatusMethodNotAllowed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,6 +261,9 @@ func TestAPIErrors(t *testing.T) {
 			}
 			if paused, _ := h.backend.Paused(); paused {
 				t.Error("a failed request paused the scaler")
+			}
+			if w := h.backend.Wakes(); len(w) != 0 {
+				t.Errorf("a refused wake reached the backend: %v", w)
 			}
 		})
 	}

@@ -70,8 +70,8 @@ const (
 // borrowed: charged to the borrower, and counted as such.
 type Chargeback struct {
 	Idle string `yaml:"idle"`
-	// Accounts maps the job manager's accounts (Slurm's account, the exec adapter's
-	// "accounts" keys) to departments; an account not listed is a department of its name, and
+	// Accounts maps the job manager's accounts (Slurm's account, the exec adapter's running
+	// jobs' department) to departments; an account not listed is a department of its name, and
 	// a job without one is charged to the server's owner.
 	Accounts map[string]string `yaml:"accounts"`
 }

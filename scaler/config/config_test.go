@@ -69,8 +69,12 @@ func TestDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"idle cpu threshold", c.Policy.Idle.CPUThreshold, 0.20},
-		{"idle window", time.Duration(c.Policy.Idle.Window), 10 * time.Minute},
+		{"idle window", time.Duration(c.Policy.Idle.Window), 2 * time.Minute},
 		{"backlog", c.Policy.Backlog.QueuedJobs, 10},
+		{"no dwell time", time.Duration(c.Policy.Node.MinOn + c.Policy.Node.MinOff), time.Duration(0)},
+		{"no cooldown", time.Duration(c.Policy.Cooldown.ScaleUp + c.Policy.Cooldown.ScaleDown), time.Duration(0)},
+		{"cycle budget", c.Policy.Node.MaxCyclesPerDay, 12},
+		{"forecast history", time.Duration(c.Policy.Forecast.MinHistory), 24 * time.Hour},
 		{"adapter", c.Jobs.Adapter, "none"},
 		{"listen", c.Server.ListenAddress, DefaultListenAddress},
 		{"pool max = nodes", *c.Pools[0].Max, 1},
@@ -93,6 +97,7 @@ func TestExplicitZerosAreKept(t *testing.T) {
   cooldown: {scale_up: 0s}
   node: {min_off: 0s, max_cycles_per_day: 0}
   disruption: {max_power_offs: 0}
+jobs: {watch_interval: 0s}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -104,19 +109,23 @@ func TestExplicitZerosAreKept(t *testing.T) {
 		{"backlog.queued_jobs", c.Policy.Backlog.QueuedJobs, 0},
 		{"backlog.for", time.Duration(c.Policy.Backlog.For), time.Duration(0)},
 		{"cooldown.scale_up", time.Duration(c.Policy.Cooldown.ScaleUp), time.Duration(0)},
-		{"cooldown.scale_down (left out)", time.Duration(c.Policy.Cooldown.ScaleDown), 5 * time.Minute},
 		{"node.min_off", time.Duration(c.Policy.Node.MinOff), time.Duration(0)},
-		{"node.min_on (left out)", time.Duration(c.Policy.Node.MinOn), 30 * time.Minute},
+		{"spares.quantile (left out)", c.Policy.Spares.Quantile, 0.8},
+		{"break_even.wear_time (left out)", time.Duration(c.Policy.BreakEven.WearTime), 20 * time.Minute},
 		{"node.max_cycles_per_day", c.Policy.Node.MaxCyclesPerDay, 0},
 		{"disruption.max_power_offs", c.Policy.Disruption.MaxPowerOffs, 0},
 		{"disruption.max_concurrent (left out)", c.Policy.Disruption.MaxConcurrent, 40},
-		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 10 * time.Minute},
+		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 2 * time.Minute},
 		{"pool max = nodes", *c.Pools[0].Max, 1},
+		{"jobs.watch_interval (0: no watch)", time.Duration(c.Jobs.WatchInterval), time.Duration(0)},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
 			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
 		}
+	}
+	if d := Default(); time.Duration(d.Jobs.WatchInterval) != 2*time.Second {
+		t.Errorf("Default() jobs.watch_interval = %s, want 2s", time.Duration(d.Jobs.WatchInterval))
 	}
 	if d := Default(); d.Policy.Backlog.QueuedJobs != 10 || len(d.Classes) != 3 {
 		t.Errorf("Default() lost its defaults: backlog %d, %d classes", d.Policy.Backlog.QueuedJobs, len(d.Classes))
@@ -153,6 +162,10 @@ func TestValidationNamesEveryField(t *testing.T) {
 		{"zeros that make no sense", minimal + "policy:\n  idle: {window: 0s, cpu_threshold: 0}\n  evaluation_interval: 0s\nprometheus: {timeout: 0s}\nbmc: {concurrency: 0}\n",
 			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
 		{"last class must catch all", minimal + "classes:\n  - {name: light, max_gpus: 0}\n", []string{"classes[0]"}},
+		{"deferral and service", minimal + "classes:\n  - {name: b, partitions: [b], defer: {until: night}}\n  - {name: w, service: true, defer: {until: x, max: 1h}}\n  - {name: rest}\n",
+			[]string{"classes[0].defer.until", "classes[0].defer.max", "classes[1].defer", "classes[1].defer.until"}},
+		{"break-even and forecast", minimal + "policy:\n  spares: {quantile: 1}\n  break_even: {wear_cost: -1, wait_per_job_hour: -2, wait_per_gpu_hour: .nan}\n",
+			[]string{"policy.spares.quantile", "policy.break_even.wear_cost", "policy.break_even.wait_per_job_hour", "policy.break_even.wait_per_gpu_hour"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

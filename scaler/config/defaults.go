@@ -49,9 +49,12 @@ func Default() *Config {
 // defaults is the config Parse decodes the file into: every global field holds its documented
 // default, so a key the file leaves out keeps it and a key the file sets, to zero included,
 // is what the file says (validation then rejects the zeros that make no sense). The defaults
-// are the rules of thumb rota was built around: CPU under 20% with GPUs idle for 10 minutes
-// means off; work that no capacity can hold wakes a server at once, and more than 10 queued
-// jobs may spill to a dearer pool.
+// are those the replays of the shared traces favour (docs/simulation.md): a server with CPU
+// under 20% and GPUs idle for 2 minutes, nothing allocated, is powered off when staying on is
+// expected to cost more than a cycle (priced with 20 minutes of wear); no dwell times or
+// cooldowns, a budget of 12 cycles a day; warm spares for the rise of need within a boot at
+// q0.8; work that no capacity can hold wakes a server at once, and more than 10 queued jobs
+// may spill to a dearer pool.
 func defaults() *Config {
 	var c Config
 	c.applyDefaults()
@@ -71,6 +74,7 @@ func (c *Config) applyDefaults() {
 	setString(&c.Store.Path, "/var/lib/rota/rota.db")
 	setString(&c.Jobs.Adapter, "none")
 	setDur(&c.Jobs.Timeout, 30*time.Second)
+	setDur(&c.Jobs.WatchInterval, 2*time.Second)
 	setInt(&c.BMC.Concurrency, 64)
 	setDur(&c.BMC.MinCommandInterval, 5*time.Second)
 	setDur(&c.BMC.OperationTimeout, 5*time.Minute)
@@ -82,17 +86,13 @@ func (c *Config) applyDefaults() {
 	setFloat(&p.Idle.CPUThreshold, 0.20)
 	setFloat(&p.Idle.GPUThreshold, 0.05)
 	setString(&p.GPUSignal, SignalAuto)
-	setDur(&p.Idle.Window, 10*time.Minute)
+	setDur(&p.Idle.Window, 2*time.Minute)
 	setInt(&p.Backlog.QueuedJobs, 10)
 	setDur(&p.Backlog.For, 2*time.Minute)
 	setFloat(&p.Underuse.GPUThreshold, 0.10)
 	setDur(&p.Underuse.Window, 30*time.Minute)
 	setDur(&p.Telemetry.MaxAge, 2*time.Minute)
-	setDur(&p.Cooldown.ScaleUp, 2*time.Minute)
-	setDur(&p.Cooldown.ScaleDown, 5*time.Minute)
-	setDur(&p.Node.MinOn, 30*time.Minute)
-	setDur(&p.Node.MinOff, 10*time.Minute)
-	setInt(&p.Node.MaxCyclesPerDay, 6)
+	setInt(&p.Node.MaxCyclesPerDay, 12)
 	setInt(&p.Disruption.MaxPowerOffs, 40)
 	setDur(&p.Disruption.Window, 10*time.Minute)
 	setInt(&p.Disruption.MaxConcurrent, 40)
@@ -103,7 +103,11 @@ func (c *Config) applyDefaults() {
 	setDur(&p.Spares.Window, time.Hour)
 	setFloat(&p.Spares.Factor, 1.0)
 	setFloat(&p.Spares.MaxShare, 0.1)
+	setFloat(&p.Spares.Quantile, 0.8)
+	setDur(&p.BreakEven.WearTime, 20*time.Minute)
+	setDur(&p.Forecast.MinHistory, 24*time.Hour)
 	setDur(&p.Failure.AlertWindow, 30*time.Minute)
+	p.Moves.applyDefaults()
 	setString(&c.Accounting.Chargeback.Idle, IdleToOwner)
 
 }

@@ -12,6 +12,38 @@ func (c *Config) Pool(name string) *Pool {
 	return nil
 }
 
+// schedule returns the schedule named name, or nil.
+func (c *Config) schedule(name string) *Schedule {
+	for i := range c.Policy.Schedules {
+		if c.Policy.Schedules[i].Name == name {
+			return &c.Policy.Schedules[i]
+		}
+	}
+	return nil
+}
+
+// Class returns the class named name, or nil.
+func (c *Config) Class(name string) *Class {
+	for i := range c.Classes {
+		if c.Classes[i].Name == name {
+			return &c.Classes[i]
+		}
+	}
+	return nil
+}
+
+// Deferred reports whether waiting work of class, the oldest of it submitted at since (zero:
+// unknown, taken as long waited), wakes no server at now: the class is deferrable, its window
+// is closed and the work has not waited its longest deferral.
+func (c *Config) Deferred(class string, since, now time.Time) bool {
+	cl := c.Class(class)
+	if cl == nil || cl.Defer == nil || since.IsZero() || now.Sub(since) >= time.Duration(cl.Defer.Max) {
+		return false
+	}
+	s := c.schedule(cl.Defer.Until)
+	return s != nil && !s.Active(now)
+}
+
 // NodeRef is a node with the pool it belongs to.
 type NodeRef struct {
 	Pool *Pool
@@ -103,4 +135,15 @@ func (c *Config) Classify(s Shape) string {
 // Fits reports whether one server of the pool can hold the shape.
 func (p *Profile) Fits(s Shape) bool {
 	return s.CPUs <= p.CPUCores && s.GPUs <= p.GPUs && (p.Memory == 0 || s.Memory <= p.Memory)
+}
+
+// ReportsAllocation reports whether the job manager says what runs where: every adapter but
+// none. Without one, a server's allocation is not known and idleness rests on telemetry.
+func (j Jobs) ReportsAllocation() bool { return j.Adapter != "none" }
+
+// TimedOut reports whether a drain begun at since has run for drain.timeout at now: rota then
+// gives the server back instead of waiting on. The planner and the executor's repair both
+// ask it, so they agree to the second.
+func (d Drain) TimedOut(since, now time.Time) bool {
+	return now.Sub(since) >= time.Duration(d.Timeout)
 }

@@ -68,6 +68,9 @@ type Jobs struct {
 	Slurm   SlurmJobs `yaml:"slurm"`
 	// Timeout bounds each call to the job manager.
 	Timeout model.Duration `yaml:"timeout"`
+	// WatchInterval is how often the adapter's pending-work watch (where it has one) reads the
+	// waiting work; new work runs a pass at once. 0 turns the watch off.
+	WatchInterval model.Duration `yaml:"watch_interval"`
 }
 
 // ExecJobs runs user programs in Slurm's SuspendProgram/ResumeProgram style. Each program gets
@@ -77,6 +80,11 @@ type ExecJobs struct {
 	Demand string `yaml:"demand_command"`
 	Drain  string `yaml:"drain_command"`
 	Resume string `yaml:"resume_command"`
+	// Watch, optional, prints the ids of the work waiting, for the pending-work watch.
+	Watch string `yaml:"watch_command"`
+	// Move requeues jobs off a node (policy.moves); it gets the node, the servers the jobs may
+	// not go back to (comma-separated) and the job ids.
+	Move string `yaml:"move_command"`
 }
 
 // SlurmJobs drives Slurm's own commands.
@@ -85,8 +93,11 @@ type SlurmJobs struct {
 	Conf string `yaml:"conf"`
 	// BinDir holds sinfo, squeue, scontrol; empty searches PATH.
 	BinDir string `yaml:"bin_dir"`
-	// Requeue allows requeueing requeueable jobs to move light work off GPU servers.
+	// Requeue allows requeueing requeueable jobs: policy.moves needs it.
 	Requeue bool `yaml:"requeue"`
+	// Weights sets each node's Slurm weight from its pool's hourly cost when rota starts, so
+	// Slurm fills the cheapest servers first (see `rotactl slurm weights` for slurm.conf).
+	Weights bool `yaml:"weights"`
 }
 
 // BMCLimits bound how rota talks to BMCs.
@@ -119,13 +130,19 @@ type Policy struct {
 	Disruption Disruption `yaml:"disruption"`
 	Drain      Drain      `yaml:"drain"`
 	Failure    Failure    `yaml:"failure"`
+	BreakEven  BreakEven  `yaml:"break_even"`
 	Spares     Spares     `yaml:"spares"`
+	Forecast   Forecast   `yaml:"forecast"`
 	Schedules  []Schedule `yaml:"schedules"`
 	Quotas     []Quota    `yaml:"quotas"`
 	// GPUSignal is what "busy" means for a GPU, in the idle and underuse rules and the
 	// scaler: auto (SM activity where the GPU reports it, utilisation otherwise),
 	// utilization, or sm_active.
 	GPUSignal string `yaml:"gpu_signal"`
+	Moves     Moves  `yaml:"moves"`
+	// Storage names the storage several regions share: work whose data is on it may run in
+	// any of them.
+	Storage []Storage `yaml:"storage"`
 }
 
 // Idle says when a powered-on server is idle: CPU under CPUThreshold and every GPU under
@@ -150,15 +167,38 @@ type Underuse struct {
 	Window       model.Duration `yaml:"window"`
 }
 
-// Spares keeps warm, idle servers on in each pool for work arriving faster than a boot: the
-// servers the pool brought up over the last Window, as a rate, times the pool's boot_timeout,
-// times Factor, rounded up, and at most MaxShare of the pool's servers (rounded down). Idle
-// servers beyond the spares are drained as usual; spares are kept, never woken. Factor 0 or
-// MaxShare 0 keeps none.
+// Spares keeps warm servers in each pool for work arriving faster than a boot. With history
+// (policy.forecast), the pool keeps on, idle or booting, the rise of its need within one boot
+// that it learned at Quantile (for this hour of the week, and steeper while need is rising),
+// waking servers to reach it. Without history, the servers the pool brought up over the last
+// Window, as a rate, times its boot time, times Factor, rounded up, are kept (never woken).
+// Either way at most MaxShare of the pool's servers (rounded down); MaxShare 0 keeps none.
 type Spares struct {
+	Quantile float64        `yaml:"quantile"`
 	Window   model.Duration `yaml:"window"`
 	Factor   float64        `yaml:"factor"`
 	MaxShare float64        `yaml:"max_share"`
+}
+
+// BreakEven prices a power cycle against an idle hour, so an idle server is powered off when
+// staying on is expected to cost more than a cycle. A cycle costs the energy of a boot and a
+// shutdown at the pool's cost per hour; its wear, WearCost plus WearTime at the pool's cost
+// per hour (wear said as the time on it is worth, whatever the pool costs); and the waiting
+// it causes: the work expected to arrive during a boot, waiting one boot, at WaitPerJobHour per
+// job and WaitPerGPUHour per GPU. Prices are in the pools' currency (a pool without a cost
+// counts one per server-hour).
+type BreakEven struct {
+	WearCost       float64        `yaml:"wear_cost"`
+	WearTime       model.Duration `yaml:"wear_time"`
+	WaitPerJobHour float64        `yaml:"wait_per_job_hour"`
+	WaitPerGPUHour float64        `yaml:"wait_per_gpu_hour"`
+}
+
+// Forecast: the statistics rota learns (package learn) are used once a pool has MinHistory
+// of them; before, idle servers are powered off after the break-even time (ski rental) and
+// spares follow recent power-ons.
+type Forecast struct {
+	MinHistory model.Duration `yaml:"min_history"`
 }
 
 // Telemetry: a server whose newest sample is older than MaxAge has no data, and absent data is
@@ -218,6 +258,9 @@ type Schedule struct {
 	MinOnShare float64 `yaml:"min_on_share"`
 	// BacklogQueuedJobs, when set, replaces policy.backlog.queued_jobs in the window.
 	BacklogQueuedJobs *int `yaml:"backlog_queued_jobs"`
+	// ProtectServices keeps the window's floor for service classes: it counts only servers
+	// with no work on them.
+	ProtectServices bool `yaml:"protect_services"`
 
 	loc *time.Location
 }
@@ -232,13 +275,26 @@ type Quota struct {
 }
 
 // Class is a kind of work. Zero limits mean no limit, except MaxGPUs, where nil means no limit
-// and 0 means no GPUs.
+// and 0 means no GPUs. A class may be deferrable (Defer) or a service (Service), not both.
 type Class struct {
 	Name       string   `yaml:"name"`
 	Partitions []string `yaml:"partitions"`
 	MaxCPUs    int      `yaml:"max_cpus"`
 	MaxGPUs    *int     `yaml:"max_gpus"`
 	MaxMemory  Bytes    `yaml:"max_memory"`
+	// Defer makes the class's work wait for a schedule's window to wake servers.
+	Defer *Defer `yaml:"defer"`
+	// Service work is placed before other work, and a schedule that protects services keeps
+	// its floor free for it.
+	Service bool `yaml:"service"`
+}
+
+// Defer: outside the window of schedule Until, waiting work of the class wakes no server (it
+// still runs on servers that are on); at the window's start it wakes what it needs. Work that
+// has waited Max is served as usual.
+type Defer struct {
+	Until string         `yaml:"until"`
+	Max   model.Duration `yaml:"max"`
 }
 
 // Pool is a tier of identical servers.
@@ -266,7 +322,14 @@ type Profile struct {
 	GPUs      int    `yaml:"gpus"`
 	GPUModel  string `yaml:"gpu_model"`
 	GPUMemory Bytes  `yaml:"gpu_memory"`
-	Network   string `yaml:"network"`
+	// Network is the interconnect ("ib", "roce"); a job's constraint may ask for it as a
+	// feature.
+	Network string `yaml:"network"`
+	// Partitions are the job-manager partitions the servers are in (empty: any); Features
+	// what a job's constraint may ask of them (Slurm's node features). The GPU model and the
+	// network count as features too. `rotactl slurm check` compares them with Slurm.
+	Partitions []string `yaml:"partitions"`
+	Features   []string `yaml:"features"`
 }
 
 // Cost is what one server costs per hour while on: Hourly (rent), or Watts at PricePerKWh or

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path/filepath"
 
@@ -35,6 +36,7 @@ func (c *Config) validate(p *problems, mode Mode) {
 	c.validateClasses(p)
 	c.validatePools(p, mode)
 	c.validateTelemetry(p)
+	c.validateMoves(p, mode)
 	c.validateAccounting(p)
 	c.resolveTariffs(p)
 }
@@ -156,6 +158,22 @@ func (c *Config) validatePolicy(p *problems) {
 	if pol.Spares.MaxShare < 0 || pol.Spares.MaxShare > 1 {
 		p.add("policy.spares.max_share", "%v is not a share in [0, 1]", pol.Spares.MaxShare)
 	}
+	if pol.Spares.Quantile < 0 || pol.Spares.Quantile >= 1 {
+		p.add("policy.spares.quantile", "%v is not a probability in [0, 1)", pol.Spares.Quantile)
+	}
+	for _, f := range []struct {
+		path string
+		v    float64
+	}{
+		{"policy.break_even.wear_cost", pol.BreakEven.WearCost},
+		{"policy.break_even.wait_per_job_hour", pol.BreakEven.WaitPerJobHour},
+		{"policy.break_even.wait_per_gpu_hour", pol.BreakEven.WaitPerGPUHour},
+	} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			p.add(f.path, "%v is not a price (zero or more)", f.v)
+		}
+	}
+
 	if pol.Failure.AlertAfter <= 0 {
 		p.add("policy.failure.alert_after", "must be positive")
 	}
@@ -216,6 +234,15 @@ func (c *Config) validateClasses(p *problems) {
 		}
 		if cl.MaxGPUs != nil && *cl.MaxGPUs < 0 {
 			p.add(path+".max_gpus", "must not be negative")
+		}
+		if d := cl.Defer; d != nil {
+			if c.schedule(d.Until) == nil {
+				p.add(path+".defer.until", "no schedule named %q", d.Until)
+			}
+			positive(p, path+".defer.max", d.Max)
+			if cl.Service {
+				p.add(path+".defer", "a service class cannot be deferred")
+			}
 		}
 	}
 	if len(c.Classes) > 0 {

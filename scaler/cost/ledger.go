@@ -36,7 +36,7 @@ type Observation struct {
 	Region, Owner string
 	Power         Power
 	// Holds are what each account's jobs held on it.
-	Holds []fleet.Hold
+	Holds []Hold
 	// Watts is the measured draw, when Measured: Source says by what (SourceBMC: the BMC's
 	// reading; SourceGPU: the pool's base_watts plus the GPUs' own readings).
 	Watts    float64
@@ -55,6 +55,30 @@ type Pass struct {
 	Carbon map[string]float64
 }
 
+// Hold is what the jobs of one account (the job manager's: Slurm's account, the exec
+// adapter's department) held on one server.
+type Hold struct {
+	Account    string
+	CPUs, GPUs int
+}
+
+// holds sums the running jobs' CPUs and GPUs per account, in the order they first appear.
+func holds(jobs []fleet.Job) []Hold {
+	var out []Hold
+	at := map[string]int{}
+	for _, j := range jobs {
+		i, ok := at[j.Department]
+		if !ok {
+			i = len(out)
+			at[j.Department] = i
+			out = append(out, Hold{Account: j.Department})
+		}
+		out[i].CPUs += j.CPUs
+		out[i].GPUs += j.GPUs
+	}
+	return out
+}
+
 // Draw is a server's measured power draw and where it was measured (SourceBMC, SourceGPU).
 type Draw struct {
 	Watts  float64
@@ -62,14 +86,15 @@ type Draw struct {
 }
 
 // Observe turns a pass's snapshot into the books' observation: power from the BMC's reading
-// (unknown when it could not be read), failed from rota's state, holds from the job manager,
+// (unknown when it could not be read), failed from rota's state, holds from the jobs the job
+// manager lists running there (JobsView.Running; none listed: nothing held),
 // measured draws (by node; absent: none). takeDown names the servers a dry-run pass decided to
 // drain or power off.
 func Observe(snap fleet.Snapshot, at time.Time, draws map[string]Draw, takeDown map[string]bool, carbon map[string]float64) Pass {
 	p := Pass{At: at, Carbon: carbon, Nodes: make([]Observation, 0, len(snap.Nodes))}
 	for _, n := range snap.Nodes {
 		o := Observation{Node: n.Name, Pool: n.Pool, Region: n.Region, Owner: n.Department,
-			Holds: n.Jobs.Holds, TakeDown: takeDown[n.Name]}
+			Holds: holds(n.Jobs.Running), TakeDown: takeDown[n.Name]}
 		switch n.Power {
 		case spec.StateOn, spec.StateTransitioning:
 			o.Power = PowerOn

@@ -34,6 +34,11 @@ func TestActionsHappyPath(t *testing.T) {
 				if s := f.world.Get("cpu01"); !s.DrainedByRota || !f.node("cpu01").DrainedByRota {
 					t.Error("drain not marked as rota's in the job manager and the store")
 				}
+				// The adapter adds jobs.Marker; the executor gives the bare reason, so Slurm
+				// shows "rota: idle", never "rota: rota:idle".
+				if got := f.world.Get("cpu01").DrainReason; got != string(fleet.ReasonIdle) {
+					t.Errorf("drain reason given to the job manager = %q, want %q", got, fleet.ReasonIdle)
+				}
 				if g, _ := f.st.Global(); !g.LastScaleDown["cpu"].Equal(t0) {
 					t.Errorf("last scale-down of cpu = %v, want %v", g.LastScaleDown["cpu"], t0)
 				}
@@ -143,6 +148,51 @@ func TestPowerOffAbortsWhenAJobLands(t *testing.T) {
 				t.Errorf("aborted power-offs counted %v, want 1", got)
 			}
 		})
+	}
+}
+
+// An idle On node is powered off in one action: drained with rota's marker first, allocation
+// read again, then the BMC command; the scale-down and the cycle are recorded.
+func TestPowerOffInOneStep(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.put("cpu01", nodeOn())
+	if err := f.ex.run(context.Background(), act(fleet.PowerOff, "cpu01")); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.world.Get("cpu01"); w.Power != bmc.StateOff || !w.Drained || !w.DrainedByRota {
+		t.Errorf("world %+v, want off and drained by rota", w)
+	}
+	n := f.node("cpu01")
+	if n.State != fleet.StateOff || n.Intent != nil || len(n.PowerOffs) != 1 || !n.DrainedByRota {
+		t.Errorf("node recorded as %+v, want Off with one cycle, drained by rota", n)
+	}
+	g, err := f.st.Global()
+	if err != nil || g.LastScaleDown["cpu"].IsZero() || len(g.PowerOffs) != 1 {
+		t.Errorf("global %+v (%v): want a scale-down and a power-off", g, err)
+	}
+	// A job that lands on it between the plan and the command calls it off, and the node
+	// is given back.
+	f.put("cpu02", nodeOn())
+	f.world.Set("cpu02", func(s *executortest.Server) { s.Jobs = 1 })
+	if err := f.ex.run(context.Background(), act(fleet.PowerOff, "cpu02")); !errors.Is(err, ErrAborted) {
+		t.Fatalf("err = %v, want ErrAborted", err)
+	}
+	if w := f.world.Get("cpu02"); w.Power != bmc.StateOn || w.Drained {
+		t.Errorf("aborted node %+v, want on and not drained", w)
+	}
+	// A drain the job manager refuses leaves the node On, marked, for repair to give back.
+	f.put("cpu03", nodeOn())
+	f.world.SetJobsErr(errors.New("slurmctld down"))
+	if err := f.ex.run(context.Background(), act(fleet.PowerOff, "cpu03")); err == nil {
+		t.Fatal("power-off without a drain succeeded")
+	}
+	if n := f.node("cpu03"); n.State != fleet.StateOn || !n.DrainedByRota || n.Intent != nil {
+		t.Errorf("node recorded as %+v, want On, marked drained by rota", n)
+	}
+	for _, c := range f.world.Commands() {
+		if c.Op == "off" && c.Node != "cpu01" {
+			t.Errorf("power-off sent to %s", c.Node)
+		}
 	}
 }
 
@@ -264,7 +314,8 @@ func TestDryRunSendsNothing(t *testing.T) {
 	f.draining("cpu02")
 	f.off("gpu01")
 	before, _ := f.st.Nodes()
-	actions := []fleet.Action{act(fleet.Drain, "cpu01"), act(fleet.PowerOff, "cpu02"), act(fleet.PowerOn, "gpu01"), act(fleet.Resume, "cpu02")}
+	f.busyWith("gpu02")
+	actions := []fleet.Action{act(fleet.Drain, "cpu01"), act(fleet.PowerOff, "cpu02"), act(fleet.PowerOn, "gpu01"), act(fleet.Resume, "cpu02"), act(fleet.Move, "gpu02")}
 	if skips := f.ex.Start(context.Background(), actions); len(skips) != 0 {
 		t.Errorf("skips %v", skips)
 	}
@@ -286,7 +337,7 @@ func TestDryRunSendsNothing(t *testing.T) {
 			t.Errorf("%s %s dry_run counted %v, want 1", a.Kind, a.Node, got)
 		}
 	}
-	if got, want := WouldSavePerHour(f.cfg, actions), 1.5+1.5; got != want {
+	if got, want := WouldSavePerHour(f.cfg, actions), 1.5+1.5+24.0; got != want {
 		t.Errorf("would save %v per hour, want %v", got, want)
 	}
 }

@@ -47,6 +47,8 @@ func TestCrashAtEveryStepConverges(t *testing.T) {
 			[]Step{StepIntent, StepSent, StepCommitted}},
 		{"power off", fleet.PowerOff, func(f *fx) { f.draining("cpu01") },
 			[]Step{StepIntent, StepChecked, StepSent, StepCommitted}},
+		{"power off of an idle node in one step", fleet.PowerOff, func(f *fx) { f.put("cpu01", nodeOn()) },
+			[]Step{StepIntent, StepDrained, StepChecked, StepSent, StepCommitted}},
 		{"power off aborted by a job", fleet.PowerOff, func(f *fx) {
 			f.draining("cpu01")
 			f.world.Set("cpu01", func(s *executortest.Server) { s.Jobs = 2 })
@@ -55,6 +57,8 @@ func TestCrashAtEveryStepConverges(t *testing.T) {
 			[]Step{StepIntent, StepSent, StepCommitted, StepResumed, StepReady}},
 		{"resume", fleet.Resume, func(f *fx) { f.draining("cpu01") },
 			[]Step{StepIntent, StepSent, StepCommitted}},
+		{"move", fleet.Move, func(f *fx) { f.busyWith("cpu01") },
+			[]Step{StepIntent, StepSent, StepMoved, StepCommitted}},
 	}
 	for _, sc := range scenarios {
 		for _, step := range sc.steps {

@@ -10,6 +10,13 @@
 // whatever a crash interrupted. Actions run one at a time per node and in parallel across nodes,
 // at most policy.disruption.max_concurrent at once.
 //
+// Each action kind has its own file, with its start, its steps to the end and its repair side
+// by side, so one intent is followed through one file: drain.go, power_off.go, power_on.go,
+// resume.go, move.go. What they share is in executor.go (start, concurrency, dispatch), write.go (the
+// durable record of each step: intent, audit, failure) and repair.go (the repair pass, which
+// hands an interrupted action to its kind's repair and brings resting nodes in line with
+// their BMC).
+//
 // The safety rules enforced here, each with its test:
 //   - allocation is read again from the job manager right before every power-off; a job that
 //     landed since the plan aborts it and resumes the node (TestPowerOffAbortsWhenAJobLands);

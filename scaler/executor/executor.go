@@ -30,8 +30,10 @@ type Step string
 // The steps, in the order an action passes them.
 const (
 	StepIntent    Step = "intent_written"     // the intent is in the store, nothing sent yet
+	StepDrained   Step = "drained"            // power-off of an On node: the drain call returned
 	StepChecked   Step = "allocation_checked" // power-off: allocation read again, found empty
 	StepSent      Step = "side_effect_done"   // the drain, power or resume call returned
+	StepMoved     Step = "work_moved"         // move: the job manager requeued the jobs
 	StepCommitted Step = "committed"          // the state the call led to is in the store
 	StepResumed   Step = "resumed"            // the node was resumed (booted, or power-off aborted)
 	StepReady     Step = "ready_committed"    // a booted node is On in the store
@@ -147,6 +149,8 @@ func (e *Executor) run(ctx context.Context, a fleet.Action) error {
 		err = e.powerOn(ctx, a)
 	case fleet.Resume:
 		err = e.resume(ctx, a)
+	case fleet.Move:
+		err = e.move(ctx, a)
 	default:
 		err = fmt.Errorf("unknown action kind %q", a.Kind)
 	}
@@ -180,4 +184,38 @@ func (e *Executor) pool(node string) *config.Pool {
 		return ref.Pool
 	}
 	return nil
+}
+
+// sendPower sends one power command, bounded by bmc.operation_timeout (confirmation
+// included), and once it is confirmed records what it led to (commit). A BMC that cannot say
+// the state makes the node Unknown with its intent kept; any other error fails the step
+// (verb names it: "powering off gpu01: ...").
+func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, send func(context.Context) error, commit func() error) error {
+	bctx, cancel := e.bmcCall(ctx)
+	defer cancel()
+	err := send(bctx)
+	switch {
+	case errors.Is(err, bmc.ErrStateUnknown):
+		return e.unknown(ctx, a, err)
+	case err != nil:
+		return e.fail(ctx, a, fmt.Errorf("%s %s: %w", verb, a.Node, err))
+	}
+	if err := e.step(a, StepSent); err != nil {
+		return err
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	return e.step(a, StepCommitted)
+}
+
+// jobsCall bounds one job-manager call by jobs.timeout, and bmcCall one power operation by
+// bmc.operation_timeout (confirmation included), so a hung call cannot hold a node forever.
+// Their expiry is a failure of the step; only the end of ctx itself (shutdown) is not.
+func (e *Executor) jobsCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, time.Duration(e.o.Config.Jobs.Timeout))
+}
+
+func (e *Executor) bmcCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, time.Duration(e.o.Config.BMC.OperationTimeout))
 }

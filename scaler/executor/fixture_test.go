@@ -148,5 +148,16 @@ func act(kind fleet.Kind, node string) fleet.Action {
 	if node[0] == 'g' {
 		pool = "gpu"
 	}
-	return fleet.Action{Kind: kind, Node: node, Pool: pool, Reason: fleet.ReasonIdle}
+	a := fleet.Action{Kind: kind, Node: node, Pool: pool, Reason: fleet.ReasonIdle}
+	if kind == fleet.Move {
+		a.Reason = fleet.ReasonRebalance
+		a.Move = &fleet.MovePlan{Jobs: []string{"7"}, Exclude: []string{node}, Drain: true}
+	}
+	return a
+}
+
+// busyWith puts one requeueable job, id 7 (the one act's move plans), on node.
+func (f *fx) busyWith(node string) {
+	f.put(node, nodeOn())
+	f.world.Set(node, func(s *executortest.Server) { s.Jobs, s.Requeueable = 1, []string{"7"} })
 }

@@ -32,7 +32,7 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 		}, []string{"action"}),
 	}
 	for _, p := range pools {
-		for _, k := range []fleet.Kind{fleet.PowerOn, fleet.Drain, fleet.PowerOff, fleet.Resume} {
+		for _, k := range fleet.Kinds() {
 			for _, r := range []fleet.Result{fleet.ResultSuccess, fleet.ResultFailure} {
 				m.actions.WithLabelValues(string(k), p.Name, string(r))
 			}
@@ -78,12 +78,13 @@ func (e *Executor) dryRun(a fleet.Action) {
 }
 
 // WouldSavePerHour is what the scale-down actions among actions would save per hour once their
-// servers are off: the hourly cost of each drained or powered-off server whose pool saves when
-// off. In dry run it is the figure an operator weighs before turning dry run off.
+// servers are off: the hourly cost of each drained, moved-off or powered-off server whose pool
+// saves when off. In dry run it is the figure an operator weighs before turning dry run off.
 func WouldSavePerHour(cfg *config.Config, actions []fleet.Action) float64 {
 	var sum float64
 	for _, a := range actions {
-		if a.Kind != fleet.Drain && a.Kind != fleet.PowerOff {
+		moves := a.Kind == fleet.Move && a.Move != nil && a.Move.Drain
+		if a.Kind != fleet.Drain && a.Kind != fleet.PowerOff && !moves {
 			continue
 		}
 		if ref, ok := cfg.Node(a.Node); ok && ref.Pool.Cost.Saves() {

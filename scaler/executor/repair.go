@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -64,82 +63,69 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 }
 
 func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
+	a := fleet.Action{Node: name, Pool: pool}
 	if n.Intent != nil {
-		a := fleet.Action{Kind: n.Intent.Kind, Node: name, Pool: pool, Reason: n.Intent.Reason, Detail: n.Intent.Detail}
+		a.Kind, a.Reason, a.Detail, a.Move = n.Intent.Kind, n.Intent.Reason, n.Intent.Detail, n.Intent.Move
+	}
+	if e.o.Config.Policy.DryRun {
+		if done, err := e.repairDryRun(ctx, a, n, power); done {
+			return err
+		}
+	}
+	if n.Intent != nil {
 		return e.finishIntent(ctx, a, n, power, obs)
 	}
-	return e.settle(ctx, name, pool, n, power, obs)
+	return e.settle(ctx, a, n, power, obs)
 }
 
-// finishIntent takes an interrupted action up from where the store and the world say it is. In
-// dry run it never moves a server away from serving: a drain or a power-off left in flight is
-// rolled back (resumed), a power-on whose command never landed is recorded Off.
+// repairDryRun is repair's one rule for dry run: no action leads a server away from serving,
+// so what is under way towards off is given back now (a drain or a power-off left in flight by
+// a crash, or a server left Draining from before dry run: no power-off follows in dry run),
+// and a power-on whose command never landed is recorded Off. It reports false for the rest,
+// which repair handles as it always does (a boot, a resume, a resting node aligned).
+func (e *Executor) repairDryRun(ctx context.Context, a fleet.Action, n store.Node, power bmc.State) (bool, error) {
+	switch {
+	case a.Kind == fleet.Drain, a.Kind == fleet.Move, a.Kind == fleet.PowerOff && power == bmc.StateOn:
+		return true, e.giveBack(ctx, a, "dry run: interrupted "+string(a.Kind)+" rolled back")
+	case a.Kind == "" && n.State == fleet.StateDraining:
+		return true, e.giveBack(ctx, a, "dry run: drain given back")
+	case a.Kind == fleet.PowerOn && n.State != fleet.StateBooting && power == bmc.StateOff:
+		return true, e.align(a, fleet.StateOff)
+	}
+	return false, nil
+}
+
+// finishIntent takes an interrupted action up from where the store and the world say it is,
+// in the action kind's own repair.
 func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
-	dry := e.o.Config.Policy.DryRun
+	var done bool
+	var err error
 	switch a.Kind {
 	case fleet.Resume:
-		return e.finishResume(ctx, a)
+		done, err = true, e.finishResume(ctx, a)
 	case fleet.Drain:
-		if dry {
-			return e.giveBack(ctx, a, "dry run: interrupted drain rolled back")
-		}
-		// Continue the drain (idempotent); its timeout then bounds it.
-		return e.sendDrain(ctx, a)
+		// Continued (idempotent); its timeout then bounds it.
+		done, err = true, e.sendDrain(ctx, a)
 	case fleet.PowerOff:
-		switch {
-		case power == bmc.StateOff:
-			return e.commitOff(ctx, a)
-		case power == bmc.StateOn && dry:
-			return e.giveBack(ctx, a, "dry run: interrupted power-off rolled back")
-		case power == bmc.StateOn:
-			// Allocation is read again before the command, exactly as the first time.
-			return e.finishPowerOff(ctx, a)
-		}
+		done, err = e.repairPowerOff(ctx, a, power)
 	case fleet.PowerOn:
-		switch {
-		case n.State == fleet.StateBooting && power == bmc.StateOff:
-			// The BMC confirmed the power-on, and now the server is off: switched off by hand,
-			// or it shut itself down (a thermal trip, a failing power supply). Failed at once,
-			// power left off, retried only after the backoff: rota never powers on straight
-			// against the hand that switched a server off, nor cycles a server that keeps
-			// dying; waiting out boot_timeout would only hold the demand longer, as the
-			// planner takes another server at once.
-			return e.fail(ctx, a, fmt.Errorf("%s switched off while booting (by hand, or it shut itself down)", a.Node))
-		case n.State == fleet.StateBooting:
-			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
-		case power == bmc.StateOff && dry:
-			return e.align(a, fleet.StateOff)
-		case power == bmc.StateOff:
-			return e.finishPowerOn(ctx, a)
-		case power == bmc.StateOn:
-			if err := e.commitBooting(a); err != nil {
-				return err
-			}
-			return e.finishBoot(ctx, a, n, obs, e.bootDeadline(a, n))
-		}
+		done, err = e.repairPowerOn(ctx, a, n, power, obs)
+	case fleet.Move:
+		done, err = true, e.repairMove(ctx, a)
 	}
-	e.log.WithFields(logrus.Fields{"node": a.Node, "intent": a.Kind, "power": power}).Warn("power state unknown or changing; interrupted action left for the next pass")
-	return nil
+	if !done {
+		e.log.WithFields(logrus.Fields{"node": a.Node, "intent": a.Kind, "power": power}).Warn("power state unknown or changing; interrupted action left for the next pass")
+	}
+	return err
 }
 
-func (e *Executor) bootDeadline(a fleet.Action, n store.Node) time.Time {
-	p := e.pool(a.Node)
-	if p == nil || n.Intent == nil {
-		return time.Time{}
-	}
-	return n.Intent.Started.Add(time.Duration(p.BootTimeout))
-}
-
-// settle handles a node with no action in flight.
-func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
-	now := e.o.Clock.Now()
-	a := fleet.Action{Node: name, Pool: pool}
+// settle handles a node with no action in flight. A drain past policy.drain.timeout is given
+// back by the rule the planner uses (config.Drain.TimedOut), so a drain the planner cannot
+// settle (the job manager unread) still ends.
+func (e *Executor) settle(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
 	switch {
-	case n.State == fleet.StateDraining && e.o.Config.Policy.DryRun:
-		// No power-off follows a drain in dry run: give it back now, not at its timeout.
-		return e.giveBack(ctx, a, "dry run: drain given back")
 	case n.State == fleet.StateDraining:
-		if now.Sub(n.Since) > time.Duration(e.o.Config.Policy.Drain.Timeout) {
+		if e.o.Config.Policy.Drain.TimedOut(n.Since, e.o.Clock.Now()) {
 			a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonDrainTimeout, "drain did not finish in time"
 			return e.resume(ctx, a)
 		}
@@ -154,18 +140,12 @@ func (e *Executor) settle(ctx context.Context, name, pool string, n store.Node, 
 		return e.align(a, fleet.StateOff)
 	case power == bmc.StateUnknown && n.State == "":
 		return e.align(a, fleet.StateUnknown)
-	case n.State == fleet.StateOn && drainedByRota(name, n, obs):
+	case n.State == fleet.StateOn && drainedByRota(a.Node, n, obs):
 		// Never drained by rota forever: an On node rota drained (an aborted or failed step) is
 		// given back.
 		return e.giveBack(ctx, a, "left drained by an interrupted action")
 	}
 	return nil
-}
-
-// giveBack resumes a node rota drained, as a repair.
-func (e *Executor) giveBack(ctx context.Context, a fleet.Action, detail string) error {
-	a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonRepair, detail
-	return e.resume(ctx, a)
 }
 
 // align records a resting state the BMC reports (a node seen for the first time, or powered on

@@ -123,6 +123,12 @@ func TestDryRunRepairOnlyGivesBack(t *testing.T) {
 			f.off("cpu01")
 			f.put("cpu01", store.Node{State: fleet.StatePoweringOn, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true})
 		}},
+		{name: "move in flight is rolled back", want: fleet.StateOn, sent: []executortest.Command{{Node: "cpu01", Op: "resume"}}, setup: func(f *fx) {
+			mv := intent(fleet.Move)
+			mv.Move = &fleet.MovePlan{Jobs: []string{"7"}, Exclude: []string{"cpu01"}, Drain: true}
+			f.put("cpu01", store.Node{State: fleet.StateDraining, Since: t0, Intent: mv, DrainedByRota: true})
+			f.world.Set("cpu01", drainedByRota)
+		}},
 		{name: "booted server is given back", want: fleet.StateOn, sent: []executortest.Command{{Node: "cpu01", Op: "resume"}}, setup: func(f *fx) {
 			f.put("cpu01", store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true})
 			f.world.Set("cpu01", drainedByRota)

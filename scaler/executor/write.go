@@ -70,9 +70,10 @@ func auditRecord(a fleet.Action, now time.Time, result string, cause error) api.
 }
 
 // begin writes the action's intent (and moves the node to state, if not empty) with a
-// "started" audit record: the durable promise made before any side effect.
+// "started" audit record: the durable promise made before any side effect. Its step is
+// StepIntent.
 func (e *Executor) begin(a fleet.Action, state fleet.State, extra func(*store.Node), global func(*store.Global, time.Time)) error {
-	return e.write(a, change{
+	err := e.write(a, change{
 		node: func(n *store.Node, now time.Time) {
 			attempt := 1
 			if n.Intent != nil && n.Intent.Kind == a.Kind {
@@ -81,7 +82,7 @@ func (e *Executor) begin(a fleet.Action, state fleet.State, extra func(*store.No
 			if state != "" {
 				n.Enter(state, now)
 			}
-			n.Intent = &store.Intent{Kind: a.Kind, Reason: a.Reason, Detail: a.Detail, Started: now, Attempt: attempt}
+			n.Intent = &store.Intent{Kind: a.Kind, Reason: a.Reason, Detail: a.Detail, Started: now, Attempt: attempt, Move: a.Move}
 			if extra != nil {
 				extra(n)
 			}
@@ -89,6 +90,10 @@ func (e *Executor) begin(a fleet.Action, state fleet.State, extra func(*store.No
 		global: global,
 		result: auditStarted,
 	})
+	if err != nil {
+		return err
+	}
+	return e.step(a, StepIntent)
 }
 
 // setKeepingIntent moves n to state without ending the action in flight.

@@ -16,6 +16,9 @@ const (
 	// Resume gives a server rota drained back to the job manager (demand came back, or the
 	// drain timed out).
 	Resume Kind = "resume"
+	// Move requeues requeueable jobs off a server so they start elsewhere: the server then
+	// empties and is powered off (rebalancing), or takes the work it was freed for (a quota).
+	Move Kind = "move"
 )
 
 // Result is how an action carried out ended: the bounded "result" label of
@@ -42,20 +45,27 @@ func Results() []Result {
 	return []Result{ResultSuccess, ResultFailure, ResultAborted, ResultStateUnknown, ResultInterrupted, ResultDryRun}
 }
 
+// Kinds lists every action kind, for metrics that export one series per kind.
+func Kinds() []Kind { return []Kind{PowerOn, Drain, PowerOff, Resume, Move} }
+
 // Reason says why an action was taken or a server was skipped. The set is bounded (it is a
 // metric label).
 type Reason string
 
 // Reasons for actions.
 const (
-	ReasonIdle         Reason = "idle"          // drain: idle for the whole window
+	ReasonIdle         Reason = "idle"          // drain or power off: idle, and staying on costs more than a cycle
 	ReasonDrained      Reason = "drained"       // power off: drain finished, server empty
 	ReasonBacklog      Reason = "backlog"       // power on: demand waits
 	ReasonFloor        Reason = "floor"         // power on or resume: below the pool's (scheduled) floor
 	ReasonDemandReturn Reason = "demand_return" // resume: a draining server is needed again
 	ReasonDrainTimeout Reason = "drain_timeout" // resume: drain did not finish in time
 	ReasonRetry        Reason = "retry"         // power on: a Failed server's backoff ended
+	ReasonSpare        Reason = "spare"         // power on or keep: warm capacity the forecast needs within a boot
 	ReasonRepair       Reason = "repair"        // repair pass: finishing what an interrupted action left
+	ReasonRequested    Reason = "requested"     // power on: the job manager placed work on the server (Slurm's ResumeProgram)
+	ReasonRebalance    Reason = "rebalance"     // move: its work packs onto cheaper or fewer servers
+	ReasonQuota        Reason = "quota"         // move: borrowed work gives a department its quota back
 )
 
 // Reasons for skips: why a server was not acted on.
@@ -88,6 +98,19 @@ const (
 	SkipDemandWaits Reason = "demand_waits"
 	// SkipUnknownPool: the server's pool is not in the config (the inventory changed).
 	SkipUnknownPool Reason = "unknown_pool"
+	// SkipCheaperTier: waiting work could use the idle server, but waking a cheaper one costs
+	// less over the work's expected run.
+	SkipCheaperTier Reason = "cheaper_tier"
+	// Refusals of a move: each names the job and the rule that kept it.
+	SkipNotRequeueable Reason = "not_requeueable"
+	SkipDoNotDisrupt   Reason = "do_not_disrupt"
+	SkipJobTail        Reason = "job_tail"
+	SkipMoveBudget     Reason = "move_budget"
+	SkipMoveSaving     Reason = "saving_too_small"
+	// SkipBreakEven: idle, but staying on is expected to cost less than a power cycle.
+	SkipBreakEven Reason = "break_even"
+	// SkipDeferred: the work waiting for the pool is of a deferrable class, outside its window.
+	SkipDeferred Reason = "deferred"
 )
 
 // Action is one thing to do to one server.
@@ -98,6 +121,8 @@ type Action struct {
 	Reason Reason `json:"reason"`
 	// Detail is for humans ("cpu max 3% over 10m", "4 heavy jobs waiting"); never a label.
 	Detail string `json:"detail,omitempty"`
+	// Move is what a move action requeues, and where the work may not go back to.
+	Move *MovePlan `json:"move,omitempty"`
 }
 
 // Skip is a server the planner looked at and left alone, and why.
@@ -114,4 +139,14 @@ type Decision struct {
 	Skips   []Skip   `json:"skips"`
 	// Desired is how many servers each pool should have on after this pass.
 	Desired map[string]int `json:"desired"`
+}
+
+// RefusesMove reports whether a skip with this reason is a move refused (a rule of
+// policy.moves kept work where it is), which the audit history keeps.
+func (r Reason) RefusesMove() bool {
+	switch r {
+	case SkipNotRequeueable, SkipDoNotDisrupt, SkipJobTail, SkipMoveBudget, SkipMoveSaving:
+		return true
+	}
+	return false
 }

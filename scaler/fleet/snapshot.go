@@ -5,6 +5,7 @@ import (
 
 	"github.com/rotahq/rota/bmc/spec"
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/learn"
 )
 
 // Snapshot is everything one planning pass knows, read fresh at the start of the pass. The
@@ -23,6 +24,10 @@ type Snapshot struct {
 	Paused bool
 	// History is what rota did recently, for cooldowns and the disruption budget.
 	History History
+	// Learned is what rota learned about each pool (by name) from what it saw before: how
+	// far its need rises over the next minutes and hours, its boot and shutdown times. A pool
+	// missing here has no history yet.
+	Learned map[string]learn.View
 }
 
 // Node is one server as observed.
@@ -51,6 +56,9 @@ type Node struct {
 	LastOn      time.Time
 	LastOff     time.Time
 	CyclesToday int
+	// IdleSince is when the job manager last showed work on the server, or it came up if
+	// later (zero: unknown): how long it has been idle.
+	IdleSince time.Time
 	// Failures counts failed actions since one of the kind that failed last succeeded;
 	// RetryAfter is when a Failed server may be tried again, and an On one drained again.
 	Failures   int
@@ -72,16 +80,8 @@ type JobsView struct {
 	DrainedByRota bool `json:"drained_by_rota"`
 	// Responding is false when the job manager's agent on the server is down (not ready).
 	Responding bool `json:"responding"`
-	// Holds are what the jobs of each account hold on it (for chargeback), sorted by account;
-	// empty when the job manager does not say. A job without an account has Account "".
-	Holds []Hold `json:"holds,omitempty"`
-}
-
-// Hold is what the jobs of one account hold on one server.
-type Hold struct {
-	Account string `json:"account"`
-	CPUs    int    `json:"cpus"`
-	GPUs    int    `json:"gpus"`
+	// Running are the jobs on it, when the job manager lists them (a move needs them all).
+	Running []Job `json:"running,omitempty"`
 }
 
 // Allocated reports whether anything runs on the server, as far as the job manager knows.
@@ -121,8 +121,12 @@ type Demand struct {
 	// Shape is what each job asks of each of its servers; Nodes is how many servers each job
 	// needs at once (a gang: all start together).
 	Shape config.Shape
-	Nodes int
-	Count int
+	Needs Needs
+	// TimeLimit is the shortest time limit of these jobs (0: none given), what the planner
+	// takes as their expected run.
+	TimeLimit time.Duration
+	Nodes     int
+	Count     int
 	// Since is when the oldest of these jobs was submitted.
 	Since time.Time
 }
@@ -134,4 +138,6 @@ type History struct {
 	LastScaleDown map[string]time.Time
 	// PowerOffs are the times of recent power-offs across the fleet, for the disruption budget.
 	PowerOffs []time.Time
+	// Moves are the times of recent moves across the fleet, for the move budget.
+	Moves []time.Time
 }

@@ -44,3 +44,27 @@ type Manager interface {
 type PowerAware interface {
 	PoweredOff(ctx context.Context, node string) error
 }
+
+// Watcher is a cheap read of the work waiting, for the loop's pending-work watch: the loop
+// calls Waiting every jobs.watch_interval and runs a pass at once when an identifier appears
+// that the last read did not have. Waiting must cost far less than Demand (one short query of
+// the queue), must list only work that more servers could start (held work and work waiting
+// on a dependency are not), and is safe for concurrent use and bounded by ctx. An error is
+// logged and counted, and the passes go on at their interval. Identifiers need only be stable
+// from one read to the next (a job id); their order does not matter.
+type Watcher interface {
+	Waiting(ctx context.Context) ([]string, error)
+}
+
+// ErrCannotMove is returned for a move the job manager cannot make: it has no way to requeue
+// work (adapter none), or moves are not allowed (jobs.slurm.requeue off).
+var ErrCannotMove = errors.New("the job manager cannot move work")
+
+// Mover is a Manager that can move running work (policy.moves). Move requeues the jobs named
+// that still run on node, so the job manager starts them again elsewhere and never on the
+// servers in exclude. It is idempotent: a job no longer on node (moved already, or ended) is
+// left alone, so a call repeated after a crash finishes what the first began. A job the job
+// manager does not allow to be requeued is never touched. It returns how many jobs it moved.
+type Mover interface {
+	Move(ctx context.Context, node string, jobIDs, exclude []string) (int, error)
+}

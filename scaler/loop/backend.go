@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -117,11 +118,21 @@ func (l *Loop) Explain(_ context.Context, node string) (api.Explanation, error) 
 func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
 	now := l.o.Clock.Now()
 	obs := l.observe(ctx, now)
-	snap, err := l.snapshot(obs, now)
+	snap, _, err := l.snapshot(obs, now)
 	if err != nil {
 		return fleet.Decision{}, err
 	}
-	return gate(snap, l.o.Planner(snap, l.cfg, now), nil), nil
+	// What was learned, as the last pass read it: this plan learns nothing itself.
+	last := l.lastPass().snap
+	snap.Learned = last.Learned
+	idle := make(map[string]time.Time, len(last.Nodes))
+	for _, n := range last.Nodes {
+		idle[n.Name] = n.IdleSince
+	}
+	for i := range snap.Nodes {
+		snap.Nodes[i].IdleSince = idle[snap.Nodes[i].Name]
+	}
+	return gate(snap, l.o.Planner(snap, l.cfg, now), nil, l.cfg.Jobs.ReportsAllocation()), nil
 }
 
 // SetPinned pins or unpins node, durably, and asks for a pass so Status shows it soon.

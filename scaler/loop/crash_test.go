@@ -12,8 +12,9 @@ import (
 	"github.com/rotahq/rota/scaler/plan"
 )
 
-// rota dies during each step of scaling an idle server down; the next rota, on the same file,
-// finishes the job from its first pass: the server ends Off, and nothing is left drained while on.
+// rota dies during each step of scaling an idle server down (one power-off that drains it on
+// the way); the next rota, on the same file, finishes the job from its first pass: the server
+// ends Off, and nothing is left drained while on.
 func TestLoopFinishesWhatACrashLeft(t *testing.T) {
 	crashAt := func(kind fleet.Kind, step executor.Step) func(string, fleet.Kind, executor.Step) error {
 		return func(node string, k fleet.Kind, s executor.Step) error {
@@ -27,8 +28,7 @@ func TestLoopFinishesWhatACrashLeft(t *testing.T) {
 		kind fleet.Kind
 		step executor.Step
 	}{
-		{fleet.Drain, executor.StepIntent}, {fleet.Drain, executor.StepSent}, {fleet.Drain, executor.StepCommitted},
-		{fleet.PowerOff, executor.StepIntent}, {fleet.PowerOff, executor.StepChecked},
+		{fleet.PowerOff, executor.StepIntent}, {fleet.PowerOff, executor.StepDrained}, {fleet.PowerOff, executor.StepChecked},
 		{fleet.PowerOff, executor.StepSent}, {fleet.PowerOff, executor.StepCommitted},
 	}
 	for _, p := range points {

@@ -59,6 +59,9 @@ func TestFailingPowerOffBacksOff(t *testing.T) {
 	f := newFx(t, func(c *config.Config) {
 		c.Pools[0].Min = 2 // the CPU servers stay on
 		c.Policy.Node.MinOn = model.Duration(time.Minute)
+		// A cycle costs its boot (10m) and shutdown and no wear: the break-even time stays
+		// under the 10m backoff, which the test is about.
+		c.Policy.BreakEven.WearTime = 0
 	}, plan.Plan)
 	f.world.Set("gpu01", func(s *executortest.Server) { s.OffFails = true })
 	f.world.Set("gpu02", func(s *executortest.Server) { s.Jobs = 1 })

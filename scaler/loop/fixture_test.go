@@ -21,16 +21,42 @@ import (
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
 // clock is a settable clock whose timers the test fires: After hands each timer to the test
-// through calls, so the test knows the loop finished a pass and now waits.
+// through calls, so the test knows the loop finished a pass and now waits; the pending-work
+// watch's timers (of jobs.watch_interval) come through watchCalls instead, so the test knows
+// the watch finished a read.
 type clock struct {
 	*executortest.Clock
-	calls chan chan time.Time
+	calls, watchCalls chan chan time.Time
+	watchEvery        time.Duration
 }
 
-func (c *clock) After(time.Duration) <-chan time.Time {
+func (c *clock) After(d time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
-	c.calls <- ch
+	if d == c.watchEvery {
+		c.watchCalls <- ch
+	} else {
+		c.calls <- ch
+	}
 	return ch
+}
+
+// watcher is a settable pending-work watch.
+type watcher struct {
+	mu  sync.Mutex
+	ids []string
+	err error
+}
+
+func (w *watcher) Waiting(context.Context) ([]string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ids, w.err
+}
+
+func (w *watcher) set(err error, ids ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ids, w.err = ids, err
 }
 
 // telemetry is a settable Prometheus reader.
@@ -73,6 +99,9 @@ type fx struct {
 	planner Planner
 	// propose is what the fake planner returns (the real planner is used where said).
 	propose []fleet.Action
+	// watch is the loop's pending-work watch (none unless a test sets it before build).
+	watch *watcher
+	logs  *logtest.Hook
 }
 
 func newFx(t *testing.T, mod func(*config.Config), planner Planner) *fx {
@@ -81,7 +110,7 @@ func newFx(t *testing.T, mod func(*config.Config), planner Planner) *fx {
 		t:     t,
 		cfg:   executortest.Config(t, mod),
 		world: executortest.NewWorld(true),
-		clock: &clock{Clock: executortest.NewClock(t0), calls: make(chan chan time.Time)},
+		clock: &clock{Clock: executortest.NewClock(t0), calls: make(chan chan time.Time), watchCalls: make(chan chan time.Time)},
 		tele:  &telemetry{views: map[string]fleet.TelemetryView{}},
 		path:  filepath.Join(t.TempDir(), "rota.db"),
 	}
@@ -95,6 +124,7 @@ func newFx(t *testing.T, mod func(*config.Config), planner Planner) *fx {
 		}
 	}
 	f.planner = planner
+	f.clock.watchEvery = time.Duration(f.cfg.Jobs.WatchInterval)
 	f.build(nil)
 	return f
 }
@@ -109,7 +139,7 @@ func (f *fx) build(fault func(string, fleet.Kind, executor.Step) error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	logger, _ := logtest.NewNullLogger()
+	logger, hook := logtest.NewNullLogger()
 	reg := prometheus.NewRegistry()
 	ex, err := executor.New(executor.Options{
 		Store: st, Power: f.world, Jobs: f.world, Config: f.cfg, Clock: f.clock,
@@ -118,14 +148,18 @@ func (f *fx) build(fault func(string, fleet.Kind, executor.Step) error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(Options{
+	o := Options{
 		Config: f.cfg, Store: st, Executor: ex, Power: f.world, Jobs: f.world, Telemetry: f.tele,
 		Planner: f.planner, Clock: f.clock, Log: logger.WithField("component", "loop"), Registerer: reg,
-	})
+	}
+	if f.watch != nil {
+		o.Watch = f.watch
+	}
+	l, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st, f.ex, f.loop, f.reg = st, ex, l, reg
+	f.st, f.ex, f.loop, f.reg, f.logs = st, ex, l, reg, hook
 }
 
 // restart is a crash and a new rota over the same file and world.

@@ -9,15 +9,16 @@ import (
 
 // gate re-checks the planner's actions against the safety invariants and turns any that breaks
 // one into a skip. The planner already keeps these rules; the gate is the second lock on the
-// door, so a planner bug cannot power off a pinned server or scale down blind.
-func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool) fleet.Decision {
+// door, so a planner bug cannot power off a pinned server, an allocated one, or scale down
+// blind. reports is config.Jobs.ReportsAllocation.
+func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool, reports bool) fleet.Decision {
 	nodes := make(map[string]*fleet.Node, len(snap.Nodes))
 	for i := range snap.Nodes {
 		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
 	}
 	kept := dec.Actions[:0:0]
 	for _, a := range dec.Actions {
-		reason, detail := blocked(snap, nodes[a.Node], a, moved[a.Node])
+		reason, detail := blocked(snap, nodes[a.Node], a, moved[a.Node], reports)
 		if reason == "" {
 			kept = append(kept, a)
 			continue
@@ -29,7 +30,7 @@ func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool) fleet.
 }
 
 // blocked says why action a on node n may not run this pass ("" when it may).
-func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fleet.Reason, string) {
+func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved, reports bool) (fleet.Reason, string) {
 	scaleDown := a.Kind == fleet.Drain || a.Kind == fleet.PowerOff
 	switch {
 	case n == nil:
@@ -46,14 +47,29 @@ func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fl
 		return fleet.SkipNoTelemetry, "telemetry not read this pass"
 	case scaleDown && !snap.JobsKnown:
 		return fleet.SkipJobsUnknown, "job manager not read this pass"
-	case a.Kind == fleet.Drain && a.Reason == fleet.ReasonIdle && !n.Telemetry.Present:
+	case (a.Kind == fleet.Drain || oneStep(n, a)) && a.Reason == fleet.ReasonIdle && !n.Telemetry.Present:
 		// Idle means measured idle: a server without whole, fresh data (for every GPU its
 		// pool declares) is never drained for idleness, whatever the planner thought.
 		return fleet.SkipNoTelemetry, cmp.Or(n.Telemetry.Missing, "no whole, fresh telemetry for the server")
 	case moved:
 		return fleet.SkipInFlight, "repair moved it this pass"
+	case oneStep(n, a):
+		// An On server powered off in one step is drained by the executor on the way: it
+		// must be known and empty now, and drained it will be.
+		v := n.Jobs
+		v.Drained = true
+		return fleet.PowerOffBlock(v, reports)
+	case a.Kind == fleet.PowerOff:
+		// Invariant 1, by the planner's own rule; the executor asks it once more right before
+		// the command.
+		return fleet.PowerOffBlock(n.Jobs, reports)
 	}
 	return "", ""
+}
+
+// oneStep reports whether a is a power-off of an On server (drained on the way).
+func oneStep(n *fleet.Node, a fleet.Action) bool {
+	return a.Kind == fleet.PowerOff && n.State == fleet.StateOn
 }
 
 // withSkips moves the actions the executor did not start to the skips.

@@ -35,7 +35,7 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// Options are what New needs; all are required except Registerer.
+// Options are what New needs; all are required except Watch and Registerer.
 type Options struct {
 	Config    *config.Config
 	Store     *store.Store
@@ -46,6 +46,9 @@ type Options struct {
 	Planner   Planner
 	Clock     Clock
 	Log       *logrus.Entry
+	// Watch, optional, is the job manager's pending-work watch (jobs.Watcher), read every
+	// jobs.watch_interval (0: never).
+	Watch jobs.Watcher
 	// Registerer takes the loop's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	// Meter reads the BMCs' power draw every bmc.power_reading_interval; nil: the pools'
@@ -64,10 +67,16 @@ type Loop struct {
 	log     *logrus.Entry
 	metrics *metrics
 	books   *books
-	nudges  chan string
+	nudges  chan nudge
+
+	wakes wakes
 
 	mu   sync.Mutex
 	last pass // the last pass, for Status and Explain
+	// refused is each server's move refusal already in the audit history.
+	refused map[string]fleet.Reason
+	// learned is used by passes only (one at a time).
+	learned learner
 }
 
 var _ api.Backend = (*Loop)(nil)
@@ -81,11 +90,11 @@ type pass struct {
 	dec  fleet.Decision
 }
 
-// New builds the loop.
+// New builds the loop (Watch and Registerer are optional).
 func New(o Options) (*Loop, error) {
 	if o.Config == nil || o.Store == nil || o.Executor == nil || o.Power == nil || o.Jobs == nil ||
 		o.Telemetry == nil || o.Planner == nil || o.Clock == nil || o.Log == nil {
-		return nil, errors.New("loop: every option but Registerer, Meter, Numbers and GPUs is required")
+		return nil, errors.New("loop: every option but Watch, Registerer, Meter, Numbers and GPUs is required")
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
@@ -95,35 +104,46 @@ func New(o Options) (*Loop, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loop metrics: %w", err)
 	}
-	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, books: b, nudges: make(chan string, 1)}, nil
+	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, books: b, nudges: make(chan nudge, 1),
+		wakes: wakes{wanted: map[string]*wanted{}}, refused: map[string]fleet.Reason{}}, nil
 }
 
 // Run runs passes until ctx ends: one at once (its repair finishes what a crash left), then one
-// every evaluation interval or on a nudge. It waits for the actions under way before returning.
+// every evaluation interval, on a nudge, or when the pending-work watch (Options.Watch) sees
+// new work; never two at once. It waits for the watch and the actions under way before
+// returning.
 func (l *Loop) Run(ctx context.Context) error {
 	defer l.o.Executor.Wait()
+	if every := time.Duration(l.cfg.Jobs.WatchInterval); l.o.Watch != nil && every > 0 {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.watch(ctx, every)
+		}()
+	}
 	interval := time.Duration(l.cfg.Policy.EvaluationInterval)
+	trigger := triggerStart
 	for {
+		l.metrics.triggers.WithLabelValues(trigger).Inc()
 		if err := l.runPass(ctx); err != nil {
 			l.log.WithError(err).Error("pass failed")
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case reason := <-l.nudges:
-			l.log.WithField("reason", reason).Debug("pass on nudge")
+		case n := <-l.nudges:
+			trigger = n.trigger
+			l.log.WithFields(logrus.Fields{"trigger": n.trigger, "reason": n.reason}).Debug("pass on request")
 		case <-l.o.Clock.After(interval):
+			trigger = triggerInterval
 		}
 	}
 }
 
 // Nudge asks for a pass soon; it never blocks, and merges with a nudge already pending.
-func (l *Loop) Nudge(reason string) {
-	select {
-	case l.nudges <- reason:
-	default:
-	}
-}
+func (l *Loop) Nudge(reason string) { l.request(triggerNudge, reason) }
 
 // runPass is one pass of the loop, recorded.
 func (l *Loop) runPass(ctx context.Context) error {
@@ -132,6 +152,7 @@ func (l *Loop) runPass(ctx context.Context) error {
 	p.snap, p.dec, p.err = l.act(ctx, start)
 	p.ok = p.err == nil
 	if p.ok {
+		l.auditRefusals(p.dec, p)
 		l.keepBooks(ctx, p)
 	}
 	l.metrics.recordPass(l.cfg, p, l.o.Clock.Now().Sub(start))
@@ -157,14 +178,17 @@ func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.De
 			return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("repair: %w", err)
 		}
 	}
-	snap, err := l.snapshot(obs, now)
+	snap, recs, err := l.snapshot(obs, now)
 	if err != nil {
 		return fleet.Snapshot{}, fleet.Decision{}, err
 	}
+	l.learn(&snap, before, recs, now)
 	dec := l.o.Planner(snap, l.cfg, now)
-	dec = gate(snap, dec, moved(before, snap))
-	notStarted := l.o.Executor.Start(ctx, dec.Actions)
-	return snap, withSkips(dec, notStarted), nil
+	asked, callers := l.takeWakes(now)
+	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap), l.cfg.Jobs.ReportsAllocation())
+	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
+	l.answerWakes(snap, dec, asked, callers)
+	return snap, dec, nil
 }
 
 // moved lists the nodes repair changed this pass: their observations are older than their

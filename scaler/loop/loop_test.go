@@ -388,3 +388,30 @@ func TestBackupOpensWithTheSameRecords(t *testing.T) {
 		t.Errorf("backup's nodes %+v, want %+v", got, want)
 	}
 }
+
+// The gate holds a one-step power-off (an On server, drained on the way) to what a drain for
+// idleness and a power-off each need: whole telemetry, and nothing allocated now.
+func TestGateHoldsOneStepPowerOff(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass() // adopt the fleet
+	f.tele.views["gpu01"] = fleet.TelemetryView{LastSample: f.clock.Now(), CPUMax: 0.01, Missing: "no GPU readings"}
+	f.world.Set("gpu02", func(s *executortest.Server) { s.Jobs = 1 })
+	f.propose = []fleet.Action{act(fleet.PowerOff, "gpu01", "gpu", fleet.ReasonIdle),
+		act(fleet.PowerOff, "gpu02", "gpu", fleet.ReasonIdle), act(fleet.PowerOff, "cpu01", "cpu", fleet.ReasonIdle)}
+	f.pass()
+	dec := f.loop.lastPass().dec
+	if got := skipFor(dec, "gpu01"); got != fleet.SkipNoTelemetry {
+		t.Errorf("gpu01 without whole telemetry: %q, want %q", got, fleet.SkipNoTelemetry)
+	}
+	if got := skipFor(dec, "gpu02"); got != fleet.SkipAllocated {
+		t.Errorf("gpu02 with a job: %q, want %q", got, fleet.SkipAllocated)
+	}
+	if got := f.state("cpu01"); got != fleet.StateOff {
+		t.Errorf("cpu01, idle and whole, is %s, want off (drained and powered off in one pass)", got)
+	}
+	for _, c := range f.world.Commands() {
+		if c.Node != "cpu01" && (c.Op == "off" || c.Op == "drain") {
+			t.Errorf("%s sent to %s", c.Op, c.Node)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 // These names are a contract with the alert rules and dashboards: keep them exactly.
 type metrics struct {
 	passes, decisions                           *prometheus.CounterVec
+	triggers, watchReads, wakes                 *prometheus.CounterVec
 	lastSuccess, telemetryOK, jobsOK            prometheus.Gauge
 	paused, dryRun, wouldSave                   prometheus.Gauge
 	passDuration                                prometheus.Histogram
@@ -35,6 +36,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		passes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rota_scaler_passes_total", Help: "Loop passes, by result (success, error).",
+		}, []string{"result"}),
+		triggers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rota_scaler_pass_triggers_total", Help: "Passes started, by what started them (start, interval, nudge, watch, wake).",
+		}, []string{"trigger"}),
+		watchReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rota_scaler_watch_reads_total", Help: "Reads of the job manager's pending-work watch, by result (success, error).",
+		}, []string{"result"}),
+		wakes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rota_scaler_wake_results_total", Help: "Servers the job manager asked to be powered on (wake requests), by the answer (started, powered, waiting, dry_run, refused).",
 		}, []string{"result"}),
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rota_scaler_decisions_total", Help: "Actions decided and started (or dry-run), by action, reason and pool.",
@@ -60,7 +70,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		poolPowered: gaugeVec("rota_fleet_pool_powered_servers", "Servers drawing power, per pool.", "pool"),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.passes, m.decisions, m.lastSuccess, m.telemetryOK, m.jobsOK,
+		for _, c := range []prometheus.Collector{m.passes, m.triggers, m.watchReads, m.wakes, m.decisions, m.lastSuccess, m.telemetryOK, m.jobsOK,
 			m.paused, m.dryRun, m.wouldSave, m.passDuration, m.skips, m.pending, m.nodeState, m.nodePowered,
 			m.nodeCost, m.nodeSaves, m.nodeGPUs, m.poolDesired, m.poolPowered} {
 			if err := reg.Register(c); err != nil {

@@ -94,15 +94,15 @@ func (l *Loop) nodeNames() []string {
 	return out
 }
 
-// snapshot joins the store (after repair) with the observation.
-func (l *Loop) snapshot(o observation, now time.Time) (fleet.Snapshot, error) {
+// snapshot joins the store (after repair) with the observation; it returns the records read.
+func (l *Loop) snapshot(o observation, now time.Time) (fleet.Snapshot, map[string]store.Node, error) {
 	recs, err := l.o.Store.Nodes()
 	if err != nil {
-		return fleet.Snapshot{}, fmt.Errorf("reading the store: %w", err)
+		return fleet.Snapshot{}, nil, fmt.Errorf("reading the store: %w", err)
 	}
 	g, err := l.o.Store.Global()
 	if err != nil {
-		return fleet.Snapshot{}, fmt.Errorf("reading the store: %w", err)
+		return fleet.Snapshot{}, nil, fmt.Errorf("reading the store: %w", err)
 	}
 	snap := fleet.Snapshot{
 		Demand: o.demand, Telemetry: o.teleOK, JobsKnown: o.jobsOK,
@@ -114,7 +114,7 @@ func (l *Loop) snapshot(o observation, now time.Time) (fleet.Snapshot, error) {
 			snap.Nodes = append(snap.Nodes, node(ref, recs[cn.Name], o, now))
 		}
 	}
-	return snap, nil
+	return snap, recs, nil
 }
 
 func node(ref config.NodeRef, r store.Node, o observation, now time.Time) fleet.Node {

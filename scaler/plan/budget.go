@@ -50,3 +50,7 @@ func (b *budget) poweredOn()  { b.inFlight++ }
 func (b *budget) drained()    { b.inFlight++; b.draining++ }
 func (b *budget) resumed()    { b.inFlight--; b.draining-- }
 func (b *budget) poweredOff() { b.draining--; b.plannedOffs++ }
+
+// offIdle is a power-off of an On server, drained by the executor on the way: a new action
+// in flight and one power-off of the budget.
+func (b *budget) offIdle() { b.inFlight++; b.plannedOffs++ }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
 )
 
 // group is waiting work aggregated by everything placement looks at: many Demand entries
@@ -18,8 +19,15 @@ type group struct {
 	since time.Time
 	// slots is how many server-slots (jobs times nodes per job) still have no place.
 	slots int
-	// pools that fit the shape in the region, cheapest first; home is the first of them, the
-	// pool whose backlog threshold the group counts against.
+	// nd is what the group's jobs can run on beyond their shape; regions the regions they may
+	// run in (nil: any), their own and those that see their storage.
+	nd      needs
+	regions []string
+	// limit is the shortest time limit of its jobs (0: none given), the run the planner
+	// expects of them.
+	limit time.Duration
+	// pools that fit the shape and needs in the regions, cheapest first; home is the first of
+	// them, the pool whose backlog threshold the group counts against.
 	pools []*pool
 	home  *pool
 	// due: the backlog threshold of home is passed, so the group may wake servers beyond
@@ -27,12 +35,19 @@ type group struct {
 	due     bool
 	waiting int
 	oldest  time.Time
+	// steered is the dearer pool whose empty servers the group passed over because waking
+	// its home pool costs less (see cheaperToWake); steeredText says so in power-on details.
+	steered     *pool
+	steeredText string
+	// deferred: of a deferrable class outside its window (see classes.go).
+	deferred bool
 }
 
 type groupKey struct {
-	class, region, dept string
-	shape               shape
-	nodes               int
+	class, region, dept, partition string
+	shape                          shape
+	nodes                          int
+	needs                          fleet.Needs
 }
 
 // groups aggregates the snapshot's demand. Entries with no jobs are dropped.
@@ -48,10 +63,11 @@ func (p *pass) groups() []*group {
 		if class == "" {
 			class = p.cfg.Classify(d.Shape)
 		}
-		k := groupKey{class: class, region: d.Region, dept: d.Department, shape: shapeOf(d.Shape), nodes: max(d.Nodes, 1)}
+		k := groupKey{class: class, region: d.Region, dept: d.Department, partition: d.Partition,
+			shape: shapeOf(d.Shape), nodes: max(d.Nodes, 1), needs: d.Needs}
 		g := byKey[k]
 		if g == nil {
-			g = &group{groupKey: k, since: d.Since}
+			g = &group{groupKey: k, since: d.Since, limit: d.TimeLimit}
 			byKey[k] = g
 			list = append(list, g)
 		}
@@ -59,12 +75,17 @@ func (p *pass) groups() []*group {
 		if d.Since.Before(g.since) {
 			g.since = d.Since
 		}
+		if d.TimeLimit > 0 && (g.limit == 0 || d.TimeLimit < g.limit) {
+			g.limit = d.TimeLimit
+		}
 	}
 	for _, g := range list {
 		g.slots = g.jobs * g.nodes
+		g.nd = readNeeds(g.partition, g.needs)
+		g.regions = p.regionsFor(g.region, g.needs.Storage)
 		s := config.Shape{CPUs: g.shape.cpus, GPUs: g.shape.gpus, Memory: config.Bytes(g.shape.mem)}
 		for _, pl := range p.pools {
-			if pl.fits(s, g.region) {
+			if pl.fits(s, &g.nd, g.regions) {
 				g.pools = append(g.pools, pl)
 			}
 		}
@@ -79,6 +100,7 @@ func (p *pass) groups() []*group {
 			cmp.Compare(b.shape.mem, a.shape.mem), cmp.Compare(b.nodes, a.nodes),
 			a.since.Compare(b.since), cmp.Compare(a.class, b.class),
 			cmp.Compare(a.region, b.region), cmp.Compare(a.dept, b.dept),
+			cmp.Compare(a.partition, b.partition), compareNeeds(a.needs, b.needs),
 		)
 	})
 	return list
@@ -95,3 +117,40 @@ func (g *group) perServer() int {
 
 // unmetJobs is how many of the group's jobs still have no place.
 func (g *group) unmetJobs() int { return (g.slots + g.nodes - 1) / g.nodes }
+
+func compareNeeds(a, b fleet.Needs) int {
+	return cmp.Or(cmp.Compare(a.Features, b.Features), cmp.Compare(a.GPUType, b.GPUType),
+		cmp.Compare(a.Nodes, b.Nodes), cmp.Compare(a.Exclude, b.Exclude), cmp.Compare(a.Storage, b.Storage))
+}
+
+// regionsFor is where work of region (empty: any) with data on storage (empty: none) may run:
+// its region, and every region that sees its storage (policy.storage). Nil means any region.
+func (p *pass) regionsFor(region, storage string) []string {
+	shared := p.pol.RegionsSeeing(storage)
+	switch {
+	case region == "" && shared == nil:
+		return nil
+	case shared == nil:
+		// The common case, one slice per region for the whole pass.
+		if p.oneRegion == nil {
+			p.oneRegion = map[string][]string{}
+		}
+		r, ok := p.oneRegion[region]
+		if !ok {
+			r = []string{region}
+			p.oneRegion[region] = r
+		}
+		return r
+	}
+	var out []string
+	if region != "" {
+		out = append(out, region)
+	}
+	for _, r := range shared {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -16,10 +16,14 @@
 //	floors   resume or power on servers a pool needs to stay at its (scheduled) floor
 //	demand   place waiting work on capacity already on or coming, then wake the cheapest servers
 //	         that fit (at once, in the home pool; dearer pools past the backlog threshold),
-//	         within ceilings, quotas and regions
+//	         within ceilings, quotas and regions; only servers whose pool offers what the job
+//	         needs (partition, features, GPU model, node list), and not a dearer pool's empty
+//	         server when waking a cheaper one costs less over the work's run
 //	settle   power off drained, empty servers; give back drains that timed out
 //	shrink   drain idle servers, most expensive first, through the one gate that applies every
 //	         cap (floors, warm spares, cooldowns, dwell times, cycle caps, disruption budget,
 //	         concurrency)
+//	moves    move the work of servers it can leave (requeueable, room elsewhere, saving at least
+//	         k times the work lost), within the move budget, through the same gate
 //	rest     give every server left a reason
 package plan

@@ -18,7 +18,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 const baseYAML = `
 server: {webhook_auth_disabled: true}
-jobs: {adapter: slurm}
+jobs: {adapter: slurm, slurm: {requeue: true}}
 policy:
   evaluation_interval: 1m
   idle: {cpu_threshold: 0.2, gpu_threshold: 0.05, window: 10m}
@@ -28,6 +28,8 @@ policy:
   node: {min_on: 30m, min_off: 10m, max_cycles_per_day: 6}
   disruption: {max_power_offs: 4, window: 10m, max_concurrent: 8}
   drain: {timeout: 30m}
+  break_even: {wear_time: 10m}
+  spares: {quantile: 0.9, max_share: 0.1}
 %s
 pools:
   - name: cpu
@@ -66,7 +68,7 @@ func onNode(name, pool string) fleet.Node {
 		Name: name, Pool: pool, State: fleet.StateOn, Since: t0.Add(-2 * time.Hour), Power: bmc.StateOn,
 		Jobs:      fleet.JobsView{Known: true, Responding: true},
 		Telemetry: fleet.TelemetryView{Present: true, LastSample: t0.Add(-15 * time.Second), CPUMax: 0.02},
-		LastOn:    t0.Add(-2 * time.Hour),
+		LastOn:    t0.Add(-2 * time.Hour), IdleSince: t0.Add(-2 * time.Hour),
 	}
 }
 

@@ -12,17 +12,17 @@ import (
 // could not be read; resuming does need the job manager, so only waking is left then.
 func (p *pass) raiseFloors() {
 	for _, pl := range p.pools {
-		if pl.up >= pl.floor {
+		if pl.floorCount() >= pl.floor {
 			continue
 		}
 		for _, rb := range pl.bins {
 			for _, i := range rb.tiers[tierResume] {
-				if pl.up < pl.floor && !p.servers[i].done {
+				if pl.floorCount() < pl.floor && !p.servers[i].done {
 					p.resume(i, fleet.ReasonFloor, p.floorDetail(pl))
 				}
 			}
 		}
-		for pl.up < pl.floor {
+		for pl.floorCount() < pl.floor {
 			if pl.powered >= pl.ceiling {
 				pl.blockWake(fleet.SkipCeiling, pl.ceilingDetail)
 				break

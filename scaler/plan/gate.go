@@ -10,12 +10,13 @@ import (
 )
 
 // The gate is the one place where every cap on scale-down is applied, in this order: the
-// server's own limits first (dwell time, cycles), then its pool's (waiting work, cooldowns,
-// floor), then the fleet's (disruption budget, concurrency). A server stopped by a cap gets a
-// skip that names it. The caps are read from counts kept up to date as the pass plans, so a
-// pass never plans past one.
+// server's own limits first (dwell time, cycles, work placed on it), then its pool's
+// (cooldowns, floor, warm spares, break-even), then the fleet's (disruption budget,
+// concurrency). A server stopped by a cap gets a skip that names it. The caps are read from
+// counts kept up to date as the pass plans, so a pass never plans past one.
 
-// gateDrain says what keeps idle server i from being drained ("" when nothing does).
+// gateDrain says what keeps idle server i from being powered off (or drained), or "" and
+// the break-even numbers for the action when nothing does.
 func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n, pl, pol := s.node, s.pool, p.pol
@@ -25,9 +26,15 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		// Hardware wear: a server stays on at least min_on once it came up.
 		return fleet.SkipMinOn, "on since " + n.LastOn.UTC().Format(time.RFC3339)
 	case n.CyclesToday >= pol.Node.MaxCyclesPerDay:
+		// The cycle budget: a server is powered off at most max_cycles_per_day times in 24h.
 		return fleet.SkipCycleCap, fmt.Sprintf("%d power-offs in 24h, cap %d", n.CyclesToday, pol.Node.MaxCyclesPerDay)
-	case pl.demandWaits:
-		// Never scale a pool down while its work waits.
+	case s.placed:
+		// Waiting work was placed on it: the job manager starts it there, or a gang waits
+		// for it and for busy servers to free (kept, or the gang would wait for ever).
+		return fleet.SkipDemandWaits, "waiting work placed on it"
+	case n.Jobs.Allocated() && pl.unplaced:
+		// A server with work is gated only to be moved: none while the pool's waiting work
+		// has no place (an idle server the work does not fit may still go).
 		return fleet.SkipDemandWaits, "work waits for pool " + pl.name
 	case p.within(p.snap.History.LastScaleDown[pl.name], pol.Cooldown.ScaleDown):
 		return fleet.SkipCooldown, "scaled down at " + p.snap.History.LastScaleDown[pl.name].UTC().Format(time.RFC3339)
@@ -35,11 +42,22 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		// Right after a scale-up the work that asked for it may still be arriving: no
 		// scale-down in the same pool for cooldown.scale_up.
 		return fleet.SkipCooldown, "scaled up at " + p.snap.History.LastScaleUp[pl.name].UTC().Format(time.RFC3339)
-	case pl.up-1 < pl.floor:
-		return fleet.SkipFloor, fmt.Sprintf("%d servers on, floor %d", pl.up, pl.floor)
+	case pl.floorCount()-1 < pl.floor:
+		return fleet.SkipFloor, fmt.Sprintf("%d servers on, floor %d", pl.floorCount(), pl.floor)
 	case pl.keepsSpare():
-		// Warm spares are a floor of idle servers that follows recent need (spares.go).
-		return fleet.SkipFloor, pl.spareDetail()
+		// Warm capacity for work arriving within a boot (spares.go).
+		return fleet.ReasonSpare, pl.spareDetail()
+	}
+	// A server with work is gated only to be moved, whose own price (saving against the work
+	// lost) decides; break-even prices an idle server's staying on.
+	var reason fleet.Reason
+	var numbers string
+	if !n.Jobs.Allocated() {
+		reason, numbers = p.breakEven(i, pl.warm-pl.offs)
+	}
+	switch {
+	case reason != "":
+		return reason, numbers
 	case b.recentOffs+b.plannedOffs+b.draining+1 > b.maxOffs:
 		// A drain is a power-off to come: it takes its share of the budget now, so drained
 		// servers never wait, out of service, for budget.
@@ -47,7 +65,7 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 	case b.inFlight+1 > b.maxConcurrent:
 		return fleet.SkipConcurrency, fmt.Sprintf("%d actions in flight, cap %d", b.inFlight, b.maxConcurrent)
 	}
-	return "", ""
+	return "", numbers
 }
 
 // gatePowerOff says what keeps a drained server from being powered off ("" when nothing

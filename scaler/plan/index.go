@@ -8,6 +8,7 @@ import (
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 )
 
 // pool is one pool as the pass sees it: its limits for now, its counts, and its capacity.
@@ -18,13 +19,17 @@ type pool struct {
 	saves bool
 	// members are the pool's servers (indices into pass.servers), by name.
 	members []int
-	// floor and ceiling bound the servers on; threshold is the backlog threshold in force.
+	// floor and ceiling bound the servers on; threshold is the backlog threshold in force;
+	// protect is set while a schedule protecting services is open (see floorCount).
 	floor, ceiling, threshold int
+	protect                   bool
 	// up counts servers On or coming (PoweringOn, Booting), after this pass's actions so far:
 	// what floors hold and what Decision.Desired reports. powered adds the Draining servers
 	// (they still draw power): what the ceiling caps. Counting Draining in one and not the
 	// other makes both limits err on the safe side.
 	up, powered int
+	// busy counts the servers on with work allocated.
+	busy int
 	// held counts, per department, the servers it holds: what quotas cap (see hold).
 	held   map[string]int
 	quotas map[string]config.Quota
@@ -38,29 +43,35 @@ type pool struct {
 	byRegion map[string]*regionBins
 	wake     wakeQueue
 
-	// spares is how many idle servers the pool keeps warm; idle counts its idle servers and
-	// drains the drains planned in it this pass (see keepsSpare).
-	spares, idle, drains int
-
-	// demandWaits: work waits for this pool this pass (no scale-down then).
-	demandWaits bool
-	// block is why waiting work woke no (more) servers here; noFitRegion a region that waiting
-	// work needs and the pool's idle servers are not in.
+	// view is what rota learned about the pool (its zero value: nothing yet).
+	view learn.View
+	// spares is how much warm capacity the pool keeps, forecast the words saying why; warm
+	// counts its empty servers that are on or coming with no work placed on them, and offs
+	// the power-offs and drains planned among them this pass (see spares.go).
+	spares, warm, offs int
+	forecast           string
+	// prices are what a cycle and an idle hour cost (nil until first asked, see costs).
+	prices *costs
+	// unplaced: waiting work counting against the pool found no place this pass.
+	unplaced bool
+	// block is why waiting work woke no (more) servers here; noFit the regions some waiting
+	// work needs when the pool's idle servers are in none of them.
 	block       fleet.Reason
 	blockDetail string
-	noFitRegion string
+	noFit       []string
 }
 
 func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 	p := &pass{
 		snap: snap, cfg: cfg, pol: &cfg.Policy, now: now,
-		noJobManager: cfg.Jobs.Adapter == "none",
+		noJobManager: !cfg.Jobs.ReportsAllocation(),
 		servers:      make([]server, len(snap.Nodes)),
 		skips:        make([]fleet.Skip, 0, len(snap.Nodes)),
 		byName:       make(map[string]*pool, len(cfg.Pools)),
 	}
 	for i := range cfg.Pools {
 		pl := newPool(cfg, &cfg.Pools[i], now)
+		pl.view = snap.Learned[pl.name]
 		p.pools = append(p.pools, pl)
 		p.byName[pl.name] = pl
 	}
@@ -80,8 +91,12 @@ func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 			s.pool.count(i, n)
 		}
 	}
+	byNodeName := func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) }
 	for _, pl := range p.pools {
-		slices.SortFunc(pl.members, func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) })
+		// Snapshots usually list a pool's nodes by name already: check before sorting.
+		if !slices.IsSortedFunc(pl.members, byNodeName) {
+			slices.SortFunc(pl.members, byNodeName)
+		}
 	}
 	p.budget = newBudget(snap, p.pol, now)
 	return p
@@ -107,6 +122,7 @@ func newPool(cfg *config.Config, c *config.Pool, now time.Time) *pool {
 			continue
 		}
 		share = max(share, s.MinOnShare)
+		pl.protect = pl.protect || s.ProtectServices
 		// Several windows open at once: the most eager threshold wins, as the floor takes the
 		// highest share.
 		if s.BacklogQueuedJobs != nil {
@@ -138,6 +154,9 @@ func (pl *pool) count(i int, n *fleet.Node) {
 	pl.powered++
 	if n.State != fleet.StateDraining {
 		pl.up++
+		if n.Jobs.Allocated() {
+			pl.busy++
+		}
 	}
 	if n.Department != "" {
 		pl.held[n.Department]++
@@ -177,9 +196,13 @@ func (pl *pool) add(t tier, s *server, i int) {
 	rb.room[t] = rb.room[t].union(s.free)
 }
 
-// fits reports whether the pool can run a job of shape s in region (empty: any region).
-func (pl *pool) fits(s config.Shape, region string) bool {
-	return pl.cfg.Profile.Fits(s) && (region == "" || pl.regions[region])
+// fits reports whether the pool can run a job of shape s with needs nd in one of regions
+// (nil: any region).
+func (pl *pool) fits(s config.Shape, nd *needs, regions []string) bool {
+	if !pl.cfg.Profile.Fits(s) || !nd.offeredBy(&pl.cfg.Profile) {
+		return false
+	}
+	return regions == nil || slices.ContainsFunc(regions, func(r string) bool { return pl.regions[r] })
 }
 
 // blockWake records the first reason waiting work woke no (more) servers in the pool; detail

@@ -2,7 +2,7 @@ package plan
 
 import (
 	"math"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,7 +21,9 @@ var reasons = map[fleet.Reason]bool{
 	fleet.SkipCooldown: true, fleet.SkipMinOn: true, fleet.SkipMinOff: true, fleet.SkipCycleCap: true,
 	fleet.SkipBudget: true, fleet.SkipConcurrency: true, fleet.SkipQuota: true, fleet.SkipBackoff: true,
 	fleet.SkipNoFit: true, fleet.SkipNotNeeded: true, fleet.SkipBelowBacklog: true, fleet.SkipDemandWaits: true,
-	fleet.SkipUnknownPool: true,
+	fleet.SkipUnknownPool: true, fleet.ReasonRebalance: true, fleet.SkipNotRequeueable: true,
+	fleet.SkipDoNotDisrupt: true, fleet.SkipJobTail: true, fleet.SkipMoveBudget: true, fleet.SkipMoveSaving: true, // ReasonQuota is SkipQuota
+	fleet.ReasonSpare: true, fleet.SkipBreakEven: true, fleet.SkipDeferred: true,
 }
 
 // checkInvariants checks, from the input alone (not from the planner's code), every safety
@@ -98,10 +100,13 @@ func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config
 		}
 	case fleet.Drain, fleet.PowerOff:
 		idleTelemetry := n.Telemetry.CPUMax < pol.Idle.CPUThreshold && n.Telemetry.GPUMax < pol.Idle.GPUThreshold
+		// A power-off of an On server is a scale-down in one step (the executor drains it on
+		// the way): it needs everything a drain needs, and a job manager to drain it with.
+		scaleDown := a.Kind == fleet.Drain || n.State == fleet.StateOn
 		switch {
 		case !known(n):
 			return "power unknown"
-		case a.Kind == fleet.Drain && n.RetryAfter.After(now):
+		case scaleDown && n.RetryAfter.After(now):
 			return "backoff not over"
 		case !jobsKnown || !none && byPerson:
 			// With adapter none there is no job manager, and no drain by a person to see.
@@ -112,25 +117,56 @@ func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config
 			return "telemetry missing or stale"
 		case n.Telemetry.GPUProcesses > 0:
 			return "gpu processes running"
-		case (a.Kind == fleet.Drain || none) && !idleTelemetry:
+		case (scaleDown || none) && !idleTelemetry:
 			return "telemetry not idle"
-		case a.Kind == fleet.PowerOff && (n.State != fleet.StateDraining || !none && !n.Jobs.Drained):
+		case a.Kind == fleet.PowerOff && n.State == fleet.StateOn && none:
+			return "powered off in one step without a job manager to drain it"
+		case a.Kind == fleet.PowerOff && n.State != fleet.StateOn && (n.State != fleet.StateDraining || !none && !n.Jobs.Drained):
 			return "not drained"
 		case a.Kind == fleet.Drain && n.State != fleet.StateOn:
 			return "not on"
-		case a.Kind == fleet.Drain && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
+		case scaleDown && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
 			return "min_on not over"
-		case a.Kind == fleet.Drain && n.CyclesToday >= pol.Node.MaxCyclesPerDay:
+		case scaleDown && n.CyclesToday >= pol.Node.MaxCyclesPerDay:
 			return "cycle cap reached"
-		case a.Kind == fleet.Drain && cooling(snap.History, n.Pool, cfg, now):
+		case scaleDown && cooling(snap.History, n.Pool, cfg, now):
 			return "in cooldown"
 		}
 	case fleet.Resume:
 		if n.State != fleet.StateDraining || !none && byPerson || !jobsKnown {
 			return "not a drain rota may undo"
 		}
+	case fleet.Move:
+		return moveFault(n, a, snap, cfg, now)
 	default:
 		return "unknown kind"
+	}
+	return ""
+}
+
+// moveFault checks a move: moves on, the server on, known and read in full, every job
+// requeueable, not do-not-disrupt, on this server alone and out of its tail, the plan naming
+// them all and excluding the server, within min_on and the cycle cap.
+func moveFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config.Config, now time.Time) string {
+	m := cfg.Policy.Moves
+	switch {
+	case !m.Enabled:
+		return "moves are off"
+	case !known(n) || n.State != fleet.StateOn || !snap.JobsKnown || !n.Jobs.Known:
+		return "not on, or not known"
+	case a.Move == nil || len(a.Move.Jobs) != len(n.Jobs.Running) || len(n.Jobs.Running) != n.Jobs.Jobs:
+		return "the plan does not name every job"
+	case !slices.Contains(a.Move.Exclude, n.Name):
+		return "the plan lets the work come back"
+	case a.Move.Drain && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(cfg.Policy.Node.MinOn):
+		return "min_on not over"
+	case a.Move.Drain && n.CyclesToday >= cfg.Policy.Node.MaxCyclesPerDay:
+		return "cycle cap reached"
+	}
+	for _, j := range n.Jobs.Running {
+		if !j.Requeueable || j.DoNotDisrupt || j.Servers > 1 || m.Remaining(j.Started, j.TimeLimit, now) < time.Duration(m.Tail) {
+			return "job " + j.ID + " may not move"
+		}
 	}
 	return ""
 }
@@ -180,21 +216,35 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 	}
 	count := map[fleet.Kind]int{}
 	byPool := map[string]map[fleet.Kind]int{}
-	wanted := map[string]bool{}
+	spareWakes, downs := map[string]int{}, map[string]int{}
+	direct := 0 // power-offs of On servers: a drain and a power-off in one
 	for _, a := range d.Actions {
-		count[a.Kind]++
+		kind := a.Kind
+		if kind == fleet.Move && !a.Move.Drain {
+			kind = "move_staying_on" // a quota given back: the server stays in service
+		}
+		count[kind]++
 		if byPool[a.Pool] == nil {
 			byPool[a.Pool] = map[fleet.Kind]int{}
 		}
-		byPool[a.Pool][a.Kind]++
-		if a.Reason == fleet.ReasonBacklog || a.Reason == fleet.ReasonDemandReturn {
-			wanted[a.Pool] = true
+		byPool[a.Pool][kind]++
+		if a.Kind == fleet.PowerOn && a.Reason == fleet.ReasonSpare {
+			spareWakes[a.Pool]++
+		}
+		if a.Kind == fleet.Drain || a.Kind == fleet.PowerOff && nodes[a.Node].State == fleet.StateOn {
+			downs[a.Pool]++
+		}
+		if kind == fleet.Move {
+			downs[a.Pool]++ // a move drains its server
+		}
+		if a.Kind == fleet.PowerOff && nodes[a.Node].State == fleet.StateOn {
+			direct++
 		}
 	}
 	for i := range cfg.Pools {
 		pl := &cfg.Pools[i]
 		k := byPool[pl.Name]
-		upAfter := up[pl.Name] + k[fleet.PowerOn] + k[fleet.Resume] - k[fleet.Drain]
+		upAfter := up[pl.Name] + k[fleet.PowerOn] + k[fleet.Resume] - downs[pl.Name]
 		poweredAfter := powered[pl.Name] + k[fleet.PowerOn] - k[fleet.PowerOff]
 		if !snap.Paused && d.Desired[pl.Name] != upAfter {
 			t.Errorf("pool %s: desired %d, but %d on after the actions", pl.Name, d.Desired[pl.Name], upAfter)
@@ -202,11 +252,11 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 		if k[fleet.PowerOn] > 0 && poweredAfter > *pl.Max {
 			t.Errorf("pool %s: %d powered after power-ons, ceiling %d", pl.Name, poweredAfter, *pl.Max)
 		}
-		if f := floorOf(cfg, pl, now); k[fleet.Drain] > 0 && upAfter < f {
+		if f := floorOf(cfg, pl, now); downs[pl.Name] > 0 && upAfter < f {
 			t.Errorf("pool %s: %d on after drains, floor %d", pl.Name, upAfter, f)
 		}
-		if wanted[pl.Name] && k[fleet.Drain]+k[fleet.PowerOff] > 0 {
-			t.Errorf("pool %s: scaled down while its work woke or resumed servers", pl.Name)
+		if spareWakes[pl.Name] > 0 && downs[pl.Name] > 0 {
+			t.Errorf("pool %s: woke %d spares and scaled %d servers down in one pass", pl.Name, spareWakes[pl.Name], downs[pl.Name])
 		}
 	}
 	// Waking for work never wakes more servers than the work has server-slots (each woken
@@ -225,33 +275,50 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 		t.Errorf("%d servers woken for work of %d server-slots", woken, slots)
 	}
 	// Warm spares never exceed their cap: at most max_share of a pool's servers (rounded
-	// down) are kept on as spares, and none when the factor is 0.
+	// down) are kept on or woken as spares; without history, none when the factor is 0, and
+	// none are woken.
 	spares := map[string]int{}
 	for _, sk := range d.Skips {
-		if sk.Reason == fleet.SkipFloor && strings.HasPrefix(sk.Detail, "warm spare") {
+		if sk.Reason == fleet.ReasonSpare {
 			spares[sk.Pool]++
 		}
 	}
 	for i := range cfg.Pools {
 		pl := &cfg.Pools[i]
 		capN := int(math.Floor(cfg.Policy.Spares.MaxShare*float64(len(pl.Nodes)) + 1e-9))
-		if cfg.Policy.Spares.Factor <= 0 {
+		ready := snap.Learned[pl.Name].Ready
+		if !ready && cfg.Policy.Spares.Factor <= 0 {
 			capN = 0
 		}
-		if spares[pl.Name] > capN {
-			t.Errorf("pool %s: %d warm spares kept, cap %d", pl.Name, spares[pl.Name], capN)
+		if n := spares[pl.Name] + spareWakes[pl.Name]; n > capN {
+			t.Errorf("pool %s: %d warm spares kept or woken, cap %d", pl.Name, n, capN)
+		}
+		if !ready && spareWakes[pl.Name] > 0 {
+			t.Errorf("pool %s: %d spares woken without history", pl.Name, spareWakes[pl.Name])
 		}
 	}
 	maxOffs := cfg.Policy.Disruption.MaxPowerOffs
 	if count[fleet.PowerOff] > 0 && recent+count[fleet.PowerOff] > maxOffs {
 		t.Errorf("%d recent + %d planned power-offs, budget %d", recent, count[fleet.PowerOff], maxOffs)
 	}
-	drainingAfter := draining - count[fleet.PowerOff] - count[fleet.Resume] + count[fleet.Drain]
-	if count[fleet.Drain] > 0 && recent+count[fleet.PowerOff]+drainingAfter > maxOffs {
-		t.Errorf("drains past the budget: %d recent, %d planned, %d draining, budget %d", recent, count[fleet.PowerOff], drainingAfter, maxOffs)
+	// A move drains its server: it counts as a drain; a power-off of an On server is a drain
+	// and a power-off in one.
+	drains := count[fleet.Drain] + count[fleet.Move] + direct
+	drainingAfter := draining - (count[fleet.PowerOff] - direct) - count[fleet.Resume] + count[fleet.Drain] + count[fleet.Move]
+	if drains > 0 && recent+count[fleet.PowerOff]+drainingAfter > maxOffs {
+		t.Errorf("scale-downs past the budget: %d recent, %d planned, %d draining, budget %d", recent, count[fleet.PowerOff], drainingAfter, maxOffs)
 	}
-	inFlightAfter := inFlight + count[fleet.PowerOn] + count[fleet.Drain] - count[fleet.Resume]
-	if count[fleet.Drain] > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
-		t.Errorf("%d in flight after drains, cap %d", inFlightAfter, cfg.Policy.Disruption.MaxConcurrent)
+	inFlightAfter := inFlight + count[fleet.PowerOn] + drains - count[fleet.Resume]
+	if drains > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
+		t.Errorf("%d in flight after scale-downs, cap %d", inFlightAfter, cfg.Policy.Disruption.MaxConcurrent)
+	}
+	recentMoves := 0
+	for _, mt := range snap.History.Moves {
+		if mt.After(now.Add(-time.Duration(cfg.Policy.Moves.Window))) {
+			recentMoves++
+		}
+	}
+	if moves := count[fleet.Move] + count["move_staying_on"]; moves > 0 && recentMoves+moves > cfg.Policy.Moves.MaxMoves {
+		t.Errorf("%d recent + %d planned moves, budget %d", recentMoves, moves, cfg.Policy.Moves.MaxMoves)
 	}
 }

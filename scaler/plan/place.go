@@ -28,8 +28,12 @@ func (p *pass) placeDemand() {
 		return
 	}
 	groups := p.groups()
-	for _, g := range groups {
-		for t := tierOn; t <= tierResume && g.slots > 0; t++ {
+	p.waiting = groups
+	p.classes(groups)
+	// A department within its quota takes the room there is before one past it: lending stops
+	// when the lender needs its servers (quota.go).
+	for _, g := range p.lendersFirst(groups) {
+		for t := tierOn; t <= g.lastTier() && g.slots > 0; t++ {
 			for _, pl := range g.pools {
 				p.fill(g, pl, t)
 			}
@@ -41,7 +45,7 @@ func (p *pass) placeDemand() {
 		// Every group with work left wakes servers: work that nothing on, coming or
 		// resumable can hold must never wait for something to end (nothing may ever end).
 		// Below the threshold it wakes only in its home pool, the cheapest that fits.
-		if g.slots > 0 && g.home != nil && p.wakeFor(g, false) {
+		if g.slots > 0 && g.home != nil && !p.deferWake(g) && p.wakeFor(g, false) {
 			borrowers = append(borrowers, g)
 		}
 	}
@@ -52,21 +56,22 @@ func (p *pass) placeDemand() {
 	}
 	for _, g := range groups {
 		if g.slots > 0 && g.home != nil {
-			// Never scale a pool down while its work waits.
-			g.home.demandWaits = true
+			g.home.unplaced = true // no move in the pool while its work has no place
 		}
 	}
 }
 
-// fill places the group's slots on a pool's capacity of one tier, in its region or, for work
-// that may run anywhere, region by region.
+// fill places the group's slots on a pool's capacity of one tier, region by region: the
+// regions the group may run in, or every region for work that may run anywhere.
 func (p *pass) fill(g *group, pl *pool, t tier) {
 	if g.slots == 0 {
 		return
 	}
-	if g.region != "" {
-		if rb := pl.byRegion[g.region]; rb != nil {
-			p.fillTier(g, pl, rb, t)
+	if g.regions != nil {
+		for _, r := range g.regions {
+			if rb := pl.byRegion[r]; rb != nil && g.slots > 0 {
+				p.fillTier(g, pl, rb, t)
+			}
 		}
 		return
 	}
@@ -79,11 +84,14 @@ func (p *pass) fill(g *group, pl *pool, t tier) {
 
 // fillTier places slots first fit on the servers of one tier. Servers left full (or resumed,
 // which moves them to the coming tier) are dropped from it, so later groups skip them; a walk
-// to the end leaves the tier's room exact.
+// to the end leaves the tier's room exact. Servers the group may not use (by name), and empty
+// servers of a dearer pool when waking a cheaper one costs less (see cheaperToWake), are
+// passed over and kept for others.
 func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 	if !rb.room[t].mayHold(g.shape) {
 		return
 	}
+	steer := t == tierOn && p.cheaperToWake(g, pl)
 	bins := rb.tiers[t]
 	w := 0
 	var room capacity
@@ -92,13 +100,14 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 		if t == tierResume && s.done {
 			continue
 		}
-		if n := min(s.free.holds(g.shape), g.perServer(), g.slots); n > 0 {
+		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated())
+		if n := min(s.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver {
 			if t == tierResume {
 				p.resume(i, fleet.ReasonDemandReturn, fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class))
 			}
 			s.free.take(g.shape, n)
 			g.slots -= n
-			pl.demandWaits = true
+			s.placed = true
 			p.hold(pl, i, g.dept)
 		}
 		if !s.free.full() && !(t == tierResume && s.done) {
@@ -204,24 +213,64 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 				})
 				break
 			}
-			i, ok := pl.wake.next(p, g.region)
+			i, ok := p.wakeNext(pl, g)
 			if !ok {
-				if g.region != "" && pl.noFitRegion == "" {
-					pl.noFitRegion = g.region
+				if g.regions != nil && pl.noFit == nil {
+					pl.noFit = g.regions
 				}
 				break
 			}
-			p.powerOn(i, fleet.ReasonBacklog, fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus))
+			p.powerOn(i, fleet.ReasonBacklog, fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus)+p.steeredDetail(g))
 			p.hold(pl, i, g.dept)
 			s := &p.servers[i]
 			n := min(s.free.holds(g.shape), g.perServer(), g.slots)
 			s.free.take(g.shape, n)
 			g.slots -= n
-			pl.demandWaits = true
+			s.placed = true
 		}
 		if g.slots == 0 {
 			return false
 		}
 	}
 	return false
+}
+
+// wakeNext is the next server of pl to wake for the group: in its regions in order (any
+// region when it has none), among the servers it may use.
+func (p *pass) wakeNext(pl *pool, g *group) (int, bool) {
+	if g.regions == nil {
+		return p.wakeIn(pl, g, "")
+	}
+	for _, r := range g.regions {
+		if i, ok := p.wakeIn(pl, g, r); ok {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// wakeIn is the next server of pl to wake for the group in region (empty: any).
+func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
+	if !g.nd.bounded() {
+		return pl.wake.next(p, region)
+	}
+	return pl.wake.first(p, region, func(i int) bool { return g.nd.allows(p.servers[i].node.Name) })
+}
+
+// first is the first server of the queue in region not yet decided that ok accepts; unlike
+// next it passes over the servers ok refuses without dropping them.
+func (q *wakeQueue) first(p *pass, region string, ok func(int) bool) (int, bool) {
+	if _, any := q.next(p, region); !any {
+		return 0, false
+	}
+	list := q.all
+	if region != "" {
+		list = q.byRegion[region]
+	}
+	for _, i := range list {
+		if !p.servers[i].done && ok(i) {
+			return i, true
+		}
+	}
+	return 0, false
 }

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/scaler/config"
@@ -18,13 +20,33 @@ func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision
 		p.skipAll(fleet.SkipPaused, "scaler paused by operator")
 		return p.decision()
 	}
+	p.steps()
+	p.explainRest()
+	return p.decision()
+}
+
+// Actions is Plan's actions alone, by node name: the same decision without the skips, for
+// a caller that plans often and only acts (the replay). It is as pure as Plan.
+func Actions(snap fleet.Snapshot, cfg *config.Config, now time.Time) []fleet.Action {
+	if snap.Paused {
+		return nil
+	}
+	p := newPass(&snap, cfg, now)
+	p.steps()
+	acts := slices.Clone(p.actions)
+	slices.SortFunc(acts, func(a, b fleet.Action) int { return cmp.Compare(a.Node, b.Node) })
+	return acts
+}
+
+// steps are a pass's ordered steps, up to the actions.
+func (p *pass) steps() {
 	p.screen()
 	p.raiseFloors()
 	p.placeDemand()
+	p.keepWarm()
 	p.settleDraining()
 	p.shrink()
-	p.explainRest()
-	return p.decision()
+	p.rebalance()
 }
 
 // pass is one planning pass: the input, the index built from it, and the outcome so far.
@@ -43,6 +65,10 @@ type pass struct {
 	budget  budget
 	// holders records which server counted toward which department's quota (see hold).
 	holders map[holdKey]bool
+	// waiting is the demand's groups, as placement left them (what quotas take back for);
+	// oneRegion the regions of work that may run in one region only, shared by its groups.
+	waiting   []*group
+	oneRegion map[string][]string
 
 	actions []fleet.Action
 	skips   []fleet.Skip
@@ -52,8 +78,10 @@ type pass struct {
 type server struct {
 	node *fleet.Node
 	pool *pool // nil: not in the config
-	// free is the capacity left for waiting work (On, coming, resumable or woken servers).
-	free capacity
+	// free is the capacity left for waiting work (On, coming, resumable or woken servers);
+	// placed is set once waiting work was placed on it (it is then kept on).
+	free   capacity
+	placed bool
 	// done is set once the server has its one action or skip; out is its index in the
 	// pass's actions (isAction) or skips.
 	done     bool
@@ -67,6 +95,8 @@ func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
 	p.actions = append(p.actions, fleet.Action{Kind: kind, Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
 }
 
+// skip gives server i its skip. A server already skipped (a move candidate shrink left
+// allocated) gets the new one instead.
 func (p *pass) skip(i int, reason fleet.Reason, detail string) {
 	s := &p.servers[i]
 	s.done, s.out = true, len(p.skips)

@@ -54,7 +54,10 @@ func runCases(t *testing.T, cases []planCase) {
 	}
 }
 
-func recentOn(n fleet.Node) fleet.Node { n.LastOn = t0.Add(-40 * time.Minute); return n }
+func recentOn(n fleet.Node) fleet.Node {
+	n.LastOn, n.IdleSince = t0.Add(-40*time.Minute), t0.Add(-40*time.Minute)
+	return n
+}
 
 // TestActions covers every action reason.
 func TestActions(t *testing.T) { runCases(t, actionsCases()) }
@@ -62,7 +65,7 @@ func TestActions(t *testing.T) { runCases(t, actionsCases()) }
 func actionsCases() []planCase {
 	return []planCase{
 		{name: "idle server drained", snap: snapshot(onNode("c1", "cpu")),
-			want: map[string]string{"c1": "drain/idle"}, desired: map[string]int{"cpu": 0, "gpu": 0}},
+			want: map[string]string{"c1": "power_off/idle"}, desired: map[string]int{"cpu": 0, "gpu": 0}},
 		{name: "drained empty server powered off", snap: snapshot(drainingNode("c1", "cpu")),
 			want: map[string]string{"c1": "power_off/drained"}},
 		{name: "backlog wakes a cpu server", snap: withDemand(snapshot(offNode("c1", "cpu"), offNode("c2", "cpu")), jobs(3, 4, 0)),
@@ -81,10 +84,10 @@ func actionsCases() []planCase {
 			// Four power-ons in the 1h window, boot 10m: 4 x 10m / 1h = 0.67 arrivals per
 			// boot, rounded up to one spare (cap: half of the four servers).
 			snap: snapshot(recentOn(onNode("c1", "cpu")), recentOn(onNode("c2", "cpu")), recentOn(onNode("c3", "cpu")), recentOn(onNode("c4", "cpu"))),
-			want: map[string]string{"c1": "drain/idle", "c2": "drain/idle", "c3": "drain/idle", "c4": "skip/floor"}},
+			want: map[string]string{"c1": "power_off/idle", "c2": "power_off/idle", "c3": "power_off/idle", "c4": "skip/spare"}},
 		{name: "no warm spare without recent power-ons", cfg: func(c *config.Config) { c.Policy.Spares.MaxShare = 0.5 },
 			snap: snapshot(onNode("c1", "cpu"), onNode("c2", "cpu")),
-			want: map[string]string{"c1": "drain/idle", "c2": "drain/idle"}},
+			want: map[string]string{"c1": "power_off/idle", "c2": "power_off/idle"}},
 		{name: "failed server retried for a floor", cfg: func(c *config.Config) { c.Pools[0].Min = 1 },
 			snap: snapshot(with(offNode("c1", "cpu"), func(n *fleet.Node) { n.State, n.Failures, n.RetryAfter = fleet.StateFailed, 1, t0.Add(-time.Minute) })),
 			want: map[string]string{"c1": "power_on/retry"}},
@@ -179,7 +182,7 @@ func safetySkipsCases() []planCase {
 // the bounded set.
 func TestEveryReasonHasACase(t *testing.T) {
 	covered := map[fleet.Reason]bool{}
-	for _, cases := range [][]planCase{actionsCases(), safetySkipsCases(), capsCases(), placementCases()} {
+	for _, cases := range [][]planCase{actionsCases(), safetySkipsCases(), capsCases(), placementCases(), moveCases(), breakEvenCases(), classesCases()} {
 		for _, c := range cases {
 			for _, w := range c.want {
 				covered[fleet.Reason(w[strings.Index(w, "/")+1:])] = true

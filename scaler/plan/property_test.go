@@ -10,10 +10,38 @@ import (
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 )
 
-// gen draws random fleets, policies and snapshots from a seeded source.
-type gen struct{ r *rand.Rand }
+// gen draws random fleets, policies and snapshots from a seeded source; learned are
+// statistics to draw what rota learned from.
+type gen struct {
+	r       *rand.Rand
+	learned []*learn.Stats
+}
+
+// histories learns n random workloads: a need that wanders for 30 hours before t0, in bursts
+// or steadily, so Views of every regime come up.
+func histories(r *rand.Rand, n int) []*learn.Stats {
+	var out []*learn.Stats
+	for range n {
+		s := &learn.Stats{}
+		need, burst := 3, r.IntN(2) == 0
+		for m := 30 * 60; m > 0; m-- {
+			switch {
+			case burst && r.IntN(40) == 0:
+				need += 1 + r.IntN(8)
+			case burst && r.IntN(15) == 0:
+				need = max(need-1-r.IntN(4), 0)
+			case !burst && r.IntN(4) == 0:
+				need = max(need+r.IntN(3)-1, 0)
+			}
+			s.Observe(t0.Add(-time.Duration(m)*time.Minute), map[string]int{"cpu": need, "gpu": need / 2})
+		}
+		out = append(out, s)
+	}
+	return out
+}
 
 func (g gen) pick(n int) int        { return g.r.IntN(n) }
 func (g gen) chance(p float64) bool { return g.r.Float64() < p }
@@ -82,6 +110,9 @@ func (g gen) node(name, pool string) fleet.Node {
 	if g.chance(0.6) {
 		n.LastOn = g.ago(2 * time.Hour)
 	}
+	if g.chance(0.7) {
+		n.IdleSince = g.ago(time.Hour)
+	}
 	if g.chance(0.6) {
 		n.LastOff = g.ago(time.Hour)
 	}
@@ -132,13 +163,23 @@ func (g gen) snapshot(cfg *config.Config) fleet.Snapshot {
 	for range g.pick(4) {
 		s.History.PowerOffs = append(s.History.PowerOffs, g.ago(20*time.Minute))
 	}
+	if g.chance(0.6) {
+		st := g.learned[g.pick(len(g.learned))]
+		s.Learned = map[string]learn.View{}
+		for _, p := range []string{"cpu", "gpu"} {
+			if g.chance(0.8) {
+				s.Learned[p] = st.View(p, t0, time.Duration(g.pick(3))*12*time.Hour)
+			}
+		}
+	}
 	return s
 }
 
 // TestPropertyRandomFleets: for random fleets, policies and observations, every decision keeps
 // every invariant, and the same input in another order gives the same decision.
 func TestPropertyRandomFleets(t *testing.T) {
-	g := gen{rand.New(rand.NewPCG(1, 2))}
+	r := rand.New(rand.NewPCG(1, 2))
+	g := gen{r, histories(r, 6)}
 	acts := map[fleet.Kind]int{}
 	for iter := range 1500 {
 		cfg := g.config(t, 1+g.pick(12), 1+g.pick(6))
@@ -149,6 +190,9 @@ func TestPropertyRandomFleets(t *testing.T) {
 			t.Fatalf("iteration %d: Plan modified the snapshot's nodes", iter)
 		}
 		checkInvariants(t, snap, cfg, t0, d)
+		if acts := Actions(snap, cfg, t0); !reflect.DeepEqual(acts, d.Actions) && len(acts)+len(d.Actions) > 0 {
+			t.Fatalf("iteration %d: Actions %v, Plan %v", iter, acts, d.Actions)
+		}
 		shuffled := snap
 		shuffled.Nodes = append([]fleet.Node(nil), snap.Nodes...)
 		shuffled.Demand = append([]fleet.Demand(nil), snap.Demand...)

@@ -1,5 +1,11 @@
 package plan
 
+import (
+	"fmt"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
 // holdKey is a server held by a department this pass.
 type holdKey struct {
 	server int
@@ -25,4 +31,117 @@ func (p *pass) hold(pl *pool, i int, dept string) {
 	}
 	p.holders[k] = true
 	pl.held[dept]++
+}
+
+// Quotas that are guarantees: a department below its quota in a pool gets its capacity back.
+// Its work takes the room on servers that are on before the work of departments past their
+// quota (lendersFirst), so rota stops lending; and when its work still has no place (the
+// pool is at its ceiling, or has nothing left to wake), a server held by borrowed work (every
+// job on it of departments past their quota there, with borrow) has that work moved off it,
+// by the same rules and scoring as any move (reclaim), so the lender's work takes it.
+
+// lendersFirst orders the groups so that those of departments within their quota in every
+// pool they fit come first, each side in the order given.
+func (p *pass) lendersFirst(groups []*group) []*group {
+	out := make([]*group, 0, len(groups))
+	var past []*group
+	for _, g := range groups {
+		if p.pastQuota(g) {
+			past = append(past, g)
+		} else {
+			out = append(out, g)
+		}
+	}
+	return append(out, past...)
+}
+
+// pastQuota reports whether the group's department holds its whole quota in a pool it fits.
+func (p *pass) pastQuota(g *group) bool {
+	for _, pl := range g.pools {
+		if q, ok := pl.quotas[g.dept]; ok && pl.held[g.dept] >= q.MaxServers {
+			return true
+		}
+	}
+	return false
+}
+
+// reclaim moves borrowed work off servers for waiting work of departments below their quota.
+func (p *pass) reclaim(mv *mover) {
+	for _, g := range p.waiting {
+		for _, pl := range g.pools {
+			q, ok := pl.quotas[g.dept]
+			for ok && g.slots > 0 && pl.held[g.dept] < q.MaxServers && mv.left > 0 {
+				i, found := p.borrowed(pl, g.dept)
+				if !found {
+					break
+				}
+				// A refusal is the server's skip: the next call looks at another server.
+				p.reclaimFrom(mv, g, pl, i)
+			}
+		}
+	}
+}
+
+// borrowed is a server of pl, left on for its work, whose every job belongs to a department
+// other than dept that runs work on more of pl's servers than its quota there, with borrow.
+func (p *pass) borrowed(pl *pool, dept string) (int, bool) {
+	servers := map[string]int{}
+	for _, i := range pl.members {
+		seen := map[string]bool{}
+		for _, j := range p.servers[i].node.Jobs.Running {
+			if !seen[j.Department] {
+				seen[j.Department] = true
+				servers[j.Department]++
+			}
+		}
+	}
+	for _, i := range pl.members {
+		run := p.servers[i].node.Jobs.Running
+		if !p.leftAllocated(i) || len(run) == 0 || len(run) != p.servers[i].node.Jobs.Jobs {
+			continue
+		}
+		lent := true
+		for _, j := range run {
+			q, ok := pl.quotas[j.Department]
+			if j.Department == dept || !ok || !q.Borrow || servers[j.Department] <= q.MaxServers {
+				lent = false
+				break
+			}
+		}
+		if lent {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// reclaimFrom moves the borrowed work off server i for group g, if the rules allow: the jobs
+// movable, the saving (the server's price over the lender's expected run) at least k times the
+// work lost, the move budget. The server stays in service, for the lender's work; a server
+// refused gets the rule as its skip.
+func (p *pass) reclaimFrom(mv *mover, g *group, pl *pool, i int) {
+	s := &p.servers[i]
+	run := s.node.Jobs.Running
+	if reason, detail := p.jobsMovable(run); reason != "" {
+		p.skip(i, reason, detail)
+		return
+	}
+	_, lost, _, _ := p.weigh(i, run, nil, -1)
+	gain := p.expectedRun(g)
+	saving := pl.cost * gain.Hours()
+	k := p.pol.Moves.MinSavingFactor
+	numbers := fmt.Sprintf("gives department %s its quota back for %s (%.2f), loses %.2f of work; k=%g", g.dept, gain, saving, lost, k)
+	if saving < k*lost {
+		p.skip(i, fleet.SkipMoveSaving, numbers)
+		return
+	}
+	plan := &fleet.MovePlan{Exclude: []string{s.node.Name}, Saving: saving, Lost: lost}
+	for _, j := range run {
+		plan.Jobs = append(plan.Jobs, j.ID)
+	}
+	p.act(i, fleet.Move, fleet.ReasonQuota, fmt.Sprintf("%d borrowed jobs off the server: %s", len(run), numbers))
+	p.actions[len(p.actions)-1].Move = plan
+	mv.left--
+	p.hold(pl, i, g.dept)
+	g.slots -= min(profileCapacity(pl.cfg.Profile).holds(g.shape), g.perServer(), g.slots)
 }

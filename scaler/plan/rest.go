@@ -1,6 +1,11 @@
 package plan
 
-import "github.com/rotahq/rota/scaler/fleet"
+import (
+	"slices"
+	"strings"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
 
 // explainRest gives a reason to every server still undecided: the Off and Failed servers that
 // could have been woken and were not. Their pool says why: waiting work was stopped by its
@@ -16,8 +21,8 @@ func (p *pass) explainRest() {
 		switch {
 		case pl.block != "":
 			p.skip(i, pl.block, pl.blockDetail)
-		case pl.noFitRegion != "" && s.node.Region != pl.noFitRegion:
-			p.skip(i, fleet.SkipNoFit, "waiting work needs region "+pl.noFitRegion)
+		case pl.noFit != nil && !slices.Contains(pl.noFit, s.node.Region):
+			p.skip(i, fleet.SkipNoFit, "waiting work needs region "+strings.Join(pl.noFit, " or "))
 		default:
 			p.skip(i, fleet.SkipNotNeeded, "")
 		}

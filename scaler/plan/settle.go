@@ -49,9 +49,9 @@ func (p *pass) settle(i int) {
 		p.budget.poweredOff()
 		return
 	}
-	if timeout := time.Duration(p.pol.Drain.Timeout); p.now.Sub(n.Since) >= timeout {
+	if p.pol.Drain.TimedOut(n.Since, p.now) {
 		p.resume(i, fleet.ReasonDrainTimeout, fmt.Sprintf("draining since %s, timeout %s (%s: %s)",
-			n.Since.UTC().Format(time.RFC3339), timeout, reason, detail))
+			n.Since.UTC().Format(time.RFC3339), time.Duration(p.pol.Drain.Timeout), reason, detail))
 		return
 	}
 	p.skip(i, reason, detail)
@@ -60,25 +60,21 @@ func (p *pass) settle(i int) {
 // emptyCheck says why Draining server i may not be powered off yet ("" when it may). The job
 // manager must show it drained and empty; with no job manager (adapter none) the telemetry must
 // show it idle. Either way the telemetry must be present and fresh and no GPU process may run
-// (safety invariants 1 and 2).
+// (safety invariants 1 and 2). Waiting work that fits it has resumed it already (placeDemand).
 func (p *pass) emptyCheck(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n := s.node
-	switch {
-	case !powerKnown(n):
+	if !powerKnown(n) {
 		return fleet.SkipPowerUnknown, "bmc says " + string(n.Power)
-	case !p.noJobManager && !n.Jobs.Known:
-		return fleet.SkipJobsUnknown, "job manager does not know the server"
-	case !p.noJobManager && n.Jobs.Allocated():
-		return fleet.SkipAllocated, fmt.Sprintf("%d jobs, %d cpus, %d gpus still allocated", n.Jobs.Jobs, n.Jobs.CPUs, n.Jobs.GPUs)
-	case !p.noJobManager && !n.Jobs.Drained:
-		return fleet.SkipInFlight, "drain not yet taken by the job manager"
+	}
+	if reason, detail := fleet.PowerOffBlock(n.Jobs, !p.noJobManager); reason != "" {
+		return reason, detail
+	}
+	switch {
 	case !p.telemetryFresh(n):
 		return fleet.SkipNoTelemetry, p.telemetryDetail(n)
 	case p.noJobManager && !p.underThresholds(n), n.Telemetry.GPUProcesses > 0:
 		return fleet.SkipBusy, p.busyDetail(n)
-	case s.pool.demandWaits:
-		return fleet.SkipDemandWaits, "work waits for pool " + s.pool.name
 	}
 	return "", ""
 }

@@ -9,7 +9,10 @@ import (
 )
 
 // shrink is scale-down: every On server not yet decided is checked for idleness; the idle
-// ones, most expensive first, pass through the gate, and those it lets through are drained.
+// ones, most expensive first, pass through the gate, and those it lets through are powered off
+// in this pass (the executor drains each first and checks it is still empty). With no job
+// manager (adapter none) they are drained instead, and powered off at a later pass once the
+// telemetry still shows them idle.
 func (p *pass) shrink() {
 	var idle []int
 	for i := range p.servers {
@@ -22,21 +25,27 @@ func (p *pass) shrink() {
 			continue
 		}
 		idle = append(idle, i)
-		s.pool.idle++
 	}
-	p.countSpares()
 	p.costOrder(idle)
 	for _, i := range idle {
-		if reason, detail := p.gateDrain(i); reason != "" {
+		reason, detail := p.gateDrain(i)
+		if reason != "" {
 			p.skip(i, reason, detail)
 			continue
 		}
-		n := p.servers[i].node
-		p.act(i, fleet.Drain, fleet.ReasonIdle, fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s",
-			100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window)))
-		p.servers[i].pool.up--
-		p.servers[i].pool.drains++
-		p.budget.drained()
+		pl := p.servers[i].pool
+		pl.up--
+		pl.offs++
+		if p.noJobManager {
+			n := p.servers[i].node
+			p.act(i, fleet.Drain, fleet.ReasonIdle, fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s; %s",
+				100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window), detail))
+			p.budget.drained()
+			continue
+		}
+		p.act(i, fleet.PowerOff, fleet.ReasonIdle, detail)
+		pl.powered--
+		p.budget.offIdle()
 	}
 }
 

@@ -72,6 +72,10 @@ func (s *sim) schedule() {
 			s.lastBusy[i] = s.now
 		}
 		n.Jobs.Jobs, n.Jobs.CPUs = s.running[i], 8*s.running[i]
+		n.IdleSince = s.lastBusy[i]
+		if n.LastOn.After(n.IdleSince) {
+			n.IdleSince = n.LastOn
+		}
 		n.Telemetry = fleet.TelemetryView{Present: true, LastSample: s.now, CPUMax: 0.01}
 		if s.now.Sub(s.lastBusy[i]) < time.Duration(s.cfg.Policy.Idle.Window) {
 			n.Telemetry.CPUMax = 0.9
@@ -123,6 +127,9 @@ func (s *sim) apply(d fleet.Decision) {
 			n.State, n.Jobs.Drained, n.Jobs.DrainedByRota = fleet.StateDraining, true, true
 			s.history.LastScaleDown[a.Pool] = s.now
 		case fleet.PowerOff:
+			if n.State == fleet.StateOn {
+				s.history.LastScaleDown[a.Pool] = s.now // drained and powered off in one
+			}
 			n.State = fleet.StatePoweringOff
 			s.offs[i]++
 		case fleet.Resume:

@@ -1,55 +1,113 @@
 package plan
 
 import (
+	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
-// Warm spares: bursts of work arrive faster than a server boots, so each pool keeps a few
-// idle servers on instead of draining them. How many follows the pool's own recent need: the
-// servers it brought up over policy.spares.window (those whose last power-on ended in the
-// window, and those powering on or booting now) are the arrival rate of work that needed a
-// boot; that rate times the pool's boot time is how many such arrivals one boot spans.
-// Times policy.spares.factor, rounded up, capped at policy.spares.max_share of the pool's
-// servers (rounded down, so a share never keeps a small pool's last servers on). Spares are
-// kept, never woken: a quiet pool has no recent power-ons and keeps none.
+// Warm spares: work arrives faster than a server boots, so each pool keeps some capacity
+// warm: empty servers on, or booting, with no waiting work placed on them. How much comes from
+// what rota learned of the pool (package learn, handed in the snapshot): the rise of its need
+// within one boot at policy.spares.quantile, for this hour of the week, and steeper while need
+// is rising, so a burst that has begun wakes servers for the rest of it. The pool wakes servers
+// to reach it (reason spare). Without that history yet, the servers the pool brought up over
+// policy.spares.window, as a rate, times the boot time, times policy.spares.factor, rounded up,
+// are kept (never woken). Either way at most policy.spares.max_share of the pool's servers
+// (rounded down), so a forecast never keeps a small pool's last servers on.
 
-// countSpares sets the spares of each pool with idle servers (after idleCheck counted them).
-func (p *pass) countSpares() {
+// keepWarm counts each pool's warm capacity, sets its spares and wakes servers it lacks.
+func (p *pass) keepWarm() {
 	sp := &p.pol.Spares
-	window := time.Duration(sp.Window)
-	if sp.Factor <= 0 || sp.MaxShare <= 0 || window <= 0 {
-		return
-	}
 	for _, pl := range p.pools {
 		capN := int(math.Floor(sp.MaxShare*float64(len(pl.members)) + 1e-9))
-		if capN == 0 || pl.idle == 0 {
-			continue // nothing to keep: spare the walk
+		p.countWarm(pl)
+		if capN == 0 {
+			continue
 		}
-		ups := 0
-		for _, i := range pl.members {
-			n := p.servers[i].node
-			switch {
-			case n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting:
-				ups++
-			case !n.LastOn.IsZero() && p.now.Sub(n.LastOn) < window:
-				ups++
-			}
+		if !pl.view.Ready {
+			pl.spares, pl.forecast = p.recentSpares(pl, capN)
+			continue
 		}
-		boot := float64(time.Duration(pl.cfg.BootTimeout))
-		want := int(math.Ceil(sp.Factor*float64(ups)*boot/float64(window) - 1e-9))
+		boot := pl.boot()
+		want := pl.view.Quantile(sp.Quantile, boot)
 		pl.spares = min(want, capN)
+		pl.forecast = fmt.Sprintf("forecast: need rises by %d within %s at q%g (%s, %d h of history)",
+			want, boot, sp.Quantile, pl.view.Context(), pl.view.Origins/60)
+		if want > capN {
+			pl.forecast += fmt.Sprintf("; capped at %d", capN)
+		}
+		if !p.snap.JobsKnown {
+			continue // what the need is now is unknown: keep, but wake nothing
+		}
+		for pl.warm < pl.spares && pl.powered < pl.ceiling {
+			i, ok := pl.wake.next(p, "")
+			if !ok {
+				break
+			}
+			p.powerOn(i, fleet.ReasonSpare, fmt.Sprintf("%d warm, keeps %d; %s", pl.warm, pl.spares, pl.forecast))
+			pl.warm++
+		}
 	}
 }
 
-// keepsSpare reports whether draining one more idle server of pl would leave it fewer idle
-// servers than its spares. Idle servers that a cap keeps on count as spares too.
-func (pl *pool) keepsSpare() bool { return pl.idle-pl.drains-1 < pl.spares }
+// countWarm counts the pool's servers that are empty and take work now or soon: On with
+// nothing allocated (the servers scale-down looks at), or powering on, booting or woken this
+// pass; none with waiting work placed on it.
+func (p *pass) countWarm(pl *pool) {
+	for _, i := range pl.members {
+		s := &p.servers[i]
+		if s.placed {
+			continue
+		}
+		n := s.node
+		switch {
+		case s.done && s.isAction && p.actions[s.out].Kind == fleet.PowerOn:
+			pl.warm++
+		case n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting:
+			pl.warm++
+		case n.State == fleet.StateOn && !n.Jobs.Allocated():
+			pl.warm++
+		}
+	}
+}
+
+// recentSpares is the spares without history: recent power-ons as a rate, times a boot.
+func (p *pass) recentSpares(pl *pool, capN int) (int, string) {
+	sp := &p.pol.Spares
+	window := time.Duration(sp.Window)
+	if sp.Factor <= 0 || window <= 0 {
+		return 0, ""
+	}
+	ups := 0
+	for _, i := range pl.members {
+		n := p.servers[i].node
+		switch {
+		case n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting:
+			ups++
+		case !n.LastOn.IsZero() && p.now.Sub(n.LastOn) < window:
+			ups++
+		}
+	}
+	boot := pl.boot()
+	want := int(math.Ceil(sp.Factor*float64(ups)*float64(boot)/float64(window) - 1e-9))
+	return min(want, capN), fmt.Sprintf("no history yet: %d power-ons in %s, boot %s, factor %g", ups, window, boot, sp.Factor)
+}
+
+// keepsSpare reports whether powering off one more warm server of pl would leave it less warm
+// capacity than its spares. Idle servers that a cap keeps on count as warm.
+func (pl *pool) keepsSpare() bool { return pl.spares > 0 && pl.warm-pl.offs-1 < pl.spares }
 
 func (pl *pool) spareDetail() string {
-	return "warm spare: " + strconv.Itoa(pl.idle-pl.drains) + " idle, keeps " + strconv.Itoa(pl.spares) +
-		" for work arriving within a boot"
+	return fmt.Sprintf("%d warm, keeps %d; %s", pl.warm-pl.offs, pl.spares, pl.forecast)
+}
+
+// boot is the pool's boot time: the median seen, else its boot_timeout.
+func (pl *pool) boot() time.Duration {
+	if pl.view.Boot > 0 {
+		return pl.view.Boot
+	}
+	return time.Duration(pl.cfg.BootTimeout)
 }

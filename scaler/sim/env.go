@@ -32,6 +32,12 @@ type Options struct {
 	// MaxWait is how long a job may wait before the replay gives up on it and reports it as not
 	// run (0: seven days). It guards against a policy that never starts a job (livelock).
 	MaxWait time.Duration
+	// WatchDelay is how long after a job arrives rota's planner is called for it (the job
+	// manager's pending-work watch and the pass it starts); negative: only at evaluation
+	// intervals, as a daemon with no watch.
+	WatchDelay time.Duration
+	// RequeueAll makes every job requeueable (rebalancing may move it), whatever the trace says.
+	RequeueAll bool
 }
 
 // Pool is one pool as the replay sees it.
@@ -45,6 +51,8 @@ type Pool struct {
 	Boot     int64
 	Shutdown int64
 	Servers  int
+	// Partitions are the partitions its servers are in (empty: any).
+	Partitions []string
 	// FleetWhy says how the pool was sized ("peak need 51", "p95 need 20, largest job 8").
 	FleetWhy string
 }
@@ -92,8 +100,32 @@ type Env struct {
 	poolBound  []float64
 	BusyUnits  float64 // unit-hours of work (GPU-hours, or core-hours on CPU pools)
 	MaxWait    int64
+	// WatchDelay is Options.WatchDelay in seconds (-1: no watch).
+	WatchDelay int64
 	// order is the first-fit order of servers: cheapest pool first, then as listed.
 	order []int32
+	// service marks the jobs of service classes (services counts them): placed first.
+	service  []bool
+	services int
+	// restart is what a moved job loses to starting again, in seconds (policy.moves).
+	restart int64
+}
+
+// takes reports whether one server of the pool can run one share of the job: its shape, and
+// its partition when the pool names partitions.
+func (p *Pool) takes(j *trace.Job) bool {
+	return j.GPUs <= p.GPUs && j.CPUs <= p.CPUs && (j.Partition == "" || len(p.Partitions) == 0 || slices.Contains(p.Partitions, j.Partition))
+}
+
+// requeueAll is tr with every job requeueable.
+func requeueAll(tr *trace.Trace) *trace.Trace {
+	c := *tr
+	c.Jobs = slices.Clone(tr.Jobs)
+	for i := range c.Jobs {
+		c.Jobs[i].Requeueable = true
+	}
+	c.Notes = append(slices.Clone(tr.Notes), "every job requeueable (--requeue-all)")
+	return &c
 }
 
 // NewEnv sizes the fleet for the trace and prepares the replay. cfg is not modified.
@@ -107,9 +139,13 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 		// The replay's placement model is the job manager: the planner may trust its view.
 		c.Jobs.Adapter = "slurm"
 	}
-	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600}
+	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600, restart: seconds(c.Policy.Moves.RestartCost)}
 	if opt.MaxWait > 0 {
 		e.MaxWait = int64(opt.MaxWait / time.Second)
+	}
+	e.WatchDelay = int64(opt.WatchDelay / time.Second)
+	if opt.WatchDelay < 0 {
+		e.WatchDelay = -1
 	}
 	shutdown := int64(60)
 	if opt.Shutdown > 0 {
@@ -122,10 +158,16 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 		}
 		e.Pools = append(e.Pools, Pool{
 			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: p.Profile.CPUCores, PerHour: p.Cost.PerHour(),
-			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown,
+			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown, Partitions: p.Profile.Partitions,
 		})
 	}
-	e.assignPools()
+	if opt.RequeueAll {
+		tr = requeueAll(tr)
+		e.Trace = tr
+	}
+	if err := e.assignPools(); err != nil {
+		return nil, err
+	}
 	needs := e.needs()
 	if err := e.sizeFleet(opt.Fleet, needs); err != nil {
 		return nil, err
@@ -139,10 +181,13 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	return e, nil
 }
 
-// assignPools gives each job the cheapest pool that fits one of its servers, in submission
-// order (trace readers sort; a trace built otherwise is sorted here, ties in given order).
-func (e *Env) assignPools() {
+// assignPools gives each job the cheapest pool that fits one of its servers and its class
+// (the trace's, which must be one of the config's, or classified from its shape), in
+// submission order (trace readers sort; a trace built otherwise is sorted here, ties in given
+// order).
+func (e *Env) assignPools() error {
 	e.Jobs = make([]Job, len(e.Trace.Jobs))
+	e.service = make([]bool, len(e.Trace.Jobs))
 	sorted := slices.Clone(e.Trace.Jobs)
 	slices.SortStableFunc(sorted, func(a, b trace.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	e.T0 = sorted[0].Submit
@@ -150,13 +195,24 @@ func (e *Env) assignPools() {
 		best := -1
 		for p := range e.Pools {
 			pl := &e.Pools[p]
-			if tj.GPUs <= pl.GPUs && tj.CPUs <= pl.CPUs && (best < 0 || pl.PerHour < e.Pools[best].PerHour) {
+			if pl.takes(&tj) && (best < 0 || pl.PerHour < e.Pools[best].PerHour) {
 				best = p
 			}
 		}
+		switch {
+		case tj.Class == "":
+			tj.Class = e.Config.Classify(config.Shape{Partition: tj.Partition, CPUs: tj.CPUs, GPUs: tj.GPUs})
+		case e.Config.Class(tj.Class) == nil:
+			return fmt.Errorf("line %d: class %q is not a class of the config", tj.Line, tj.Class)
+		}
 		e.Jobs[i] = Job{Job: tj, Pool: best}
 		e.End = max(e.End, tj.Submit+tj.Duration)
+		if cl := e.Config.Class(tj.Class); cl != nil && cl.Service {
+			e.service[i] = true
+			e.services++
+		}
 	}
+	return nil
 }
 
 // sizeFleet sets each pool's server count from the spec, and refuses a fleet of no server (a
@@ -274,7 +330,7 @@ func (e *Env) checkRunnable() {
 	for i, j := range e.Jobs {
 		fits := 0
 		for p := range e.Pools {
-			if j.GPUs <= e.Pools[p].GPUs && j.CPUs <= e.Pools[p].CPUs {
+			if e.Pools[p].takes(&j.Job) {
 				fits += e.Pools[p].Servers
 			}
 		}

@@ -10,6 +10,7 @@ import (
 type history struct {
 	lastUp, lastDown []int64 // per pool
 	offs             []int64 // fleet-wide power-offs of the last 24 hours
+	moves            []int64 // fleet-wide moves of the last 24 hours
 	// cached is the planner's view, valid while fresh (record clears it).
 	cached fleet.History
 	fresh  bool
@@ -25,6 +26,10 @@ func (h *history) record(k fleet.Kind, pool int, now int64) {
 	case fleet.PowerOff:
 		h.lastDown[pool] = now
 		h.offs = append(pruneBefore(h.offs, now-24*3600), now)
+	case fleet.Move:
+		// A move drains its server, like a drain (the executor records both).
+		h.lastDown[pool] = now
+		h.moves = append(pruneBefore(h.moves, now-24*3600), now)
 	}
 }
 
@@ -44,6 +49,9 @@ func (h *history) view(w *world) fleet.History {
 	}
 	for _, t := range h.offs {
 		v.PowerOffs = append(v.PowerOffs, w.wall(t))
+	}
+	for _, t := range h.moves {
+		v.Moves = append(v.Moves, w.wall(t))
 	}
 	h.cached, h.fresh = v, true
 	return v

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"math"
 	"slices"
 
@@ -16,12 +17,17 @@ type Sample struct {
 
 // accounting gathers a replay's figures as it goes.
 type accounting struct {
-	onSec                []int64 // powered server-seconds per pool (integers: exact in any order)
-	busyUnits            float64 // unit-hours of the jobs started
-	powerOns, powerOffs  int
-	violations, ignored  int
-	plannerCalls         int
+	onSec               []int64 // powered server-seconds per pool (integers: exact in any order)
+	busyUnits           float64 // unit-hours of the jobs started
+	powerOns, powerOffs int
+	violations, ignored int
+	plannerCalls        int
+	// moves are the moves made; badMoves the jobs moved that were not requeueable (must be
+	// 0); lostUnits the work they lost (run so far plus restart), in unit-hours.
+	moves, badMoves      int
+	lostUnits            float64
 	waits                []int64
+	byClass              map[string][]int64
 	notRun               []NotRun
 	dropped              []int // jobs given up on or never started (indices into Env.Jobs)
 	series               []Sample
@@ -36,6 +42,7 @@ type accounting struct {
 func (a *accounting) init(e *Env) {
 	a.onSec = make([]int64, len(e.Pools))
 	a.touCost = make([]float64, len(e.Pools))
+	a.byClass = map[string][]int64{}
 	for i, p := range e.Pools {
 		a.perHour = append(a.perHour, p.PerHour)
 		a.unitsPerSrv = append(a.unitsPerSrv, float64(p.capacity()))
@@ -125,22 +132,52 @@ type Result struct {
 	// NotRun lists the fleet's Env.Unrunnable first, then the jobs this policy gave up on or
 	// never started.
 	NotRun []NotRun `json:"not_run"`
-	// Violations are power-offs refused because the server held a job (must be 0); Ignored are
-	// actions the state did not allow (a stale plan); PlannerCalls how often the policy decided.
+	// Moves are the moves made (servers rebalancing emptied), LostUnitHours the work they lost
+	// (each moved job's run so far plus the restart cost), in GPU-hours (core-hours on CPU
+	// pools), and LostShare that over the work the trace holds.
+	Moves         int     `json:"moves"`
+	LostUnitHours float64 `json:"lost_unit_hours"`
+	LostShare     float64 `json:"lost_share"`
+	// Violations are power-offs refused because the server held a job, and jobs moved that
+	// were not requeueable (both must be 0); Ignored are actions the state did not allow (a
+	// stale plan); PlannerCalls how often the policy decided.
 	Violations   int     `json:"violations"`
 	Ignored      int     `json:"ignored_actions"`
 	PlannerCalls int     `json:"policy_calls"`
 	Days         float64 `json:"days"`
+	// Classes are the waits of each class's jobs, by class name.
+	Classes []ClassWaits `json:"classes"`
 	// Series and Waits feed the plots.
 	Series []Sample `json:"-"`
 	Waits  []int64  `json:"-"`
+}
+
+// ClassWaits is how long the jobs of one class waited (seconds, over those that ran).
+type ClassWaits struct {
+	Class string  `json:"class"`
+	Jobs  int     `json:"jobs"`
+	P50   float64 `json:"wait_p50_s"`
+	P95   float64 `json:"wait_p95_s"`
+	Mean  float64 `json:"wait_mean_s"`
+}
+
+// waitsOf sorts waits and gives their median, 95th percentile and mean.
+func waitsOf(waits []int64) (sorted []int64, p50, p95, mean float64) {
+	sorted = slices.Clone(waits)
+	slices.Sort(sorted)
+	var sum float64
+	for _, v := range sorted {
+		sum += float64(v)
+	}
+	return sorted, quantile(sorted, 0.50), quantile(sorted, 0.95), ratio(sum, float64(len(sorted)))
 }
 
 // result turns the replay's accounting into a Result.
 func (w *world) result(name string) Result {
 	e, a := w.env, &w.acct
 	r := Result{Policy: name, Cost: a.cost(), Currency: e.Pools[0].Currency, PowerOns: a.powerOns, PowerOffs: a.powerOffs,
-		JobsRun: len(a.waits), Violations: a.violations, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
+		JobsRun: len(a.waits), Violations: a.violations + a.badMoves, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
+		Moves: a.moves, LostUnitHours: a.lostUnits, LostShare: ratio(a.lostUnits, e.BusyUnits),
 		Days: float64(w.now-e.T0) / 86400, Series: a.series}
 	r.NotRun = append(append([]NotRun{}, e.Unrunnable...), a.notRun...)
 	var capHours float64
@@ -165,14 +202,12 @@ func (w *world) result(name string) Result {
 		r.OnsPerServerDay = float64(a.powerOns) / float64(len(e.Servers)) / days
 		r.CyclesPerServerDay = float64(a.powerOffs) / float64(len(e.Servers)) / days
 	}
-	r.Waits = slices.Clone(a.waits)
-	slices.Sort(r.Waits)
-	r.WaitP50, r.WaitP95, r.WaitP99 = quantile(r.Waits, 0.50), quantile(r.Waits, 0.95), quantile(r.Waits, 0.99)
-	var sum float64
-	for _, v := range r.Waits {
-		sum += float64(v)
+	r.Waits, r.WaitP50, r.WaitP95, r.WaitMean = waitsOf(a.waits)
+	r.WaitP99 = quantile(r.Waits, 0.99)
+	for _, c := range slices.Sorted(maps.Keys(a.byClass)) {
+		_, p50, p95, mean := waitsOf(a.byClass[c])
+		r.Classes = append(r.Classes, ClassWaits{Class: c, Jobs: len(a.byClass[c]), P50: p50, P95: p95, Mean: mean})
 	}
-	r.WaitMean = ratio(sum, float64(len(r.Waits)))
 	return r
 }
 

@@ -20,25 +20,39 @@ func dominated(failed []shape, j *Job) bool {
 	return false
 }
 
-// place starts queued jobs: first-fit in arrival order, with EASY backfilling. The oldest job
-// that cannot start gets a reservation at its shadow time (when enough servers will be free for
-// it, from running jobs' ends and boots under way); a later job may jump ahead only if it ends
-// by then, so backfilling never delays it.
+// place starts queued jobs: first-fit in arrival order, service classes first (as a job
+// manager gives them priority), with EASY backfilling. The first job that cannot start gets a
+// reservation at its shadow time (when enough servers will be free for it, from running jobs'
+// ends and boots under way); a later job may jump ahead only if it ends by then, so
+// backfilling never delays it.
 func (w *world) place() {
 	if !w.placeDirty || len(w.queue) == 0 {
 		return
 	}
 	w.placeDirty = false
+	order := w.queue
+	if w.env.services > 0 {
+		order = w.order[:0]
+		for pass := range 2 {
+			for _, ji := range w.queue {
+				if w.env.service[ji] == (pass == 0) {
+					order = append(order, ji)
+				}
+			}
+		}
+		w.order = order
+	}
 	failed := w.failed[:0]
 	shadow, blocked := Never, false
-	keep := w.queue[:0]
-	for _, ji := range w.queue {
+	started := false
+	for _, ji := range order {
 		j := &w.env.Jobs[ji]
 		switch {
 		case dominated(failed, j):
-		case blocked && w.now+j.Duration > shadow:
+		case blocked && w.now+w.duration(ji) > shadow:
 			// it would still hold servers when the reserved job is due: it waits
 		case w.tryStart(ji):
+			started = true
 			continue
 		default:
 			failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs})
@@ -46,19 +60,21 @@ func (w *world) place() {
 				blocked, shadow = true, w.shadow(j)
 			}
 		}
-		keep = append(keep, ji)
 	}
 	w.failed = failed
-	w.queue = keep
+	if started {
+		w.queue = slices.DeleteFunc(w.queue, func(ji int32) bool { return w.start[ji] >= 0 })
+	}
 }
 
 // tryStart starts the job on the first servers (cheapest pool first) with room for it.
 func (w *world) tryStart(ji int32) bool {
 	j := &w.env.Jobs[ji]
 	pick := w.pick[:0]
+	pl := w.env.Pools
 	for _, s := range w.env.order {
 		sv := &w.srv[s]
-		if sv.accepting() && sv.freeGPU >= j.GPUs && sv.freeCPU >= j.CPUs {
+		if sv.accepting() && sv.freeGPU >= j.GPUs && sv.freeCPU >= j.CPUs && pl[sv.pool].takes(&j.Job) && !w.moves.excluded(ji, s) {
 			if pick = append(pick, s); len(pick) == j.Nodes {
 				break
 			}
@@ -73,13 +89,16 @@ func (w *world) tryStart(ji int32) bool {
 		sv.freeGPU -= j.GPUs
 		sv.freeCPU -= j.CPUs
 		sv.jobs = append(sv.jobs, ji)
-		w.acct.busyUnits += float64(unitsOf(&w.env.Pools[sv.pool], j.GPUs, j.CPUs)) * float64(j.Duration) / 3600
+		w.acct.busyUnits += float64(unitsOf(&w.env.Pools[sv.pool], j.GPUs, j.CPUs)) * float64(w.duration(ji)) / 3600
 	}
 	w.held[ji] = slices.Clone(pick)
 	w.start[ji] = w.now
 	w.running++
-	w.acct.waits = append(w.acct.waits, w.now-j.Submit)
-	w.ev.push(event{t: w.now + j.Duration, kind: evEnd, id: ji})
+	if !w.moves.restarted(ji) {
+		w.acct.waits = append(w.acct.waits, w.now-j.Submit)
+		w.acct.byClass[j.Class] = append(w.acct.byClass[j.Class], w.now-j.Submit)
+	}
+	w.ev.push(event{t: w.now + w.duration(ji), kind: evEnd, id: ji, gen: w.moves.gen[ji]})
 	w.seq++
 	return true
 }
@@ -134,13 +153,13 @@ func (w *world) roomAt(sv *server, j *Job) int64 {
 	}
 	order := slices.Clone(sv.jobs)
 	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Compare(w.start[a]+w.env.Jobs[a].Duration, w.start[b]+w.env.Jobs[b].Duration)
+		return cmp.Compare(w.start[a]+w.duration(a), w.start[b]+w.duration(b))
 	})
 	for _, ji := range order {
 		g += w.env.Jobs[ji].GPUs
 		c += w.env.Jobs[ji].CPUs
 		if g >= j.GPUs && c >= j.CPUs {
-			return w.start[ji] + w.env.Jobs[ji].Duration
+			return w.start[ji] + w.duration(ji)
 		}
 	}
 	return Never

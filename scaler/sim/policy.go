@@ -77,8 +77,7 @@ func (w *world) poolsWanted() []bool {
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
 		for p := range w.env.Pools {
-			pl := &w.env.Pools[p]
-			if j.GPUs <= pl.GPUs && j.CPUs <= pl.CPUs {
+			if w.env.Pools[p].takes(&j.Job) {
 				wanted[p] = true
 			}
 		}
@@ -128,9 +127,9 @@ func (w *world) wakeFor() []int32 {
 				var ok bool
 				switch pass {
 				case 0, 1:
-					ok = off == (pass == 1) && rooms[s].gpu >= j.GPUs && rooms[s].cpu >= j.CPUs
+					ok = off == (pass == 1) && rooms[s].gpu >= j.GPUs && rooms[s].cpu >= j.CPUs && pl.takes(&j.Job)
 				case 2:
-					ok = sv.state == fleet.StateOn && pl.GPUs >= j.GPUs && pl.CPUs >= j.CPUs && !slices.Contains(pick, s)
+					ok = sv.state == fleet.StateOn && pl.takes(&j.Job) && !slices.Contains(pick, s)
 				}
 				if !ok {
 					continue

@@ -20,8 +20,10 @@ const eager = "  schedules:\n" +
 
 // TestTinyTraces checks each policy against answers worked out by hand. The world: 8-GPU
 // servers costing 1 an hour, boot 5m, shutdown 1m, idle timeout 10m, rota's default policy
-// (idle window 10m, evaluation every minute, backlog "more than 10 jobs for 2m", which only
-// lets work spill to dearer pools: work with no place wakes a server at once) unless eager.
+// (idle window 2m, evaluation every minute, the watch calling the planner as work arrives, no
+// history yet so an idle server goes off at the break-even time: boot 5m, shutdown 1m and
+// wear 20m of idle cost, 26m; backlog "more than 10 jobs for 2m", which only lets work spill
+// to dearer pools: work with no place wakes a server at once) unless eager.
 func TestTinyTraces(t *testing.T) {
 	type want struct {
 		onSec     int64 // powered server-seconds
@@ -57,24 +59,24 @@ func TestTinyTraces(t *testing.T) {
 		// Idle from 600, off at 1200 (+1m shutdown); B wakes it at 7200, starts at 7500 and
 		// ends at 8100: 1260 + 900 seconds.
 		{"burst, idle timeout", "1", burst, IdleTimeout(10 * time.Minute), "", want{2160, []int64{0, 300}, 1, 1, 0}},
-		// Drained at the 1200 tick, powered off at 1260, off at 1320. B is work nothing on or
-		// coming can hold, so it wakes the server at once though one job is under the backlog
-		// threshold of 10: ready at 7500, B ends at 8100: 1320 + 900.
-		{"burst, rota default wakes for one job at once", "1", burst, Rota("rota"), "", want{1320 + 900, []int64{0, 300}, 1, 1, 0}},
+		// Idle from 600, powered off at the break-even (26m, the 2160 tick), off at 2220. B is
+		// work nothing on or coming can hold, so it wakes the server as it arrives though one
+		// job is under the backlog threshold of 10: ready at 7500, B ends at 8100: 2220 + 900.
+		{"burst, rota default wakes for one job at once", "1", burst, Rota("rota"), "", want{2220 + 900, []int64{0, 300}, 1, 1, 0}},
 		// Eager: the same (waking for work no capacity holds waits for neither the threshold
 		// nor backlog.for).
-		{"burst, rota eager", "1", burst, Rota("rota"), eager, want{1320 + 900, []int64{0, 300}, 1, 1, 0}},
+		{"burst, rota eager", "1", burst, Rota("rota"), eager, want{2220 + 900, []int64{0, 300}, 1, 1, 0}},
 
 		{"boot, always-on", "2", boot, AlwaysOn(), "", want{7200, []int64{0, 0}, 0, 0, 0}},
 		// Server 2: off at 600 (off at 660), woken at 1800, B runs 2100-2700, off again at
 		// 3300 (off at 3360): 660 + 1560. Server 1: 3600.
 		{"boot, idle timeout", "2", boot, IdleTimeout(10 * time.Minute), "", want{3600 + 2220, []int64{0, 300}, 1, 2, 0}},
-		// Server 2 drained at 600, off at 720. B wakes server 2 at 1800, ready 2100, runs to
-		// 2700; server 2 is then kept for min_on (30m from 1800) and the run ends with A at
-		// 3600: 720 + 1800.
-		{"boot, rota default", "2", boot, Rota("rota"), "", want{3600 + 720 + 1800, []int64{0, 300}, 1, 1, 0}},
+		// Server 2, idle from the start, powered off at the break-even (1560), off at 1620. B
+		// wakes it as it arrives at 1800, ready 2100, runs to 2700; server 2 then stays on
+		// (break-even) until the run ends with A at 3600: 1620 + 1800.
+		{"boot, rota default", "2", boot, Rota("rota"), "", want{3600 + 1620 + 1800, []int64{0, 300}, 1, 1, 0}},
 		// Eager: the same, for the same reason as the burst.
-		{"boot, rota eager", "2", boot, Rota("rota"), eager, want{3600 + 720 + 1800, []int64{0, 300}, 1, 1, 0}},
+		{"boot, rota eager", "2", boot, Rota("rota"), eager, want{3600 + 1620 + 1800, []int64{0, 300}, 1, 1, 0}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,22 +2,37 @@ package sim
 
 import (
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/plan"
 )
 
 // Rota is rota's own planner under the config's policy, called at every evaluation interval
-// with a snapshot of the simulated world. Between events it is called again only when a policy
-// duration can expire (a dwell time, a window, a cooldown, a backlog's "for", a schedule's
-// edge): with nothing changed, the planner's answer cannot change before then.
+// and, as the daemon's pending-work watch does, Env.WatchDelay after jobs arrive, with a
+// snapshot of the simulated world. It learns as the daemon does (package learn): each call
+// observes the need, and the planner reads what was learned so far, never what comes later.
+// Between events it is called again only when a policy duration can expire (a dwell time, a
+// window, a cooldown, a backlog's "for", a schedule's edge, a break-even time, a change of what
+// was learned): with nothing changed, the planner's answer cannot change before then.
 func Rota(name string) Policy { return &rota{name: name} }
+
+// RotaWith is Rota under another policy: cfg is the environment's config (Env.Config, whose
+// pools the replay sized) with other policy settings.
+func RotaWith(name string, cfg *config.Config) Policy {
+	return &rota{name: name, cfg: cfg}
+}
 
 type rota struct {
 	name string
+	// noMoves runs the planner with policy.moves off (RotaWithoutMoves); cfg is the config
+	// it plans with (RotaWith gives one; nil: the environment's).
+	noMoves bool
+	cfg     *config.Config
 	// everyTick turns the skipping off (a test proves it changes nothing).
 	everyTick bool
 	// lastSeq is the world's change counter at the last tick looked at; lastKey what the
@@ -28,12 +43,26 @@ type rota struct {
 	planned  bool
 	snap     snapshotter
 	shapes   []shape
+	// arrived is how many jobs had arrived at the last look; while watching, watchAt is when
+	// the watch calls the planner for jobs that arrived since and wait.
+	arrived  int
+	watching bool
+	watchAt  int64
+	learned  learner
+}
+
+// watched is when the watch calls the planner next (Never: nothing waits for it).
+func (p *rota) watched() int64 {
+	if !p.watching {
+		return Never
+	}
+	return p.watchAt
 }
 
 func (p *rota) Name() string { return p.name }
 
 func (p *rota) interval(w *world) int64 {
-	return max(int64(time.Duration(w.env.Config.Policy.EvaluationInterval)/time.Second), 1)
+	return max(int64(time.Duration(p.config(w).Policy.EvaluationInterval)/time.Second), 1)
 }
 
 // nextTick is the first evaluation time after t (ticks count from the first submission).
@@ -42,12 +71,25 @@ func (p *rota) nextTick(w *world, t int64) int64 {
 	return w.env.T0 + ((t-w.env.T0)/iv+1)*iv
 }
 
-// decide runs the planner at evaluation ticks. A tick whose world looks to the planner as it
-// did at its last call (same key), with no policy duration run out since, gets the same
-// answer, which was no action (an action changes the key): the call is skipped.
+// decide runs the planner at evaluation ticks and when the watch is due. A call whose world
+// looks to the planner as it did at its last call (same key), with no policy duration run
+// out since, gets the same answer, which was no action (an action changes the key): it is
+// skipped.
 func (p *rota) decide(w *world) []fleet.Action {
-	if (w.now-w.env.T0)%p.interval(w) != 0 {
+	if w.next > p.arrived {
+		// The watch sees waiting work: a job that started at once on room already there
+		// never waits, and calls nothing (the queue is in arrival order).
+		if n := len(w.queue); n > 0 && int(w.queue[n-1]) >= p.arrived && w.env.WatchDelay >= 0 {
+			p.watching, p.watchAt = true, min(p.watched(), w.now+w.env.WatchDelay)
+		}
+		p.arrived = w.next
+	}
+	watch := w.now >= p.watched()
+	if !watch && (w.now-w.env.T0)%p.interval(w) != 0 {
 		return nil // between ticks: events are seen at the next tick
+	}
+	if watch {
+		p.watching = false
 	}
 	p.lastSeq = w.seq
 	key := p.key(w)
@@ -55,20 +97,36 @@ func (p *rota) decide(w *world) []fleet.Action {
 		return nil
 	}
 	w.acct.plannerCalls++
-	d := plan.Plan(p.snap.build(w), w.env.Config, w.wall(w.now))
+	cfg := p.config(w)
+	snap := p.snap.build(w, cfg)
+	snap.Learned = p.learned.observe(w, cfg, &snap)
+	acts := plan.Actions(snap, cfg, w.wall(w.now))
 	p.lastKey, p.lastPlan, p.planned = key, w.now, true
-	return d.Actions
+	return acts
+}
+
+// config is the config the planner runs with: the replay's, moves off for RotaWithoutMoves.
+func (p *rota) config(w *world) *config.Config {
+	if p.cfg == nil {
+		p.cfg = w.env.Config
+		if p.noMoves {
+			c := *w.env.Config
+			c.Policy.Moves.Enabled = false
+			p.cfg = &c
+		}
+	}
+	return p.cfg
 }
 
 func (p *rota) next(w *world) int64 {
 	if p.everyTick || w.seq != p.lastSeq {
-		return p.nextTick(w, w.now)
+		return min(p.nextTick(w, w.now), p.watched())
 	}
 	t := p.timers(w, p.lastPlan)
 	if t == Never {
-		return Never
+		return p.watched()
 	}
-	return p.nextTick(w, p.scheduleEdge(w, t)-1)
+	return min(p.nextTick(w, p.scheduleEdge(w, t)-1), p.watched())
 }
 
 // key hashes what the planner reads from the world, times aside (those are the timers'):
@@ -78,7 +136,8 @@ func (p *rota) key(w *world) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
 	mix := func(v int64) { h = (h ^ uint64(v)) * prime }
-	window := seconds(w.env.Config.Policy.Idle.Window)
+	window := seconds(p.config(w).Policy.Idle.Window)
+	moves := p.config(w).Policy.Moves.Enabled
 	shapes := p.shapes[:0]
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
@@ -96,10 +155,16 @@ func (p *rota) key(w *world) uint64 {
 		mix(int64(len(sv.state)) + 16*int64(sv.state[0]))
 		busy := len(sv.jobs) > 0 || w.now-sv.emptySince < window
 		fresh := sv.lastOn != noTime && w.now-sv.lastOn < window
-		// On an On server only busy-or-idle matters (a server just emptied stays busy for the
-		// idle window, and the timers cover its end); a draining one waits to be empty.
-		held := len(sv.jobs) > 0 && sv.state != fleet.StateOn
+		// Whether it holds work (warm capacity and the need read it), whether it counts as
+		// busy (a server just emptied stays busy for the idle window; the timers cover its
+		// end), whether its telemetry covers the window.
+		held := len(sv.jobs) > 0
 		mix(b2i(held) | b2i(busy)<<1 | b2i(fresh)<<2)
+		if moves {
+			// A move weighs each server's jobs and the room left on the others.
+			mix(int64(len(sv.jobs)))
+			mix(int64(sv.freeCPU)<<20 | int64(sv.freeGPU))
+		}
 		for _, s := range shapes {
 			room := sv.freeCPU / s.cpus
 			if s.gpus > 0 {
@@ -128,28 +193,43 @@ func b2i(b bool) int64 {
 // reading must be added here, or skipping would miss its expiry (TestSkippingChangesNothing
 // compares against a call at every interval).
 func (p *rota) timers(w *world, since int64) int64 {
-	pol := &w.env.Config.Policy
+	cfg := p.config(w)
+	pol := &cfg.Policy
 	t := Never
 	consider := func(ref int64, d model.Duration) {
 		if c := ref + seconds(d); ref != noTime && c > since {
 			t = min(t, c)
 		}
 	}
+	// next considers the first of sorted times whose d runs out after since.
+	next := func(ts []int64, d model.Duration) {
+		i, _ := slices.BinarySearch(ts, since-seconds(d)+1)
+		if i < len(ts) {
+			consider(ts[i], d)
+		}
+	}
 	day := model.Duration(24 * time.Hour)
+	empty, draining := 0, 0
 	for s := range w.srv {
 		sv := &w.srv[s]
 		consider(sv.lastOn, pol.Node.MinOn)
 		consider(sv.lastOn, pol.Idle.Window)
-		consider(sv.lastOn, pol.Spares.Window) // a power-on leaving the window lowers the spares
+		if !p.learned.ready(sv.pool) {
+			consider(sv.lastOn, pol.Spares.Window) // a power-on leaving the window lowers the spares
+		}
 		consider(sv.lastOff, pol.Node.MinOff)
 		if sv.state == fleet.StateDraining {
 			consider(sv.since, pol.Drain.Timeout)
+			draining++
 		}
 		if len(sv.jobs) == 0 {
 			consider(sv.emptySince, pol.Idle.Window)
+			if sv.state == fleet.StateOn {
+				empty++
+			}
 		}
-		if len(sv.offs) > 0 {
-			consider(sv.offs[0], day)
+		if len(sv.offs) >= pol.Node.MaxCyclesPerDay {
+			next(sv.offs, day) // only a server at its cycle cap sees a power-off leave the day
 		}
 	}
 	// the queue is in submission order: the first job still short of backlog.for is the next
@@ -163,8 +243,38 @@ func (p *rota) timers(w *world, since int64) int64 {
 		consider(w.hist.lastUp[p], pol.Cooldown.ScaleUp)
 		consider(w.hist.lastDown[p], pol.Cooldown.ScaleDown)
 	}
-	for _, o := range w.hist.offs {
-		consider(o, pol.Disruption.Window)
+	// A power-off leaving the disruption window matters only while the budget could stop a
+	// power-off: the offs in the window at since, the drains and every empty server past it.
+	window := seconds(pol.Disruption.Window)
+	recent := len(w.hist.offs) - sort.Search(len(w.hist.offs), func(i int) bool { return w.hist.offs[i] > since-window })
+	if recent+draining+empty > pol.Disruption.MaxPowerOffs {
+		next(w.hist.offs, pol.Disruption.Window)
+	}
+	// What was learned changes at the hour and as a rise gets old; without history an idle
+	// server is powered off at its pool's break-even time.
+	for pi := range w.env.Pools {
+		v := p.learned.views[pi]
+		if u := v.Until.Unix() - w.env.Trace.Start.Unix(); !v.Until.IsZero() && u > since {
+			t = min(t, u)
+		}
+		if !v.Ready {
+			for s := range w.srv {
+				if sv := &w.srv[s]; sv.pool == pi && len(sv.jobs) == 0 {
+					// the break-even time grows with the server's cycles of the day
+					be := plan.BreakEvenTime(&cfg.Pools[pi], pol, v, countSince(sv.offs, since-24*3600))
+					consider(sv.emptySince, model.Duration(be))
+					next(sv.offs, day) // and shrinks as one leaves the day
+
+				}
+			}
+		}
+	}
+	if p.config(w).Policy.Moves.Enabled {
+		// A move refused for its budget may be made once a move leaves the window; one refused
+		// for its saving or a job's tail only grows less worth it with time.
+		for _, m := range w.hist.moves {
+			consider(m, pol.Moves.Window)
+		}
 	}
 	return t
 }

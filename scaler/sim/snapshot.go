@@ -1,30 +1,54 @@
 package sim
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
-// snapshotter builds the planner's Snapshot from the world, reusing its buffers.
+// snapshotter builds the planner's Snapshot from the world, reusing its buffers; walls keeps
+// each server's times as wall-clock times, converted only when they change.
 type snapshotter struct {
 	nodes  []fleet.Node
 	demand []fleet.Demand
 	index  map[demandKey]int
-	class  map[demandKey]string
+	walls  []walls
+}
+
+// walls are a server's since, lastOn, lastOff and emptySince, in replay seconds (at) and as
+// wall-clock times.
+type walls struct {
+	at   [4]int64
+	wall [4]time.Time
+}
+
+// of is the wall-clock time of each of ts, converting only those that changed.
+func (c *walls) of(w *world, ts [4]int64) *[4]time.Time {
+	for k, t := range ts {
+		if t != c.at[k] || c.wall[k].IsZero() && t != noTime {
+			c.at[k], c.wall[k] = t, w.wall(t)
+		}
+	}
+	return &c.wall
 }
 
 type demandKey struct {
-	class            string
-	nodes, gpus, cpu int
+	class, partition, dept string
+	nodes, gpus, cpu       int
 }
 
-func (s *snapshotter) build(w *world) fleet.Snapshot {
+func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 	e := w.env
-	pol := &e.Config.Policy
+	pol := &cfg.Policy
 	window := seconds(pol.Idle.Window)
 	now := w.wall(w.now)
 	s.nodes = s.nodes[:0]
+	if len(s.walls) != len(w.srv) {
+		s.walls = make([]walls, len(w.srv))
+	}
 	for i := range w.srv {
 		sv := &w.srv[i]
 		pl := &e.Pools[sv.pool]
@@ -34,12 +58,16 @@ func (s *snapshotter) build(w *world) fleet.Snapshot {
 		if len(sv.jobs) > 0 || w.now-sv.emptySince < window {
 			busy = 1
 		}
+		t := s.walls[i].of(w, [4]int64{sv.since, sv.lastOn, sv.lastOff, sv.emptySince})
 		n := fleet.Node{
-			Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: w.wall(sv.since), Power: powerOf(sv.state),
+			Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: t[0], Power: powerOf(sv.state),
 			Jobs: fleet.JobsView{Known: true, Jobs: len(sv.jobs), CPUs: pl.CPUs - sv.freeCPU, GPUs: pl.GPUs - sv.freeGPU,
-				Drained: drained, DrainedByRota: drained, Responding: up},
-			LastOn: w.wall(sv.lastOn), LastOff: w.wall(sv.lastOff),
+				Drained: drained, DrainedByRota: drained, Responding: up, Running: s.running(w, sv)},
+			LastOn: t[1], LastOff: t[2],
 			CyclesToday: countSince(sv.offs, w.now-24*3600),
+		}
+		if len(sv.jobs) == 0 && up {
+			n.IdleSince = t[3]
 		}
 		if up && (sv.lastOn == noTime || w.now-sv.lastOn >= window) {
 			n.Telemetry = fleet.TelemetryView{Present: true, LastSample: now, CPUMax: busy, GPUMax: busy,
@@ -51,32 +79,47 @@ func (s *snapshotter) build(w *world) fleet.Snapshot {
 	return fleet.Snapshot{Nodes: s.nodes, Demand: s.demand, Telemetry: true, JobsKnown: true, History: w.hist.view(w)}
 }
 
-// buildDemand aggregates the queue by class and shape; Since is the oldest submission.
+// buildDemand aggregates the queue by class (NewEnv gave every job one) and shape; Since is
+// the oldest submission.
 func (s *snapshotter) buildDemand(w *world) {
 	if s.index == nil {
-		s.index, s.class = map[demandKey]int{}, map[demandKey]string{}
+		s.index = map[demandKey]int{}
 	}
 	clear(s.index)
 	s.demand = s.demand[:0]
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
-		k := demandKey{class: j.Class, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
-		if k.class == "" {
-			c, ok := s.class[k]
-			if !ok {
-				c = w.env.Config.Classify(config.Shape{CPUs: j.CPUs, GPUs: j.GPUs})
-				s.class[k] = c
-			}
-			k.class = c
-		}
+		k := demandKey{class: j.Class, partition: j.Partition, dept: j.Department, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
+		limit := time.Duration(j.TimeLimit) * time.Second
 		if i, ok := s.index[k]; ok {
-			s.demand[i].Count++
+			d := &s.demand[i]
+			d.Count++
+			if limit > 0 && (d.TimeLimit == 0 || limit < d.TimeLimit) {
+				d.TimeLimit = limit
+			}
 			continue
 		}
 		s.index[k] = len(s.demand)
-		s.demand = append(s.demand, fleet.Demand{Class: k.class, Shape: config.Shape{CPUs: j.CPUs, GPUs: j.GPUs},
-			Nodes: j.Nodes, Count: 1, Since: w.wall(j.Submit)})
+		s.demand = append(s.demand, fleet.Demand{Class: k.class, Partition: j.Partition, Department: j.Department,
+			Shape: config.Shape{Partition: j.Partition, CPUs: j.CPUs, GPUs: j.GPUs}, Nodes: j.Nodes, Count: 1,
+			Since: w.wall(j.Submit), TimeLimit: limit})
 	}
+}
+
+// running lists a server's jobs as the planner weighs moving them; none when moves are off
+// (the planner would not read them).
+func (s *snapshotter) running(w *world, sv *server) []fleet.Job {
+	if len(sv.jobs) == 0 || !w.env.Config.Policy.Moves.Enabled {
+		return nil
+	}
+	out := make([]fleet.Job, 0, len(sv.jobs))
+	for _, ji := range sv.jobs {
+		j := &w.env.Jobs[ji]
+		out = append(out, fleet.Job{ID: strconv.Itoa(int(ji)), Partition: j.Partition, Department: j.Department,
+			CPUs: j.CPUs, GPUs: j.GPUs, Servers: j.Nodes, Requeueable: j.Requeueable,
+			Started: w.wall(w.start[ji]), TimeLimit: time.Duration(j.TimeLimit) * time.Second})
+	}
+	return out
 }
 
 func powerOf(s fleet.State) bmc.State {

@@ -35,6 +35,7 @@ type world struct {
 	srv   []server
 	start []int64 // per job: start time, -1 until started
 	held  [][]int32
+	moves moveState
 	queue []int32
 	next  int // next job to arrive
 	ev    eventHeap
@@ -45,14 +46,26 @@ type world struct {
 	powered    []int
 	acct       accounting
 	hist       history
-	failed     []shape // scratch for place
-	pick       []int32 // scratch for tryStart
+	// seen are the boots and shutdowns finished since a policy last took them (the daemon
+	// sees each as a state change at its next pass).
+	seen   []transition
+	failed []shape // scratch for place
+	order  []int32 // scratch for place
+	pick   []int32 // scratch for tryStart
+}
+
+// transition is one finished boot (up) or shutdown of a server of pool, and how long it took.
+type transition struct {
+	pool int
+	up   bool
+	took int64
 }
 
 func newWorld(e *Env) *world {
 	w := &world{env: e, now: e.T0, srv: make([]server, len(e.Servers)), powered: make([]int, len(e.Pools))}
 	w.start = make([]int64, len(e.Jobs))
 	w.held = make([][]int32, len(e.Jobs))
+	w.moves.init(len(e.Jobs))
 	for i := range w.start {
 		w.start[i] = -1
 	}
@@ -167,6 +180,8 @@ func (w *world) apply(acts []fleet.Action) {
 					w.setState(s, fleet.StateOn)
 					w.placeDirty = true
 				}
+			case fleet.Move:
+				done = w.move(s, a.Move)
 			}
 		}
 		if !done {
@@ -185,6 +200,9 @@ func (w *world) handle() bool {
 		e := w.ev.pop()
 		switch e.kind {
 		case evEnd:
+			if e.gen != w.moves.gen[e.id] {
+				continue // the job was moved: this end is of its first run
+			}
 			w.finish(e.id)
 			changed = true
 		case evReady, evOff:
@@ -194,10 +212,12 @@ func (w *world) handle() bool {
 			}
 			changed = true
 			if e.kind == evOff {
+				w.seen = append(w.seen, transition{pool: sv.pool, took: w.now - sv.since})
 				sv.lastOff = w.now
 				w.setState(e.id, fleet.StateOff)
 				continue
 			}
+			w.seen = append(w.seen, transition{pool: sv.pool, up: true, took: w.now - sv.since})
 			sv.lastOn, sv.emptySince = w.now, w.now
 			w.setState(e.id, fleet.StateOn)
 			w.placeDirty = true

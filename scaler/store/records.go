@@ -30,6 +30,8 @@ type Intent struct {
 	Started time.Time    `json:"started"`
 	// Attempt counts how many times the action was (re)started, the first time included.
 	Attempt int `json:"attempt"`
+	// Move is a move's plan (its jobs and where they may not go), for its repair.
+	Move *fleet.MovePlan `json:"move,omitempty"`
 }
 
 // Node is what the store keeps about one server. The zero Node is a server rota has never
@@ -109,6 +111,8 @@ type Global struct {
 	LastScaleDown map[string]time.Time `json:"last_scale_down,omitempty"`
 	// PowerOffs are the fleet's power-offs within CycleWindow, for the disruption budget.
 	PowerOffs []time.Time `json:"power_offs,omitempty"`
+	// Moves are the fleet's moves within CycleWindow, for the move budget.
+	Moves []time.Time `json:"moves,omitempty"`
 }
 
 // History is the planner's view of the global record.
@@ -117,6 +121,7 @@ func (g Global) History(now time.Time) fleet.History {
 		LastScaleUp:   g.LastScaleUp,
 		LastScaleDown: g.LastScaleDown,
 		PowerOffs:     Recent(g.PowerOffs, now),
+		Moves:         Recent(g.Moves, now),
 	}
 }
 
@@ -195,13 +200,7 @@ func decodeNode(b []byte) (Node, error) {
 	return r.Node, nil
 }
 
-func knownKind(k fleet.Kind) bool {
-	switch k {
-	case fleet.PowerOn, fleet.Drain, fleet.PowerOff, fleet.Resume:
-		return true
-	}
-	return false
-}
+func knownKind(k fleet.Kind) bool { return slices.Contains(fleet.Kinds(), k) }
 
 func decodeGlobal(b []byte) (Global, error) {
 	if _, err := version(b); err != nil {

@@ -147,6 +147,10 @@ func TestCorruptRecordIsANamedError(t *testing.T) {
 		{"node failed at a made-up action", bucketNodes, "", "gpu01", `{"v":1,"state":"on","failures":1,"failed_kind":"reboot"}`, func(s *Store) error { _, err := s.Node("gpu01"); return err }},
 		{"global truncated", bucketGlobal, "", keyGlobal, `{"v":1,"paused":tr`, func(s *Store) error { _, err := s.Global(); return err }},
 		{"audit garbage", bucketAudit, "gpu01", string(seqKey(1)), "\x00\x01", func(s *Store) error { _, err := s.Audit("gpu01", 0); return err }},
+		{"statistics not json", bucketLearned, "", "gpu", "[", learnedErr},
+		{"statistics of a newer format", bucketLearned, "", "gpu", `{"v":1,"format":99,"pool":{}}`, learnedErr},
+		{"statistics without tables", bucketLearned, "", "gpu", `{"v":1,"format":1,"pool":{"calm":[1,2]}}`, learnedErr},
+		{"statistics missing", bucketLearned, "", "gpu", `{"v":1,"format":1}`, learnedErr},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -185,7 +189,10 @@ func writeRaw(t *testing.T, path, bucket, sub, key, value string) {
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucket))
+		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+		if err != nil {
+			return err
+		}
 		if sub != "" {
 			if b, err = b.CreateBucketIfNotExists([]byte(sub)); err != nil {
 				return err

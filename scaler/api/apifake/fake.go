@@ -26,6 +26,7 @@ type Backend struct {
 	paused       bool
 	pauseNote    string
 	nudges       []string
+	wakes        [][]string
 }
 
 var _ api.Backend = (*Backend)(nil)
@@ -193,6 +194,32 @@ func (b *Backend) Nudge(reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.nudges = append(b.nudges, reason)
+}
+
+// Wake records the request and answers, per node, started when the node is known and refused
+// when it is not.
+func (b *Backend) Wake(ctx context.Context, nodes []string, _ string) ([]api.WakeResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return nil, err
+	}
+	b.wakes = append(b.wakes, slices.Clone(nodes))
+	out := make([]api.WakeResult, len(nodes))
+	for i, n := range nodes {
+		out[i] = api.WakeResult{Node: n, Result: api.WakeStarted}
+		if !b.known(n) {
+			out[i] = api.WakeResult{Node: n, Result: api.WakeRefused, Reason: fleet.SkipNotNeeded, Detail: "not in the inventory"}
+		}
+	}
+	return out, nil
+}
+
+// Wakes returns the node lists of the wake requests received, in order.
+func (b *Backend) Wakes() [][]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.wakes)
 }
 
 func (b *Backend) known(node string) bool {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/rotahq/rota/bmc"
@@ -29,20 +28,25 @@ type Server struct {
 	Hangs bool
 	// OffFails makes the BMC refuse every power-off (the power stays as it is).
 	OffFails bool
-	// Jobs allocated now (each holding one CPU).
-	Jobs int
+	// Jobs allocated now (each holding one CPU); Requeueable are the ids of those among them
+	// the job manager may requeue (Move moves only these).
+	Jobs        int
+	Requeueable []string
 	// CPUs and GPUs allocated besides the counted jobs (a reservation, an allocation whose
 	// job the job manager does not list): the server is not empty either.
 	CPUs, GPUs    int
 	Drained       bool
 	DrainedByRota bool
-	Responding    bool
+	// DrainReason is the reason of rota's last drain, as the executor gave it; the adapter adds
+	// jobs.Marker, so every drain through Drain is rota's.
+	DrainReason string
+	Responding  bool
 }
 
 // Command is one call that changed (or would have changed) the world.
 type Command struct {
 	Node string
-	Op   string // on, off, drain, resume
+	Op   string // on, off, drain, resume, move
 }
 
 // World implements bmc.Power and jobs.Manager over one set of servers. Safe for concurrent use.
@@ -60,6 +64,7 @@ type World struct {
 var (
 	_ bmc.Power    = (*World)(nil)
 	_ jobs.Manager = (*World)(nil)
+	_ jobs.Mover   = (*World)(nil)
 )
 
 // NewWorld returns a world whose servers respond as soon as they are powered on when
@@ -250,7 +255,7 @@ func (w *World) Drain(_ context.Context, node, reason string) error {
 		return fmt.Errorf("draining %s: refused", node)
 	}
 	w.commands = append(w.commands, Command{node, "drain"})
-	s.Drained, s.DrainedByRota = true, strings.HasPrefix(reason, jobs.Marker)
+	s.Drained, s.DrainedByRota, s.DrainReason = true, true, reason
 	return nil
 }
 
@@ -268,4 +273,27 @@ func (w *World) Resume(_ context.Context, node string) error {
 	w.commands = append(w.commands, Command{node, "resume"})
 	s.Drained, s.DrainedByRota = false, false
 	return nil
+}
+
+// Move implements jobs.Mover: the named jobs that are requeueable and still on the server
+// leave it (a move of none sends nothing).
+func (w *World) Move(_ context.Context, node string, ids, _ []string) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, err := w.server(node)
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for _, id := range ids {
+		if i := slices.Index(s.Requeueable, id); i >= 0 {
+			s.Requeueable = slices.Delete(s.Requeueable, i, i+1)
+			s.Jobs--
+			moved++
+		}
+	}
+	if moved > 0 {
+		w.commands = append(w.commands, Command{node, "move"})
+	}
+	return moved, nil
 }

@@ -31,13 +31,19 @@ type Options struct {
 // Manager is the exec adapter; safe for concurrent use (each call runs its own process).
 type Manager struct {
 	state, demand, drain, resume program
-	timeout                      time.Duration
-	maxOutput                    int64
-	classify                     func(config.Shape) string
-	log                          *logrus.Entry
+	watch                        *program // optional
+	// move is move_command; its argv is empty when none is configured.
+	move      program
+	timeout   time.Duration
+	maxOutput int64
+	classify  func(config.Shape) string
+	log       *logrus.Entry
 }
 
-var _ jobs.Manager = (*Manager)(nil)
+var (
+	_ jobs.Manager = (*Manager)(nil)
+	_ jobs.Mover   = (*Manager)(nil)
+)
 
 // New splits the command lines and returns the adapter.
 func New(o Options) (*Manager, error) {
@@ -66,10 +72,49 @@ func New(o Options) (*Manager, error) {
 		}
 		*c.p = program{key: c.key, argv: argv}
 	}
+	if o.Commands.Watch != "" {
+		argv, err := splitCommand(o.Commands.Watch)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("jobs.exec.watch_command: %w", err))
+		}
+		m.watch = &program{key: "watch_command", argv: argv}
+	}
+	if o.Commands.Move != "" {
+		argv, err := splitCommand(o.Commands.Move)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("jobs.exec.move_command: %w", err))
+		}
+		m.move = program{key: "move_command", argv: argv}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Watcher is the pending-work watch over watch_command, or nil when none is configured.
+func (m *Manager) Watcher() jobs.Watcher {
+	if m.watch == nil {
+		return nil
+	}
+	return watcher{m}
+}
+
+// watcher runs watch_command for jobs.Watcher.
+type watcher struct{ m *Manager }
+
+// Waiting runs watch_command and reads its JSON.
+func (w watcher) Waiting(ctx context.Context) ([]string, error) {
+	p := *w.m.watch
+	out, err := w.m.run(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := parseWaiting(out)
+	if err != nil {
+		return nil, &Error{Command: p.key, Program: p.argv[0], Problem: err.Error(), Err: err}
+	}
+	return ids, nil
 }
 
 // Nodes runs state_command and reads its JSON.

@@ -56,8 +56,7 @@ func fill(t *testing.T, dir string, cmds config.ExecJobs) config.ExecJobs {
 }
 
 const goodState = `{"nodes": {
-  "n1": {"jobs": 2, "cpus": 8, "gpus": 1, "drained": false, "drained_by_rota": false, "responding": true,
-         "accounts": {"physics": {"cpus": 6, "gpus": 1}, "chemistry": {"cpus": 2, "gpus": 0}}},
+  "n1": {"jobs": 2, "cpus": 8, "gpus": 1, "drained": false, "drained_by_rota": false, "responding": true},
   "n2": {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}}}`
 
 func TestNodes(t *testing.T) {
@@ -70,8 +69,7 @@ func TestNodes(t *testing.T) {
 		wantErr  string // part of the error's text
 	}{
 		{name: "good output", body: "cat <<'EOF'\n" + goodState + "\nEOF", want: map[string]fleet.JobsView{
-			"n1": {Known: true, Jobs: 2, CPUs: 8, GPUs: 1, Responding: true,
-				Holds: []fleet.Hold{{Account: "chemistry", CPUs: 2}, {Account: "physics", CPUs: 6, GPUs: 1}}},
+			"n1": {Known: true, Jobs: 2, CPUs: 8, GPUs: 1, Responding: true},
 			"n2": {Known: true, Drained: true, DrainedByRota: true, Responding: true},
 		}},
 		{name: "no nodes known", body: `echo '{"nodes": {}}'`, want: map[string]fleet.JobsView{}},
@@ -81,9 +79,6 @@ func TestNodes(t *testing.T) {
 		{name: "misspelt field", body: `echo '{"nodes": {"n1": {"job": 2, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: `unknown field "job"`},
 		{name: "missing field", body: `echo '{"nodes": {"n1": {"cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "are all required"},
 		{name: "negative jobs", body: `echo '{"nodes": {"n1": {"jobs": -1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "negative"},
-		{name: "an account without gpus", body: `echo '{"nodes": {"n1": {"jobs": 1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"a": {"cpus": 8}}}}}'`, wantErr: "cpus and gpus are both required"},
-		{name: "an account with negative cpus", body: `echo '{"nodes": {"n1": {"jobs": 1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"a": {"cpus": -8, "gpus": 0}}}}}'`, wantErr: "negative cpus or gpus"},
-		{name: "an account with no name", body: `echo '{"nodes": {"n1": {"jobs": 1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"": {"cpus": 8, "gpus": 0}}}}}'`, wantErr: "empty name"},
 		{name: "two objects", body: `echo '{"nodes": {}}{"nodes": {}}'`, wantErr: "data after"},
 		{name: "exit 1", body: `echo '{"nodes": {}}'; echo 'sinfo: error: slurmctld down' >&2; exit 1`, wantErr: "exit status 1: sinfo: error: slurmctld down"},
 		{name: "hangs past the timeout", body: `sleep 60 & wait`, timeout: 200 * time.Millisecond, wantErr: "no answer within 200ms"},
@@ -263,5 +258,89 @@ func TestNewRejectsBadCommandLines(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "jobs.exec.state_command") || !strings.Contains(err.Error(), "jobs.exec.drain_command") {
 		t.Fatalf("error %v, want both bad commands named", err)
+	}
+}
+
+// TestWatcher: without watch_command there is no watch; with it, the ids it prints are read
+// strictly, and a failing or garbled run is an error naming the command.
+func TestWatcher(t *testing.T) {
+	dir := t.TempDir()
+	if w := newManager(t, fill(t, dir, config.ExecJobs{}), nil).Watcher(); w != nil {
+		t.Fatalf("a watch without watch_command: %v", w)
+	}
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+		wantErr    string
+	}{
+		{name: "two jobs wait", body: `echo '{"waiting": ["1041", "1042"]}'`, want: []string{"1041", "1042"}},
+		{name: "nothing waits", body: `echo '{"waiting": []}'`, want: []string{}},
+		{name: "no waiting key", body: `echo '{}'`, wantErr: `watch_command`},
+		{name: "misspelt key", body: `echo '{"wating": []}'`, wantErr: `unknown field "wating"`},
+		{name: "an empty id", body: `echo '{"waiting": [""]}'`, wantErr: "empty identifier"},
+		{name: "exit status", body: `echo 'squeue: error' >&2; exit 1`, wantErr: "squeue: error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmds := fill(t, dir, config.ExecJobs{Watch: script(t, dir, "watch", tc.body)})
+			got, err := newManager(t, cmds, nil).Watcher().Waiting(context.Background())
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Waiting: %q, %v; want an error with %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Waiting: %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestMove: move_command gets the node, the servers to exclude and the job ids as separate
+// arguments, and its count comes back; without move_command no move is possible.
+func TestMove(t *testing.T) {
+	dir := t.TempDir()
+	args := filepath.Join(dir, "args")
+	move := script(t, dir, "move", `printf '%s\n' "$@" > `+args+`; echo '{"moved": 2}'`)
+	m := newManager(t, fill(t, dir, config.ExecJobs{Move: move}), nil)
+	n, err := m.Move(context.Background(), "g1", []string{"7", "8"}, []string{"g1", "g2"})
+	if err != nil || n != 2 {
+		t.Fatalf("Move: %d, %v; want 2", n, err)
+	}
+	got, _ := os.ReadFile(args)
+	if string(got) != "g1\ng1,g2\n7\n8\n" {
+		t.Fatalf("move_command got %q", got)
+	}
+	if _, err := newManager(t, fill(t, dir, config.ExecJobs{}), nil).Move(context.Background(), "g1", []string{"7"}, nil); !errors.Is(err, jobs.ErrCannotMove) {
+		t.Fatalf("without move_command: %v, want ErrCannotMove", err)
+	}
+	bad := script(t, dir, "badmove", `echo moved`)
+	if _, err := newManager(t, fill(t, dir, config.ExecJobs{Move: bad}), nil).Move(context.Background(), "g1", []string{"7"}, nil); err == nil {
+		t.Fatal("a move_command that prints no count succeeded")
+	}
+}
+
+// TestStateListsRunningJobs: state_command may list each server's jobs, what rota weighs a
+// move by; demand may carry what its jobs can run on.
+func TestStateListsRunningJobs(t *testing.T) {
+	dir := t.TempDir()
+	state := script(t, dir, "state", `cat <<'EOF'
+{"nodes": {"g1": {"jobs": 1, "cpus": 2, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true,
+  "running": [{"id": "7", "cpus": 2, "requeueable": true, "started": "2026-11-20T09:00:00Z", "time_limit_seconds": 7200,
+               "checkpoint": "2026-11-20T10:00:00Z", "partition": "batch"}]}}}
+EOF`)
+	demand := script(t, dir, "demand", `echo '{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "since": "2026-11-20T09:00:00Z", "time_limit_seconds": 600, "constraint": "a100", "exclude": "g1"}]}'`)
+	m := newManager(t, fill(t, dir, config.ExecJobs{State: state, Demand: demand}), nil)
+	views, err := m.Nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := views["g1"].Running
+	if len(r) != 1 || r[0].ID != "7" || !r[0].Requeueable || r[0].TimeLimit != 2*time.Hour || r[0].Checkpoint.IsZero() || r[0].Servers != 1 {
+		t.Fatalf("running %+v", r)
+	}
+	d, err := m.Demand(context.Background())
+	if err != nil || len(d) != 1 || d[0].TimeLimit != 10*time.Minute || d[0].Needs.Features != "a100" || d[0].Needs.Exclude != "g1" {
+		t.Fatalf("demand %+v, %v", d, err)
 	}
 }

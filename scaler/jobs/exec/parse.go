@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -20,10 +18,7 @@ import (
 // not read as an idle server).
 //
 //	{"nodes": {"n1": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false,
-//	                  "drained_by_rota": false, "responding": true,
-//	                  "accounts": {"physics": {"cpus": 4, "gpus": 0}}}}}
-//
-// "accounts" is optional: what each account's jobs hold on the server, for chargeback.
+//	                  "drained_by_rota": false, "responding": true}}}
 type StateOutput struct {
 	Nodes *map[string]NodeState `json:"nodes"`
 }
@@ -40,14 +35,45 @@ type NodeState struct {
 	DrainedByRota *bool `json:"drained_by_rota"`
 	// Responding: the job manager's agent on the server answers.
 	Responding *bool `json:"responding"`
-	// Accounts (optional) is what the jobs of each account hold on it.
-	Accounts map[string]AccountHold `json:"accounts"`
+	// Running, optional, lists the jobs on the server; rota moves work (policy.moves) only
+	// off a server whose every job is listed.
+	Running []RunningJob `json:"running"`
 }
 
-// AccountHold is what one account's jobs hold on a server; both fields are required.
-type AccountHold struct {
-	CPUs *int `json:"cpus"`
-	GPUs *int `json:"gpus"`
+// RunningJob is one job on a server: id, cpus and started are required.
+type RunningJob struct {
+	ID         string `json:"id"`
+	Partition  string `json:"partition"`
+	Department string `json:"department"`
+	// CPUs, GPUs and MemoryBytes are what it holds on this server; Servers how many it spans.
+	CPUs        *int   `json:"cpus"`
+	GPUs        int    `json:"gpus"`
+	MemoryBytes uint64 `json:"memory_bytes"`
+	Servers     int    `json:"servers"`
+	// Requeueable: the job manager may requeue it; DoNotDisrupt: never move it.
+	Requeueable  bool `json:"requeueable"`
+	DoNotDisrupt bool `json:"do_not_disrupt"`
+	// Started, TimeLimitSeconds (0: none) and Checkpoint (last saved progress; absent:
+	// unknown, a move loses its whole run).
+	Started          *time.Time `json:"started"`
+	TimeLimitSeconds int64      `json:"time_limit_seconds"`
+	Checkpoint       *time.Time `json:"checkpoint"`
+	Needs
+}
+
+// Needs is what a job can run on beyond its shape, all optional: a constraint expression
+// (Slurm's syntax), a GPU type, the only servers it may use and those it may not
+// (comma-separated), and the storage its data is on (a name of policy.storage).
+type Needs struct {
+	Constraint string `json:"constraint"`
+	GPUType    string `json:"gpu_type"`
+	Nodelist   string `json:"nodelist"`
+	Exclude    string `json:"exclude"`
+	Storage    string `json:"storage"`
+}
+
+func (n Needs) fleet() fleet.Needs {
+	return fleet.Needs{Features: n.Constraint, GPUType: n.GPUType, Nodes: n.Nodelist, Exclude: n.Exclude, Storage: n.Storage}
 }
 
 // DemandOutput is what demand_command prints: the work waiting, grouped by shape.
@@ -73,6 +99,18 @@ type DemandGroup struct {
 	Region     string `json:"region"`
 	// Since is when the oldest of these jobs was submitted (RFC 3339).
 	Since *time.Time `json:"since"`
+	// TimeLimitSeconds is the shortest time limit of these jobs (0: none).
+	TimeLimitSeconds int64 `json:"time_limit_seconds"`
+	Needs
+}
+
+// WaitingOutput is what watch_command prints: an identifier for each piece of work waiting
+// that more servers could start (a job id), stable from one run to the next. Unknown fields
+// are refused.
+//
+//	{"waiting": ["1041", "1042"]}
+type WaitingOutput struct {
+	Waiting *[]string `json:"waiting"`
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields and trailing data.
@@ -111,35 +149,37 @@ func parseState(b []byte) (map[string]fleet.JobsView, error) {
 		if *n.DrainedByRota && !*n.Drained {
 			return nil, fmt.Errorf("node %s: drained_by_rota without drained", errtext.Quote(name))
 		}
-		holds, err := parseHolds(n.Accounts)
+		running, err := parseRunning(name, n.Running)
 		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", errtext.Quote(name), err)
+			return nil, err
 		}
 		views[name] = fleet.JobsView{
 			Known: true, Jobs: *n.Jobs, CPUs: *n.CPUs, GPUs: *n.GPUs,
 			Drained: *n.Drained, DrainedByRota: *n.DrainedByRota, Responding: *n.Responding,
-			Holds: holds,
+			Running: running,
 		}
 	}
 	return views, nil
 }
 
-// parseHolds reads a node's accounts, sorted by account.
-func parseHolds(accounts map[string]AccountHold) ([]fleet.Hold, error) {
-	var out []fleet.Hold
-	for acct, h := range accounts {
-		if acct == "" {
-			return nil, errors.New("an account with an empty name")
+func parseRunning(node string, list []RunningJob) ([]fleet.Job, error) {
+	var out []fleet.Job
+	for i, j := range list {
+		switch {
+		case j.ID == "" || j.CPUs == nil || j.Started == nil:
+			return nil, fmt.Errorf("node %q: running[%d]: id, cpus and started are required", node, i)
+		case *j.CPUs < 0 || j.GPUs < 0 || j.Servers < 0 || j.TimeLimitSeconds < 0:
+			return nil, fmt.Errorf("node %q: running[%d]: negative cpus, gpus, servers or time limit", node, i)
 		}
-		if h.CPUs == nil || h.GPUs == nil {
-			return nil, fmt.Errorf("account %s: cpus and gpus are both required", errtext.Quote(acct))
+		fj := fleet.Job{ID: j.ID, Partition: j.Partition, Department: j.Department, CPUs: *j.CPUs, GPUs: j.GPUs,
+			Memory: int64(min(j.MemoryBytes, 1<<62)), Servers: max(j.Servers, 1), Needs: j.Needs.fleet(),
+			Requeueable: j.Requeueable, DoNotDisrupt: j.DoNotDisrupt, Started: *j.Started,
+			TimeLimit: time.Duration(min(j.TimeLimitSeconds, 1<<32)) * time.Second}
+		if j.Checkpoint != nil {
+			fj.Checkpoint = *j.Checkpoint
 		}
-		if *h.CPUs < 0 || *h.GPUs < 0 {
-			return nil, fmt.Errorf("account %s: negative cpus or gpus", errtext.Quote(acct))
-		}
-		out = append(out, fleet.Hold{Account: acct, CPUs: *h.CPUs, GPUs: *h.GPUs})
+		out = append(out, fj)
 	}
-	slices.SortFunc(out, func(a, b fleet.Hold) int { return strings.Compare(a.Account, b.Account) })
 	return out, nil
 }
 
@@ -165,12 +205,50 @@ func parseDemand(b []byte, classify func(config.Shape) string) ([]fleet.Demand, 
 			return nil, fmt.Errorf("demand[%d]: nodes and count must be at least 1", i)
 		case g.Since.IsZero():
 			return nil, fmt.Errorf("demand[%d]: since is the zero time", i)
+		case g.TimeLimitSeconds < 0:
+			return nil, fmt.Errorf("demand[%d]: time_limit_seconds must not be negative", i)
 		}
 		shape := config.Shape{Partition: g.Partition, CPUs: *g.CPUs, GPUs: g.GPUs, Memory: config.Bytes(g.MemoryBytes)}
 		demand = append(demand, fleet.Demand{
 			Class: classify(shape), Partition: g.Partition, Department: g.Department, Region: g.Region,
-			Shape: shape, Nodes: *g.Nodes, Count: *g.Count, Since: *g.Since,
+			Shape: shape, Nodes: *g.Nodes, Count: *g.Count, Since: *g.Since, Needs: g.Needs.fleet(),
+			TimeLimit: time.Duration(min(g.TimeLimitSeconds, 1<<32)) * time.Second,
 		})
 	}
 	return demand, nil
+}
+
+// parseWaiting reads watch_command's output.
+func parseWaiting(b []byte) ([]string, error) {
+	var out WaitingOutput
+	if err := decodeStrict(b, &out); err != nil {
+		return nil, err
+	}
+	if out.Waiting == nil {
+		return nil, errors.New(`no "waiting" list`)
+	}
+	for i, id := range *out.Waiting {
+		if id == "" {
+			return nil, fmt.Errorf("waiting[%d]: an empty identifier", i)
+		}
+	}
+	return *out.Waiting, nil
+}
+
+// MoveOutput is what move_command prints: how many of the jobs it moved.
+//
+//	{"moved": 2}
+type MoveOutput struct {
+	Moved *int `json:"moved"`
+}
+
+func parseMove(b []byte) (int, error) {
+	var out MoveOutput
+	if err := decodeStrict(b, &out); err != nil {
+		return 0, err
+	}
+	if out.Moved == nil || *out.Moved < 0 {
+		return 0, errors.New(`"moved" is required and not negative`)
+	}
+	return *out.Moved, nil
 }

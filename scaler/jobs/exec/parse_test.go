@@ -13,7 +13,9 @@ func FuzzParseState(f *testing.F) {
 		`{"nodes": {"n1": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}`,
 		`{"nodes": {}}`, `{"nodes": null}`, `{}`, `[]`, `{"nodes": {"": {}}}`,
 		`{"nodes": {"n1": {"jobs": 1e3, "cpus": -4}}}`,
-		`{"nodes": {"n1": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "accounts": {"a": {"cpus": 4, "gpus": 0}}}}}`,
+		`{"nodes": {"n1": {"jobs": 1, "cpus": 1, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true,
+		  "running": [{"id": "7", "cpus": 1, "requeueable": true, "started": "2026-11-20T09:00:00Z", "time_limit_seconds": 3600, "constraint": "a100&ib"}]}}}`,
+		`{"nodes": {"n1": {"jobs": 1, "cpus": 1, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "running": [{"id": ""}]}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -29,9 +31,9 @@ func FuzzParseState(f *testing.F) {
 			if name == "" || !v.Known || v.Jobs < 0 || v.CPUs < 0 || v.GPUs < 0 || (v.DrainedByRota && !v.Drained) {
 				t.Fatalf("accepted %q: %+v", name, v)
 			}
-			for _, h := range v.Holds {
-				if h.Account == "" || h.CPUs < 0 || h.GPUs < 0 {
-					t.Fatalf("accepted %q's hold %+v", name, h)
+			for _, j := range v.Running {
+				if j.ID == "" || j.CPUs < 0 || j.GPUs < 0 || j.Servers < 1 || j.Started.IsZero() || j.TimeLimit < 0 {
+					t.Fatalf("accepted %q running %+v", name, j)
 				}
 			}
 		}
@@ -44,6 +46,7 @@ func FuzzParseDemand(f *testing.F) {
 		`{"demand": [{"partition": "batch", "cpus": 4, "gpus": 1, "memory_bytes": 0, "nodes": 1, "count": 3, "department": "", "region": "", "since": "2026-11-20T09:00:00Z"}]}`,
 		`{"demand": []}`, `{"demand": null}`, `{"demand": [{}]}`,
 		`{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "since": "0001-01-01T00:00:00Z"}]}`,
+		`{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "since": "2026-11-20T09:00:00Z", "time_limit_seconds": 60, "gpu_type": "a100", "exclude": "n1"}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -60,6 +63,39 @@ func FuzzParseDemand(f *testing.F) {
 			if d.Class == "" || d.Shape.CPUs < 1 || d.Shape.GPUs < 0 || d.Nodes < 1 || d.Count < 1 || d.Since.IsZero() {
 				t.Fatalf("accepted %+v", d)
 			}
+		}
+	})
+}
+
+// FuzzParseWaiting: likewise for watch_command's output.
+func FuzzParseWaiting(f *testing.F) {
+	for _, s := range []string{`{"waiting": ["1", "2_3"]}`, `{"waiting": []}`, `{"waiting": null}`, `{"waiting": [""]}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ids, err := parseWaiting(b)
+		if err != nil {
+			if ids != nil {
+				t.Fatal("error with a partial list")
+			}
+			return
+		}
+		for _, id := range ids {
+			if id == "" {
+				t.Fatal("accepted an empty id")
+			}
+		}
+	})
+}
+
+// FuzzParseMove: move_command's output is a count or an error.
+func FuzzParseMove(f *testing.F) {
+	for _, s := range []string{`{"moved": 2}`, `{"moved": -1}`, `{}`, `{"moved": 1, "x": 2}`, `2`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if n, err := parseMove(b); err == nil && n < 0 {
+			t.Fatalf("accepted %d", n)
 		}
 	})
 }

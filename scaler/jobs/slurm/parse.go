@@ -15,18 +15,31 @@ import (
 // understand. A read with one such line fails whole (no action on a partial view).
 var ErrUnexpected = errors.New("unexpected slurm output")
 
-// The fields asked of sinfo and squeue, in the order the parsers read them, separated by '|'.
-// The free-text field (Reason) comes last, so a '|' typed into it cannot shift the others.
-// ":0" asks for the whole value (no truncation).
-const (
-	sinfoFormat = "NodeList:0|,Partition:0|,StateComplete:0|,CPUsState:0|,GresUsed:0|,Reason:0"
-	sinfoFields = 6
+// sep ends every field sinfo and squeue print for rota: the ASCII unit separator, which no
+// one types into a drain reason, a job comment or a constraint ("a|b" is Slurm's OR).
+const sep = "\x1f"
 
-	squeueFormat = "JobID:0|,Partition:0|,State:0|,NumNodes:0|,NumCPUs:0|,NumTasks:0|,MinCpus:0|," +
-		"tres-alloc:0|,tres-per-node:0|,tres-per-job:0|,tres-per-task:0|,Requeue:0|,Account:0|," +
-		"SubmitTime:0|,NodeList:0|,Reason:0"
-	squeueFields = 16
+// The fields asked of sinfo and squeue, in the order the parsers read them, each ended by sep.
+// ":0" asks for the whole value (no truncation).
+var (
+	sinfoFormat = format("NodeList", "Partition", "StateComplete", "CPUsState", "GresUsed", "Reason",
+		"Features", "Gres", "Weight", "Memory")
+	squeueFormat = format("JobID", "Partition", "State", "NumNodes", "NumCPUs", "NumTasks", "MinCpus",
+		"tres-alloc", "tres-per-node", "tres-per-job", "tres-per-task", "Requeue", "Account",
+		"SubmitTime", "NodeList", "Reason", "TimeLimit", "StartTime", "Feature", "ReqNodes", "Licenses", "Comment")
 )
+
+const (
+	sinfoFields  = 10
+	squeueFields = 22
+
+	// waitingFormat is the pending-work watch's squeue: id and reason of each pending job.
+	waitingFormat = "JobID:0|,Reason:0"
+)
+
+func format(fields ...string) string {
+	return strings.Join(fields, ":0"+sep+",") + ":0"
+}
 
 // sinfoArgs asks sinfo for one line per node and partition (hidden partitions too), only the
 // nodes named when some are.
@@ -43,17 +56,49 @@ func squeueArgs() []string {
 	return []string{"--noheader", "--all", "--array", "--Format=" + squeueFormat}
 }
 
+// excludeArgs asks squeue for each job's excluded nodes, which only the old --format prints.
+func excludeArgs() []string {
+	return []string{"--noheader", "--all", "--array", "--format=%i" + sep + "%x"}
+}
+
+// ParseExcludes reads squeue's job ids and excluded nodes (excludeArgs), by job id.
+func ParseExcludes(out []byte) (map[string][]string, error) {
+	m := map[string][]string{}
+	for i, line := range lines(out) {
+		id, hosts, ok := strings.Cut(strings.TrimSpace(line), sep)
+		if !ok || id == "" || strings.ContainsAny(id, " ") {
+			return nil, fmt.Errorf("%w: squeue exclusions line %d: %s", ErrUnexpected, i+1, errtext.Quote(line))
+		}
+		nodes, err := ExpandHostlist(nullable(hosts))
+		if err != nil {
+			return nil, fmt.Errorf("%w: squeue exclusions line %d: %v", ErrUnexpected, i+1, err)
+		}
+		if len(nodes) > 0 {
+			m[id] = nodes
+		}
+	}
+	return m, nil
+}
+
 // Node is one line of sinfo, merged across the partitions the node is in.
 type Node struct {
 	Name       string
 	Partitions []string
 	State      NodeState
-	// CPUsAlloc is the allocated count of sinfo's allocated/idle/other/total CPUs.
-	CPUsAlloc int
-	// GPUsAlloc is the gpu GRES in use.
-	GPUsAlloc int
+	// CPUsAlloc is the allocated count of sinfo's allocated/idle/other/total CPUs, CPUs the
+	// total.
+	CPUsAlloc, CPUs int
+	// GPUsAlloc is the gpu GRES in use; GPUs the gpu GRES configured, GPUType its type ("a100";
+	// "" when untyped or none).
+	GPUsAlloc, GPUs int
+	GPUType         string
 	// Reason is why the node is drained or down ("" when none).
 	Reason string
+	// Features are the node's available features; Weight its scheduling weight (lower is
+	// filled first); MemoryMB its configured memory.
+	Features []string
+	Weight   int
+	MemoryMB int
 }
 
 // Job is one line of squeue.
@@ -78,6 +123,19 @@ type Job struct {
 	NodeList []string
 	// Reason is why a pending job waits (Resources, Priority, Dependency, ...).
 	Reason string
+	// TimeLimit is the job's limit (0: none); Started when a running job started.
+	TimeLimit time.Duration
+	Started   time.Time
+	// Features is its constraint expression; ReqNodes the nodes it asks for by name; Licenses
+	// the licenses it holds (names only); Comment its comment.
+	Features string
+	ReqNodes []string
+	Licenses []string
+	Comment  string
+	// GPUType is the type of the gpu GRES it asks for ("a100" of gres:gpu:a100:2).
+	GPUType string
+	// Exclude are the nodes it may not use (read apart: squeue -O cannot print them).
+	Exclude []string
 }
 
 // Pending reports whether the job waits to start.
@@ -104,26 +162,34 @@ func ParseNodes(out []byte) ([]Node, error) {
 }
 
 func parseNodeLine(line string) (Node, error) {
-	f := strings.SplitN(line, "|", sinfoFields)
-	if len(f) != sinfoFields {
-		return Node{}, fmt.Errorf("%d fields, want %d", len(f), sinfoFields)
+	f, err := split(line, sinfoFields)
+	if err != nil {
+		return Node{}, err
 	}
-	n := Node{Name: strings.TrimSpace(f[0]), Reason: nullable(f[5])}
+	n := Node{Name: strings.TrimSpace(f[0]), Reason: nullable(f[5]), Features: list(f[6])}
 	if n.Name == "" || strings.ContainsAny(n.Name, "[], ") {
 		return Node{}, fmt.Errorf("node name %s", errtext.Quote(n.Name))
 	}
 	if p := strings.TrimSuffix(nullable(f[1]), "*"); p != "" {
 		n.Partitions = []string{p}
 	}
-	var err error
 	if n.State, err = ParseNodeState(strings.TrimSpace(f[2])); err != nil {
 		return Node{}, err
 	}
-	if n.CPUsAlloc, err = parseCPUsState(strings.TrimSpace(f[3])); err != nil {
+	if n.CPUsAlloc, n.CPUs, err = parseCPUsState(strings.TrimSpace(f[3])); err != nil {
 		return Node{}, err
 	}
-	if n.GPUsAlloc, err = gresUsedGPUs(nullable(f[4])); err != nil {
+	if n.GPUsAlloc, _, err = gresGPUs(nullable(f[4])); err != nil {
 		return Node{}, err
+	}
+	if n.GPUs, n.GPUType, err = gresGPUs(nullable(f[7])); err != nil {
+		return Node{}, err
+	}
+	if n.Weight, err = count(f[8]); err != nil {
+		return Node{}, fmt.Errorf("weight: %v", err)
+	}
+	if n.MemoryMB, err = count(f[9]); err != nil {
+		return Node{}, fmt.Errorf("memory: %v", err)
 	}
 	if n.Reason == "none" {
 		n.Reason = ""
@@ -131,64 +197,69 @@ func parseNodeLine(line string) (Node, error) {
 	return n, nil
 }
 
-// parseCPUsState reads "allocated/idle/other/total" and returns the allocated count.
-func parseCPUsState(s string) (int, error) {
+// parseCPUsState reads "allocated/idle/other/total" and returns the allocated and total
+// counts.
+func parseCPUsState(s string) (alloc, total int, err error) {
 	parts := strings.Split(s, "/")
 	if len(parts) != 4 {
-		return 0, fmt.Errorf("cpu counts %s", errtext.Quote(s))
+		return 0, 0, fmt.Errorf("cpu counts %s", errtext.Quote(s))
 	}
 	var v [4]int
 	for i, p := range parts {
-		var err error
 		if v[i], err = count(p); err != nil {
-			return 0, fmt.Errorf("cpu counts %s: %v", errtext.Quote(s), err)
+			return 0, 0, fmt.Errorf("cpu counts %s: %v", errtext.Quote(s), err)
 		}
 	}
 	if v[0] > v[3] {
-		return 0, fmt.Errorf("cpu counts %s: more allocated than total", errtext.Quote(s))
+		return 0, 0, fmt.Errorf("cpu counts %s: more allocated than total", errtext.Quote(s))
 	}
-	return v[0], nil
+	return v[0], v[3], nil
 }
 
-// gresUsedGPUs sums the gpu entries of sinfo's GresUsed: "gpu:2", "gpu:a100:1(IDX:0)",
-// "gpu:1(IDX:0),nic:0". Other GRES are skipped.
-func gresUsedGPUs(s string) (int, error) {
-	total := 0
+// gresGPUs sums the gpu entries of sinfo's Gres or GresUsed ("gpu:2", "gpu:a100:1(IDX:0)",
+// "gpu:1(IDX:0),nic:0", "gpu:a100:4(S:0-1)") and names their type (the first typed entry's).
+// Other GRES are skipped.
+func gresGPUs(s string) (total int, typ string, err error) {
 	for _, e := range splitOutside(s, ',', '(', ')') {
 		if e == "" {
 			continue
 		}
 		if i := strings.IndexByte(e, '('); i >= 0 {
 			if !strings.HasSuffix(e, ")") {
-				return 0, fmt.Errorf("gres %s", errtext.Quote(s))
+				return 0, "", fmt.Errorf("gres %s", errtext.Quote(s))
 			}
 			e = e[:i]
 		}
-		name, n, err := gresEntry(e)
+		name, t, n, err := gresEntry(e)
 		if err != nil {
-			return 0, fmt.Errorf("gres %s: %v", errtext.Quote(s), err)
+			return 0, "", fmt.Errorf("gres %s: %v", errtext.Quote(s), err)
 		}
 		if name == "gpu" {
 			total += n
+			if typ == "" {
+				typ = t
+			}
 		}
 	}
-	return total, nil
+	return total, typ, nil
 }
 
 // gresEntry reads "name[:type]:count"; a bare "name" counts one.
-func gresEntry(e string) (string, int, error) {
+func gresEntry(e string) (name, typ string, n int, err error) {
 	parts := strings.Split(e, ":")
 	if parts[0] == "" || len(parts) > 3 {
-		return "", 0, fmt.Errorf("entry %s", errtext.Quote(e))
+		return "", "", 0, fmt.Errorf("entry %s", errtext.Quote(e))
 	}
 	if len(parts) == 1 {
-		return parts[0], 1, nil
+		return parts[0], "", 1, nil
 	}
-	n, err := count(parts[len(parts)-1])
-	if err != nil {
-		return "", 0, fmt.Errorf("entry %s: %v", errtext.Quote(e), err)
+	if n, err = count(parts[len(parts)-1]); err != nil {
+		return "", "", 0, fmt.Errorf("entry %s: %v", errtext.Quote(e), err)
 	}
-	return parts[0], n, nil
+	if len(parts) == 3 {
+		typ = parts[1]
+	}
+	return parts[0], typ, n, nil
 }
 
 // ParseJobs parses squeue output in squeueFormat; times are read in loc (Slurm prints the
@@ -206,14 +277,19 @@ func ParseJobs(out []byte, loc *time.Location) ([]Job, error) {
 }
 
 func parseJobLine(line string, loc *time.Location) (Job, error) {
-	f := strings.SplitN(line, "|", squeueFields)
-	if len(f) != squeueFields {
-		return Job{}, fmt.Errorf("%d fields, want %d", len(f), squeueFields)
+	f, err := split(line, squeueFields)
+	if err != nil {
+		return Job{}, err
 	}
-	for i := range f[:squeueFields-1] {
+	comment := f[21]
+	for i := range f {
 		f[i] = nullable(f[i])
 	}
-	j := Job{ID: f[0], State: strings.ToLower(f[2]), Account: f[12], Reason: nullable(f[15])}
+	j := Job{ID: f[0], State: strings.ToLower(f[2]), Account: f[12], Reason: f[15],
+		Features: f[18], Licenses: licenseNames(f[20]), Comment: strings.TrimSpace(comment)}
+	if j.Comment == "(null)" {
+		j.Comment = ""
+	}
 	if j.ID == "" || j.State == "" || strings.ContainsAny(j.ID+j.State, " ") {
 		return Job{}, fmt.Errorf("job %s state %s", errtext.Quote(j.ID), errtext.Quote(j.State))
 	}
@@ -221,7 +297,6 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	if j.Partition == "" {
 		return Job{}, fmt.Errorf("job %s: no partition", j.ID)
 	}
-	var err error
 	var cpus, tasks, minCPUs int
 	for _, c := range []struct {
 		s string
@@ -238,7 +313,7 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	if j.Memory, err = memoryPerNode(f[7], j.Nodes); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
-	if j.GPUs, err = gpusPerNode(f[8], f[9], f[10], j.Nodes, tasks); err != nil {
+	if j.GPUs, j.GPUType, err = gpusPerNode(f[8], f[9], f[10], j.Nodes, tasks); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
 	if j.Requeue, err = parseFlag(f[11]); err != nil {
@@ -250,7 +325,87 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	if j.NodeList, err = ExpandHostlist(f[14]); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
+	if j.TimeLimit, err = parseLimit(f[16]); err != nil {
+		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
+	}
+	if j.State != "pending" {
+		// A pending job's StartTime is Slurm's guess; only a started job's is a fact.
+		if j.Started, err = time.ParseInLocation("2006-01-02T15:04:05", f[17], loc); err != nil {
+			return Job{}, fmt.Errorf("job %s: start time %s", j.ID, errtext.Quote(f[17]))
+		}
+	}
+	if j.ReqNodes, err = ExpandHostlist(f[19]); err != nil {
+		return Job{}, fmt.Errorf("job %s: requested nodes: %v", j.ID, err)
+	}
 	return j, nil
+}
+
+// split cuts a line into its n fields, each ended by sep.
+func split(line string, n int) ([]string, error) {
+	f := strings.Split(strings.TrimSuffix(line, sep), sep)
+	if len(f) != n {
+		return nil, fmt.Errorf("%d fields, want %d", len(f), n)
+	}
+	return f, nil
+}
+
+// list reads a comma-separated list ("" and Slurm's placeholders: none).
+func list(s string) []string {
+	s = nullable(s)
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// licenseNames reads squeue's Licenses ("lustre:1,matlab") as the names alone.
+func licenseNames(s string) []string {
+	var out []string
+	for _, l := range list(s) {
+		name, _, _ := strings.Cut(l, ":")
+		out = append(out, strings.TrimSpace(name))
+	}
+	return out
+}
+
+// parseLimit reads a time limit: "[days-]hours:minutes:seconds", "minutes:seconds" or
+// "minutes"; UNLIMITED, INFINITE, NOT_SET and "" are no limit (0).
+func parseLimit(s string) (time.Duration, error) {
+	switch strings.ToUpper(s) {
+	case "", "UNLIMITED", "INFINITE", "NOT_SET", "PARTITION_LIMIT":
+		return 0, nil
+	}
+	days := 0
+	rest := s
+	if d, r, ok := strings.Cut(s, "-"); ok {
+		var err error
+		if days, err = count(d); err != nil {
+			return 0, fmt.Errorf("time limit %s", errtext.Quote(s))
+		}
+		rest = r
+	}
+	parts := strings.Split(rest, ":")
+	if len(parts) > 3 || (days > 0 && len(parts) != 3) {
+		return 0, fmt.Errorf("time limit %s", errtext.Quote(s))
+	}
+	var v []int
+	for _, p := range parts {
+		n, err := count(p)
+		if err != nil {
+			return 0, fmt.Errorf("time limit %s", errtext.Quote(s))
+		}
+		v = append(v, n)
+	}
+	var secs int
+	switch len(v) {
+	case 1:
+		secs = v[0] * 60
+	case 2:
+		secs = v[0]*60 + v[1]
+	case 3:
+		secs = v[0]*3600 + v[1]*60 + v[2]
+	}
+	return time.Duration(days)*24*time.Hour + time.Duration(secs)*time.Second, nil
 }
 
 // memoryPerNode reads the mem= entry of the job's TRES ("cpu=2,mem=2000M,node=1") and divides
@@ -312,28 +467,27 @@ func parseMemory(s string) (config.Bytes, error) {
 	return config.Bytes(v * m), nil
 }
 
-// gpusPerNode reads the gpu GRES a job asks for, per node: from --gres/--gpus-per-node
-// (perNode) as is, from --gpus (perJob) spread over its nodes, from --gpus-per-task times the
-// tasks each node runs. Entries read "gres:gpu:2", "gres/gpu:2", "gres:gpu:a100:2" or
-// "gres/gpu=2".
-func gpusPerNode(perNode, perJob, perTask string, nodes, tasks int) (int, error) {
-	n, err := tresGPUs(perNode)
-	if err != nil {
-		return 0, err
+// gpusPerNode reads the gpu GRES a job asks for, per node, and their type: from
+// --gres/--gpus-per-node (perNode) as is, from --gpus (perJob) spread over its nodes, from
+// --gpus-per-task times the tasks each node runs. Entries read "gres:gpu:2", "gres/gpu:2",
+// "gres:gpu:a100:2" or "gres/gpu=2".
+func gpusPerNode(perNode, perJob, perTask string, nodes, tasks int) (int, string, error) {
+	var typ string
+	var v [3]int
+	for i, s := range []string{perNode, perJob, perTask} {
+		n, t, err := tresGPUs(s)
+		if err != nil {
+			return 0, "", err
+		}
+		v[i] = n
+		if typ == "" {
+			typ = t
+		}
 	}
-	j, err := tresGPUs(perJob)
-	if err != nil {
-		return 0, err
-	}
-	t, err := tresGPUs(perTask)
-	if err != nil {
-		return 0, err
-	}
-	return max(n, ceilDiv(j, nodes), t*ceilDiv(tasks, nodes)), nil
+	return max(v[0], ceilDiv(v[1], nodes), v[2]*ceilDiv(tasks, nodes)), typ, nil
 }
 
-func tresGPUs(s string) (int, error) {
-	total := 0
+func tresGPUs(s string) (total int, typ string, err error) {
 	for _, e := range strings.Split(s, ",") {
 		if e == "" {
 			continue
@@ -344,20 +498,23 @@ func tresGPUs(s string) (int, error) {
 			kind, rest, ok = strings.Cut(e, ":")
 		}
 		if !ok || kind == "" {
-			return 0, fmt.Errorf("tres %s", errtext.Quote(s))
+			return 0, "", fmt.Errorf("tres %s", errtext.Quote(s))
 		}
 		if kind != "gres" {
 			continue
 		}
-		name, n, err := gresEntry(rest)
+		name, t, n, err := gresEntry(rest)
 		if err != nil {
-			return 0, fmt.Errorf("tres %s: %v", errtext.Quote(s), err)
+			return 0, "", fmt.Errorf("tres %s: %v", errtext.Quote(s), err)
 		}
 		if name == "gpu" {
 			total += n
+			if typ == "" {
+				typ = t
+			}
 		}
 	}
-	return total, nil
+	return total, typ, nil
 }
 
 func parseFlag(s string) (bool, error) {
@@ -420,4 +577,28 @@ func splitOutside(s string, sep, open, close byte) []string {
 		}
 	}
 	return append(parts, s[start:])
+}
+
+// waitingArgs asks squeue for the pending jobs only, arrays not expanded (one line for an
+// array's pending tasks): the watch's cheap read.
+func waitingArgs() []string {
+	return []string{"--noheader", "--all", "--states=PENDING", "--Format=" + waitingFormat}
+}
+
+// ParseWaiting parses squeue output in waitingFormat into the ids of the pending jobs that
+// more servers could start (Startable). squeue's JobID field gives an array's pending tasks
+// the array's own id while they wait, and a task that starts (or is requeued) its own.
+func ParseWaiting(out []byte) ([]string, error) {
+	var ids []string
+	for i, line := range lines(out) {
+		id, reason, ok := strings.Cut(line, "|")
+		id = strings.TrimSpace(id)
+		if !ok || id == "" || strings.ContainsAny(id, " \t") {
+			return nil, fmt.Errorf("%w: squeue line %d: want JOBID|REASON, got %q", ErrUnexpected, i+1, line)
+		}
+		if Startable(nullable(reason)) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func TestParseNodeLine(t *testing.T) {
 			fleet.JobsView{Known: true, Drained: true, DrainedByRota: true, Responding: true}, "drained"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes, err := ParseNodes([]byte(tc.line + "\n"))
+			nodes, err := ParseNodes(sinfoOut(tc.line + "\n"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func TestParseNodeLine(t *testing.T) {
 }
 
 func TestParseNodesMergesPartitions(t *testing.T) {
-	nodes, err := ParseNodes([]byte("n1|batch*|idle|0/2/0/2|gpu:0|none\nn1|debug|idle|0/2/0/2|gpu:0|none\n"))
+	nodes, err := ParseNodes(sinfoOut("n1|batch*|idle|0/2/0/2|gpu:0|none\nn1|debug|idle|0/2/0/2|gpu:0|none\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestParseJobLine(t *testing.T) {
 			Job{State: "running", CPUs: 1, Memory: 100 * mib, Requeue: true, NodeList: []string{"gpu01", "gpu02"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseJobs([]byte(tc.line), time.UTC)
+			got, err := ParseJobs(squeueOut(tc.line), time.UTC)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,9 +201,9 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
 			if tc.sinfo != "" {
-				_, err = ParseNodes([]byte(tc.sinfo))
+				_, err = ParseNodes(sinfoOut(tc.sinfo))
 			} else {
-				_, err = ParseJobs([]byte(tc.squeue), time.UTC)
+				_, err = ParseJobs(squeueOut(tc.squeue), time.UTC)
 			}
 			if !errors.Is(err, ErrUnexpected) {
 				t.Fatalf("got %v, want ErrUnexpected", err)
@@ -231,7 +232,7 @@ func FuzzParseNodes(f *testing.F) {
 	for _, name := range fixtures(f) {
 		f.Add(readFixture(f, name+".sinfo"))
 	}
-	f.Add([]byte("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
+	f.Add(sinfoOut("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		nodes, err := ParseNodes(b)
 		if err != nil {
@@ -295,21 +296,82 @@ func BenchmarkQueue100k(b *testing.B) {
 	}
 }
 
-// TestJobsViewHolds: what each account's running jobs hold on a node, summed per account;
-// pending jobs hold nothing.
-func TestJobsViewHolds(t *testing.T) {
-	v := View{
-		Nodes: []Node{{Name: "gpu01", State: NodeState{Base: "mixed"}, CPUsAlloc: 12, GPUsAlloc: 5}},
-		Jobs: []Job{
-			{ID: "1", State: "running", Nodes: 1, CPUs: 4, GPUs: 2, Account: "physics", NodeList: []string{"gpu01"}},
-			{ID: "2", State: "running", Nodes: 2, CPUs: 6, GPUs: 2, Account: "chemistry", NodeList: []string{"gpu01", "gpu02"}},
-			{ID: "3", State: "completing", Nodes: 1, CPUs: 2, GPUs: 1, Account: "physics", NodeList: []string{"gpu01"}},
-			{ID: "4", State: "pending", Nodes: 1, CPUs: 64, GPUs: 8, Account: "biology"},
-		},
+// TestWaitingMatchesDemand: on every recorded cluster, the watch's cheap read lists exactly the
+// pending jobs the full read counts as demand (an array's tasks under the array's id).
+func TestWaitingMatchesDemand(t *testing.T) {
+	for _, name := range fixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseWaiting(readFixture(t, name+".waiting"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			queue, err := ParseJobs(readFixture(t, name+".squeue"), time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, j := range queue {
+				if j.Pending() && Startable(j.Reason) && !slices.Contains(want, j.ID) {
+					want = append(want, j.ID)
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("waiting %q, demand's jobs %q", got, want)
+			}
+		})
 	}
-	got := v.JobsViews()["gpu01"].Holds
-	want := []fleet.Hold{{Account: "chemistry", CPUs: 6, GPUs: 2}, {Account: "physics", CPUs: 6, GPUs: 3}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("holds %+v, want %+v", got, want)
+}
+
+func TestParseWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      []string
+		bad       bool
+	}{
+		{name: "nothing waits", out: ""},
+		{name: "not yet looked at, resources, priority", out: "7|None\n8|Resources\n9|Priority\n", want: []string{"7", "8", "9"}},
+		{name: "held, dependency, limits left out", out: "1|JobHeldAdmin\n2|Dependency\n3|QOSMaxJobsPerUserLimit\n4|BeginTime\n5|ReqNodeNotAvail, UnavailableNodes:n[1-2]\n",
+			want: []string{"5"}},
+		{name: "a '|' in the reason", out: "6|Resources|odd\n", want: []string{"6"}},
+		{name: "no reason field", out: "6\n", bad: true},
+		{name: "no id", out: "|Resources\n", bad: true},
+		{name: "a space in the id", out: "6 7|Resources\n", bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseWaiting([]byte(tc.out))
+			if tc.bad {
+				if !errors.Is(err, ErrUnexpected) {
+					t.Fatalf("ParseWaiting: %q, %v; want ErrUnexpected", got, err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tc.want) {
+				t.Fatalf("ParseWaiting: %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
+}
+
+// FuzzParseWaiting: any input parses or fails with ErrUnexpected, never panics; every id read
+// is non-empty and one word.
+func FuzzParseWaiting(f *testing.F) {
+	for _, name := range fixtures(f) {
+		f.Add(readFixture(f, name+".waiting"))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ids, err := ParseWaiting(b)
+		if err != nil {
+			if !errors.Is(err, ErrUnexpected) {
+				t.Fatalf("error %v is not ErrUnexpected", err)
+			}
+			return
+		}
+		for _, id := range ids {
+			if id == "" || strings.ContainsAny(id, " \t\n|") {
+				t.Fatalf("id %q", id)
+			}
+		}
+	})
 }

@@ -8,29 +8,60 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/slurmlab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/plan"
 )
 
 var record = flag.Bool("record", false, "record sinfo/squeue fixtures from the real cluster into testdata/")
 
-// labNodes: two CPU servers and two GPU servers with fake GPUs.
+// labNodes: two CPU servers and two GPU servers with fake a100 GPUs, each in its own
+// partition and all in partition all.
 func labNodes() []slurmlab.Node {
 	return []slurmlab.Node{
-		{Name: "node1", Partition: "batch", CPUs: 2, MemoryMB: 1000},
-		{Name: "node2", Partition: "batch", CPUs: 2, MemoryMB: 1000},
-		{Name: "gpu01", Partition: "gpu", CPUs: 4, MemoryMB: 2000, GPUs: 2},
-		{Name: "gpu02", Partition: "gpu", CPUs: 4, MemoryMB: 2000, GPUs: 2},
+		{Name: "node1", Partition: "batch", CPUs: 2, MemoryMB: 1000, AlsoIn: []string{"all"}},
+		{Name: "node2", Partition: "batch", CPUs: 2, MemoryMB: 1000, AlsoIn: []string{"all"}},
+		{Name: "gpu01", Partition: "gpu", CPUs: 4, MemoryMB: 2000, GPUs: 2, GPUType: "a100", Features: []string{"a100", "ib"}, AlsoIn: []string{"all"}},
+		{Name: "gpu02", Partition: "gpu", CPUs: 4, MemoryMB: 2000, GPUs: 2, GPUType: "a100", Features: []string{"a100", "ib"}, AlsoIn: []string{"all"}},
 	}
+}
+
+// labConfig is a rota config of the lab's nodes: pool cpu (node1, node2) at 0.14/h and pool
+// gpu (gpu01, gpu02) at 24/h, each profile as Slurm has it.
+func labConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(`
+server: {webhook_auth_disabled: true}
+jobs: {adapter: slurm, slurm: {requeue: true}}
+pools:
+  - name: cpu
+    profile: {cpu_cores: 2, memory: 1000MiB, partitions: [batch, all]}
+    cost: {hourly: 0.14}
+    nodes:
+      - {name: node1, bmc: {protocol: ipmi, host: h, username: u, password_env: P}}
+      - {name: node2, bmc: {protocol: ipmi, host: h, username: u, password_env: P}}
+  - name: gpu
+    profile: {cpu_cores: 4, memory: 2000MiB, gpus: 2, gpu_model: NVIDIA A100, network: ib, partitions: [gpu, all], features: [a100]}
+    cost: {hourly: 24}
+    nodes:
+      - {name: gpu01, bmc: {protocol: ipmi, host: h, username: u, password_env: P}}
+      - {name: gpu02, bmc: {protocol: ipmi, host: h, username: u, password_env: P}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 // TestRealSlurm runs the adapter against one real cluster (slurmctld and four slurmd on
@@ -57,7 +88,9 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("demand", func(t *testing.T) { testDemand(ctx, t, c, m) })
 	t.Run("drain waits for the running job", func(t *testing.T) { testDrain(ctx, t, c, m) })
 	t.Run("drained by a person is left alone", func(t *testing.T) { testPersonDrain(ctx, t, c, m) })
-	t.Run("requeue moves requeueable work", func(t *testing.T) { testRequeue(ctx, t, c, m) })
+	t.Run("a move empties a server, never moves what may not be requeued", func(t *testing.T) { testMove(ctx, t, c, m) })
+	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
+	t.Run("work wakes only servers it can use", func(t *testing.T) { testConstraints(ctx, t, c, m) })
 	t.Run("powered off and on", func(t *testing.T) { testPower(ctx, t, c, m) })
 	t.Run("a controller that does not answer", func(t *testing.T) { testSlowController(ctx, t, c) })
 }
@@ -131,6 +164,18 @@ func testDemand(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manag
 	if !slices.Equal(got, want) {
 		t.Errorf("demand:\n got %+v\nwant %+v", got, want)
 	}
+
+	// The watch lists the same jobs: every one but the held job, the array's tasks as one.
+	waiting, err := m.Waiting(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs := slices.Delete(slices.Clone(ids), 5, 6) // the held job
+	slices.Sort(waiting)
+	slices.Sort(wantIDs)
+	if !slices.Equal(waiting, wantIDs) {
+		t.Errorf("waiting: got %q, want %q", waiting, wantIDs)
+	}
 }
 
 func shape(p string, cpus, gpus int, mem config.Bytes) config.Shape {
@@ -142,6 +187,9 @@ func shape(p string, cpus, gpus int, mem config.Bytes) config.Shape {
 func testDrain(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
 	id := c.Submit("--partition=batch", "--nodelist=node1", "--cpus-per-task=2", "--wrap=sleep 300")
 	testutil.Eventually(t, 30*time.Second, "job running", func() error { return jobIs(c, id, "RUNNING") })
+	if waiting, err := m.Waiting(ctx); err != nil || len(waiting) != 0 {
+		t.Fatalf("waiting with one job running: %q, %v; want none", waiting, err)
+	}
 	if err := m.Drain(ctx, "node1", "idle for 10m"); err != nil {
 		t.Fatal(err)
 	}
@@ -185,22 +233,20 @@ func testPersonDrain(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *
 	if !v.Drained || v.DrainedByRota {
 		t.Fatalf("node2: %+v, want drained, not by rota", v)
 	}
-	if _, err := m.Requeue(ctx, "node2"); !errors.Is(err, ErrNotDrainedByRota) {
-		t.Fatalf("Requeue: %v, want ErrNotDrainedByRota", err)
-	}
 	states, err := c.NodeStates()
 	if err != nil || states["node2"] != "idle+drain" {
 		t.Fatalf("node2 is %q (%v), want still idle+drain", states["node2"], err)
 	}
 }
 
-// testRequeue: light work on gpu01 is requeued and starts on gpu02; a job that refuses requeue
-// stays.
-func testRequeue(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+// testMove: light work on gpu01 is moved (requeued, gpu01 excluded) and starts on gpu02; a
+// job that does not allow requeue stays, however it is asked. Once it ends, gpu01 is empty and
+// drained: the one safe-to-power-off rule lets rota power it off.
+func testMove(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
 	// gpu02 is held while the work starts, so it lands on gpu01.
 	c.Command("scontrol", "update", "nodename=gpu02", "state=drain", "reason=steering work to gpu01")
-	mover := c.Submit("--partition=gpu", "--requeue", "--wrap=sleep 300")
-	stayer := c.Submit("--partition=gpu", "--nodelist=gpu01", "--no-requeue", "--gres=gpu:1", "--account=physics", "--wrap=sleep 300")
+	mover := c.Submit("--partition=gpu", "--requeue", "--time=120", "--wrap=sleep 300")
+	stayer := c.Submit("--partition=gpu", "--nodelist=gpu01", "--no-requeue", "--gres=gpu:1", "--wrap=sleep 300")
 	t.Cleanup(func() { c.Command("scancel", mover, stayer) })
 	for _, id := range []string{mover, stayer} {
 		testutil.Eventually(t, 30*time.Second, "job "+id+" running", func() error { return jobIs(c, id, "RUNNING") })
@@ -209,27 +255,140 @@ func testRequeue(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Mana
 	if *record {
 		recordFixtures(t, c, "running")
 	}
-	if v := view(ctx, t, m)["gpu01"]; v.Jobs != 2 || v.GPUs != 1 || v.CPUs != 2 {
-		t.Fatalf("gpu01: %+v, want 2 jobs, 1 GPU, 2 CPUs", v)
-	} else if want := []fleet.Hold{{Account: "", CPUs: 1}, {Account: "physics", CPUs: 1, GPUs: 1}}; !slices.Equal(v.Holds, want) {
-		t.Errorf("gpu01 holds %+v, want %+v (chargeback by account)", v.Holds, want)
+	v := view(ctx, t, m)["gpu01"]
+	if v.Jobs != 2 || v.GPUs != 1 || v.CPUs != 2 || len(v.Running) != 2 {
+		t.Fatalf("gpu01: %+v, want 2 jobs listed, 1 GPU, 2 CPUs", v)
 	}
-	if err := m.Drain(ctx, "gpu01", "light work on a GPU server"); err != nil {
+	for _, j := range v.Running {
+		if want := j.ID == mover; j.Requeueable != want || j.Started.IsZero() {
+			t.Fatalf("job %+v: requeueable %v, want %v, and a start time", j, j.Requeueable, want)
+		}
+		if j.ID == mover && j.TimeLimit != 2*time.Hour {
+			t.Fatalf("job %s time limit %s, want 2h", j.ID, j.TimeLimit)
+		}
+	}
+	if err := m.Drain(ctx, "gpu01", "rebalance"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Resume(ctx, "gpu01") })
-	n, err := m.Requeue(ctx, "gpu01")
+	n, err := m.Move(ctx, "gpu01", []string{mover, stayer}, []string{"gpu01"})
 	if err != nil || n != 1 {
-		t.Fatalf("Requeue: %d, %v; want 1 job", n, err)
+		t.Fatalf("Move: %d, %v; want 1 job", n, err)
 	}
-	testutil.Eventually(t, 60*time.Second, "requeued job running on gpu02", func() error {
+	testutil.Eventually(t, 90*time.Second, "moved job running on gpu02", func() error {
 		if err := jobOn(c, mover, "gpu02"); err != nil {
 			return fmt.Errorf("%v: %s", err, c.Command("scontrol", "show", "job", mover))
 		}
 		return nil
 	})
+	if out := c.Command("squeue", "--noheader", "--jobs="+mover, "--format=%x"); out != "gpu01\n" {
+		t.Errorf("moved job excludes %q, want gpu01", out)
+	}
 	if err := jobOn(c, stayer, "gpu01"); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the job that may not be requeued: %v", err)
+	}
+	if n, err := m.Move(ctx, "gpu01", []string{stayer}, []string{"gpu01"}); err != nil || n != 0 {
+		t.Fatalf("Move of the job that may not be requeued: %d, %v; want 0", n, err)
+	}
+	if reason, _ := fleet.PowerOffBlock(view(ctx, t, m)["gpu01"], true); reason != fleet.SkipAllocated {
+		t.Fatalf("power-off of gpu01 with its job: %q, want allocated", reason)
+	}
+	c.Command("scancel", stayer)
+	testutil.Eventually(t, 30*time.Second, "gpu01 empty and safe to power off", func() error {
+		if reason, detail := fleet.PowerOffBlock(view(ctx, t, m)["gpu01"], true); reason != "" {
+			return fmt.Errorf("%s: %s", reason, detail)
+		}
+		return nil
+	})
+}
+
+// testWeights: with the weights rota sets from the pools' cost, a job that may run on any
+// server starts on a cheap one; with the costs the other way round, on a GPU server. The
+// weights read back through sinfo.
+func testWeights(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	cfg := labConfig(t)
+	t.Cleanup(func() { c.Command("scontrol", "update", "nodename=node[1-2],gpu[01-02]", "weight=1") })
+	for _, tc := range []struct {
+		name     string
+		cpu, gpu float64
+		want     []string
+	}{
+		{"cpu servers cheaper", 0.14, 24, []string{"node1", "node2"}},
+		{"gpu servers cheaper", 24, 0.14, []string{"gpu01", "gpu02"}},
+	} {
+		cfg.Pools[0].Cost.Hourly, cfg.Pools[1].Cost.Hourly = tc.cpu, tc.gpu
+		if err := m.SetWeights(ctx, Weights(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		nodes, err := m.nodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if want := Weights(cfg)[n.Name]; n.Weight != want {
+				t.Fatalf("%s: %s weight %d, want %d", tc.name, n.Name, n.Weight, want)
+			}
+		}
+		id := c.Submit("--partition=all", "--wrap=sleep 300")
+		testutil.Eventually(t, 30*time.Second, "job "+id+" running", func() error { return jobIs(c, id, "RUNNING") })
+		on := strings.TrimSpace(c.Command("squeue", "--noheader", "--jobs="+id, "--format=%N"))
+		c.Command("scancel", id)
+		if !slices.Contains(tc.want, on) {
+			t.Fatalf("%s: the job started on %s, want one of %v", tc.name, on, tc.want)
+		}
+	}
+}
+
+// testConstraints: with every server held (as if off), the demand read from Slurm carries
+// what each job can run on, and the planner, given the lab's pools, wakes only servers that
+// offer it: a gpu-partition job and an a100 constraint wake a GPU server, never a CPU one;
+// light batch work wakes a CPU server. The lab's profiles agree with what Slurm reports.
+func testConstraints(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	cfg := labConfig(t)
+	if problems, err := m.Check(ctx, cfg); err != nil || len(problems) > 0 {
+		t.Fatalf("profiles against slurm: %v, %v", problems, err)
+	}
+	wrong := labConfig(t)
+	wrong.Pools[1].Profile.Features = []string{"h100"}
+	if problems, _ := m.Check(ctx, wrong); len(problems) != 2 {
+		t.Fatalf("a feature slurm lacks: %v, want one problem per gpu node", problems)
+	}
+	c.Command("scontrol", "update", "nodename=node[1-2],gpu[01-02]", "state=drain", "reason=held for the constraints test")
+	t.Cleanup(func() {
+		c.Command("scontrol", "update", "nodename=node[1-2],gpu[01-02]", "state=resume")
+		c.WaitState(30*time.Second, "idle")
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // the pool woken
+	}{
+		{"a gpu-partition job", []string{"--partition=gpu"}, "gpu"},
+		{"an a100 constraint", []string{"--partition=all", "--constraint=a100&ib"}, "gpu"},
+		{"a typed gpu", []string{"--partition=all", "--gres=gpu:a100:1"}, "gpu"},
+		{"light batch work", []string{"--partition=batch"}, "cpu"},
+		{"any server", []string{"--partition=all", "--exclude=node1"}, "cpu"},
+	} {
+		id := c.Submit(append(tc.args, "--wrap=sleep 300")...)
+		demand, err := m.Demand(ctx)
+		c.Command("scancel", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap fleet.Snapshot
+		snap.Telemetry, snap.JobsKnown, snap.Demand = true, true, demand
+		for _, p := range cfg.Pools {
+			for _, n := range p.Nodes {
+				snap.Nodes = append(snap.Nodes, fleet.Node{Name: n.Name, Pool: p.Name, State: fleet.StateOff, Power: bmc.StateOff, Jobs: fleet.JobsView{Known: true}})
+			}
+		}
+		d := plan.Plan(snap, cfg, time.Now())
+		if len(d.Actions) != 1 || d.Actions[0].Pool != tc.want || d.Actions[0].Kind != fleet.PowerOn {
+			t.Fatalf("%s (demand %+v): actions %+v, want one power-on in pool %s", tc.name, demand, d.Actions, tc.want)
+		}
+		if tc.name == "any server" && d.Actions[0].Node != "node2" {
+			t.Fatalf("%s: woke %s, want node2 (node1 is excluded)", tc.name, d.Actions[0].Node)
+		}
 	}
 }
 
@@ -318,12 +477,13 @@ func jobOn(c *slurmlab.Cluster, id, node string) error {
 // testdata/<name>.sinfo and testdata/<name>.squeue.
 func recordFixtures(t *testing.T, c *slurmlab.Cluster, name string) {
 	t.Helper()
-	for cmd, args := range map[string][]string{
-		"sinfo":  sinfoArgs(),
-		"squeue": squeueArgs(),
+	for ext, cmd := range map[string][]string{
+		"sinfo":   append([]string{"sinfo"}, sinfoArgs()...),
+		"squeue":  append([]string{"squeue"}, squeueArgs()...),
+		"waiting": append([]string{"squeue"}, waitingArgs()...),
 	} {
-		out := c.Command(cmd, args...)
-		if err := os.WriteFile(filepath.Join("testdata", name+"."+cmd), []byte(out), 0o644); err != nil {
+		out := c.Command(cmd[0], cmd[1:]...)
+		if err := os.WriteFile(filepath.Join("testdata", name+"."+ext), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,11 +19,8 @@ import (
 var (
 	// ErrUnknownNode: Slurm does not know the node.
 	ErrUnknownNode = errors.New("node unknown to slurm")
-	// ErrRequeueDisabled: Requeue was called but jobs.slurm.requeue is off.
-	ErrRequeueDisabled = errors.New("requeue is disabled (jobs.slurm.requeue)")
-	// ErrNotDrainedByRota: Requeue was called on a node rota has not drained; Slurm would place
-	// the requeued jobs right back on it.
-	ErrNotDrainedByRota = errors.New("node is not drained by rota")
+	// ErrRequeueDisabled: Move was called but jobs.slurm.requeue is off.
+	ErrRequeueDisabled = fmt.Errorf("%w: requeue is disabled (jobs.slurm.requeue)", jobs.ErrCannotMove)
 )
 
 // Options build a Manager.
@@ -33,7 +29,7 @@ type Options struct {
 	Run Runner
 	// Classify maps a pending job's shape to its class (config.Config.Classify).
 	Classify Classifier
-	// Requeue allows Requeue (jobs.slurm.requeue).
+	// Requeue allows Move (jobs.slurm.requeue).
 	Requeue bool
 	// Location is the time zone Slurm prints times in (the controller's); nil is time.Local.
 	Location *time.Location
@@ -41,9 +37,10 @@ type Options struct {
 }
 
 // Manager is the jobs.Manager for Slurm, driving sinfo, squeue and scontrol. It keeps no
-// state between calls and is safe for concurrent use. Besides jobs.Manager it offers Requeue
-// (move requeueable work off a drained server) and PoweredOff/PoweredOn (keep Slurm's view
-// of power consistent when rota powers a server itself).
+// state between calls and is safe for concurrent use. Besides jobs.Manager it offers Move
+// (jobs.Mover: requeue work away from a server), SetWeights (fill the cheapest servers
+// first) and PoweredOff/PoweredOn (keep Slurm's view of power consistent when rota powers a
+// server itself).
 type Manager struct {
 	opts Options
 }
@@ -51,6 +48,8 @@ type Manager struct {
 var (
 	_ jobs.Manager    = (*Manager)(nil)
 	_ jobs.PowerAware = (*Manager)(nil)
+	_ jobs.Watcher    = (*Manager)(nil)
+	_ jobs.Mover      = (*Manager)(nil)
 )
 
 // New returns a Manager.
@@ -111,6 +110,23 @@ func (m *Manager) jobs(ctx context.Context) ([]Job, error) {
 	return queue, nil
 }
 
+// withExcludes adds each job's excluded nodes, read by a second squeue (a job that arrived
+// between the two reads has none: at worst rota wakes a server it will not use).
+func (m *Manager) withExcludes(ctx context.Context, queue []Job) error {
+	out, err := m.opts.Run(ctx, "squeue", excludeArgs()...)
+	if err != nil {
+		return fmt.Errorf("reading slurm job exclusions: %w", err)
+	}
+	ex, err := ParseExcludes(out)
+	if err != nil {
+		return fmt.Errorf("reading slurm job exclusions: %w", err)
+	}
+	for i := range queue {
+		queue[i].Exclude = ex[queue[i].ID]
+	}
+	return nil
+}
+
 // Nodes implements jobs.Manager.
 func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) {
 	v, err := m.Read(ctx)
@@ -126,7 +142,24 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.withExcludes(ctx, queue); err != nil {
+		return nil, err
+	}
 	return View{Jobs: queue}.Demand(m.opts.Classify), nil
+}
+
+// Waiting implements jobs.Watcher: one squeue of the pending jobs, two fields each (about
+// what `squeue -t PD` costs slurmctld), read by ParseWaiting.
+func (m *Manager) Waiting(ctx context.Context) ([]string, error) {
+	out, err := m.opts.Run(ctx, "squeue", waitingArgs()...)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
+	}
+	ids, err := ParseWaiting(out)
+	if err != nil {
+		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
+	}
+	return ids, nil
 }
 
 // node reads one node.
@@ -194,42 +227,6 @@ func (m *Manager) Resume(ctx context.Context, name string) error {
 	}
 	m.opts.Log.WithField("node", name).Info("resumed in slurm")
 	return nil
-}
-
-// Requeue puts the requeueable jobs running on a node rota drained back in the queue, so Slurm
-// starts them elsewhere (rebalancing light work off a GPU server). It needs jobs.slurm.requeue
-// (else ErrRequeueDisabled) and the node drained by rota (else ErrNotDrainedByRota: Slurm
-// would start them on it again). Jobs that do not allow requeue keep running. It returns how
-// many jobs were requeued.
-func (m *Manager) Requeue(ctx context.Context, name string) (int, error) {
-	if !m.opts.Requeue {
-		return 0, fmt.Errorf("requeueing on %s: %w", name, ErrRequeueDisabled)
-	}
-	n, err := m.node(ctx, name)
-	if err != nil {
-		return 0, fmt.Errorf("requeueing on %s: %w", name, err)
-	}
-	if !n.State.Has("drain") || !OursReason(n.Reason) {
-		return 0, fmt.Errorf("requeueing on %s: %w", name, ErrNotDrainedByRota)
-	}
-	all, err := m.jobs(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("requeueing on %s: %w", name, err)
-	}
-	var ids []string
-	for _, j := range all {
-		if j.State == "running" && j.Requeue && slices.Contains(j.NodeList, name) {
-			ids = append(ids, j.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return 0, nil
-	}
-	if _, err := m.opts.Run(ctx, "scontrol", "requeue", strings.Join(ids, ",")); err != nil {
-		return 0, fmt.Errorf("requeueing on %s: %w", name, err)
-	}
-	m.opts.Log.WithFields(logrus.Fields{"node": name, "jobs": len(ids)}).Info("requeued jobs in slurm")
-	return len(ids), nil
 }
 
 // update runs scontrol update for one node.

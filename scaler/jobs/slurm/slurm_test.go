@@ -20,8 +20,10 @@ import (
 // scontrol updates and requeues it was asked for.
 type fakeSlurm struct {
 	sinfo, squeue, config string
-	fail                  map[string]error
-	calls                 []string
+	// excludes answers squeue's exclusions (excludeArgs), "id<sep>hostlist" lines.
+	excludes string
+	fail     map[string]error
+	calls    []string
 }
 
 func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -30,9 +32,11 @@ func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte,
 	}
 	switch {
 	case name == "sinfo":
-		return []byte(f.sinfo), nil
+		return sinfoOut(f.sinfo), nil
+	case name == "squeue" && slices.Equal(args, excludeArgs()):
+		return []byte(f.excludes), nil
 	case name == "squeue":
-		return []byte(f.squeue), nil
+		return squeueOut(f.squeue), nil
 	case name == "scontrol" && args[0] == "show":
 		return []byte(f.config), nil
 	}
@@ -125,30 +129,40 @@ func TestManagerActions(t *testing.T) {
 	}
 }
 
-func TestRequeue(t *testing.T) {
+// TestMove: only requeueable jobs named and still on the node are held, their exclusions
+// extended and released; a job a crash left held is finished; the rest is left alone.
+func TestMove(t *testing.T) {
 	ctx := context.Background()
+	held := "10|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||job requeued in held state\n"
 	for _, tc := range []struct {
 		name      string
-		sinfo     string
+		ids       []string
 		enabled   bool
 		want      int
 		wantErr   error
 		wantCalls []string
 	}{
-		{name: "requeueable jobs on the node only", sinfo: rotaDraining, enabled: true, want: 1,
-			wantCalls: []string{"scontrol requeue 7"}},
-		{name: "disabled", sinfo: rotaDraining, wantErr: ErrRequeueDisabled},
-		{name: "not drained", sinfo: idleNode, enabled: true, wantErr: ErrNotDrainedByRota},
-		{name: "drained by a person", sinfo: personDrained, enabled: true, wantErr: ErrNotDrainedByRota},
+		{name: "requeueable jobs on the node only", ids: []string{"7", "8", "9"}, enabled: true, want: 1,
+			wantCalls: []string{"scontrol requeuehold 7", "scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7"}},
+		{name: "a job a crash left held is finished", ids: []string{"7", "10"}, enabled: true, want: 1,
+			wantCalls: []string{"scontrol requeuehold 7", "scontrol update jobid=7 excnodelist=old1,n1,n3",
+				"scontrol update jobid=10 excnodelist=n1,n3", "scontrol release 7,10"}},
+		{name: "a job not requeueable is never touched", ids: []string{"8"}, enabled: true},
+		{name: "jobs gone: nothing to do", ids: []string{"99"}, enabled: true},
+		{name: "disabled", ids: []string{"7"}, wantErr: ErrRequeueDisabled},
+		{name: "a job id that is not one", ids: []string{"7 --all"}, enabled: true, wantErr: errors.New("bad job id")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeSlurm{sinfo: tc.sinfo, squeue: running}
-			n, err := newFake(t, f, tc.enabled).Requeue(ctx, "n1")
-			if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + held, excludes: "7" + sep + "old1\n8" + sep + "(null)\n"}
+			n, err := newFake(t, f, tc.enabled).Move(ctx, "n1", tc.ids, []string{"n1", "n3"})
+			switch {
+			case tc.wantErr == nil && err != nil:
+				t.Fatalf("error %v", err)
+			case tc.wantErr != nil && (err == nil || !errors.Is(err, tc.wantErr) && !strings.Contains(err.Error(), tc.wantErr.Error())):
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
 			if n != tc.want || !slices.Equal(f.calls, tc.wantCalls) {
-				t.Fatalf("requeued %d with %q, want %d with %q", n, f.calls, tc.want, tc.wantCalls)
+				t.Fatalf("moved %d with %q, want %d with %q", n, f.calls, tc.want, tc.wantCalls)
 			}
 		})
 	}

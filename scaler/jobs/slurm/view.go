@@ -23,19 +23,16 @@ type View struct {
 // empty.
 func (v View) JobsViews() map[string]fleet.JobsView {
 	running := map[string]int{}
-	holds := map[string]map[string]fleet.Hold{}
+	listed := map[string][]fleet.Job{}
 	for _, j := range v.Jobs {
 		if j.Pending() {
 			continue
 		}
 		for _, n := range j.NodeList {
 			running[n]++
-			if holds[n] == nil {
-				holds[n] = map[string]fleet.Hold{}
+			if j.State == "running" {
+				listed[n] = append(listed[n], j.fleetJob())
 			}
-			h := holds[n][j.Account]
-			h.Account, h.CPUs, h.GPUs = j.Account, h.CPUs+j.CPUs, h.GPUs+j.GPUs
-			holds[n][j.Account] = h
 		}
 	}
 	out := make(map[string]fleet.JobsView, len(v.Nodes))
@@ -46,26 +43,13 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 			CPUs:       n.CPUsAlloc,
 			GPUs:       n.GPUsAlloc,
 			Responding: n.State.Responding(),
-			Holds:      sortedHolds(holds[n.Name]),
+			Running:    listed[n.Name],
 		}
 		drain := n.State.Has("drain")
 		jv.Drained = drain && !jv.Allocated() && !n.State.busy()
 		jv.DrainedByRota = drain && OursReason(n.Reason)
 		out[n.Name] = jv
 	}
-	return out
-}
-
-// sortedHolds lists a node's holds by account.
-func sortedHolds(m map[string]fleet.Hold) []fleet.Hold {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make([]fleet.Hold, 0, len(m))
-	for _, h := range m {
-		out = append(out, h)
-	}
-	slices.SortFunc(out, func(a, b fleet.Hold) int { return cmp.Compare(a.Account, b.Account) })
 	return out
 }
 
@@ -83,6 +67,7 @@ func (v View) Demand(classify Classifier) []fleet.Demand {
 		class, partition, department string
 		shape                        config.Shape
 		nodes                        int
+		needs                        fleet.Needs
 	}
 	groups := map[key]*fleet.Demand{}
 	for _, j := range v.Jobs {
@@ -90,16 +75,19 @@ func (v View) Demand(classify Classifier) []fleet.Demand {
 			continue
 		}
 		shape := j.Shape()
-		k := key{classify(shape), j.Partition, j.Account, shape, j.Nodes}
+		k := key{classify(shape), j.Partition, j.Account, shape, j.Nodes, j.needs()}
 		d, ok := groups[k]
 		if !ok {
 			d = &fleet.Demand{Class: k.class, Partition: k.partition, Department: k.department,
-				Shape: shape, Nodes: j.Nodes, Since: j.Submitted}
+				Shape: shape, Needs: k.needs, Nodes: j.Nodes, Since: j.Submitted, TimeLimit: j.TimeLimit}
 			groups[k] = d
 		}
 		d.Count++
 		if j.Submitted.Before(d.Since) {
 			d.Since = j.Submitted
+		}
+		if j.TimeLimit > 0 && (d.TimeLimit == 0 || j.TimeLimit < d.TimeLimit) {
+			d.TimeLimit = j.TimeLimit
 		}
 	}
 	out := make([]fleet.Demand, 0, len(groups))
@@ -115,7 +103,28 @@ func compareDemand(a, b fleet.Demand) int {
 	return cmp.Or(cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Class, b.Class),
 		cmp.Compare(a.Department, b.Department), cmp.Compare(a.Nodes, b.Nodes),
 		cmp.Compare(a.Shape.CPUs, b.Shape.CPUs), cmp.Compare(a.Shape.GPUs, b.Shape.GPUs),
-		cmp.Compare(a.Shape.Memory, b.Shape.Memory))
+		cmp.Compare(a.Shape.Memory, b.Shape.Memory), cmp.Compare(a.Needs.Features, b.Needs.Features),
+		cmp.Compare(a.Needs.GPUType, b.Needs.GPUType), cmp.Compare(a.Needs.Nodes, b.Needs.Nodes),
+		cmp.Compare(a.Needs.Exclude, b.Needs.Exclude), cmp.Compare(a.Needs.Storage, b.Needs.Storage))
+}
+
+// needs is what the job can run on beyond its shape: its constraint, GPU type, the nodes it
+// names or excludes, and its licenses as the storage its data is on (policy.storage names).
+func (j Job) needs() fleet.Needs {
+	return fleet.Needs{Features: j.Features, GPUType: j.GPUType, Nodes: strings.Join(j.ReqNodes, ","),
+		Exclude: strings.Join(j.Exclude, ","), Storage: strings.Join(j.Licenses, ",")}
+}
+
+// DoNotDisrupt is the word a job's comment carries (sbatch --comment=do-not-disrupt) when it
+// must never be moved.
+const DoNotDisrupt = "do-not-disrupt"
+
+// fleetJob is a running job as the planner weighs moving it. Slurm keeps no checkpoint time:
+// a move loses all of a job's run.
+func (j Job) fleetJob() fleet.Job {
+	return fleet.Job{ID: j.ID, Partition: j.Partition, Department: j.Account, CPUs: j.CPUs, GPUs: j.GPUs,
+		Memory: int64(j.Memory), Servers: j.Nodes, Needs: j.needs(), Requeueable: j.Requeue,
+		DoNotDisrupt: strings.Contains(strings.ToLower(j.Comment), DoNotDisrupt), Started: j.Started, TimeLimit: j.TimeLimit}
 }
 
 // Shape is what the job asks of each of its servers.

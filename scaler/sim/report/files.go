@@ -24,6 +24,7 @@ func (r *Report) Write(dir, base string) ([]string, error) {
 		{base + "-servers.png", r.plotServers},
 		{base + "-spend.png", r.plotSpend},
 		{base + "-waits.png", r.plotWaits},
+		{base + "-pareto.png", r.plotPareto},
 	} {
 		path := filepath.Join(dir, out.name)
 		if err := out.write(path); err != nil {

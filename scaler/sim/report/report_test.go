@@ -85,8 +85,8 @@ func TestDeterministicAndGolden(t *testing.T) {
 			outs[i][filepath.Base(f)] = b
 		}
 	}
-	if len(outs[0]) != 6 {
-		t.Fatalf("%d outputs, want the table and 5 files", len(outs[0]))
+	if len(outs[0]) != 7 {
+		t.Fatalf("%d outputs, want the table and 6 files", len(outs[0]))
 	}
 	for name, b := range outs[0] {
 		if !bytes.Equal(b, outs[1][name]) {
@@ -147,7 +147,7 @@ func TestFilesOfTinyTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			files, err := New(name, e, rs).Write(t.TempDir(), "t")
-			if err != nil || len(files) != 5 {
+			if err != nil || len(files) != 6 {
 				t.Fatalf("wrote %v: %v", files, err)
 			}
 			for _, f := range files {

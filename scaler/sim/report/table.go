@@ -13,7 +13,7 @@ import (
 // columns are the table's and the CSV's, in order.
 func columns() []string {
 	return []string{"policy", "server_h", "x_lb", "energy_mwh", "cost", "avoided_mwh", "co2_avoided_t", "util", "wait_p50", "wait_p95",
-		"wait_p99", "wait_mean", "extra_p95", "ons_srv_day", "cycles_srv_day", "not_run", "violations"}
+		"wait_p99", "wait_mean", "extra_p95", "ons_srv_day", "cycles_srv_day", "moves", "lost_unit_h", "not_run", "violations"}
 }
 
 // Table writes the comparison as an aligned table.
@@ -33,7 +33,10 @@ func (r *Report) Table(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return r.classTable(w)
 }
 
 // rows formats each result; human rows round durations, machine rows give plain numbers.
@@ -51,7 +54,8 @@ func (r *Report) rows(human bool) [][]string {
 			x.Policy, f(x.ServerHours, 0), f(x.XLowerBound, 3), f(x.EnergyKWh/1000, 1), f(x.Cost, 0),
 			f(x.AvoidedKWh/1000, 1), co2(x, human),
 			f(x.Utilisation, 3), d(x.WaitP50), d(x.WaitP95), d(x.WaitP99), d(x.WaitMean), d(x.ExtraWaitP95),
-			f(x.OnsPerServerDay, 3), f(x.CyclesPerServerDay, 3), strconv.Itoa(len(x.NotRun)), strconv.Itoa(x.Violations),
+			f(x.OnsPerServerDay, 3), f(x.CyclesPerServerDay, 3), strconv.Itoa(x.Moves), f(x.LostUnitHours, 1),
+			strconv.Itoa(len(x.NotRun)), strconv.Itoa(x.Violations),
 		})
 	}
 	return out

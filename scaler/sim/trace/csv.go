@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -19,6 +20,11 @@ import (
 //	          CPUs are spread evenly over them, rounded up
 //	class     a class name of the config (optional; empty: classified from the shape)
 //	id        a job name for messages (optional)
+//	partition the partition the job runs in (optional; pools whose profile names partitions
+//	          take only their own)
+//	requeueable  1/true if rebalancing may move the job, 0/false or empty if not (optional)
+//	time_limit   the job's time limit in seconds (optional; 0 or empty: none)
+//	department   the department (account) the job belongs to (optional)
 //
 // Submit 0 is 1970-01-01 UTC unless the times are Unix seconds anyway.
 func readCSV(r io.Reader) (*Trace, error) {
@@ -39,10 +45,21 @@ func readCSV(r io.Reader) (*Trace, error) {
 		if v[2] > 1<<30 || v[3] > 1<<30 {
 			return errors.New("gpus or cpus out of range")
 		}
+		requeue, err := parseBool(tab.str("requeueable"))
+		if err != nil {
+			return fmt.Errorf("requeueable: %w", err)
+		}
+		var limit int64
+		if s := tab.str("time_limit"); s != "" {
+			if limit, err = parseInt(s); err != nil {
+				return fmt.Errorf("time_limit: %w", err)
+			}
+		}
 		n := int(nodes)
 		t.Jobs = append(t.Jobs, Job{
 			Line: tab.line, ID: tab.str("id"), Submit: v[0], Duration: v[1], Nodes: n,
 			GPUs: ceilDiv(int(v[2]), n), CPUs: ceilDiv(int(v[3]), n), Class: tab.str("class"),
+			Partition: tab.str("partition"), Department: tab.str("department"), Requeueable: requeue, TimeLimit: limit,
 		})
 		return nil
 	})
@@ -56,3 +73,14 @@ func readCSV(r io.Reader) (*Trace, error) {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// parseBool reads a flag column: 1, true, yes, 0, false, no or empty (false).
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "1", "true", "yes":
+		return true, nil
+	case "", "0", "false", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not 0/1 or true/false", s)
+}

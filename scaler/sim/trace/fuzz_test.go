@@ -49,5 +49,6 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("submit,duration,gpus,cpus,nodes,class\n0,60,16,64,2,heavy\n"))
 	f.Add([]byte("submit,duration,gpus,cpus\n1,2.0,3,4\n1,-2,3,4\n"))
 	f.Add([]byte("duration,submit,cpus,gpus,nodes\n5,5,5,5,99999999999\n"))
+	f.Add([]byte("submit,duration,gpus,cpus,partition,requeueable,time_limit,department\n0,60,0,1,batch,1,3600,a\n0,1,0,1,,x,-1,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, CSV, data) })
 }

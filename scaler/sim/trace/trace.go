@@ -21,7 +21,7 @@ type Format string
 const (
 	ITP Format = "itp" // Microsoft ITP: job_id,submission_time,duration,num_gpu
 	SWF Format = "swf" // Standard Workload Format, 18 fields per record
-	CSV Format = "csv" // generic: submit,duration,gpus,cpus[,nodes][,class][,id]
+	CSV Format = "csv" // generic: submit,duration,gpus,cpus[,nodes][,class][,id][,partition][,requeueable][,time_limit][,department]
 )
 
 // Job is one job of a trace.
@@ -39,6 +39,12 @@ type Job struct {
 	CPUs  int
 	// Class is a class name from the trace (generic CSV only); empty means classify by shape.
 	Class string
+	// Partition and Department are what the job names (generic CSV only; empty: none).
+	Partition, Department string
+	// Requeueable: the job may be moved (requeued) by rebalancing. TimeLimit is its limit in
+	// seconds (0: none given).
+	Requeueable bool
+	TimeLimit   int64
 }
 
 // Skipped is a record the format marks as unusable (e.g. an unknown run time), counted and

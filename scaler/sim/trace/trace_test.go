@@ -38,6 +38,11 @@ func TestRead(t *testing.T) {
 		{"generic csv columns in any order", CSV, "CPUS, gpus, duration, submit\n2,1,5,9\n", []Job{
 			{Line: 2, Submit: 9, Duration: 5, Nodes: 1, GPUs: 1, CPUs: 2},
 		}},
+		{"generic csv with partition, requeueable, time limit and department", CSV,
+			"submit,duration,gpus,cpus,partition,requeueable,time_limit,department\n0,60,0,1,batch,1,3600,physics\n1,60,0,1,,false,,\n", []Job{
+				{Line: 2, Submit: 0, Duration: 60, Nodes: 1, CPUs: 1, Partition: "batch", Requeueable: true, TimeLimit: 3600, Department: "physics"},
+				{Line: 3, Submit: 1, Duration: 60, Nodes: 1, CPUs: 1},
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -62,6 +67,7 @@ func TestMalformedRowsNameTheirLines(t *testing.T) {
 		{"itp", ITP, "job_id,submission_time,duration,num_gpu\na,1,2,1\nb,x,2,1\nc,1,-2,1\nd,1,2,0\ne,1,2,1\n", []int{3, 4, 5}},
 		{"swf", SWF, "; MaxNodes: 1\n1 0 -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 0 -1 1 1\n3 a -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []int{3, 4}},
 		{"csv", CSV, "submit,duration,gpus,cpus,nodes\n1,2,3,4,1\n1,2.5,3,4,1\n1,2,3,4,0\n\"1,2,3,4\n", []int{3, 4, 5}},
+		{"csv flags and limits", CSV, "submit,duration,gpus,cpus,requeueable,time_limit\n1,2,3,4,1,10\n1,2,3,4,maybe,10\n1,2,3,4,0,-5\n", []int{3, 4}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,87 @@
+package alerts
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
+)
+
+func TestNotation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   samples
+		want string
+	}{
+		{"one value", samples{val(4)}, "4"},
+		{"a constant", constant(0.05, 3), "0.05x3"},
+		{"a counter", samples{val(0), val(57), val(114), val(171)}, "0+57x3"},
+		{"falling", samples{val(9), val(6), val(3)}, "9-3x2"},
+		{"a gap, a stale marker, a restart", append(append(append(gaps(1), sample{kind: stale}), val(0), val(3)), val(0)), "_x2 stale 0+3x1 0"},
+		{"fractional steps", samples{val(0), val(5.25), val(10.5)}, "0+5.25x2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.in.notation(); got != tc.want {
+				t.Errorf("notation %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGenerateTestsNeedsWholeScrapes: a window that is not a whole number of scrape intervals
+// cannot be tested to the scrape; the error names the field.
+func TestGenerateTestsNeedsWholeScrapes(t *testing.T) {
+	cfg := config.Default()
+	cfg.Policy.Idle.Window = model.Duration(10*time.Minute + 7*time.Second)
+	if _, err := GenerateTests(cfg, "rota-rules.yml"); err == nil || !strings.Contains(err.Error(), "policy.idle.window") {
+		t.Fatalf("GenerateTests: %v, want an error naming policy.idle.window", err)
+	}
+}
+
+// TestGeneratedTestsFollowThePolicy: the tests derived from one policy fail against the rules
+// of another (an idle window two minutes longer, a backlog hold one minute longer, a boot
+// timeout longer): they test the windows, not just the rules' shape.
+func TestGeneratedTestsFollowThePolicy(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	for _, tc := range []struct {
+		name   string
+		file   string
+		change func(*config.Config)
+	}{
+		{"idle window", "idle.test.yml", func(c *config.Config) { c.Policy.Idle.Window += model.Duration(2 * time.Minute) }},
+		{"backlog hold", "signals.test.yml", func(c *config.Config) { c.Policy.Backlog.For += model.Duration(time.Minute) }},
+		{"evaluation interval", "scaler.test.yml", func(c *config.Config) { c.Policy.EvaluationInterval *= 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			other := config.Default()
+			tc.change(other)
+			rules, err := Generate(other, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tests, err := GenerateTests(config.Default(), "rota-rules.yml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(dir, tc.file)
+			if err := os.WriteFile(f, tests[tc.file], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(promtool, "test", "rules", f).CombinedOutput()
+			if err == nil {
+				t.Fatalf("the default policy's %s passed against rules with another %s:\n%s", tc.file, tc.name, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,508 @@
+package alerts
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// The scenarios of the generated rule tests. Each is one server (or queue, or scaler) whose
+// series and checks are derived from the policy: a threshold is crossed by a fraction of
+// itself, a window is waited out to the step. Where Prometheus' rate() makes the exact step of
+// a change depend on sample alignment (a busy spell's edges), the checks stand a few steps
+// clear of it, and say so.
+
+// cpuStep is one step of a server's CPU counters: a sample whose interval (ending at this
+// step) was busy for that share, a gap, or a stale marker; restart starts the counters again
+// from zero (the exporter restarted).
+type cpuStep struct {
+	kind    sampleKind
+	busy    float64
+	restart bool
+}
+
+// busyFor is n+1 steps of CPU samples at the busy share u.
+func busyFor(u float64, n int) []cpuStep {
+	out := make([]cpuStep, n+1)
+	for i := range out {
+		out[i] = cpuStep{kind: present, busy: u}
+	}
+	return out
+}
+
+// cpu is the idle and user counters of a 4-CPU server, and its CPU count, sent with them.
+func (tm timing) cpu(labels map[string]string, steps []cpuStep) []InputSeries {
+	perStep := 4 * tm.step.Seconds()
+	var idle, user, cpus samples
+	var ci, cu float64
+	started := false
+	for _, st := range steps {
+		switch {
+		case st.kind != present:
+			s := sample{kind: st.kind}
+			idle, user, cpus = append(idle, s), append(user, s), append(cpus, s)
+			continue
+		case !started || st.restart:
+			ci, cu, started = 0, 0, true
+		default:
+			ci, cu = ci+perStep*(1-st.busy), cu+perStep*st.busy
+		}
+		idle, user, cpus = append(idle, val(ci)), append(user, val(cu)), append(cpus, val(4))
+	}
+	return []InputSeries{
+		series(NodeCPUSeconds, with(labels, "mode", "idle"), idle),
+		series(NodeCPUSeconds, with(labels, "mode", "user"), user),
+		series(NodeCPUs, labels, cpus),
+	}
+}
+
+// declared is rota's own series of the GPUs the server's pool declares, for n+1 steps.
+func declared(labels map[string]string, n, gpus int) InputSeries {
+	return series(FleetNodeGPUs, labels, constant(float64(gpus), n))
+}
+
+// gpu is the utilisation gauges of a server's GPUs, one value each for n+1 steps.
+func gpu(labels map[string]string, n int, utils ...float64) []InputSeries {
+	out := []InputSeries{series(GPUDevices, labels, constant(float64(len(utils)), n))}
+	for i, u := range utils {
+		out = append(out, series(GPUUtilization, with(labels, "gpu", fmt.Sprint(i)), constant(u, n)))
+	}
+	return out
+}
+
+func processes(labels map[string]string, n, procs int) InputSeries {
+	return series(GPUProcesses, with(labels, "gpu", "0"), constant(float64(procs), n))
+}
+
+func collector(labels map[string]string, name string, n int, ok bool) InputSeries {
+	v := 0.0
+	if ok {
+		v = 1
+	}
+	return series(CollectorSuccess, with(labels, "collector", name), constant(v, n))
+}
+
+// idleScenarios exercise RotaServerIdle: a server is idle only after the whole window of
+// complete data under every threshold, held for one pass; missing, stale or partial data and
+// any GPU use never count as idle.
+func idleScenarios(tm timing) []scenario {
+	p := tm.cfg.Policy.Idle
+	w := time.Duration(p.Window)
+	s := tm.step
+	n := tm.n(2*w + 10*max(tm.pass, s))
+	idleU, busyU := p.CPUThreshold/4, (1+p.CPUThreshold)/2
+	idle := func(node string) []InputSeries { return tm.cpu(nodeLabels(node, "cpu"), busyFor(idleU, n)) }
+	// The CPU counters first give a rate one step after they start, so a server reporting from
+	// t has its window covered at t + window.
+	fires := func(t time.Duration) []check { return tm.from(tm.held(t, tm.pass)) }
+	never := tm.never(tm.held(w, tm.pass) + 4*s) // an idle server fires by then
+	half := time.Duration(tm.n(w/2)) * s
+
+	late := busyFor(idleU, n)
+	for i := range tm.n(half) {
+		late[i] = cpuStep{}
+	}
+	// flap: busy from half to spellEnd; rate() carries it up to two steps past its end.
+	spellEnd := half + max(4*s, time.Duration(tm.n(w/5))*s)
+	flap := busyFor(idleU, n)
+	for i := tm.n(half) + 1; i <= tm.n(spellEnd); i++ {
+		flap[i].busy = busyU
+	}
+	// reboot: the last sample at half, a stale marker, nothing, then counters from zero.
+	back := half + 5*s
+	reboot := busyFor(idleU, n)
+	reboot[tm.n(half)+1] = cpuStep{kind: stale}
+	for i := tm.n(half) + 2; i < tm.n(back); i++ {
+		reboot[i] = cpuStep{}
+	}
+	reboot[tm.n(back)].restart = true
+	// reset: counters from zero at one sample, none missing, once the server already fires.
+	reset := busyFor(idleU, n)
+	resetAt := tm.held(w, tm.pass) + 4*s
+	reset[tm.n(resetAt)].restart = true
+
+	// Every server's pool declares its GPUs (rota's own series): none in pool cpu.
+	cpu := func(name, why string, series []InputSeries, checks []check) scenario {
+		l := nodeLabels(name, "cpu")
+		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: l, series: append(series, declared(l, n, 0)), checks: checks}
+	}
+	gpuNode := func(name, why string, gpus int, extra []InputSeries, checks []check) scenario {
+		l := nodeLabels(name, "gpu")
+		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: l,
+			series: append(append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, gpus)), extra...), checks: checks}
+	}
+	gl := func(name string) map[string]string { return nodeLabels(name, "gpu") }
+	gthr := p.GPUThreshold
+	// gpugap: the GPU's readings stop at half (a stale marker) and come back five steps later.
+	gap := constant(0, n)
+	gap[tm.n(half)+1] = sample{kind: stale}
+	for i := tm.n(half) + 2; i < tm.n(back); i++ {
+		gap[i] = sample{}
+	}
+	return []scenario{
+		cpu("idle", "under the CPU threshold from the start fires once the window is covered and held", idle("idle"), fires(w)),
+		cpu("busy", "over the CPU threshold", tm.cpu(nodeLabels("busy", "cpu"), busyFor(busyU, n)), never),
+		cpu("late", "reporting from half a window in", tm.cpu(nodeLabels("late", "cpu"), late), fires(half+w)),
+		cpu("flap", "a busy spell starts the window again", tm.cpu(nodeLabels("flap", "cpu"), flap), []check{
+			{tm.held(spellEnd+w-s, tm.pass), false},
+			{tm.held(spellEnd+2*s+w, tm.pass), true},
+			{tm.held(spellEnd+6*s+w, tm.pass), true},
+		}),
+		cpu("reboot", "a stale gap and counters from zero start the window again", tm.cpu(nodeLabels("reboot", "cpu"), reboot), fires(back+w)),
+		cpu("reset", "a counter reset with no sample missing changes nothing", tm.cpu(nodeLabels("reset", "cpu"), reset),
+			append(fires(w), check{resetAt + s, true}, check{resetAt + 4*s, true})),
+		cpu("memfail", "a failing collector is partial data, never idle",
+			append(idle("memfail"), collector(nodeLabels("memfail", "cpu"), "memory", n, false)), never),
+		cpu("nonvml", "a CPU server whose GPU collector finds no NVML is still idle",
+			append(idle("nonvml"), collector(nodeLabels("nonvml", "cpu"), "gpu", n, false), collector(nodeLabels("nonvml", "cpu"), "cpu", n, true),
+				series(GPUDevices, nodeLabels("nonvml", "cpu"), constant(0, n))), fires(w)),
+		gpuNode("gpuidle", "every GPU under the threshold", 2, append(gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
+		gpuNode("gpuedge", "a GPU at the threshold is not under it", 1, gpu(gl("gpuedge"), n, gthr), never),
+		gpuNode("gpuunder", "a GPU just under the threshold", 1, gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
+		gpuNode("gpubusy", "one busy GPU of two", 2, gpu(gl("gpubusy"), n, (1+gthr)/2, 0), never),
+		gpuNode("gpulost", "a GPU without a reading is partial data", 2,
+			[]InputSeries{series(GPUDevices, gl("gpulost"), constant(2, n)), series(GPUUtilization, with(gl("gpulost"), "gpu", "0"), constant(0, n))}, never),
+		gpuNode("gpuprocs", "a compute process on an unused GPU", 1, append(gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), never),
+		gpuNode("gpugap", "a gap in the GPU's readings starts the window again", 1,
+			[]InputSeries{series(GPUDevices, gl("gpugap"), constant(1, n)), series(GPUUtilization, with(gl("gpugap"), "gpu", "0"), gap)},
+			fires(max(w, back+w-s))),
+		gpuNode("gpufail", "the GPU collector fails on a server with GPUs", 1,
+			append(gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), never),
+	}
+}
+
+// coverageScenarios hold GPU servers to the GPUs their pool declares: a server is idle only
+// with readings for every declared GPU over the whole window and now; RotaGPUReadingsMissing
+// names the ones whose readings fall short (by how many), and a failed scrape ends the idle
+// alert at the first evaluation after its stale markers.
+func coverageScenarios(tm timing) []scenario {
+	p := tm.cfg.Policy.Idle
+	w := time.Duration(p.Window)
+	s := tm.step
+	fired := tm.held(w, tm.pass)
+	n := tm.n(2*w+2*tm.pass) + 10
+	idleU, gthr := p.CPUThreshold/4, p.GPUThreshold
+	server := func(node, pool string, gpus int, extra ...InputSeries) []InputSeries {
+		l := nodeLabels(node, pool)
+		return append(append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, gpus)), extra...)
+	}
+	now := tm.held(0, tm.pass)
+	never := tm.never(fired + 4*s)
+	idle := func(node, pool, why string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "coverage: " + node + ": " + why, alert: AlertIdle, labels: nodeLabels(node, pool), series: series, checks: checks}
+	}
+	missing := func(node, why string, count int, series []InputSeries, checks []check) scenario {
+		return scenario{name: "coverage: " + node + ": " + why, alert: AlertGPUsMissing, labels: nodeLabels(node, "gpu"),
+			value: fmt.Sprint(count), series: series, checks: checks}
+	}
+	gl := func(node string) map[string]string { return nodeLabels(node, "gpu") }
+	noCollector := server("nocollector", "gpu", 2, collector(gl("nocollector"), "cpu", n, true))
+	noNVML := server("nonvml", "gpu", 2, series(GPUDevices, gl("nonvml"), constant(0, n)), collector(gl("nonvml"), "gpu", n, false))
+	fewer := server("fewer", "gpu", 2, gpu(gl("fewer"), n, gthr/5)...) // NVML sees one GPU of the two declared, and reads it
+	// gap: GPU 1 of 2 without readings from a stale marker at half a window for four steps.
+	half := time.Duration(tm.n(w/2)) * s
+	stop, back := half+s, half+5*s
+	gapped := constant(gthr/5, n)
+	gapped[tm.n(stop)] = sample{kind: stale}
+	for i := tm.n(stop) + 1; i < tm.n(back); i++ {
+		gapped[i] = sample{}
+	}
+	gap := server("gap", "gpu", 2, series(GPUDevices, gl("gap"), constant(2, n)),
+		series(GPUUtilization, with(gl("gap"), "gpu", "0"), constant(gthr/5, n)),
+		series(GPUUtilization, with(gl("gap"), "gpu", "1"), gapped))
+	// The gap is missing readings at the evaluations from stop to back-s: it fires only if the
+	// hold is shorter than that.
+	gapMissing := tm.never(back - s)
+	if tm.held(stop, tm.pass) <= back-s {
+		gapMissing = []check{{tm.held(stop, tm.pass), true}, {back, false}}
+	}
+	// gone and gpugone: a scrape fails once the server already fires: every series of its
+	// exporter, or its GPU series alone, get stale markers.
+	ends := fired + 4*s
+	staleFrom := func(v samples) samples {
+		v = append(samples{}, v[:tm.n(ends)]...)
+		return append(append(v, sample{kind: stale}), gaps(n-tm.n(ends)-1)...)
+	}
+	goneSteps := busyFor(idleU, n)
+	goneSteps[tm.n(ends)] = cpuStep{kind: stale}
+	for i := tm.n(ends) + 1; i <= n; i++ {
+		goneSteps[i] = cpuStep{}
+	}
+	gone := append(tm.cpu(nodeLabels("gone", "cpu"), goneSteps), declared(nodeLabels("gone", "cpu"), n, 0))
+	gpugone := server("gpugone", "gpu", 1,
+		series(GPUDevices, gl("gpugone"), staleFrom(constant(1, n))),
+		series(GPUUtilization, with(gl("gpugone"), "gpu", "0"), staleFrom(constant(0, n))))
+	endsChecks := []check{{fired, true}, {ends - s, true}, {ends, false}}
+	return []scenario{
+		idle("cpu", "cpu", "no GPUs declared and no GPU collector: idle", server("cpu", "cpu", 0), tm.from(fired)),
+		idle("full", "gpu", "every declared GPU read: idle", server("full", "gpu", 2, gpu(gl("full"), n, gthr/5, gthr/5)...), tm.from(fired)),
+		idle("nocollector", "gpu", "GPUs declared and no GPU series: never idle", noCollector, never),
+		missing("nocollector", "GPUs declared and no GPU series are missing readings", 2, noCollector, tm.from(now)),
+		idle("nonvml", "gpu", "NVML did not start on a server with GPUs declared: never idle", noNVML, never),
+		missing("nonvml", "NVML did not start: the declared GPUs are missing readings", 2, noNVML, tm.from(now)),
+		{name: "coverage: nonvml: a failing GPU collector is partial data where GPUs are declared", alert: AlertCollectorFailing,
+			labels: gl("nonvml"), series: noNVML, checks: tm.from(now)},
+		idle("fewer", "gpu", "one GPU read of two declared: never idle", fewer, never),
+		missing("fewer", "one GPU read of two declared", 1, fewer, tm.from(now)),
+		idle("undeclared", "cpu", "no series from rota of what its pool declares: never idle",
+			tm.cpu(nodeLabels("undeclared", "cpu"), busyFor(idleU, n)), never),
+		idle("gap", "gpu", "one GPU of two without readings for a while starts the window again", gap, tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
+		missing("gap", "one GPU of two without readings for a while, held for one pass", 1, gap, gapMissing),
+		idle("gone", "cpu", "a failed scrape ends the alert at the first evaluation after", gone, endsChecks),
+		idle("gpugone", "gpu", "GPU series gone stale end the alert at the first evaluation after", gpugone, endsChecks),
+	}
+}
+
+// signalScenarios exercise the backlog, underuse and telemetry alerts.
+func signalScenarios(tm timing) []scenario {
+	return append(append(backlogScenarios(tm), underuseScenarios(tm)...), telemetryScenarios(tm)...)
+}
+
+// backlogScenarios: more than queued_jobs for backlog.for fires; the threshold itself, a queue
+// that flaps or one that drains does not (or no longer).
+func backlogScenarios(tm timing) []scenario {
+	b := tm.cfg.Policy.Backlog
+	s := tm.step
+	at := tm.held(0, time.Duration(b.For))
+	n := tm.n(at) + 8
+	q := float64(b.QueuedJobs)
+	labels := func(class string) map[string]string { return map[string]string{"pool": "gpu", "class": class} }
+	queue := func(class string, v samples) []InputSeries {
+		return []InputSeries{series(ScalerPendingJobs, labels(class), v)}
+	}
+	drainAt := at + 6*s
+	drains := append(constant(2*q+2, tm.n(drainAt)-1), constant(0, n-tm.n(drainAt))...)
+	out := []scenario{
+		{name: "backlog: more than the threshold for backlog.for", alert: AlertBacklog, labels: labels("heavy"),
+			series: queue("heavy", constant(q+1, n)), checks: tm.from(at)},
+		{name: "backlog: exactly the threshold is not more", alert: AlertBacklog, labels: labels("light"),
+			series: queue("light", constant(q, n)), checks: tm.never(at + 4*s)},
+		{name: "backlog: a queue that drains stops firing", alert: AlertBacklog, labels: labels("medium"),
+			series: queue("medium", drains), checks: append(tm.from(at), check{drainAt - s, true}, check{drainAt, false})},
+	}
+	if b.For > 0 {
+		flap := make(samples, n+1)
+		for i := range flap {
+			flap[i] = val(0)
+			if i%2 == 0 {
+				flap[i] = val(q + 1)
+			}
+		}
+		out = append(out, scenario{name: "backlog: a queue above and below at every step never holds", alert: AlertBacklog,
+			labels: labels("batch"), series: queue("batch", flap), checks: tm.never(at + 4*s)})
+	}
+	return out
+}
+
+// underuseScenarios: a GPU server working with mean GPU use under the threshold over the whole
+// window fires; one that uses its GPUs, or that is idle, does not.
+func underuseScenarios(tm timing) []scenario {
+	p := tm.cfg.Policy
+	u := time.Duration(p.Underuse.Window)
+	thr := p.Underuse.GPUThreshold
+	// The GPU gauges cover the window from its first step.
+	at := tm.held(u-tm.step, tm.pass)
+	n := tm.n(at) + 8
+	l := func(node string) map[string]string { return nodeLabels(node, "gpu") }
+	sc := func(node, why string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "underuse: " + node + ": " + why, alert: AlertUnderused, labels: l(node), series: series, checks: checks}
+	}
+	out := []scenario{
+		sc("under", "GPUs at a fifth and four fifths of the threshold with a process",
+			append(gpu(l("under"), n, thr/5, thr*4/5), processes(l("under"), n, 1)), tm.from(at)),
+		sc("cpuwork", "unused GPUs while the CPUs are busy",
+			append(gpu(l("cpuwork"), n, 0), tm.cpu(l("cpuwork"), busyFor((1+p.Idle.CPUThreshold)/2, n))...), tm.from(at)),
+		sc("used", "GPU use over the threshold", append(gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(at+4*tm.step)),
+		sc("idle", "an idle server is idle, not underused",
+			append(append(gpu(l("idle"), n, thr/10), processes(l("idle"), n, 0)), tm.cpu(l("idle"), busyFor(p.Idle.CPUThreshold/4, n))...), tm.never(at+4*tm.step)),
+	}
+	// burst: full use at the start of the window, then none: the mean still counts.
+	if steps := int(0.6 * thr * float64(tm.n(u))); steps >= 1 {
+		burst := append(constant(1, steps-1), constant(0, n-steps)...)
+		out = append(out, sc("burst", "a burst of full use within a mean under the threshold",
+			[]InputSeries{series(GPUDevices, l("burst"), constant(1, n)), series(GPUUtilization, with(l("burst"), "gpu", "0"), burst), processes(l("burst"), n, 1)},
+			tm.from(at)))
+	}
+	return out
+}
+
+// telemetryScenarios: a powered server without fresh data, and one with partial data, fire
+// after one pass; a server reporting, booting or off does not.
+func telemetryScenarios(tm timing) []scenario {
+	a := time.Duration(tm.cfg.Policy.Telemetry.MaxAge)
+	s := tm.step
+	last := a + 4*s
+	n := tm.n(tm.held(last+a, tm.pass)) + 8
+	l := func(node string) map[string]string { return nodeLabels(node, "cpu") }
+	fleet := func(node string, powered float64, state string) []InputSeries {
+		return []InputSeries{
+			series(FleetNodePowered, l(node), constant(powered, n)),
+			series(FleetNodeState, with(l(node), "state", state), constant(1, n)),
+		}
+	}
+	reporting := func(node string, upTo int, staleAfter bool) InputSeries {
+		v := append(constant(4, upTo), gaps(n-upTo-1)...)
+		if staleAfter {
+			v[upTo+1] = sample{kind: stale}
+		}
+		return series(NodeCPUs, l(node), v)
+	}
+	sc := func(alert, node, why string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "telemetry: " + node + ": " + why, alert: alert, labels: l(node), series: series, checks: checks}
+	}
+	now := tm.held(0, tm.pass)
+	stops := tm.held(last+a, tm.pass)
+	gl := nodeLabels("lost", "gpu")
+	return []scenario{
+		sc(AlertTelemetryMissing, "ok", "powered and reporting", append(fleet("ok", 1, "on"), reporting("ok", n, false)), tm.never(stops+4*s)),
+		sc(AlertTelemetryMissing, "silent", "powered and never reporting", fleet("silent", 1, "on"), tm.from(now)),
+		sc(AlertTelemetryMissing, "stopped", "its target went down (stale markers) after the max age",
+			append(fleet("stopped", 1, "on"), reporting("stopped", tm.n(last), true)), tm.from(stops)),
+		sc(AlertTelemetryMissing, "frozen", "its samples stopped without stale markers, after the max age",
+			append(fleet("frozen", 1, "on"), reporting("frozen", tm.n(last), false)), tm.from(stops)),
+		sc(AlertTelemetryMissing, "booting", "booting has no exporter yet", fleet("booting", 1, "booting"), tm.never(stops+4*s)),
+		sc(AlertTelemetryMissing, "off", "off sends nothing", fleet("off", 0, "off"), tm.never(stops+4*s)),
+		sc(AlertCollectorFailing, "memfail", "a failing collector", []InputSeries{collector(l("memfail"), "memory", n, false)}, tm.from(now)),
+		{name: "telemetry: lost: a GPU without a reading", alert: AlertCollectorFailing, labels: gl,
+			series: []InputSeries{series(GPUDevices, gl, constant(2, n)), series(GPUUtilization, with(gl, "gpu", "0"), constant(0, n))},
+			checks: tm.from(now)},
+		sc(AlertCollectorFailing, "nonvml", "no NVML on a CPU server is no failure",
+			[]InputSeries{collector(l("nonvml"), "gpu", n, false), series(GPUDevices, l("nonvml"), constant(0, n))}, tm.never(stops+4*s)),
+	}
+}
+
+// scalerScenarios exercise the boot, scaler and power alerts.
+func scalerScenarios(tm timing) []scenario {
+	return append(append(bootScenarios(tm), rotaScenarios(tm)...), powerScenarios(tm)...)
+}
+
+// bootScenarios: a server booting past its pool's boot timeout fires (the pools the config
+// names and any other), one that comes up in time does not, one rota marked failed fires after
+// one pass.
+func bootScenarios(tm timing) []scenario {
+	s := tm.step
+	pools := append([]config.Pool{}, tm.cfg.Pools...)
+	pools = append(pools, config.Pool{Name: "unlisted", BootTimeout: model.Duration(config.DefaultBootTimeout)})
+	var out []scenario
+	for _, pl := range pools {
+		at := tm.held(0, time.Duration(pl.BootTimeout))
+		n := tm.n(at) + 4
+		l := map[string]string{"node": "slow", "pool": pl.Name, "state": "booting"}
+		out = append(out, scenario{name: "boot: slow: booting past the boot timeout of pool " + pl.Name, alert: AlertBootTimeout,
+			labels: l, series: []InputSeries{series(FleetNodeState, l, constant(1, n))}, checks: tm.from(at)})
+	}
+	// quick: two steps powering on, three booting, then on (each state's series ends with a
+	// stale marker, as Prometheus writes when rota drops it).
+	timeout := time.Duration(pools[len(pools)-1].BootTimeout)
+	n := tm.n(timeout) + 4
+	l := func(state string) map[string]string {
+		return map[string]string{"node": "quick", "pool": "unlisted", "state": state}
+	}
+	steps := func(from, to int) samples {
+		v := append(gaps(from-1), constant(1, to-from-1)...)
+		return append(append(v, sample{kind: stale}), gaps(n-to-1)...)
+	}
+	out = append(out, scenario{name: "boot: quick: up well within the boot timeout", alert: AlertBootTimeout, labels: l("booting"),
+		series: []InputSeries{
+			series(FleetNodeState, l("powering_on"), append(append(constant(1, 1), sample{kind: stale}), gaps(n-3)...)),
+			series(FleetNodeState, l("booting"), steps(2, 5)),
+			series(FleetNodeState, l("on"), append(gaps(4), constant(1, n-5)...)),
+		}, checks: tm.never(tm.held(0, timeout) + 4*s)})
+	failedAt := 3 * s
+	fl := map[string]string{"node": "broken", "pool": "cpu", "state": "failed"}
+	fn := tm.n(tm.held(failedAt, tm.pass)) + 4
+	return append(out, scenario{name: "boot: broken: failed fires after one pass", alert: AlertFailed, labels: fl,
+		series: []InputSeries{series(FleetNodeState, fl, append(gaps(tm.n(failedAt)-1), constant(1, fn-tm.n(failedAt))...))},
+		checks: tm.from(tm.held(failedAt, tm.pass))})
+}
+
+// rotaScenarios: rota down, not reconciling, or blind for three passes.
+func rotaScenarios(tm timing) []scenario {
+	s := tm.step
+	stuck := 3 * tm.pass
+	rota := map[string]string{"job": ScalerJob, "instance": "rota:10091"}
+	down := 4 * s
+	dn := tm.n(tm.held(down, stuck)) + 4
+	last := 5 * s
+	// The last pass's timestamp, in seconds, grows with time until last, then stays.
+	lastPass := make(samples, 0)
+	rn := tm.n(tm.held(last+stuck+s, tm.pass)) + 4
+	for i := 0; i <= rn; i++ {
+		t := min(time.Duration(i)*s, last)
+		lastPass = append(lastPass, val(t.Seconds()))
+	}
+	blind := 2 * s
+	bn := tm.n(tm.held(blind, stuck)) + 4
+	return []scenario{
+		{name: "scaler: rota not scraped for three passes", alert: AlertScalerDown, labels: map[string]string{},
+			series: []InputSeries{series("up", rota, append(constant(1, tm.n(down)-1), constant(0, dn-tm.n(down))...))},
+			checks: tm.from(tm.held(down, stuck))},
+		// time() - last is more than three passes only one step after it equals them.
+		{name: "scaler: no pass finished for more than three passes", alert: AlertNotReconciling, labels: rota,
+			series: []InputSeries{series(ScalerLastPassSuccess, rota, lastPass)},
+			checks: tm.from(tm.held(last+stuck+s, tm.pass))},
+		{name: "scaler: Prometheus unreadable for three passes", alert: AlertScalerBlind, labels: rota,
+			series: []InputSeries{series(ScalerTelemetryOK, rota, append(constant(1, tm.n(blind)-1), constant(0, bn-tm.n(blind))...))},
+			checks: tm.from(tm.held(blind, stuck))},
+	}
+}
+
+// powerScenarios: alert_after failed power actions of one kind in one pool within the alert
+// window fire, across a restart of rota (a counter reset) and adding failures and unknown
+// states; one fewer does not, nor do successes, and the window forgets them.
+func powerScenarios(tm timing) []scenario {
+	f := tm.cfg.Policy.Failure
+	s := tm.step
+	k := f.AlertAfter
+	window := time.Duration(f.AlertWindow)
+	// The k-th failure is counted at step k+1; the counter is zero at step 0, inside the window.
+	at := time.Duration(k+1) * s
+	n := tm.n(at+window) + 2
+	l := func(action, pool string) map[string]string { return map[string]string{"action": action, "pool": pool} }
+	counter := func(action, pool, result string, v samples) InputSeries {
+		return series(ScalerActions, with(l(action, pool), "result", result), v)
+	}
+	// failures is 0, 0, then one more failure at each of count steps, then flat.
+	failures := func(count int) samples {
+		v := samples{val(0), val(0)}
+		for i := 1; i <= count; i++ {
+			v = append(v, val(float64(i)))
+		}
+		return append(v, constant(float64(count), n-len(v))...)
+	}
+	fires := append(tm.from(tm.held(at, tm.pass)), check{at + window + s, false})
+	restarted := samples{val(0)}
+	for i := 1; i < k; i++ {
+		restarted = append(restarted, val(float64(i)))
+	}
+	restarted = append(append(restarted, val(0)), constant(1, n-len(restarted)-1)...)
+	out := []scenario{
+		{name: fmt.Sprintf("power: %d failures within %s", k, f.AlertWindow), alert: AlertPowerActionsFails, labels: l("power_on", "gpu"),
+			series: []InputSeries{counter("power_on", "gpu", "failure", failures(k))}, checks: fires},
+		{name: "power: rota restarted between the failures (a counter reset)", alert: AlertPowerActionsFails, labels: l("power_off", "cpu"),
+			series: []InputSeries{counter("power_off", "cpu", "failure", restarted)}, checks: fires},
+		{name: "power: one failure short", alert: AlertPowerActionsFails, labels: l("power_on", "cpu"),
+			series: []InputSeries{counter("power_on", "cpu", "failure", failures(k-1))}, checks: tm.never(tm.held(at, tm.pass) + 4*s)},
+		{name: "power: successes, aborts and dry runs are no failures", alert: AlertPowerActionsFails, labels: l("power_off", "gpu"),
+			series: []InputSeries{
+				counter("drain", "cpu", "success", failures(n-2)),
+				counter("power_off", "gpu", "aborted", failures(n-2)),
+				counter("power_off", "gpu", "dry_run", failures(n-2)),
+			}, checks: tm.never(tm.held(at, tm.pass) + 4*s)},
+	}
+	if k >= 2 {
+		// One failure at step 2, then unknown states from step 3: they add up to k at step k+1.
+		one := append(samples{val(0), val(0)}, constant(1, n-2)...)
+		unknown := samples{val(0), val(0), val(0)}
+		for i := 1; i < k; i++ {
+			unknown = append(unknown, val(float64(i)))
+		}
+		unknown = append(unknown, constant(float64(k-1), n-len(unknown))...)
+		out = append(out, scenario{name: "power: failures and unknown states add up", alert: AlertPowerActionsFails, labels: l("resume", "gpu"),
+			series: []InputSeries{counter("resume", "gpu", "failure", one), counter("resume", "gpu", "state_unknown", unknown)}, checks: fires})
+	}
+	return out
+}

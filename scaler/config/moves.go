@@ -1,0 +1,108 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// Moves is rebalancing: rota requeues requeueable work off a server so the rest packs onto
+// fewer or cheaper servers and the emptied one powers off, or so a department below its quota
+// gets its servers back. A move is made only when what it saves over the jobs' expected
+// remaining time is at least MinSavingFactor times what it loses: the run since each job's
+// last checkpoint (all of it when unknown) plus RestartCost, priced at the job's share of its
+// server. Never a job with less than Tail left, never one not requeueable or marked
+// do-not-disrupt, never more than MaxMoves per Window across the fleet.
+type Moves struct {
+	Enabled bool `yaml:"enabled"`
+	// MinSavingFactor is k: the saving must be at least k times the loss.
+	MinSavingFactor float64 `yaml:"min_saving_factor"`
+	// RestartCost is what a job loses to starting again, beyond its lost run.
+	RestartCost model.Duration `yaml:"restart_cost"`
+	// Estimate is a job's expected remaining time when it has no time limit.
+	Estimate model.Duration `yaml:"estimate"`
+	// Tail: a job with less than this left is never moved (it frees its server soon anyway).
+	Tail     model.Duration `yaml:"tail"`
+	MaxMoves int            `yaml:"max_moves"`
+	Window   model.Duration `yaml:"window"`
+}
+
+// Storage is one storage several regions see.
+type Storage struct {
+	Name    string   `yaml:"name"`
+	Regions []string `yaml:"regions"`
+}
+
+// RegionsSeeing lists the regions that see storage name (nil when none is configured).
+func (p *Policy) RegionsSeeing(name string) []string {
+	for _, s := range p.Storage {
+		if s.Name == name {
+			return s.Regions
+		}
+	}
+	return nil
+}
+
+// Remaining is a job's expected remaining time at now: what its time limit leaves, else the
+// policy's estimate.
+func (m Moves) Remaining(started time.Time, limit time.Duration, now time.Time) time.Duration {
+	if limit > 0 {
+		return max(started.Add(limit).Sub(now), 0)
+	}
+	return time.Duration(m.Estimate)
+}
+
+func (m *Moves) applyDefaults() {
+	setFloat(&m.MinSavingFactor, 2)
+	setDur(&m.RestartCost, 5*time.Minute)
+	setDur(&m.Estimate, time.Hour)
+	setDur(&m.Tail, 30*time.Minute)
+	setInt(&m.MaxMoves, 10)
+	setDur(&m.Window, time.Hour)
+}
+
+// validateMoves checks policy.moves and policy.storage, and, for the daemon, that the job
+// manager can move work when moves are on (a replay plays the job manager itself).
+func (c *Config) validateMoves(p *problems, mode Mode) {
+	m := &c.Policy.Moves
+	if m.MinSavingFactor < 0 {
+		p.add("policy.moves.min_saving_factor", "must not be negative")
+	}
+	positive(p, "policy.moves.estimate", m.Estimate)
+	positive(p, "policy.moves.window", m.Window)
+	if time.Duration(m.Window) > 24*time.Hour {
+		p.add("policy.moves.window", "at most 24h (rota keeps a day of moves)")
+	}
+	if m.MaxMoves < 0 {
+		p.add("policy.moves.max_moves", "must not be negative")
+	}
+	if m.Enabled && mode == Daemon {
+		switch c.Jobs.Adapter {
+		case "slurm":
+			if !c.Jobs.Slurm.Requeue {
+				p.add("policy.moves.enabled", "needs jobs.slurm.requeue: true (moves requeue jobs)")
+			}
+		case "exec":
+			if c.Jobs.Exec.Move == "" {
+				p.add("jobs.exec.move_command", "required when policy.moves.enabled")
+			}
+		default:
+			p.add("policy.moves.enabled", "adapter %q cannot requeue jobs; use slurm or exec", c.Jobs.Adapter)
+		}
+	}
+	names := map[string]bool{}
+	for i, s := range c.Policy.Storage {
+		path := fmt.Sprintf("policy.storage[%d]", i)
+		switch {
+		case !isName(s.Name):
+			p.add(path+".name", "%q is not a name (letters, digits, '-', '_', '.')", s.Name)
+		case names[s.Name]:
+			p.add(path+".name", "%q is used twice", s.Name)
+		}
+		names[s.Name] = true
+		if len(s.Regions) < 2 {
+			p.add(path+".regions", "a shared storage names at least two regions")
+		}
+	}
+}

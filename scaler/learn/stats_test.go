@@ -1,0 +1,265 @@
+package learn
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// monday is a Monday 00:00 UTC, hour of week 24.
+var monday = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+
+// feed observes pool "p" every minute from start for d, with need(t).
+func feed(s *Stats, start time.Time, d time.Duration, need func(t time.Time) int) {
+	for t := start; t.Before(start.Add(d)); t = t.Add(time.Minute) {
+		s.Observe(t, map[string]int{"p": need(t)})
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
+
+func TestSteadyNeedNeverRises(t *testing.T) {
+	var s Stats
+	feed(&s, monday, 28*time.Hour, func(time.Time) int { return 7 })
+	v := s.View("p", monday.Add(28*time.Hour), 24*time.Hour)
+	if !v.Ready || v.Need != 7 || v.Regime != 0 {
+		t.Fatalf("ready %v need %d regime %d", v.Ready, v.Need, v.Regime)
+	}
+	for h := range Horizons {
+		if p := v.AtLeast(1, Horizon(h)); p != 0 {
+			t.Errorf("P(rise >= 1 within %s) = %v, want 0", Horizon(h), p)
+		}
+	}
+	if q := v.Quantile(0.99, 5*time.Minute); q != 0 {
+		t.Errorf("quantile %d, want 0", q)
+	}
+	// 28h of origins but the first hour's look-back and the last 2h, still open, are counted.
+	if want := int64((28*time.Hour - 3*time.Hour - 2*time.Minute) / time.Minute); v.Origins < want-2 || v.Origins > want+2 {
+		t.Errorf("origins %d, want about %d", v.Origins, want)
+	}
+}
+
+func TestNotReadyWithLittleHistory(t *testing.T) {
+	var s Stats
+	feed(&s, monday, 5*time.Hour, func(time.Time) int { return 1 })
+	if v := s.View("p", monday.Add(5*time.Hour), 24*time.Hour); v.Ready || v.Origins == 0 {
+		t.Errorf("ready %v with %d origins, want not ready with some", v.Ready, v.Origins)
+	}
+	if v := s.View("none", monday, 0); v.Ready || v.Origins != 0 {
+		t.Errorf("a pool never seen: %+v", v)
+	}
+}
+
+// A need that steps up by one every 30 minutes: from a calm origin k minutes after a step
+// (k from 5, when the step is no longer a rise under way, to 29) the next step is 30-k
+// minutes away, so the rise within h is 1 for the h origins closest to the next step; from an
+// origin under way (k 0-4) it is 26 minutes or more away.
+func TestRiseByHorizon(t *testing.T) {
+	var s Stats
+	stairs := func(t time.Time) int { return int(t.Sub(monday) / (30 * time.Minute)) }
+	end := monday.Add(20 * 24 * time.Hour)
+	feed(&s, monday, 20*24*time.Hour+time.Minute, stairs)
+	v := s.View("p", end.Add(10*time.Minute), 0)
+	if v.Regime != 0 || v.Need != stairs(end) {
+		t.Fatalf("10 minutes after a step: regime %d need %d, want calm at %d", v.Regime, v.Need, stairs(end))
+	}
+	for h, want := range []float64{1, 2, 5, 10, 20, 25, 25, 25} {
+		if got := v.AtLeast(1, Horizon(h)); !near(got, want/25) {
+			t.Errorf("P(rise >= 1 within %s) = %.4f, want %.4f", Horizon(h), got, want/25)
+		}
+	}
+	// Two steps take at least 31 minutes: within the hour from every calm origin.
+	if p30, p60 := v.AtLeast(2, 30*time.Minute), v.AtLeast(2, time.Hour); p30 != 0 || !near(p60, 1) {
+		t.Errorf("P(rise >= 2) within 30m %.4f, within 1h %.4f", p30, p60)
+	}
+	// Between horizons, linear: 3 minutes is a third of the way from 2 to 5.
+	if got, want := v.AtLeast(1, 3*time.Minute), 3.0/25; !near(got, want) {
+		t.Errorf("P(>=1 within 3m) = %.4f, want %.4f", got, want)
+	}
+	if q := v.Quantile(0.5, 20*time.Minute); q != 1 {
+		t.Errorf("median rise within 20m %d, want 1", q)
+	}
+	// Just after a step the need is rising by one, and the next step is 26 minutes or more
+	// away.
+	v = s.View("p", end.Add(time.Minute), 0)
+	if v.Regime != 1 || v.AtLeast(1, 20*time.Minute) > 0.01 || v.AtLeast(1, 30*time.Minute) < 0.99 {
+		t.Errorf("after a step: regime %d, P(rise within 20m) %.3f, within 30m %.3f", v.Regime, v.AtLeast(1, 20*time.Minute), v.AtLeast(1, 30*time.Minute))
+	}
+	if v.Context() != "rising by 1" {
+		t.Errorf("context %q", v.Context())
+	}
+}
+
+// A burst ended: the need is below the peak of the last hour, and says how far.
+func TestBelowPeak(t *testing.T) {
+	var s Stats
+	s.Observe(monday, map[string]int{"p": 20})
+	s.Observe(monday.Add(30*time.Minute), map[string]int{"p": 3})
+	cases := []struct {
+		at     time.Duration
+		regime int
+		words  string
+	}{
+		{31 * time.Minute, 8, "16 or more below the hour's peak"},
+		// judged at the change of need, so it lasts until the need changes again or for an
+		// hour, then it is calm
+		{89 * time.Minute, 8, "16 or more below the hour's peak"},
+		{90 * time.Minute, 0, "calm, Mon 01h UTC"},
+	}
+	for _, c := range cases {
+		if v := s.View("p", monday.Add(c.at), 0); v.Regime != c.regime || v.Context() != c.words {
+			t.Errorf("at %s: regime %d %q, want %d", c.at, v.Regime, v.Context(), c.regime)
+		}
+	}
+	if v := s.View("p", monday.Add(31*time.Minute), 0); !v.Until.Equal(monday.Add(time.Hour)) {
+		t.Errorf("until %s, want the next hour", v.Until)
+	}
+	if v := s.View("p", monday.Add(70*time.Minute), 0); !v.Until.Equal(monday.Add(90 * time.Minute)) {
+		t.Errorf("until %s, want the change plus an hour", v.Until)
+	}
+}
+
+// A rise that comes every Tuesday at 10:00 only is learned for that hour: the Tuesday 09:00
+// bucket sees it coming, Friday 09:00 reads mostly calm.
+func TestHourOfWeek(t *testing.T) {
+	var s Stats
+	tuesday10 := func(t time.Time) int {
+		if t.Weekday() == time.Tuesday && t.Hour() == 10 {
+			return 6
+		}
+		return 0
+	}
+	feed(&s, monday, 6*7*24*time.Hour, tuesday10)
+	end := monday.Add(6 * 7 * 24 * time.Hour)
+	tue := s.View("p", end.Add(24*time.Hour+9*time.Hour+30*time.Minute), 0) // a Tuesday 09:30
+	fri := s.View("p", end.Add(4*24*time.Hour+9*time.Hour+30*time.Minute), 0)
+	if tue.HourOfWeek != 2*24+9 || fri.HourOfWeek != 5*24+9 {
+		t.Fatalf("hours of week %d, %d", tue.HourOfWeek, fri.HourOfWeek)
+	}
+	pt, pf := tue.AtLeast(6, time.Hour), fri.AtLeast(6, time.Hour)
+	if pt < 0.8 || pf > 0.05 || pf <= 0 {
+		t.Errorf("P(rise >= 6 within 1h): Tuesday 09h %.3f, Friday 09h %.3f", pt, pf)
+	}
+	if q := tue.Quantile(0.5, 2*time.Hour); q != 6 {
+		t.Errorf("Tuesday median rise within 2h %d, want 6", q)
+	}
+}
+
+func TestUntil(t *testing.T) {
+	var s Stats
+	at := monday.Add(10 * time.Minute)
+	s.Observe(monday, map[string]int{"p": 0})
+	s.Observe(at, map[string]int{"p": 2})
+	v := s.View("p", at.Add(time.Minute), 0)
+	if v.Regime != 2 || !v.Until.Equal(at.Add(Recent)) {
+		t.Errorf("regime %d until %s, want 2 until %s", v.Regime, v.Until, at.Add(Recent))
+	}
+	v = s.View("p", at.Add(Recent), 0)
+	if v.Regime != 0 || !v.Until.Equal(monday.Add(time.Hour)) {
+		t.Errorf("regime %d until %s, want calm until the hour", v.Regime, v.Until)
+	}
+}
+
+func TestCountsAreBounded(t *testing.T) {
+	var s Stats
+	feed(&s, monday, 10*7*24*time.Hour, func(t time.Time) int { return t.Minute() % 3 })
+	p := s.Pools["p"]
+	for how := range HoursOfWeek {
+		if n := total(p.Calm[how*Horizons*Bins : how*Horizons*Bins+Bins]); n > calmCap {
+			t.Fatalf("hour %d holds %d origins, cap %d", how, n, calmCap)
+		}
+	}
+	for r := range Regimes - 1 {
+		if n := total(p.Active[r*Horizons*Bins : r*Horizons*Bins+Bins]); n > activeCap {
+			t.Fatalf("regime %d holds %d origins, cap %d", r+1, n, activeCap)
+		}
+	}
+	var sum uint64
+	for how := range HoursOfWeek {
+		sum += total(p.Calm[how*Horizons*Bins : how*Horizons*Bins+Bins])
+	}
+	if sum != total(p.CalmAll[:Bins]) {
+		t.Errorf("calm_all %d != sum of hours %d", total(p.CalmAll[:Bins]), sum)
+	}
+}
+
+func TestGapCountsNothingAcross(t *testing.T) {
+	var s Stats
+	feed(&s, monday, 5*time.Hour, func(time.Time) int { return 0 })
+	before := s.Pools["p"].Origins
+	later := monday.Add(10 * time.Hour)
+	s.Gap(later)
+	s.Observe(later, map[string]int{"p": 50})
+	s.Observe(later.Add(time.Hour), map[string]int{"p": 50})
+	if got := s.Pools["p"].Origins; got != before {
+		t.Errorf("origins %d after a gap and an hour, want still %d", got, before)
+	}
+	if v := s.View("p", later.Add(time.Hour), 0); v.AtLeast(1, 2*time.Hour) != 0 {
+		t.Errorf("the jump across the gap was counted as a rise")
+	}
+}
+
+func TestOlderObservationIgnored(t *testing.T) {
+	var s Stats
+	s.Observe(monday.Add(time.Hour), map[string]int{"p": 3})
+	s.Observe(monday, map[string]int{"p": 9})
+	if v := s.View("p", monday.Add(time.Hour), 0); v.Need != 3 {
+		t.Errorf("need %d, want 3 (the older observation ignored)", v.Need)
+	}
+}
+
+func TestBootTimes(t *testing.T) {
+	var s Stats
+	for _, d := range []time.Duration{200, 300, 250, 0, -5} {
+		s.ObserveBoot("p", d*time.Second)
+	}
+	for i := range 20 {
+		s.ObserveShutdown("p", time.Duration(i+1)*time.Second)
+	}
+	v := s.View("p", monday, 0)
+	if v.Boot != 250*time.Second || v.Shutdown != 13*time.Second || len(s.Pools["p"].Shutdowns) != ringLen {
+		t.Errorf("boot %s shutdown %s (%d kept)", v.Boot, v.Shutdown, len(s.Pools["p"].Shutdowns))
+	}
+}
+
+func TestRoundTripAndCheck(t *testing.T) {
+	var s Stats
+	feed(&s, monday, 4*time.Hour, func(t time.Time) int { return t.Minute() / 20 })
+	b, err := json.Marshal(s.Pools["p"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Pool
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Check(); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	s2 := Stats{Pools: map[string]*Pool{"p": &back}}
+	now := monday.Add(4 * time.Hour)
+	if a, b := s.View("p", now, 0), s2.View("p", now, 0); a != b {
+		t.Errorf("views differ after a round trip")
+	}
+	cases := map[string]func(p *Pool){
+		"calm has":     func(p *Pool) { p.Calm = p.Calm[:10] },
+		"calm_all has": func(p *Pool) { p.CalmAll = nil },
+		"active has":   func(p *Pool) { p.Active = append(p.Active, 1) },
+		"times but":    func(p *Pool) { p.Needs = p.Needs[:0] },
+		"out of order": func(p *Pool) { p.Times = []int64{5, 1}; p.Needs = []int32{0, 0} },
+		"negative":     func(p *Pool) { p.Origins = -1 },
+		"boot or shut": func(p *Pool) { p.Boots = make([]int32, ringLen+1) },
+	}
+	for want, damage := range cases {
+		var p Pool
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		damage(&p)
+		if err := p.Check(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: check = %v", want, err)
+		}
+	}
+}

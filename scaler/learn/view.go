@@ -1,0 +1,196 @@
+package learn
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// prior is how many origins of the wider statistics (every hour of the week for the calm
+// regime, every rising regime for one of them) stand behind each narrow one: with little
+// history of its own, a bucket reads like the wider one; with weeks of it, like itself.
+const prior = 60
+
+// View is one pool's statistics as the planner reads them at one time: the distribution of
+// the rise of need over each horizon in the present context (this hour of the week when
+// calm, the present regime when need is rising), and the boot and shutdown times seen. The
+// zero View has no history (Ready is false).
+type View struct {
+	// Ready: at least the minimum history was counted (see Stats.View).
+	Ready bool
+	// Origins is how many origins the statistics hold; HourOfWeek the hour they were read
+	// for; Regime the present one (see regimeOf).
+	Origins    int64
+	HourOfWeek int
+	Regime     int
+	// Need is the last need observed.
+	Need int
+	// Boot and Shutdown are the median times seen (0: none seen yet).
+	Boot, Shutdown time.Duration
+	// Until is when the View changes without a new observation: the next hour, or when the
+	// last change of need gets old (so a replay that skips unchanged moments asks again then).
+	Until time.Time
+	// mass[h][b] is the probability that the rise over Horizon(h) falls in bin b.
+	mass [Horizons][Bins]float64
+}
+
+// View is pool's View at now (the zero View for a pool never observed). Statistics with
+// fewer than minHistory of origins are not Ready. The distributions are read afresh each
+// call: callers that call often may keep a View until its Until.
+func (s *Stats) View(pool string, now time.Time, minHistory time.Duration) View {
+	p := s.Pools[pool]
+	if p == nil {
+		return View{}
+	}
+	t := now.Unix()
+	v := View{Origins: p.Origins, HourOfWeek: hourOfWeek(t), Boot: median(p.Boots), Shutdown: median(p.Shutdowns)}
+	v.Ready = p.Origins > 0 && time.Duration(p.Origins)*Step >= minHistory
+	v.Need, v.Regime, _ = p.regime(t)
+	v.Until = time.Unix(p.until(t), 0)
+	if v.Regime == 0 {
+		v.blend(p.Calm[v.HourOfWeek*Horizons*Bins:(v.HourOfWeek+1)*Horizons*Bins], p.CalmAll, nil)
+	} else {
+		pooled := make([]uint32, Horizons*Bins)
+		for r := range Regimes - 1 {
+			for k, c := range p.Active[r*Horizons*Bins : (r+1)*Horizons*Bins] {
+				pooled[k] += c
+			}
+		}
+		v.blend(p.Active[(v.Regime-1)*Horizons*Bins:v.Regime*Horizons*Bins], pooled, p.CalmAll)
+	}
+	return v
+}
+
+// Context says in words what the View's distributions were read for.
+func (v *View) Context() string {
+	if v.Regime == 0 {
+		return fmt.Sprintf("calm, %s %02dh UTC", time.Weekday(v.HourOfWeek / 24).String()[:3], v.HourOfWeek%24)
+	}
+	return [...]string{"", "rising by 1", "rising by 2-3", "rising by 4 or more", "1 below the hour's peak",
+		"2-3 below the hour's peak", "4-7 below the hour's peak", "8-15 below the hour's peak",
+		"16 or more below the hour's peak"}[v.Regime]
+}
+
+// until is the next hour after t, or sooner the time the last change of need gets older
+// than Recent (if the need is rising) or than Peak (if below the peak).
+func (p *Pool) until(t int64) int64 {
+	next := (t/3600 + 1) * 3600
+	_, r, ok := p.regime(t)
+	switch {
+	case !ok || r == 0:
+	case r <= 3:
+		next = min(next, p.Times[p.at(t)]+int64(Recent/time.Second))
+	default:
+		next = min(next, p.Times[p.at(t)]+int64(Peak/time.Second))
+	}
+	return next
+}
+
+// blend sets the distribution from narrow counts, shrunk towards wide ones (prior origins'
+// worth); wide itself is shrunk towards wider when given (a regime seldom seen reads like
+// rising need in general, and that, with little of it, like calm).
+func (v *View) blend(narrow, wide, wider []uint32) {
+	for h := range Horizons {
+		w := probs(wide[h*Bins:(h+1)*Bins], nil)
+		if wider != nil {
+			w = probs(wide[h*Bins:(h+1)*Bins], probs(wider[h*Bins:(h+1)*Bins], nil))
+		}
+		v.mass[h] = *probs(narrow[h*Bins:(h+1)*Bins], w)
+	}
+}
+
+// probs is counts as probabilities, with prior origins of base (nil: none) added; all zero
+// without counts or base.
+func probs(c []uint32, base *[Bins]float64) *[Bins]float64 {
+	var out [Bins]float64
+	n := float64(total(c))
+	w := 0.0
+	if base != nil {
+		w = prior
+	}
+	if n+w == 0 {
+		return &out
+	}
+	for b, x := range c {
+		out[b] = float64(x)
+		if base != nil {
+			out[b] += w * base[b]
+		}
+		out[b] /= n + w
+	}
+	return &out
+}
+
+// AtLeast is the probability that the need rises by at least level servers within d (d
+// between horizons: interpolated; past the longest: the longest). Level 0 or less is certain.
+func (v *View) AtLeast(level int, d time.Duration) float64 {
+	if level <= 0 {
+		return 1
+	}
+	lo, hi, f := span(d)
+	if lo < 0 {
+		return f * v.tail(0, level)
+	}
+	return (1-f)*v.tail(lo, level) + f*v.tail(hi, level)
+}
+
+// span places d between horizons lo and hi (lo -1: below the first, from 0), f the share of
+// the way from lo to hi.
+func span(d time.Duration) (lo, hi int, f float64) {
+	if d >= Horizon(Horizons-1) {
+		return Horizons - 1, Horizons - 1, 0
+	}
+	prev := time.Duration(0)
+	for h := range Horizons {
+		if d <= Horizon(h) {
+			return h - 1, h, float64(d-prev) / float64(Horizon(h)-prev)
+		}
+		prev = Horizon(h)
+	}
+	return Horizons - 1, Horizons - 1, 0
+}
+
+// tail is P(rise over Horizon(h) >= level): the bins wholly at or above level, and the part
+// of level's own bin above it (rises spread evenly over a bin).
+func (v *View) tail(h, level int) float64 {
+	b := binOf(level)
+	p := 0.0
+	for k := b + 1; k < Bins; k++ {
+		p += v.mass[h][k]
+	}
+	width := binLow(b+1) - binLow(b)
+	return p + v.mass[h][b]*float64(binLow(b+1)-level)/float64(width)
+}
+
+// Quantile is the smallest rise r with P(rise within d > r) at most 1-q: the servers that
+// cover the need's rise within d with probability q.
+func (v *View) Quantile(q float64, d time.Duration) int {
+	for r := 0; r < binLow(Bins-1); r++ {
+		if v.AtLeast(r+1, d) <= 1-q+1e-9 {
+			return r
+		}
+	}
+	return binLow(Bins - 1)
+}
+
+// Mean is the expected rise within d.
+func (v *View) Mean(d time.Duration) float64 {
+	m := 0.0
+	for r := 1; r <= binLow(Bins-1); r++ {
+		p := v.AtLeast(r, d)
+		if p < 1e-6 {
+			break
+		}
+		m += p
+	}
+	return m
+}
+
+func median(r []int32) time.Duration {
+	if len(r) == 0 {
+		return 0
+	}
+	s := slices.Clone(r)
+	slices.Sort(s)
+	return time.Duration(s[len(s)/2]) * time.Second
+}

@@ -1,0 +1,178 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// wakes are the servers the job manager asked to be powered on (Wake), and the callers waiting
+// for a pass to answer them.
+type wakes struct {
+	mu sync.Mutex
+	// wanted is held until a pass powers the server on, finds it on or refuses it, or until
+	// its pool's boot timeout has passed.
+	wanted map[string]*wanted
+	// callers wait for the first pass that takes their request.
+	callers []*waker
+}
+
+type wanted struct {
+	note  string
+	until time.Time
+	// renudged: a pass left it waiting and asked once for the next pass at once.
+	renudged bool
+}
+
+type waker struct {
+	nodes []string
+	done  chan []api.WakeResult // buffered: a pass never blocks on a caller gone
+}
+
+// Wake asks for nodes to be powered on for work the job manager placed on them (api.Backend):
+// it records the request, asks for a pass, and returns each node's result once a pass took it.
+// The pass powers on each asked-for node that is Off, with the reason "requested", under the
+// same gate as the planner's own actions: never while paused, never a pinned server, one in
+// maintenance or one whose power is unknown.
+func (l *Loop) Wake(ctx context.Context, nodes []string, note string) ([]api.WakeResult, error) {
+	now := l.o.Clock.Now()
+	w := &waker{nodes: slices.Clone(nodes), done: make(chan []api.WakeResult, 1)}
+	l.wakes.mu.Lock()
+	for _, n := range nodes {
+		if ref, ok := l.cfg.Node(n); ok {
+			// The note is the caller's: it goes to the audit cut short.
+			l.wakes.wanted[n] = &wanted{note: errtext.Cut(note, errtext.Max), until: now.Add(time.Duration(ref.Pool.BootTimeout))}
+		}
+	}
+	l.wakes.callers = append(l.wakes.callers, w)
+	l.wakes.mu.Unlock()
+	l.log.WithFields(logrus.Fields{"nodes": len(nodes), "note": errtext.Quote(note)}).Info("wake requested")
+	l.request(triggerWake, "wake requested")
+	select {
+	case res := <-w.done:
+		return res, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a pass to take the wake request (rota keeps it): %w", ctx.Err())
+	}
+}
+
+// takeWakes returns the notes of the servers still wanted on (dropping those past their time)
+// and the callers this pass answers.
+func (l *Loop) takeWakes(now time.Time) (map[string]string, []*waker) {
+	l.wakes.mu.Lock()
+	defer l.wakes.mu.Unlock()
+	asked := map[string]string{}
+	for n, w := range l.wakes.wanted {
+		if now.After(w.until) {
+			l.log.WithField("node", n).Warn("wake request dropped: not powered on within its pool's boot timeout")
+			delete(l.wakes.wanted, n)
+			continue
+		}
+		asked[n] = w.note
+	}
+	callers := l.wakes.callers
+	l.wakes.callers = nil
+	return asked, callers
+}
+
+// withWakes adds a power-on for each asked-for server that is Off and has no action this pass,
+// in the snapshot's order, and drops the planner's skips for it.
+func withWakes(snap fleet.Snapshot, dec fleet.Decision, asked map[string]string) fleet.Decision {
+	if len(asked) == 0 {
+		return dec
+	}
+	added := map[string]bool{}
+	for _, n := range snap.Nodes {
+		note, ok := asked[n.Name]
+		if !ok || n.State != fleet.StateOff || slices.ContainsFunc(dec.Actions, func(a fleet.Action) bool { return a.Node == n.Name }) {
+			continue
+		}
+		dec.Actions = append(dec.Actions, fleet.Action{Kind: fleet.PowerOn, Node: n.Name, Pool: n.Pool,
+			Reason: fleet.ReasonRequested, Detail: "the job manager placed work on it: " + note})
+		added[n.Name] = true
+	}
+	dec.Skips = slices.DeleteFunc(slices.Clone(dec.Skips), func(s fleet.Skip) bool { return added[s.Node] })
+	return dec
+}
+
+// answerWakes settles each asked-for server after the pass started its actions, answers the
+// callers, and keeps the servers that wait. When some wait for the first time, it asks for one
+// more pass at once (an action just ended or repair just moved the server, most often).
+func (l *Loop) answerWakes(snap fleet.Snapshot, dec fleet.Decision, asked map[string]string, callers []*waker) {
+	if len(asked) == 0 && len(callers) == 0 {
+		return
+	}
+	results := map[string]api.WakeResult{}
+	for _, n := range snap.Nodes {
+		if _, ok := asked[n.Name]; ok {
+			results[n.Name] = l.wakeResult(n, dec)
+		}
+	}
+	l.wakes.mu.Lock()
+	again := false
+	for n, r := range results {
+		w, ok := l.wakes.wanted[n]
+		switch {
+		case !ok:
+		case r.Result != api.WakeWaiting:
+			delete(l.wakes.wanted, n)
+		case !w.renudged:
+			w.renudged, again = true, true
+		}
+	}
+	l.wakes.mu.Unlock()
+	for _, c := range callers {
+		out := make([]api.WakeResult, len(c.nodes))
+		for i, n := range c.nodes {
+			r, ok := results[n]
+			if !ok {
+				r = api.WakeResult{Node: n, Result: api.WakeRefused, Reason: fleet.SkipNotNeeded, Detail: "not in the inventory"}
+			}
+			out[i] = r
+			l.metrics.wakes.WithLabelValues(r.Result).Inc()
+		}
+		c.done <- out
+	}
+	if again {
+		l.request(triggerWake, "a requested server waits")
+	}
+}
+
+// wakeResult is what this pass made of a request for n.
+func (l *Loop) wakeResult(n fleet.Node, dec fleet.Decision) api.WakeResult {
+	r := api.WakeResult{Node: n.Name}
+	if a, s := verdict(n.Name, dec); a != nil && a.Kind == fleet.PowerOn {
+		r.Result, r.Reason, r.Detail = api.WakeStarted, a.Reason, a.Detail
+		if l.cfg.Policy.DryRun {
+			r.Result = api.WakeDryRun
+		}
+		return r
+	} else if s != nil {
+		r.Reason, r.Detail = s.Reason, s.Detail
+	}
+	switch {
+	case n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting || n.State == fleet.StateOn:
+		r.Result, r.Reason, r.Detail = api.WakePowered, "", string(n.State)
+	case r.Reason == fleet.SkipPaused || r.Reason == fleet.SkipPinned || r.Reason == fleet.SkipMaintenance:
+		r.Result = api.WakeRefused
+	case n.State == fleet.StateFailed:
+		r.Result, r.Reason, r.Detail = api.WakeRefused, fleet.SkipBackoff, "failed: rota retries it after its backoff"
+	case n.State == fleet.StateUnknown || n.Power == bmc.StateUnknown:
+		r.Result, r.Reason, r.Detail = api.WakeWaiting, fleet.SkipPowerUnknown, "bmc state unknown"
+	default:
+		r.Result = api.WakeWaiting
+		if r.Reason == "" {
+			r.Detail = string(n.State)
+		}
+	}
+	return r
+}

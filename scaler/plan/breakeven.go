@@ -1,0 +1,147 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
+)
+
+// Break-even power-off. An idle server is powered off when staying on is expected to cost
+// more than a power cycle. A cycle costs the energy of a boot and a shutdown at the pool's
+// cost per hour, policy.break_even.wear_cost, and the waiting it causes: the work expected to
+// arrive during a boot (learned; one job without history) waits a boot, priced per job-hour
+// and per GPU-hour. An idle hour costs the pool's cost per hour (a pool without a cost counts
+// one per server-hour, as the prices then are).
+//
+// With history (package learn), the rule is the probabilistic one of dynamic power
+// management: for a server that is the level-th warm server of its pool, the chance F(t) that
+// the pool's need rises by level within t is the chance it is needed within t. Staying on for
+// t and then powering off costs idle·E[min(X, t)] + (1-F(t))·cycle, powering off now a cycle:
+// the server stays on when some horizon t has F(t)·cycle > idle·E[min(X, t)], with
+// E[min(X, t)] the integral of 1-F up to t. Without history it is the ski-rental rule: off
+// once idle for the break-even time cycle/idle, never worse than twice the best possible.
+
+// defaultShutdown is the shutdown time before any was seen.
+const defaultShutdown = time.Minute
+
+// costs is a pool's price of a cycle and of an idle hour, with the parts of a cycle.
+type costs struct {
+	cycle, idle        float64
+	energy, wear, wait float64
+	arrivals           float64
+	boot, shutdown     time.Duration
+}
+
+// costs is the pool's prices, worked out once a pass.
+func (p *pass) costs(pl *pool) costs {
+	if pl.prices == nil {
+		c := poolCosts(pl.cfg, p.pol, pl.view)
+		pl.prices = &c
+	}
+	return *pl.prices
+}
+
+func poolCosts(pl *config.Pool, pol *config.Policy, v learn.View) costs {
+	be := pol.BreakEven
+	c := costs{idle: pl.Cost.PerHour(), boot: v.Boot, shutdown: v.Shutdown, arrivals: 1}
+	if c.idle <= 0 {
+		c.idle = 1
+	}
+	if c.boot <= 0 {
+		c.boot = time.Duration(pl.BootTimeout)
+	}
+	if c.shutdown <= 0 {
+		c.shutdown = defaultShutdown
+	}
+	if v.Ready {
+		c.arrivals = max(1, v.Mean(c.boot))
+	}
+	c.energy = c.idle * (c.boot + c.shutdown).Hours()
+	c.wear = be.WearCost + c.idle*time.Duration(be.WearTime).Hours()
+	c.wait = c.arrivals * c.boot.Hours() * (be.WaitPerJobHour + float64(pl.Profile.GPUs)*be.WaitPerGPUHour)
+	c.cycle = c.energy + c.wear + c.wait
+	return c
+}
+
+// BreakEvenTime is how long an idle server of pool that was powered off cycles times in the
+// last 24 hours stays on before it is powered off while the pool has no history (v not
+// Ready): what a cycle costs over what an idle hour costs.
+func BreakEvenTime(pl *config.Pool, pol *config.Policy, v learn.View, cycles int) time.Duration {
+	return poolCosts(pl, pol, v).spending(cycles, pol.Node.MaxCyclesPerDay).breakEven()
+}
+
+func (c costs) breakEven() time.Duration {
+	return time.Duration(c.cycle / c.idle * float64(time.Hour)).Round(time.Second)
+}
+
+// spending prices the cycle budget: the day's cycles of a server are max_cycles_per_day, so
+// each one spent makes the next dearer (wear times cap/(cap-used)), and they go where idle
+// spells are longest instead of running out early and leaving the server on for the rest
+// of the day.
+func (c costs) spending(used, budget int) costs {
+	if budget > used && used > 0 {
+		extra := c.wear * (float64(budget)/float64(budget-used) - 1)
+		c.wear += extra
+		c.cycle += extra
+	}
+	return c
+}
+
+func (c costs) words() string {
+	return fmt.Sprintf("a cycle costs %.3g (boot and shutdown %.3g, wear %.3g, waiting %.3g), an idle hour %.3g",
+		c.cycle, c.energy, c.wear, c.wait, c.idle)
+}
+
+// breakEven says why idle server i, the level-th warm server of its pool, stays on (a skip
+// reason and its numbers), or why it may go (reason "" and the numbers for the action).
+func (p *pass) breakEven(i, level int) (fleet.Reason, string) {
+	pl := p.servers[i].pool
+	c := p.costs(pl).spending(p.servers[i].node.CyclesToday, p.pol.Node.MaxCyclesPerDay)
+	if !pl.view.Ready {
+		return p.skiRental(i, c)
+	}
+	t, gain, f, e := dpm(&pl.view, level, c)
+	at := fmt.Sprintf("level %d; %s", level, pl.view.Context())
+	if gain > 0 {
+		return fleet.SkipBreakEven, fmt.Sprintf("P(needed within %s) %.2f x cycle %.3g > idle %.3g (%s; %s)",
+			t, f, c.cycle, c.idle*e, at, c.words())
+	}
+	return "", fmt.Sprintf("P(needed within 2h) %.2f; no horizon where staying on pays (%s; %s)",
+		pl.view.AtLeast(level, learn.Horizon(learn.Horizons-1)), at, c.words())
+}
+
+// dpm finds the horizon where staying on pays most: its time, the gain (>0: stay on), F(t)
+// and E[min(X, t)] in hours.
+func dpm(v *learn.View, level int, c costs) (best time.Duration, gain, fBest, eBest float64) {
+	gain = -1
+	prevT, prevF, e := time.Duration(0), 0.0, 0.0
+	for h := range learn.Horizons {
+		t := learn.Horizon(h)
+		f := v.AtLeast(level, t)
+		// E[min(X, t)] grows by the integral of 1-F over the step (F linear between horizons).
+		e += (t - prevT).Hours() * (1 - (f+prevF)/2)
+		if g := f*c.cycle - c.idle*e; g > gain || h == 0 {
+			best, gain, fBest, eBest = t, g, f, e
+		}
+		prevT, prevF = t, f
+	}
+	return best, gain, fBest, eBest
+}
+
+// skiRental keeps a server on until it has been idle for the break-even time.
+func (p *pass) skiRental(i int, c costs) (fleet.Reason, string) {
+	n := p.servers[i].node
+	breakEven := c.breakEven()
+	idle := time.Duration(p.pol.Idle.Window)
+	if !n.IdleSince.IsZero() {
+		idle = max(p.now.Sub(n.IdleSince), 0)
+	}
+	words := fmt.Sprintf("idle %s, break-even %s: %s (no history yet)", idle.Round(time.Second), breakEven, c.words())
+	if idle < breakEven {
+		return fleet.SkipBreakEven, words
+	}
+	return "", words
+}

@@ -1,0 +1,145 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
+)
+
+// learned is what rota would have learned of pool cpu by t0 from three days of a need that
+// follows need(minute of the hour).
+func learned(need func(minute int) int) map[string]learn.View {
+	var s learn.Stats
+	for t := t0.Add(-72 * time.Hour); !t.After(t0); t = t.Add(time.Minute) {
+		s.Observe(t, map[string]int{"cpu": need(t.Minute())})
+	}
+	return map[string]learn.View{"cpu": s.View("cpu", t0, 24*time.Hour)}
+}
+
+// everyFive: one server's worth of work arrives every five minutes and leaves after one.
+func everyFive(m int) int {
+	if m%5 == 4 {
+		return 1
+	}
+	return 0
+}
+
+// bursts: every five minutes three servers' worth arrives, one more a minute later, and all
+// of it leaves two minutes after.
+func bursts(m int) int {
+	switch m % 5 {
+	case 1:
+		return 3
+	case 2:
+		return 4
+	}
+	return 0
+}
+
+// hourly: one server's worth arrives once an hour for a minute: seldom enough that an idle
+// server is not worth keeping for it, often enough (one boot in six) to keep a spare at q0.9.
+func hourly(m int) int {
+	if m == 30 {
+		return 1
+	}
+	return 0
+}
+
+func withLearned(s fleet.Snapshot, v map[string]learn.View) fleet.Snapshot { s.Learned = v; return s }
+
+func idleFor(d time.Duration) func(*fleet.Node) {
+	return func(n *fleet.Node) { n.IdleSince = t0.Add(-d) }
+}
+
+func TestBreakEven(t *testing.T) { runCases(t, breakEvenCases()) }
+
+func breakEvenCases() []planCase {
+	// The test pools cost 1 an hour and boot in 10m (the default boot_timeout): a cycle
+	// costs 10m+1m of energy and the default wear_time of 10m, 21 minutes of an idle hour.
+	return []planCase{
+		{name: "no history: on until idle for the break-even time (ski rental)",
+			snap: snapshot(with(onNode("c1", "cpu"), idleFor(20*time.Minute)), with(onNode("c2", "cpu"), idleFor(22*time.Minute))),
+			want: map[string]string{"c1": "skip/break_even", "c2": "power_off/idle"}},
+		{name: "no history: the waiting price lengthens the break-even", cfg: func(c *config.Config) { c.Policy.BreakEven.WaitPerJobHour = 3 },
+			// waiting: one job for a 10m boot at 3 an hour is 0.5, 30 more minutes of idle
+			snap: snapshot(with(onNode("c1", "cpu"), idleFor(45*time.Minute)), with(onNode("c2", "cpu"), idleFor(52*time.Minute))),
+			want: map[string]string{"c1": "skip/break_even", "c2": "power_off/idle"}},
+		{name: "history: the server the next arrival will take stays on, the one above it goes",
+			snap: withLearned(snapshot(onNode("c1", "cpu"), onNode("c2", "cpu")), learned(everyFive)),
+			want: map[string]string{"c1": "power_off/idle", "c2": "skip/break_even"}},
+		{name: "history: with work that never comes back, both go", cfg: func(c *config.Config) { c.Policy.Spares.MaxShare = 0 },
+			snap: withLearned(snapshot(onNode("c1", "cpu"), onNode("c2", "cpu")), learned(func(int) int { return 0 })),
+			want: map[string]string{"c1": "power_off/idle", "c2": "power_off/idle"}},
+		{name: "cycle budget: a server that spent most of its cycles today is dearer to cycle",
+			cfg:  func(c *config.Config) { c.Policy.Node.MaxCyclesPerDay = 6 },
+			snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 5; n.IdleSince = t0.Add(-30 * time.Minute) }), with(onNode("c2", "cpu"), idleFor(30*time.Minute))),
+			// c1: wear 10m x 6/(6-5) = 60m, break-even 71m; c2: 21m
+			want: map[string]string{"c1": "skip/break_even", "c2": "power_off/idle"}},
+		{name: "forecast: a pool whose bursts outgrow a boot wakes spares for them",
+			cfg:  func(c *config.Config) { c.Policy.Spares.MaxShare = 0.5 },
+			snap: withLearned(snapshot(offNode("c1", "cpu"), offNode("c2", "cpu"), offNode("c3", "cpu"), offNode("c4", "cpu")), learned(bursts)),
+			want: map[string]string{"c1": "power_on/spare", "c2": "power_on/spare", "c3": "skip/not_needed"}},
+		{name: "forecast: just after a burst every idle server is kept for the next",
+			snap: withLearned(snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), onNode("c3", "cpu"), onNode("c4", "cpu")), learned(bursts)),
+			want: map[string]string{"c1": "skip/break_even", "c4": "skip/break_even"}},
+		{name: "forecast: a spare is kept where break-even alone would power it off", cfg: func(c *config.Config) { c.Policy.Spares.MaxShare = 0.5 },
+			snap: withLearned(snapshot(onNode("c1", "cpu"), onNode("c2", "cpu")), learned(hourly)),
+			want: map[string]string{"c1": "power_off/idle", "c2": "skip/spare"}},
+		{name: "forecast: capped at max_share, none at 0", cfg: func(c *config.Config) { c.Policy.Spares.MaxShare = 0 },
+			snap: withLearned(snapshot(offNode("c1", "cpu"), offNode("c2", "cpu")), learned(bursts)),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "skip/not_needed"}},
+	}
+}
+
+// TestBreakEvenNumbers: each kept-on server says why with the numbers.
+func TestBreakEvenNumbers(t *testing.T) {
+	cfg := newConfig(t, "", 2, 0)
+	snap := withLearned(snapshot(onNode("c1", "cpu"), onNode("c2", "cpu")), learned(everyFive))
+	d := Plan(snap, cfg, t0)
+	kept := d.Skips[0]
+	for _, want := range []string{"P(needed within", "x cycle 0.35 > idle", "level 1", "a cycle costs 0.35 (boot and shutdown 0.183, wear 0.167, waiting 0), an idle hour 1"} {
+		if kept.Node != "c2" || !strings.Contains(kept.Detail, want) {
+			t.Errorf("%s %s: detail %q lacks %q", kept.Node, kept.Reason, kept.Detail, want)
+		}
+	}
+	if off := d.Actions[0]; !strings.Contains(off.Detail, "no horizon where staying on pays") {
+		t.Errorf("power-off detail %q", off.Detail)
+	}
+	snap = withLearned(snapshot(offNode("c1", "cpu"), offNode("c2", "cpu")), learned(bursts))
+	cfg.Policy.Spares.MaxShare = 1
+	d = Plan(snap, cfg, t0)
+	if len(d.Actions) == 0 || !strings.Contains(d.Actions[0].Detail, "forecast: need rises by") || !strings.Contains(d.Actions[0].Detail, "at q0.9") {
+		t.Errorf("spare power-on detail: %s", describe(d))
+	}
+}
+
+// TestBreakEvenTime: the ski-rental time is a cycle's cost over an idle hour's.
+func TestBreakEvenTime(t *testing.T) {
+	cfg := newConfig(t, "", 1, 1)
+	cfg.Policy.BreakEven = config.BreakEven{WearCost: 0.5, WaitPerGPUHour: 0.6}
+	cases := []struct {
+		pool int
+		view learn.View
+		want time.Duration
+	}{
+		// cpu costs 1/h: 11m of boot and shutdown, wear 0.5 (30m), no GPUs to wait
+		{0, learn.View{}, 41 * time.Minute},
+		// gpu costs 10/h: 11m, wear 0.5 (3m), 8 GPUs x 0.6 x 10m boot = 0.8 (4m48s)
+		{1, learn.View{}, 18*time.Minute + 48*time.Second},
+		// a boot of 2m seen: 3m, 3m, 8 x 0.6 x 2m = 0.16 (57.6s)
+		{1, learn.View{Boot: 2 * time.Minute}, 6*time.Minute + 58*time.Second},
+	}
+	for _, c := range cases {
+		if got := BreakEvenTime(&cfg.Pools[c.pool], &cfg.Policy, c.view, 0); got != c.want {
+			t.Errorf("pool %s, boot seen %s: %s, want %s", cfg.Pools[c.pool].Name, c.view.Boot, got, c.want)
+		}
+	}
+	// Cycles spent today make the next dearer: wear 0.5 x 6/(6-3) = 1.0, 71m in all.
+	if got := BreakEvenTime(&cfg.Pools[0], &cfg.Policy, learn.View{}, 3); got != 71*time.Minute {
+		t.Errorf("after 3 cycles of 6: %s, want 1h11m", got)
+	}
+}

@@ -1,0 +1,70 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// withClasses: batch may wait for the night window (22:00-06:00, at most 12h), web is a
+// service, other work is other.
+func withClasses(c *config.Config) {
+	c.Classes = []config.Class{
+		{Name: "batch", Partitions: []string{"batch"}, Defer: &config.Defer{Until: "night", Max: modelDuration(12 * time.Hour)}},
+		{Name: "web", Partitions: []string{"web"}, Service: true},
+		{Name: "other"},
+	}
+}
+
+const nightAndDay = `  schedules:
+    - {name: night, start: '22:00', end: '06:00', backlog_queued_jobs: 0}
+    - {name: day, start: '08:00', end: '18:00', min_on_share: 0.5, protect_services: true, pools: [gpu]}`
+
+func ofClass(d fleet.Demand, class string) fleet.Demand { d.Class = class; return d }
+
+func waited(d fleet.Demand, for_ time.Duration) fleet.Demand { d.Since = t0.Add(-for_); return d }
+
+func TestClasses(t *testing.T) { runCases(t, classesCases()) }
+
+func classesCases() []planCase {
+	return []planCase{
+		// t0 is Monday noon: the night window is closed.
+		{name: "deferrable work outside its window wakes nothing, but runs where there is room",
+			policy: nightAndDay, cfg: withClasses,
+			snap: withDemand(snapshot(onNode("c1", "cpu"), offNode("c2", "cpu")), ofClass(jobs(2, 32, 0), "batch")),
+			want: map[string]string{"c1": "skip/demand_waits", "c2": "skip/deferred"}},
+		{name: "deferrable work takes no drained server back", policy: nightAndDay, cfg: withClasses,
+			snap: withDemand(snapshot(drainingNode("c1", "cpu")), ofClass(jobs(1, 4, 0), "batch")),
+			want: map[string]string{"c1": "power_off/drained"}},
+		{name: "past its longest deferral it is served as usual", policy: nightAndDay, cfg: withClasses,
+			snap: withDemand(snapshot(offNode("c1", "cpu")), waited(ofClass(jobs(1, 4, 0), "batch"), 13*time.Hour)),
+			want: map[string]string{"c1": "power_on/backlog"}},
+		{name: "inside its window it wakes servers", policy: "  schedules: [{name: night, start: '10:00', end: '14:00'}]", cfg: withClasses,
+			snap: withDemand(snapshot(offNode("c1", "cpu")), ofClass(jobs(1, 4, 0), "batch")),
+			want: map[string]string{"c1": "power_on/backlog"}},
+		{name: "a protected floor counts only servers with no work", policy: nightAndDay, cfg: withClasses,
+			// day window: half of gpu's two servers kept free for services; g1 runs work
+			snap: snapshot(with(onNode("g1", "gpu"), busy), offNode("g2", "gpu")),
+			want: map[string]string{"g1": "skip/allocated", "g2": "power_on/floor"}},
+		{name: "an unprotected floor counts every server on", policy: "  schedules: [{name: day, start: '08:00', end: '18:00', min_on_share: 0.5, pools: [gpu]}]",
+			snap: snapshot(with(onNode("g1", "gpu"), busy), offNode("g2", "gpu")),
+			want: map[string]string{"g1": "skip/allocated", "g2": "skip/not_needed"}},
+	}
+}
+
+// Service work is placed before other work: with room for one job on, the service job gets
+// it and the other work wakes a server.
+func TestServiceFirst(t *testing.T) {
+	cfg := newConfig(t, nightAndDay, 2, 0)
+	withClasses(cfg)
+	snap := withDemand(snapshot(onNode("c1", "cpu"), offNode("c2", "cpu")),
+		ofClass(jobs(1, 32, 0), "other"), ofClass(jobs(1, 16, 0), "web"))
+	d := Plan(snap, cfg, t0)
+	if len(d.Actions) != 1 || d.Actions[0].Node != "c2" || !strings.Contains(d.Actions[0].Detail, "other jobs wait") {
+		t.Errorf("want c2 woken for the other work:\n%s", describe(d))
+	}
+	checkInvariants(t, snap, cfg, t0, d)
+}

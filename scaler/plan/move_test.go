@@ -1,0 +1,192 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+const movesOn = "  moves: {enabled: true, min_saving_factor: 2, restart_cost: 5m, estimate: 4h, tail: 30m, max_moves: 10, window: 1h}"
+
+// runningJob is a requeueable job started an hour ago with a 48-hour limit.
+func runningJob(id string, cpus, gpus int) fleet.Job {
+	return fleet.Job{ID: id, CPUs: cpus, GPUs: gpus, Servers: 1, Requeueable: true, Started: t0.Add(-time.Hour), TimeLimit: 48 * time.Hour}
+}
+
+// running puts jobs on an On server, its allocation and telemetry with them.
+func running(n fleet.Node, js ...fleet.Job) fleet.Node {
+	for _, j := range js {
+		n.Jobs.Jobs++
+		n.Jobs.CPUs += j.CPUs
+		n.Jobs.GPUs += j.GPUs
+		n.Jobs.Running = append(n.Jobs.Running, j)
+	}
+	n.Telemetry.CPUMax = 0.5
+	return n
+}
+
+func jobWith(j fleet.Job, f func(*fleet.Job)) fleet.Job { f(&j); return j }
+
+// TestMoves: rebalancing empties a server when its work has room elsewhere and the saving
+// over the work's remaining time is at least k times the work it loses; every refusal names
+// its rule.
+func TestMoves(t *testing.T) { runCases(t, moveCases()) }
+
+func moveCases() []planCase {
+	frag := func(f func(*fleet.Job)) fleet.Snapshot {
+		return snapshot(
+			running(onNode("c1", "cpu"), jobWith(runningJob("1", 1, 0), f)),
+			running(onNode("c2", "cpu"), runningJob("2", 1, 0)),
+			running(onNode("c3", "cpu"), runningJob("3", 1, 0)))
+	}
+	same := func(*fleet.Job) {}
+	return []planCase{
+		{name: "moves off: the work stays", snap: frag(same),
+			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated", "c3": "skip/allocated"}},
+		{name: "fragmented: two servers empty onto the third", policy: movesOn, snap: frag(same),
+			want: map[string]string{"c1": "move/rebalance", "c2": "skip/demand_waits", "c3": "move/rebalance"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
+		{name: "not requeueable is never moved", policy: movesOn, snap: frag(func(j *fleet.Job) { j.Requeueable = false }),
+			want: map[string]string{"c1": "skip/not_requeueable", "c2": "move/rebalance", "c3": "move/rebalance"}},
+		{name: "do-not-disrupt is never moved", policy: movesOn, snap: frag(func(j *fleet.Job) { j.DoNotDisrupt = true }),
+			want: map[string]string{"c1": "skip/do_not_disrupt"}},
+		{name: "a job in its tail is never moved", policy: movesOn, snap: frag(func(j *fleet.Job) { j.TimeLimit = time.Hour + 10*time.Minute }),
+			want: map[string]string{"c1": "skip/job_tail"}},
+		{name: "a multi-server job is never moved", policy: movesOn, snap: frag(func(j *fleet.Job) { j.Servers = 2 }),
+			want: map[string]string{"c1": "skip/not_requeueable"}},
+		{name: "no time limit: the policy's estimate", policy: movesOn, snap: frag(func(j *fleet.Job) { j.TimeLimit = 0 }),
+			want: map[string]string{"c1": "move/rebalance"}},
+		{name: "the saving must be k times the loss", policy: movesOn + "\n  ",
+			cfg: func(c *config.Config) { c.Policy.Moves.MinSavingFactor = 10000 }, snap: frag(same),
+			want: map[string]string{"c1": "skip/saving_too_small", "c2": "skip/saving_too_small", "c3": "skip/saving_too_small"}},
+		{name: "the move budget", policy: movesOn,
+			cfg:  func(c *config.Config) { c.Policy.Moves.MaxMoves = 1 },
+			snap: withHistory(frag(same), fleet.History{Moves: []time.Time{t0.Add(-10 * time.Minute)}}),
+			want: map[string]string{"c1": "skip/move_budget"}},
+		{name: "budget spent in an earlier window is back", policy: movesOn,
+			cfg:  func(c *config.Config) { c.Policy.Moves.MaxMoves = 1 },
+			snap: withHistory(frag(same), fleet.History{Moves: []time.Time{t0.Add(-2 * time.Hour)}}),
+			want: map[string]string{"c1": "move/rebalance", "c3": "skip/move_budget"}},
+		{name: "min_on holds a move like a drain", policy: movesOn,
+			snap: snapshot(running(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.LastOn = t0.Add(-time.Minute) }), runningJob("1", 1, 0)),
+				running(onNode("c2", "cpu"), runningJob("2", 1, 0))),
+			want: map[string]string{"c1": "skip/min_on", "c2": "move/rebalance"}},
+		{name: "no room elsewhere: the work stays", policy: movesOn,
+			snap: snapshot(running(onNode("c1", "cpu"), runningJob("1", 20, 0)), running(onNode("c2", "cpu"), runningJob("2", 20, 0))),
+			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated"}},
+		{name: "light work leaves a gpu server for a cpu server", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), running(onNode("c1", "cpu"), runningJob("1", 1, 0))),
+			want: map[string]string{"g1": "move/rebalance", "c1": "skip/demand_waits"}},
+		{name: "light work on a gpu server wakes a cpu server to go to", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), offNode("c1", "cpu")),
+			want: map[string]string{"g1": "skip/in_flight", "c1": "power_on/rebalance"}},
+		{name: "the woken server still coming: the work waits for it", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), with(offNode("c1", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting })),
+			want: map[string]string{"g1": "skip/in_flight"}},
+		{name: "gpu work does not fit a cpu server", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 1)), offNode("c1", "cpu")),
+			want: map[string]string{"g1": "skip/allocated", "c1": "skip/not_needed"}},
+	}
+}
+
+// TestMovePlan: a move names its jobs, excludes the server it leaves, or the whole pool when
+// the work goes to a cheaper one, and says what it saves and loses.
+func TestMovePlan(t *testing.T) {
+	cfg := newConfig(t, movesOn, 1, 2)
+	snap := snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), onNode("g2", "gpu"), running(onNode("c1", "cpu"), runningJob("1", 1, 0)))
+	d := Plan(snap, cfg, t0)
+	checkInvariants(t, snap, cfg, t0, d)
+	var mv *fleet.Action
+	for i := range d.Actions {
+		if d.Actions[i].Kind == fleet.Move {
+			mv = &d.Actions[i]
+		}
+	}
+	if mv == nil || mv.Node != "g1" || mv.Move == nil {
+		t.Fatalf("no move of g1:\n%s", describe(d))
+	}
+	if got := strings.Join(mv.Move.Jobs, ","); got != "9" {
+		t.Errorf("jobs %s, want 9", got)
+	}
+	if got := strings.Join(mv.Move.Exclude, ","); got != "g1,g2" {
+		t.Errorf("exclude %s, want the gpu pool g1,g2", got)
+	}
+	// 47 h left at 10/h; 1 h 5 m lost of a 2/64 share at 10/h.
+	if !mv.Move.Drain || mv.Move.Saving < 469 || mv.Move.Saving > 471 || mv.Move.Lost < 0.33 || mv.Move.Lost > 0.34 {
+		t.Errorf("plan %+v, want a drain saving 470 and losing 0.34", mv.Move)
+	}
+	if !strings.Contains(mv.Detail, "to c1") {
+		t.Errorf("detail %q does not name the destination", mv.Detail)
+	}
+}
+
+// TestMovePrefersTheCheapTierHeldOn: light work on a GPU server goes to a CPU server its floor
+// keeps on (it adds nothing there) rather than to another GPU server that stays on for its own
+// work, and so leaves the whole GPU pool.
+func TestMovePrefersTheCheapTierHeldOn(t *testing.T) {
+	cfg := newConfig(t, movesOn, 1, 2)
+	cfg.Pools[0].Min = 1
+	snap := snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)),
+		running(onNode("g2", "gpu"), jobWith(runningJob("8", 2, 0), func(j *fleet.Job) { j.Requeueable = false })),
+		onNode("c1", "cpu"))
+	d := Plan(snap, cfg, t0)
+	checkInvariants(t, snap, cfg, t0, d)
+	for _, a := range d.Actions {
+		if a.Kind == fleet.Move && a.Node == "g1" {
+			if got := strings.Join(a.Move.Exclude, ","); got != "g1,g2" || !strings.Contains(a.Detail, "to c1") {
+				t.Fatalf("move %s (excluding %s), want to c1 away from the gpu pool", a.Detail, got)
+			}
+			return
+		}
+	}
+	t.Fatalf("no move of g1:\n%s", describe(d))
+}
+
+func ofDept(j fleet.Job, dept string) fleet.Job { j.Department = dept; return j }
+
+// TestQuotaGuarantee: a department below its quota whose work finds no server (the pool is at
+// its ceiling) gets one back: borrowed work is moved off a server, which stays in service for
+// it; by the same rules as any move.
+func TestQuotaGuarantee(t *testing.T) {
+	quotas := func(c *config.Config) {
+		c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}, {Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
+	}
+	borrowedBy := func(f func(*fleet.Job)) fleet.Snapshot {
+		return withDemand(snapshot(
+			running(onNode("c1", "cpu"), jobWith(ofDept(runningJob("1", 8, 0), "b"), f)),
+			running(onNode("c2", "cpu"), ofDept(runningJob("2", 8, 0), "b"))),
+			inDept(jobs(1, 32, 0), "a"))
+	}
+	runCases(t, []planCase{
+		{name: "borrowed work gives the lender a server", policy: movesOn, cfg: quotas, snap: borrowedBy(func(*fleet.Job) {}),
+			want: map[string]string{"c1": "move/quota", "c2": "skip/demand_waits"}},
+		{name: "what may not be requeued stays", policy: movesOn, cfg: quotas, snap: borrowedBy(func(j *fleet.Job) { j.Requeueable = false }),
+			want: map[string]string{"c1": "skip/not_requeueable", "c2": "move/quota"}},
+		{name: "moves off: no reclaim", cfg: quotas, snap: borrowedBy(func(*fleet.Job) {}),
+			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated"}},
+	})
+	cfg := newConfig(t, movesOn, 2, 0)
+	quotas(cfg)
+	d := Plan(borrowedBy(func(*fleet.Job) {}), cfg, t0)
+	for _, a := range d.Actions {
+		if a.Kind == fleet.Move && (a.Move.Drain || strings.Join(a.Move.Exclude, ",") != a.Node) {
+			t.Errorf("quota move %+v: want the server kept in service, only itself excluded", a.Move)
+		}
+	}
+}
+
+// TestLendersFirst: the work of a department within its quota is placed before the work of
+// one past it, whatever order the groups sort in.
+func TestLendersFirst(t *testing.T) {
+	cfg := newConfig(t, "", 1, 0)
+	cfg.Policy.Quotas = []config.Quota{{Department: "z", Pool: "cpu", MaxServers: 1}, {Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
+	snap := withDemand(snapshot(offNode("c1", "cpu")), inDept(jobs(1, 32, 0), "b"), inDept(jobs(1, 32, 0), "z"))
+	p := newPass(&snap, cfg, t0)
+	p.screen()
+	groups := p.lendersFirst(p.groups())
+	if len(groups) != 2 || groups[0].dept != "z" || groups[1].dept != "b" {
+		t.Fatalf("order %v, want the lender z first", []string{groups[0].dept, groups[1].dept})
+	}
+}

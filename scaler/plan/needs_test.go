@@ -1,0 +1,128 @@
+package plan
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+func needing(d fleet.Demand, partition string, n fleet.Needs) fleet.Demand {
+	d.Partition, d.Needs = partition, n
+	return d
+}
+
+// withProfiles gives pool cpu the partition batch and pool gpu the partitions gpu and batch,
+// GPU model a100, features nvlink and network ib.
+func withProfiles(c *config.Config) {
+	c.Pools[0].Profile.Partitions = []string{"batch"}
+	c.Pools[1].Profile.Partitions = []string{"gpu", "batch"}
+	c.Pools[1].Profile.GPUModel = "NVIDIA A100-SXM4-80GB"
+	c.Pools[1].Profile.Features = []string{"a100", "nvlink"}
+	c.Pools[1].Profile.Network = "ib"
+}
+
+// TestConstraints: rota wakes only servers whose pool offers what the job asks (partition,
+// features, GPU model, node list and exclusions), and work whose data is on shared storage
+// may wake the cheapest pool in any region that sees it.
+func TestConstraints(t *testing.T) {
+	mixed := append(offNodes("c", "cpu", 3), offNodes("g", "gpu", 3)...)
+	runCases(t, []planCase{
+		{name: "a gpu-partition job never wakes a cpu server", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "gpu", fleet.Needs{})),
+			want: map[string]string{"ca": "skip/not_needed", "ga": "power_on/backlog"}, desired: map[string]int{"cpu": 0, "gpu": 1}},
+		{name: "a batch job wakes the cheap pool", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "batch", fleet.Needs{})),
+			want: map[string]string{"ca": "power_on/backlog", "ga": "skip/not_needed"}},
+		{name: "a feature only the gpu pool offers", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "batch", fleet.Needs{Features: "ib&nvlink"})),
+			want: map[string]string{"ca": "skip/not_needed", "ga": "power_on/backlog"}},
+		{name: "a feature no pool offers wakes nothing", cfg: withProfiles,
+			snap:    withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "", fleet.Needs{Features: "h100"})),
+			desired: map[string]int{"cpu": 0, "gpu": 0}},
+		{name: "either feature of an OR", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "", fleet.Needs{Features: "h100|a100"})),
+			want: map[string]string{"ga": "power_on/backlog"}},
+		{name: "gpu type by the gres type", cfg: withProfiles,
+			snap:    withDemand(snapshot(mixed...), needing(jobs(1, 1, 1), "", fleet.Needs{GPUType: "h100"})),
+			desired: map[string]int{"cpu": 0, "gpu": 0}},
+		{name: "node list: only the servers named", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 32, 0), "", fleet.Needs{Nodes: "cc"})),
+			want: map[string]string{"ca": "skip/not_needed", "cc": "power_on/backlog"}},
+		{name: "exclusions pass over the servers named", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 32, 0), "", fleet.Needs{Exclude: "ca,cb"})),
+			want: map[string]string{"ca": "skip/not_needed", "cb": "skip/not_needed", "cc": "power_on/backlog"}},
+		{name: "exclusions keep an on server's room for others", cfg: withProfiles,
+			snap: withDemand(snapshot(append(mixed, onNode("c9", "cpu"))...), needing(jobs(1, 32, 0), "", fleet.Needs{Exclude: "c9"})),
+			want: map[string]string{"ca": "power_on/backlog"}},
+		{name: "data on shared storage may run in a region that sees it",
+			policy: "  storage: [{name: lustre, regions: [eu, us]}]",
+			snap: withDemand(snapshot(append(inRegion(offNodes("c", "cpu", 2), "us"), inRegion(offNodes("g", "gpu", 1), "eu")...)...),
+				fleet.Demand{Region: "eu", Needs: fleet.Needs{Storage: "lustre"}, Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 1, Since: t0}),
+			want: map[string]string{"ca": "power_on/backlog", "ga": "skip/not_needed"}},
+		{name: "without shared storage the region holds",
+			snap: withDemand(snapshot(append(inRegion(offNodes("c", "cpu", 2), "us"), inRegion(offNodes("g", "gpu", 1), "eu")...)...),
+				fleet.Demand{Region: "eu", Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 1, Since: t0}),
+			want: map[string]string{"ca": "skip/not_needed", "ga": "power_on/backlog"}},
+	})
+}
+
+// TestCheaperTier: light work passes over an idle GPU server and wakes a CPU server when
+// that costs less over the work's expected run; it fills the GPU server when the run is too
+// short to pay for a boot, or when the GPU server stays on anyway.
+func TestCheaperTier(t *testing.T) {
+	gpuIdle := with(onNode("g1", "gpu"), func(n *fleet.Node) {})
+	limited := func(d fleet.Demand, limit time.Duration) fleet.Demand { d.TimeLimit = limit; return d }
+	runCases(t, []planCase{
+		{name: "long light work wakes a cpu server", snap: withDemand(snapshot(offNode("c1", "cpu"), gpuIdle), limited(jobs(2, 4, 0), 2*time.Hour)),
+			want: map[string]string{"c1": "power_on/backlog", "g1": "power_off/idle"}},
+		{name: "work shorter than a boot pays for fills the gpu server", snap: withDemand(snapshot(offNode("c1", "cpu"), gpuIdle), limited(jobs(2, 4, 0), time.Minute)),
+			want: map[string]string{"c1": "skip/not_needed", "g1": "skip/demand_waits"}},
+		{name: "a gpu server held by its floor takes the work", cfg: func(c *config.Config) { c.Pools[1].Min = 1 },
+			snap: withDemand(snapshot(offNode("c1", "cpu"), gpuIdle), limited(jobs(2, 4, 0), 2*time.Hour)),
+			want: map[string]string{"c1": "skip/not_needed", "g1": "skip/demand_waits"}},
+		{name: "no cpu server to wake: the gpu server takes the work", snap: withDemand(snapshot(gpuIdle), limited(jobs(2, 4, 0), 2*time.Hour)),
+			want: map[string]string{"g1": "skip/demand_waits"}},
+	})
+}
+
+func TestParseConstraint(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want [][]string
+		ok   bool
+	}{
+		{"a100", [][]string{{"a100"}}, true},
+		{"a100&ib", [][]string{{"a100", "ib"}}, true},
+		{"a100,ib", [][]string{{"a100", "ib"}}, true},
+		{"a100|h100", [][]string{{"a100"}, {"h100"}}, true},
+		{"(a100|h100)&ib", [][]string{{"a100", "ib"}, {"h100", "ib"}}, true},
+		{"[rack1|rack2]", [][]string{{"rack1"}, {"rack2"}}, true},
+		{"a100*2&ib", [][]string{{"a100", "ib"}}, true},
+		{"", nil, false},
+		{"a100&", nil, false},
+		{"(a100", nil, false},
+		{"a)b", nil, false},
+	} {
+		got, ok := parseConstraint(tc.in)
+		if ok != tc.ok || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseConstraint(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// FuzzParseConstraint: any expression a job may carry is read or refused, never a panic,
+// and never more alternatives than the bound.
+func FuzzParseConstraint(f *testing.F) {
+	for _, s := range []string{"a100&ib", "(a|b)&(c|d)", "[r1|r2]*2", "a,b,c", "((a))", "|&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		alts, ok := parseConstraint(s)
+		if ok && (len(alts) == 0 || len(alts) > maxAlternatives) {
+			t.Fatalf("%q: %d alternatives", s, len(alts))
+		}
+	})
+}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+// kthSized is a workload of the size of the KTH SP2 log as the issue sets it (28,000 jobs,
+// a 900-server fleet of one-core servers), drawn from a fixed seed: a daily swell of arrivals
+// in bursts, gangs of 1 to 128 servers (mostly small), run times from a minute to a day.
+func kthSized() []trace.Job {
+	rng := rand.New(rand.NewPCG(28, 900))
+	sizes := []int{1, 1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32, 64, 128}
+	var jobs []trace.Job
+	t := int64(0)
+	for i := range 28000 {
+		hour := float64(t%86400) / 3600
+		rate := 1 + math.Sin((hour-6)/24*2*math.Pi) // busier by day
+		if rng.IntN(12) == 0 {
+			t += int64(rng.IntN(3600))
+		}
+		t += int64(rng.ExpFloat64() * 900 / (0.3 + rate))
+		dur := int64(math.Exp(4 + rng.Float64()*7.3)) // 55s .. about a day
+		jobs = append(jobs, trace.Job{Line: i + 2, Submit: t, Duration: dur, Nodes: sizes[rng.IntN(len(sizes))], CPUs: 1})
+	}
+	return jobs
+}
+
+func kthEnv(b *testing.B) *Env {
+	cfg, err := config.Parse([]byte(`server: {webhook_auth_disabled: true}
+pools:
+  - {name: sp2, profile: {cpu_cores: 1}, cost: {watts: 100, price_per_kwh: 0.15}, boot_timeout: 5m}
+`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := &trace.Trace{Format: trace.SWF, Start: time.Date(1996, 9, 23, 0, 0, 0, 0, time.UTC), Jobs: kthSized()}
+	e, err := NewEnv(cfg, tr, Options{Fleet: "900", WatchDelay: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// BenchmarkReplayKTHSized replays the KTH-sized workload under rota's default policy; the
+// goal is under 5 s a replay (s/replay).
+func BenchmarkReplayKTHSized(b *testing.B) {
+	e := kthEnv(b)
+	for b.Loop() {
+		start := time.Now()
+		Run(e, Rota("rota"), nil)
+		b.ReportMetric(time.Since(start).Seconds(), "s/replay")
+	}
+}
+
+// BenchmarkReplayRatio replays ITP cluster04 with the 10-minute idle timeout and with rota
+// in the same run, and reports rota's time over the baseline's (goal: at most 2).
+func BenchmarkReplayRatio(b *testing.B) {
+	tr, cfg := repoTrace(b, "itp/cluster04.csv")
+	e, err := NewEnv(cfg, tr, Options{WatchDelay: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var base, rota time.Duration
+	for b.Loop() {
+		start := time.Now()
+		Run(e, IdleTimeout(10*time.Minute), nil)
+		mid := time.Now()
+		Run(e, Rota("rota"), nil)
+		base, rota = base+mid.Sub(start), rota+time.Since(mid)
+	}
+	b.ReportMetric(rota.Seconds()/base.Seconds(), "rota/baseline")
+	b.ReportMetric(base.Seconds()/float64(b.N), "s/baseline")
+	b.ReportMetric(rota.Seconds()/float64(b.N), "s/rota")
+}

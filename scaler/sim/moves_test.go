@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+// TestRebalancingFragmented replays deploy/simulate's fragmented workload (every server left
+// holding one small long job, two of them not requeueable) with and without rebalancing:
+// moves cut the server-hours by at least 40%, never move a job that is not requeueable, and
+// lose less than 5% of the work.
+func TestRebalancingFragmented(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	cfg, err := config.LoadFor(filepath.Join(root, "deploy", "simulate", "rota-fragmented.yml"), config.Replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "deploy", "simulate", "fragmented.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := trace.Read(f, trace.CSV, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEnv(cfg, tr, Options{Fleet: "20"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Compare(context.Background(), e, []Policy{Rota("rota"), RotaWithoutMoves("rota-no-moves")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, without := rs[1], rs[2]
+	cut := 1 - with.ServerHours/without.ServerHours
+	t.Logf("server-hours %.0f with moves, %.0f without (cut %.0f%%); %d moves, lost %.1f unit-hours (%.1f%% of the work)",
+		with.ServerHours, without.ServerHours, 100*cut, with.Moves, with.LostUnitHours, 100*with.LostShare)
+	switch {
+	case cut < 0.40:
+		t.Errorf("rebalancing cut server-hours by %.0f%%, want at least 40%%", 100*cut)
+	case with.Violations != 0:
+		t.Errorf("%d violations (a job not requeueable moved, or a power-off with a job)", with.Violations)
+	case with.LostShare >= 0.05:
+		t.Errorf("lost %.1f%% of the work, want under 5%%", 100*with.LostShare)
+	case with.Moves != 18 || without.Moves != 0:
+		t.Errorf("%d moves with rebalancing (want the 18 requeueable servers), %d without", with.Moves, without.Moves)
+	case with.JobsRun != 40 || len(with.NotRun) != 0:
+		t.Errorf("%d jobs ran, %d did not", with.JobsRun, len(with.NotRun))
+	}
+}
+
+// TestMovedJobsRunAgainElsewhere: a moved job leaves its server at once, loses its run plus
+// the restart cost, starts again never on the server it left, and its wait counts once.
+func TestMovedJobsRunAgainElsewhere(t *testing.T) {
+	cfg := tinyConfig(t, "  moves: {enabled: true, restart_cost: 10m}\n")
+	e := tinyEnv(t, cfg, "2",
+		trace.Job{Line: 2, Submit: 0, Duration: 48 * 3600, Nodes: 1, GPUs: 1, Requeueable: true},
+		trace.Job{Line: 3, Submit: 0, Duration: 48 * 3600, Nodes: 1, GPUs: 8})
+	w := newWorld(e)
+	w.handle()
+	w.place()
+	if w.held[0][0] != 0 || w.held[1][0] != 1 {
+		t.Fatalf("placed on %v and %v, want servers 0 and 1", w.held[0], w.held[1])
+	}
+	w.advance(3600)
+	if !w.move(0, &fleet.MovePlan{Jobs: []string{"0"}, Exclude: []string{e.Names[0]}, Drain: true}) {
+		t.Fatal("move refused")
+	}
+	if len(w.srv[0].jobs) != 0 || w.srv[0].state != fleet.StateDraining || w.start[0] != -1 {
+		t.Fatalf("server 0 after the move: %+v", w.srv[0])
+	}
+	w.srv[1].freeGPU = 8 // make room on server 1 as if its job ended
+	w.place()
+	if len(w.held[0]) != 1 || w.held[0][0] != 1 {
+		t.Fatalf("the moved job runs on %v, want server 1 (it may not go back to 0)", w.held[0])
+	}
+	if d := w.duration(0); d != 48*3600+600 {
+		t.Errorf("rerun lasts %ds, want 48 h plus the 10-minute restart", d)
+	}
+	if got, want := w.acct.lostUnits, 1+10.0/60; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("lost %.3f GPU-hours, want %.3f", got, want)
+	}
+	if len(w.acct.waits) != 2 || w.acct.moves != 1 || w.acct.badMoves != 0 {
+		t.Errorf("waits %v, moves %d, bad moves %d", w.acct.waits, w.acct.moves, w.acct.badMoves)
+	}
+}
+
+// TestSkippingChangesNothingWithMoves: with rebalancing on, skipping the planner between
+// events still gives the replay a call at every tick gives.
+func TestSkippingChangesNothingWithMoves(t *testing.T) {
+	cfg := tinyConfig(t, "  moves: {enabled: true, max_moves: 2, window: 30m}\n")
+	jobs := randomJobs(150, 7)
+	for i := range jobs {
+		jobs[i].Requeueable = i%3 != 0
+	}
+	e := tinyEnv(t, cfg, "peak", jobs...)
+	skip := Run(e, Rota("rota"), nil)
+	every := Run(e, &rota{name: "rota", everyTick: true}, nil)
+	if every.Moves == 0 {
+		t.Fatal("no moves: the test would prove nothing")
+	}
+	skip.PlannerCalls, every.PlannerCalls = 0, 0
+	if !reflect.DeepEqual(skip, every) {
+		t.Errorf("skipping changed the replay: %.2f vs %.2f server-hours, %d vs %d moves",
+			skip.ServerHours, every.ServerHours, skip.Moves, every.Moves)
+	}
+}

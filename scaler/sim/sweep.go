@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// SweepTimeouts are the idle timeouts a sweep runs the baseline at.
+func SweepTimeouts() []time.Duration {
+	return []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
+		20 * time.Minute, 30 * time.Minute, time.Hour}
+}
+
+// Variant is rota under the environment's policy with one knob moved.
+type Variant struct {
+	Name string
+	Set  func(*config.Policy)
+}
+
+// SweepVariants are the settings of rota's knobs a sweep runs besides the config's own: the
+// quantile its warm spares cover (none, 0.5, 0.95) and the wear a cycle is priced at (half,
+// double), the knobs that trade waiting for server-hours and cycles.
+func SweepVariants(pol *config.Policy) []Variant {
+	wear := pol.BreakEven.WearTime
+	return []Variant{
+		{"rota spares.quantile=0", func(p *config.Policy) { p.Spares.Quantile = 0 }},
+		{"rota spares.quantile=0.5", func(p *config.Policy) { p.Spares.Quantile = 0.5 }},
+		{"rota spares.quantile=0.95", func(p *config.Policy) { p.Spares.Quantile = 0.95 }},
+		{fmt.Sprintf("rota break_even.wear_time=%s", time.Duration(wear/2)), func(p *config.Policy) { p.BreakEven.WearTime = wear / 2 }},
+		{fmt.Sprintf("rota break_even.wear_time=%s", time.Duration(wear*2)), func(p *config.Policy) { p.BreakEven.WearTime = wear * 2 }},
+	}
+}
+
+// SweepPolicies is the baseline at every timeout of SweepTimeouts, rota under the config's
+// policy, and rota at each of SweepVariants.
+func SweepPolicies(e *Env) []Policy {
+	var out []Policy
+	for _, t := range SweepTimeouts() {
+		out = append(out, IdleTimeout(t))
+	}
+	out = append(out, Rota("rota"))
+	for _, v := range SweepVariants(&e.Config.Policy) {
+		c := *e.Config
+		v.Set(&c.Policy)
+		out = append(out, RotaWith(v.Name, &c))
+	}
+	return out
+}
+
+// Sweep runs SweepPolicies on the environment, the lower bound first (see Compare).
+func Sweep(ctx context.Context, e *Env, progress func(policy string) Progress) ([]Result, error) {
+	return Compare(ctx, e, SweepPolicies(e), progress)
+}
