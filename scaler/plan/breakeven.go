@@ -24,9 +24,6 @@ import (
 // E[min(X, t)] the integral of 1-F up to t. Without history it is the ski-rental rule: off
 // once idle for the break-even time cycle/idle, never worse than twice the best possible.
 
-// defaultShutdown is the shutdown time before any was seen.
-const defaultShutdown = time.Minute
-
 // costs is a pool's price of a cycle and of an idle hour, with the parts of a cycle.
 type costs struct {
 	cycle, idle        float64
@@ -38,13 +35,18 @@ type costs struct {
 // costs is the pool's prices, worked out once a pass.
 func (p *pass) costs(pl *pool) costs {
 	if pl.prices == nil {
-		c := poolCosts(pl.cfg, p.pol, pl.view)
+		c := poolCosts(pl.cfg, p.pol, &p.cfg.BMC, pl.view)
 		pl.prices = &c
 	}
 	return *pl.prices
 }
 
-func poolCosts(pl *config.Pool, pol *config.Policy, v learn.View) costs {
+// typicalShutdown is what a shutdown is taken to last before any was seen, unless
+// bmc.graceful_timeout is shorter: the hard off follows that, so no shutdown lasts longer.
+const typicalShutdown = time.Minute
+
+// Before a boot was seen it is taken to last the pool's boot_timeout (rota's bound on it).
+func poolCosts(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v learn.View) costs {
 	be := pol.BreakEven
 	c := costs{idle: pl.Cost.PerHour(), boot: v.Boot, shutdown: v.Shutdown, arrivals: 1}
 	if c.idle <= 0 {
@@ -54,7 +56,7 @@ func poolCosts(pl *config.Pool, pol *config.Policy, v learn.View) costs {
 		c.boot = time.Duration(pl.BootTimeout)
 	}
 	if c.shutdown <= 0 {
-		c.shutdown = defaultShutdown
+		c.shutdown = min(typicalShutdown, time.Duration(bmc.GracefulTimeout))
 	}
 	if v.Ready {
 		c.arrivals = max(1, v.Mean(c.boot))
@@ -69,8 +71,8 @@ func poolCosts(pl *config.Pool, pol *config.Policy, v learn.View) costs {
 // BreakEvenTime is how long an idle server of pool that was powered off cycles times in the
 // last 24 hours stays on before it is powered off while the pool has no history (v not
 // Ready): what a cycle costs over what an idle hour costs.
-func BreakEvenTime(pl *config.Pool, pol *config.Policy, v learn.View, cycles int) time.Duration {
-	return poolCosts(pl, pol, v).spending(cycles, pol.Node.MaxCyclesPerDay).breakEven()
+func BreakEvenTime(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v learn.View, cycles int) time.Duration {
+	return poolCosts(pl, pol, bmc, v).spending(cycles, pol.Node.MaxCyclesPerDay).breakEven()
 }
 
 func (c costs) breakEven() time.Duration {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
@@ -134,12 +136,17 @@ func TestBreakEvenTime(t *testing.T) {
 		{1, learn.View{Boot: 2 * time.Minute}, 6*time.Minute + 58*time.Second},
 	}
 	for _, c := range cases {
-		if got := BreakEvenTime(&cfg.Pools[c.pool], &cfg.Policy, c.view, 0); got != c.want {
+		if got := BreakEvenTime(&cfg.Pools[c.pool], &cfg.Policy, &cfg.BMC, c.view, 0); got != c.want {
 			t.Errorf("pool %s, boot seen %s: %s, want %s", cfg.Pools[c.pool].Name, c.view.Boot, got, c.want)
 		}
 	}
 	// Cycles spent today make the next dearer: wear 0.5 x 6/(6-3) = 1.0, 71m in all.
-	if got := BreakEvenTime(&cfg.Pools[0], &cfg.Policy, learn.View{}, 3); got != 71*time.Minute {
+	if got := BreakEvenTime(&cfg.Pools[0], &cfg.Policy, &cfg.BMC, learn.View{}, 3); got != 71*time.Minute {
 		t.Errorf("after 3 cycles of 6: %s, want 1h11m", got)
+	}
+	// A graceful timeout under a minute bounds the shutdown: 10m + 5s of boot and shutdown, wear 30m.
+	cfg.BMC.GracefulTimeout = model.Duration(5 * time.Second)
+	if got := BreakEvenTime(&cfg.Pools[0], &cfg.Policy, &cfg.BMC, learn.View{}, 0); got != 40*time.Minute+5*time.Second {
+		t.Errorf("graceful timeout 5s: %s, want 40m5s", got)
 	}
 }

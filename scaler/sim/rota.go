@@ -261,7 +261,7 @@ func (p *rota) timers(w *world, since int64) int64 {
 			for s := range w.srv {
 				if sv := &w.srv[s]; sv.pool == pi && len(sv.jobs) == 0 {
 					// the break-even time grows with the server's cycles of the day
-					be := plan.BreakEvenTime(&cfg.Pools[pi], pol, v, countSince(sv.offs, since-24*3600))
+					be := plan.BreakEvenTime(&cfg.Pools[pi], pol, &cfg.BMC, v, countSince(sv.offs, since-24*3600))
 					consider(sv.emptySince, model.Duration(be))
 					next(sv.offs, day) // and shrinks as one leaves the day
 
