@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rotahq/rota/bmc"
+	bmc "github.com/rotahq/rota/bmc/spec"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
