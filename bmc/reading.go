@@ -28,8 +28,8 @@ type Reading struct {
 // a fact about the BMC, not worth a retry.
 var ErrNoReading = errors.New("the bmc offers no power reading")
 
-// Meter reads servers' power draw; Controller implements it over Redfish and ipmitool, and
-// package bmcfake in memory. Safe for concurrent use.
+// Meter reads servers' power draw; Controller implements it over Redfish and ipmitool (the
+// loop's tests in memory). Safe for concurrent use.
 type Meter interface {
 	// PowerReading returns the node's power draw now; an error wrapping ErrNoReading when its
 	// BMC offers none.
