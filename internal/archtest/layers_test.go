@@ -30,7 +30,7 @@ var layers = []layer{
 	}},
 	{"executor", []string{"scaler/executor/..."}},
 	{"loop and API", []string{"scaler/loop", "scaler/api/...", "scaler/sim", "scaler/sim/report"}},
-	{"binaries' libraries", []string{"exporter/app", "lab"}},
+	{"binaries' libraries", []string{"exporter/app", "internal/wire", "lab"}},
 	{"binaries and their tests", []string{"cmd/...", "deploy", "e2e"}},
 }
 
