@@ -60,7 +60,7 @@ func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, er
 		defer cancel()
 		start := s.now()
 		r, err = c.opts.meter.read(cctx, name, s.n.ep, pass)
-		s.observe("power_reading", start, err, "")
+		s.measure("power_reading", start, err, "")
 		return err
 	})
 	return r, err
