@@ -18,7 +18,8 @@ type layer struct {
 var layers = []layer{
 	{"shared helpers", []string{
 		"bmc/spec", "internal/archtest", "internal/clock", "internal/errtext", "internal/freeport",
-		"internal/ipmisim", "internal/logflags", "internal/slurmlab", "internal/testutil",
+		"internal/ipmisim", "internal/jobclass", "internal/logflags", "internal/size", "internal/slurmlab",
+		"internal/testutil",
 		"internal/webconfig",
 	}},
 	{"config", []string{"scaler/config"}},
