@@ -13,7 +13,7 @@ var talksOut = []string{
 	"github.com/prometheus/client_golang/api/...", "github.com/prometheus/exporter-toolkit/...",
 	"github.com/NVIDIA/go-nvml/...",
 	module + "/bmc", module + "/bmc/redfishemu/...", module + "/cmd/...", module + "/exporter/...",
-	module + "/lab/...", module + "/slurm/...", module + "/scaler/api/...", module + "/scaler/executor/...",
+	module + "/lab/...", module + "/internal/slurmcli/...", module + "/scaler/api/...", module + "/scaler/executor/...",
 	module + "/scaler/jobs/...", module + "/scaler/loop/...", module + "/scaler/promfacts/...",
 	module + "/scaler/store/...",
 }
@@ -52,5 +52,21 @@ func TestDecisionCoreLinksNoIO(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExporterLinksNoScaler: rota-exporter runs on every server and knows nothing of the
+// scaler; what both need of Slurm lives in internal/slurmcli, what both need of job classes
+// in internal/jobclass.
+func TestExporterLinksNoScaler(t *testing.T) {
+	g := load(t)
+	for _, root := range []string{"exporter", "exporter/app", "cmd/rota-exporter"} {
+		root := module + "/" + root
+		scaler := func(p string) bool { return matches(module+"/scaler/...", p) }
+		for _, dep := range g.deps(root, scaler) {
+			if scaler(dep) {
+				t.Errorf("%s links %s: %s", short(root), short(dep), g.path(root, dep))
+			}
+		}
 	}
 }

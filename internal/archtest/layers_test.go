@@ -18,16 +18,15 @@ type layer struct {
 var layers = []layer{
 	{"shared helpers", []string{
 		"bmc/spec", "internal/archtest", "internal/clock", "internal/errtext", "internal/freeport",
-		"internal/ipmisim", "internal/jobclass", "internal/logflags", "internal/size", "internal/slurmlab",
-		"internal/testutil",
-		"internal/webconfig",
+		"internal/ipmisim", "internal/jobclass", "internal/logflags", "internal/size",
+		"internal/slurmlab", "internal/testutil", "internal/webconfig",
 	}},
 	{"config", []string{"scaler/config"}},
 	{"fleet", []string{"scaler/fleet"}},
 	{"planner", []string{"scaler/plan", "alerts", "scaler/inventory", "scaler/sim/trace"}},
 	{"adapters", []string{
-		"bmc", "bmc/redfishemu", "exporter", "exporter/gpufake", "scaler/jobs/...",
-		"scaler/promfacts", "scaler/store",
+		"bmc", "bmc/redfishemu", "exporter", "exporter/gpufake", "internal/slurmcli/...",
+		"scaler/jobs/...", "scaler/promfacts", "scaler/store",
 	}},
 	{"executor", []string{"scaler/executor/..."}},
 	{"loop and API", []string{"scaler/loop", "scaler/api/...", "scaler/sim", "scaler/sim/report"}},
