@@ -17,9 +17,9 @@ type layer struct {
 // A new package must be placed here; the test says so.
 var layers = []layer{
 	{"shared helpers", []string{
-		"bmc/spec", "internal/archtest", "internal/clock", "internal/errtext", "internal/freeport",
-		"internal/ipmisim", "internal/jobclass", "internal/logflags", "internal/size",
-		"internal/slurmlab", "internal/testutil", "internal/webconfig",
+		"bmc/spec", "internal/archtest", "internal/clock", "internal/doccmd", "internal/errtext",
+		"internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/logflags",
+		"internal/size", "internal/slurmlab", "internal/testutil", "internal/webconfig",
 	}},
 	{"config", []string{"scaler/config"}},
 	{"fleet", []string{"scaler/fleet"}},
