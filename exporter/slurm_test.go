@@ -19,28 +19,20 @@ import (
 
 	"github.com/rotahq/rota/internal/jobclass"
 	"github.com/rotahq/rota/internal/slurmcli"
+	"github.com/rotahq/rota/internal/slurmcli/slurmclitest"
 	"github.com/rotahq/rota/internal/slurmlab"
 	"github.com/rotahq/rota/internal/testutil"
 )
 
-// slurmFixtures are the sinfo/squeue outputs the Slurm adapter's tests recorded from a real
-// cluster, kept with the parser the collector and the adapter share.
-const slurmFixtures = "../internal/slurmcli/testdata"
-
 func fixtureView(t *testing.T, name string) func(context.Context) (slurmcli.View, error) {
 	t.Helper()
-	read := func(ext string) []byte {
-		b, err := os.ReadFile(filepath.Join(slurmFixtures, name+"."+ext))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	nodes, err := slurmcli.ParseNodes(read("sinfo"))
+	// The outputs the Slurm adapter's tests recorded from a real cluster, kept with the parser
+	// the collector and the adapter share.
+	nodes, err := slurmcli.ParseNodes(slurmclitest.ReadRecorded(t, name+".sinfo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue, err := slurmcli.ParseJobs(read("squeue"), time.UTC)
+	queue, err := slurmcli.ParseJobs(slurmclitest.ReadRecorded(t, name+".squeue"), time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}

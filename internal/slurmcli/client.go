@@ -30,44 +30,25 @@ func (c Client) Read(ctx context.Context) (View, error) {
 
 // Nodes reads every node, or only those named.
 func (c Client) Nodes(ctx context.Context, only ...string) ([]Node, error) {
-	out, err := c.Run(ctx, "sinfo", SinfoArgs(only...)...)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm nodes: %w", err)
-	}
-	nodes, err := ParseNodes(out)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm nodes: %w", err)
-	}
-	return nodes, nil
+	return read(ctx, c, "slurm nodes", ParseNodes, "sinfo", SinfoArgs(only...)...)
 }
 
 // Jobs reads every job, without their excluded nodes (see WithExcludes).
 func (c Client) Jobs(ctx context.Context) ([]Job, error) {
-	out, err := c.Run(ctx, "squeue", SqueueArgs()...)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm jobs: %w", err)
-	}
 	loc := c.Location
 	if loc == nil {
 		loc = time.Local
 	}
-	queue, err := ParseJobs(out, loc)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm jobs: %w", err)
-	}
-	return queue, nil
+	parse := func(out []byte) ([]Job, error) { return ParseJobs(out, loc) }
+	return read(ctx, c, "slurm jobs", parse, "squeue", SqueueArgs()...)
 }
 
 // WithExcludes adds each job's excluded nodes, read by a second squeue (a job that arrived
 // between the two reads has none: at worst rota wakes a server it will not use).
 func (c Client) WithExcludes(ctx context.Context, queue []Job) error {
-	out, err := c.Run(ctx, "squeue", ExcludeArgs()...)
+	ex, err := read(ctx, c, "slurm job exclusions", ParseExcludes, "squeue", ExcludeArgs()...)
 	if err != nil {
-		return fmt.Errorf("reading slurm job exclusions: %w", err)
-	}
-	ex, err := ParseExcludes(out)
-	if err != nil {
-		return fmt.Errorf("reading slurm job exclusions: %w", err)
+		return err
 	}
 	for i := range queue {
 		queue[i].Exclude = ex[queue[i].ID]
@@ -78,22 +59,24 @@ func (c Client) WithExcludes(ctx context.Context, queue []Job) error {
 // Waiting reads the ids of the pending jobs more servers could start: one squeue of two fields
 // per pending job (about what `squeue -t PD` costs slurmctld), read by ParseWaiting.
 func (c Client) Waiting(ctx context.Context) ([]string, error) {
-	out, err := c.Run(ctx, "squeue", WaitingArgs()...)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
-	}
-	ids, err := ParseWaiting(out)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
-	}
-	return ids, nil
+	return read(ctx, c, "slurm's pending jobs", ParseWaiting, "squeue", WaitingArgs()...)
 }
 
 // PowerSave reads slurmctld's power saving settings (scontrol show config).
 func (c Client) PowerSave(ctx context.Context) (PowerSave, error) {
-	out, err := c.Run(ctx, "scontrol", "show", "config")
+	return read(ctx, c, "slurm config", ParsePowerSave, "scontrol", "show", "config")
+}
+
+// read runs one command and parses what it printed; an error says what was being read.
+func read[T any](ctx context.Context, c Client, what string, parse func([]byte) (T, error), name string, args ...string) (T, error) {
+	var zero T
+	out, err := c.Run(ctx, name, args...)
 	if err != nil {
-		return PowerSave{}, fmt.Errorf("reading slurm config: %w", err)
+		return zero, fmt.Errorf("reading %s: %w", what, err)
 	}
-	return ParsePowerSave(out)
+	v, err := parse(out)
+	if err != nil {
+		return zero, fmt.Errorf("reading %s: %w", what, err)
+	}
+	return v, nil
 }

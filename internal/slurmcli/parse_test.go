@@ -2,7 +2,6 @@ package slurmcli
 
 import (
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,20 +10,6 @@ import (
 	"github.com/rotahq/rota/internal/size"
 	"github.com/rotahq/rota/internal/slurmcli/slurmclitest"
 )
-
-// fixtures names the clusters recorded in testdata (scaler/jobs/slurm's real tests, -record).
-func fixtures(t testing.TB) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "*.sinfo"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	var names []string
-	for _, f := range files {
-		names = append(names, strings.TrimSuffix(filepath.Base(f), ".sinfo"))
-	}
-	return names
-}
 
 // TestSepIsSlurmclitests: the test lines are written with the separator the parsers read.
 func TestSepIsSlurmclitests(t *testing.T) {
@@ -166,13 +151,13 @@ func TestParseWaiting(t *testing.T) {
 // TestWaitingMatchesDemand: on every recorded cluster, the watch's cheap read lists exactly the
 // pending jobs the full read counts as demand (an array's tasks under the array's id).
 func TestWaitingMatchesDemand(t *testing.T) {
-	for _, name := range fixtures(t) {
+	for _, name := range slurmclitest.Recorded(t) {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseWaiting(readFixture(t, name+".waiting"))
+			got, err := ParseWaiting(slurmclitest.ReadRecorded(t, name+".waiting"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			queue, err := ParseJobs(readFixture(t, name+".squeue"), time.UTC)
+			queue, err := ParseJobs(slurmclitest.ReadRecorded(t, name+".squeue"), time.UTC)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,8 +179,8 @@ func TestWaitingMatchesDemand(t *testing.T) {
 // FuzzParseWaiting: any input parses or fails with ErrUnexpected, never panics; every id read
 // is non-empty and one word.
 func FuzzParseWaiting(f *testing.F) {
-	for _, name := range fixtures(f) {
-		f.Add(readFixture(f, name+".waiting"))
+	for _, name := range slurmclitest.Recorded(f) {
+		f.Add(slurmclitest.ReadRecorded(f, name+".waiting"))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ids, err := ParseWaiting(b)

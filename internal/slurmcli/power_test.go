@@ -20,7 +20,7 @@ func TestParsePowerSave(t *testing.T) {
 		{"no programs", strings.Replace(slurmclitest.PowerSaveOn, "/usr/bin/rota-resume", "(null)", 1), false, false},
 		{"missing keys", "Configuration data as of now\nClusterName = lab\n", false, true},
 		{"bad excluded nodes", strings.Replace(slurmclitest.PowerSaveOn, "SuspendTime ", "SuspendExcNodes = n[1-\nSuspendTime ", 1), false, true},
-		{"recorded from the lab", string(readFixture(t, "show-config.txt")), true, false},
+		{"recorded from the lab", string(slurmclitest.ReadRecorded(t, "show-config.txt")), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := ParsePowerSave([]byte(tc.out))
@@ -37,7 +37,7 @@ func TestParsePowerSave(t *testing.T) {
 func FuzzParsePowerSave(f *testing.F) {
 	f.Add([]byte(slurmclitest.PowerSaveOn))
 	f.Add([]byte(slurmclitest.PowerSaveOff))
-	f.Add(readFixture(f, "show-config.txt"))
+	f.Add(slurmclitest.ReadRecorded(f, "show-config.txt"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := ParsePowerSave(b)
 		if err != nil && !errors.Is(err, ErrUnexpected) {

@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-func readFixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestCommandsTimeout: a Slurm command that does not answer within the timeout is ended and
 // reported as ErrTimeout.
 func TestCommandsTimeout(t *testing.T) {

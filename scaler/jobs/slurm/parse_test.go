@@ -20,33 +20,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// recorded is where the sinfo/squeue outputs recorded from the real cluster (see -record) are
-// kept: with the parser, package slurmcli.
-const recorded = "../../../internal/slurmcli/testdata"
-
-// fixtures names the recorded clusters.
-func fixtures(t testing.TB) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(recorded, "*.sinfo"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	var names []string
-	for _, f := range files {
-		names = append(names, strings.TrimSuffix(filepath.Base(f), ".sinfo"))
-	}
-	return names
-}
-
-// readFixture reads one file of testdata/, or of the recordings when it is one (.sinfo,
-// .squeue, .waiting).
+// readFixture reads a golden file of testdata/, or a recorded Slurm output
+// (slurmclitest.ReadRecorded).
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	dir := "testdata"
 	if !strings.HasSuffix(name, ".golden.json") {
-		dir = recorded
+		return slurmclitest.ReadRecorded(t, name)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +38,7 @@ func readFixture(t testing.TB, name string) []byte {
 // and demand with the default classes) with testdata/<name>.golden.json.
 func TestFixturesGolden(t *testing.T) {
 	cfg := &config.Config{Classes: config.DefaultClasses()}
-	for _, name := range fixtures(t) {
+	for _, name := range slurmclitest.Recorded(t) {
 		t.Run(name, func(t *testing.T) {
 			nodes, err := slurmcli.ParseNodes(readFixture(t, name+".sinfo"))
 			if err != nil {
@@ -140,7 +121,7 @@ func TestParseNodeLine(t *testing.T) {
 // FuzzParseNodes: any input parses or fails with slurmcli.ErrUnexpected, never panics; what parses
 // reads back consistently.
 func FuzzParseNodes(f *testing.F) {
-	for _, name := range fixtures(f) {
+	for _, name := range slurmclitest.Recorded(f) {
 		f.Add(readFixture(f, name+".sinfo"))
 	}
 	f.Add(slurmclitest.Sinfo("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
@@ -167,7 +148,7 @@ func FuzzParseNodes(f *testing.F) {
 
 // FuzzParseJobs: any input parses or fails with slurmcli.ErrUnexpected, never panics.
 func FuzzParseJobs(f *testing.F) {
-	for _, name := range fixtures(f) {
+	for _, name := range slurmclitest.Recorded(f) {
 		f.Add(readFixture(f, name+".squeue"))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/slurmcli"
+	"github.com/rotahq/rota/internal/slurmcli/slurmclitest"
 	"github.com/rotahq/rota/internal/slurmlab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
@@ -416,7 +417,7 @@ func testPower(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manage
 	if *record {
 		recordFixtures(t, c, "powered-down")
 		out := c.Command("scontrol", "show", "config")
-		if err := os.WriteFile(filepath.Join(recorded, "show-config.txt"), []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(slurmclitest.RecordedDir(t), "show-config.txt"), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -484,7 +485,7 @@ func recordFixtures(t *testing.T, c *slurmlab.Cluster, name string) {
 		"waiting": append([]string{"squeue"}, slurmcli.WaitingArgs()...),
 	} {
 		out := c.Command(cmd[0], cmd[1:]...)
-		if err := os.WriteFile(filepath.Join(recorded, name+"."+ext), []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(slurmclitest.RecordedDir(t), name+"."+ext), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
