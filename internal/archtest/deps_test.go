@@ -34,12 +34,12 @@ func isIO(path string) bool {
 }
 
 // TestDecisionCoreLinksNoIO: the planner is pure by construction, not by intent. The config,
-// the domain types, the planner and the simulator (and the trace reader it replays) link no
-// package that talks to the outside; net/http only as far as prometheus/common's client config
-// type brings it.
+// the domain types, what rota learns, the planner and the simulator (and the trace reader it
+// replays) link no package that talks to the outside; net/http only as far as
+// prometheus/common's client config type brings it.
 func TestDecisionCoreLinksNoIO(t *testing.T) {
 	g := load(t)
-	for _, root := range []string{"scaler/config", "scaler/fleet", "scaler/plan", "scaler/sim", "scaler/sim/trace"} {
+	for _, root := range []string{"scaler/config", "scaler/fleet", "scaler/learn", "scaler/plan", "scaler/sim", "scaler/sim/trace"} {
 		t.Run(root, func(t *testing.T) {
 			root := module + "/" + root
 			if _, ok := g[root]; !ok {
