@@ -34,13 +34,6 @@ var layers = []layer{
 	{"binaries and their tests", []string{"cmd/...", "deploy", "e2e"}},
 }
 
-// pending are imports that break the layering today, each with the change that ends it. The
-// test fails once one is gone, so the list cannot outlive its reason.
-var pending = map[[2]string]string{
-	{"scaler/store", "scaler/api"}:    "the audit record moves from scaler/api into the core (issue 17, after the store interface of i18)",
-	{"scaler/executor", "scaler/api"}: "the audit record moves from scaler/api into the core (issue 17, after the store interface of i18)",
-}
-
 // floor returns the index of the layer that holds package path (short form), or -1.
 func floor(path string) int {
 	for i, l := range layers {
@@ -57,7 +50,6 @@ func floor(path string) int {
 // has its place.
 func TestLayering(t *testing.T) {
 	g := load(t)
-	seen := map[[2]string]bool{}
 	for _, path := range g.own() {
 		from := short(path)
 		f := floor(from)
@@ -74,17 +66,7 @@ func TestLayering(t *testing.T) {
 			if ti <= f {
 				continue
 			}
-			if why, ok := pending[[2]string{from, to}]; ok {
-				seen[[2]string{from, to}] = true
-				t.Logf("pending: %s (%s) imports %s (%s) until %s", from, layers[f].name, to, layers[ti].name, why)
-				continue
-			}
 			t.Errorf("%s (%s) imports %s (%s): a package imports only its own layer and those below", from, layers[f].name, to, describe(ti))
-		}
-	}
-	for k := range pending {
-		if !seen[k] {
-			t.Errorf("%s no longer imports %s above it: remove it from pending", k[0], k[1])
 		}
 	}
 }
