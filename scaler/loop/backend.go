@@ -144,7 +144,7 @@ func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
 	for i := range snap.Nodes {
 		snap.Nodes[i].IdleSince = idle[snap.Nodes[i].Name]
 	}
-	return gate(snap, l.o.Planner(snap, l.cfg, now), nil, l.cfg.Jobs.ReportsAllocation()), nil
+	return gate(snap, l.o.Planner(snap, l.cfg, now), nil), nil
 }
 
 // SetPinned pins or unpins node, durably, and asks for a pass so Status shows it soon.
