@@ -143,7 +143,7 @@ func TestAlertmanagerDeliversToRota(t *testing.T) {
 	checkPayload(t, payloads[AlertIdle].payload, "node", "gpu01", "gpu02")
 	checkPayload(t, payloads[AlertBacklog].payload, "class", "light")
 	for name, p := range map[string]map[string]any{"alertmanager-v4.json": payloads[AlertIdle].payload, "alertmanager-v4-backlog.json": payloads[AlertBacklog].payload} {
-		checkFixture(t, filepath.Join(testutil.RepoRoot(t), "scaler", "webhook", "testdata", name), p)
+		checkFixture(t, filepath.Join(testutil.RepoRoot(t), "scaler", "api", "testdata", "alertmanager", name), p)
 	}
 	for name, n := range await(t, operators, "the operators", AlertCollectorFailing, "DiskFull") {
 		if n.auth != "" || n.payload["receiver"] != "operators" {

@@ -12,10 +12,10 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 )
 
-// readmeQueries returns the PromQL code blocks of docs/rules.md, the cost cookbook among them.
+// readmeQueries returns the PromQL code blocks of docs/cost.md, the cost cookbook among them.
 func readmeQueries(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "docs", "rules.md"))
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "docs", "cost.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +56,13 @@ func testedExprs(t *testing.T, path string) map[string]bool {
 	return out
 }
 
-// TestCookbookQueriesAreTested: every query of docs/rules.md's cost cookbook has expected values in
+// TestCookbookQueriesAreTested: every query of docs/cost.md's cost cookbook has expected values in
 // a rule test of testdata (which TestPromtoolTestRules runs): recording.test.yml for the hourly
 // rates, cost.test.yml and books.test.yml for the books' counters.
 func TestCookbookQueriesAreTested(t *testing.T) {
 	queries := readmeQueries(t)
 	if len(queries) == 0 {
-		t.Fatal("docs/rules.md has no promql blocks")
+		t.Fatal("docs/cost.md has no promql blocks")
 	}
 	files, err := filepath.Glob("testdata/*.test.yml")
 	if err != nil || len(files) == 0 {
@@ -74,7 +74,7 @@ func TestCookbookQueriesAreTested(t *testing.T) {
 	}
 	for _, q := range queries {
 		if !tested[q] {
-			t.Errorf("docs/rules.md query has no test in testdata/*.test.yml:\n  %s", q)
+			t.Errorf("docs/cost.md query has no test in testdata/*.test.yml:\n  %s", q)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 package alerts
 
-// The series contract: what rota reads and writes (docs/rules.md lists them with their labels).
+// The series contract: what rota reads and writes (docs/prometheus.md lists them with their labels).
 // Exporter series carry the target labels node and pool (and region, department) from file-based
 // service discovery.
 const (

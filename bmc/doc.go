@@ -14,7 +14,7 @@
 //     commands to one BMC;
 //   - Prometheus metrics rota_bmc_*.
 //
-// [Power] is the interface the scaler consumes; [Controller] implements it over bmclib and
-// package bmcfake implements it in memory for other packages' tests. Package redfishemu is a
-// Redfish BMC emulator for tests, the lab and the demo.
+// [Power] is the interface the scaler consumes; [Controller] implements it over bmclib (and
+// scaler/executor/executortest in memory, for the executor's and the loop's tests). Package
+// redfishemu is a Redfish BMC emulator for tests, the lab and the demo.
 package bmc

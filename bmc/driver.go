@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	bmclib "github.com/bmc-toolbox/bmclib/v2"
+	bmclibbmc "github.com/bmc-toolbox/bmclib/v2/bmc"
 	"github.com/bombsimon/logrusr/v2"
 	"github.com/sirupsen/logrus"
 	gofishcommon "github.com/stmcginnis/gofish/common"
@@ -27,6 +29,9 @@ const (
 	actionSoft  = "soft"
 	actionCycle = "cycle"
 )
+
+// redfishProvider is bmclib's name for its Redfish provider, built on gofish.
+const redfishProvider = "gofish"
 
 // conn is one open connection to a BMC, used for the calls of one operation.
 type conn interface {
@@ -87,7 +92,7 @@ func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, passw
 	if ep.Protocol == ProtocolIPMI {
 		client.Registry.Drivers = client.Registry.Using("ipmi")
 	} else {
-		client.Registry.Drivers = client.Registry.For("gofish")
+		client.Registry.Drivers = client.Registry.For(redfishProvider)
 	}
 	c := &bmclibConn{client: client, node: node, ep: ep, ping: d.ping}
 	octx, cancel := context.WithTimeout(ctx, d.callTimeout)
@@ -181,6 +186,9 @@ func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
 
 func (c *bmclibConn) SetPower(ctx context.Context, action string) error {
 	ok, err := c.client.SetPowerState(ctx, action)
+	if !ok && acceptedGraceful(action, c.ep.Protocol, c.client.GetMetadata()) {
+		return nil
+	}
 	if err != nil {
 		return c.classify(ctx, fmt.Errorf("sending power %s: %w", action, err))
 	}
@@ -188,6 +196,17 @@ func (c *bmclibConn) SetPower(ctx context.Context, action string) error {
 		return fmt.Errorf("sending power %s: the bmc did not confirm the request", action)
 	}
 	return nil
+}
+
+// acceptedGraceful reports whether a Redfish graceful shutdown that bmclib calls failed was in
+// fact sent and accepted. bmclib v2.3.4's Redfish provider (gofish) answers not-ok without an
+// error for every GracefulShutdown the BMC accepted, which bmclib turns into "failed to set
+// power state"; a request the BMC refused or that never got an answer is an error of the
+// provider, kept in FailedProviderDetail. Whether the server then shuts down is for the
+// confirmation to tell, as for every command.
+func acceptedGraceful(action string, p Protocol, md bmclibbmc.Metadata) bool {
+	return action == actionSoft && p == ProtocolRedfish &&
+		slices.Contains(md.ProvidersAttempted, redfishProvider) && md.FailedProviderDetail[redfishProvider] == ""
 }
 
 func (c *bmclibConn) Provider() string {

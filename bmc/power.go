@@ -8,7 +8,7 @@ import (
 // Power controls servers' power through their BMCs, by node name; the endpoints are
 // registered when the implementation is built.
 //
-// Guarantees, for every implementation (Controller, bmcfake.Fake):
+// Guarantees, for every implementation (Controller, executortest.World):
 //   - Safe for concurrent use. Operations on one node run one at a time, in call order as far
 //     as the per-node lock allows; operations on different nodes run in parallel up to a cap.
 //   - Idempotent: a node already in the target state gets no command and the call succeeds.

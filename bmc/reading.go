@@ -28,8 +28,8 @@ type Reading struct {
 // a fact about the BMC, not worth a retry.
 var ErrNoReading = errors.New("the bmc offers no power reading")
 
-// Meter reads servers' power draw; Controller implements it over Redfish and ipmitool, and
-// package bmcfake in memory. Safe for concurrent use.
+// Meter reads servers' power draw; Controller implements it over Redfish and ipmitool (the
+// loop's tests in memory). Safe for concurrent use.
 type Meter interface {
 	// PowerReading returns the node's power draw now; an error wrapping ErrNoReading when its
 	// BMC offers none.
@@ -60,7 +60,7 @@ func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, er
 		defer cancel()
 		start := s.now()
 		r, err = c.opts.meter.read(cctx, name, s.n.ep, pass)
-		s.observe("power_reading", start, err, "")
+		s.measure("power_reading", start, err, "")
 		return err
 	})
 	return r, err

@@ -53,7 +53,7 @@ func (s *session) connect(ctx context.Context) error {
 	}
 	start := s.now()
 	conn, err := s.c.opts.dial.Dial(ctx, s.n.name, s.n.ep, pass)
-	s.observe("open", start, err, "")
+	s.measure("open", start, err, "")
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,9 @@ func (s *session) password() (Secret, error) {
 	return s.pass, nil
 }
 
-func (s *session) observe(op string, start time.Time, err error, provider string) {
+// measure counts one request by result and records how long it took (and, on success, the
+// provider that answered).
+func (s *session) measure(op string, start time.Time, err error, provider string) {
 	s.c.m.requests.WithLabelValues(s.proto(), op, requestResult(err)).Inc()
 	s.c.m.reqDuration.WithLabelValues(s.proto(), op).Observe(s.now().Sub(start).Seconds())
 	if err == nil && provider != "" {
@@ -111,7 +113,7 @@ func (s *session) once(ctx context.Context, op string, fn func(context.Context, 
 	}
 	start := s.now()
 	err := fn(cctx, s.conn)
-	s.observe(op, start, err, s.conn.Provider())
+	s.measure(op, start, err, s.conn.Provider())
 	if err != nil && !retryable(err) {
 		return err
 	}
@@ -145,8 +147,8 @@ func (s *session) read(ctx context.Context) (State, error) {
 	return StateUnknown, &StateUnknownError{Node: s.n.name, Raw: raw, Err: err}
 }
 
-// settled reads the state, waiting out a transition already in progress (up to ConfirmTimeout).
-func (s *session) settled(ctx context.Context, want State) (State, error) {
+// steady reads the state, waiting out a transition already in progress (up to ConfirmTimeout).
+func (s *session) steady(ctx context.Context, want State) (State, error) {
 	deadline := s.now().Add(s.c.opts.ConfirmTimeout)
 	for {
 		st, err := s.read(ctx)
@@ -187,7 +189,7 @@ func (s *session) send(ctx context.Context, action string) error {
 // drive brings the node to want with action: it reads the state, sends the command only when
 // the node is not there, looks again before any re-send, and confirms.
 func (s *session) drive(ctx context.Context, want State, action string) error {
-	st, err := s.settled(ctx, want)
+	st, err := s.steady(ctx, want)
 	if err != nil {
 		return err
 	}
@@ -204,7 +206,7 @@ func (s *session) drive(ctx context.Context, want State, action string) error {
 			return err
 		}
 		// The command may have reached the BMC: look before sending again (never blind).
-		st, rerr := s.settled(ctx, want)
+		st, rerr := s.steady(ctx, want)
 		if rerr != nil {
 			return fmt.Errorf("power %s failed (%v), then: %w", action, err, rerr)
 		}
@@ -264,7 +266,7 @@ func (s *session) confirm(ctx context.Context, want State, action string, window
 
 // gracefulOff asks the OS to shut down, waits up to GracePeriod, then cuts the power.
 func (s *session) gracefulOff(ctx context.Context) error {
-	st, err := s.settled(ctx, StateOff)
+	st, err := s.steady(ctx, StateOff)
 	if err != nil {
 		return err
 	}
@@ -295,7 +297,7 @@ func (s *session) gracefulOff(ctx context.Context) error {
 // among them) may lack PowerCycle, so there it is a confirmed off then a confirmed on. A node
 // that is off is simply powered on.
 func (s *session) cycle(ctx context.Context) error {
-	st, err := s.settled(ctx, StateOn)
+	st, err := s.steady(ctx, StateOn)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"gopkg.in/yaml.v3"
 
-	"github.com/rotahq/rota/scaler/config"
-	"github.com/rotahq/rota/scaler/jobs/slurm"
+	"github.com/rotahq/rota/internal/jobclass"
+	"github.com/rotahq/rota/internal/slurmcli"
 )
 
 // CollectorSlurm is the head node's Slurm queue collector (off by default).
@@ -28,37 +28,31 @@ type SlurmConfig struct {
 	// Timeout bounds each Slurm command.
 	Timeout time.Duration
 	// ClassesFile is rota's config file, of which only the classes: section is read; empty
-	// uses config.DefaultClasses().
+	// uses jobclass.Defaults().
 	ClassesFile string
 }
 
 // SlurmCollector reports Slurm's queue and nodes from one whole read per scrape, through the
-// same parser and grouping as rota's Slurm adapter (package slurm), so the alert rules and the
-// scaler count the same demand. A read that fails or prints anything unexpected fails the
+// same reader, the same test of what is demand (slurmcli.Job.WantsServers) and the same
+// classes (jobclass) as rota's Slurm adapter, so the alert rules and the scaler count the same
+// demand. A read that fails or prints anything unexpected fails the
 // scrape (rota_exporter_collector_success{collector="slurm"} 0) and sends nothing.
 type SlurmCollector struct {
-	read     func(context.Context) (slurm.View, error)
-	classify slurm.Classifier
-	classes  []string
+	read    func(context.Context) (slurmcli.View, error)
+	classes []jobclass.Class
 
 	jobs, pendingJobs, pendingCPUs, pendingGPUs, nodes *prometheus.Desc
 }
 
-// NewSlurmCollector reads Slurm with read (slurm.Manager.Read) and names pending work's class
-// with the classes given.
-func NewSlurmCollector(read func(context.Context) (slurm.View, error), classes []config.Class) *SlurmCollector {
-	cfg := &config.Config{Classes: classes}
-	names := make([]string, len(classes))
-	for i, c := range classes {
-		names[i] = c.Name
-	}
+// NewSlurmCollector reads Slurm with read (slurmcli.Client.Read) and names pending work's
+// class with the classes given (not empty).
+func NewSlurmCollector(read func(context.Context) (slurmcli.View, error), classes []jobclass.Class) *SlurmCollector {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "slurm", name), help, labels, nil)
 	}
 	return &SlurmCollector{
 		read:        read,
-		classify:    cfg.Classify,
-		classes:     names,
+		classes:     classes,
 		jobs:        desc("jobs", "Slurm jobs by partition (the first a job names) and state.", "partition", "state"),
 		pendingJobs: desc("pending_jobs", "Pending Slurm jobs that more servers could start, by partition and rota job class.", "partition", "class"),
 		pendingCPUs: desc("pending_cpus", "CPUs asked for by pending Slurm jobs that more servers could start (all their nodes), by partition and class.", "partition", "class"),
@@ -73,19 +67,15 @@ func NewSlurmCollectorFromConfig(cfg SlurmConfig, log *logrus.Entry) (*SlurmColl
 	if err != nil {
 		return nil, err
 	}
-	m := slurm.New(slurm.Options{
-		Run:      slurm.Commands{Conf: cfg.Conf, BinDir: cfg.BinDir, Timeout: cfg.Timeout}.Run,
-		Classify: (&config.Config{Classes: classes}).Classify,
-		Log:      log,
-	})
-	return NewSlurmCollector(m.Read, classes), nil
+	c := slurmcli.Client{Run: slurmcli.Commands{Conf: cfg.Conf, BinDir: cfg.BinDir, Timeout: cfg.Timeout}.Run}
+	return NewSlurmCollector(c.Read, classes), nil
 }
 
 // LoadClasses reads the classes: section of rota's config file (the rest is ignored); an empty
-// path, or a file without classes, gives config.DefaultClasses().
-func LoadClasses(path string) ([]config.Class, error) {
+// path, or a file without classes, gives jobclass.Defaults().
+func LoadClasses(path string) ([]jobclass.Class, error) {
 	if path == "" {
-		return config.DefaultClasses(), nil
+		return jobclass.Defaults(), nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -100,20 +90,20 @@ func LoadClasses(path string) ([]config.Class, error) {
 		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
 	}
 	if doc.Classes.Kind == 0 {
-		return config.DefaultClasses(), nil
+		return jobclass.Defaults(), nil
 	}
 	raw, err := yaml.Marshal(&doc.Classes)
 	if err != nil {
 		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
 	}
-	var classes []config.Class
+	var classes []jobclass.Class
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&classes); err != nil {
 		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
 	}
 	if len(classes) == 0 {
-		return config.DefaultClasses(), nil
+		return jobclass.Defaults(), nil
 	}
 	for i, c := range classes {
 		if c.Name == "" {
@@ -147,17 +137,20 @@ func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
 	for _, n := range v.Nodes {
 		for _, p := range n.Partitions {
 			for _, cl := range c.classes {
-				if _, ok := pending[0][pl{p, cl}]; !ok {
-					pending[0][pl{p, cl}] = 0
+				if _, ok := pending[0][pl{p, cl.Name}]; !ok {
+					pending[0][pl{p, cl.Name}] = 0
 				}
 			}
 		}
 	}
-	for _, d := range v.Demand(c.classify) {
-		k := pl{d.Partition, d.Class}
-		pending[0][k] += d.Count
-		pending[1][k] += d.Count * d.Nodes * d.Shape.CPUs
-		pending[2][k] += d.Count * d.Nodes * d.Shape.GPUs
+	for _, j := range v.Jobs {
+		if !j.WantsServers() {
+			continue
+		}
+		k := pl{j.Partition, jobclass.Classify(c.classes, j.Shape())}
+		pending[0][k]++
+		pending[1][k] += j.Nodes * j.CPUs
+		pending[2][k] += j.Nodes * j.GPUs
 	}
 	for k := range pending[0] {
 		ch <- prometheus.MustNewConstMetric(c.pendingJobs, prometheus.GaugeValue, float64(pending[0][k]), k.partition, k.label)
@@ -166,7 +159,7 @@ func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
 	}
 
 	states := map[string]int{}
-	for _, s := range slurm.NodeSummaries() {
+	for _, s := range slurmcli.NodeSummaries() {
 		states[s] = 0
 	}
 	for _, n := range v.Nodes {

@@ -17,34 +17,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/model"
 
+	"github.com/rotahq/rota/internal/jobclass"
+	"github.com/rotahq/rota/internal/slurmcli"
+	"github.com/rotahq/rota/internal/slurmcli/slurmclitest"
 	"github.com/rotahq/rota/internal/slurmlab"
 	"github.com/rotahq/rota/internal/testutil"
-	"github.com/rotahq/rota/scaler/config"
-	"github.com/rotahq/rota/scaler/jobs/slurm"
 )
 
-// slurmFixtures are the sinfo/squeue outputs the Slurm adapter's tests recorded from a real
-// cluster; the collector reads them through the adapter's own parser.
-const slurmFixtures = "../scaler/jobs/slurm/testdata"
-
-func fixtureView(t *testing.T, name string) func(context.Context) (slurm.View, error) {
+func fixtureView(t *testing.T, name string) func(context.Context) (slurmcli.View, error) {
 	t.Helper()
-	read := func(ext string) []byte {
-		b, err := os.ReadFile(filepath.Join(slurmFixtures, name+"."+ext))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	nodes, err := slurm.ParseNodes(read("sinfo"))
+	// The outputs the Slurm adapter's tests recorded from a real cluster, kept with the parser
+	// the collector and the adapter share.
+	nodes, err := slurmcli.ParseNodes(slurmclitest.ReadRecorded(t, name+".sinfo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	queue, err := slurm.ParseJobs(read("squeue"), time.UTC)
+	queue, err := slurmcli.ParseJobs(slurmclitest.ReadRecorded(t, name+".squeue"), time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(context.Context) (slurm.View, error) { return slurm.View{Nodes: nodes, Jobs: queue}, nil }
+	return func(context.Context) (slurmcli.View, error) { return slurmcli.View{Nodes: nodes, Jobs: queue}, nil }
 }
 
 // TestSlurmCollectorGolden: the exposition for recorded queues (work pending on held nodes;
@@ -52,7 +44,7 @@ func fixtureView(t *testing.T, name string) func(context.Context) (slurm.View, e
 func TestSlurmCollectorGolden(t *testing.T) {
 	for _, name := range []string{"pending", "running", "draining", "powered-down"} {
 		t.Run(name, func(t *testing.T) {
-			u := &updater{c: NewSlurmCollector(fixtureView(t, name), config.DefaultClasses())}
+			u := &updater{c: NewSlurmCollector(fixtureView(t, name), jobclass.Defaults())}
 			got := gather(t, u)
 			if u.err != nil {
 				t.Fatal(u.err)
@@ -63,7 +55,7 @@ func TestSlurmCollectorGolden(t *testing.T) {
 }
 
 func TestSlurmCollectorSeries(t *testing.T) {
-	u := &updater{c: NewSlurmCollector(fixtureView(t, "pending"), config.DefaultClasses())}
+	u := &updater{c: NewSlurmCollector(fixtureView(t, "pending"), jobclass.Defaults())}
 	got := series(t, u)
 	for k, want := range map[string]float64{
 		// Seven batch jobs wait (one more is held and not counted): 3+2 of one node, one of two.
@@ -85,8 +77,8 @@ func TestSlurmCollectorSeries(t *testing.T) {
 // TestSlurmCollectorFailure: a failed read fails the scrape and sends nothing.
 func TestSlurmCollectorFailure(t *testing.T) {
 	boom := errors.New("slurm_load_jobs error: Unable to contact slurm controller")
-	u := &updater{c: NewSlurmCollector(func(context.Context) (slurm.View, error) { return slurm.View{}, boom },
-		config.DefaultClasses())}
+	u := &updater{c: NewSlurmCollector(func(context.Context) (slurmcli.View, error) { return slurmcli.View{}, boom },
+		jobclass.Defaults())}
 	if got := gather(t, u); got != "" || !errors.Is(u.err, boom) {
 		t.Fatalf("sent %q, error %v", got, u.err)
 	}
@@ -124,7 +116,7 @@ func TestLoadClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := (&config.Config{Classes: classes}).Classify(config.Shape{Partition: "cpu", CPUs: 64}); got != "light" {
+	if got := jobclass.Classify(classes, jobclass.Shape{Partition: "cpu", CPUs: 64}); got != "light" {
 		t.Errorf("a cpu-partition job is %q, want light", got)
 	}
 }

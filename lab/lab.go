@@ -222,10 +222,7 @@ func appendLine(path, line string) error {
 
 // Stop stops the named process (SIGTERM, then SIGKILL) and waits for it to exit.
 func (l *Lab) Stop(name string) error {
-	l.mu.Lock()
-	p := l.procs[name]
-	delete(l.procs, name)
-	l.mu.Unlock()
+	p := l.take(name)
 	if p == nil {
 		return fmt.Errorf("stopping %s: not running", name)
 	}
@@ -233,12 +230,18 @@ func (l *Lab) Stop(name string) error {
 	return nil
 }
 
-// Kill sends SIGKILL to the named process (as a crash would) and waits for it to exit.
-func (l *Lab) Kill(name string) error {
+// take removes the named process from the lab's table and returns it (nil when not running).
+func (l *Lab) take(name string) *proc {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	p := l.procs[name]
 	delete(l.procs, name)
-	l.mu.Unlock()
+	return p
+}
+
+// Kill sends SIGKILL to the named process (as a crash would) and waits for it to exit.
+func (l *Lab) Kill(name string) error {
+	p := l.take(name)
 	if p == nil {
 		return fmt.Errorf("killing %s: not running", name)
 	}

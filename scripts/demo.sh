@@ -62,7 +62,7 @@ promql() {
   curl -sS --fail -G "$PROMETHEUS_URL/api/v1/query" --data-urlencode "query=$1" |
     sed -n 's/.*"value":\[[^,]*,"\([^"]*\)"\].*/\1/p' | grep . || echo none
 }
-echo "  PromQL (cost cookbook, docs/rules.md), from the lab's Prometheus:"
+echo "  PromQL (cost cookbook, docs/cost.md), from the lab's Prometheus:"
 echo "    currency:rota_fleet_spend_per_hour:sum   $(promql 'currency:rota_fleet_spend_per_hour:sum') per hour now"
 echo "    currency:rota_fleet_saving:ratio         $(promql 'currency:rota_fleet_saving:ratio') of the all-on cost saved now"
 echo "    sum(rota_fleet_node_power_watts{source=\"bmc\"})  $(promql 'sum(rota_fleet_node_power_watts{source="bmc"})') W measured by the BMCs now"

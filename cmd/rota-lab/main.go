@@ -28,32 +28,46 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// flags is rota-lab's command line.
+type flags struct {
+	dir                string
+	up                 lab.Options
+	logs               logflags.Config
+	light, heavy       int
+	lightRun, heavyRun time.Duration
+}
+
+// newApp declares rota-lab's command line; parsing fills the flags it returns.
+func newApp(stdout, stderr io.Writer) (*kingpin.Application, *flags) {
+	f := &flags{}
 	app := kingpin.New("rota-lab", "rota's lab: a whole fleet (BMCs, Slurm, exporters, Prometheus, Alertmanager) and rota on one machine.")
 	app.Version(version.Print("rota-lab"))
 	app.HelpFlag.Short('h')
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
-	dir := app.Flag("dir", "The lab folder.").Default(".lab").String()
+	app.Flag("dir", "The lab folder.").Default(".lab").StringVar(&f.dir)
 
 	up := app.Command("up", "Start the lab and run until SIGINT or SIGTERM, then stop everything it started.")
-	root := up.Flag("root", "The repository root (deploy/ is read from there).").Default(".").String()
-	binDir := up.Flag("bin", "Folder of rota, rota-lab-exporter and rota-redfish-emulator.").Default("bin").String()
-	on := up.Flag("on", "Servers powered on at start: all, floor (each pool's min) or none.").Default("all").Enum("all", "floor", "none")
-	noRota := up.Flag("no-rota", "Start the fleet without rota.").Bool()
-	rebalance := up.Flag("rebalance", "Let rota move requeueable work (light jobs leave the GPU servers, which then power off) and set Slurm's node weights from cost.").Bool()
-	var logs logflags.Config
-	logflags.Add(up, &logs, "info")
+	up.Flag("root", "The repository root (deploy/ is read from there).").Default(".").StringVar(&f.up.Root)
+	up.Flag("bin", "Folder of rota, rota-lab-exporter and rota-redfish-emulator.").Default("bin").StringVar(&f.up.BinDir)
+	up.Flag("on", "Servers powered on at start: all, floor (each pool's min) or none.").Default("all").EnumVar(&f.up.On, "all", "floor", "none")
+	up.Flag("no-rota", "Start the fleet without rota.").BoolVar(&f.up.NoRota)
+	up.Flag("rebalance", "Let rota move requeueable work (light jobs leave the GPU servers, which then power off) and set Slurm's node weights from cost.").BoolVar(&f.up.Rebalance)
+	logflags.Add(up, &f.logs, "info")
 
 	wl := app.Command("workload", "Submit a burst of light (CPU) and heavy (GPU) jobs to the running lab.")
-	light := wl.Flag("light", "Light jobs (2 CPUs).").Default("8").Int()
-	heavy := wl.Flag("heavy", "Heavy jobs (2 CPUs, 1 GPU).").Default("4").Int()
-	lightRun := wl.Flag("light.runtime", "How long a light job runs.").Default("40s").Duration()
-	heavyRun := wl.Flag("heavy.runtime", "How long a heavy job runs.").Default("60s").Duration()
+	wl.Flag("light", "Light jobs (2 CPUs).").Default("8").IntVar(&f.light)
+	wl.Flag("heavy", "Heavy jobs (2 CPUs, 1 GPU).").Default("4").IntVar(&f.heavy)
+	wl.Flag("light.runtime", "How long a light job runs.").Default("40s").DurationVar(&f.lightRun)
+	wl.Flag("heavy.runtime", "How long a heavy job runs.").Default("60s").DurationVar(&f.heavyRun)
 
 	app.Command("summary", "Print server-hours and spend against all-on, and Slurm's record of the jobs.")
 	app.Command("down", "End every process a lab in --dir left running (by the pids carrying its marker).")
+	return app, f
+}
 
+func run(args []string, stdout, stderr io.Writer) int {
+	app, f := newApp(stdout, stderr)
 	cmd, err := app.Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "rota-lab: error: %v, try --help\n", err)
@@ -63,34 +77,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	switch cmd {
 	case "up":
-		logger := logs.New(stderr)
-		return runUp(ctx, lab.Options{Dir: *dir, Root: *root, BinDir: *binDir, On: *on, NoRota: *noRota, Rebalance: *rebalance,
-			Clock: clock.Real{}, Log: logger.WithField("component", "lab")}, stdout, stderr)
+		opts := f.up
+		opts.Dir, opts.Clock, opts.Log = f.dir, clock.Real{}, f.logs.New(stderr).WithField("component", "lab")
+		return runUp(ctx, opts, stdout, stderr)
 	case "workload":
-		ids, err := lab.Submit(ctx, *dir, lab.Burst(*light, *heavy, *lightRun, *heavyRun)...)
-		fmt.Fprintf(stdout, "submitted %d jobs (%d light, %d heavy)\n", len(ids), *light, *heavy)
+		ids, err := lab.Submit(ctx, f.dir, lab.Burst(f.light, f.heavy, f.lightRun, f.heavyRun)...)
+		fmt.Fprintf(stdout, "submitted %d jobs (%d light, %d heavy)\n", len(ids), f.light, f.heavy)
 		if err != nil {
 			fmt.Fprintln(stderr, "rota-lab:", err)
 			return 1
 		}
 	case "summary":
-		cfg, err := config.Load(filepath.Join(*dir, "rota.yml"))
+		cfg, err := config.Load(filepath.Join(f.dir, "rota.yml"))
 		if err != nil {
 			fmt.Fprintln(stderr, "rota-lab:", err)
 			return 1
 		}
-		s, err := lab.Summarize(cfg, *dir, time.Now())
+		s, err := lab.Summarize(cfg, f.dir, time.Now())
 		if err != nil {
 			fmt.Fprintln(stderr, "rota-lab:", err)
 			return 1
 		}
 		s.Write(stdout)
 		// Jobs not finished yet, when the lab still runs.
-		if out, err := lab.SlurmCommand(ctx, *dir, "squeue", "--noheader", "--format=%i"); err == nil {
+		if out, err := lab.SlurmCommand(ctx, f.dir, "squeue", "--noheader", "--format=%i"); err == nil {
 			fmt.Fprintf(stdout, "  not finished      %d (queued or running)\n", len(strings.Fields(out)))
 		}
 	case "down":
-		n, err := lab.KillMarked(*dir)
+		n, err := lab.KillMarked(f.dir)
 		fmt.Fprintf(stdout, "ended %d lab processes\n", n)
 		if err != nil {
 			fmt.Fprintln(stderr, "rota-lab:", err)

@@ -18,20 +18,32 @@ import (
 	"github.com/rotahq/rota/internal/logflags"
 )
 
-func main() {
+// flags is the emulator's command line.
+type flags struct {
+	configFile, certOut string
+	logs                logflags.Config
+}
+
+// newApp declares the emulator's command line; parsing fills the flags it returns.
+func newApp() (*kingpin.Application, *flags) {
+	f := &flags{}
 	app := kingpin.New("rota-redfish-emulator", "Emulated Redfish BMCs (DMTF public-rackmount1 mockup with power state, sessions, faults and hooks).")
-	configFile := app.Flag("config.file", "Emulator config (YAML).").Required().ExistingFile()
-	certOut := app.Flag("tls.cert-out", "Write the generated certificate (the CA to trust) to this file.").String()
-	var logs logflags.Config
-	logflags.Add(app, &logs, "info")
+	app.Flag("config.file", "Emulator config (YAML).").Required().ExistingFileVar(&f.configFile)
+	app.Flag("tls.cert-out", "Write the generated certificate (the CA to trust) to this file.").StringVar(&f.certOut)
+	logflags.Add(app, &f.logs, "info")
 	app.Version(version.Print("rota-redfish-emulator"))
 	app.HelpFlag.Short('h')
+	return app, f
+}
+
+func main() {
+	app, f := newApp()
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
-	log := logs.New(os.Stderr).WithField("component", "redfish-emulator")
+	log := f.logs.New(os.Stderr).WithField("component", "redfish-emulator")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *configFile, *certOut, log); err != nil {
+	if err := run(ctx, f.configFile, f.certOut, log); err != nil {
 		fmt.Fprintln(os.Stderr, "rota-redfish-emulator:", err)
 		os.Exit(1)
 	}

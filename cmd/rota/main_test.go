@@ -162,7 +162,7 @@ pools:
 	if code, _ := call(http.MethodGet, "/api/v1/status", "", ""); code != http.StatusUnauthorized {
 		t.Errorf("status without token: %d", code)
 	}
-	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "scaler", "webhook", "testdata", "alertmanager-v4-firing.json"))
+	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "scaler", "api", "testdata", "alertmanager", "alertmanager-v4-firing.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

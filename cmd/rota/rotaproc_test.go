@@ -49,7 +49,7 @@ func startRota(tb testing.TB, cfg string, port int, env ...string) *rotaUnderTes
 	testutil.StartEnv(tb, env, rotaBinary, "--config.file", cfg)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	testutil.WaitHTTP(tb, base+"/-/ready", 60*time.Second)
-	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(tb), "scaler", "webhook", "testdata", "alertmanager-v4-backlog.json"))
+	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(tb), "scaler", "api", "testdata", "alertmanager", "alertmanager-v4-backlog.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -58,7 +58,7 @@ store: {path: %s}
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "scaler", "webhook", "testdata", "alertmanager-v4-firing.json"))
+	fixture, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "scaler", "api", "testdata", "alertmanager", "alertmanager-v4-firing.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

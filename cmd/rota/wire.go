@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/wire"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/jobs"
@@ -38,24 +37,7 @@ func tokens(s config.Server) (apiToken, webhookToken api.Token, err error) {
 
 // newPower builds the BMC controller for every node of the inventory.
 func newPower(cfg *config.Config, log *logrus.Entry, clock bmc.Clock, reg prometheus.Registerer) (*bmc.Controller, error) {
-	endpoints := map[string]bmc.Endpoint{}
-	for _, p := range cfg.Pools {
-		for _, n := range p.Nodes {
-			endpoints[n.Name] = n.BMC
-		}
-	}
-	c, err := bmc.NewController(endpoints, bmc.Options{
-		Logger:             log.WithField("component", "bmc"),
-		Clock:              clock,
-		Registerer:         reg,
-		MaxConcurrent:      cfg.BMC.Concurrency,
-		MinCommandInterval: time.Duration(cfg.BMC.MinCommandInterval),
-		OperationTimeout:   time.Duration(cfg.BMC.OperationTimeout),
-		ConfirmTimeout:     time.Duration(cfg.BMC.OperationTimeout),
-		GracePeriod:        time.Duration(cfg.BMC.GracefulTimeout),
-		Jitter:             rand.Float64,
-		LookupEnv:          os.LookupEnv,
-	})
+	c, err := wire.Power(cfg, log.WithField("component", "bmc"), clock, reg, 0)
 	if err != nil {
 		return nil, fmt.Errorf("bmc: %w", err)
 	}

@@ -53,17 +53,22 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, e env) int {
-	app := kingpin.New("rotactl", "The operator's CLI for rota.")
+// newApp declares rotactl's command line; cmds holds each verb by its full command name.
+func newApp(e env) (app *kingpin.Application, cmds map[string]command) {
+	app = kingpin.New("rotactl", "The operator's CLI for rota.")
 	app.Version(version.Print("rotactl"))
 	app.HelpFlag.Short('h')
 	app.UsageWriter(e.stderr)
 	app.ErrorWriter(e.stderr)
+	return app, commands(app)
+}
+
+func run(ctx context.Context, args []string, e env) int {
+	app, cmds := newApp(e)
 	// --help and --version print inside Parse, then call terminate; kingpin would exit the
 	// process there, which tests cannot survive, so record it and stop before running a verb.
 	terminated := false
 	app.Terminate(func(int) { terminated = true })
-	cmds := commands(app)
 	if len(args) == 0 {
 		app.Usage(nil)
 		fmt.Fprintln(e.stderr, "rotactl: a command is required")

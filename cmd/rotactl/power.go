@@ -15,6 +15,7 @@ import (
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/logflags"
+	"github.com/rotahq/rota/internal/wire"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -78,27 +79,11 @@ func runPower(ctx context.Context, e env, verb string, f *powerFlags) int {
 // controller builds the BMC controller for every node of the config, and the bound on each
 // node's operation (--timeout, else bmc.operation_timeout).
 func controller(e env, cfg *config.Config, f *powerFlags) (*bmc.Controller, time.Duration, error) {
-	endpoints := map[string]bmc.Endpoint{}
-	for _, p := range cfg.Pools {
-		for _, n := range p.Nodes {
-			endpoints[n.Name] = n.BMC
-		}
-	}
-	logger := f.log.New(e.stderr)
 	timeout := f.timeout
 	if timeout == 0 {
 		timeout = time.Duration(cfg.BMC.OperationTimeout)
 	}
-	ctl, err := bmc.NewController(endpoints, bmc.Options{
-		Logger:             logger.WithField("component", "bmc"),
-		Clock:              e.clock,
-		Registerer:         prometheus.NewRegistry(),
-		MaxConcurrent:      cfg.BMC.Concurrency,
-		MinCommandInterval: time.Duration(cfg.BMC.MinCommandInterval),
-		GracePeriod:        time.Duration(cfg.BMC.GracefulTimeout),
-		OperationTimeout:   timeout,
-		ConfirmTimeout:     timeout,
-	})
+	ctl, err := wire.Power(cfg, f.log.New(e.stderr).WithField("component", "bmc"), e.clock, prometheus.NewRegistry(), timeout)
 	return ctl, timeout, err
 }
 

@@ -11,9 +11,9 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/rotahq/rota/internal/logflags"
+	"github.com/rotahq/rota/internal/slurmcli"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
-	"github.com/rotahq/rota/scaler/jobs/slurm"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -64,7 +64,7 @@ func registerSlurm(app *kingpin.Application, cmds map[string]command) {
 			c.Flag("rota.unreachable", "When rota cannot be reached: power the servers on alone, after checking rota's store (power), or fail (fail).").Default("power").EnumVar(&f.unreachable, "power", "fail")
 		}
 		cmds[c.FullCommand()] = func(ctx context.Context, e env) int {
-			nodes, err := slurm.ExpandHostlist(hostlist)
+			nodes, err := slurmcli.ExpandHostlist(hostlist)
 			if err == nil && len(nodes) == 0 {
 				err = errors.New("empty hostlist")
 			}

@@ -101,7 +101,8 @@ type Explanation struct {
 	History []AuditRecord `json:"history"`
 }
 
-// AuditRecord is one action rota took (or, in dry run, would have taken).
+// AuditRecord is one action rota took (or, in dry run, would have taken): the store's
+// store.AuditRecord as the API shows it.
 type AuditRecord struct {
 	Time   time.Time    `json:"time"`
 	Node   string       `json:"node"`

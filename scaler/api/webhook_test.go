@@ -17,10 +17,10 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 )
 
-// fixtures are the webhook bodies captured from a real Alertmanager (scaler/webhook/testdata).
+// fixtures are the webhook bodies captured from a real Alertmanager (testdata/alertmanager).
 func fixtures(t testing.TB) map[string][]byte {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "webhook", "testdata", "*.json"))
+	paths, err := filepath.Glob(filepath.Join("testdata", "alertmanager", "*.json"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no webhook fixtures: %v", err)
 	}

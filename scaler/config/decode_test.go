@@ -7,16 +7,22 @@ import (
 	"testing"
 )
 
-// problemsOf parses y and returns its problems by path.
-func problemsOf(t *testing.T, y string, mode Mode) map[string]Problem {
+// problemList parses y, which must fail validation, and returns its problems.
+func problemList(t *testing.T, y string, mode Mode) []Problem {
 	t.Helper()
 	_, err := ParseFor([]byte(y), mode)
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("want a ValidationError, got %v", err)
 	}
+	return ve.Problems
+}
+
+// problemsOf parses y and returns its problems by path.
+func problemsOf(t *testing.T, y string, mode Mode) map[string]Problem {
+	t.Helper()
 	got := map[string]Problem{}
-	for _, p := range ve.Problems {
+	for _, p := range problemList(t, y, mode) {
 		got[p.Path] = p
 	}
 	return got

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/internal/jobclass"
 )
 
 // DefaultListenAddress is rota's HTTP listener when the config names none.
@@ -142,11 +144,4 @@ func (c *Config) applyPoolDefaults() {
 }
 
 // DefaultClasses are light (no GPU, up to 8 CPUs), medium (up to 1 GPU) and heavy (the rest).
-func DefaultClasses() []Class {
-	zero, one := 0, 1
-	return []Class{
-		{Name: "light", MaxCPUs: 8, MaxGPUs: &zero},
-		{Name: "medium", MaxGPUs: &one},
-		{Name: "heavy"},
-	}
-}
+func DefaultClasses() []Class { return jobclass.Defaults() }

@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/rotahq/rota/internal/jobclass"
+)
 
 // Pool returns the pool named name, or nil.
 func (c *Config) Pool(name string) *Pool {
@@ -96,41 +100,13 @@ func (c Cost) Saves() bool {
 	return c.SavesWhenOff == nil || *c.SavesWhenOff
 }
 
-// Shape is what a job asks for on each of its servers.
-type Shape struct {
-	Partition string
-	CPUs      int
-	GPUs      int
-	Memory    Bytes
-}
+// Shape is what a job asks for on each of its servers (see jobclass.Shape).
+type Shape = jobclass.Shape
 
 // Classify returns the name of the first class that names the job's partition, else the first
-// whose limits the shape fits. Validation guarantees the last class has no limits.
-func (c *Config) Classify(s Shape) string {
-	for _, cl := range c.Classes {
-		for _, p := range cl.Partitions {
-			if p == s.Partition {
-				return cl.Name
-			}
-		}
-	}
-	for _, cl := range c.Classes {
-		if len(cl.Partitions) > 0 {
-			continue
-		}
-		if cl.MaxCPUs > 0 && s.CPUs > cl.MaxCPUs {
-			continue
-		}
-		if cl.MaxGPUs != nil && s.GPUs > *cl.MaxGPUs {
-			continue
-		}
-		if cl.MaxMemory > 0 && s.Memory > cl.MaxMemory {
-			continue
-		}
-		return cl.Name
-	}
-	return c.Classes[len(c.Classes)-1].Name
-}
+// whose limits the shape fits (jobclass.Classify). Validation guarantees the last class has
+// no limits.
+func (c *Config) Classify(s Shape) string { return jobclass.Classify(c.Classes, s) }
 
 // Fits reports whether one server of the pool can hold the shape.
 func (p *Profile) Fits(s Shape) bool {

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rotahq/rota/bmc/spec"
+	"github.com/rotahq/rota/internal/jobclass"
 )
 
 // Config is the whole file.
@@ -274,28 +275,11 @@ type Quota struct {
 	Borrow     bool   `yaml:"borrow"`
 }
 
-// Class is a kind of work. Zero limits mean no limit, except MaxGPUs, where nil means no limit
-// and 0 means no GPUs. A class may be deferrable (Defer) or a service (Service), not both.
-type Class struct {
-	Name       string   `yaml:"name"`
-	Partitions []string `yaml:"partitions"`
-	MaxCPUs    int      `yaml:"max_cpus"`
-	MaxGPUs    *int     `yaml:"max_gpus"`
-	MaxMemory  Bytes    `yaml:"max_memory"`
-	// Defer makes the class's work wait for a schedule's window to wake servers.
-	Defer *Defer `yaml:"defer"`
-	// Service work is placed before other work, and a schedule that protects services keeps
-	// its floor free for it.
-	Service bool `yaml:"service"`
-}
+// Class is a kind of work (see jobclass.Class: the exporter reads the classes too).
+type Class = jobclass.Class
 
-// Defer: outside the window of schedule Until, waiting work of the class wakes no server (it
-// still runs on servers that are on); at the window's start it wakes what it needs. Work that
-// has waited Max is served as usual.
-type Defer struct {
-	Until string         `yaml:"until"`
-	Max   model.Duration `yaml:"max"`
-}
+// Defer is when a class's waiting work may wake servers (see jobclass.Defer).
+type Defer = jobclass.Defer
 
 // Pool is a tier of identical servers.
 type Pool struct {

@@ -155,7 +155,7 @@ func (e *Executor) run(ctx context.Context, a fleet.Action) error {
 		err = fmt.Errorf("unknown action kind %q", a.Kind)
 	}
 	res := resultOf(ctx, err)
-	e.metrics.observe(a, res, e.o.Clock.Now().Sub(start))
+	e.metrics.measure(a, res, e.o.Clock.Now().Sub(start))
 	l := e.log.WithFields(logrus.Fields{"node": a.Node, "pool": a.Pool, "action": a.Kind, "reason": a.Reason, "result": res})
 	switch {
 	case res == fleet.ResultInterrupted:

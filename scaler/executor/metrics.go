@@ -48,7 +48,8 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 	return m, nil
 }
 
-func (m *metrics) observe(a fleet.Action, result fleet.Result, d time.Duration) {
+// measure counts one action by result and records how long it took.
+func (m *metrics) measure(a fleet.Action, result fleet.Result, d time.Duration) {
 	m.actions.WithLabelValues(string(a.Kind), a.Pool, string(result)).Inc()
 	m.duration.WithLabelValues(string(a.Kind)).Observe(d.Seconds())
 }
@@ -70,7 +71,7 @@ func resultOf(ctx context.Context, err error) fleet.Result {
 
 // dryRun audits what a would have done and counts it; nothing is sent and no state changes.
 func (e *Executor) dryRun(a fleet.Action) {
-	e.metrics.observe(a, fleet.ResultDryRun, 0)
+	e.metrics.measure(a, fleet.ResultDryRun, 0)
 	e.log.WithFields(map[string]any{"node": a.Node, "pool": a.Pool, "action": a.Kind, "reason": a.Reason, "detail": a.Detail}).Info("dry run: would act")
 	if err := e.o.Store.AppendAudit(auditRecord(a, e.o.Clock.Now(), auditDryRun, nil)); err != nil {
 		e.log.WithError(err).Warn("recording a dry-run action")

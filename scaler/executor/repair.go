@@ -75,7 +75,7 @@ func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.No
 	if n.Intent != nil {
 		return e.finishIntent(ctx, a, n, power, obs)
 	}
-	return e.settle(ctx, a, n, power, obs)
+	return e.repairAtRest(ctx, a, n, power, obs)
 }
 
 // repairDryRun is repair's one rule for dry run: no action leads a server away from serving,
@@ -119,10 +119,10 @@ func (e *Executor) finishIntent(ctx context.Context, a fleet.Action, n store.Nod
 	return err
 }
 
-// settle handles a node with no action in flight. A drain past policy.drain.timeout is given
-// back by the rule the planner uses (config.Drain.TimedOut), so a drain the planner cannot
-// settle (the job manager unread) still ends.
-func (e *Executor) settle(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
+// repairAtRest handles a node with no action in flight. A drain past policy.drain.timeout is
+// given back by the rule the planner uses (config.Drain.TimedOut), so a drain the planner
+// cannot settle (the job manager unread) still ends.
+func (e *Executor) repairAtRest(ctx context.Context, a fleet.Action, n store.Node, power bmc.State, obs Observed) error {
 	switch {
 	case n.State == fleet.StateDraining:
 		if e.o.Config.Policy.Drain.TimedOut(n.Since, e.o.Clock.Now()) {

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
 )
 
-// Audit results (api.AuditRecord.Result).
+// Audit results (store.AuditRecord.Result).
 const (
 	auditStarted   = "started"
 	auditSucceeded = "succeeded"
@@ -61,8 +60,8 @@ func (e *Executor) write(a fleet.Action, c change) error {
 	return nil
 }
 
-func auditRecord(a fleet.Action, now time.Time, result string, cause error) api.AuditRecord {
-	r := api.AuditRecord{Time: now, Node: a.Node, Pool: a.Pool, Action: a.Kind, Reason: a.Reason, Detail: a.Detail, Result: result}
+func auditRecord(a fleet.Action, now time.Time, result string, cause error) store.AuditRecord {
+	r := store.AuditRecord{Time: now, Node: a.Node, Pool: a.Pool, Action: a.Kind, Reason: a.Reason, Detail: a.Detail, Result: result}
 	if cause != nil {
 		r.Error = cause.Error()
 	}

@@ -20,6 +20,10 @@ type Snapshot struct {
 	// JobsKnown is false when the job manager could not be read; then nothing is drained or
 	// powered off, and demand is taken as unknown (nothing powered on for it either).
 	JobsKnown bool
+	// NoJobManager is true where no job manager says what runs where (jobs.adapter none): idleness
+	// then rests on telemetry alone, nothing forbids a power-off in the job manager's name, and
+	// JobsKnown carries no information.
+	NoJobManager bool
 	// Paused is the operator's pause: no action at all (safety invariant 5).
 	Paused bool
 	// History is what rota did recently, for cooldowns and the disruption budget.

@@ -110,8 +110,20 @@ func (l *Loop) Explain(_ context.Context, node string) (api.Explanation, error) 
 	if err != nil {
 		return api.Explanation{}, fmt.Errorf("reading %s's history: %w", node, err)
 	}
-	ex.History = hist
+	ex.History = history(hist)
 	return ex, nil
+}
+
+// history is the store's audit records as the API shows them.
+func history(recs []store.AuditRecord) []api.AuditRecord {
+	if len(recs) == 0 {
+		return nil
+	}
+	out := make([]api.AuditRecord, len(recs))
+	for i, r := range recs {
+		out[i] = api.AuditRecord{Time: r.Time, Node: r.Node, Pool: r.Pool, Action: r.Action, Reason: r.Reason, Detail: r.Detail, Result: r.Result, Error: r.Error}
+	}
+	return out
 }
 
 // Plan observes and plans now, and acts on nothing: no repair, no action, no store write.
@@ -132,7 +144,7 @@ func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
 	for i := range snap.Nodes {
 		snap.Nodes[i].IdleSince = idle[snap.Nodes[i].Name]
 	}
-	return gate(snap, l.o.Planner(snap, l.cfg, now), nil, l.cfg.Jobs.ReportsAllocation()), nil
+	return gate(snap, l.o.Planner(snap, l.cfg, now), nil), nil
 }
 
 // SetPinned pins or unpins node, durably, and asks for a pass so Status shows it soon.

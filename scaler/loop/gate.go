@@ -10,15 +10,15 @@ import (
 // gate re-checks the planner's actions against the safety invariants and turns any that breaks
 // one into a skip. The planner already keeps these rules; the gate is the second lock on the
 // door, so a planner bug cannot power off a pinned server, an allocated one, or scale down
-// blind. reports is config.Jobs.ReportsAllocation.
-func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool, reports bool) fleet.Decision {
+// blind.
+func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool) fleet.Decision {
 	nodes := make(map[string]*fleet.Node, len(snap.Nodes))
 	for i := range snap.Nodes {
 		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
 	}
 	kept := dec.Actions[:0:0]
 	for _, a := range dec.Actions {
-		reason, detail := blocked(snap, nodes[a.Node], a, moved[a.Node], reports)
+		reason, detail := blocked(snap, nodes[a.Node], a, moved[a.Node])
 		if reason == "" {
 			kept = append(kept, a)
 			continue
@@ -30,7 +30,7 @@ func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool, report
 }
 
 // blocked says why action a on node n may not run this pass ("" when it may).
-func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved, reports bool) (fleet.Reason, string) {
+func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fleet.Reason, string) {
 	scaleDown := a.Kind == fleet.Drain || a.Kind == fleet.PowerOff
 	switch {
 	case n == nil:
@@ -58,11 +58,11 @@ func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved, reports 
 		// must be known and empty now, and drained it will be.
 		v := n.Jobs
 		v.Drained = true
-		return fleet.PowerOffBlock(v, reports)
+		return fleet.PowerOffBlock(v, !snap.NoJobManager)
 	case a.Kind == fleet.PowerOff:
 		// Invariant 1, by the planner's own rule; the executor asks it once more right before
 		// the command.
-		return fleet.PowerOffBlock(n.Jobs, reports)
+		return fleet.PowerOffBlock(n.Jobs, !snap.NoJobManager)
 	}
 	return "", ""
 }

@@ -185,7 +185,7 @@ func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.De
 	l.learn(&snap, before, recs, now)
 	dec := l.o.Planner(snap, l.cfg, now)
 	asked, callers := l.takeWakes(now)
-	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap), l.cfg.Jobs.ReportsAllocation())
+	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap))
 	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
 	l.answerWakes(snap, dec, asked, callers)
 	return snap, dec, nil

@@ -106,7 +106,8 @@ func (l *Loop) snapshot(o observation, now time.Time) (fleet.Snapshot, map[strin
 	}
 	snap := fleet.Snapshot{
 		Demand: o.demand, Telemetry: o.teleOK, JobsKnown: o.jobsOK,
-		Paused: g.Paused, History: g.History(now),
+		NoJobManager: !l.cfg.Jobs.ReportsAllocation(),
+		Paused:       g.Paused, History: g.History(now),
 	}
 	for _, p := range l.cfg.Pools {
 		for _, cn := range p.Nodes {

@@ -1,8 +1,8 @@
 package loop
 
 import (
-	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
 )
 
 // auditRefused is the audit result of a move a rule refused.
@@ -23,7 +23,7 @@ func (l *Loop) auditRefusals(dec fleet.Decision, p pass) {
 		if l.refused[s.Node] == s.Reason {
 			continue
 		}
-		r := api.AuditRecord{Time: p.at, Node: s.Node, Pool: s.Pool, Action: fleet.Move, Reason: s.Reason, Detail: s.Detail, Result: auditRefused}
+		r := store.AuditRecord{Time: p.at, Node: s.Node, Pool: s.Pool, Action: fleet.Move, Reason: s.Reason, Detail: s.Detail, Result: auditRefused}
 		if err := l.o.Store.AppendAudit(r); err != nil {
 			l.log.WithError(err).WithField("node", s.Node).Warn("recording a refused move")
 			continue

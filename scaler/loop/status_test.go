@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
 )
 
 // Dry run: the plan is made, exported and audited, and nothing is sent.
@@ -69,5 +71,26 @@ func TestUnreadableStoreFailsThePass(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(f.loop.metrics.passes.WithLabelValues("error")); got != 1 {
 		t.Errorf("failed passes counted %v, want 1", got)
+	}
+}
+
+// The API shows the store's audit record field for field, in the same JSON (its own type, so
+// the store's format and the API's can change apart), and no history as none.
+func TestHistoryAsTheAPIShowsIt(t *testing.T) {
+	r := store.AuditRecord{Time: t0, Node: "gpu01", Pool: "gpu", Action: fleet.PowerOff, Reason: fleet.ReasonDrained,
+		Detail: "drained", Result: "failed", Error: "bmc refused"}
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(history([]store.AuditRecord{r})[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("API record %s, want the store's %s", got, want)
+	}
+	if h := history(nil); h != nil {
+		t.Errorf("no history shown as %#v, want nil", h)
 	}
 }

@@ -16,7 +16,7 @@ func recentOffs(n int) fleet.History {
 	return h
 }
 
-// TestCaps covers every cap the gate and the scale-up apply, each named in its skip.
+// TestCaps covers every cap on scale-down and on scale-up, each named in its skip.
 func TestCaps(t *testing.T) { runCases(t, capsCases()) }
 
 func capsCases() []planCase {

@@ -20,10 +20,10 @@
 //	         needs (partition, features, GPU model, node list), and not a dearer pool's empty
 //	         server when waking a cheaper one costs less over the work's run
 //	settle   power off drained, empty servers; give back drains that timed out
-//	shrink   drain idle servers, most expensive first, through the one gate that applies every
-//	         cap (floors, warm spares, cooldowns, dwell times, cycle caps, disruption budget,
-//	         concurrency)
+//	shrink   drain idle servers, most expensive first, held to every cap on scale-down, applied
+//	         in one place (floors, warm spares, cooldowns, dwell times, cycle caps, disruption
+//	         budget, concurrency)
 //	moves    move the work of servers it can leave (requeueable, room elsewhere, saving at least
-//	         k times the work lost), within the move budget, through the same gate
+//	         k times the work lost), within the move budget, held to the same caps
 //	rest     give every server left a reason
 package plan

@@ -64,7 +64,7 @@ type pool struct {
 func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 	p := &pass{
 		snap: snap, cfg: cfg, pol: &cfg.Policy, now: now,
-		noJobManager: !cfg.Jobs.ReportsAllocation(),
+		noJobManager: snap.NoJobManager,
 		servers:      make([]server, len(snap.Nodes)),
 		skips:        make([]fleet.Skip, 0, len(snap.Nodes)),
 		byName:       make(map[string]*pool, len(cfg.Pools)),

@@ -77,7 +77,7 @@ func fresh(n *fleet.Node, snap fleet.Snapshot, cfg *config.Config, now time.Time
 
 // actionFault says what is wrong with one action ("" if nothing).
 func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config.Config, now time.Time) string {
-	pol, none := cfg.Policy, cfg.Jobs.Adapter == "none"
+	pol, none := cfg.Policy, snap.NoJobManager
 	byPerson := n.Jobs.Drained && !n.Jobs.DrainedByRota
 	jobsKnown := none || snap.JobsKnown
 	switch {

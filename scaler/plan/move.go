@@ -22,8 +22,8 @@ import (
 // policy.moves.estimate). A destination already running work, or coming up, adds nothing; an
 // empty one (which would otherwise power off) adds its price for the time. Never a job that is
 // not requeueable, marked do-not-disrupt, spans servers, or has less than policy.moves.tail
-// left; never more than policy.moves.max_moves per window; and every move passes the same gate
-// as a drain (dwell times, cycles, floors, spares, disruption budget, concurrency). Each
+// left; never more than policy.moves.max_moves per window; and every move is held to the same
+// caps as a drain (dwell times, cycles, floors, spares, disruption budget, concurrency). Each
 // refusal of a server whose work had room elsewhere is a skip naming the job and the rule.
 
 // mover is one pass's rebalancing: the destinations and the move budget left.
@@ -134,10 +134,10 @@ func (p *pass) tryMove(mv *mover, i int) {
 		p.skip(i, fleet.SkipMoveBudget, fmt.Sprintf("%d moves in the last %s, budget %d", p.recentMoves(), time.Duration(p.pol.Moves.Window), p.pol.Moves.MaxMoves))
 		return
 	}
-	// The gate sees the server as the empty one it becomes: warm spares and the break-even
+	// The caps see the server as the empty one it becomes: warm spares and the break-even
 	// price hold it the same.
 	s.pool.warm++
-	reason, detail := p.gateDrain(i)
+	reason, detail := p.scaleDownCaps(i)
 	s.pool.warm--
 	if reason != "" {
 		p.skip(i, reason, detail)

@@ -55,8 +55,7 @@ type pass struct {
 	cfg  *config.Config
 	pol  *config.Policy
 	now  time.Time
-	// noJobManager is jobs.adapter none: there is no job manager to ask, so idleness rests on
-	// telemetry alone and JobsKnown carries no information.
+	// noJobManager is the snapshot's NoJobManager.
 	noJobManager bool
 
 	servers []server

@@ -164,14 +164,14 @@ func safetySkipsCases() []planCase {
 			want: map[string]string{"c1": "skip/in_flight"}},
 		{name: "pool not in the config", snap: snapshot(onNode("z1", "tpu")),
 			want: map[string]string{"z1": "skip/unknown_pool"}},
-		{name: "adapter none: idleness on telemetry alone", cfg: func(c *config.Config) { c.Jobs.Adapter = "none" },
+		{name: "no job manager (adapter none): idleness on telemetry alone",
 			snap: func() fleet.Snapshot {
 				s := snapshot(
 					with(onNode("c1", "cpu"), func(n *fleet.Node) { n.Jobs = fleet.JobsView{} }),
 					with(onNode("c2", "cpu"), func(n *fleet.Node) { n.Jobs = fleet.JobsView{}; n.Telemetry.CPUMax = 0.6 }),
 					with(drainingNode("c3", "cpu"), func(n *fleet.Node) { n.Jobs = fleet.JobsView{} }),
 					with(drainingNode("c4", "cpu"), func(n *fleet.Node) { n.Jobs = fleet.JobsView{}; n.Telemetry.CPUMax = 0.6 }))
-				s.JobsKnown = false
+				s.JobsKnown, s.NoJobManager = false, true
 				return s
 			}(),
 			want: map[string]string{"c1": "drain/idle", "c2": "skip/busy", "c3": "power_off/drained", "c4": "skip/busy"}},

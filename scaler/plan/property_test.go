@@ -136,6 +136,7 @@ func (g gen) node(name, pool string) fleet.Node {
 
 func (g gen) snapshot(cfg *config.Config) fleet.Snapshot {
 	s := fleet.Snapshot{Telemetry: g.chance(0.85), JobsKnown: g.chance(0.85), Paused: g.chance(0.05)}
+	s.NoJobManager = !cfg.Jobs.ReportsAllocation() // as the loop derives it
 	for i := range cfg.Pools {
 		for _, cn := range cfg.Pools[i].Nodes {
 			s.Nodes = append(s.Nodes, g.node(cn.Name, cfg.Pools[i].Name))

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rotahq/rota/bmc"
+	bmc "github.com/rotahq/rota/bmc/spec"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 

@@ -10,7 +10,7 @@ import (
 )
 
 // settleDraining finishes or undoes the drains rota started: a Draining server the job manager
-// shows drained and empty is powered off (through the gate); one whose drain ran past
+// shows drained and empty is powered off (within the caps); one whose drain ran past
 // policy.drain.timeout since it began is resumed, so no server is left drained forever.
 // Servers a person drained are never resumed nor powered off by rota.
 func (p *pass) settleDraining() {
@@ -41,7 +41,7 @@ func (p *pass) settle(i int) {
 	}
 	reason, detail := p.emptyCheck(i)
 	if reason == "" {
-		reason, detail = p.gatePowerOff()
+		reason, detail = p.powerOffCaps()
 	}
 	if reason == "" {
 		p.act(i, fleet.PowerOff, fleet.ReasonDrained, "drained and empty")

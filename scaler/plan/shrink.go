@@ -9,8 +9,8 @@ import (
 )
 
 // shrink is scale-down: every On server not yet decided is checked for idleness; the idle
-// ones, most expensive first, pass through the gate, and those it lets through are powered off
-// in this pass (the executor drains each first and checks it is still empty). With no job
+// ones, most expensive first, are held to the caps, and those the caps let through are powered
+// off in this pass (the executor drains each first and checks it is still empty). With no job
 // manager (adapter none) they are drained instead, and powered off at a later pass once the
 // telemetry still shows them idle.
 func (p *pass) shrink() {
@@ -28,7 +28,7 @@ func (p *pass) shrink() {
 	}
 	p.costOrder(idle)
 	for _, i := range idle {
-		reason, detail := p.gateDrain(i)
+		reason, detail := p.scaleDownCaps(i)
 		if reason != "" {
 			p.skip(i, reason, detail)
 			continue

@@ -135,10 +135,6 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	}
 	c := *cfg
 	c.Pools = append([]config.Pool(nil), cfg.Pools...)
-	if c.Jobs.Adapter == "none" {
-		// The replay's placement model is the job manager: the planner may trust its view.
-		c.Jobs.Adapter = "slurm"
-	}
 	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600, restart: seconds(c.Policy.Moves.RestartCost)}
 	if opt.MaxWait > 0 {
 		e.MaxWait = int64(opt.MaxWait / time.Second)

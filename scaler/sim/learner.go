@@ -19,8 +19,9 @@ type learner struct {
 	byName map[string]learn.View
 }
 
-// observe feeds the call's observations and returns what the planner reads.
-func (l *learner) observe(w *world, cfg *config.Config, snap *fleet.Snapshot) map[string]learn.View {
+// learn feeds the call's observations to the stats and returns what the planner reads, as the
+// loop's learn does.
+func (l *learner) learn(w *world, cfg *config.Config, snap *fleet.Snapshot) map[string]learn.View {
 	e := w.env
 	if l.views == nil {
 		l.views = make([]learn.View, len(e.Pools))

@@ -99,7 +99,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 	w.acct.plannerCalls++
 	cfg := p.config(w)
 	snap := p.snap.build(w, cfg)
-	snap.Learned = p.learned.observe(w, cfg, &snap)
+	snap.Learned = p.learned.learn(w, cfg, &snap)
 	acts := plan.Actions(snap, cfg, w.wall(w.now))
 	p.lastKey, p.lastPlan, p.planned = key, w.now, true
 	return acts

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rotahq/rota/bmc"
+	bmc "github.com/rotahq/rota/bmc/spec"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -76,6 +76,8 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 		s.nodes = append(s.nodes, n)
 	}
 	s.buildDemand(w)
+	// The replay's placement model is the job manager, whatever jobs.adapter says: the planner may
+	// trust its view (NoJobManager false).
 	return fleet.Snapshot{Nodes: s.nodes, Demand: s.demand, Telemetry: true, JobsKnown: true, History: w.hist.view(w)}
 }
 

@@ -5,13 +5,11 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/rotahq/rota/scaler/api"
 )
 
 // AppendAudit adds r to its node's audit log and prunes that log to the Retention: records
 // beyond the newest Keep, and records older than MaxAge before r.Time, are deleted.
-func (t *Tx) AppendAudit(r api.AuditRecord) error {
+func (t *Tx) AppendAudit(r AuditRecord) error {
 	if r.Node == "" {
 		return fmt.Errorf("appending audit record: node is required")
 	}
@@ -35,7 +33,7 @@ func (t *Tx) AppendAudit(r api.AuditRecord) error {
 
 // prune deletes the oldest records of one node's log. Keys are a sequence, so the records kept
 // are always a contiguous newest range and pruning walks from the oldest end only.
-func (t *Tx) prune(b *bolt.Bucket, newest api.AuditRecord, seq uint64) error {
+func (t *Tx) prune(b *bolt.Bucket, newest AuditRecord, seq uint64) error {
 	cutoff := newest.Time.Add(-t.ret.MaxAge)
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.First() {
@@ -60,12 +58,12 @@ func (t *Tx) prune(b *bolt.Bucket, newest api.AuditRecord, seq uint64) error {
 }
 
 // Audit returns up to limit of node's audit records, newest first (limit <= 0: all).
-func (t *Tx) Audit(node string, limit int) ([]api.AuditRecord, error) {
+func (t *Tx) Audit(node string, limit int) ([]AuditRecord, error) {
 	b := t.tx.Bucket([]byte(bucketAudit)).Bucket([]byte(node))
 	if b == nil {
 		return nil, nil
 	}
-	var out []api.AuditRecord
+	var out []AuditRecord
 	c := b.Cursor()
 	for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
 		s, err := seqOf(node, k)
@@ -82,13 +80,13 @@ func (t *Tx) Audit(node string, limit int) ([]api.AuditRecord, error) {
 }
 
 // Audit is Tx.Audit in its own read transaction.
-func (s *Store) Audit(node string, limit int) (out []api.AuditRecord, err error) {
+func (s *Store) Audit(node string, limit int) (out []AuditRecord, err error) {
 	err = s.View(func(tx *Tx) error { out, err = tx.Audit(node, limit); return err })
 	return out, err
 }
 
 // AppendAudit is Tx.AppendAudit in its own transaction.
-func (s *Store) AppendAudit(r api.AuditRecord) error {
+func (s *Store) AppendAudit(r AuditRecord) error {
 	return s.Update(func(tx *Tx) error { return tx.AppendAudit(r) })
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
-	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -155,7 +154,7 @@ type globalV1 struct {
 
 type auditV1 struct {
 	V int `json:"v"`
-	api.AuditRecord
+	AuditRecord
 }
 
 func encode[T any](v T) ([]byte, error) {
@@ -213,13 +212,13 @@ func decodeGlobal(b []byte) (Global, error) {
 	return r.Global, nil
 }
 
-func decodeAudit(b []byte) (api.AuditRecord, error) {
+func decodeAudit(b []byte) (AuditRecord, error) {
 	if _, err := version(b); err != nil {
-		return api.AuditRecord{}, err
+		return AuditRecord{}, err
 	}
 	var r auditV1
 	if err := json.Unmarshal(b, &r); err != nil {
-		return api.AuditRecord{}, fmt.Errorf("decoding: %w", err)
+		return AuditRecord{}, fmt.Errorf("decoding: %w", err)
 	}
 	return r.AuditRecord, nil
 }

@@ -11,7 +11,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -218,27 +217,27 @@ func TestSecondOpenFailsFastWithErrLocked(t *testing.T) {
 }
 
 func TestAuditNewestFirstWithRetention(t *testing.T) {
-	rec := func(node string, at time.Time, res string) api.AuditRecord {
-		return api.AuditRecord{Time: at, Node: node, Pool: "gpu", Action: fleet.PowerOff, Reason: fleet.ReasonDrained, Result: res}
+	rec := func(node string, at time.Time, res string) AuditRecord {
+		return AuditRecord{Time: at, Node: node, Pool: "gpu", Action: fleet.PowerOff, Reason: fleet.ReasonDrained, Result: res}
 	}
 	cases := []struct {
 		name     string
 		ret      Retention
-		appended []api.AuditRecord
-		want     []api.AuditRecord // newest first
+		appended []AuditRecord
+		want     []AuditRecord // newest first
 	}{
 		{"keeps newest N",
 			Retention{Keep: 2},
-			[]api.AuditRecord{rec("a", t0, "started"), rec("a", t0.Add(1), "succeeded"), rec("a", t0.Add(2), "started")},
-			[]api.AuditRecord{rec("a", t0.Add(2), "started"), rec("a", t0.Add(1), "succeeded")}},
+			[]AuditRecord{rec("a", t0, "started"), rec("a", t0.Add(1), "succeeded"), rec("a", t0.Add(2), "started")},
+			[]AuditRecord{rec("a", t0.Add(2), "started"), rec("a", t0.Add(1), "succeeded")}},
 		{"drops older than max age",
 			Retention{Keep: 10, MaxAge: 24 * time.Hour},
-			[]api.AuditRecord{rec("a", t0, "started"), rec("a", t0.Add(23*time.Hour), "started"), rec("a", t0.Add(25*time.Hour), "failed")},
-			[]api.AuditRecord{rec("a", t0.Add(25*time.Hour), "failed"), rec("a", t0.Add(23*time.Hour), "started")}},
+			[]AuditRecord{rec("a", t0, "started"), rec("a", t0.Add(23*time.Hour), "started"), rec("a", t0.Add(25*time.Hour), "failed")},
+			[]AuditRecord{rec("a", t0.Add(25*time.Hour), "failed"), rec("a", t0.Add(23*time.Hour), "started")}},
 		{"nodes are apart",
 			Retention{Keep: 1},
-			[]api.AuditRecord{rec("a", t0, "started"), rec("b", t0.Add(1), "started")},
-			[]api.AuditRecord{rec("a", t0, "started")}},
+			[]AuditRecord{rec("a", t0, "started"), rec("b", t0.Add(1), "started")},
+			[]AuditRecord{rec("a", t0, "started")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -61,7 +61,7 @@ func CheckProfiles(cfg *config.Config, nodes []Node) []string {
 
 // Check reads every node and compares it with the config's profiles (CheckProfiles).
 func (m *Manager) Check(ctx context.Context, cfg *config.Config) ([]string, error) {
-	nodes, err := m.nodes(ctx)
+	nodes, err := m.cli.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}

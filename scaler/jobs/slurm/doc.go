@@ -1,6 +1,6 @@
 // Package slurm is rota's Slurm adapter: a jobs.Manager that drives Slurm's own commands
-// (sinfo, squeue, scontrol), and the single parser of their output that the head node's
-// exporter collector shares.
+// (sinfo, squeue, scontrol) through internal/slurmcli, which runs them and parses what they
+// print (and which the head node's exporter collector shares).
 //
 // A read (Manager.Read) is one sinfo and one squeue call with explicit fields; a View derives
 // what the scaler needs: per node, allocation and drain state (Drained only once the drain has
@@ -10,12 +10,11 @@
 //
 // Beyond jobs.Manager, a Manager offers:
 //
-//   - Requeue(ctx, node) (int, error): requeue the requeueable jobs on a server rota drained
-//     (opt-in, jobs.slurm.requeue), to move light work off GPU servers.
+//   - Move(ctx, node, ids, exclude) (int, error): requeue the requeueable jobs on a server
+//     (opt-in, jobs.slurm.requeue), away from it (jobs.Mover).
 //   - PoweredOff(ctx, node) and PoweredOn(ctx, node): keep Slurm's view consistent when rota
 //     powers a server itself (POWER_DOWN with Slurm's power saving on, a "rota: powered off"
 //     drain without it; resume after power-on).
-//
-// ExpandHostlist reads Slurm hostlists ("node[1-3,7]", "gpu[01-04]", "rack[1-2]-n[3-4]") for
-// the adapter and for `rotactl slurm resume|suspend`, Slurm's ResumeProgram/SuspendProgram.
+//   - SetWeights and Check: the node weights from the pools' cost, and the pools' profiles
+//     held against what Slurm reports.
 package slurm

@@ -31,9 +31,9 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 			return 0, fmt.Errorf("moving jobs off %s: %w: bad node name %s", node, ErrUnknownNode, errtext.Quote(n))
 		}
 	}
-	queue, err := m.jobs(ctx)
+	queue, err := m.cli.Jobs(ctx)
 	if err == nil {
-		err = m.withExcludes(ctx, queue)
+		err = m.cli.WithExcludes(ctx, queue)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("moving jobs off %s: %w", node, err)

@@ -16,6 +16,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/slurmcli"
+	"github.com/rotahq/rota/internal/slurmcli/slurmclitest"
 	"github.com/rotahq/rota/internal/slurmlab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
@@ -73,7 +75,7 @@ func TestRealSlurm(t *testing.T) {
 	}})
 	cfg := &config.Config{Classes: config.DefaultClasses()}
 	m := New(Options{
-		Run:      Commands{Conf: c.Conf, BinDir: c.BinDir, Timeout: 20 * time.Second}.Run,
+		Run:      slurmcli.Commands{Conf: c.Conf, BinDir: c.BinDir, Timeout: 20 * time.Second}.Run,
 		Classify: cfg.Classify,
 		Requeue:  true,
 		Log:      logrus.NewEntry(logrus.New()),
@@ -95,10 +97,10 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("a controller that does not answer", func(t *testing.T) { testSlowController(ctx, t, c) })
 }
 
-// testSlowController: with slurmctld paused (SIGSTOP), a read fails with ErrTimeout within the
+// testSlowController: with slurmctld paused (SIGSTOP), a read fails with slurmcli.ErrTimeout within the
 // timeout instead of hanging; once it runs again, reads work.
 func testSlowController(ctx context.Context, t *testing.T, c *slurmlab.Cluster) {
-	m := New(Options{Run: Commands{Conf: c.Conf, BinDir: c.BinDir, Timeout: time.Second}.Run,
+	m := New(Options{Run: slurmcli.Commands{Conf: c.Conf, BinDir: c.BinDir, Timeout: time.Second}.Run,
 		Log: logrus.NewEntry(logrus.New())})
 	pid := c.Controller.Cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -108,8 +110,8 @@ func testSlowController(ctx context.Context, t *testing.T, c *slurmlab.Cluster) 
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(err, ErrTimeout) {
-		t.Fatalf("Nodes with slurmctld paused: %v, want ErrTimeout", err)
+	if !errors.Is(err, slurmcli.ErrTimeout) {
+		t.Fatalf("Nodes with slurmctld paused: %v, want slurmcli.ErrTimeout", err)
 	}
 	testutil.Eventually(t, 30*time.Second, "reads work again", func() error {
 		_, err := m.Nodes(ctx)
@@ -320,7 +322,7 @@ func testWeights(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Mana
 		if err := m.SetWeights(ctx, Weights(cfg)); err != nil {
 			t.Fatal(err)
 		}
-		nodes, err := m.nodes(ctx)
+		nodes, err := m.cli.Nodes(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -415,7 +417,7 @@ func testPower(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manage
 	if *record {
 		recordFixtures(t, c, "powered-down")
 		out := c.Command("scontrol", "show", "config")
-		if err := os.WriteFile(filepath.Join("testdata", "show-config.txt"), []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(slurmclitest.RecordedDir(t), "show-config.txt"), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -478,12 +480,12 @@ func jobOn(c *slurmlab.Cluster, id, node string) error {
 func recordFixtures(t *testing.T, c *slurmlab.Cluster, name string) {
 	t.Helper()
 	for ext, cmd := range map[string][]string{
-		"sinfo":   append([]string{"sinfo"}, sinfoArgs()...),
-		"squeue":  append([]string{"squeue"}, squeueArgs()...),
-		"waiting": append([]string{"squeue"}, waitingArgs()...),
+		"sinfo":   append([]string{"sinfo"}, slurmcli.SinfoArgs()...),
+		"squeue":  append([]string{"squeue"}, slurmcli.SqueueArgs()...),
+		"waiting": append([]string{"squeue"}, slurmcli.WaitingArgs()...),
 	} {
 		out := c.Command(cmd[0], cmd[1:]...)
-		if err := os.WriteFile(filepath.Join("testdata", name+"."+ext), []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(slurmclitest.RecordedDir(t), name+"."+ext), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/slurmcli"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
@@ -25,8 +26,8 @@ var (
 
 // Options build a Manager.
 type Options struct {
-	// Run runs Slurm's commands (Commands.Run in production).
-	Run Runner
+	// Run runs Slurm's commands (slurmcli.Commands.Run in production).
+	Run slurmcli.Runner
 	// Classify maps a pending job's shape to its class (config.Config.Classify).
 	Classify Classifier
 	// Requeue allows Move (jobs.slurm.requeue).
@@ -43,6 +44,8 @@ type Options struct {
 // server itself).
 type Manager struct {
 	opts Options
+	// cli reads Slurm with opts.Run, in opts.Location.
+	cli slurmcli.Client
 }
 
 var (
@@ -54,10 +57,7 @@ var (
 
 // New returns a Manager.
 func New(opts Options) *Manager {
-	if opts.Location == nil {
-		opts.Location = time.Local
-	}
-	return &Manager{opts: opts}
+	return &Manager{opts: opts, cli: slurmcli.Client{Run: opts.Run, Location: opts.Location}}
 }
 
 // NewFromConfig builds a Manager from rota's config: jobs.slurm (conf, bin_dir, requeue),
@@ -65,7 +65,7 @@ func New(opts Options) *Manager {
 func NewFromConfig(cfg *config.Config, log *logrus.Entry) *Manager {
 	s := cfg.Jobs.Slurm
 	return New(Options{
-		Run:      Commands{Conf: s.Conf, BinDir: s.BinDir, Timeout: time.Duration(cfg.Jobs.Timeout)}.Run,
+		Run:      slurmcli.Commands{Conf: s.Conf, BinDir: s.BinDir, Timeout: time.Duration(cfg.Jobs.Timeout)}.Run,
 		Classify: cfg.Classify,
 		Requeue:  s.Requeue,
 		Log:      log,
@@ -75,56 +75,8 @@ func NewFromConfig(cfg *config.Config, log *logrus.Entry) *Manager {
 // Read returns one whole View: every node (sinfo) and every job (squeue). Any command that
 // fails or any line that does not parse fails the read.
 func (m *Manager) Read(ctx context.Context) (View, error) {
-	nodes, err := m.nodes(ctx)
-	if err != nil {
-		return View{}, err
-	}
-	queue, err := m.jobs(ctx)
-	if err != nil {
-		return View{}, err
-	}
-	return View{Nodes: nodes, Jobs: queue}, nil
-}
-
-func (m *Manager) nodes(ctx context.Context, only ...string) ([]Node, error) {
-	out, err := m.opts.Run(ctx, "sinfo", sinfoArgs(only...)...)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm nodes: %w", err)
-	}
-	nodes, err := ParseNodes(out)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm nodes: %w", err)
-	}
-	return nodes, nil
-}
-
-func (m *Manager) jobs(ctx context.Context) ([]Job, error) {
-	out, err := m.opts.Run(ctx, "squeue", squeueArgs()...)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm jobs: %w", err)
-	}
-	queue, err := ParseJobs(out, m.opts.Location)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm jobs: %w", err)
-	}
-	return queue, nil
-}
-
-// withExcludes adds each job's excluded nodes, read by a second squeue (a job that arrived
-// between the two reads has none: at worst rota wakes a server it will not use).
-func (m *Manager) withExcludes(ctx context.Context, queue []Job) error {
-	out, err := m.opts.Run(ctx, "squeue", excludeArgs()...)
-	if err != nil {
-		return fmt.Errorf("reading slurm job exclusions: %w", err)
-	}
-	ex, err := ParseExcludes(out)
-	if err != nil {
-		return fmt.Errorf("reading slurm job exclusions: %w", err)
-	}
-	for i := range queue {
-		queue[i].Exclude = ex[queue[i].ID]
-	}
-	return nil
+	v, err := m.cli.Read(ctx)
+	return View(v), err
 }
 
 // Nodes implements jobs.Manager.
@@ -138,28 +90,20 @@ func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) 
 
 // Demand implements jobs.Manager.
 func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
-	queue, err := m.jobs(ctx)
+	queue, err := m.cli.Jobs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.withExcludes(ctx, queue); err != nil {
+	if err := m.cli.WithExcludes(ctx, queue); err != nil {
 		return nil, err
 	}
 	return View{Jobs: queue}.Demand(m.opts.Classify), nil
 }
 
-// Waiting implements jobs.Watcher: one squeue of the pending jobs, two fields each (about
-// what `squeue -t PD` costs slurmctld), read by ParseWaiting.
+// Waiting implements jobs.Watcher: one squeue of the pending jobs, two fields each
+// (slurmcli.Client.Waiting).
 func (m *Manager) Waiting(ctx context.Context) ([]string, error) {
-	out, err := m.opts.Run(ctx, "squeue", waitingArgs()...)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
-	}
-	ids, err := ParseWaiting(out)
-	if err != nil {
-		return nil, fmt.Errorf("reading slurm's pending jobs: %w", err)
-	}
-	return ids, nil
+	return m.cli.Waiting(ctx)
 }
 
 // node reads one node.
@@ -167,7 +111,7 @@ func (m *Manager) node(ctx context.Context, name string) (Node, error) {
 	if name == "" || strings.ContainsAny(name, "[],= \"") {
 		return Node{}, fmt.Errorf("%w: bad node name %s", ErrUnknownNode, errtext.Quote(name))
 	}
-	nodes, err := m.nodes(ctx, name)
+	nodes, err := m.cli.Nodes(ctx, name)
 	if err != nil {
 		return Node{}, err
 	}

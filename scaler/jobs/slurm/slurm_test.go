@@ -3,15 +3,14 @@ package slurm
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/internal/slurmcli"
+	"github.com/rotahq/rota/internal/slurmcli/slurmclitest"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/jobs"
 )
@@ -20,7 +19,7 @@ import (
 // scontrol updates and requeues it was asked for.
 type fakeSlurm struct {
 	sinfo, squeue, config string
-	// excludes answers squeue's exclusions (excludeArgs), "id<sep>hostlist" lines.
+	// excludes answers squeue's exclusions (slurmcli.ExcludeArgs), "id<Sep>hostlist" lines.
 	excludes string
 	fail     map[string]error
 	calls    []string
@@ -32,11 +31,11 @@ func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte,
 	}
 	switch {
 	case name == "sinfo":
-		return sinfoOut(f.sinfo), nil
-	case name == "squeue" && slices.Equal(args, excludeArgs()):
+		return slurmclitest.Sinfo(f.sinfo), nil
+	case name == "squeue" && slices.Equal(args, slurmcli.ExcludeArgs()):
 		return []byte(f.excludes), nil
 	case name == "squeue":
-		return squeueOut(f.squeue), nil
+		return slurmclitest.Squeue(f.squeue), nil
 	case name == "scontrol" && args[0] == "show":
 		return []byte(f.config), nil
 	}
@@ -58,8 +57,6 @@ const (
 	running       = "7|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|n1|None\n" +
 		"8|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|0|(null)|2026-11-29T22:00:51|n1|None\n" +
 		"9|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|n2|None\n"
-	powerSaveOn  = "Configuration data as of 2026-11-29T22:00:00\nResumeProgram           = /usr/bin/rota-resume\nSuspendProgram          = /usr/bin/rota-suspend\nSuspendTime             = 3600 sec\n"
-	powerSaveOff = "Configuration data as of 2026-11-29T22:00:00\nResumeProgram           = (null)\nSuspendProgram          = (null)\nSuspendTime             = NONE\n"
 )
 
 func TestManagerActions(t *testing.T) {
@@ -92,18 +89,18 @@ func TestManagerActions(t *testing.T) {
 			act: func(m *Manager) error { return m.Drain(ctx, "n9", "idle") }, wantErr: ErrUnknownNode},
 		{name: "hostlist is not a node name", sinfo: idleNode,
 			act: func(m *Manager) error { return m.Drain(ctx, "n[1-2]", "idle") }, wantErr: ErrUnknownNode},
-		{name: "powered off with power saving on", sinfo: rotaDrained, config: powerSaveOn,
+		{name: "powered off with power saving on", sinfo: rotaDrained, config: slurmclitest.PowerSaveOn,
 			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
 			wantCalls: []string{"scontrol update nodename=n1 state=power_down"}},
-		{name: "powered off with power saving off", sinfo: rotaDrained, config: powerSaveOff,
+		{name: "powered off with power saving off", sinfo: rotaDrained, config: slurmclitest.PowerSaveOff,
 			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
 			wantCalls: []string{"scontrol update nodename=n1 state=drain reason=rota: powered off"}},
 		{name: "powered off, node excluded from power saving", sinfo: rotaDrained,
-			config:    strings.Replace(powerSaveOn, "SuspendTime ", "SuspendExcNodes = n[1-2]:1\nSuspendTime ", 1),
+			config:    strings.Replace(slurmclitest.PowerSaveOn, "SuspendTime ", "SuspendExcNodes = n[1-2]:1\nSuspendTime ", 1),
 			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
 			wantCalls: []string{"scontrol update nodename=n1 state=drain reason=rota: powered off"}},
 		{name: "powered off, partition excluded from power saving", sinfo: rotaDrained,
-			config:    strings.Replace(powerSaveOn, "SuspendTime ", "SuspendExcParts = debug,batch\nSuspendTime ", 1),
+			config:    strings.Replace(slurmclitest.PowerSaveOn, "SuspendTime ", "SuspendExcParts = debug,batch\nSuspendTime ", 1),
 			act:       func(m *Manager) error { return m.PoweredOff(ctx, "n1") },
 			wantCalls: []string{"scontrol update nodename=n1 state=drain reason=rota: powered off"}},
 		{name: "powered off twice", sinfo: "n1|batch|idle+powered_down|0/2/0/2|gpu:0|rota: idle\n",
@@ -153,7 +150,7 @@ func TestMove(t *testing.T) {
 		{name: "a job id that is not one", ids: []string{"7 --all"}, enabled: true, wantErr: errors.New("bad job id")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + held, excludes: "7" + sep + "old1\n8" + sep + "(null)\n"}
+			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + held, excludes: "7" + slurmcli.Sep + "old1\n8" + slurmcli.Sep + "(null)\n"}
 			n, err := newFake(t, f, tc.enabled).Move(ctx, "n1", tc.ids, []string{"n1", "n3"})
 			switch {
 			case tc.wantErr == nil && err != nil:
@@ -191,73 +188,4 @@ func TestReadIsWholeOrNothing(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestCommandsTimeout: a Slurm command that does not answer within the timeout is ended and
-// reported as ErrTimeout.
-func TestCommandsTimeout(t *testing.T) {
-	dir := t.TempDir()
-	script := "#!/bin/sh\nexec sleep 30\n"
-	if err := os.WriteFile(filepath.Join(dir, "sinfo"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run := Commands{BinDir: dir, Timeout: 100 * time.Millisecond}.Run
-	if _, err := run(context.Background(), "sinfo"); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("got %v, want ErrTimeout", err)
-	}
-}
-
-// TestCommandsFailure: a failing command's error carries what it printed on stderr, and
-// SLURM_CONF reaches it.
-func TestCommandsFailure(t *testing.T) {
-	dir := t.TempDir()
-	script := "#!/bin/sh\necho \"no controller for $SLURM_CONF\" >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(dir, "squeue"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Commands{BinDir: dir, Conf: "/etc/lab.conf", Timeout: 10 * time.Second}.Run(context.Background(), "squeue")
-	if err == nil || !strings.Contains(err.Error(), "no controller for /etc/lab.conf") {
-		t.Fatalf("got %v", err)
-	}
-}
-
-func TestParsePowerSave(t *testing.T) {
-	for _, tc := range []struct {
-		name, out string
-		enabled   bool
-		err       bool
-	}{
-		{"on", powerSaveOn, true, false},
-		{"off", powerSaveOff, false, false},
-		{"infinite", strings.Replace(powerSaveOn, "3600 sec", "INFINITE", 1), false, false},
-		{"no programs", strings.Replace(powerSaveOn, "/usr/bin/rota-resume", "(null)", 1), false, false},
-		{"missing keys", "Configuration data as of now\nClusterName = lab\n", false, true},
-		{"bad excluded nodes", strings.Replace(powerSaveOn, "SuspendTime ", "SuspendExcNodes = n[1-\nSuspendTime ", 1), false, true},
-		{"recorded from the lab", string(readFixture(t, "show-config.txt")), true, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := ParsePowerSave([]byte(tc.out))
-			if (err != nil) != tc.err {
-				t.Fatalf("error %v", err)
-			}
-			if p.Enabled() != tc.enabled {
-				t.Fatalf("%+v enabled %v, want %v", p, p.Enabled(), tc.enabled)
-			}
-		})
-	}
-}
-
-func FuzzParsePowerSave(f *testing.F) {
-	f.Add([]byte(powerSaveOn))
-	f.Add([]byte(powerSaveOff))
-	f.Add(readFixture(f, "show-config.txt"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := ParsePowerSave(b)
-		if err != nil && !errors.Is(err, ErrUnexpected) {
-			t.Fatalf("error %v is not ErrUnexpected", err)
-		}
-		if err == nil && p.Enabled() && (p.SuspendProgram == "" || p.ResumeProgram == "") {
-			t.Fatalf("enabled without programs: %+v", p)
-		}
-	})
 }

@@ -5,17 +5,22 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rotahq/rota/internal/slurmcli"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
 )
 
-// View is one whole read of Slurm: every node and every job, taken together. The adapter and
-// the exporter's Slurm collector both derive what they report from a View, so they agree.
-type View struct {
-	Nodes []Node
-	Jobs  []Job
-}
+// View is one whole read of Slurm (slurmcli.View), with what the scaler derives from it.
+type View slurmcli.View
+
+// Slurm's nodes, jobs and node states, as package slurmcli reads them; named here too so the
+// adapter reads as one package.
+type (
+	Node      = slurmcli.Node
+	Job       = slurmcli.Job
+	NodeState = slurmcli.NodeState
+)
 
 // JobsViews is what the scaler needs of each node, by name. A node counts as Drained only when
 // its drain has completed: the drain flag is set and nothing is allocated or completing on it
@@ -31,7 +36,7 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 		for _, n := range j.NodeList {
 			running[n]++
 			if j.State == "running" {
-				listed[n] = append(listed[n], j.fleetJob())
+				listed[n] = append(listed[n], fleetJob(j))
 			}
 		}
 	}
@@ -46,7 +51,7 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 			Running:    listed[n.Name],
 		}
 		drain := n.State.Has("drain")
-		jv.Drained = drain && !jv.Allocated() && !n.State.busy()
+		jv.Drained = drain && !jv.Allocated() && !n.State.Busy()
 		jv.DrainedByRota = drain && OursReason(n.Reason)
 		out[n.Name] = jv
 	}
@@ -59,7 +64,7 @@ func OursReason(reason string) bool { return strings.HasPrefix(reason, jobs.Mark
 // Classifier maps a job's shape to its class (config.Config.Classify).
 type Classifier func(config.Shape) string
 
-// Demand groups the pending jobs that more servers could start (see Startable) by class,
+// Demand groups the pending jobs that more servers could start (Job.WantsServers) by class,
 // partition, department (the Slurm account), shape and node count, with the oldest submission
 // of each group (Since), sorted by partition, class, department, nodes and shape.
 func (v View) Demand(classify Classifier) []fleet.Demand {
@@ -71,11 +76,11 @@ func (v View) Demand(classify Classifier) []fleet.Demand {
 	}
 	groups := map[key]*fleet.Demand{}
 	for _, j := range v.Jobs {
-		if !j.Pending() || !Startable(j.Reason) {
+		if !j.WantsServers() {
 			continue
 		}
 		shape := j.Shape()
-		k := key{classify(shape), j.Partition, j.Account, shape, j.Nodes, j.needs()}
+		k := key{classify(shape), j.Partition, j.Account, shape, j.Nodes, needs(j)}
 		d, ok := groups[k]
 		if !ok {
 			d = &fleet.Demand{Class: k.class, Partition: k.partition, Department: k.department,
@@ -110,7 +115,7 @@ func compareDemand(a, b fleet.Demand) int {
 
 // needs is what the job can run on beyond its shape: its constraint, GPU type, the nodes it
 // names or excludes, and its licenses as the storage its data is on (policy.storage names).
-func (j Job) needs() fleet.Needs {
+func needs(j Job) fleet.Needs {
 	return fleet.Needs{Features: j.Features, GPUType: j.GPUType, Nodes: strings.Join(j.ReqNodes, ","),
 		Exclude: strings.Join(j.Exclude, ","), Storage: strings.Join(j.Licenses, ",")}
 }
@@ -121,29 +126,8 @@ const DoNotDisrupt = "do-not-disrupt"
 
 // fleetJob is a running job as the planner weighs moving it. Slurm keeps no checkpoint time:
 // a move loses all of a job's run.
-func (j Job) fleetJob() fleet.Job {
+func fleetJob(j Job) fleet.Job {
 	return fleet.Job{ID: j.ID, Partition: j.Partition, Department: j.Account, CPUs: j.CPUs, GPUs: j.GPUs,
-		Memory: int64(j.Memory), Servers: j.Nodes, Needs: j.needs(), Requeueable: j.Requeue,
+		Memory: int64(j.Memory), Servers: j.Nodes, Needs: needs(j), Requeueable: j.Requeue,
 		DoNotDisrupt: strings.Contains(strings.ToLower(j.Comment), DoNotDisrupt), Started: j.Started, TimeLimit: j.TimeLimit}
-}
-
-// Shape is what the job asks of each of its servers.
-func (j Job) Shape() config.Shape {
-	return config.Shape{Partition: j.Partition, CPUs: j.CPUs, GPUs: j.GPUs, Memory: j.Memory}
-}
-
-// Startable reports whether a pending job waiting for this reason could start if more servers
-// were on. Jobs held, waiting on a dependency or a begin time, over an account or QOS limit,
-// refused by their partition, asking for something no node has, or waiting for licenses or a
-// reservation are not demand for servers. Any other reason (Resources, Priority,
-// ReqNodeNotAvail, None: not yet looked at) is.
-func Startable(reason string) bool {
-	for _, p := range []string{"JobHeld", "Dependency", "BeginTime", "Assoc", "QOS", "Partition",
-		"Invalid", "BadConstraints", "Licenses", "AccountNotAllowed", "JobArrayTaskLimit",
-		"DeadLine", "Reservation", "FrontEndDown"} {
-		if strings.HasPrefix(reason, p) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,4 +1,4 @@
-package slurm
+package slurmcli
 
 import (
 	"fmt"
@@ -89,7 +89,7 @@ func (s NodeState) Summary() string {
 		return "down"
 	case s.Has("not_responding"):
 		return "not_responding"
-	case s.Has("drain") && s.busy():
+	case s.Has("drain") && s.Busy():
 		return "draining"
 	case s.Has("drain"):
 		return "drained"
@@ -107,7 +107,7 @@ func NodeSummaries() []string {
 		"not_responding", "powered_down", "powering_up", "powering_down", "unknown"}
 }
 
-// busy reports whether work is still on the node by its state: allocated, mixed, or completing.
-func (s NodeState) busy() bool {
+// Busy reports whether work is still on the node by its state: allocated, mixed, or completing.
+func (s NodeState) Busy() bool {
 	return s.Base == "allocated" || s.Base == "mixed" || s.Has("completing")
 }

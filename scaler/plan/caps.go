@@ -9,15 +9,15 @@ import (
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
-// The gate is the one place where every cap on scale-down is applied, in this order: the
-// server's own limits first (dwell time, cycles, work placed on it), then its pool's
-// (cooldowns, floor, warm spares, break-even), then the fleet's (disruption budget,
-// concurrency). A server stopped by a cap gets a skip that names it. The caps are read from
-// counts kept up to date as the pass plans, so a pass never plans past one.
+// The caps on scale-down are all applied here, in this order: the server's own limits first
+// (dwell time, cycles, work placed on it), then its pool's (cooldowns, floor, warm spares,
+// break-even), then the fleet's (disruption budget, concurrency). A server stopped by a cap
+// gets a skip that names it. The caps are read from counts kept up to date as the pass plans,
+// so a pass never plans past one.
 
-// gateDrain says what keeps idle server i from being powered off (or drained), or "" and
-// the break-even numbers for the action when nothing does.
-func (p *pass) gateDrain(i int) (fleet.Reason, string) {
+// scaleDownCaps says which cap keeps idle server i from being powered off (or drained), or ""
+// and the break-even numbers for the action when none does.
+func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n, pl, pol := s.node, s.pool, p.pol
 	b := &p.budget
@@ -33,7 +33,7 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		// for it and for busy servers to free (kept, or the gang would wait for ever).
 		return fleet.SkipDemandWaits, "waiting work placed on it"
 	case n.Jobs.Allocated() && pl.unplaced:
-		// A server with work is gated only to be moved: none while the pool's waiting work
+		// A server with work is held to the caps only to be moved: none while the pool's waiting work
 		// has no place (an idle server the work does not fit may still go).
 		return fleet.SkipDemandWaits, "work waits for pool " + pl.name
 	case p.within(p.snap.History.LastScaleDown[pl.name], pol.Cooldown.ScaleDown):
@@ -48,7 +48,7 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 		// Warm capacity for work arriving within a boot (spares.go).
 		return fleet.ReasonSpare, pl.spareDetail()
 	}
-	// A server with work is gated only to be moved, whose own price (saving against the work
+	// A server with work is held to the caps only to be moved, whose own price (saving against the work
 	// lost) decides; break-even prices an idle server's staying on.
 	var reason fleet.Reason
 	var numbers string
@@ -68,10 +68,10 @@ func (p *pass) gateDrain(i int) (fleet.Reason, string) {
 	return "", numbers
 }
 
-// gatePowerOff says what keeps a drained server from being powered off ("" when nothing
+// powerOffCaps says which cap keeps a drained server from being powered off ("" when nothing
 // does). Dwell time, cycles, cooldowns and floor were checked when its drain started; the
 // budget is checked again because power-offs in the window may have been spent since.
-func (p *pass) gatePowerOff() (fleet.Reason, string) {
+func (p *pass) powerOffCaps() (fleet.Reason, string) {
 	b := &p.budget
 	if b.recentOffs+b.plannedOffs+1 > b.maxOffs {
 		return fleet.SkipBudget, p.budgetDetail()

@@ -1,4 +1,4 @@
-package slurm
+package slurmcli
 
 import (
 	"errors"
@@ -8,18 +8,18 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
-	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/internal/size"
 )
 
 // ErrUnexpected is wrapped by every parse error: Slurm printed something this package does not
 // understand. A read with one such line fails whole (no action on a partial view).
 var ErrUnexpected = errors.New("unexpected slurm output")
 
-// sep ends every field sinfo and squeue print for rota: the ASCII unit separator, which no
+// Sep ends every field sinfo and squeue print for rota: the ASCII unit separator, which no
 // one types into a drain reason, a job comment or a constraint ("a|b" is Slurm's OR).
-const sep = "\x1f"
+const Sep = "\x1f"
 
-// The fields asked of sinfo and squeue, in the order the parsers read them, each ended by sep.
+// The fields asked of sinfo and squeue, in the order the parsers read them, each ended by Sep.
 // ":0" asks for the whole value (no truncation).
 var (
 	sinfoFormat = format("NodeList", "Partition", "StateComplete", "CPUsState", "GresUsed", "Reason",
@@ -38,12 +38,12 @@ const (
 )
 
 func format(fields ...string) string {
-	return strings.Join(fields, ":0"+sep+",") + ":0"
+	return strings.Join(fields, ":0"+Sep+",") + ":0"
 }
 
-// sinfoArgs asks sinfo for one line per node and partition (hidden partitions too), only the
+// SinfoArgs asks sinfo for one line per node and partition (hidden partitions too), only the
 // nodes named when some are.
-func sinfoArgs(only ...string) []string {
+func SinfoArgs(only ...string) []string {
 	args := []string{"--noheader", "--all", "--Node", "--Format=" + sinfoFormat}
 	if len(only) > 0 {
 		args = append(args, "--nodes="+strings.Join(only, ","))
@@ -51,21 +51,21 @@ func sinfoArgs(only ...string) []string {
 	return args
 }
 
-// squeueArgs asks squeue for one line per job, array elements apart, hidden partitions too.
-func squeueArgs() []string {
+// SqueueArgs asks squeue for one line per job, array elements apart, hidden partitions too.
+func SqueueArgs() []string {
 	return []string{"--noheader", "--all", "--array", "--Format=" + squeueFormat}
 }
 
-// excludeArgs asks squeue for each job's excluded nodes, which only the old --format prints.
-func excludeArgs() []string {
-	return []string{"--noheader", "--all", "--array", "--format=%i" + sep + "%x"}
+// ExcludeArgs asks squeue for each job's excluded nodes, which only the old --format prints.
+func ExcludeArgs() []string {
+	return []string{"--noheader", "--all", "--array", "--format=%i" + Sep + "%x"}
 }
 
-// ParseExcludes reads squeue's job ids and excluded nodes (excludeArgs), by job id.
+// ParseExcludes reads squeue's job ids and excluded nodes (ExcludeArgs), by job id.
 func ParseExcludes(out []byte) (map[string][]string, error) {
 	m := map[string][]string{}
 	for i, line := range lines(out) {
-		id, hosts, ok := strings.Cut(strings.TrimSpace(line), sep)
+		id, hosts, ok := strings.Cut(strings.TrimSpace(line), Sep)
 		if !ok || id == "" || strings.ContainsAny(id, " ") {
 			return nil, fmt.Errorf("%w: squeue exclusions line %d: %s", ErrUnexpected, i+1, errtext.Quote(line))
 		}
@@ -113,7 +113,7 @@ type Job struct {
 	// CPUs, GPUs and Memory are what the job asks of each of its servers.
 	CPUs   int
 	GPUs   int
-	Memory config.Bytes
+	Memory size.Bytes
 	// Requeue is whether Slurm may requeue the job.
 	Requeue bool
 	// Account is the Slurm account, rota's department ("" when none).
@@ -340,9 +340,9 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	return j, nil
 }
 
-// split cuts a line into its n fields, each ended by sep.
+// split cuts a line into its n fields, each ended by Sep.
 func split(line string, n int) ([]string, error) {
-	f := strings.Split(strings.TrimSuffix(line, sep), sep)
+	f := strings.Split(strings.TrimSuffix(line, Sep), Sep)
 	if len(f) != n {
 		return nil, fmt.Errorf("%d fields, want %d", len(f), n)
 	}
@@ -410,7 +410,7 @@ func parseLimit(s string) (time.Duration, error) {
 
 // memoryPerNode reads the mem= entry of the job's TRES ("cpu=2,mem=2000M,node=1") and divides
 // it by the nodes the TRES counts (node=), else by nodes. No mem entry is no memory asked.
-func memoryPerNode(tres string, nodes int) (config.Bytes, error) {
+func memoryPerNode(tres string, nodes int) (size.Bytes, error) {
 	kv, err := tresMap(tres)
 	if err != nil {
 		return 0, err
@@ -428,7 +428,7 @@ func memoryPerNode(tres string, nodes int) (config.Bytes, error) {
 			return 0, fmt.Errorf("tres node count %s", errtext.Quote(n))
 		}
 	}
-	return b / config.Bytes(nodes), nil
+	return b / size.Bytes(nodes), nil
 }
 
 // tresMap reads "k=v,k=v".
@@ -449,7 +449,7 @@ func tresMap(s string) (map[string]string, error) {
 
 // parseMemory reads Slurm's sizes: a decimal number of MiB with an optional K, M, G, T or P
 // suffix ("2000M", "1.5G", "0").
-func parseMemory(s string) (config.Bytes, error) {
+func parseMemory(s string) (size.Bytes, error) {
 	mult := map[byte]float64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'P': 1 << 50}
 	m := float64(1 << 20)
 	if s != "" {
@@ -464,7 +464,7 @@ func parseMemory(s string) (config.Bytes, error) {
 	if err != nil || v*m > 1<<62 {
 		return 0, fmt.Errorf("memory %s", errtext.Quote(s))
 	}
-	return config.Bytes(v * m), nil
+	return size.Bytes(v * m), nil
 }
 
 // gpusPerNode reads the gpu GRES a job asks for, per node, and their type: from
@@ -579,9 +579,9 @@ func splitOutside(s string, sep, open, close byte) []string {
 	return append(parts, s[start:])
 }
 
-// waitingArgs asks squeue for the pending jobs only, arrays not expanded (one line for an
+// WaitingArgs asks squeue for the pending jobs only, arrays not expanded (one line for an
 // array's pending tasks): the watch's cheap read.
-func waitingArgs() []string {
+func WaitingArgs() []string {
 	return []string{"--noheader", "--all", "--states=PENDING", "--Format=" + waitingFormat}
 }
 

@@ -1,4 +1,4 @@
-package slurm
+package slurmcli
 
 import (
 	"errors"
