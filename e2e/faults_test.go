@@ -14,23 +14,25 @@ import (
 )
 
 // TestRotaKilledMidDrain: rota is killed with SIGKILL while a server is drained and on its way
-// off (an idle server is drained and powered off in one pass, so the intent is caught as
-// draining or powering off: drained in Slurm, the BMC's off not yet confirmed), and started
+// off (Slurm shows it drained, its BMC still has it on: an idle server is drained and powered
+// off in one pass, and the IPMI BMCs' graceful off lasts bmc.graceful_timeout), and started
 // again: its repair pass finishes the work safely, the fleet reaches its floors and no powered
 // server stays drained.
 func TestRotaKilledMidDrain(t *testing.T) {
 	l := startLab(t, "all", false)
-	testutil.Eventually(t, 3*time.Minute, "a server draining or powering off", func() error {
-		st, err := status(t, l)
+	testutil.Eventually(t, 3*time.Minute, "a powered server drained in Slurm", func() error {
+		states, err := slurmNodes(t, l)
 		if err != nil {
 			return err
 		}
-		for _, n := range st.Nodes {
-			if n.State == "draining" || n.State == "powering_off" {
-				return nil
+		for _, servers := range powered(t, l) {
+			for _, n := range servers {
+				if strings.HasPrefix(states[n], "drain") || states[n] == "drng" {
+					return nil
+				}
 			}
 		}
-		return fmt.Errorf("none draining or powering off")
+		return fmt.Errorf("no powered server drained: %v", states)
 	})
 	if err := l.Kill("rota"); err != nil {
 		t.Fatal(err)
