@@ -86,6 +86,7 @@ func (w *world) tryStart(ji int32) bool {
 	}
 	for _, s := range pick {
 		sv := &w.srv[s]
+		w.touch(s)
 		sv.freeGPU -= j.GPUs
 		sv.freeCPU -= j.CPUs
 		sv.jobs = append(sv.jobs, ji)
@@ -108,6 +109,7 @@ func (w *world) finish(ji int32) {
 	j := &w.env.Jobs[ji]
 	for _, s := range w.held[ji] {
 		sv := &w.srv[s]
+		w.touch(s)
 		sv.freeGPU += j.GPUs
 		sv.freeCPU += j.CPUs
 		sv.jobs = slices.DeleteFunc(sv.jobs, func(x int32) bool { return x == ji })

@@ -49,6 +49,7 @@ type rota struct {
 	watching bool
 	watchAt  int64
 	learned  learner
+	planner  plan.Planner
 }
 
 // watched is when the watch calls the planner next (Never: nothing waits for it).
@@ -100,7 +101,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 	cfg := p.config(w)
 	snap := p.snap.build(w, cfg)
 	snap.Learned = p.learned.learn(w, cfg, &snap)
-	acts := plan.Actions(snap, cfg, w.wall(w.now))
+	acts := p.planner.Actions(snap, cfg, w.wall(w.now))
 	p.lastKey, p.lastPlan, p.planned = key, w.now, true
 	return acts
 }
