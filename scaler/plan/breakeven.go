@@ -97,8 +97,9 @@ func (c costs) words() string {
 }
 
 // breakEven says why idle server i, the level-th warm server of its pool, stays on (a skip
-// reason and its numbers), or why it may go (reason "" and the numbers for the action).
-func (p *pass) breakEven(i, level int) (fleet.Reason, string) {
+// reason), or that it may go (reason ""); words are the numbers, for the skip's detail or
+// the action's, worded only when asked for.
+func (p *pass) breakEven(i, level int) (reason fleet.Reason, words func() string) {
 	pl := p.servers[i].pool
 	cycles := p.servers[i].node.CyclesToday
 	c := p.costs(pl).spending(cycles, p.pol.Node.MaxCyclesPerDay)
@@ -108,13 +109,15 @@ func (p *pass) breakEven(i, level int) (fleet.Reason, string) {
 	m := pl.dpm(level, cycles, c)
 	at := func() string { return fmt.Sprintf("level %d; %s", level, pl.view.Context()) }
 	if m.gain > 0 {
-		return fleet.SkipBreakEven, p.say(func() string {
+		return fleet.SkipBreakEven, func() string {
 			return fmt.Sprintf("P(needed within %s) %.2f x cycle %.3g > idle %.3g (%s; %s)",
 				m.best, m.f, c.cycle, c.idle*m.e, at(), c.words())
-		})
+		}
 	}
-	return "", fmt.Sprintf("P(needed within 2h) %.2f; no horizon where staying on pays (%s; %s)",
-		pl.view.AtLeast(level, learn.Horizon(learn.Horizons-1)), at(), c.words())
+	return "", func() string {
+		return fmt.Sprintf("P(needed within 2h) %.2f; no horizon where staying on pays (%s; %s)",
+			pl.view.AtLeast(level, learn.Horizon(learn.Horizons-1)), at(), c.words())
+	}
 }
 
 // dpmMemo is one answer of the break-even rule in a pass. Within a pass the idle servers
@@ -159,7 +162,7 @@ func dpm(v *learn.View, level int, c costs) (best time.Duration, gain, fBest, eB
 }
 
 // skiRental keeps a server on until it has been idle for the break-even time.
-func (p *pass) skiRental(i int, c costs) (fleet.Reason, string) {
+func (p *pass) skiRental(i int, c costs) (fleet.Reason, func() string) {
 	n := p.servers[i].node
 	breakEven := c.breakEven()
 	idle := time.Duration(p.pol.Idle.Window)
@@ -170,7 +173,7 @@ func (p *pass) skiRental(i int, c costs) (fleet.Reason, string) {
 		return fmt.Sprintf("idle %s, break-even %s: %s (no history yet)", idle.Round(time.Second), breakEven, c.words())
 	}
 	if idle < breakEven {
-		return fleet.SkipBreakEven, p.say(words)
+		return fleet.SkipBreakEven, words
 	}
-	return "", words()
+	return "", words
 }

@@ -20,7 +20,6 @@ import (
 func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n, pl, pol := s.node, s.pool, p.pol
-	b := &p.budget
 	switch {
 	case !n.LastOn.IsZero() && p.now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
 		// Hardware wear: a server stays on at least min_on once it came up.
@@ -57,13 +56,25 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	// A server with work is held to the caps only to be moved, whose own price (saving against the work
 	// lost) decides; break-even prices an idle server's staying on.
 	var reason fleet.Reason
-	var numbers string
+	numbers := func() string { return "" }
 	if !n.Jobs.Allocated() {
 		reason, numbers = p.breakEven(i, pl.warm-pl.offs)
 	}
+	if reason != "" {
+		return reason, p.say(numbers)
+	}
+	if reason, detail := p.fleetCaps(); reason != "" {
+		return reason, detail
+	}
+	return "", numbers()
+}
+
+// fleetCaps says which of the fleet's caps keeps one more server from being drained or
+// powered off ("" when none does). Within shrink it only tightens: once it refuses one, it
+// refuses every server after it.
+func (p *pass) fleetCaps() (fleet.Reason, string) {
+	b := &p.budget
 	switch {
-	case reason != "":
-		return reason, numbers
 	case b.recentOffs+b.plannedOffs+b.draining+1 > b.maxOffs:
 		// A drain is a power-off to come: it takes its share of the budget now, so drained
 		// servers never wait, out of service, for budget.
@@ -71,7 +82,7 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	case b.inFlight+1 > b.maxConcurrent:
 		return fleet.SkipConcurrency, p.say(func() string { return fmt.Sprintf("%d actions in flight, cap %d", b.inFlight, b.maxConcurrent) })
 	}
-	return "", numbers
+	return "", ""
 }
 
 // powerOffCaps says which cap keeps a drained server from being powered off ("" when nothing

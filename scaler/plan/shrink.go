@@ -27,7 +27,17 @@ func (p *pass) shrink() {
 		idle = append(idle, i)
 	}
 	p.costOrder(idle)
-	for _, i := range idle {
+	for k, i := range idle {
+		if p.quiet {
+			// Only the actions are wanted: once the fleet's caps refuse one more, the
+			// servers left are all refused (by those caps or one checked before them).
+			if reason, _ := p.fleetCaps(); reason != "" {
+				for _, i := range idle[k:] {
+					p.skip(i, reason, "")
+				}
+				break
+			}
+		}
 		reason, detail := p.scaleDownCaps(i)
 		if reason != "" {
 			p.skip(i, reason, detail)
