@@ -41,8 +41,10 @@ type rota struct {
 	lastKey  uint64
 	lastPlan int64
 	planned  bool
-	snap     snapshotter
-	shapes   []shape
+	// timed is what timers gave at timedAt, a call skipped (noTime: none since the last call).
+	timed, timedAt int64
+	snap           snapshotter
+	shapes         []shape
 	// arrived is how many jobs had arrived at the last look; while watching, watchAt is when
 	// the watch calls the planner for jobs that arrived since and wait.
 	arrived  int
@@ -102,9 +104,13 @@ func (p *rota) decide(w *world) []fleet.Action {
 	}
 	p.lastSeq = w.seq
 	key := p.key(w)
-	if !p.everyTick && p.planned && key == p.lastKey && p.timers(w, p.lastPlan) > w.now {
-		return nil
+	if !p.everyTick && p.planned && key == p.lastKey {
+		if t := p.timers(w, p.lastPlan); t > w.now {
+			p.timed, p.timedAt = t, w.now
+			return nil
+		}
 	}
+	p.timedAt = noTime
 	w.acct.plannerCalls++
 	cfg := p.config(w)
 	snap := p.snap.build(w, cfg)
@@ -131,7 +137,10 @@ func (p *rota) next(w *world) int64 {
 	if p.everyTick || w.seq != p.lastSeq {
 		return min(p.nextTick(w, w.now), p.watched())
 	}
-	t := p.timers(w, p.lastPlan)
+	t := p.timed // a skipped call worked them out for this world (lastSeq) at this time
+	if p.timedAt != w.now {
+		t = p.timers(w, p.lastPlan)
+	}
 	if t == Never {
 		return p.watched()
 	}

@@ -56,6 +56,8 @@ type world struct {
 	failed []shape // scratch for place
 	order  []int32 // scratch for place
 	pick   []int32 // scratch for tryStart
+	times  []int64 // scratch for shadow
+	ending []int32 // scratch for roomAt
 }
 
 // transition is one finished boot (up) or shutdown of a server of pool, and how long it took.
