@@ -91,6 +91,7 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
 	}
 	*p = pass{
 		input: snap, cfg: cfg, pol: &cfg.Policy, now: now, quiet: p.quiet,
+		offFrom:      now.Add(-time.Duration(cfg.Policy.Node.MinOff)),
 		noJobManager: snap.NoJobManager,
 	}
 	p.snap = &p.input

@@ -73,6 +73,8 @@ type pass struct {
 	cfg   *config.Config
 	pol   *config.Policy
 	now   time.Time
+	// offFrom is now less node.min_off: a server powered off after it is within min_off.
+	offFrom time.Time
 	// quiet: only the actions are wanted (Planner), so skips are not listed and their details
 	// not worded (see say).
 	quiet bool

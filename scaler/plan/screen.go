@@ -86,7 +86,7 @@ func (p *pass) screenAsleep(i int) {
 		p.skip(i, fleet.SkipPowerUnknown, p.say(func() string { return "bmc says " + string(n.Power) }))
 	case n.State == fleet.StateFailed && n.RetryAfter.After(p.now):
 		p.skip(i, fleet.SkipBackoff, p.say(func() string { return backoffDetail(n) }))
-	case !n.LastOff.IsZero() && p.now.Sub(n.LastOff) < time.Duration(p.pol.Node.MinOff):
+	case !n.LastOff.IsZero() && n.LastOff.After(p.offFrom):
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
 		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
