@@ -80,7 +80,6 @@ type scratch struct {
 	byName  map[string]*pool
 	order   []*pool
 	actions []fleet.Action
-	idx     []int
 }
 
 // reset makes p the start of a pass over snap, reusing the memory of the pass before.
