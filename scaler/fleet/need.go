@@ -15,37 +15,64 @@ func (s *Snapshot) Need(cfg *config.Config) map[string]int {
 	if !s.JobsKnown {
 		return nil
 	}
-	busy := make(map[string]int, len(cfg.Pools))
-	for i := range cfg.Pools {
-		busy[cfg.Pools[i].Name] = 0
+	// Counted by the pool's place in cfg (the replay asks at every planner call: no map
+	// lookup per node), then named.
+	var buf [8]int
+	busy := buf[:0]
+	if len(cfg.Pools) > len(buf) {
+		busy = make([]int, 0, len(cfg.Pools))
 	}
+	busy = busy[:len(cfg.Pools)]
+	last := -1 // nodes of one pool usually come together
 	for i := range s.Nodes {
-		if n := &s.Nodes[i]; n.Jobs.Allocated() {
-			if _, ok := busy[n.Pool]; ok {
-				busy[n.Pool]++
-			}
-		}
-	}
-	waiting := make(map[string]float64, len(cfg.Pools))
-	for _, d := range s.Demand {
-		pl := cheapestFit(cfg, d.Shape)
-		if pl == nil || d.Count <= 0 {
+		n := &s.Nodes[i]
+		if !n.Jobs.Allocated() {
 			continue
 		}
-		waiting[pl.Name] += float64(d.Count*max(d.Nodes, 1)) * share(d.Shape, pl.Profile)
+		if last < 0 || cfg.Pools[last].Name != n.Pool {
+			if last = poolIndex(cfg, n.Pool); last < 0 {
+				continue
+			}
+		}
+		busy[last]++
 	}
-	for name, w := range waiting {
-		busy[name] += int(math.Ceil(w - 1e-9))
+	var wbuf [8]float64
+	waiting := wbuf[:0]
+	if len(cfg.Pools) > len(wbuf) {
+		waiting = make([]float64, 0, len(cfg.Pools))
 	}
-	return busy
+	waiting = waiting[:len(cfg.Pools)]
+	for _, d := range s.Demand {
+		p := cheapestFit(cfg, d.Shape)
+		if p < 0 || d.Count <= 0 {
+			continue
+		}
+		waiting[p] += float64(d.Count*max(d.Nodes, 1)) * share(d.Shape, cfg.Pools[p].Profile)
+	}
+	out := make(map[string]int, len(cfg.Pools))
+	for p := range cfg.Pools {
+		out[cfg.Pools[p].Name] = busy[p] + int(math.Ceil(waiting[p]-1e-9))
+	}
+	return out
 }
 
-func cheapestFit(cfg *config.Config, s config.Shape) *config.Pool {
-	var best *config.Pool
+// poolIndex is the place of the pool named name in cfg, or -1.
+func poolIndex(cfg *config.Config, name string) int {
+	for i := range cfg.Pools {
+		if cfg.Pools[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// cheapestFit is the place in cfg of the cheapest pool whose profile fits s, or -1.
+func cheapestFit(cfg *config.Config, s config.Shape) int {
+	best := -1
 	for i := range cfg.Pools {
 		pl := &cfg.Pools[i]
-		if pl.Profile.Fits(s) && (best == nil || pl.Cost.PerHour() < best.Cost.PerHour()) {
-			best = pl
+		if pl.Profile.Fits(s) && (best < 0 || pl.Cost.PerHour() < cfg.Pools[best].Cost.PerHour()) {
+			best = i
 		}
 	}
 	return best

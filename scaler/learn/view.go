@@ -91,25 +91,29 @@ func (p *Pool) until(t int64) int64 {
 // rising need in general, and that, with little of it, like calm).
 func (v *View) blend(narrow, wide, wider []uint32) {
 	for h := range Horizons {
-		w := probs(wide[h*Bins:(h+1)*Bins], nil)
+		var w [Bins]float64
 		if wider != nil {
-			w = probs(wide[h*Bins:(h+1)*Bins], probs(wider[h*Bins:(h+1)*Bins], nil))
+			far := probs(wider[h*Bins:(h+1)*Bins], nil)
+			w = probs(wide[h*Bins:(h+1)*Bins], &far)
+		} else {
+			w = probs(wide[h*Bins:(h+1)*Bins], nil)
 		}
-		v.mass[h] = *probs(narrow[h*Bins:(h+1)*Bins], w)
+		v.mass[h] = probs(narrow[h*Bins:(h+1)*Bins], &w)
 	}
 }
 
 // probs is counts as probabilities, with prior origins of base (nil: none) added; all zero
 // without counts or base.
-func probs(c []uint32, base *[Bins]float64) *[Bins]float64 {
-	var out [Bins]float64
+// (A value, not a pointer: it is made tens of thousands of times a replay, and a pointer
+// would put each on the heap.)
+func probs(c []uint32, base *[Bins]float64) (out [Bins]float64) {
 	n := float64(total(c))
 	w := 0.0
 	if base != nil {
 		w = prior
 	}
 	if n+w == 0 {
-		return &out
+		return out
 	}
 	for b, x := range c {
 		out[b] = float64(x)
@@ -118,7 +122,7 @@ func probs(c []uint32, base *[Bins]float64) *[Bins]float64 {
 		}
 		out[b] /= n + w
 	}
-	return &out
+	return out
 }
 
 // AtLeast is the probability that the need rises by at least level servers within d (d

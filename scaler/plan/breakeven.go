@@ -34,11 +34,10 @@ type costs struct {
 
 // costs is the pool's prices, worked out once a pass.
 func (p *pass) costs(pl *pool) costs {
-	if pl.prices == nil {
-		c := poolCosts(pl.cfg, p.pol, &p.cfg.BMC, pl.view)
-		pl.prices = &c
+	if !pl.priced {
+		pl.prices, pl.priced = poolCosts(pl.cfg, p.pol, &p.cfg.BMC, pl.view), true
 	}
-	return *pl.prices
+	return pl.prices
 }
 
 // typicalShutdown is what a shutdown is taken to last before any was seen, unless
@@ -98,21 +97,50 @@ func (c costs) words() string {
 }
 
 // breakEven says why idle server i, the level-th warm server of its pool, stays on (a skip
-// reason and its numbers), or why it may go (reason "" and the numbers for the action).
-func (p *pass) breakEven(i, level int) (fleet.Reason, string) {
+// reason), or that it may go (reason ""); words are the numbers, for the skip's detail or
+// the action's, worded only when asked for.
+func (p *pass) breakEven(i, level int) (reason fleet.Reason, words func() string) {
 	pl := p.servers[i].pool
-	c := p.costs(pl).spending(p.servers[i].node.CyclesToday, p.pol.Node.MaxCyclesPerDay)
+	cycles := p.servers[i].node.CyclesToday
+	c := p.costs(pl).spending(cycles, p.pol.Node.MaxCyclesPerDay)
 	if !pl.view.Ready {
 		return p.skiRental(i, c)
 	}
-	t, gain, f, e := dpm(&pl.view, level, c)
-	at := fmt.Sprintf("level %d; %s", level, pl.view.Context())
-	if gain > 0 {
-		return fleet.SkipBreakEven, fmt.Sprintf("P(needed within %s) %.2f x cycle %.3g > idle %.3g (%s; %s)",
-			t, f, c.cycle, c.idle*e, at, c.words())
+	m := pl.dpm(level, cycles, c)
+	at := func() string { return fmt.Sprintf("level %d; %s", level, pl.view.Context()) }
+	if m.gain > 0 {
+		return fleet.SkipBreakEven, func() string {
+			return fmt.Sprintf("P(needed within %s) %.2f x cycle %.3g > idle %.3g (%s; %s)",
+				m.best, m.f, c.cycle, c.idle*m.e, at(), c.words())
+		}
 	}
-	return "", fmt.Sprintf("P(needed within 2h) %.2f; no horizon where staying on pays (%s; %s)",
-		pl.view.AtLeast(level, learn.Horizon(learn.Horizons-1)), at, c.words())
+	return "", func() string {
+		return fmt.Sprintf("P(needed within 2h) %.2f; no horizon where staying on pays (%s; %s)",
+			pl.view.AtLeast(level, learn.Horizon(learn.Horizons-1)), at(), c.words())
+	}
+}
+
+// dpmMemo is one answer of the break-even rule in a pass. Within a pass the idle servers
+// that stay on share one level, and their cycles of the day take a few values: each pair is
+// worked out once.
+type dpmMemo struct {
+	level, cycles int
+	best          time.Duration
+	gain, f, e    float64
+}
+
+// dpm is the rule's answer for the pool's level-th warm server cycled cycles times today,
+// at prices c (which follow from the cycles).
+func (pl *pool) dpm(level, cycles int, c costs) dpmMemo {
+	for _, m := range pl.memo {
+		if m.level == level && m.cycles == cycles {
+			return m
+		}
+	}
+	m := dpmMemo{level: level, cycles: cycles}
+	m.best, m.gain, m.f, m.e = dpm(&pl.view, level, c)
+	pl.memo = append(pl.memo, m)
+	return m
 }
 
 // dpm finds the horizon where staying on pays most: its time, the gain (>0: stay on), F(t)
@@ -134,14 +162,16 @@ func dpm(v *learn.View, level int, c costs) (best time.Duration, gain, fBest, eB
 }
 
 // skiRental keeps a server on until it has been idle for the break-even time.
-func (p *pass) skiRental(i int, c costs) (fleet.Reason, string) {
+func (p *pass) skiRental(i int, c costs) (fleet.Reason, func() string) {
 	n := p.servers[i].node
 	breakEven := c.breakEven()
 	idle := time.Duration(p.pol.Idle.Window)
 	if !n.IdleSince.IsZero() {
 		idle = max(p.now.Sub(n.IdleSince), 0)
 	}
-	words := fmt.Sprintf("idle %s, break-even %s: %s (no history yet)", idle.Round(time.Second), breakEven, c.words())
+	words := func() string {
+		return fmt.Sprintf("idle %s, break-even %s: %s (no history yet)", idle.Round(time.Second), breakEven, c.words())
+	}
 	if idle < breakEven {
 		return fleet.SkipBreakEven, words
 	}

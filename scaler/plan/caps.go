@@ -20,14 +20,15 @@ import (
 func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n, pl, pol := s.node, s.pool, p.pol
-	b := &p.budget
 	switch {
 	case !n.LastOn.IsZero() && p.now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
 		// Hardware wear: a server stays on at least min_on once it came up.
-		return fleet.SkipMinOn, "on since " + n.LastOn.UTC().Format(time.RFC3339)
+		return fleet.SkipMinOn, p.say(func() string { return "on since " + n.LastOn.UTC().Format(time.RFC3339) })
 	case n.CyclesToday >= pol.Node.MaxCyclesPerDay:
 		// The cycle budget: a server is powered off at most max_cycles_per_day times in 24h.
-		return fleet.SkipCycleCap, fmt.Sprintf("%d power-offs in 24h, cap %d", n.CyclesToday, pol.Node.MaxCyclesPerDay)
+		return fleet.SkipCycleCap, p.say(func() string {
+			return fmt.Sprintf("%d power-offs in 24h, cap %d", n.CyclesToday, pol.Node.MaxCyclesPerDay)
+		})
 	case s.placed:
 		// Waiting work was placed on it: the job manager starts it there, or a gang waits
 		// for it and for busy servers to free (kept, or the gang would wait for ever).
@@ -35,37 +36,53 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	case n.Jobs.Allocated() && pl.unplaced:
 		// A server with work is held to the caps only to be moved: none while the pool's waiting work
 		// has no place (an idle server the work does not fit may still go).
-		return fleet.SkipDemandWaits, "work waits for pool " + pl.name
+		return fleet.SkipDemandWaits, p.say(func() string { return "work waits for pool " + pl.name })
 	case p.within(p.snap.History.LastScaleDown[pl.name], pol.Cooldown.ScaleDown):
-		return fleet.SkipCooldown, "scaled down at " + p.snap.History.LastScaleDown[pl.name].UTC().Format(time.RFC3339)
+		return fleet.SkipCooldown, p.say(func() string {
+			return "scaled down at " + p.snap.History.LastScaleDown[pl.name].UTC().Format(time.RFC3339)
+		})
 	case p.within(p.snap.History.LastScaleUp[pl.name], pol.Cooldown.ScaleUp):
 		// Right after a scale-up the work that asked for it may still be arriving: no
 		// scale-down in the same pool for cooldown.scale_up.
-		return fleet.SkipCooldown, "scaled up at " + p.snap.History.LastScaleUp[pl.name].UTC().Format(time.RFC3339)
+		return fleet.SkipCooldown, p.say(func() string {
+			return "scaled up at " + p.snap.History.LastScaleUp[pl.name].UTC().Format(time.RFC3339)
+		})
 	case pl.floorCount()-1 < pl.floor:
-		return fleet.SkipFloor, fmt.Sprintf("%d servers on, floor %d", pl.floorCount(), pl.floor)
+		return fleet.SkipFloor, p.say(func() string { return fmt.Sprintf("%d servers on, floor %d", pl.floorCount(), pl.floor) })
 	case pl.keepsSpare():
 		// Warm capacity for work arriving within a boot (spares.go).
-		return fleet.ReasonSpare, pl.spareDetail()
+		return fleet.ReasonSpare, p.say(pl.spareDetail)
 	}
 	// A server with work is held to the caps only to be moved, whose own price (saving against the work
 	// lost) decides; break-even prices an idle server's staying on.
 	var reason fleet.Reason
-	var numbers string
+	numbers := func() string { return "" }
 	if !n.Jobs.Allocated() {
 		reason, numbers = p.breakEven(i, pl.warm-pl.offs)
 	}
+	if reason != "" {
+		return reason, p.say(numbers)
+	}
+	if reason, detail := p.fleetCaps(); reason != "" {
+		return reason, detail
+	}
+	return "", numbers()
+}
+
+// fleetCaps says which of the fleet's caps keeps one more server from being drained or
+// powered off ("" when none does). Within shrink it only tightens: once it refuses one, it
+// refuses every server after it.
+func (p *pass) fleetCaps() (fleet.Reason, string) {
+	b := &p.budget
 	switch {
-	case reason != "":
-		return reason, numbers
 	case b.recentOffs+b.plannedOffs+b.draining+1 > b.maxOffs:
 		// A drain is a power-off to come: it takes its share of the budget now, so drained
 		// servers never wait, out of service, for budget.
-		return fleet.SkipBudget, p.budgetDetail()
+		return fleet.SkipBudget, p.say(p.budgetDetail)
 	case b.inFlight+1 > b.maxConcurrent:
-		return fleet.SkipConcurrency, fmt.Sprintf("%d actions in flight, cap %d", b.inFlight, b.maxConcurrent)
+		return fleet.SkipConcurrency, p.say(func() string { return fmt.Sprintf("%d actions in flight, cap %d", b.inFlight, b.maxConcurrent) })
 	}
-	return "", numbers
+	return "", ""
 }
 
 // powerOffCaps says which cap keeps a drained server from being powered off ("" when nothing
@@ -74,7 +91,7 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 func (p *pass) powerOffCaps() (fleet.Reason, string) {
 	b := &p.budget
 	if b.recentOffs+b.plannedOffs+1 > b.maxOffs {
-		return fleet.SkipBudget, p.budgetDetail()
+		return fleet.SkipBudget, p.say(p.budgetDetail)
 	}
 	return "", ""
 }

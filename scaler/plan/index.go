@@ -38,20 +38,25 @@ type pool struct {
 	regions    map[string]bool
 	lastRegion string
 
-	// bins is the capacity for waiting work, per region (sorted by region), in tiers.
+	// bins is the capacity for waiting work, per region (sorted by region), in tiers;
+	// binCache keeps each region's bins from pass to pass (Planner), emptied when reused.
 	bins     []*regionBins
 	byRegion map[string]*regionBins
+	binCache map[string]*regionBins
 	wake     wakeQueue
+	// memo is the break-even rule's answers this pass (see breakEven).
+	memo []dpmMemo
 
 	// view is what rota learned about the pool (its zero value: nothing yet).
 	view learn.View
-	// spares is how much warm capacity the pool keeps, forecast the words saying why; warm
+	// spares is how much warm capacity the pool keeps, forecast words saying why; warm
 	// counts its empty servers that are on or coming with no work placed on them, and offs
 	// the power-offs and drains planned among them this pass (see spares.go).
 	spares, warm, offs int
-	forecast           string
-	// prices are what a cycle and an idle hour cost (nil until first asked, see costs).
-	prices *costs
+	forecast           func() string
+	// prices are what a cycle and an idle hour cost (once priced, see costs).
+	prices costs
+	priced bool
 	// unplaced: waiting work counting against the pool found no place this pass.
 	unplaced bool
 	// block is why waiting work woke no (more) servers here; noFit the regions some waiting
@@ -61,20 +66,61 @@ type pool struct {
 	noFit       []string
 }
 
-func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
-	p := &pass{
-		snap: snap, cfg: cfg, pol: &cfg.Policy, now: now,
-		noJobManager: snap.NoJobManager,
-		servers:      make([]server, len(snap.Nodes)),
-		skips:        make([]fleet.Skip, 0, len(snap.Nodes)),
-		byName:       make(map[string]*pool, len(cfg.Pools)),
+func newPass(snap fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
+	p := &pass{}
+	p.reset(snap, cfg, now)
+	return p
+}
+
+// scratch is memory a Planner keeps from one pass to the next: the servers, the pools (each
+// with its own slices and maps) and the actions, emptied and reused.
+type scratch struct {
+	servers []server
+	pools   []pool
+	byName  map[string]*pool
+	order   []*pool
+	actions []fleet.Action
+}
+
+// reset makes p the start of a pass over snap, reusing the memory of the pass before.
+func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
+	m := p.mem
+	if cap(p.actions) > cap(m.actions) {
+		m.actions = p.actions
 	}
+	*p = pass{
+		input: snap, cfg: cfg, pol: &cfg.Policy, now: now, quiet: p.quiet,
+		offFrom:      now.Add(-time.Duration(cfg.Policy.Node.MinOff)),
+		noJobManager: snap.NoJobManager,
+	}
+	p.snap = &p.input
+	if cap(m.servers) < len(snap.Nodes) {
+		m.servers = make([]server, len(snap.Nodes))
+	}
+	p.servers = m.servers[:len(snap.Nodes)]
+	clear(p.servers)
+	if !p.quiet {
+		p.skips = make([]fleet.Skip, 0, len(snap.Nodes))
+	}
+	if m.byName == nil {
+		m.byName = make(map[string]*pool, len(cfg.Pools))
+	}
+	clear(m.byName)
+	p.byName = m.byName
+	if len(m.pools) < len(cfg.Pools) {
+		m.pools = append(m.pools, make([]pool, len(cfg.Pools)-len(m.pools))...)
+	}
+	p.pools = m.order[:0]
 	for i := range cfg.Pools {
-		pl := newPool(cfg, &cfg.Pools[i], now)
+		pl := &m.pools[i]
+		pl.reset(cfg, &cfg.Pools[i], now)
 		pl.view = snap.Learned[pl.name]
 		p.pools = append(p.pools, pl)
 		p.byName[pl.name] = pl
 	}
+	m.order = p.pools
+	p.actions = m.actions[:0]
+	p.mem = m
 	slices.SortFunc(p.pools, func(a, b *pool) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.name, b.name))
 	})
@@ -98,19 +144,25 @@ func newPass(snap *fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 			slices.SortFunc(pl.members, byNodeName)
 		}
 	}
-	p.budget = newBudget(snap, p.pol, now)
-	return p
+	p.budget = newBudget(p.snap, p.pol, now)
 }
 
-func newPool(cfg *config.Config, c *config.Pool, now time.Time) *pool {
-	pl := &pool{
+// reset makes pl the pool c at the start of a pass at now, keeping its memory.
+func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time) {
+	old := *pl
+	*pl = pool{
 		cfg: c, name: c.Name, cost: c.Cost.PerHour(), saves: c.Cost.Saves(),
 		ceiling:   len(c.Nodes),
 		threshold: cfg.Policy.Backlog.QueuedJobs,
-		held:      map[string]int{},
-		quotas:    map[string]config.Quota{},
-		regions:   map[string]bool{},
-		byRegion:  map[string]*regionBins{},
+		members:   old.members[:0],
+		held:      emptied(old.held),
+		quotas:    emptied(old.quotas),
+		regions:   emptied(old.regions),
+		byRegion:  emptied(old.byRegion),
+		binCache:  old.binCache,
+		bins:      old.bins[:0],
+		wake:      wakeQueue{all: old.wake.all[:0], byRegion: old.wake.byRegion},
+		memo:      old.memo[:0],
 	}
 	if c.Max != nil {
 		pl.ceiling = *c.Max
@@ -138,7 +190,15 @@ func newPool(cfg *config.Config, c *config.Pool, now time.Time) *pool {
 			pl.quotas[q.Department] = q
 		}
 	}
-	return pl
+}
+
+// emptied is m cleared for reuse, or a new map.
+func emptied[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	clear(m)
+	return m
 }
 
 // count adds server i to the pool's membership and counts.
@@ -185,7 +245,17 @@ type regionBins struct {
 func (pl *pool) add(t tier, s *server, i int) {
 	rb := pl.byRegion[s.node.Region]
 	if rb == nil {
-		rb = &regionBins{region: s.node.Region}
+		rb = pl.binCache[s.node.Region]
+		if rb == nil {
+			if pl.binCache == nil {
+				pl.binCache = map[string]*regionBins{}
+			}
+			rb = &regionBins{region: s.node.Region}
+			pl.binCache[s.node.Region] = rb
+		}
+		for t := range rb.tiers {
+			rb.tiers[t], rb.room[t] = rb.tiers[t][:0], capacity{}
+		}
 		pl.byRegion[s.node.Region] = rb
 		// Members are visited by name and regions appear in that order; sort to make the
 		// order of regions independent of names.

@@ -183,7 +183,7 @@ func TestLendersFirst(t *testing.T) {
 	cfg := newConfig(t, "", 1, 0)
 	cfg.Policy.Quotas = []config.Quota{{Department: "z", Pool: "cpu", MaxServers: 1}, {Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
 	snap := withDemand(snapshot(offNode("c1", "cpu")), inDept(jobs(1, 32, 0), "b"), inDept(jobs(1, 32, 0), "z"))
-	p := newPass(&snap, cfg, t0)
+	p := newPass(snap, cfg, t0)
 	p.screen()
 	groups := p.lendersFirst(p.groups())
 	if len(groups) != 2 || groups[0].dept != "z" || groups[1].dept != "b" {

@@ -260,6 +260,9 @@ func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
 // first is the first server of the queue in region not yet decided that ok accepts; unlike
 // next it passes over the servers ok refuses without dropping them.
 func (q *wakeQueue) first(p *pass, region string, ok func(int) bool) (int, bool) {
+	if !q.sorted {
+		q.order(p) // walked in order past refused servers
+	}
 	if _, any := q.next(p, region); !any {
 		return 0, false
 	}

@@ -14,7 +14,7 @@ import (
 // so concurrent calls are safe and the same input always gives the same Decision. Every node of
 // snap gets exactly one entry in the Decision, an Action or a Skip, listed by node name.
 func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision {
-	p := newPass(&snap, cfg, now)
+	p := newPass(snap, cfg, now)
 	if snap.Paused {
 		// Safety invariant 5: a paused scaler acts on nothing, not even to hold a floor.
 		p.skipAll(fleet.SkipPaused, "scaler paused by operator")
@@ -28,14 +28,30 @@ func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision
 // Actions is Plan's actions alone, by node name: the same decision without the skips, for
 // a caller that plans often and only acts (the replay). It is as pure as Plan.
 func Actions(snap fleet.Snapshot, cfg *config.Config, now time.Time) []fleet.Action {
+	var pn Planner
+	return slices.Clone(pn.Actions(snap, cfg, now))
+}
+
+// Planner plans one pass after another as Actions does, reusing its memory between passes: for
+// a caller that plans often and only acts (the replay). What it returns is the same as Actions
+// for the same input, whatever came before; the slice is valid until the next call. It keeps
+// references to the last snapshot's nodes. The zero Planner is ready for use; it is not safe
+// for concurrent use.
+type Planner struct {
+	p pass
+}
+
+// Actions is Actions, reusing the Planner's memory.
+func (pn *Planner) Actions(snap fleet.Snapshot, cfg *config.Config, now time.Time) []fleet.Action {
 	if snap.Paused {
 		return nil
 	}
-	p := newPass(&snap, cfg, now)
+	p := &pn.p
+	p.quiet = true
+	p.reset(snap, cfg, now)
 	p.steps()
-	acts := slices.Clone(p.actions)
-	slices.SortFunc(acts, func(a, b fleet.Action) int { return cmp.Compare(a.Node, b.Node) })
-	return acts
+	slices.SortFunc(p.actions, func(a, b fleet.Action) int { return cmp.Compare(a.Node, b.Node) })
+	return p.actions
 }
 
 // steps are a pass's ordered steps, up to the actions.
@@ -51,10 +67,19 @@ func (p *pass) steps() {
 
 // pass is one planning pass: the input, the index built from it, and the outcome so far.
 type pass struct {
-	snap *fleet.Snapshot
-	cfg  *config.Config
-	pol  *config.Policy
-	now  time.Time
+	// input is the snapshot; snap points to it.
+	input fleet.Snapshot
+	snap  *fleet.Snapshot
+	cfg   *config.Config
+	pol   *config.Policy
+	now   time.Time
+	// offFrom is now less node.min_off: a server powered off after it is within min_off.
+	offFrom time.Time
+	// quiet: only the actions are wanted (Planner), so skips are not listed and their details
+	// not worded (see say).
+	quiet bool
+	// mem is memory kept from the pass before (Planner), reused.
+	mem scratch
 	// noJobManager is the snapshot's NoJobManager.
 	noJobManager bool
 
@@ -82,10 +107,11 @@ type server struct {
 	free   capacity
 	placed bool
 	// done is set once the server has its one action or skip; out is its index in the
-	// pass's actions (isAction) or skips.
+	// pass's actions (isAction) or skips (none in a quiet pass); reason is its skip's.
 	done     bool
 	isAction bool
 	out      int
+	reason   fleet.Reason
 }
 
 func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
@@ -98,8 +124,28 @@ func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
 // allocated) gets the new one instead.
 func (p *pass) skip(i int, reason fleet.Reason, detail string) {
 	s := &p.servers[i]
-	s.done, s.out = true, len(p.skips)
+	s.done, s.reason = true, reason
+	if p.quiet {
+		return
+	}
+	s.out = len(p.skips)
 	p.skips = append(p.skips, fleet.Skip{Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
+}
+
+// say is a skip's detail, worded only when skips are listed (not in a quiet pass).
+func (p *pass) say(detail func() string) string {
+	if p.quiet {
+		return ""
+	}
+	return detail()
+}
+
+// loud runs f with details worded, for a skip's words that go into an action's detail.
+func (p *pass) loud(f func()) {
+	q := p.quiet
+	p.quiet = false
+	f()
+	p.quiet = q
 }
 
 func (p *pass) skipAll(reason fleet.Reason, detail string) {

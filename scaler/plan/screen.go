@@ -16,7 +16,7 @@ import (
 func (p *pass) screen() {
 	for i := range p.servers {
 		if s := &p.servers[i]; s.pool == nil {
-			p.skip(i, fleet.SkipUnknownPool, fmt.Sprintf("pool %q is not in the config", s.node.Pool))
+			p.skip(i, fleet.SkipUnknownPool, p.say(func() string { return fmt.Sprintf("pool %q is not in the config", s.node.Pool) }))
 		}
 	}
 	// By pool, each by name: the tiers' order is the order capacity is used in.
@@ -36,14 +36,14 @@ func (p *pass) screenOne(i int) {
 	case n.Maintenance:
 		p.skip(i, fleet.SkipMaintenance, "in maintenance")
 	case n.State.InFlight() && n.State != fleet.StateDraining:
-		p.skip(i, fleet.SkipInFlight, string(n.State)+" since "+n.Since.UTC().Format(time.RFC3339))
+		p.skip(i, fleet.SkipInFlight, p.say(func() string { return string(n.State) + " since " + n.Since.UTC().Format(time.RFC3339) }))
 	case n.State == fleet.StateOff || n.State == fleet.StateFailed:
 		p.screenAsleep(i)
 	case n.State == fleet.StateOn || n.State == fleet.StateDraining:
 		// Decided by the demand, settle and shrink steps.
 	default:
 		// Unknown, or a state this planner does not know: no power command (invariant 3).
-		p.skip(i, fleet.SkipPowerUnknown, "state "+string(n.State))
+		p.skip(i, fleet.SkipPowerUnknown, p.say(func() string { return "state " + string(n.State) }))
 	}
 }
 
@@ -83,16 +83,20 @@ func (p *pass) screenAsleep(i int) {
 	n := p.servers[i].node
 	switch {
 	case !powerKnown(n):
-		p.skip(i, fleet.SkipPowerUnknown, "bmc says "+string(n.Power))
+		p.skip(i, fleet.SkipPowerUnknown, p.say(func() string { return "bmc says " + string(n.Power) }))
 	case n.State == fleet.StateFailed && n.RetryAfter.After(p.now):
-		p.skip(i, fleet.SkipBackoff, fmt.Sprintf("failed %d times; retry after %s", n.Failures, n.RetryAfter.UTC().Format(time.RFC3339)))
-	case !n.LastOff.IsZero() && p.now.Sub(n.LastOff) < time.Duration(p.pol.Node.MinOff):
+		p.skip(i, fleet.SkipBackoff, p.say(func() string { return backoffDetail(n) }))
+	case !n.LastOff.IsZero() && n.LastOff.After(p.offFrom):
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
-		p.skip(i, fleet.SkipMinOff, "off since "+n.LastOff.UTC().Format(time.RFC3339))
+		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
 		pl := p.servers[i].pool
 		pl.wake.all = append(pl.wake.all, i)
 	}
+}
+
+func backoffDetail(n *fleet.Node) string {
+	return fmt.Sprintf("failed %d times; retry after %s", n.Failures, n.RetryAfter.UTC().Format(time.RFC3339))
 }
 
 // powerKnown: the BMC answered on or off. Unknown and transitioning both block power commands
@@ -108,27 +112,32 @@ func (p *pass) jobsKnown() bool { return p.noJobManager || p.snap.JobsKnown }
 type wakeQueue struct {
 	all      []int
 	byRegion map[string][]int
-	// ordered: sorted already. The queue is sorted the first time a server is taken from it,
-	// since most passes wake nothing; the keys do not change within a pass, so sorting late
-	// gives the same order.
-	ordered bool
+	// heaped: all is a heap in that order, its first server the next; sorted: all is sorted
+	// and byRegion built. Most passes wake nothing, and most that do wake a few servers: the
+	// queue is made a heap the first time a server is taken from it, and sorted only when a
+	// region's queue or a walk past refused servers needs it. The keys do not change within a
+	// pass, so ordering late gives the same order.
+	heaped, sorted bool
 }
 
-// order sorts the queue for hardware wear: cost is the same within a pool, so Off servers come
-// before Failed ones (a retry is likelier to fail), then those cycled least today, then those
-// off longest, then by name.
+// before orders servers for hardware wear: cost is the same within a pool, so Off servers
+// come before Failed ones (a retry is likelier to fail), then those cycled least today, then
+// those off longest, then by name.
+func (p *pass) before(a, b int) int {
+	na, nb := p.servers[a].node, p.servers[b].node
+	return cmp.Or(
+		cmp.Compare(boolInt(na.State == fleet.StateFailed), boolInt(nb.State == fleet.StateFailed)),
+		cmp.Compare(na.CyclesToday, nb.CyclesToday),
+		na.LastOff.Compare(nb.LastOff),
+		cmp.Compare(na.Name, nb.Name),
+	)
+}
+
+// order sorts the queue and splits it by region.
 func (q *wakeQueue) order(p *pass) {
-	q.ordered = true
-	slices.SortFunc(q.all, func(a, b int) int {
-		na, nb := p.servers[a].node, p.servers[b].node
-		return cmp.Or(
-			cmp.Compare(boolInt(na.State == fleet.StateFailed), boolInt(nb.State == fleet.StateFailed)),
-			cmp.Compare(na.CyclesToday, nb.CyclesToday),
-			na.LastOff.Compare(nb.LastOff),
-			cmp.Compare(na.Name, nb.Name),
-		)
-	})
-	q.byRegion = map[string][]int{}
+	q.sorted = true
+	slices.SortFunc(q.all, p.before)
+	q.byRegion = emptied(q.byRegion)
 	for _, i := range q.all {
 		r := p.servers[i].node.Region
 		q.byRegion[r] = append(q.byRegion[r], i)
@@ -138,7 +147,10 @@ func (q *wakeQueue) order(p *pass) {
 // next returns the first server of the queue in region (empty: any) not yet decided. Decided
 // servers are dropped from the front, so each queue is walked once per pass.
 func (q *wakeQueue) next(p *pass, region string) (int, bool) {
-	if !q.ordered {
+	if region == "" && !q.sorted {
+		return q.top(p)
+	}
+	if !q.sorted {
 		q.order(p)
 	}
 	list := q.all
@@ -157,6 +169,45 @@ func (q *wakeQueue) next(p *pass, region string) (int, bool) {
 		return 0, false
 	}
 	return list[0], true
+}
+
+// top is next for any region while the queue is a heap: decided servers are popped.
+func (q *wakeQueue) top(p *pass) (int, bool) {
+	if !q.heaped {
+		q.heaped = true
+		for k := len(q.all)/2 - 1; k >= 0; k-- {
+			q.down(p, k)
+		}
+	}
+	for len(q.all) > 0 && p.servers[q.all[0]].done {
+		last := len(q.all) - 1
+		q.all[0] = q.all[last]
+		q.all = q.all[:last]
+		q.down(p, 0)
+	}
+	if len(q.all) == 0 {
+		return 0, false
+	}
+	return q.all[0], true
+}
+
+// down restores the heap below position k.
+func (q *wakeQueue) down(p *pass, k int) {
+	h := q.all
+	for {
+		c := 2*k + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && p.before(h[c+1], h[c]) < 0 {
+			c++
+		}
+		if p.before(h[c], h[k]) >= 0 {
+			return
+		}
+		h[k], h[c] = h[c], h[k]
+		k = c
+	}
 }
 
 func boolInt(b bool) int {

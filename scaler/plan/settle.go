@@ -39,10 +39,7 @@ func (p *pass) settle(i int) {
 		p.skip(i, fleet.SkipDrainedByPerson, "drained without rota's marker")
 		return
 	}
-	reason, detail := p.emptyCheck(i)
-	if reason == "" {
-		reason, detail = p.powerOffCaps()
-	}
+	reason, detail := p.drainBlock(i)
 	if reason == "" {
 		p.act(i, fleet.PowerOff, fleet.ReasonDrained, "drained and empty")
 		s.pool.powered--
@@ -50,11 +47,21 @@ func (p *pass) settle(i int) {
 		return
 	}
 	if p.pol.Drain.TimedOut(n.Since, p.now) {
+		p.loud(func() { reason, detail = p.drainBlock(i) }) // the resume says why
 		p.resume(i, fleet.ReasonDrainTimeout, fmt.Sprintf("draining since %s, timeout %s (%s: %s)",
 			n.Since.UTC().Format(time.RFC3339), time.Duration(p.pol.Drain.Timeout), reason, detail))
 		return
 	}
 	p.skip(i, reason, detail)
+}
+
+// drainBlock says why Draining server i may not be powered off yet ("" when it may): not
+// empty, or the budget spent.
+func (p *pass) drainBlock(i int) (fleet.Reason, string) {
+	if reason, detail := p.emptyCheck(i); reason != "" {
+		return reason, detail
+	}
+	return p.powerOffCaps()
 }
 
 // emptyCheck says why Draining server i may not be powered off yet ("" when it may). The job
@@ -65,16 +72,16 @@ func (p *pass) emptyCheck(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n := s.node
 	if !powerKnown(n) {
-		return fleet.SkipPowerUnknown, "bmc says " + string(n.Power)
+		return fleet.SkipPowerUnknown, p.say(func() string { return "bmc says " + string(n.Power) })
 	}
 	if reason, detail := fleet.PowerOffBlock(n.Jobs, !p.noJobManager); reason != "" {
 		return reason, detail
 	}
 	switch {
 	case !p.telemetryFresh(n):
-		return fleet.SkipNoTelemetry, p.telemetryDetail(n)
+		return fleet.SkipNoTelemetry, p.say(func() string { return p.telemetryDetail(n) })
 	case p.noJobManager && !p.underThresholds(n), n.Telemetry.GPUProcesses > 0:
-		return fleet.SkipBusy, p.busyDetail(n)
+		return fleet.SkipBusy, p.say(func() string { return busyDetail(n) })
 	}
 	return "", ""
 }

@@ -27,7 +27,17 @@ func (p *pass) shrink() {
 		idle = append(idle, i)
 	}
 	p.costOrder(idle)
-	for _, i := range idle {
+	for k, i := range idle {
+		if p.quiet {
+			// Only the actions are wanted: once the fleet's caps refuse one more, the
+			// servers left are all refused (by those caps or one checked before them).
+			if reason, _ := p.fleetCaps(); reason != "" {
+				for _, i := range idle[k:] {
+					p.skip(i, reason, "")
+				}
+				break
+			}
+		}
 		reason, detail := p.scaleDownCaps(i)
 		if reason != "" {
 			p.skip(i, reason, detail)
@@ -56,11 +66,11 @@ func (p *pass) idleCheck(i int) (fleet.Reason, string) {
 	switch {
 	case !powerKnown(n):
 		// A drain leads to a power-off, which needs a known power state (invariant 3).
-		return fleet.SkipPowerUnknown, "bmc says " + string(n.Power)
+		return fleet.SkipPowerUnknown, p.say(func() string { return "bmc says " + string(n.Power) })
 	case n.RetryAfter.After(p.now):
 		// A step failed on it (a power-off that did not work, say) and it came back On: no new
 		// drain before its backoff ends, or it would cycle drain -> fail -> resume.
-		return fleet.SkipBackoff, fmt.Sprintf("failed %d times; retry after %s", n.Failures, n.RetryAfter.UTC().Format(time.RFC3339))
+		return fleet.SkipBackoff, p.say(func() string { return backoffDetail(n) })
 	case !p.jobsKnown():
 		return fleet.SkipJobsUnknown, "job manager not read this pass"
 	case p.noJobManager:
@@ -72,15 +82,17 @@ func (p *pass) idleCheck(i int) (fleet.Reason, string) {
 		return fleet.SkipJobsUnknown, "job manager does not know the server"
 	case n.Jobs.Allocated():
 		// The commonest skip of all: worded without fmt, which costs several times as much.
-		return fleet.SkipAllocated, strconv.Itoa(n.Jobs.Jobs) + " jobs, " + strconv.Itoa(n.Jobs.CPUs) + " cpus, " +
-			strconv.Itoa(n.Jobs.GPUs) + " gpus allocated"
+		return fleet.SkipAllocated, p.say(func() string {
+			return strconv.Itoa(n.Jobs.Jobs) + " jobs, " + strconv.Itoa(n.Jobs.CPUs) + " cpus, " +
+				strconv.Itoa(n.Jobs.GPUs) + " gpus allocated"
+		})
 	}
 	switch {
 	case !p.telemetryFresh(n):
 		// Missing or stale data never counts as idle (invariant 2).
-		return fleet.SkipNoTelemetry, p.telemetryDetail(n)
+		return fleet.SkipNoTelemetry, p.say(func() string { return p.telemetryDetail(n) })
 	case !p.underThresholds(n) || n.Telemetry.GPUProcesses > 0:
-		return fleet.SkipBusy, p.busyDetail(n)
+		return fleet.SkipBusy, p.say(func() string { return busyDetail(n) })
 	}
 	return "", ""
 }
@@ -111,7 +123,7 @@ func (p *pass) underThresholds(n *fleet.Node) bool {
 	return t.CPUMax < idle.CPUThreshold && t.GPUMax < idle.GPUThreshold
 }
 
-func (p *pass) busyDetail(n *fleet.Node) string {
+func busyDetail(n *fleet.Node) string {
 	t := n.Telemetry
 	return fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%%, %d gpu processes", 100*t.CPUMax, 100*t.GPUMax, t.GPUProcesses)
 }

@@ -28,16 +28,19 @@ func (p *pass) keepWarm() {
 			continue
 		}
 		if !pl.view.Ready {
-			pl.spares, pl.forecast = p.recentSpares(pl, capN)
+			pl.spares = p.recentSpares(pl, capN)
 			continue
 		}
 		boot := pl.boot()
 		want := pl.view.Quantile(sp.Quantile, boot)
 		pl.spares = min(want, capN)
-		pl.forecast = fmt.Sprintf("forecast: need rises by %d within %s at q%g (%s, %d h of history)",
-			want, boot, sp.Quantile, pl.view.Context(), pl.view.Origins/60)
-		if want > capN {
-			pl.forecast += fmt.Sprintf("; capped at %d", capN)
+		pl.forecast = func() string {
+			s := fmt.Sprintf("forecast: need rises by %d within %s at q%g (%s, %d h of history)",
+				want, boot, sp.Quantile, pl.view.Context(), pl.view.Origins/60)
+			if want > capN {
+				s += fmt.Sprintf("; capped at %d", capN)
+			}
+			return s
 		}
 		if !p.snap.JobsKnown {
 			continue // what the need is now is unknown: keep, but wake nothing
@@ -47,7 +50,7 @@ func (p *pass) keepWarm() {
 			if !ok {
 				break
 			}
-			p.powerOn(i, fleet.ReasonSpare, fmt.Sprintf("%d warm, keeps %d; %s", pl.warm, pl.spares, pl.forecast))
+			p.powerOn(i, fleet.ReasonSpare, fmt.Sprintf("%d warm, keeps %d; %s", pl.warm, pl.spares, pl.forecast()))
 			pl.warm++
 		}
 	}
@@ -74,12 +77,13 @@ func (p *pass) countWarm(pl *pool) {
 	}
 }
 
-// recentSpares is the spares without history: recent power-ons as a rate, times a boot.
-func (p *pass) recentSpares(pl *pool, capN int) (int, string) {
+// recentSpares is the spares without history: recent power-ons as a rate, times a boot; it
+// sets the pool's forecast.
+func (p *pass) recentSpares(pl *pool, capN int) int {
 	sp := &p.pol.Spares
 	window := time.Duration(sp.Window)
 	if sp.Factor <= 0 || window <= 0 {
-		return 0, ""
+		return 0
 	}
 	ups := 0
 	for _, i := range pl.members {
@@ -93,7 +97,10 @@ func (p *pass) recentSpares(pl *pool, capN int) (int, string) {
 	}
 	boot := pl.boot()
 	want := int(math.Ceil(sp.Factor*float64(ups)*float64(boot)/float64(window) - 1e-9))
-	return min(want, capN), fmt.Sprintf("no history yet: %d power-ons in %s, boot %s, factor %g", ups, window, boot, sp.Factor)
+	pl.forecast = func() string {
+		return fmt.Sprintf("no history yet: %d power-ons in %s, boot %s, factor %g", ups, window, boot, sp.Factor)
+	}
+	return min(want, capN)
 }
 
 // keepsSpare reports whether powering off one more warm server of pl would leave it less warm
@@ -101,7 +108,11 @@ func (p *pass) recentSpares(pl *pool, capN int) (int, string) {
 func (pl *pool) keepsSpare() bool { return pl.spares > 0 && pl.warm-pl.offs-1 < pl.spares }
 
 func (pl *pool) spareDetail() string {
-	return fmt.Sprintf("%d warm, keeps %d; %s", pl.warm-pl.offs, pl.spares, pl.forecast)
+	words := ""
+	if pl.forecast != nil {
+		words = pl.forecast()
+	}
+	return fmt.Sprintf("%d warm, keeps %d; %s", pl.warm-pl.offs, pl.spares, words)
 }
 
 // boot is the pool's boot time: the median seen, else its boot_timeout.

@@ -42,6 +42,9 @@ func TestSkippingChangesNothing(t *testing.T) {
 		{"tight budget, cooldowns and a daytime floor",
 			"  disruption: {max_power_offs: 1, window: 30m}\n  cooldown: {scale_down: 20m}\n" +
 				"  schedules:\n    - {name: day, start: '08:00', end: '18:00', min_on_share: 0.5}\n", "peak"},
+		// the break-even price rises with each cycle of the day and falls as one leaves it
+		{"a cycle budget of two a day", "  node: {max_cycles_per_day: 2}\n", "peak"},
+		{"a cycle budget of one a day, break-even dear", "  node: {max_cycles_per_day: 1}\n  break_even: {wear_time: 1h}\n", "p95"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

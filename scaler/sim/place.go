@@ -86,6 +86,7 @@ func (w *world) tryStart(ji int32) bool {
 	}
 	for _, s := range pick {
 		sv := &w.srv[s]
+		w.touch(s)
 		sv.freeGPU -= j.GPUs
 		sv.freeCPU -= j.CPUs
 		sv.jobs = append(sv.jobs, ji)
@@ -108,6 +109,7 @@ func (w *world) finish(ji int32) {
 	j := &w.env.Jobs[ji]
 	for _, s := range w.held[ji] {
 		sv := &w.srv[s]
+		w.touch(s)
 		sv.freeGPU += j.GPUs
 		sv.freeCPU += j.CPUs
 		sv.jobs = slices.DeleteFunc(sv.jobs, func(x int32) bool { return x == ji })
@@ -124,7 +126,7 @@ func (w *world) finish(ji int32) {
 // is on or booting has a time from which it has room (servers are independent), and the job
 // needs the Nodes-th earliest. Never when the servers on and booting cannot hold it.
 func (w *world) shadow(j *Job) int64 {
-	var times []int64
+	times := w.times[:0]
 	for s := range w.srv {
 		sv := &w.srv[s]
 		pl := &w.env.Pools[sv.pool]
@@ -138,6 +140,7 @@ func (w *world) shadow(j *Job) int64 {
 			times = append(times, w.roomAt(sv, j))
 		}
 	}
+	w.times = times // kept for the next call
 	if len(times) < j.Nodes {
 		return Never
 	}
@@ -151,7 +154,8 @@ func (w *world) roomAt(sv *server, j *Job) int64 {
 	if g >= j.GPUs && c >= j.CPUs {
 		return w.now
 	}
-	order := slices.Clone(sv.jobs)
+	order := append(w.ending[:0], sv.jobs...)
+	w.ending = order
 	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Compare(w.start[a]+w.duration(a), w.start[b]+w.duration(b))
 	})

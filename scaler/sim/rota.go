@@ -41,14 +41,25 @@ type rota struct {
 	lastKey  uint64
 	lastPlan int64
 	planned  bool
-	snap     snapshotter
-	shapes   []shape
+	// timed is what timers gave at timedAt, a call skipped (noTime: none since the last call).
+	timed, timedAt int64
+	snap           snapshotter
+	shapes         []shape
 	// arrived is how many jobs had arrived at the last look; while watching, watchAt is when
 	// the watch calls the planner for jobs that arrived since and wait.
 	arrived  int
 	watching bool
 	watchAt  int64
 	learned  learner
+	planner  plan.Planner
+	// deferrable are the config's deferrable classes, and one empty entry once looked up.
+	deferrable []deferral
+}
+
+// deferral is a deferrable class and its longest deferral in seconds.
+type deferral struct {
+	class string
+	max   int64
 }
 
 // watched is when the watch calls the planner next (Never: nothing waits for it).
@@ -93,14 +104,18 @@ func (p *rota) decide(w *world) []fleet.Action {
 	}
 	p.lastSeq = w.seq
 	key := p.key(w)
-	if !p.everyTick && p.planned && key == p.lastKey && p.timers(w, p.lastPlan) > w.now {
-		return nil
+	if !p.everyTick && p.planned && key == p.lastKey {
+		if t := p.timers(w, p.lastPlan); t > w.now {
+			p.timed, p.timedAt = t, w.now
+			return nil
+		}
 	}
+	p.timedAt = noTime
 	w.acct.plannerCalls++
 	cfg := p.config(w)
 	snap := p.snap.build(w, cfg)
 	snap.Learned = p.learned.learn(w, cfg, &snap)
-	acts := plan.Actions(snap, cfg, w.wall(w.now))
+	acts := p.planner.Actions(snap, cfg, w.wall(w.now))
 	p.lastKey, p.lastPlan, p.planned = key, w.now, true
 	return acts
 }
@@ -122,7 +137,10 @@ func (p *rota) next(w *world) int64 {
 	if p.everyTick || w.seq != p.lastSeq {
 		return min(p.nextTick(w, w.now), p.watched())
 	}
-	t := p.timers(w, p.lastPlan)
+	t := p.timed // a skipped call worked them out for this world (lastSeq) at this time
+	if p.timedAt != w.now {
+		t = p.timers(w, p.lastPlan)
+	}
 	if t == Never {
 		return p.watched()
 	}
@@ -153,13 +171,20 @@ func (p *rota) key(w *world) uint64 {
 	for i := range w.srv {
 		sv := &w.srv[i]
 		mix(int64(len(sv.state)) + 16*int64(sv.state[0]))
-		busy := len(sv.jobs) > 0 || w.now-sv.emptySince < window
-		fresh := sv.lastOn != noTime && w.now-sv.lastOn < window
-		// Whether it holds work (warm capacity and the need read it), whether it counts as
+		// Whether it holds work (warm capacity and the need read it); and for a server up
+		// with none, whether its telemetry covers the idle window and whether it counts as
 		// busy (a server just emptied stays busy for the idle window; the timers cover its
-		// end), whether its telemetry covers the window.
+		// end). The planner reads no telemetry of a server with work, nor of one not up.
 		held := len(sv.jobs) > 0
-		mix(b2i(held) | b2i(busy)<<1 | b2i(fresh)<<2)
+		bits := b2i(held)
+		if up := sv.state == fleet.StateOn || sv.state == fleet.StateDraining; up && !held {
+			present := sv.lastOn == noTime || w.now-sv.lastOn >= window
+			bits |= b2i(present) << 2
+			if present && w.now-sv.emptySince < window {
+				bits |= 1 << 1
+			}
+		}
+		mix(bits)
 		if moves {
 			// A move weighs each server's jobs and the room left on the others.
 			mix(int64(len(sv.jobs)))
@@ -208,12 +233,23 @@ func (p *rota) timers(w *world, since int64) int64 {
 			consider(ts[i], d)
 		}
 	}
-	day := model.Duration(24 * time.Hour)
-	empty, draining := 0, 0
+	// A power-off counts in the day while it is at most 24 hours old: it leaves a second later.
+	day := model.Duration(24*time.Hour + time.Second)
+	idle, draining := 0, 0
+	moves := pol.Moves.Enabled
 	for s := range w.srv {
 		sv := &w.srv[s]
-		consider(sv.lastOn, pol.Node.MinOn)
-		consider(sv.lastOn, pol.Idle.Window)
+		// The dwell time and the telemetry's window after a power-on, and the idle window
+		// after the last job, matter to a server up and empty (the gate, the idle check) or,
+		// with moves, to one with work.
+		up, empty := sv.state == fleet.StateOn || sv.state == fleet.StateDraining, len(sv.jobs) == 0
+		if up && (empty || moves) {
+			consider(sv.lastOn, pol.Node.MinOn)
+		}
+		if up && empty {
+			consider(sv.lastOn, pol.Idle.Window)
+			consider(sv.emptySince, pol.Idle.Window)
+		}
 		if !p.learned.ready(sv.pool) {
 			consider(sv.lastOn, pol.Spares.Window) // a power-on leaving the window lowers the spares
 		}
@@ -222,21 +258,38 @@ func (p *rota) timers(w *world, since int64) int64 {
 			consider(sv.since, pol.Drain.Timeout)
 			draining++
 		}
-		if len(sv.jobs) == 0 {
-			consider(sv.emptySince, pol.Idle.Window)
-			if sv.state == fleet.StateOn {
-				empty++
-			}
+		if empty && sv.state == fleet.StateOn {
+			idle++
 		}
-		if len(sv.offs) >= pol.Node.MaxCyclesPerDay {
-			next(sv.offs, day) // only a server at its cycle cap sees a power-off leave the day
+		if up && (empty || moves) {
+			// A power-off leaving the day lowers its cycles: the cycle cap and the break-even
+			// price read them.
+			next(sv.offs, day)
 		}
 	}
-	// the queue is in submission order: the first job still short of backlog.for is the next
+	// the queue is in submission order: the first job still short of backlog.for is the next,
+	// and the first of each deferrable class still short of its longest deferral
 	for _, ji := range w.queue {
 		if c := w.env.Jobs[ji].Submit + seconds(pol.Backlog.For); c > since {
 			t = min(t, c)
 			break
+		}
+	}
+	if p.deferrable == nil {
+		for _, cl := range cfg.Classes {
+			if cl.Defer != nil {
+				p.deferrable = append(p.deferrable, deferral{class: cl.Name, max: seconds(cl.Defer.Max)})
+			}
+		}
+		p.deferrable = append(p.deferrable, deferral{}) // looked: none when only this
+	}
+	for k := range p.deferrable[:len(p.deferrable)-1] {
+		d := &p.deferrable[k]
+		for _, ji := range w.queue {
+			if j := &w.env.Jobs[ji]; j.Class == d.class && j.Submit+d.max > since {
+				t = min(t, j.Submit+d.max)
+				break
+			}
 		}
 	}
 	for p := range w.env.Pools {
@@ -247,7 +300,7 @@ func (p *rota) timers(w *world, since int64) int64 {
 	// power-off: the offs in the window at since, the drains and every empty server past it.
 	window := seconds(pol.Disruption.Window)
 	recent := len(w.hist.offs) - sort.Search(len(w.hist.offs), func(i int) bool { return w.hist.offs[i] > since-window })
-	if recent+draining+empty > pol.Disruption.MaxPowerOffs {
+	if recent+draining+idle > pol.Disruption.MaxPowerOffs {
 		next(w.hist.offs, pol.Disruption.Window)
 	}
 	// What was learned changes at the hour and as a rise gets old; without history an idle
@@ -262,14 +315,12 @@ func (p *rota) timers(w *world, since int64) int64 {
 				if sv := &w.srv[s]; sv.pool == pi && len(sv.jobs) == 0 {
 					// the break-even time grows with the server's cycles of the day
 					be := plan.BreakEvenTime(&cfg.Pools[pi], pol, &cfg.BMC, v, countSince(sv.offs, since-24*3600))
-					consider(sv.emptySince, model.Duration(be))
-					next(sv.offs, day) // and shrinks as one leaves the day
-
+					consider(sv.emptySince, model.Duration(be)) // it shrinks as one leaves the day (above)
 				}
 			}
 		}
 	}
-	if p.config(w).Policy.Moves.Enabled {
+	if moves {
 		// A move refused for its budget may be made once a move leaves the window; one refused
 		// for its saving or a job's tail only grows less worth it with time.
 		for _, m := range w.hist.moves {

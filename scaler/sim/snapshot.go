@@ -9,30 +9,22 @@ import (
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
-// snapshotter builds the planner's Snapshot from the world, reusing its buffers; walls keeps
-// each server's times as wall-clock times, converted only when they change.
+// snapshotter builds the planner's Snapshot from the world, keeping it from call to call: a
+// server's node is built again only when the world changed it (world.dirty) or when it changes
+// by itself with time (at: its telemetry coming to cover the idle window after a power-on,
+// its last job's end leaving the window, a power-off leaving the day), and the telemetry of
+// every node that has some is stamped with the time of the call.
 type snapshotter struct {
-	nodes  []fleet.Node
-	demand []fleet.Demand
-	index  map[demandKey]int
-	walls  []walls
-}
-
-// walls are a server's since, lastOn, lastOff and emptySince, in replay seconds (at) and as
-// wall-clock times.
-type walls struct {
-	at   [4]int64
-	wall [4]time.Time
-}
-
-// of is the wall-clock time of each of ts, converting only those that changed.
-func (c *walls) of(w *world, ts [4]int64) *[4]time.Time {
-	for k, t := range ts {
-		if t != c.at[k] || c.wall[k].IsZero() && t != noTime {
-			c.at[k], c.wall[k] = t, w.wall(t)
-		}
-	}
-	return &c.wall
+	nodes   []fleet.Node
+	demand  []fleet.Demand
+	index   map[demandKey]int
+	built   bool
+	at      []int64
+	due     dueHeap
+	present []int32
+	// spot is each server's place in present (-1: not there).
+	spot []int32
+	hist histView
 }
 
 type demandKey struct {
@@ -41,44 +33,148 @@ type demandKey struct {
 }
 
 func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
-	e := w.env
-	pol := &cfg.Policy
-	window := seconds(pol.Idle.Window)
-	now := w.wall(w.now)
-	s.nodes = s.nodes[:0]
-	if len(s.walls) != len(w.srv) {
-		s.walls = make([]walls, len(w.srv))
+	window := seconds(cfg.Policy.Idle.Window)
+	if !s.built {
+		s.built = true
+		s.nodes = make([]fleet.Node, len(w.srv))
+		s.at = make([]int64, len(w.srv))
+		s.spot = make([]int32, len(w.srv))
+		for i := range w.srv {
+			s.spot[i] = -1
+			s.refresh(w, i, window)
+		}
+		w.clean()
 	}
-	for i := range w.srv {
-		sv := &w.srv[i]
-		pl := &e.Pools[sv.pool]
-		up := sv.state == fleet.StateOn || sv.state == fleet.StateDraining
-		drained := sv.state == fleet.StateDraining || sv.state == fleet.StatePoweringOff
-		busy := 0.0
-		if len(sv.jobs) > 0 || w.now-sv.emptySince < window {
-			busy = 1
+	for _, i := range w.dirty {
+		s.refresh(w, int(i), window)
+	}
+	w.clean()
+	for len(s.due) > 0 && s.due[0].t <= w.now {
+		d := s.due.pop()
+		if s.at[d.s] == d.t {
+			s.refresh(w, int(d.s), window)
 		}
-		t := s.walls[i].of(w, [4]int64{sv.since, sv.lastOn, sv.lastOff, sv.emptySince})
-		n := fleet.Node{
-			Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: t[0], Power: powerOf(sv.state),
-			Jobs: fleet.JobsView{Known: true, Jobs: len(sv.jobs), CPUs: pl.CPUs - sv.freeCPU, GPUs: pl.GPUs - sv.freeGPU,
-				Drained: drained, DrainedByRota: drained, Responding: up, Running: s.running(w, sv)},
-			LastOn: t[1], LastOff: t[2],
-			CyclesToday: countSince(sv.offs, w.now-24*3600),
-		}
-		if len(sv.jobs) == 0 && up {
-			n.IdleSince = t[3]
-		}
-		if up && (sv.lastOn == noTime || w.now-sv.lastOn >= window) {
-			n.Telemetry = fleet.TelemetryView{Present: true, LastSample: now, CPUMax: busy, GPUMax: busy,
-				GPUMean: ratio(float64(pl.GPUs-sv.freeGPU), float64(pl.GPUs))}
-		}
-		s.nodes = append(s.nodes, n)
+	}
+	now := w.wall(w.now)
+	for _, i := range s.present {
+		s.nodes[i].Telemetry.LastSample = now
 	}
 	s.buildDemand(w)
 	// The replay's placement model is the job manager, whatever jobs.adapter says: the planner may
 	// trust its view (NoJobManager false).
-	return fleet.Snapshot{Nodes: s.nodes, Demand: s.demand, Telemetry: true, JobsKnown: true, History: w.hist.view(w)}
+	return fleet.Snapshot{Nodes: s.nodes, Demand: s.demand, Telemetry: true, JobsKnown: true, History: s.hist.of(w, &cfg.Policy)}
+}
+
+// refresh builds server i's node afresh and notes when it changes by itself next.
+func (s *snapshotter) refresh(w *world, i int, window int64) {
+	e := w.env
+	sv := &w.srv[i]
+	pl := &e.Pools[sv.pool]
+	up := sv.state == fleet.StateOn || sv.state == fleet.StateDraining
+	drained := sv.state == fleet.StateDraining || sv.state == fleet.StatePoweringOff
+	empty := len(sv.jobs) == 0
+	busy := 0.0
+	if !empty || w.now-sv.emptySince < window {
+		busy = 1
+	}
+	day := w.now - 24*3600
+	cycles := countSince(sv.offs, day)
+	n := fleet.Node{
+		Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: w.wall(sv.since), Power: powerOf(sv.state),
+		Jobs: fleet.JobsView{Known: true, Jobs: len(sv.jobs), CPUs: pl.CPUs - sv.freeCPU, GPUs: pl.GPUs - sv.freeGPU,
+			Drained: drained, DrainedByRota: drained, Responding: up, Running: s.running(w, sv)},
+		LastOn: w.wall(sv.lastOn), LastOff: w.wall(sv.lastOff),
+		CyclesToday: cycles,
+	}
+	if empty && up {
+		n.IdleSince = w.wall(sv.emptySince)
+	}
+	present := up && (sv.lastOn == noTime || w.now-sv.lastOn >= window)
+	if present {
+		n.Telemetry = fleet.TelemetryView{Present: true, LastSample: w.wall(w.now), CPUMax: busy, GPUMax: busy,
+			GPUMean: ratio(float64(pl.GPUs-sv.freeGPU), float64(pl.GPUs))}
+	}
+	s.nodes[i] = n
+	s.mark(i, present)
+	// What changes with time alone: the telemetry covering the window, the last job's end
+	// leaving it, the oldest power-off of the day leaving the day.
+	next := Never
+	if up && !present {
+		next = sv.lastOn + window
+	}
+	if empty && busy == 1 {
+		next = min(next, sv.emptySince+window)
+	}
+	for _, t := range sv.offs {
+		if t >= day {
+			next = min(next, t+24*3600+1)
+			break
+		}
+	}
+	s.at[i] = next
+	if next != Never {
+		s.due.push(due{t: next, s: int32(i)})
+	}
+}
+
+// mark keeps present, the servers whose telemetry the call stamps, up to date.
+func (s *snapshotter) mark(i int, present bool) {
+	switch k := s.spot[i]; {
+	case present && k < 0:
+		s.spot[i] = int32(len(s.present))
+		s.present = append(s.present, int32(i))
+	case !present && k >= 0:
+		last := s.present[len(s.present)-1]
+		s.present[k], s.spot[last] = last, k
+		s.present = s.present[:len(s.present)-1]
+		s.spot[i] = -1
+	}
+}
+
+// due is a time a server's node changes by itself.
+type due struct {
+	t int64
+	s int32
+}
+
+// dueHeap is a min-heap of due times.
+type dueHeap []due
+
+func (h *dueHeap) push(d due) {
+	*h = append(*h, d)
+	q := *h
+	for k := len(q) - 1; k > 0; {
+		up := (k - 1) / 2
+		if q[up].t <= q[k].t {
+			break
+		}
+		q[up], q[k] = q[k], q[up]
+		k = up
+	}
+}
+
+func (h *dueHeap) pop() due {
+	q := *h
+	d := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for k := 0; ; {
+		c := 2*k + 1
+		if c >= len(q) {
+			break
+		}
+		if c+1 < len(q) && q[c+1].t < q[c].t {
+			c++
+		}
+		if q[k].t <= q[c].t {
+			break
+		}
+		q[k], q[c] = q[c], q[k]
+		k = c
+	}
+	*h = q
+	return d
 }
 
 // buildDemand aggregates the queue by class (NewEnv gave every job one) and shape; Since is

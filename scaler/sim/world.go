@@ -26,6 +26,8 @@ type server struct {
 	offs []int64
 	// gen invalidates boot and shutdown events of an earlier transition.
 	gen int32
+	// touched: listed in world.dirty.
+	touched bool
 }
 
 // world is one replay's mutable state.
@@ -39,8 +41,10 @@ type world struct {
 	queue []int32
 	next  int // next job to arrive
 	ev    eventHeap
-	// seq changes whenever anything a policy may read changes.
+	// seq changes whenever anything a policy may read changes; dirty lists the servers that
+	// changed since a policy last took them (see touch).
 	seq        uint64
+	dirty      []int32
 	placeDirty bool
 	running    int
 	powered    []int
@@ -52,6 +56,8 @@ type world struct {
 	failed []shape // scratch for place
 	order  []int32 // scratch for place
 	pick   []int32 // scratch for tryStart
+	times  []int64 // scratch for shadow
+	ending []int32 // scratch for roomAt
 }
 
 // transition is one finished boot (up) or shutdown of a server of pool, and how long it took.
@@ -101,11 +107,28 @@ func (w *world) advance(t int64) {
 // accepting reports whether new jobs may start on the server.
 func (s *server) accepting() bool { return s.state == fleet.StateOn }
 
+// touch notes that server s changed: its state, its jobs or its times.
+func (w *world) touch(s int32) {
+	if sv := &w.srv[s]; !sv.touched {
+		sv.touched = true
+		w.dirty = append(w.dirty, s)
+	}
+}
+
+// clean empties dirty, once a policy took it.
+func (w *world) clean() {
+	for _, s := range w.dirty {
+		w.srv[s].touched = false
+	}
+	w.dirty = w.dirty[:0]
+}
+
 // setState moves a server to a state, keeping the powered counts and the series up to date.
 func (w *world) setState(s int32, st fleet.State) {
 	sv := &w.srv[s]
 	was := sv.state.Powered()
 	sv.state, sv.since = st, w.now
+	w.touch(s)
 	if now := st.Powered(); now != was {
 		if now {
 			w.powered[sv.pool]++
