@@ -1,11 +1,13 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -45,12 +47,29 @@ type Retention struct {
 	MaxAge time.Duration
 }
 
-// Store is the open state file. Safe for concurrent use (bbolt serialises writers).
+// Store is rota's state over a Backend: the bbolt file Open opens, or etcd (New with
+// etcdstore's backend). Safe for concurrent use.
 type Store struct {
-	db      *bolt.DB
+	be      Backend
 	ret     Retention
 	created bool
 	torn    int
+}
+
+// New is a store over be, with opts' retention (the other options are the bbolt file's).
+// created says the backend was made empty for this start (Created).
+func New(be Backend, opts Options, created bool) *Store {
+	return &Store{be: be, ret: opts.Retention.withDefaults(), created: created, torn: -1}
+}
+
+func (r Retention) withDefaults() Retention {
+	if r.Keep <= 0 {
+		r.Keep = 1000
+	}
+	if r.MaxAge <= 0 {
+		r.MaxAge = 30 * 24 * time.Hour
+	}
+	return r
 }
 
 // Open opens the store at path (creating it only with opts.Create). The file is checked before
@@ -58,12 +77,6 @@ type Store struct {
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = time.Second
-	}
-	if opts.Retention.Keep <= 0 {
-		opts.Retention.Keep = 1000
-	}
-	if opts.Retention.MaxAge <= 0 {
-		opts.Retention.MaxAge = 30 * 24 * time.Hour
 	}
 	created, torn, err := precheck(path, opts)
 	if err != nil {
@@ -80,7 +93,9 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	return &Store{db: db, ret: opts.Retention, created: created, torn: torn}, nil
+	s := New(&boltBackend{db: db}, opts, created)
+	s.torn = torn
+	return s, nil
 }
 
 // precheck opens path for reading and checks it (checkFile); a missing file is created only
@@ -136,18 +151,26 @@ func buckets(db *bolt.DB, readOnly bool) error {
 	})
 }
 
-// Close releases the file and its lock.
-func (s *Store) Close() error { return s.db.Close() }
+// Close releases the backend (the file and its lock).
+func (s *Store) Close() error { return s.be.Close() }
 
-// Update runs fn in one read-write transaction, committed (and fsynced) if fn returns nil.
+// Update runs fn in one read-write transaction, committed (a bbolt file: fsynced; etcd: only
+// while this rota leads) if fn returns nil.
 func (s *Store) Update(fn func(*Tx) error) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, ret: s.ret}) })
+	return s.be.Update(func(kv KV) error { return fn(&Tx{kv: kv, ret: s.ret}) })
 }
 
 // View runs fn in one read-only transaction.
 func (s *Store) View(fn func(*Tx) error) error {
-	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx, ret: s.ret}) })
+	return s.be.View(func(kv KV) error { return fn(&Tx{kv: kv, ret: s.ret}) })
 }
+
+// Backend is what the store keeps its records in.
+func (s *Store) Backend() Backend { return s.be }
+
+// Fence returns nil when this rota may send a command now (Backend.Fence): the executor asks
+// right before each BMC or job-manager command.
+func (s *Store) Fence(ctx context.Context) error { return s.be.Fence(ctx) }
 
 // UpdateNode reads node's record, lets fn change it and writes it back, in one transaction.
 func (s *Store) UpdateNode(name string, fn func(*Node) error) error {
@@ -195,17 +218,42 @@ func (s *Store) Global() (g Global, err error) {
 	return g, err
 }
 
-// Backup writes a consistent copy of the whole file to w while rota runs (a hot backup; the
-// copy opens as a store).
+// Backup writes a consistent copy of the whole store to w while rota runs (a hot backup), as a
+// bbolt file whatever the backend: the copy opens as a store, for a single rota or for
+// `rotactl store migrate` back into etcd.
 func (s *Store) Backup(w io.Writer) (int64, error) {
-	var n int64
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		n, err = tx.WriteTo(w)
-		return err
-	})
+	n, err := s.backup(w)
 	if err != nil {
 		return n, fmt.Errorf("backing up store: %w", err)
 	}
 	return n, nil
+}
+
+func (s *Store) backup(w io.Writer) (int64, error) {
+	if b, ok := s.be.(*boltBackend); ok {
+		return b.WriteTo(w)
+	}
+	dir, err := os.MkdirTemp("", "rota-backup-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "rota.db")
+	dst, err := Open(path, Options{Create: true, Retention: s.ret})
+	if err != nil {
+		return 0, err
+	}
+	if _, err := Copy(dst, s); err != nil {
+		_ = dst.Close()
+		return 0, err
+	}
+	if err := dst.Close(); err != nil {
+		return 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return io.Copy(w, f)
 }
