@@ -1,0 +1,148 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	promconfig "github.com/prometheus/common/config"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/rotahq/rota/scaler/config"
+)
+
+// Options say how to reach etcd.
+type Options struct {
+	Endpoints []string
+	// TLS, if set, is used for every endpoint (https:// endpoints need it).
+	TLS                *tls.Config
+	Username, Password string
+	// DialTimeout bounds the first contact with each endpoint, RequestTimeout every request.
+	DialTimeout, RequestTimeout time.Duration
+}
+
+// Connect makes a client of the etcd cluster at o.Endpoints and checks that it answers within
+// o.DialTimeout. When it does not, each endpoint is probed to say why (unreachable, TLS
+// refused, plain HTTP against TLS...): the error names the endpoint and what failed.
+func Connect(ctx context.Context, o Options) (*clientv3.Client, error) {
+	if len(o.Endpoints) == 0 {
+		return nil, errors.New("no etcd endpoint")
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   o.Endpoints,
+		DialTimeout: o.DialTimeout,
+		TLS:         o.TLS,
+		Username:    o.Username,
+		Password:    o.Password,
+		Logger:      zap.NewNop(),
+		// Keepalive pings find a connection cut off within seconds, not at the kernel's pace.
+		DialKeepAliveTime:    o.RequestTimeout,
+		DialKeepAliveTimeout: o.RequestTimeout,
+		Context:              ctx,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd %s: %w", strings.Join(o.Endpoints, ","), err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	defer cancel()
+	if _, err := cli.Get(cctx, "rota-connect-check", clientv3.WithCountOnly()); err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("etcd does not answer (%w): %s", err, diagnose(ctx, o))
+	}
+	return cli, nil
+}
+
+// diagnose probes each endpoint as the client would and says what fails.
+func diagnose(ctx context.Context, o Options) string {
+	var out []string
+	for _, ep := range o.Endpoints {
+		out = append(out, ep+": "+probe(ctx, ep, o))
+	}
+	return strings.Join(out, "; ")
+}
+
+func probe(ctx context.Context, ep string, o Options) string {
+	host, secure := ep, o.TLS != nil
+	if u, err := url.Parse(ep); err == nil && u.Host != "" {
+		host = u.Host
+		secure = u.Scheme == "https" || u.Scheme == "unixs" || (o.TLS != nil && u.Scheme != "http")
+	}
+	d := net.Dialer{Timeout: o.DialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return "unreachable: " + err.Error()
+	}
+	defer conn.Close()
+	if !secure {
+		return "reachable over TCP, but it does not answer etcd requests (a TLS-only etcd needs an https:// endpoint and store.etcd.tls_config; or credentials are refused)"
+	}
+	cfg := &tls.Config{}
+	if o.TLS != nil {
+		cfg = o.TLS.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(host)
+	}
+	hctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	defer cancel()
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(hctx); err != nil {
+		return "TLS handshake failed: " + err.Error()
+	}
+	// A server that wants a client certificate says so after the handshake (TLS 1.3), at
+	// once; one that is content waits for the client's request.
+	rctx, rcancel := context.WithTimeout(hctx, 500*time.Millisecond)
+	defer rcancel()
+	if dl, ok := rctx.Deadline(); ok {
+		_ = tc.SetReadDeadline(dl)
+	}
+	var one [1]byte
+	var ne net.Error
+	if _, err := tc.Read(one[:]); err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+		return "TLS refused: " + err.Error()
+	}
+	return "TLS works, but it does not answer etcd requests (credentials refused, or no quorum)"
+}
+
+// OptionsFrom is how the config's store.etcd reaches etcd: TLS (prometheus/common's
+// tls_config) for https:// endpoints, and the password read from its file.
+func OptionsFrom(e config.EtcdStore) (Options, error) {
+	o := Options{Endpoints: e.Endpoints, Username: e.Username,
+		DialTimeout: time.Duration(e.DialTimeout), RequestTimeout: time.Duration(e.RequestTimeout)}
+	if len(e.Endpoints) > 0 && strings.HasPrefix(e.Endpoints[0], "https://") {
+		tc, err := promconfig.NewTLSConfig(&e.TLS)
+		if err != nil {
+			return Options{}, fmt.Errorf("store.etcd.tls_config: %w", err)
+		}
+		tc.MinVersion = max(tc.MinVersion, tls.VersionTLS12)
+		o.TLS = tc
+	}
+	if e.PasswordFile != "" {
+		b, err := os.ReadFile(e.PasswordFile)
+		if err != nil {
+			return Options{}, fmt.Errorf("store.etcd.password_file: %w", err)
+		}
+		o.Password = strings.TrimSpace(string(b))
+	}
+	return o, nil
+}
+
+// ConnectConfig connects as the config's store.etcd says; its errors name the config key.
+func ConnectConfig(ctx context.Context, e config.EtcdStore) (*clientv3.Client, error) {
+	o, err := OptionsFrom(e)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := Connect(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("store.etcd.endpoints: %w", err)
+	}
+	return cli, nil
+}

@@ -1,0 +1,304 @@
+package etcdstore
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/etcdtest"
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+	"github.com/rotahq/rota/scaler/store/storetest"
+)
+
+// open is a guard that lets every write through, unconditioned (the store's own checks
+// under test, not leadership).
+type open struct{}
+
+func (open) Conditions() ([]clientv3.Cmp, time.Time, error) { return nil, time.Time{}, nil }
+
+var prefixes atomic.Int64
+
+// fixture is one etcd member and a client of it.
+type fixture struct {
+	t   *testing.T
+	cli *clientv3.Client
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	c := etcdtest.Start(t, 1, etcdtest.Options{})
+	cli, err := Connect(context.Background(), Options{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return &fixture{t: t, cli: cli}
+}
+
+// store opens a new prefix with guard.
+func (f *fixture) store(t *testing.T, guard Guard, ret store.Retention) (*store.Store, string) {
+	t.Helper()
+	prefix := fmt.Sprintf("/rota-test/%d", prefixes.Add(1))
+	s, created, err := Open(context.Background(), f.cli, OpenOptions{Prefix: prefix, Fleet: "lab", By: "test", Guard: guard,
+		RequestTimeout: 5 * time.Second, Clock: clock.Real{}, Retention: ret, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !created {
+		t.Fatalf("a new prefix %s was not created", prefix)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, prefix
+}
+
+func (f *fixture) count(prefix string) int64 {
+	f.t.Helper()
+	resp, err := f.cli.Get(context.Background(), prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp.Count
+}
+
+// etcd keeps what a bbolt file keeps, the same way.
+func TestEtcdBackend(t *testing.T) {
+	f := newFixture(t)
+	storetest.Run(t, func(t *testing.T, ret store.Retention) *store.Store {
+		s, _ := f.store(t, open{}, ret)
+		return s
+	})
+}
+
+// keyGuard conditions writes on a key's create revision, as the elector does on its
+// election key; until bounds them.
+type keyGuard struct {
+	key   string
+	rev   int64
+	until time.Time
+}
+
+func (g keyGuard) Conditions() ([]clientv3.Cmp, time.Time, error) {
+	return []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(g.key), "=", g.rev)}, g.until, nil
+}
+
+// Every write, and the fence, holds only while the guard's condition does: once the key it
+// names is gone (another rota leads), or its bound has passed (the lease may have ended), a
+// write is refused with ErrNotLeader and nothing of it is written.
+func TestWritesAndFenceHoldOnlyUnderTheGuard(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	put, err := f.cli.Put(ctx, "/leader-key", "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &keyGuard{key: "/leader-key", rev: put.Header.Revision, until: time.Now().Add(time.Hour)}
+	s, prefix := f.store(t, guardFunc(func() ([]clientv3.Cmp, time.Time, error) { return g.Conditions() }), store.Retention{})
+	write := func(n string) error {
+		return s.UpdateNode(n, func(r *store.Node) error { r.State = fleet.StateOn; return nil })
+	}
+	if err := write("n1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Fence(ctx); err != nil {
+		t.Fatalf("fence while leading: %v", err)
+	}
+	before := f.count(prefix)
+
+	// Another rota's key: the revision no longer matches.
+	if _, err := f.cli.Delete(ctx, "/leader-key"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.cli.Put(ctx, "/leader-key", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("n2"); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("write after the key changed hands: %v, want ErrNotLeader", err)
+	}
+	if err := s.Fence(ctx); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("fence after the key changed hands: %v, want ErrNotLeader", err)
+	}
+	if after := f.count(prefix); after != before {
+		t.Errorf("a refused write changed the prefix: %d keys, then %d", before, after)
+	}
+
+	// The bound passed: refused before etcd is asked.
+	g.rev, g.until = 0, time.Now().Add(-time.Second)
+	start := time.Now()
+	if err := s.Fence(ctx); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("fence past its bound: %v, want ErrNotLeader", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("a fence past its bound took %s", took)
+	}
+}
+
+type guardFunc func() ([]clientv3.Cmp, time.Time, error)
+
+func (g guardFunc) Conditions() ([]clientv3.Cmp, time.Time, error) { return g() }
+
+// The fleet marker: a new prefix gets it, a rota of the same fleet opens it again, and a
+// rota of another fleet, a prefix of other keys, or an empty prefix without Create is
+// refused with a FleetError naming the problem, writing nothing.
+func TestFleetMarker(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, prefix := f.store(t, open{}, store.Retention{})
+	opts := OpenOptions{Prefix: prefix, Fleet: "lab", By: "b", Guard: open{}, RequestTimeout: 5 * time.Second, Clock: clock.Real{}, Create: true}
+	s, created, err := Open(ctx, f.cli, opts)
+	if err != nil || created {
+		t.Fatalf("second open of the fleet: created %v, %v", created, err)
+	}
+	_ = s.Close()
+	if _, err := f.cli.Put(ctx, "/foreign/config", "x"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		prefix string
+		fleet  string
+		create bool
+		want   string
+	}{
+		{"another fleet", prefix, "site-b", true, `holds the state of fleet "lab", and store.etcd.fleet is "site-b"`},
+		{"foreign keys", "/foreign", "lab", true, "holds 1 keys but no rota fleet marker"},
+		{"empty without create", "/nothing-here", "lab", false, "no rota fleet's state"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := f.count(c.prefix)
+			o := opts
+			o.Prefix, o.Fleet, o.Create = c.prefix, c.fleet, c.create
+			s, _, err := Open(ctx, f.cli, o)
+			var fe *FleetError
+			if !errors.As(err, &fe) {
+				if s != nil {
+					_ = s.Close()
+				}
+				t.Fatalf("err = %v, want a FleetError", err)
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.prefix) {
+				t.Errorf("err = %q, want the prefix and %q", err, c.want)
+			}
+			if after := f.count(c.prefix); after != before {
+				t.Errorf("a refused open wrote: %d keys, then %d", before, after)
+			}
+		})
+	}
+}
+
+// Import moves a bbolt store into an empty prefix only while no rota runs there; a rota opens
+// the prefix only once the import finished; an import cut short is done again.
+func TestImport(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	src, err := store.Open(filepath.Join(t.TempDir(), "rota.db"), store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := src.UpdateNode("n1", func(n *store.Node) error { n.State, n.Pinned = fleet.StateOff, true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	o := OpenOptions{Prefix: "/import", Fleet: "lab", By: "rotactl", RequestTimeout: 5 * time.Second, Clock: clock.Real{}}
+
+	// A rota waits in the election: no import.
+	if _, err := f.cli.Put(ctx, ElectionPrefix(o.Prefix)+"abc", "{}"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(ctx, f.cli, o, src); err == nil || !strings.Contains(err.Error(), "stop every rota") {
+		t.Fatalf("import beside a rota: %v", err)
+	}
+	if _, err := f.cli.Delete(ctx, ElectionPrefix(o.Prefix), clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+
+	// An import cut short: marker migrating, some records.
+	if _, err := f.cli.Put(ctx, o.Prefix+"/fleet", `{"v":1,"fleet":"lab","state":"migrating","by":"rotactl"}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.cli.Put(ctx, o.Prefix+"/data/nodes/stale", `{"v":1,"state":"on"}`); err != nil {
+		t.Fatal(err)
+	}
+	ro := o
+	ro.Guard = ReadOnly{}
+	if _, _, err := Open(ctx, f.cli, ro); err == nil || !strings.Contains(err.Error(), "did not finish") {
+		t.Fatalf("open of a prefix mid-migration: %v", err)
+	}
+	n, err := Import(ctx, f.cli, o, src)
+	if err != nil || n != 1 {
+		t.Fatalf("import again: %d, %v", n, err)
+	}
+	s, _, err := Open(ctx, f.cli, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	nodes, err := s.Nodes()
+	if err != nil || len(nodes) != 1 || !nodes["n1"].Pinned {
+		t.Errorf("imported nodes %+v, %v; want n1 pinned, the stale record gone", nodes, err)
+	}
+	if err := s.UpdateNode("n1", func(*store.Node) error { return nil }); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("a read-only store wrote: %v", err)
+	}
+	if _, err := Import(ctx, f.cli, o, src); err == nil {
+		t.Error("an import into a prefix holding a fleet succeeded")
+	}
+}
+
+// Connect names what is wrong with an endpoint it cannot use: nothing listens there, or its
+// TLS certificate is not trusted.
+func TestConnectSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := testutil.SelfSigned(t)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, cert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := etcdtest.Start(t, 1, etcdtest.Options{CertFile: certFile, KeyFile: keyFile})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(cert)
+	closed := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
+	cases := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"nothing listens", Options{Endpoints: []string{closed}}, closed + ": unreachable"},
+		{"untrusted certificate", Options{Endpoints: c.Endpoints(), TLS: &tls.Config{}}, "TLS handshake failed: tls: failed to verify certificate"},
+		{"plain HTTP to TLS", Options{Endpoints: []string{strings.Replace(c.Endpoints()[0], "https", "http", 1)}}, "does not answer etcd requests"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.DialTimeout, tc.o.RequestTimeout = 2*time.Second, 2*time.Second
+			cli, err := Connect(context.Background(), tc.o)
+			if err == nil {
+				_ = cli.Close()
+				t.Fatal("connected")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %q, want %q", err, tc.want)
+			}
+		})
+	}
+	cli, err := Connect(context.Background(), Options{Endpoints: c.Endpoints(), TLS: &tls.Config{RootCAs: pool}, DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("with the CA: %v", err)
+	}
+	_ = cli.Close()
+}
