@@ -1,0 +1,249 @@
+package ha
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/etcdtest"
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/store"
+	"github.com/rotahq/rota/scaler/store/etcdstore"
+)
+
+const ttl = 2 * time.Second
+
+// terms records every term of every candidate, and fails the test if two overlap.
+type terms struct {
+	t       *testing.T
+	mu      sync.Mutex
+	leading string
+	log     []termSpan
+}
+
+type termSpan struct {
+	name       string
+	start, end time.Time
+}
+
+func (tm *terms) lead(name string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		tm.mu.Lock()
+		if tm.leading != "" {
+			tm.t.Errorf("%s leads while %s still does", name, tm.leading)
+		}
+		tm.leading = name
+		tm.log = append(tm.log, termSpan{name: name, start: time.Now()})
+		i := len(tm.log) - 1
+		tm.mu.Unlock()
+		<-ctx.Done()
+		tm.mu.Lock()
+		tm.log[i].end = time.Now()
+		if tm.leading == name {
+			tm.leading = ""
+		}
+		tm.mu.Unlock()
+		return nil
+	}
+}
+
+func (tm *terms) current() (termSpan, int) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	if len(tm.log) == 0 {
+		return termSpan{}, 0
+	}
+	return tm.log[len(tm.log)-1], len(tm.log)
+}
+
+// candidate is one elector, talking to etcd through a proxy the test can cut.
+type candidate struct {
+	name  string
+	el    *Elector
+	proxy *testutil.Proxy
+	reg   *prometheus.Registry
+	stop  context.CancelFunc
+	done  chan struct{} // closed when Run returned
+}
+
+func startCandidate(t *testing.T, c *etcdtest.Cluster, prefix, name string, tm *terms) *candidate {
+	t.Helper()
+	p := testutil.StartProxy(t, strings.TrimPrefix(c.Endpoints()[0], "http://"))
+	cli, err := etcdstore.Connect(context.Background(), etcdstore.Options{Endpoints: []string{"http://" + p.Addr()},
+		DialTimeout: 2 * time.Second, RequestTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	logger, _ := logtest.NewNullLogger()
+	if testing.Verbose() {
+		logger = logrus.New()
+		logger.SetLevel(logrus.DebugLevel)
+	}
+	reg := prometheus.NewRegistry()
+	el, err := New(Options{Client: cli, Prefix: prefix, Self: Info{Name: name, URL: "http://" + name},
+		TTL: ttl, RequestTimeout: time.Second, Clock: clock.Real{}, Log: logger.WithField("rota", name), Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	cd := &candidate{name: name, el: el, proxy: p, reg: reg, stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(cd.done)
+		if err := el.Run(ctx, tm.lead(name)); err != nil {
+			t.Errorf("%s: Run: %v", name, err)
+		}
+	}()
+	t.Cleanup(func() { stop(); <-cd.done })
+	return cd
+}
+
+func waitLeader(t *testing.T, tm *terms, after int, within time.Duration) termSpan {
+	t.Helper()
+	var span termSpan
+	testutil.Eventually(t, within, "a new leader", func() error {
+		s, n := tm.current()
+		if n <= after || !s.end.IsZero() == true {
+			return fmt.Errorf("%d terms so far", n)
+		}
+		span = s
+		return nil
+	})
+	return span
+}
+
+// Three candidates: one leads at a time. Cut off from etcd, the leader's term ends within the
+// lease TTL, and another's begins after it, within twice the TTL of the cut; a leader that
+// stops resigns, and another leads at once.
+func TestOneLeaderFailoverAndResign(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{})
+	tm := &terms{t: t}
+	cands := map[string]*candidate{}
+	for _, n := range []string{"a", "b", "c"} {
+		cands[n] = startCandidate(t, c, "/ha-test", n, tm)
+	}
+	first := waitLeader(t, tm, 0, 10*time.Second)
+	leader := cands[first.name]
+	if got := promtest.ToFloat64(metricOf(t, leader.reg)); got != 1 {
+		t.Errorf("rota_ha_leader of the leader = %v", got)
+	}
+	for n, cd := range cands {
+		if n == first.name {
+			continue
+		}
+		testutil.Eventually(t, 5*time.Second, n+" names the leader", func() error {
+			if st := cd.el.Status(); st.Leading || st.Leader != first.name || st.LeaderURL != "http://"+first.name {
+				return fmt.Errorf("status %+v", st)
+			}
+			return nil
+		})
+		if _, _, err := cd.el.Conditions(); !errors.Is(err, store.ErrNotLeader) || !strings.Contains(err.Error(), first.name+" leads") {
+			t.Errorf("a follower's guard: %v", err)
+		}
+	}
+
+	// Cut the leader off.
+	cut := time.Now()
+	leader.proxy.Cut()
+	second := waitLeader(t, tm, 1, 3*ttl)
+	old, _ := tm.spanOf(first.name)
+	if ended := old.end.Sub(cut); old.end.IsZero() || ended > ttl {
+		t.Errorf("the leader cut off stopped %s after the cut, want within the TTL (%s)", ended, ttl)
+	}
+	if took := second.start.Sub(cut); took > 2*ttl {
+		t.Errorf("new leader %s after %s, want within twice the TTL", second.name, took)
+	}
+	if !second.start.After(old.end) {
+		t.Errorf("terms overlap: %s began %s, %s ended %s", second.name, second.start, first.name, old.end)
+	}
+	if _, _, err := leader.el.Conditions(); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("the cut-off leader's guard: %v", err)
+	}
+	if st := leader.el.Status(); st.Leading || st.Problem == "" {
+		t.Errorf("the cut-off leader's status %+v: want not leading, with why", st)
+	}
+	leader.proxy.Restore()
+
+	// The second leader stops: it resigns, and the next leads well before a TTL.
+	stopped := time.Now()
+	cands[second.name].stop()
+	<-cands[second.name].done
+	third := waitLeader(t, tm, 2, 2*ttl)
+	if took := third.start.Sub(stopped); took > ttl {
+		t.Errorf("after a resignation the next leader took %s", took)
+	}
+}
+
+func (tm *terms) spanOf(name string) (termSpan, bool) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	for i := len(tm.log) - 1; i >= 0; i-- {
+		if tm.log[i].name == name {
+			return tm.log[i], true
+		}
+	}
+	return termSpan{}, false
+}
+
+func metricOf(t *testing.T, reg *prometheus.Registry) prometheus.Collector {
+	t.Helper()
+	return gathered{reg: reg, name: "rota_ha_leader"}
+}
+
+// gathered re-exposes one gauge of a registry, for promtest.ToFloat64.
+type gathered struct {
+	reg  *prometheus.Registry
+	name string
+}
+
+func (g gathered) Describe(chan<- *prometheus.Desc) {}
+func (g gathered) Collect(ch chan<- prometheus.Metric) {
+	mfs, _ := g.reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == g.name {
+			ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(g.name, "", nil, nil), prometheus.GaugeValue, mf.GetMetric()[0].GetGauge().GetValue())
+		}
+	}
+}
+
+// A leader whose election key is deleted under it stops at once: the guard refuses, and the
+// term ends long before the TTL.
+func TestDeletedKeyEndsTheTerm(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{})
+	tm := &terms{t: t}
+	cd := startCandidate(t, c, "/ha-del", "a", tm)
+	waitLeader(t, tm, 0, 10*time.Second)
+	cmps, until, err := cd.el.Conditions()
+	if err != nil || len(cmps) != 1 || time.Until(until) <= 0 {
+		t.Fatalf("leader's conditions %v until %s: %v", cmps, until, err)
+	}
+	cli, err := etcdstore.Connect(context.Background(), etcdstore.Options{Endpoints: c.Endpoints(), DialTimeout: 2 * time.Second, RequestTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	deleted := time.Now()
+	if _, err := cli.Delete(context.Background(), etcdstore.ElectionPrefix("/ha-del"), clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, ttl, "the term ends", func() error {
+		if s, _ := tm.spanOf("a"); s.end.IsZero() {
+			return errors.New("still leading")
+		}
+		return nil
+	})
+	if s, _ := tm.spanOf("a"); s.end.Sub(deleted) > ttl/2 {
+		t.Errorf("the term ended %s after its key was deleted", s.end.Sub(deleted))
+	}
+}

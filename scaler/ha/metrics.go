@@ -1,0 +1,32 @@
+package ha
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// These names are a contract with the alert rules (RotaNoLeader, RotaLeaderFlapping).
+type metrics struct {
+	leader prometheus.Gauge
+	terms  prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (metrics, error) {
+	m := metrics{
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rota_ha_leader", Help: "1 while this rota leads (plans and acts), 0 while it follows; a single rota on a bbolt file always leads.",
+		}),
+		terms: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rota_ha_terms_total", Help: "Terms this rota began as leader.",
+		}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.leader, m.terms} {
+			if err := reg.Register(c); err != nil {
+				return metrics{}, fmt.Errorf("registering ha metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
