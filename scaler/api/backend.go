@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -64,6 +65,25 @@ type Status struct {
 	SpendPerHour float64 `json:"spend_per_hour"`
 	AllOnPerHour float64 `json:"all_on_per_hour"`
 	Currency     string  `json:"currency"`
+	// HA says which rota leads, and why this one does not.
+	HA *HAStatus `json:"ha,omitempty"`
+}
+
+// HAStatus is the leadership as the rota that answers sees it.
+type HAStatus struct {
+	// Backend is the store's: bbolt (one rota, always the leader) or etcd.
+	Backend string `json:"backend"`
+	// Self is the answering rota's name; Leading whether it leads (plans and acts).
+	Self    string `json:"self"`
+	Leading bool   `json:"leading"`
+	// Leader and LeaderURL name the rota that leads, empty when none does.
+	Leader    string `json:"leader,omitempty"`
+	LeaderURL string `json:"leader_url,omitempty"`
+	// Since is when the answering rota last began or stopped leading.
+	Since time.Time `json:"since,omitzero"`
+	// Problem is why the answering rota cannot lead, or stopped (etcd unreachable, its lease
+	// lost), empty when nothing is wrong.
+	Problem string `json:"problem,omitempty"`
 }
 
 // NodeStatus is one server in Status.
@@ -117,3 +137,20 @@ type AuditRecord struct {
 
 // ErrUnknownNode is returned for a node that is not in the inventory.
 var ErrUnknownNode = errors.New("no such node in the inventory")
+
+// NotLeaderError is a write (pin, maintenance, pause, wake) asked of a rota that does not
+// lead: a follower of a highly available pair or trio, or a leader that lost its lease. The
+// server answers 503 with the leader's name and URL, where the client may send it again.
+type NotLeaderError struct {
+	Self, Leader, LeaderURL string
+}
+
+func (e *NotLeaderError) Error() string {
+	if e.Leader == "" {
+		return fmt.Sprintf("%s does not lead, and no rota leads now: writes wait for a leader", e.Self)
+	}
+	if e.LeaderURL == "" {
+		return fmt.Sprintf("%s does not lead; %s leads: send writes there", e.Self, e.Leader)
+	}
+	return fmt.Sprintf("%s does not lead; %s leads at %s: send writes there", e.Self, e.Leader, e.LeaderURL)
+}

@@ -25,10 +25,12 @@ type Client struct {
 	http  *http.Client
 }
 
-// StatusError is an error answer of the API.
+// StatusError is an error answer of the API. LeaderURL is set when the rota asked does not
+// lead and names the one that does.
 type StatusError struct {
-	Code    int
-	Message string
+	Code      int
+	Message   string
+	LeaderURL string
 }
 
 func (e *StatusError) Error() string {
@@ -119,8 +121,26 @@ func nodeError(node string, err error) error {
 	return err
 }
 
+// do makes one call and decodes its answer into out. A rota that does not lead answers a
+// write with 503 and the leader's URL: the call is made once more there (never from https
+// down to plain http: the token would cross the network in clear).
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	resp, err := c.send(ctx, method, path, body)
+	err := c.doAt(ctx, c.base, method, path, body, out)
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable || se.LeaderURL == "" {
+		return err
+	}
+	leader, perr := url.Parse(se.LeaderURL)
+	switch {
+	case perr != nil || (leader.Scheme != "http" && leader.Scheme != "https") || leader.Host == "",
+		leader.String() == c.base.String(), c.base.Scheme == "https" && leader.Scheme != "https":
+		return err
+	}
+	return c.doAt(ctx, leader, method, path, body, out)
+}
+
+func (c *Client) doAt(ctx context.Context, base *url.URL, method, path string, body, out any) error {
+	resp, err := c.sendTo(ctx, base, method, path, body)
 	if err != nil {
 		return err
 	}
@@ -140,8 +160,12 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 
 // send makes one call with body (nil: none) as JSON; the caller closes the answer's body.
 func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	return c.sendTo(ctx, c.base, method, path, body)
+}
+
+func (c *Client) sendTo(ctx context.Context, base *url.URL, method, path string, body any) (*http.Response, error) {
 	// path is already escaped; JoinPath would escape it again.
-	u := strings.TrimSuffix(c.base.String(), "/") + "/api/v1/" + path
+	u := strings.TrimSuffix(base.String(), "/") + "/api/v1/" + path
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -177,5 +201,5 @@ func statusError(resp *http.Response) error {
 	if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
 		eb.Error = strings.TrimSpace(string(b))
 	}
-	return &StatusError{Code: resp.StatusCode, Message: eb.Error}
+	return &StatusError{Code: resp.StatusCode, Message: eb.Error, LeaderURL: eb.LeaderURL}
 }

@@ -154,11 +154,17 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 	return req, nil
 }
 
-// backendError answers 404 for an unknown node and 500 for anything else; the backend's errors
+// backendError answers 404 for an unknown node, 503 naming the leader for a write asked of a
+// rota that does not lead, and 500 for anything else; the backend's errors
 // carry no secret (safety invariant 6), so their text is the answer.
 func (s *Server) backendError(w http.ResponseWriter, what string, err error) {
 	if errors.Is(err, ErrUnknownNode) {
 		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	var nl *NotLeaderError
+	if errors.As(err, &nl) {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: what + ": " + err.Error(), Leader: nl.Leader, LeaderURL: nl.LeaderURL})
 		return
 	}
 	s.log.WithError(err).Warn(what + " failed")

@@ -5,9 +5,11 @@ import (
 	"net/http"
 )
 
-// errorBody is every error answer: {"error": "..."}.
+// errorBody is every error answer: {"error": "..."}; a rota that does not lead adds who does.
 type errorBody struct {
-	Error string `json:"error"`
+	Error     string `json:"error"`
+	Leader    string `json:"leader,omitempty"`
+	LeaderURL string `json:"leader_url,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -38,6 +38,9 @@ func (e *Executor) sendDrain(ctx context.Context, a fleet.Action) error {
 // with DrainedByRota still set, so the next repair resumes it, never drained by accident. Cut
 // short by shutdown, the intent stays instead: the next start drains again.
 func (e *Executor) drainJobs(ctx context.Context, a fleet.Action) error {
+	if err := e.fence(ctx, a.Node); err != nil {
+		return err
+	}
 	jctx, cancel := e.jobsCall(ctx)
 	defer cancel()
 	if err := e.o.Jobs.Drain(jctx, a.Node, string(a.Reason)); err != nil {

@@ -159,7 +159,7 @@ func (e *Executor) run(ctx context.Context, a fleet.Action) error {
 	l := e.log.WithFields(logrus.Fields{"node": a.Node, "pool": a.Pool, "action": a.Kind, "reason": a.Reason, "result": res})
 	switch {
 	case res == fleet.ResultInterrupted:
-		l.WithError(err).Info("action cut short by shutdown; its intent waits for the next start")
+		l.WithError(err).Info("action cut short by shutdown or the end of this rota's term; its intent waits for the next repair")
 	case err != nil:
 		l.WithError(err).Warn("action did not succeed")
 	default:
@@ -191,6 +191,9 @@ func (e *Executor) pool(node string) *config.Pool {
 // the state makes the node Unknown with its intent kept; any other error fails the step
 // (verb names it: "powering off gpu01: ...").
 func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, send func(context.Context) error, commit func() error) error {
+	if err := e.fence(ctx, a.Node); err != nil {
+		return err
+	}
 	bctx, cancel := e.bmcCall(ctx)
 	defer cancel()
 	err := send(bctx)
@@ -207,6 +210,17 @@ func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, s
 		return err
 	}
 	return e.step(a, StepCommitted)
+}
+
+// fence is asked right before every command to a BMC or the job manager (store.Fence): on
+// an etcd store it goes out only while this rota holds the leader's lease, as etcd confirms
+// now. A rota deposed, or cut off from etcd, since it wrote the intent stops here: nothing is
+// sent and nothing written, and the intent waits for the leader's repair.
+func (e *Executor) fence(ctx context.Context, node string) error {
+	if err := e.o.Store.Fence(ctx); err != nil {
+		return fmt.Errorf("no command to %s: %w", node, err)
+	}
+	return nil
 }
 
 // jobsCall bounds one job-manager call by jobs.timeout, and bmcCall one power operation by

@@ -10,6 +10,7 @@ import (
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
 )
 
 type metrics struct {
@@ -59,7 +60,8 @@ func resultOf(ctx context.Context, err error) fleet.Result {
 	switch {
 	case err == nil:
 		return fleet.ResultSuccess
-	case interrupted(ctx):
+	case interrupted(ctx), errors.Is(err, store.ErrNotLeader):
+		// Cut short by shutdown, or by the end of this rota's term: no failure of the step.
 		return fleet.ResultInterrupted
 	case errors.Is(err, ErrAborted):
 		return fleet.ResultAborted

@@ -44,6 +44,9 @@ func (e *Executor) sendMove(ctx context.Context, a fleet.Action) error {
 	rest := fleet.StateOn
 	if a.Move.Drain {
 		rest = fleet.StateDraining
+		if err := e.fence(ctx, a.Node); err != nil {
+			return err
+		}
 		jctx, cancel := e.jobsCall(ctx)
 		err := e.o.Jobs.Drain(jctx, a.Node, string(a.Reason))
 		cancel()
@@ -60,6 +63,9 @@ func (e *Executor) sendMove(ctx context.Context, a fleet.Action) error {
 	mover, ok := e.o.Jobs.(jobs.Mover)
 	if !ok {
 		return fmt.Errorf("moving work off %s: %w", a.Node, jobs.ErrCannotMove)
+	}
+	if err := e.fence(ctx, a.Node); err != nil {
+		return err
 	}
 	jctx, cancel := e.jobsCall(ctx)
 	moved, err := mover.Move(jctx, a.Node, a.Move.Jobs, a.Move.Exclude)

@@ -43,6 +43,9 @@ func (e *Executor) finishResume(ctx context.Context, a fleet.Action) error {
 // resumeJobs resumes a node rota drained. A node someone else drained since is theirs to
 // resume (ErrNotOurs counts as done).
 func (e *Executor) resumeJobs(ctx context.Context, node string) error {
+	if err := e.fence(ctx, node); err != nil {
+		return err
+	}
 	jctx, cancel := e.jobsCall(ctx)
 	defer cancel()
 	err := e.o.Jobs.Resume(jctx, node)

@@ -23,9 +23,33 @@ func (l *Loop) lastPass() pass {
 	return l.last
 }
 
-// Status is the fleet as of the last pass.
-func (l *Loop) Status(context.Context) (api.Status, error) {
+// Status is the fleet as of the last pass of this term; while this rota does not lead, or has
+// not passed yet in its term, the fleet as the store records it (storedStatus). The
+// leadership (Status.HA) is always there, even when the store cannot be read: a rota cut off
+// from etcd still says why it stopped.
+func (l *Loop) Status(ctx context.Context) (api.Status, error) {
+	var ha *api.HAStatus
+	if l.o.Leadership != nil {
+		h := l.o.Leadership.Status()
+		ha = &h
+	}
 	p := l.lastPass()
+	if !l.leading() || p.at.IsZero() {
+		st, err := l.storedStatus(ctx)
+		st.HA = ha
+		if err != nil && ha != nil {
+			st.LastError = err.Error()
+			return st, nil
+		}
+		return st, err
+	}
+	st := l.passStatus(p)
+	st.HA = ha
+	return st, nil
+}
+
+// passStatus is the fleet as pass p saw and decided it.
+func (l *Loop) passStatus(p pass) api.Status {
 	st := api.Status{
 		Paused: p.snap.Paused, DryRun: l.cfg.Policy.DryRun, LastPass: p.at, LastPassOK: p.ok,
 		Telemetry: p.snap.Telemetry, JobsKnown: p.snap.JobsKnown,
@@ -50,7 +74,7 @@ func (l *Loop) Status(context.Context) (api.Status, error) {
 			pools[n.Pool].Powered++
 		}
 	}
-	return st, nil
+	return st
 }
 
 func (l *Loop) nodeStatus(n fleet.Node, dec fleet.Decision) api.NodeStatus {
@@ -83,11 +107,14 @@ func verdict(node string, dec fleet.Decision) (*fleet.Action, *fleet.Skip) {
 
 // Explain says why node is in its state: the facts and verdict of the last pass and its recent
 // audit records.
-func (l *Loop) Explain(_ context.Context, node string) (api.Explanation, error) {
+func (l *Loop) Explain(ctx context.Context, node string) (api.Explanation, error) {
 	if _, ok := l.cfg.Node(node); !ok {
 		return api.Explanation{}, fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
 	}
 	p := l.lastPass()
+	if !l.leading() {
+		p = pass{} // a follower decides nothing: the store's record, and the history
+	}
 	var ex api.Explanation
 	for _, n := range p.snap.Nodes {
 		if n.Name == node {
@@ -95,7 +122,16 @@ func (l *Loop) Explain(_ context.Context, node string) (api.Explanation, error) 
 		}
 	}
 	if ex.Node.Name == "" {
-		ex.Node.Name = node // no pass yet
+		// No pass yet in this term: what the store records.
+		st, err := l.storedStatus(ctx)
+		if err != nil {
+			return api.Explanation{}, err
+		}
+		for _, n := range st.Nodes {
+			if n.Name == node {
+				ex.Node = n
+			}
+		}
 	}
 	a, s := verdict(node, p.dec)
 	if a != nil {
@@ -149,6 +185,9 @@ func (l *Loop) Plan(ctx context.Context) (fleet.Decision, error) {
 
 // SetPinned pins or unpins node, durably, and asks for a pass so Status shows it soon.
 func (l *Loop) SetPinned(_ context.Context, node string, pinned bool, note string) error {
+	if err := l.refuseWrite(); err != nil {
+		return err
+	}
 	return l.setFlag(node, "pin", pinned, note, func(n *store.Node, on bool, note string) {
 		n.Pinned, n.PinNote = on, note
 	})
@@ -157,6 +196,9 @@ func (l *Loop) SetPinned(_ context.Context, node string, pinned bool, note strin
 // SetMaintenance puts node in maintenance or takes it out, durably, and asks for a pass. In
 // maintenance rota neither acts on the node nor repairs it.
 func (l *Loop) SetMaintenance(_ context.Context, node string, on bool, note string) error {
+	if err := l.refuseWrite(); err != nil {
+		return err
+	}
 	return l.setFlag(node, "maintenance", on, note, func(n *store.Node, on bool, note string) {
 		n.Maintenance, n.MaintenanceNote = on, note
 	})
@@ -195,6 +237,9 @@ func (l *Loop) Backup(_ context.Context, w io.Writer) (int64, error) {
 
 // SetPaused pauses or resumes the scaler, durably, and asks for a pass.
 func (l *Loop) SetPaused(_ context.Context, paused bool, note string) error {
+	if err := l.refuseWrite(); err != nil {
+		return err
+	}
 	err := l.o.Store.UpdateGlobal(func(g *store.Global) error {
 		g.Paused, g.PauseNote = paused, note
 		if !paused {

@@ -46,9 +46,9 @@ type books struct {
 	known     *prometheus.GaugeVec
 }
 
-// newBooks reads the books from the store. A record that does not decode is kept as it is
-// (never overwritten) and no book is kept until it is repaired; the scaler runs on.
-func newBooks(st *store.Store, reg prometheus.Registerer) (*books, error) {
+// newBooks reads the books from the store and registers their series, collected only while
+// leading says so (a follower's books are the last leader's, already exported by it).
+func newBooks(st *store.Store, reg prometheus.Registerer, leading func() bool) (*books, error) {
 	b := &books{
 		readings: readings{by: map[string]reading{}},
 		ok: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rota_cost_books_ok",
@@ -62,22 +62,34 @@ func newBooks(st *store.Store, reg prometheus.Registerer) (*books, error) {
 			Help: "1 when the region's carbon intensity is known this pass, 0 when its query answered no number (its avoided energy is then counted, its carbon not)."},
 			[]string{"region"}),
 	}
-	rec, err := st.Books()
-	if err == nil {
-		b.ledger, err = cost.Restore(rec.At, rec.Counters)
-	}
-	if err != nil {
-		b.broken = fmt.Errorf("the stored cost books cannot be read, nothing is booked until they are repaired: %w", err)
-	}
-	b.ok.Set(b2f(err == nil))
+	b.load(st)
 	if reg != nil {
 		for _, c := range []prometheus.Collector{cost.NewCollector(b.current), b.ok, b.watts, b.intensity, b.known} {
-			if err := reg.Register(c); err != nil {
+			if err := reg.Register(leaderOnly{Collector: c, leading: leading}); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return b, nil
+}
+
+// load reads the books from the store: at start, and at each term of an HA rota (another
+// leader booked since). A record that does not decode is kept as it is (never overwritten) and
+// no book is kept until it is repaired; the scaler runs on.
+func (b *books) load(st *store.Store) {
+	rec, err := st.Books()
+	var ledger *cost.Ledger
+	if err == nil {
+		ledger, err = cost.Restore(rec.At, rec.Counters)
+	}
+	b.mu.Lock()
+	b.ledger, b.broken = ledger, nil
+	if err != nil {
+		b.ledger = nil
+		b.broken = fmt.Errorf("the stored cost books cannot be read, nothing is booked until they are repaired: %w", err)
+	}
+	b.mu.Unlock()
+	b.ok.Set(b2f(err == nil))
 }
 
 func (b *books) current() *cost.Ledger {

@@ -49,7 +49,8 @@ type Options struct {
 	// Watch, optional, is the job manager's pending-work watch (jobs.Watcher), read every
 	// jobs.watch_interval (0: never).
 	Watch jobs.Watcher
-	// Registerer takes the loop's metrics; nil registers nothing.
+	// Registerer takes the loop's metrics (exported only while this rota leads); nil
+	// registers nothing.
 	Registerer prometheus.Registerer
 	// Meter reads the BMCs' power draw every bmc.power_reading_interval; nil: the pools'
 	// watts count.
@@ -58,9 +59,14 @@ type Options struct {
 	Numbers Numbers
 	// GPUs reads the GPUs' power draw for pools with base_watts; nil: their watts count.
 	GPUs GPUPower
+	// Leadership, optional, says whether this rota leads: Run runs only while it does, and a
+	// rota that does not answers the read API from the store and refuses writes. Nil: it
+	// always leads.
+	Leadership Leadership
 }
 
-// Loop is the control loop. Safe for concurrent use; call Run once.
+// Loop is the control loop. Safe for concurrent use; Run runs once per term of leadership,
+// never twice at once.
 type Loop struct {
 	o       Options
 	cfg     *config.Config
@@ -94,25 +100,31 @@ type pass struct {
 func New(o Options) (*Loop, error) {
 	if o.Config == nil || o.Store == nil || o.Executor == nil || o.Power == nil || o.Jobs == nil ||
 		o.Telemetry == nil || o.Planner == nil || o.Clock == nil || o.Log == nil {
-		return nil, errors.New("loop: every option but Watch, Registerer, Meter, Numbers and GPUs is required")
+		return nil, errors.New("loop: every option but Watch, Registerer, Meter, Numbers, GPUs and Leadership is required")
 	}
-	m, err := newMetrics(o.Registerer)
+	l := &Loop{o: o, cfg: o.Config, log: o.Log, nudges: make(chan nudge, 1),
+		wakes: wakes{wanted: map[string]*wanted{}}, refused: map[string]fleet.Reason{}}
+	m, err := newMetrics(o.Registerer, l.leading)
 	if err != nil {
 		return nil, fmt.Errorf("loop metrics: %w", err)
 	}
-	b, err := newBooks(o.Store, o.Registerer)
+	b, err := newBooks(o.Store, o.Registerer, l.leading)
 	if err != nil {
 		return nil, fmt.Errorf("loop metrics: %w", err)
 	}
-	return &Loop{o: o, cfg: o.Config, log: o.Log, metrics: m, books: b, nudges: make(chan nudge, 1),
-		wakes: wakes{wanted: map[string]*wanted{}}, refused: map[string]fleet.Reason{}}, nil
+	l.metrics, l.books = m, b
+	return l, nil
 }
 
-// Run runs passes until ctx ends: one at once (its repair finishes what a crash left), then one
-// every evaluation interval, on a nudge, or when the pending-work watch (Options.Watch) sees
-// new work; never two at once. It waits for the watch and the actions under way before
-// returning.
+// Run runs passes until ctx ends: one at once (its repair finishes what a crash, or the last
+// leader, left), then one every evaluation interval, on a nudge, or when the pending-work
+// watch (Options.Watch) sees new work; never two at once. It waits for the watch and the
+// actions under way before returning. A rota of an HA pair or trio runs it for each term it
+// leads, with a context that ends with the term.
 func (l *Loop) Run(ctx context.Context) error {
+	l.mu.Lock()
+	l.last = pass{} // a pass of an earlier term is not this one's view
+	l.mu.Unlock()
 	defer l.o.Executor.Wait()
 	if every := time.Duration(l.cfg.Jobs.WatchInterval); l.o.Watch != nil && every > 0 {
 		var wg sync.WaitGroup

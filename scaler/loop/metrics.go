@@ -26,7 +26,8 @@ type metrics struct {
 	poolDesired, poolPowered                    *prometheus.GaugeVec
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics registers the loop's metrics on reg, each collected only while leading says so.
+func newMetrics(reg prometheus.Registerer, leading func() bool) (*metrics, error) {
 	gauge := func(name, help string) prometheus.Gauge {
 		return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
 	}
@@ -73,7 +74,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		for _, c := range []prometheus.Collector{m.passes, m.triggers, m.watchReads, m.wakes, m.decisions, m.lastSuccess, m.telemetryOK, m.jobsOK,
 			m.paused, m.dryRun, m.wouldSave, m.passDuration, m.skips, m.pending, m.nodeState, m.nodePowered,
 			m.nodeCost, m.nodeSaves, m.nodeGPUs, m.poolDesired, m.poolPowered} {
-			if err := reg.Register(c); err != nil {
+			if err := reg.Register(leaderOnly{Collector: c, leading: leading}); err != nil {
 				return nil, err
 			}
 		}

@@ -44,6 +44,9 @@ type waker struct {
 // same gate as the planner's own actions: never while paused, never a pinned server, one in
 // maintenance or one whose power is unknown.
 func (l *Loop) Wake(ctx context.Context, nodes []string, note string) ([]api.WakeResult, error) {
+	if err := l.refuseWrite(); err != nil {
+		return nil, err
+	}
 	now := l.o.Clock.Now()
 	w := &waker{nodes: slices.Clone(nodes), done: make(chan []api.WakeResult, 1)}
 	l.wakes.mu.Lock()

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/rotahq/rota/scaler/cost"
 )
 
@@ -29,42 +27,27 @@ type booksV1 struct {
 
 // Books returns the books (the zero Books when none were ever written).
 func (s *Store) Books() (b Books, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		bk := tx.Bucket([]byte(bucketBooks))
-		if bk == nil {
-			return nil // a store from before the books, opened read-only
-		}
-		raw := bk.Get([]byte(keyBooks))
-		if raw == nil {
-			return nil
-		}
-		if _, err := version(raw); err != nil {
-			return &RecordError{Bucket: bucketBooks, Key: keyBooks, Err: err}
-		}
-		var r booksV1
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return &RecordError{Bucket: bucketBooks, Key: keyBooks, Err: fmt.Errorf("decoding: %w", err)}
-		}
-		b = r.Books
-		return nil
+	err = s.View(func(tx *Tx) error {
+		b, err = getRecord(tx.kv, bucketBooks, keyBooks, decodeBooks)
+		return err
 	})
 	return b, err
 }
 
+func decodeBooks(raw []byte) (Books, error) {
+	if _, err := version(raw); err != nil {
+		return Books{}, err
+	}
+	var r booksV1
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Books{}, fmt.Errorf("decoding: %w", err)
+	}
+	return r.Books, nil
+}
+
 // PutBooks writes the books in one transaction (fsynced on commit).
 func (s *Store) PutBooks(b Books) error {
-	raw, err := encode(booksV1{V: recordVersion, Books: b})
-	if err != nil {
-		return fmt.Errorf("writing the books: %w", err)
-	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists([]byte(bucketBooks))
-		if err != nil {
-			return fmt.Errorf("writing the books: %w", err)
-		}
-		if err := bk.Put([]byte(keyBooks), raw); err != nil {
-			return fmt.Errorf("writing the books: %w", err)
-		}
-		return nil
+	return s.Update(func(tx *Tx) error {
+		return putRecord(tx.kv, bucketBooks, keyBooks, "the books", booksV1{V: recordVersion, Books: b})
 	})
 }

@@ -23,19 +23,7 @@ type learnedV1 struct {
 // format are none (they are relearned); a record that does not decode, of a newer format, or
 // whose tables do not check is a *RecordError, and the record is left as it is.
 func (t *Tx) Learned(pool string) (*learn.Pool, error) {
-	bk := t.tx.Bucket([]byte(bucketLearned))
-	if bk == nil {
-		return nil, nil
-	}
-	b := bk.Get([]byte(pool))
-	if b == nil {
-		return nil, nil
-	}
-	p, err := decodeLearned(b)
-	if err != nil {
-		return nil, &RecordError{Bucket: bucketLearned, Key: pool, Err: err}
-	}
-	return p, nil
+	return getRecord(t.kv, bucketLearned, pool, decodeLearned)
 }
 
 func decodeLearned(b []byte) (*learn.Pool, error) {
@@ -65,18 +53,7 @@ func (t *Tx) PutLearned(pool string, p *learn.Pool) error {
 	if pool == "" || p == nil {
 		return fmt.Errorf("writing statistics of pool %q: pool and statistics are required", pool)
 	}
-	b, err := encode(learnedV1{V: recordVersion, Format: learn.Version, Pool: p})
-	if err != nil {
-		return fmt.Errorf("writing statistics of pool %s: %w", pool, err)
-	}
-	bk, err := t.tx.CreateBucketIfNotExists([]byte(bucketLearned))
-	if err == nil {
-		err = bk.Put([]byte(pool), b)
-	}
-	if err != nil {
-		return fmt.Errorf("writing statistics of pool %s: %w", pool, err)
-	}
-	return nil
+	return putRecord(t.kv, bucketLearned, pool, "statistics of pool "+pool, learnedV1{V: recordVersion, Format: learn.Version, Pool: p})
 }
 
 // Learned reads every pool's statistics of names; a pool whose record is damaged is in bad

@@ -51,6 +51,8 @@ func recordBuckets() []struct {
 	}{
 		{bucketNodes, func(b []byte) error { _, err := decodeNode(b); return err }},
 		{bucketGlobal, func(b []byte) error { _, err := decodeGlobal(b); return err }},
+		{bucketLearned, func(b []byte) error { _, err := decodeLearned(b); return err }},
+		{bucketBooks, func(b []byte) error { _, err := decodeBooks(b); return err }},
 	}
 }
 
