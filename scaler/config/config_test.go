@@ -166,6 +166,25 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"classes[0].defer.until", "classes[0].defer.max", "classes[1].defer", "classes[1].defer.until"}},
 		{"break-even and forecast", minimal + "policy:\n  spares: {quantile: 1}\n  break_even: {wear_cost: -1, wait_per_job_hour: -2, wait_per_gpu_hour: .nan}\n",
 			[]string{"policy.spares.quantile", "policy.break_even.wear_cost", "policy.break_even.wait_per_job_hour", "policy.break_even.wait_per_gpu_hour"}},
+		{"unknown store backend", minimal + "store: {backend: consul}\n", []string{"store.backend"}},
+		{"etcd without endpoints or fleet", minimal + "store: {backend: etcd}\n", []string{"store.etcd.endpoints", "store.etcd.fleet"}},
+		{"etcd keys that cannot work", minimal + `store:
+  backend: etcd
+  etcd:
+    endpoints: [etcd1:2379, "https://etcd2:2379"]
+    fleet: "site a"
+    prefix: rota/
+    advertise_url: rota-a
+    lease_ttl: 1500ms
+    request_timeout: 0s
+    username: rota
+`, []string{"store.etcd.endpoints[0]", "store.etcd.fleet", "store.etcd.prefix", "store.etcd.advertise_url", "store.etcd.lease_ttl", "store.etcd.request_timeout", "store.etcd.password_file"}},
+		{"etcd schemes mixed", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e1:2379', 'https://e2:2379'], fleet: a}}\n",
+			[]string{"store.etcd.endpoints"}},
+		{"etcd TLS over http", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e1:2379'], fleet: a, tls_config: {ca_file: ca.pem}}}\n",
+			[]string{"store.etcd.tls_config"}},
+		{"etcd request longer than the lease", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e:2379'], fleet: a, lease_ttl: 2s, request_timeout: 5s}}\n",
+			[]string{"store.etcd.request_timeout"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,7 +73,11 @@ func (c *Config) applyDefaults() {
 	if c.Server.WebhookMaxBodyBytes == 0 {
 		c.Server.WebhookMaxBodyBytes = 1 << 20
 	}
+	setString(&c.Store.Backend, BackendBolt)
 	setString(&c.Store.Path, "/var/lib/rota/rota.db")
+	setDur(&c.Store.Etcd.LeaseTTL, 10*time.Second)
+	setDur(&c.Store.Etcd.DialTimeout, 5*time.Second)
+	setDur(&c.Store.Etcd.RequestTimeout, 5*time.Second)
 	setString(&c.Jobs.Adapter, "none")
 	setDur(&c.Jobs.Timeout, 30*time.Second)
 	setDur(&c.Jobs.WatchInterval, 2*time.Second)

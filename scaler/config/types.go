@@ -56,9 +56,46 @@ type Server struct {
 	WebhookMaxBodyBytes int64 `yaml:"webhook_max_body_bytes"`
 }
 
-// Store is where rota keeps its state (bbolt file).
+// Store is where rota keeps its state: a bbolt file (one rota), or etcd (a highly available
+// pair or trio: leader election, state, and every side effect fenced by the leader's lease).
 type Store struct {
-	Path string `yaml:"path"`
+	// Backend is bbolt (the default) or etcd.
+	Backend string `yaml:"backend"`
+	// Path is the bbolt file.
+	Path string    `yaml:"path"`
+	Etcd EtcdStore `yaml:"etcd"`
+}
+
+// The store backends.
+const (
+	BackendBolt = "bbolt"
+	BackendEtcd = "etcd"
+)
+
+// EtcdStore is the etcd cluster a highly available rota keeps its state in and elects its
+// leader on.
+type EtcdStore struct {
+	Endpoints []string `yaml:"endpoints"`
+	// Fleet names the fleet; it is written under the prefix at the first start, and a rota of
+	// another fleet is refused there.
+	Fleet string `yaml:"fleet"`
+	// Prefix is where the fleet's keys live (default /rota/FLEET).
+	Prefix string `yaml:"prefix"`
+	// Name is this rota's name in the election (default: the host name).
+	Name string `yaml:"name"`
+	// AdvertiseURL is where this rota's API answers, for the followers to name to a caller
+	// whose write they refuse.
+	AdvertiseURL string `yaml:"advertise_url"`
+	// LeaseTTL is the leader's lease: a leader cut off from etcd stops within it; another
+	// takes over within twice it.
+	LeaseTTL       model.Duration `yaml:"lease_ttl"`
+	DialTimeout    model.Duration `yaml:"dial_timeout"`
+	RequestTimeout model.Duration `yaml:"request_timeout"`
+	// TLS is prometheus/common's: ca_file, cert_file, key_file, server_name,
+	// insecure_skip_verify.
+	TLS          promconfig.TLSConfig `yaml:"tls_config"`
+	Username     string               `yaml:"username"`
+	PasswordFile string               `yaml:"password_file"`
 }
 
 // Jobs chooses the job-manager adapter.

@@ -6,6 +6,10 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -66,9 +70,7 @@ func (c *Config) validateWiring(p *problems) {
 	if c.Server.ListenAddress == "" {
 		p.add("server.listen_address", "must not be empty")
 	}
-	if c.Store.Path == "" {
-		p.add("store.path", "must not be empty")
-	}
+	c.validateStore(p)
 	positive(p, "jobs.timeout", c.Jobs.Timeout)
 	positive(p, "bmc.operation_timeout", c.BMC.OperationTimeout)
 	if err := c.Prometheus.HTTPClient.Validate(); err != nil {
@@ -96,6 +98,78 @@ func (c *Config) validateWiring(p *problems) {
 	if c.BMC.Concurrency <= 0 {
 		p.add("bmc.concurrency", "must be positive")
 	}
+}
+
+// validateStore: a bbolt file needs its path; etcd needs endpoints, a fleet name, a prefix
+// of its own and a lease of whole seconds (etcd's unit), at least 2.
+func (c *Config) validateStore(p *problems) {
+	s := c.Store
+	switch s.Backend {
+	case BackendBolt:
+		if s.Path == "" {
+			p.add("store.path", "must not be empty")
+		}
+		return
+	case BackendEtcd:
+	default:
+		p.add("store.backend", "%s is not one of bbolt, etcd", errtext.Quote(s.Backend))
+		return
+	}
+	e := s.Etcd
+	if len(e.Endpoints) == 0 {
+		p.add("store.etcd.endpoints", "required with store.backend etcd")
+	}
+	schemes := map[string]bool{}
+	for i, ep := range e.Endpoints {
+		u, err := url.Parse(ep)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add(fmt.Sprintf("store.etcd.endpoints[%d]", i), "%s is not an http(s) URL", errtext.Quote(ep))
+			continue
+		}
+		schemes[u.Scheme] = true
+	}
+	switch {
+	case len(schemes) > 1:
+		p.add("store.etcd.endpoints", "mixes http:// and https://: every member speaks TLS, or none does")
+	case schemes["http"] && !reflect.ValueOf(e.TLS).IsZero():
+		p.add("store.etcd.tls_config", "set, but the endpoints are http://: use https:// endpoints for TLS")
+	}
+	if !fleetName.MatchString(e.Fleet) {
+		p.add("store.etcd.fleet", "%s is not a fleet name (letters, digits, '.', '_', '-'; up to 64)", errtext.Quote(e.Fleet))
+	}
+	if e.Prefix != "" && (!strings.HasPrefix(e.Prefix, "/") || strings.HasSuffix(e.Prefix, "/") || strings.ContainsAny(e.Prefix, " \t\n")) {
+		p.add("store.etcd.prefix", "%s must start with / and not end with one, without spaces", errtext.Quote(e.Prefix))
+	}
+	if e.AdvertiseURL != "" {
+		if u, err := url.Parse(e.AdvertiseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add("store.etcd.advertise_url", "%s is not an http(s) URL", errtext.Quote(e.AdvertiseURL))
+		}
+	}
+	if d := time.Duration(e.LeaseTTL); d < 2*time.Second || d%time.Second != 0 {
+		p.add("store.etcd.lease_ttl", "%s is not a whole number of seconds, at least 2s (etcd counts leases in seconds)", e.LeaseTTL)
+	}
+	positive(p, "store.etcd.dial_timeout", e.DialTimeout)
+	positive(p, "store.etcd.request_timeout", e.RequestTimeout)
+	if d := time.Duration(e.RequestTimeout); d > 0 && d > time.Duration(e.LeaseTTL) {
+		p.add("store.etcd.request_timeout", "%s is longer than store.etcd.lease_ttl (%s): a request could outlast the lease it is fenced on", e.RequestTimeout, e.LeaseTTL)
+	}
+	if (e.Username == "") != (e.PasswordFile == "") {
+		p.add("store.etcd.password_file", "store.etcd.username and password_file go together")
+	}
+	if err := e.TLS.Validate(); err != nil {
+		p.add("store.etcd.tls_config", "%v", err)
+	}
+}
+
+// fleetName is what store.etcd.fleet may be.
+var fleetName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// EtcdPrefix is the fleet's key prefix: store.etcd.prefix, else /rota/FLEET.
+func (e EtcdStore) EtcdPrefix() string {
+	if e.Prefix != "" {
+		return e.Prefix
+	}
+	return "/rota/" + e.Fleet
 }
 
 // validateTokens: the webhook is authenticated or says it is not, never both; the operator API
