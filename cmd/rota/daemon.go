@@ -27,7 +27,7 @@ import (
 type daemon struct {
 	cfg      config.Server
 	web      *webconfig.File
-	store    *store.Store
+	state    *state
 	loop     *loop.Loop
 	server   *api.Server
 	listener net.Listener
@@ -39,7 +39,7 @@ type daemon struct {
 
 // build makes every piece from the config, in dependency order; on error whatever was opened
 // is closed again.
-func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
+func build(ctx context.Context, cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -50,15 +50,16 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(cfg.Store.Path, log)
+	state, err := openState(ctx, cfg, log, clk, reg)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			st.Close()
+			_ = state.closeFn()
 		}
 	}()
+	st := state.store
 	power, err := newPower(cfg, log, clk, reg)
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 	ex, err := executor.New(executor.Options{
 		Store: st, Power: power, Jobs: jm, Config: cfg, Clock: clk,
 		Log: log.WithField("component", "executor"), Registerer: reg,
-		Ready: exporterReady(facts, clk),
+		Ready: exporterReady(facts, clk), Fault: faultHook(log),
 	})
 	if err != nil {
 		return nil, err
@@ -83,7 +84,7 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 	lp, err := loop.New(loop.Options{
 		Config: cfg, Store: st, Executor: ex, Power: power, Jobs: jm, Telemetry: facts,
 		Planner: plan.Plan, Clock: clk, Log: log.WithField("component", "loop"), Registerer: reg,
-		Watch: newWatch(cfg, jm),
+		Watch: newWatch(cfg, jm), Leadership: state.lead,
 		Meter: power, Numbers: facts, GPUs: facts,
 	})
 	if err != nil {
@@ -94,7 +95,7 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 		APIToken: apiToken, WebhookToken: webhookToken,
 		WebhookAuthDisabled: cfg.Server.WebhookAuthDisabled,
 		WebhookMaxBodyBytes: cfg.Server.WebhookMaxBodyBytes,
-		Ready:               firstPassDone(lp),
+		Ready:               ready(lp),
 		Clock:               clk,
 		Web:                 web,
 		Log:                 log.WithField("component", "api"),
@@ -113,12 +114,12 @@ func build(cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock
 		return nil, fmt.Errorf("--web.config.file: %w", err)
 	}
 	warnExposed(log, cfg.Server, l.Addr(), tlsConfig != nil)
-	return &daemon{cfg: cfg.Server, web: web, store: st, loop: lp, server: srv, listener: l, log: log,
+	return &daemon{cfg: cfg.Server, web: web, state: state, loop: lp, server: srv, listener: l, log: log,
 		checkTelemetry: telemetryCheck(facts, clk, log)}, nil
 }
 
-// run runs the loop and the server until ctx ends, re-reading the token files on every value
-// of hup. The loop stops first (it waits for the actions under way; an action cut short leaves
+// run runs the server, and the loop while this rota leads, until ctx ends, re-reading the
+// token files on every value of hup. The loop stops first (it waits for the actions under way; an action cut short leaves
 // its intent in the store for the next start's repair pass), then the server, so rotactl
 // answers until the end; the store closes last.
 func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
@@ -132,7 +133,7 @@ func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
 	loopErr := make(chan error, 1)
-	go func() { loopErr <- d.loop.Run(loopCtx) }()
+	go func() { loopErr <- d.state.lead.Run(loopCtx, d.loop.Run) }()
 
 	var errs []error
 	select {
@@ -147,7 +148,7 @@ func (d *daemon) run(ctx context.Context, hup <-chan os.Signal) error {
 		stopServer()
 		errs = append(errs, <-srvErr)
 	}
-	if err := d.store.Close(); err != nil {
+	if err := d.state.closeFn(); err != nil {
 		errs = append(errs, fmt.Errorf("closing store: %w", err))
 	}
 	return errors.Join(errs...)
@@ -219,14 +220,17 @@ func telemetryCheck(facts *promfacts.Reader, clk clock.Real, log *logrus.Entry) 
 	}
 }
 
-// firstPassDone is rota's readiness: it has finished one pass (its repair included), so its
-// status answers with facts.
-func firstPassDone(b api.Backend) func() error {
+// ready is rota's readiness: a leader has finished one pass (its repair included), so its
+// status answers with facts; a follower of an HA pair or trio is ready once it serves (it
+// answers the read API from the store).
+func ready(b api.Backend) func() error {
 	return func() error {
 		st, err := b.Status(context.Background())
 		switch {
 		case err != nil:
 			return err
+		case st.HA != nil && !st.HA.Leading:
+			return nil
 		case st.LastPass.IsZero():
 			return errors.New("the first pass has not finished")
 		}

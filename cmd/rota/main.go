@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d, err := build(cfg, web, log, clock.Real{})
+	d, err := build(ctx, cfg, web, log, clock.Real{})
 	if err != nil {
 		log.WithError(err).Error("cannot start")
 		return 1

@@ -25,7 +25,8 @@ import (
 	"github.com/rotahq/rota/scaler/store"
 )
 
-// rotaBinary is the binary TestMain built.
+// rotaBinary is the binary TestMain built: rota with the tests' fault hook (build tag
+// rotafault, fault_rotafault.go), inert unless ROTA_TEST_FAULT is set.
 var rotaBinary string
 
 func TestMain(m *testing.M) {
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := 1
-	if out, err := exec.Command("go", "build", "-o", dir, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", "rotafault", "-o", dir, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building rota: %v\n%s", err, out)
 	} else {
 		rotaBinary = filepath.Join(dir, "rota")

@@ -37,6 +37,7 @@ func commands(app *kingpin.Application) map[string]command {
 	registerPin(app, cmds)
 	registerMaintenance(app, cmds)
 	registerBackup(app, cmds)
+	registerStore(app, cmds)
 	registerPause(app, cmds)
 	registerSimulate(app, cmds)
 	registerRules(app, cmds)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"text/tabwriter"
-	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/rotahq/rota/internal/slurmcli"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
-	"github.com/rotahq/rota/scaler/store"
 )
 
 // wakeNote is the note a resume through rota carries (log, audit).
@@ -164,7 +162,7 @@ func printWake(e env, res []api.WakeResult) int {
 // that a rota holds (a rota runs but does not answer), stops it: rotactl never acts beside a
 // running rota, nor without its facts.
 func resumeAlone(ctx context.Context, e env, cfg *config.Config, f *powerFlags) int {
-	refused, err := storeRefusals(cfg.Store.Path, f.nodes)
+	refused, err := storeRefusals(ctx, e, cfg, f.nodes)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "rotactl: cannot check rota's store, so not powering on alone: %v\n", err)
 		return 1
@@ -196,13 +194,14 @@ func resumeAlone(ctx context.Context, e env, cfg *config.Config, f *powerFlags) 
 }
 
 // storeRefusals reads rota's store (read-only, briefly) and names, per node, why rota would
-// refuse to power it on: paused, pinned, maintenance. A store held by a rota is ErrLocked.
-func storeRefusals(path string, nodes []string) (map[string]string, error) {
-	st, err := store.Open(path, store.Options{ReadOnly: true, LockTimeout: time.Second})
+// refuse to power it on: paused, pinned, maintenance. A store a rota holds (a bbolt file's
+// lock, ErrLocked; a rota in the etcd election) is an error.
+func storeRefusals(ctx context.Context, e env, cfg *config.Config, nodes []string) (map[string]string, error) {
+	st, closeStore, err := openReadOnly(ctx, e, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer closeStore()
 	g, err := st.Global()
 	if err != nil {
 		return nil, err

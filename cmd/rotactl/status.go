@@ -94,6 +94,9 @@ func stdoutIsTerminal(w io.Writer) bool {
 // writeStatus prints the status as a summary and two tables, pools and servers.
 func writeStatus(w io.Writer, st api.Status) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if st.HA != nil {
+		fmt.Fprintf(tw, "leader\t%s\n", leaderLine(*st.HA))
+	}
 	fmt.Fprintf(tw, "last pass\t%s\n", passLine(st))
 	fmt.Fprintf(tw, "telemetry\t%s\tjob manager\t%s\n", okOr(st.Telemetry, "missing: nothing is scaled down"), okOr(st.JobsKnown, "unreadable: nothing is scaled"))
 	fmt.Fprintf(tw, "paused\t%s\tdry run\t%s\n", yesNo(st.Paused), yesNo(st.DryRun))
@@ -118,8 +121,34 @@ func writeStatus(w io.Writer, st api.Status) error {
 	return tw.Flush()
 }
 
+// leaderLine says who leads, as the rota that answered sees it, and why it does not.
+func leaderLine(h api.HAStatus) string {
+	var line string
+	switch {
+	case h.Leading:
+		line = h.Self + " (this rota, since " + timestamp(h.Since) + ")"
+		if h.Backend == "bbolt" {
+			line = h.Self + " (one rota on a bbolt file)"
+		}
+	case h.Leader != "":
+		line = h.Leader
+		if h.LeaderURL != "" {
+			line += " at " + h.LeaderURL
+		}
+		line += "; " + h.Self + ", which answered, follows"
+	default:
+		line = "none: no rota plans or acts, and the fleet stays as it is"
+	}
+	if h.Problem != "" {
+		line += " (" + h.Self + ": " + oneLine(h.Problem) + ")"
+	}
+	return line
+}
+
 func passLine(st api.Status) string {
 	switch {
+	case st.LastPass.IsZero() && st.LastError != "":
+		return "none in this term (" + oneLine(st.LastError) + ")"
 	case st.LastPass.IsZero():
 		return "none yet"
 	case !st.LastPassOK:

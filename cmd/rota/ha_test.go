@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/etcdtest"
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/executor"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+)
+
+// killCase is one kill -9 of the leader: the action kind and the step after which it dies.
+type killCase struct {
+	kind fleet.Kind
+	step executor.Step
+}
+
+// Three rotas on a three-member etcd; the leader is killed with SIGKILL right after each step
+// of each action (the test build's fault hook: the first rota to reach the step kills itself).
+// Each time a new leader is elected within twice the lease TTL, its repair finishes the
+// action, the server gets exactly one power command of one direction (never two, never
+// conflicting), nothing is left drained on a server that is on, and the history keeps the
+// killed leader's records.
+func TestHAKillTheLeaderAtEveryStep(t *testing.T) {
+	etcd := etcdtest.Start(t, 3, etcdtest.Options{})
+	var cases []killCase
+	for _, s := range []executor.Step{executor.StepIntent, executor.StepSent, executor.StepCommitted} {
+		cases = append(cases, killCase{fleet.Drain, s}, killCase{fleet.Resume, s})
+	}
+	for _, s := range []executor.Step{executor.StepIntent, executor.StepChecked, executor.StepSent, executor.StepCommitted} {
+		cases = append(cases, killCase{fleet.PowerOff, s})
+	}
+	for _, s := range []executor.Step{executor.StepIntent, executor.StepSent, executor.StepCommitted, executor.StepResumed, executor.StepReady} {
+		cases = append(cases, killCase{fleet.PowerOn, s})
+	}
+	for i, c := range cases {
+		t.Run(string(c.kind)+"/"+string(c.step), func(t *testing.T) {
+			t.Parallel()
+			killTheLeader(t, etcd, fmt.Sprintf("kill-%d", i), c)
+		})
+	}
+}
+
+func killTheLeader(t *testing.T, etcd *etcdtest.Cluster, fleetName string, c killCase) {
+	nodes := map[string]string{"n1": "On"}
+	if c.kind == fleet.PowerOn {
+		nodes["n1"] = "Off"
+	}
+	f := newHAFleet(t, etcd, fleetName, nodes)
+	want, wantResets := fleet.StateOff, []string{"GracefulShutdown"}
+	switch c.kind {
+	case fleet.PowerOn:
+		// Off and drained by rota, as a power-off leaves it; busy once up.
+		f.write("n1.drained", "rota:idle")
+		f.prom.idle.Store(false)
+		want, wantResets = fleet.StateOn, []string{"On"}
+	case fleet.Resume:
+		// The drain finds a job that keeps running: the drain times out and is resumed.
+		f.write("job-on-drain", "")
+		want, wantResets = fleet.StateOn, nil
+	}
+	marker := filepath.Join(f.dir, "fault")
+	f.fault = fmt.Sprintf("kill:%s:%s:%s", c.kind, c.step, marker)
+	for i := range 3 {
+		f.start(i)
+	}
+	first := f.leader(10 * time.Second)
+	if c.kind == fleet.PowerOn {
+		f.waitState("n1", fleet.StateOff, 20*time.Second)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, _ = first.client.Wake(ctx, []string{"n1"}, "test") // cut short by the kill
+		}()
+	}
+
+	// The fault fires once; its rota dies of SIGKILL, the others live.
+	var fi os.FileInfo
+	testutil.Eventually(t, 30*time.Second, "the fault", func() error {
+		var err error
+		fi, err = os.Stat(marker)
+		return err
+	})
+	var killed *haRota
+	testutil.Eventually(t, 10*time.Second, "a rota killed", func() error {
+		for _, r := range f.rotas {
+			if !r.alive() {
+				killed = r
+				return nil
+			}
+		}
+		return errors.New("every rota runs")
+	})
+	if ws, ok := killed.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("%s ended with %v, want SIGKILL", killed.name, killed.cmd.ProcessState)
+	}
+	next := f.leader(3 * haTTL)
+	st, err := next.status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := st.HA.Since.Sub(fi.ModTime()); took > 2*haTTL {
+		t.Errorf("%s leads %s after the kill, want within twice the lease TTL (%s)", next.name, took, 2*haTTL)
+	} else {
+		t.Logf("%s killed at %s:%s; %s leads %s later", killed.name, c.kind, c.step, next.name, took.Round(time.Millisecond))
+	}
+
+	f.waitState("n1", want, 30*time.Second)
+	if got := f.resets("n1"); !slices.Equal(got, wantResets) {
+		t.Errorf("n1's BMC received %v, want %v", got, wantResets)
+	}
+	if want == fleet.StateOn && f.exists("n1.drained") {
+		t.Errorf("n1 is on and left drained; drains and resumes: %q", f.drainLog())
+	}
+	ex, err := next.client.Explain(context.Background(), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasRecord(ex.History, c.kind, "started") || !hasRecord(ex.History, c.kind, "succeeded") {
+		t.Errorf("history lost the killed %s: %+v", c.kind, ex.History)
+	}
+	for _, r := range f.rotas {
+		if r != killed && !r.alive() {
+			t.Errorf("%s died too", r.name)
+		}
+	}
+}
+
+func hasRecord(h []api.AuditRecord, kind fleet.Kind, result string) bool {
+	return slices.ContainsFunc(h, func(r api.AuditRecord) bool { return r.Action == kind && r.Result == result })
+}
+
+// Followers serve the read API (status and explain from the store, backups) and /metrics
+// with the leader gauge and no fleet view of their own; they refuse writes with 503 and the
+// leader's URL, which the API client follows. A leader that stops resigns: another leads at
+// once, and finds the pin the first one wrote.
+func TestHAFollowersServeReadsAndRefuseWrites(t *testing.T) {
+	etcd := etcdtest.Start(t, 1, etcdtest.Options{})
+	f := newHAFleet(t, etcd, "followers", map[string]string{"n1": "On"})
+	f.prom.idle.Store(false)
+	for i := range 3 {
+		f.start(i)
+	}
+	lead := f.leader(10 * time.Second)
+	f.waitState("n1", fleet.StateOn, 20*time.Second)
+	var follower *haRota
+	for _, r := range f.rotas {
+		if r != lead {
+			follower = r
+		}
+	}
+	st, err := follower.status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.HA.Leading || st.HA.Leader != lead.name || st.HA.LeaderURL != lead.base || len(st.Nodes) != 1 || st.Nodes[0].State != fleet.StateOn {
+		t.Errorf("a follower's status: HA %+v, nodes %+v", st.HA, st.Nodes)
+	}
+	metrics := get(t, follower.base+"/metrics")
+	if !strings.Contains(metrics, "rota_ha_leader 0") || strings.Contains(metrics, "rota_fleet_node_state") || strings.Contains(metrics, "rota_scaler_last_pass_success_timestamp_seconds") {
+		t.Errorf("a follower's metrics: want rota_ha_leader 0 and no fleet view:\n%s", grepLines(metrics, "rota_ha_|rota_fleet_node_state|rota_scaler_last"))
+	}
+	if m := get(t, lead.base+"/metrics"); !strings.Contains(m, "rota_ha_leader 1") || !strings.Contains(m, `rota_fleet_node_state{node="n1",pool="cpu",state="on"} 1`) {
+		t.Errorf("the leader's metrics: %s", grepLines(m, "rota_ha_|rota_fleet_node_state"))
+	}
+
+	// A write to a follower: 503 naming the leader; the client sends it there.
+	req, _ := http.NewRequest(http.MethodPost, follower.base+"/api/v1/nodes/n1/pin", strings.NewReader(`{"note":"direct"}`))
+	req.Header.Set("Authorization", "Bearer "+testAPIToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), lead.base) {
+		t.Errorf("pin on a follower answered %d %s", resp.StatusCode, body)
+	}
+	if err := follower.client.SetPinned(context.Background(), "n1", true, "through a follower"); err != nil {
+		t.Fatalf("pin through a follower's client: %v", err)
+	}
+	ex, err := follower.client.Explain(context.Background(), "n1")
+	if err != nil || !ex.Node.Pinned {
+		t.Errorf("a follower's explain after the pin: %+v, %v", ex.Node, err)
+	}
+	var buf bytes.Buffer
+	if _, err := follower.client.Backup(context.Background(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.WriteFile(backup, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := store.Open(backup, store.Options{ReadOnly: true}); err != nil {
+		t.Errorf("a follower's backup does not open: %v", err)
+	} else if n, err := b.Node("n1"); err != nil || !n.Pinned {
+		t.Errorf("a follower's backup holds %+v, %v", n, err)
+	} else {
+		_ = b.Close()
+	}
+
+	// The leader stops (SIGTERM): it resigns, and another leads well within the TTL.
+	stopped := time.Now()
+	if err := lead.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-lead.exited
+	next := f.leader(2 * haTTL)
+	if st, err := next.status(); err != nil || st.HA.Since.Sub(stopped) > haTTL {
+		t.Errorf("after a resignation %s leads at %v (%v), want within the TTL", next.name, st.HA, err)
+	}
+	if n, err := next.node("n1"); err != nil || !n.Pinned {
+		t.Errorf("the new leader lost the pin: %+v, %v", n, err)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func grepLines(s, any string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, w := range strings.Split(any, "|") {
+			if strings.Contains(l, w) && !strings.HasPrefix(l, "#") {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// etcd stops (every member killed): the leader stops acting within the lease TTL, no rota
+// leads, no command goes out, each rota's status says why; etcd back, a rota leads again.
+func TestHAEtcdStopsTheLeaderWithinTheTTL(t *testing.T) {
+	etcd := etcdtest.Start(t, 3, etcdtest.Options{})
+	f := newHAFleet(t, etcd, "outage", map[string]string{"n1": "On"})
+	f.prom.idle.Store(false)
+	for i := range 3 {
+		f.start(i)
+	}
+	lead := f.leader(10 * time.Second)
+	f.waitState("n1", fleet.StateOn, 20*time.Second)
+	stopped := time.Now()
+	for _, m := range etcd.Members {
+		etcd.Kill(m)
+	}
+	f.prom.idle.Store(true) // were anyone acting, it would now drain n1
+	testutil.Eventually(t, 2*haTTL, "the leader stops", func() error {
+		st, err := lead.status()
+		if err != nil {
+			return err
+		}
+		if st.HA.Leading {
+			return errors.New("still leading")
+		}
+		if took := st.HA.Since.Sub(stopped); took > haTTL {
+			t.Errorf("the leader stopped %s after etcd, want within the TTL (%s)", took, haTTL)
+		}
+		if !strings.Contains(st.HA.Problem, "stopped leading") {
+			return fmt.Errorf("status says %q", st.HA.Problem)
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second) // idle for passes' worth: nobody may act on it
+	for _, r := range f.rotas {
+		st, err := r.status()
+		if err != nil {
+			t.Fatalf("%s does not answer with etcd down: %v", r.name, err)
+		}
+		if st.HA.Leading || st.HA.Problem == "" {
+			t.Errorf("%s with etcd down: %+v", r.name, st.HA)
+		}
+	}
+	if got := f.resets("n1"); len(got) != 0 || f.drainLog() != "" {
+		t.Errorf("commands while etcd was down: BMC %v, jobs %q", got, f.drainLog())
+	}
+	f.prom.idle.Store(false)
+	etcd.Restart(etcd.Members...)
+	f.leader(30 * time.Second)
+}
+
+// A leader frozen right after writing a power-off intent (SIGSTOP), and cut off from etcd by
+// a proxy: another rota takes over once its lease is gone and finishes the power-off; when the
+// old leader goes on (SIGCONT), still cut off, it sends nothing: one power command in all.
+func TestHAPartitionedLeaderSendsNothingAfterItsLease(t *testing.T) {
+	etcd := etcdtest.Start(t, 1, etcdtest.Options{})
+	f := newHAFleet(t, etcd, "partition", map[string]string{"n1": "On"})
+	marker := filepath.Join(f.dir, "fault")
+	f.fault = "stop:power_off:intent_written:" + marker
+	proxy := testutil.StartProxy(t, strings.TrimPrefix(etcd.Endpoints()[0], "http://"))
+	f.extras[0] = []string{"http://" + proxy.Addr()}
+	a := f.start(0)
+	if f.leader(10*time.Second) != a {
+		t.Fatal("rota-0 does not lead")
+	}
+	f.start(1)
+	f.start(2)
+	testutil.Eventually(t, 30*time.Second, "rota-0 frozen at its power-off intent", func() error {
+		_, err := os.Stat(marker)
+		return err
+	})
+	a.frozen.Store(true)
+	proxy.Cut()
+	cut := time.Now()
+	next := f.leader(3 * haTTL) // rota-0 does not answer: the others decide
+	if next == a {
+		t.Fatal("the frozen rota still leads")
+	}
+	f.waitState("n1", fleet.StateOff, 30*time.Second)
+	a.cont()
+	time.Sleep(haTTL + time.Second) // room for rota-0 to act, were it able to
+	if got := f.resets("n1"); !slices.Equal(got, []string{"GracefulShutdown"}) {
+		t.Errorf("n1's BMC received %v, want one graceful shutdown (the new leader's)", got)
+	}
+	st, err := a.status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.HA.Leading {
+		t.Errorf("rota-0, cut off since %s, says it leads", time.Since(cut))
+	}
+	if !strings.Contains(a.logs.String(), "stopped leading") {
+		t.Error("rota-0 did not log that it stopped leading")
+	}
+	proxy.Restore()
+}
+
+// Bad input at start: etcd unreachable, a TLS certificate rota does not trust, a prefix of
+// another fleet: rota exits 1 with what is wrong, and neither the BMC nor etcd saw a thing.
+func TestHARefusesABadStart(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := testutil.SelfSigned(t)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	for p, b := range map[string][]byte{certFile: cert, keyFile: key} {
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := etcdtest.Start(t, 1, etcdtest.Options{})
+	tlsEtcd := etcdtest.Start(t, 1, etcdtest.Options{CertFile: certFile, KeyFile: keyFile})
+	f := newHAFleet(t, plain, "site-a", map[string]string{"n1": "On"})
+	other := newHAFleet(t, plain, "site-b", map[string]string{"n1": "On"})
+	other.prom.idle.Store(false)
+	other.start(0)
+	other.leader(10 * time.Second)
+	closed := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
+	cases := []struct {
+		name      string
+		endpoints []string
+		edit      func(string) string
+		want      string
+	}{
+		{"unreachable", []string{closed}, nil, closed + ": unreachable"},
+		{"untrusted TLS", tlsEtcd.Endpoints(), nil, "TLS handshake failed: tls: failed to verify certificate"},
+		{"another fleet's prefix", plain.Endpoints(), func(c string) string {
+			return strings.Replace(c, "fleet: site-a", "fleet: site-a\n    prefix: /rota/site-b", 1)
+		}, "another rota fleet uses this prefix"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := f.config(0, testutil.FreePort(t), c.endpoints)
+			if c.edit != nil {
+				b, _ := os.ReadFile(cfg)
+				if err := os.WriteFile(cfg, []byte(c.edit(string(b))), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, code := runRota(t, "--config.file", cfg)
+			if code != 1 {
+				t.Fatalf("rota exited %d, want 1\n%s", code, out)
+			}
+			if !strings.Contains(out, c.want) {
+				t.Errorf("rota's error does not say %q:\n%s", c.want, out)
+			}
+		})
+	}
+	if got := f.resets("n1"); len(got) != 0 {
+		t.Errorf("the BMC received %v", got)
+	}
+	if got := other.resets("n1"); len(got) != 0 {
+		t.Errorf("the other fleet's BMC received %v", got)
+	}
+}
