@@ -30,6 +30,14 @@ const (
 	AlertNotReconciling    = "RotaScalerNotReconciling"
 	AlertScalerBlind       = "RotaScalerTelemetryFailing"
 	AlertPowerActionsFails = "RotaPowerActionsFailing"
+	AlertNoLeader          = "RotaNoLeader"
+	AlertLeaderFlapping    = "RotaLeaderFlapping"
+)
+
+// FlapTerms is how many terms begun within FlapWindow passes make RotaLeaderFlapping fire.
+const (
+	FlapTerms  = 4
+	FlapWindow = 10
 )
 
 func alert(name, signal, severity, expr string, forDur model.Duration, summary, description string) Rule {
@@ -91,7 +99,30 @@ func alertRules(cfg *config.Config) []Rule {
 			"{{ $labels.action }} keeps failing in pool {{ $labels.pool }}",
 			fmt.Sprintf("At least %d {{ $labels.action }} actions failed in pool {{ $labels.pool }} within %s.",
 				p.Failure.AlertAfter, p.Failure.AlertWindow)),
+		alert(AlertNoLeader, "scaler", "critical", fmt.Sprintf("max(%s{job=%q}) < 1", HALeader, ScalerJob), NoLeaderHold(cfg),
+			"no rota leads",
+			fmt.Sprintf("rota answers but none of its instances has led for %s (etcd unreachable, or every lease lost): nothing scales, and the fleet stays as it is.", NoLeaderHold(cfg))),
+		alert(AlertLeaderFlapping, "scaler", "warning",
+			fmt.Sprintf("sum(increase(%s{job=%q}[%s])) >= %d", HATerms, ScalerJob, FlapSpan(cfg), FlapTerms), 0,
+			"rota's leader keeps changing",
+			fmt.Sprintf("%d or more terms of leadership began within %s: leases keep ending (etcd slow or partitioned, a rota crash-looping, a lease TTL too short for the network); each change costs a repair pass and up to twice the lease TTL without a leader.", FlapTerms, FlapSpan(cfg))),
 	)
+}
+
+// NoLeaderHold is how long no rota may lead before RotaNoLeader fires: one pass, and never
+// less than a failover may take (twice the lease TTL), in whole scrape intervals.
+func NoLeaderHold(cfg *config.Config) model.Duration {
+	step := time.Duration(cfg.Prometheus.ScrapeInterval)
+	hold := 2 * time.Duration(cfg.Store.Etcd.LeaseTTL)
+	if step > 0 {
+		hold = (hold + step - 1) / step * step
+	}
+	return model.Duration(max(hold, time.Duration(cfg.Policy.EvaluationInterval)))
+}
+
+// FlapSpan is the window RotaLeaderFlapping counts terms in: FlapWindow passes.
+func FlapSpan(cfg *config.Config) model.Duration {
+	return model.Duration(FlapWindow * time.Duration(cfg.Policy.EvaluationInterval))
 }
 
 // signalWords names the GPU busy signal in alert descriptions.

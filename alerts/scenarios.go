@@ -376,7 +376,7 @@ func telemetryScenarios(tm timing) []scenario {
 
 // scalerScenarios exercise the boot, scaler and power alerts.
 func scalerScenarios(tm timing) []scenario {
-	return append(append(bootScenarios(tm), rotaScenarios(tm)...), powerScenarios(tm)...)
+	return append(append(append(bootScenarios(tm), rotaScenarios(tm)...), powerScenarios(tm)...), haScenarios(tm)...)
 }
 
 // bootScenarios: a server booting past its pool's boot timeout fires (the pools the config
@@ -505,4 +505,53 @@ func powerScenarios(tm timing) []scenario {
 			series: []InputSeries{counter("resume", "gpu", "failure", one), counter("resume", "gpu", "state_unknown", unknown)}, checks: fires})
 	}
 	return out
+}
+
+// haScenarios: no rota leads for the hold (fires), a failover quicker than it and one rota
+// on bbolt (never); FlapTerms terms begun within the flap window fire, one fewer does not.
+func haScenarios(tm timing) []scenario {
+	s := tm.step
+	hold := time.Duration(NoLeaderHold(tm.cfg))
+	inst := func(name string) map[string]string {
+		return map[string]string{"job": ScalerJob, "instance": name + ":10091"}
+	}
+	lost := 3 * s
+	l := tm.n(lost)
+	n := tm.n(tm.held(lost, hold)) + 4
+	stopped := append(constant(1, l-1), constant(0, n-l)...)
+	takesOver := append(constant(0, l), constant(1, n-l-1)...)
+	none := []InputSeries{
+		series(HALeader, inst("rota-a"), stopped),
+		series(HALeader, inst("rota-b"), constant(0, n)),
+		series(HALeader, inst("rota-c"), constant(0, n)),
+	}
+	failover := []InputSeries{none[0], series(HALeader, inst("rota-b"), takesOver), none[2]}
+	// terms counts from 0, one more at each of the steps given.
+	terms := func(at ...int) samples {
+		out := make(samples, 0, 9)
+		v := 0.0
+		for i := 0; i <= 8; i++ {
+			for _, a := range at {
+				if a == i {
+					v++
+				}
+			}
+			out = append(out, val(v))
+		}
+		return out
+	}
+	return []scenario{
+		{name: "ha: no rota leads for the hold", alert: AlertNoLeader, labels: map[string]string{},
+			series: none, checks: tm.from(tm.held(lost, hold))},
+		{name: "ha: a failover within the hold", alert: AlertNoLeader, labels: map[string]string{},
+			series: failover, checks: tm.never(tm.held(lost, hold) + 4*s)},
+		{name: "ha: one rota on bbolt always leads", alert: AlertNoLeader, labels: map[string]string{},
+			series: []InputSeries{series(HALeader, inst("rota"), constant(1, n))}, checks: tm.never(tm.held(lost, hold) + 4*s)},
+		{name: fmt.Sprintf("ha: %d terms within the flap window", FlapTerms), alert: AlertLeaderFlapping, labels: map[string]string{},
+			series: []InputSeries{series(HATerms, inst("rota-a"), terms(1, 3)), series(HATerms, inst("rota-b"), terms(2, 4))},
+			checks: tm.from(4 * s)},
+		{name: "ha: one term fewer", alert: AlertLeaderFlapping, labels: map[string]string{},
+			series: []InputSeries{series(HATerms, inst("rota-a"), terms(1, 3)), series(HATerms, inst("rota-b"), terms(2))},
+			checks: tm.never(8 * s)},
+	}
 }

@@ -33,6 +33,10 @@ const (
 	ScalerActions         = "rota_scaler_actions_total"
 	ScalerLastPassSuccess = "rota_scaler_last_pass_success_timestamp_seconds"
 	ScalerTelemetryOK     = "rota_scaler_telemetry_ok"
+	// HALeader is 1 on the rota that leads (a single rota on bbolt always does), HATerms the
+	// terms each rota began as leader.
+	HALeader = "rota_ha_leader"
+	HATerms  = "rota_ha_terms_total"
 )
 
 // ScalerJob is the Prometheus job name that scrapes rota itself (deploy/prometheus).

@@ -125,6 +125,9 @@ func (l *Loop) Run(ctx context.Context) error {
 	l.mu.Lock()
 	l.last = pass{} // a pass of an earlier term is not this one's view
 	l.mu.Unlock()
+	// What was learned is read again from the store: another leader may have learned and
+	// saved since this rota's last term.
+	l.learned = learner{}
 	defer l.o.Executor.Wait()
 	if every := time.Duration(l.cfg.Jobs.WatchInterval); l.o.Watch != nil && every > 0 {
 		var wg sync.WaitGroup
