@@ -61,3 +61,20 @@ for entry in "${go_builds[@]}"; do
   GOBIN="$bin" GOFLAGS=-mod=mod go install -tags="$tags" -ldflags="$ldflags" "${args[@]}"
   for name in "${tools[@]}"; do echo "$stamp" >"$bin/.$name.version"; done
 done
+
+# Go tools built from this module's own go.mod (its `tool` lines): their version is go.mod's, and
+# the replace directives of their go.mod, which `go install pkg@version` refuses, do not apply.
+# etcd is the server the HA tests run (go.etcd.io/etcd/server/v3, the etcd line of the client
+# rota links). Each line: the binary, the package.
+mod_builds=(
+  "etcd go.etcd.io/etcd/server/v3"
+)
+for entry in "${mod_builds[@]}"; do
+  read -r name pkg <<<"$entry"
+  version=$(cd "$top" && go list -f '{{.Module.Version}}' "$pkg")
+  stamp="$version ldflags=$ldflags"
+  { [ -x "$bin/$name" ] && [ "$(cat "$bin/.$name.version" 2>/dev/null)" = "$stamp" ]; } && continue
+  echo "tools: go build -ldflags='$ldflags' -o $bin/$name $pkg@$version (go.mod)"
+  (cd "$top" && go build -ldflags="$ldflags" -o "$bin/$name" "$pkg")
+  echo "$stamp" >"$bin/.$name.version"
+done

@@ -28,6 +28,8 @@ type toolsScript struct {
 var (
 	aptLine     = regexp.MustCompile(`(?m)^apt_pkgs=\(([^)]*)\)`)
 	goBuildLine = regexp.MustCompile(`(?m)^  "([a-z,-]+) (v\S+) (\S+) ([^"]+)"$`)
+	// modBuildLine is a tool built from the module's own go.mod: the binary and the package.
+	modBuildLine = regexp.MustCompile(`(?m)^  "([a-z-]+) ([a-z0-9./-]+)"$`)
 )
 
 func readToolsScript(t *testing.T) toolsScript {
@@ -44,6 +46,10 @@ func readToolsScript(t *testing.T) toolsScript {
 	ts.apt = strings.Fields(string(m[1]))
 	for _, m := range goBuildLine.FindAllSubmatch(b, -1) {
 		ts.goBuilt = append(ts.goBuilt, strings.Split(string(m[1]), ",")...)
+		ts.goBuilds = append(ts.goBuilds, string(m[0]))
+	}
+	for _, m := range modBuildLine.FindAllSubmatch(b, -1) {
+		ts.goBuilt = append(ts.goBuilt, string(m[1]))
 		ts.goBuilds = append(ts.goBuilds, string(m[0]))
 	}
 	if len(ts.apt) == 0 || len(ts.goBuilt) == 0 {
@@ -277,10 +283,17 @@ func TestToolsScriptBuildsOncePerModule(t *testing.T) {
 	fakes := t.TempDir()
 	log := filepath.Join(fakes, "go.log")
 	writeScript(t, filepath.Join(fakes, "dpkg-query"), "echo 'install ok installed'\n")
-	// The fake go logs its arguments, one per line, then a blank line, and makes each package's
-	// binary in GOBIN.
-	writeScript(t, filepath.Join(fakes, "go"), `printf '%s\n' "$@" >>`+log+`; echo >>`+log+`
-for a in "$@"; do case "$a" in *@*) p=${a%@*}; : >"$GOBIN/${p##*/}"; chmod +x "$GOBIN/${p##*/}";; esac; done
+	// The fake go answers list with a version; it logs the arguments of each install and
+	// build, one per line, then a blank line, and makes each package's binary in GOBIN (or
+	// at build's -o).
+	writeScript(t, filepath.Join(fakes, "go"), `[ "$1" = list ] && { echo v0.0.0-test; exit 0; }
+printf '%s\n' "$@" >>`+log+`; echo >>`+log+`
+prev=
+for a in "$@"; do
+  case "$a" in *@*) p=${a%@*}; : >"$GOBIN/${p##*/}"; chmod +x "$GOBIN/${p##*/}";; esac
+  [ "$prev" = -o ] && { : >"$a"; chmod +x "$a"; }
+  prev=$a
+done
 `)
 	// run returns the go invocations, each its arguments joined by newlines.
 	run := func() []string {
