@@ -35,6 +35,38 @@ func TestRotaUnit(t *testing.T) {
 	verifyUnit(t, copyPath)
 }
 
+// TestRotaEtcdDropIn: the drop-in of an HA host (rota-etcd.conf) loads with rota.service
+// (systemd-analyze reports every key it does not know) and says what it is for.
+func TestRotaEtcdDropIn(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	unit, err := os.ReadFile(filepath.Join(root, "deploy", "systemd", "rota.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropIn, err := os.ReadFile(filepath.Join(root, "deploy", "systemd", "rota-etcd.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"After=etcd.service\n", "Restart=always\n", "store.backend: etcd"} {
+		if !strings.Contains(string(dropIn), want) {
+			t.Errorf("rota-etcd.conf lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "rota.service.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(unit), "/usr/bin/rota ", filepath.Join(binaries(t), "rota")+" ", 1)
+	if err := os.WriteFile(filepath.Join(dir, "rota.service"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rota.service.d", "etcd.conf"), dropIn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SYSTEMD_UNIT_PATH", dir+":")
+	verifyUnit(t, filepath.Join(dir, "rota.service"))
+}
+
 // TestRotaDefaultArgs: the flags shipped in rota.default are flags rota accepts.
 func TestRotaDefaultArgs(t *testing.T) {
 	args := envFileArgs(t, filepath.Join(testutil.RepoRoot(t), "deploy", "systemd", "rota.default"))

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,25 @@ func TestDeployExamplesParse(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// The example's commented store.etcd block, uncommented with backend etcd, is a valid HA
+// config: what an operator uncomments is what was checked.
+func TestDeployHAExampleParses(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "deploy", "rota", "rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "  backend: bbolt ", "  backend: etcd  ", 1)
+	text = strings.Replace(text, "  # etcd:\n", "  etcd:\n", 1)
+	text = regexp.MustCompile(`(?m)^  #   ([a-z_]+:)`).ReplaceAllString(text, "    $1")
+	c, err := Parse([]byte(text))
+	if err != nil {
+		t.Fatalf("the uncommented HA example: %v", err)
+	}
+	if c.Store.Backend != BackendEtcd || len(c.Store.Etcd.Endpoints) != 3 || c.Store.Etcd.EtcdPrefix() != "/rota/site-a" || c.Store.Etcd.TLS.CAFile == "" {
+		t.Errorf("the HA example reads as %+v", c.Store)
 	}
 }
 
