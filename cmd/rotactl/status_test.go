@@ -1,27 +1,39 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/scaler/api"
 )
 
-func TestPassLine(t *testing.T) {
-	at := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
-	tests := []struct {
+// The leader line says who leads as the answering rota sees it, and why it does not lead:
+// what an operator reads when etcd is down.
+func TestLeaderLine(t *testing.T) {
+	since := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	cases := []struct {
 		name string
-		st   api.Status
-		want string
+		ha   api.HAStatus
+		want []string
 	}{
-		{name: "before the first pass", want: "none yet"},
-		{name: "ok", st: api.Status{LastPass: at, LastPassOK: true}, want: "2026-11-20T09:30:00Z (ok)"},
-		{name: "failed", st: api.Status{LastPass: at, LastError: "store closed\nagain"}, want: "2026-11-20T09:30:00Z (failed: store closed again)"},
+		{"one rota on bbolt", api.HAStatus{Backend: "bbolt", Self: "rota", Leading: true}, []string{"rota (one rota on a bbolt file)"}},
+		{"the leader answers", api.HAStatus{Backend: "etcd", Self: "rota-a", Leading: true, Since: since}, []string{"rota-a (this rota, since 2026-12-01T09:00:00Z)"}},
+		{"a follower answers", api.HAStatus{Backend: "etcd", Self: "rota-b", Leader: "rota-a", LeaderURL: "https://rota-a:10091"},
+			[]string{"rota-a at https://rota-a:10091; rota-b, which answered, follows"}},
+		{"etcd is down", api.HAStatus{Backend: "etcd", Self: "rota-a", Problem: "stopped leading at 2026-12-01T09:00:00Z: its lease could not be renewed in time (etcd unreachable?)"},
+			[]string{"none: no rota plans or acts, and the fleet stays as it is", "(rota-a: stopped leading at 2026-12-01T09:00:00Z: its lease could not be renewed"}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := passLine(tc.st); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := writeStatus(&b, api.Status{HA: &c.ha}); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), "leader  "+w) && !strings.Contains(b.String(), w) {
+					t.Errorf("status lacks %q:\n%s", w, b.String())
+				}
 			}
 		})
 	}
