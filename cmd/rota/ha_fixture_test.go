@@ -27,6 +27,8 @@ import (
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
+	"github.com/rotahq/rota/scaler/store/etcdstore"
 )
 
 // The HA tests run real processes: rota binaries on a real etcd (a three-member cluster), the
@@ -42,7 +44,8 @@ const haTTL = 3 * time.Second
 // jobScripts are the exec adapter's programs; DIR is the fleet's job-manager folder. A file
 // NODE.power (written by the emulator's hook) says whether the server is up, NODE.drained
 // holds the drain's reason, NODE.jobs the jobs running; job-on-drain makes a drain find a
-// job that keeps running (a drain that cannot finish). Every drain and resume is logged.
+// job that keeps running, drain-lost makes the next drain answer yes and take no effect.
+// Every drain and resume is logged.
 var jobScripts = map[string]string{
 	"state.sh": `d=DIR
 printf '{"nodes": {'
@@ -61,6 +64,7 @@ printf '}}\n'
 	"demand.sh": `echo '{"demand": []}'
 `,
 	"drain.sh": `d=DIR
+if [ -f $d/drain-lost ]; then rm $d/drain-lost; echo "lost drain $1" >> $d/log; exit 0; fi
 printf '%s' "$2" > $d/$1.drained
 echo "drain $1" >> $d/log
 if [ -f $d/job-on-drain ]; then echo 1 > $d/$1.jobs; fi
@@ -366,6 +370,38 @@ func (f *haFleet) waitState(n string, want fleet.State, within time.Duration) {
 		}
 		return errors.New("no leader")
 	})
+}
+
+// seed writes records into the fleet's empty prefix before any rota starts, as `rotactl store
+// migrate` moves a single rota's store in.
+func (f *haFleet) seed(nodes map[string]store.Node) {
+	f.t.Helper()
+	src, err := store.Open(filepath.Join(f.dir, "seed.db"), store.Options{Create: true})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer src.Close()
+	for n, rec := range nodes {
+		if err := src.UpdateNode(n, func(r *store.Node) error { *r = rec; return nil }); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	cli, err := etcdstore.Connect(context.Background(), etcdstore.Options{Endpoints: f.etcd.Endpoints(), DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cli.Close()
+	_, err = etcdstore.Import(context.Background(), cli, etcdstore.OpenOptions{Prefix: "/rota/" + f.name, Fleet: f.name, By: "test",
+		RequestTimeout: 5 * time.Second, Clock: clock.Real{}}, src)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// onFor is the record of a server on (and idle, unless the job manager says otherwise) for d.
+func onFor(d time.Duration) store.Node {
+	at := time.Now().Add(-d)
+	return store.Node{State: fleet.StateOn, Since: at, LastOn: at}
 }
 
 // resets are the power commands the emulated BMC of n accepted, in order.

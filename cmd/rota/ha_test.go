@@ -23,32 +23,56 @@ import (
 	"github.com/rotahq/rota/scaler/store"
 )
 
-// killCase is one kill -9 of the leader: the action kind and the step after which it dies.
+// killCase is one kill -9 of the leader: the scenario, and the action kind and step after
+// which it dies.
 type killCase struct {
-	kind fleet.Kind
-	step executor.Step
+	scenario string
+	kind     fleet.Kind
+	step     executor.Step
+}
+
+// The scenarios of the kill test: what the fleet does, where it must end, the power commands
+// its BMC must have received (one, or none: never two), and the results the history must
+// hold for the killed action.
+var killScenarios = map[string]struct {
+	power   string
+	end     fleet.State
+	resets  []string
+	results []string
+}{
+	// An idle server, on for an hour: powered off (drained on the way) in one action.
+	"idle": {"On", fleet.StateOff, []string{"GracefulShutdown"}, []string{"started", "succeeded"}},
+	// The drain finds a job that keeps running: the power-off is called off, the server given back.
+	"job lands": {"On", fleet.StateOn, nil, []string{"started", "aborted"}},
+	// The first drain is lost: the power-off holds, the drain times out and is resumed, and the
+	// next power-off goes through.
+	"drain lost": {"On", fleet.StateOff, []string{"GracefulShutdown"}, []string{"started", "succeeded"}},
+	// An off server the job manager placed work on: woken, booted, resumed.
+	"wake": {"Off", fleet.StateOn, []string{"On"}, []string{"started", "succeeded"}},
 }
 
 // Three rotas on a three-member etcd; the leader is killed with SIGKILL right after each step
 // of each action (the test build's fault hook: the first rota to reach the step kills itself).
 // Each time a new leader is elected within twice the lease TTL, its repair finishes the
-// action, the server gets exactly one power command of one direction (never two, never
-// conflicting), nothing is left drained on a server that is on, and the history keeps the
-// killed leader's records.
+// action, the server gets at most one power command (never two, never conflicting), nothing
+// is left drained on a server that is on, and the history keeps the killed leader's records.
 func TestHAKillTheLeaderAtEveryStep(t *testing.T) {
 	etcd := etcdtest.Start(t, 3, etcdtest.Options{})
 	var cases []killCase
-	for _, s := range []executor.Step{executor.StepIntent, executor.StepSent, executor.StepCommitted} {
-		cases = append(cases, killCase{fleet.Drain, s}, killCase{fleet.Resume, s})
+	for _, s := range []executor.Step{executor.StepIntent, executor.StepDrained, executor.StepChecked, executor.StepSent, executor.StepCommitted} {
+		cases = append(cases, killCase{"idle", fleet.PowerOff, s})
 	}
-	for _, s := range []executor.Step{executor.StepIntent, executor.StepChecked, executor.StepSent, executor.StepCommitted} {
-		cases = append(cases, killCase{fleet.PowerOff, s})
+	for _, s := range []executor.Step{executor.StepResumed, executor.StepCommitted} {
+		cases = append(cases, killCase{"job lands", fleet.PowerOff, s})
+	}
+	for _, s := range []executor.Step{executor.StepIntent, executor.StepSent, executor.StepCommitted} {
+		cases = append(cases, killCase{"drain lost", fleet.Resume, s})
 	}
 	for _, s := range []executor.Step{executor.StepIntent, executor.StepSent, executor.StepCommitted, executor.StepResumed, executor.StepReady} {
-		cases = append(cases, killCase{fleet.PowerOn, s})
+		cases = append(cases, killCase{"wake", fleet.PowerOn, s})
 	}
 	for i, c := range cases {
-		t.Run(string(c.kind)+"/"+string(c.step), func(t *testing.T) {
+		t.Run(c.scenario+"/"+string(c.kind)+"/"+string(c.step), func(t *testing.T) {
 			t.Parallel()
 			killTheLeader(t, etcd, fmt.Sprintf("kill-%d", i), c)
 		})
@@ -56,22 +80,20 @@ func TestHAKillTheLeaderAtEveryStep(t *testing.T) {
 }
 
 func killTheLeader(t *testing.T, etcd *etcdtest.Cluster, fleetName string, c killCase) {
-	nodes := map[string]string{"n1": "On"}
-	if c.kind == fleet.PowerOn {
-		nodes["n1"] = "Off"
-	}
-	f := newHAFleet(t, etcd, fleetName, nodes)
-	want, wantResets := fleet.StateOff, []string{"GracefulShutdown"}
-	switch c.kind {
-	case fleet.PowerOn:
+	sc := killScenarios[c.scenario]
+	f := newHAFleet(t, etcd, fleetName, map[string]string{"n1": sc.power})
+	switch c.scenario {
+	case "wake":
 		// Off and drained by rota, as a power-off leaves it; busy once up.
 		f.write("n1.drained", "rota:idle")
 		f.prom.idle.Store(false)
-		want, wantResets = fleet.StateOn, []string{"On"}
-	case fleet.Resume:
-		// The drain finds a job that keeps running: the drain times out and is resumed.
+	case "job lands":
 		f.write("job-on-drain", "")
-		want, wantResets = fleet.StateOn, nil
+	case "drain lost":
+		f.write("drain-lost", "")
+	}
+	if sc.power == "On" {
+		f.seed(map[string]store.Node{"n1": onFor(time.Hour)})
 	}
 	marker := filepath.Join(f.dir, "fault")
 	f.fault = fmt.Sprintf("kill:%s:%s:%s", c.kind, c.step, marker)
@@ -79,7 +101,7 @@ func killTheLeader(t *testing.T, etcd *etcdtest.Cluster, fleetName string, c kil
 		f.start(i)
 	}
 	first := f.leader(10 * time.Second)
-	if c.kind == fleet.PowerOn {
+	if c.scenario == "wake" {
 		f.waitState("n1", fleet.StateOff, 20*time.Second)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -92,8 +114,11 @@ func killTheLeader(t *testing.T, etcd *etcdtest.Cluster, fleetName string, c kil
 	var fi os.FileInfo
 	testutil.Eventually(t, 30*time.Second, "the fault", func() error {
 		var err error
-		fi, err = os.Stat(marker)
-		return err
+		if fi, err = os.Stat(marker); err != nil {
+			n, _ := first.node("n1")
+			return fmt.Errorf("%w (n1: %s, %s: %s)", err, n.State, n.Reason, n.Detail)
+		}
+		return nil
 	})
 	var killed *haRota
 	testutil.Eventually(t, 10*time.Second, "a rota killed", func() error {
@@ -119,19 +144,21 @@ func killTheLeader(t *testing.T, etcd *etcdtest.Cluster, fleetName string, c kil
 		t.Logf("%s killed at %s:%s; %s leads %s later", killed.name, c.kind, c.step, next.name, took.Round(time.Millisecond))
 	}
 
-	f.waitState("n1", want, 30*time.Second)
-	if got := f.resets("n1"); !slices.Equal(got, wantResets) {
-		t.Errorf("n1's BMC received %v, want %v", got, wantResets)
+	f.waitState("n1", sc.end, 30*time.Second)
+	if got := f.resets("n1"); !slices.Equal(got, sc.resets) {
+		t.Errorf("n1's BMC received %v, want %v", got, sc.resets)
 	}
-	if want == fleet.StateOn && f.exists("n1.drained") {
+	if sc.end == fleet.StateOn && f.exists("n1.drained") {
 		t.Errorf("n1 is on and left drained; drains and resumes: %q", f.drainLog())
 	}
 	ex, err := next.client.Explain(context.Background(), "n1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasRecord(ex.History, c.kind, "started") || !hasRecord(ex.History, c.kind, "succeeded") {
-		t.Errorf("history lost the killed %s: %+v", c.kind, ex.History)
+	for _, res := range sc.results {
+		if !hasRecord(ex.History, c.kind, res) {
+			t.Errorf("history lacks the killed %s's %q record: %+v", c.kind, res, ex.History)
+		}
 	}
 	for _, r := range f.rotas {
 		if r != killed && !r.alive() {
@@ -222,6 +249,8 @@ func TestHAFollowersServeReadsAndRefuseWrites(t *testing.T) {
 	next := f.leader(2 * haTTL)
 	if st, err := next.status(); err != nil || st.HA.Since.Sub(stopped) > haTTL {
 		t.Errorf("after a resignation %s leads at %v (%v), want within the TTL", next.name, st.HA, err)
+	} else {
+		t.Logf("%s stopped (SIGTERM): %s leads %s later", lead.name, next.name, st.HA.Since.Sub(stopped).Round(time.Millisecond))
 	}
 	if n, err := next.node("n1"); err != nil || !n.Pinned {
 		t.Errorf("the new leader lost the pin: %+v, %v", n, err)
@@ -278,6 +307,8 @@ func TestHAEtcdStopsTheLeaderWithinTheTTL(t *testing.T) {
 		}
 		if took := st.HA.Since.Sub(stopped); took > haTTL {
 			t.Errorf("the leader stopped %s after etcd, want within the TTL (%s)", took, haTTL)
+		} else {
+			t.Logf("etcd killed: %s stopped leading %s later", lead.name, took.Round(time.Millisecond))
 		}
 		if !strings.Contains(st.HA.Problem, "stopped leading") {
 			return fmt.Errorf("status says %q", st.HA.Problem)
@@ -308,6 +339,7 @@ func TestHAEtcdStopsTheLeaderWithinTheTTL(t *testing.T) {
 func TestHAPartitionedLeaderSendsNothingAfterItsLease(t *testing.T) {
 	etcd := etcdtest.Start(t, 1, etcdtest.Options{})
 	f := newHAFleet(t, etcd, "partition", map[string]string{"n1": "On"})
+	f.seed(map[string]store.Node{"n1": onFor(time.Hour)})
 	marker := filepath.Join(f.dir, "fault")
 	f.fault = "stop:power_off:intent_written:" + marker
 	proxy := testutil.StartProxy(t, strings.TrimPrefix(etcd.Endpoints()[0], "http://"))
@@ -328,6 +360,9 @@ func TestHAPartitionedLeaderSendsNothingAfterItsLease(t *testing.T) {
 	next := f.leader(3 * haTTL) // rota-0 does not answer: the others decide
 	if next == a {
 		t.Fatal("the frozen rota still leads")
+	}
+	if st, err := next.status(); err == nil {
+		t.Logf("rota-0 frozen and cut off: %s leads %s after the cut", next.name, st.HA.Since.Sub(cut).Round(time.Millisecond))
 	}
 	f.waitState("n1", fleet.StateOff, 30*time.Second)
 	a.cont()
