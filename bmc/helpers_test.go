@@ -1,31 +1,19 @@
 package bmc
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc/redfishemu"
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 // syncBuffer collects log output from concurrent goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type syncBuffer = testutil.SyncBuffer
 
 // testLogger logs everything (trace included, so bmclib's output is captured) into a buffer.
 func testLogger() (*logrus.Entry, *syncBuffer) {

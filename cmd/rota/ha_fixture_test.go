@@ -98,7 +98,7 @@ type haRota struct {
 	base   string
 	cfg    string
 	cmd    *exec.Cmd
-	logs   *syncBuffer
+	logs   *testutil.SyncBuffer
 	exited chan struct{}
 	client *api.Client
 	frozen atomic.Bool // stopped by the stop fault: it answers nothing until cont
@@ -242,7 +242,7 @@ func (f *haFleet) start(i int) *haRota {
 	f.t.Helper()
 	port := testutil.FreePort(f.t)
 	r := &haRota{f: f, name: fmt.Sprintf("rota-%d", i), base: fmt.Sprintf("http://127.0.0.1:%d", port),
-		cfg: f.config(i, port, f.extras[i]), logs: &syncBuffer{}, exited: make(chan struct{})}
+		cfg: f.config(i, port, f.extras[i]), logs: &testutil.SyncBuffer{}, exited: make(chan struct{})}
 	r.cmd = exec.Command(rotaBinary, "--config.file", r.cfg, "--log.level", "debug")
 	r.cmd.Env = append(os.Environ(), "ROTA_TEST_BMC_PASSWORD=bmc-pw", "ROTA_TEST_FAULT="+f.fault)
 	r.cmd.Stdout, r.cmd.Stderr = r.logs, r.logs
@@ -458,22 +458,4 @@ func newHAPrometheus(t *testing.T, f *haFleet) *haPrometheus {
 	t.Cleanup(srv.Close)
 	p.url = srv.URL
 	return p
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -176,14 +176,7 @@ func hasRecord(h []api.AuditRecord, kind fleet.Kind, result string) bool {
 // leader's URL, which the API client follows. A leader that stops resigns: another leads at
 // once, and finds the pin the first one wrote.
 func TestHAFollowersServeReadsAndRefuseWrites(t *testing.T) {
-	etcd := etcdtest.Start(t, 1, etcdtest.Options{})
-	f := newHAFleet(t, etcd, "followers", map[string]string{"n1": "On"})
-	f.prom.idle.Store(false)
-	for i := range 3 {
-		f.start(i)
-	}
-	lead := f.leader(10 * time.Second)
-	f.waitState("n1", fleet.StateOn, 20*time.Second)
+	f, lead := busyTrio(t, etcdtest.Start(t, 1, etcdtest.Options{}), "followers")
 	var follower *haRota
 	for _, r := range f.rotas {
 		if r != lead {
@@ -257,15 +250,27 @@ func TestHAFollowersServeReadsAndRefuseWrites(t *testing.T) {
 	}
 }
 
+// busyTrio is three rotas of a fleet over one busy server, n1 on: it returns the fleet and
+// its leader, once the leader has seen n1 on.
+func busyTrio(t *testing.T, etcd *etcdtest.Cluster, name string) (*haFleet, *haRota) {
+	t.Helper()
+	f := newHAFleet(t, etcd, name, map[string]string{"n1": "On"})
+	f.prom.idle.Store(false)
+	for i := range 3 {
+		f.start(i)
+	}
+	lead := f.leader(10 * time.Second)
+	f.waitState("n1", fleet.StateOn, 20*time.Second)
+	return f, lead
+}
+
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	_, body, err := testutil.GetWithAuth(http.DefaultClient, url, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return body
 }
 
 func grepLines(s, any string) string {
@@ -285,13 +290,7 @@ func grepLines(s, any string) string {
 // leads, no command goes out, each rota's status says why; etcd back, a rota leads again.
 func TestHAEtcdStopsTheLeaderWithinTheTTL(t *testing.T) {
 	etcd := etcdtest.Start(t, 3, etcdtest.Options{})
-	f := newHAFleet(t, etcd, "outage", map[string]string{"n1": "On"})
-	f.prom.idle.Store(false)
-	for i := range 3 {
-		f.start(i)
-	}
-	lead := f.leader(10 * time.Second)
-	f.waitState("n1", fleet.StateOn, 20*time.Second)
+	f, lead := busyTrio(t, etcd, "outage")
 	stopped := time.Now()
 	for _, m := range etcd.Members {
 		etcd.Kill(m)

@@ -7,7 +7,6 @@ package etcdtest
 import (
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -20,9 +19,8 @@ import (
 
 // Options tune a cluster; the zero value is plain HTTP.
 type Options struct {
-	// CertFile and KeyFile serve TLS to clients (https:// endpoints); ClientCAFile, if set,
-	// makes the members require client certificates it signed.
-	CertFile, KeyFile, ClientCAFile string
+	// CertFile and KeyFile serve TLS to clients (https:// endpoints).
+	CertFile, KeyFile string
 }
 
 // Cluster is a set of etcd members started together.
@@ -91,9 +89,6 @@ func (c *Cluster) start(m *Member) {
 	if c.opts.CertFile != "" {
 		args = append(args, "--cert-file", c.opts.CertFile, "--key-file", c.opts.KeyFile)
 	}
-	if c.opts.ClientCAFile != "" {
-		args = append(args, "--client-cert-auth", "--trusted-ca-file", c.opts.ClientCAFile)
-	}
 	m.proc = testutil.Start(c.t, c.bin, args...)
 }
 
@@ -102,28 +97,7 @@ func (c *Cluster) start(m *Member) {
 func (c *Cluster) waitHealthy(m *Member) {
 	c.t.Helper()
 	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	testutil.Eventually(c.t, 60*time.Second, "etcd "+m.Name+" healthy", func() error {
-		if c.opts.ClientCAFile != "" {
-			return c.tcpUp(m) // /health wants a client certificate too
-		}
-		resp, err := hc.Get(m.ClientURL + "/health")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
-	})
-}
-
-func (c *Cluster) tcpUp(m *Member) error {
-	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(m.ClientURL, "https://"), time.Second)
-	if err != nil {
-		return err
-	}
-	return conn.Close()
+	testutil.WaitHTTPClient(c.t, hc, m.ClientURL+"/health", 60*time.Second)
 }
 
 // Kill stops the member with SIGKILL and waits until its process is gone.

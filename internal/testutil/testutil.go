@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -109,11 +111,17 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() er
 // WaitHTTP polls url until it answers 200.
 func WaitHTTP(t testing.TB, url string, timeout time.Duration) {
 	t.Helper()
+	WaitHTTPClient(t, http.DefaultClient, url, timeout)
+}
+
+// WaitHTTPClient is WaitHTTP through client (a TLS server's test client).
+func WaitHTTPClient(t testing.TB, client *http.Client, url string, timeout time.Duration) {
+	t.Helper()
 	Eventually(t, timeout, "GET "+url, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
@@ -200,4 +208,24 @@ func GetWithAuth(client *http.Client, url, user, pass string) (int, string, erro
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body), err
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (a process's output, loggers) and
+// the test's reads.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
