@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/cost"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -60,6 +62,17 @@ func fill(t *testing.T, s *store.Store) map[string]store.Node {
 	if err := s.UpdateGlobal(func(r *store.Global) error { *r = g; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	var stats learn.Stats
+	for m := range 90 {
+		stats.Observe(t0.Add(time.Duration(m)*time.Minute), map[string]int{"gpu": m % 5})
+	}
+	stats.ObserveBoot("gpu", 4*time.Minute)
+	if err := s.PutLearned(stats, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBooks(store.Books{At: t0, Counters: []cost.Counter{{Family: "x", Labels: []string{"cpu"}, Value: 1.5}}}); err != nil {
+		t.Fatal(err)
+	}
 	return want
 }
 
@@ -85,6 +98,16 @@ func same(t *testing.T, a, b *store.Store) {
 	gb, err := b.Global()
 	if err != nil || !reflect.DeepEqual(ga, gb) {
 		t.Errorf("global differs: %+v, %+v (%v)", ga, gb, err)
+	}
+	la, _, _ := a.Learned([]string{"gpu"})
+	lb, bad, err := b.Learned([]string{"gpu"})
+	if err != nil || bad != nil || la.Pools["gpu"] == nil || !reflect.DeepEqual(la, lb) {
+		t.Errorf("what was learned differs (%v, %v)", bad, err)
+	}
+	ba, _ := a.Books()
+	bb, err := b.Books()
+	if err != nil || len(bb.Counters) != 1 || !reflect.DeepEqual(ba, bb) {
+		t.Errorf("the books differ: %+v, %+v (%v)", ba, bb, err)
 	}
 	for _, n := range names {
 		ha, _ := a.Audit(n, 0)
@@ -288,7 +311,7 @@ func copies(t *testing.T, open Open) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(names) + 1 + len(names)*(len(names)+1)/2; n != want {
+	if want := len(names) + 1 + 1 + 1 + len(names)*(len(names)+1)/2; n != want { // nodes, global, learned, books, audit
 		t.Errorf("copied %d records and entries, want %d", n, want)
 	}
 	same(t, src, out)
