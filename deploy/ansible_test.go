@@ -24,20 +24,38 @@ import (
 // otherHash is bcrypt("other-pass"): the role keeps a value that is already a bcrypt hash.
 const otherHash = "$2b$10$pMa.NUwz0TccQC1Vy0ILa.LAk4W0y520j5van9krK8afa3DePpIKq"
 
-// roleRun runs deploy/ansible/site.yml on this machine (local connection) with the role's paths
+// roleRun runs deploy/ansible/site.yml on this machine (local connection) with a role's paths
 // in a scratch folder and service handling off (no systemd runs here).
 type roleRun struct {
 	t         *testing.T
 	playbook  string
 	dir       string
 	inventory string
+	base      map[string]any // the scratch paths, under every run's vars
 }
 
+// newRoleRun is a run of the rota_exporter role (this host in the group rota_exporters).
 func newRoleRun(t *testing.T) *roleRun {
+	r := newGroupRun(t, "rota_exporters")
+	r.base = map[string]any{
+		"rota_exporter_binary":         filepath.Join(binaries(t), "rota-exporter"),
+		"rota_exporter_binary_dest":    r.path("rota-exporter"),
+		"rota_exporter_unit_dir":       r.path("units"),
+		"rota_exporter_defaults_file":  r.path("rota-exporter.default"),
+		"rota_exporter_config_dir":     r.path("etc"),
+		"rota_exporter_gpu_device":     r.path("nvidia0"),
+		"rota_exporter_manage_service": false,
+	}
+	return r
+}
+
+// newGroupRun runs site.yml with this host alone in group: the plays of the other groups
+// match no host.
+func newGroupRun(t *testing.T, group string) *roleRun {
 	requireRoot(t)
 	r := &roleRun{t: t, playbook: testutil.Tool(t, "ansible-playbook"), dir: t.TempDir()}
 	r.inventory = filepath.Join(r.dir, "inventory.ini")
-	inv := "[rota_exporters]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
+	inv := "[" + group + "]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n"
 	if err := os.WriteFile(r.inventory, []byte(inv), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +88,9 @@ func (r *roleRun) run(vars map[string]any) int {
 func (r *roleRun) play(env []string, vars map[string]any) (string, error) {
 	t := r.t
 	t.Helper()
-	all := map[string]any{
-		"rota_exporter_binary":         filepath.Join(binaries(t), "rota-exporter"),
-		"rota_exporter_binary_dest":    r.path("rota-exporter"),
-		"rota_exporter_unit_dir":       r.path("units"),
-		"rota_exporter_defaults_file":  r.path("rota-exporter.default"),
-		"rota_exporter_config_dir":     r.path("etc"),
-		"rota_exporter_gpu_device":     r.path("nvidia0"),
-		"rota_exporter_manage_service": false,
+	all := map[string]any{}
+	for k, v := range r.base {
+		all[k] = v
 	}
 	for k, v := range vars {
 		all[k] = v
