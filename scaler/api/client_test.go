@@ -3,11 +3,13 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rotahq/rota/scaler/api"
@@ -187,5 +189,82 @@ func TestClientBackup(t *testing.T) {
 	rec := h.do(http.MethodGet, "/api/v1/store/backup", apiToken, nil)
 	if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusOK || ct != "application/octet-stream" {
 		t.Errorf("status %d, Content-Type %q", rec.Code, ct)
+	}
+}
+
+// TestClientSendsAWriteToTheLeaderOnce: a write refused with 503 by a rota that does not lead
+// goes once to the leader_url it names, with the token; never from https down to http, never
+// to a URL that is not http(s) or that is the rota asked, and never a second hop.
+func TestClientSendsAWriteToTheLeaderOnce(t *testing.T) {
+	type rota struct {
+		srv   *httptest.Server
+		calls atomic.Int32
+	}
+	// refusing answers every call with 503 naming *leaderURL.
+	refusing := func(tls bool, leaderURL *string) *rota {
+		r := &rota{}
+		h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			r.calls.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "pin: this rota does not lead", "leader": "rota-b", "leader_url": *leaderURL})
+		})
+		if tls {
+			r.srv = httptest.NewTLSServer(h)
+		} else {
+			r.srv = httptest.NewServer(h)
+		}
+		t.Cleanup(r.srv.Close)
+		return r
+	}
+	leader := &rota{}
+	leader.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		leader.calls.Add(1)
+		if req.Header.Get("Authorization") != "Bearer "+apiToken || req.URL.Path != "/api/v1/nodes/cpu01/pin" {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		_, _ = io.WriteString(w, `{"node":"cpu01","pinned":true}`)
+	}))
+	t.Cleanup(leader.srv.Close)
+
+	for _, tc := range []struct {
+		name       string
+		tls        bool
+		leaderURL  func(self, other string) string
+		wantLeader int32 // calls the leader receives
+		wantOK     bool
+	}{
+		{"to the leader", false, func(_, _ string) string { return leader.srv.URL }, 1, true},
+		{"never https down to http", true, func(_, _ string) string { return leader.srv.URL }, 0, false},
+		{"not to itself", false, func(self, _ string) string { return self }, 0, false},
+		{"not to a URL that is not http(s)", false, func(_, _ string) string { return "ftp://rota-b:10091" }, 0, false},
+		{"no second hop", false, func(_, other string) string { return other }, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leader.calls.Store(0)
+			var firstURL, secondURL string
+			first := refusing(tc.tls, &firstURL)
+			second := refusing(false, &secondURL) // a rota that does not lead either, naming first
+			firstURL, secondURL = tc.leaderURL(first.srv.URL, second.srv.URL), first.srv.URL
+			c, err := api.NewClient(first.srv.URL, api.NewToken(apiToken), first.srv.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.SetPinned(context.Background(), "cpu01", true, "")
+			if (err == nil) != tc.wantOK {
+				t.Fatalf("SetPinned: %v, want ok %v", err, tc.wantOK)
+			}
+			var se *api.StatusError
+			if err != nil && (!errors.As(err, &se) || se.Code != http.StatusServiceUnavailable) {
+				t.Errorf("error %v, want the 503 of the rota asked", err)
+			}
+			if n := leader.calls.Load(); n != tc.wantLeader {
+				t.Errorf("the leader got %d calls, want %d", n, tc.wantLeader)
+			}
+			if first.calls.Load() != 1 || second.calls.Load() > 1 {
+				t.Errorf("calls: the rota asked %d, the one it named %d; want 1 and at most 1", first.calls.Load(), second.calls.Load())
+			}
+		})
 	}
 }
