@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -150,7 +151,8 @@ type guardFunc func() ([]clientv3.Cmp, time.Time, error)
 func (g guardFunc) Conditions() ([]clientv3.Cmp, time.Time, error) { return g() }
 
 // The fleet marker: a new prefix gets it, a rota of the same fleet opens it again, and a
-// rota of another fleet, a prefix of other keys, or an empty prefix without Create is
+// rota of another fleet, a prefix of other keys, a marker this rota does not read, or an empty
+// prefix without Create is
 // refused with a FleetError naming the problem, writing nothing.
 func TestFleetMarker(t *testing.T) {
 	f := newFixture(t)
@@ -165,6 +167,9 @@ func TestFleetMarker(t *testing.T) {
 	if _, err := f.cli.Put(ctx, "/foreign/config", "x"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.cli.Put(ctx, "/damaged/fleet", `{"v":1,"fleet":"lab","state":"half"}`); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name   string
 		prefix string
@@ -175,6 +180,7 @@ func TestFleetMarker(t *testing.T) {
 		{"another fleet", prefix, "site-b", true, `holds the state of fleet "lab", and store.etcd.fleet is "site-b"`},
 		{"foreign keys", "/foreign", "lab", true, "holds 1 keys but no rota fleet marker"},
 		{"empty without create", "/nothing-here", "lab", false, "no rota fleet's state"},
+		{"a damaged marker", "/damaged", "lab", true, `its fleet marker /damaged/fleet is not one this rota reads: state "half" is not ready or migrating`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -301,4 +307,37 @@ func TestConnectSaysWhy(t *testing.T) {
 		t.Fatalf("with the CA: %v", err)
 	}
 	_ = cli.Close()
+}
+
+// FuzzParseMarker: a fleet marker read from etcd (anything a program with access to the prefix
+// wrote there) is refused with an error or is version 1 of a fleet in a known state, and reads
+// back the same once written again; nothing panics.
+func FuzzParseMarker(f *testing.F) {
+	for _, seed := range []string{
+		`{"v":1,"fleet":"lab","state":"ready","created":"2026-12-01T09:00:00Z","by":"rota-a"}`,
+		`{"v":1,"fleet":"lab","state":"migrating","created":"2026-12-01T09:00:00Z","by":"rotactl"}`,
+		`{"v":2,"fleet":"lab","state":"ready"}`, `{"v":1,"state":"ready"}`, `{"v":1,"fleet":"lab","state":"half"}`,
+		`{"v":1,"fleet":"lab","state":"ready","created":"yesterday"}`, `null`, `[]`, ``, `{"v":1e400}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseMarker(b)
+		if err != nil {
+			if m != nil {
+				t.Fatalf("an error and a marker: %v, %+v", err, m)
+			}
+			return
+		}
+		if m.V != 1 || m.Fleet == "" || (m.State != stateReady && m.State != stateMigrating) {
+			t.Fatalf("accepted %q as %+v", b, m)
+		}
+		again, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m2, err := parseMarker(again); err != nil || m2.Fleet != m.Fleet || m2.State != m.State || !m2.Created.Equal(m.Created) || m2.By != m.By {
+			t.Fatalf("written again, %s reads as %+v, %v (was %+v)", again, m2, err, m)
+		}
+	})
 }

@@ -77,11 +77,27 @@ func (b *Backend) readMarker(ctx context.Context) (*marker, int64, error) {
 	if len(resp.Kvs) == 0 {
 		return nil, 0, nil
 	}
-	var m marker
-	if err := json.Unmarshal(resp.Kvs[0].Value, &m); err != nil || m.V != 1 || m.Fleet == "" {
-		return nil, 0, &FleetError{Prefix: b.prefix, Problem: fmt.Sprintf("its fleet marker %s is not one this rota reads", b.markerKey())}
+	m, err := parseMarker(resp.Kvs[0].Value)
+	if err != nil {
+		return nil, 0, &FleetError{Prefix: b.prefix, Problem: fmt.Sprintf("its fleet marker %s is not one this rota reads: %v", b.markerKey(), err)}
 	}
-	return &m, resp.Kvs[0].ModRevision, nil
+	return m, resp.Kvs[0].ModRevision, nil
+}
+
+// parseMarker reads a fleet marker as putMarker writes it: version 1, a fleet, a known state.
+func parseMarker(v []byte) (*marker, error) {
+	var m marker
+	switch err := json.Unmarshal(v, &m); {
+	case err != nil:
+		return nil, fmt.Errorf("not JSON: %w", err)
+	case m.V != 1:
+		return nil, fmt.Errorf("version %d, not 1", m.V)
+	case m.Fleet == "":
+		return nil, fmt.Errorf("no fleet")
+	case m.State != stateReady && m.State != stateMigrating:
+		return nil, fmt.Errorf("state %s is not %s or %s", errtext.Quote(m.State), stateReady, stateMigrating)
+	}
+	return &m, nil
 }
 
 func (b *Backend) checkMarker(ctx context.Context, o OpenOptions) (created bool, err error) {
