@@ -27,6 +27,7 @@ var installed = []struct {
 	{"/usr/bin/rota-exporter", 0o755, "root", "root"},
 	{"/usr/lib/systemd/system/rota.service", 0o644, "root", "root"},
 	{"/usr/lib/systemd/system/rota-exporter.service", 0o644, "root", "root"},
+	{"/usr/share/rota/rota-etcd.conf", 0o644, "root", "root"},
 	{"/etc/default/rota", 0o644, "root", "root"},
 	{"/etc/default/rota-exporter", 0o644, "root", "root"},
 	{"/etc/rota", fs.ModeDir | 0o750, "root", "rota"},
