@@ -70,7 +70,8 @@ func newHARun(t *testing.T, port int) *roleRun {
 // the systemd drop-in; a second run changes nothing. The real rota, started on what was
 // written, reaches a real etcd over TLS and leads. Bad variables (no endpoints, a fleet name
 // etcd's prefix cannot hold, a lease rota refuses) fail the play naming the variable or the
-// config field, and leave the config in place as it was.
+// config field, and leave the config in place as it was. A client certificate and a user are
+// written and named, and removed once their variables are dropped.
 func TestAnsibleHARole(t *testing.T) {
 	port := testutil.FreePort(t)
 	r := newHARun(t, port)
@@ -91,24 +92,11 @@ func TestAnsibleHARole(t *testing.T) {
 		"rota_ha_lease_ttl":      "5s",
 		"rota_ha_etcd_ca":        string(certPEM),
 	}
-	if n := r.run(vars); n == 0 {
-		t.Fatal("first run changed nothing")
-	}
-	if n := r.run(vars); n != 0 {
-		t.Errorf("second run changed %d tasks, want 0 (not idempotent)", n)
-	}
-
-	for _, f := range []struct {
-		name string
-		mode fs.FileMode
-	}{
+	r.runTwice(vars)
+	r.checkModes([]fileMode{
 		{"etc", fs.ModeDir | 0o750}, {"etc/rota.yml", 0o640}, {"etc/etcd-ca.pem", 0o640},
 		{"units/rota.service.d/etcd.conf", 0o644},
-	} {
-		if fi, err := os.Stat(r.path(f.name)); err != nil || fi.Mode() != f.mode {
-			t.Errorf("%s: %v (%v), want %v", f.name, fi.Mode(), err, f.mode)
-		}
-	}
+	})
 	for _, gone := range []string{"etc/etcd.pem", "etc/etcd-key.pem", "etc/etcd.password"} {
 		if _, err := os.Stat(r.path(gone)); !os.IsNotExist(err) {
 			t.Errorf("%s written without its variable (%v)", gone, err)
@@ -181,5 +169,32 @@ func TestAnsibleHARole(t *testing.T) {
 				t.Errorf("the config in place changed (%v)", err)
 			}
 		})
+	}
+
+	// A client certificate and etcd's authentication: their files are written and named; both
+	// dropped again, the files go.
+	withAuth := map[string]any{"rota_ha_etcd_cert": string(certPEM), "rota_ha_etcd_key": string(keyPEM),
+		"rota_ha_etcd_username": "rota", "rota_ha_etcd_password": "pa55"}
+	for k, v := range vars {
+		withAuth[k] = v
+	}
+	r.runTwice(withAuth)
+	r.checkModes([]fileMode{{"etc/etcd.pem", 0o640}, {"etc/etcd-key.pem", 0o640}, {"etc/etcd.password", 0o640}})
+	if cfg, err := config.Load(r.path("etc/rota.yml")); err != nil {
+		t.Error(err)
+	} else if e := cfg.Store.Etcd; e.TLS.CertFile != r.path("etc/etcd.pem") || e.TLS.KeyFile != r.path("etc/etcd-key.pem") ||
+		e.Username != "rota" || e.PasswordFile != r.path("etc/etcd.password") {
+		t.Errorf("with a client certificate and a user, the store section: %+v", e)
+	}
+	if b, err := os.ReadFile(r.path("etc/etcd.password")); err != nil || string(b) != "pa55" {
+		t.Errorf("the password file holds %q (%v)", b, err)
+	}
+	if n := r.run(vars); n == 0 {
+		t.Error("dropping the certificate and the user changed nothing")
+	}
+	for _, gone := range []string{"etc/etcd.pem", "etc/etcd-key.pem", "etc/etcd.password"} {
+		if _, err := os.Stat(r.path(gone)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (%v)", gone, err)
+		}
 	}
 }

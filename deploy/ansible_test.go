@@ -83,6 +83,34 @@ func (r *roleRun) run(vars map[string]any) int {
 	return n
 }
 
+// runTwice applies the role twice with vars: the first run changes something, the second
+// nothing (the role is idempotent).
+func (r *roleRun) runTwice(vars map[string]any) {
+	r.t.Helper()
+	if n := r.run(vars); n == 0 {
+		r.t.Fatal("first run changed nothing")
+	}
+	if n := r.run(vars); n != 0 {
+		r.t.Errorf("second run changed %d tasks, want 0 (not idempotent)", n)
+	}
+}
+
+// fileMode is a file the role writes (relative to the scratch folder) and its mode.
+type fileMode struct {
+	name string
+	mode fs.FileMode
+}
+
+// checkModes: each file is there with its mode.
+func (r *roleRun) checkModes(files []fileMode) {
+	r.t.Helper()
+	for _, f := range files {
+		if fi, err := os.Stat(r.path(f.name)); err != nil || fi.Mode() != f.mode {
+			r.t.Errorf("%s: %v (%v), want %v", f.name, fi.Mode(), err, f.mode)
+		}
+	}
+}
+
 // play applies the role with vars (on top of the scratch paths) and more environment, and
 // returns its output and whether ansible-playbook failed.
 func (r *roleRun) play(env []string, vars map[string]any) (string, error) {
@@ -146,25 +174,12 @@ func TestAnsibleRole(t *testing.T) {
 		"rota_exporter_tls_key":          keyPEM,
 		"rota_exporter_basic_auth_users": map[string]string{"prometheus": "s3cret", "other": otherHash},
 	}
-	if n := r.run(secured); n == 0 {
-		t.Fatal("first run changed nothing")
-	}
-	if n := r.run(secured); n != 0 {
-		t.Errorf("second run changed %d tasks, want 0 (not idempotent)", n)
-	}
-
-	for _, f := range []struct {
-		name string
-		mode fs.FileMode
-	}{
+	r.runTwice(secured)
+	r.checkModes([]fileMode{
 		{"rota-exporter", 0o755}, {"rota-exporter.default", 0o644}, {"units/rota-exporter.service", 0o644},
 		{"units/rota-exporter.service.d/web-config.conf", 0o644},
 		{"etc", fs.ModeDir | 0o700}, {"etc/web-config.yml", 0o600}, {"etc/tls.crt", 0o600}, {"etc/tls.key", 0o600},
-	} {
-		if fi, err := os.Stat(r.path(f.name)); err != nil || fi.Mode() != f.mode {
-			t.Errorf("%s: %v (%v), want %v", f.name, fi.Mode(), err, f.mode)
-		}
-	}
+	})
 	unit, err := os.ReadFile(r.path("units/rota-exporter.service"))
 	if err != nil || !strings.Contains(string(unit), "\nExecStart="+r.path("rota-exporter")+" $ARGS\n") {
 		t.Errorf("the unit does not start the installed binary (%v)", err)
