@@ -13,7 +13,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/rotahq/rota/internal/etcdtest"
-	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
 	"github.com/rotahq/rota/scaler/store/etcdstore"
@@ -48,7 +47,7 @@ func TestStoreMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := s.AppendAudit(api.AuditRecord{Time: at.Add(time.Duration(i) * time.Minute), Node: "n1", Pool: "cpu", Action: fleet.PowerOff, Reason: fleet.ReasonIdle, Result: "succeeded"}); err != nil {
+		if err := s.AppendAudit(store.AuditRecord{Time: at.Add(time.Duration(i) * time.Minute), Node: "n1", Pool: "cpu", Action: fleet.PowerOff, Reason: fleet.ReasonIdle, Result: "succeeded"}); err != nil {
 			t.Fatal(err)
 		}
 	}

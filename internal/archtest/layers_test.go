@@ -18,7 +18,7 @@ type layer struct {
 var layers = []layer{
 	{"shared helpers", []string{
 		"bmc/spec", "internal/archtest", "internal/clock", "internal/doccmd", "internal/errtext",
-		"internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/logflags",
+		"internal/etcdtest", "internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/logflags",
 		"internal/size", "internal/slurmlab", "internal/testutil", "internal/webconfig",
 	}},
 	{"config", []string{"scaler/config"}},
@@ -26,10 +26,10 @@ var layers = []layer{
 	{"planner", []string{"scaler/plan", "alerts", "scaler/cost", "scaler/inventory", "scaler/sim/trace"}},
 	{"adapters", []string{
 		"bmc", "bmc/redfishemu", "exporter", "exporter/gpufake", "internal/slurmcli/...",
-		"scaler/cost/report", "scaler/jobs/...", "scaler/promfacts", "scaler/store",
+		"scaler/cost/report", "scaler/jobs/...", "scaler/promfacts", "scaler/store/...",
 	}},
 	{"executor", []string{"scaler/executor/..."}},
-	{"loop and API", []string{"scaler/loop", "scaler/api/...", "scaler/sim", "scaler/sim/report"}},
+	{"loop and API", []string{"scaler/loop", "scaler/api/...", "scaler/ha", "scaler/sim", "scaler/sim/report"}},
 	{"binaries' libraries", []string{"exporter/app", "internal/wire", "lab"}},
 	{"binaries and their tests", []string{"cmd/...", "deploy", "e2e"}},
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/cost"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
@@ -76,8 +75,8 @@ func fill(t *testing.T, s *store.Store) map[string]store.Node {
 	return want
 }
 
-func record(node string, at time.Time, result string) api.AuditRecord {
-	return api.AuditRecord{Time: at, Node: node, Pool: "gpu", Action: fleet.PowerOff, Reason: fleet.ReasonDrained, Result: result}
+func record(node string, at time.Time, result string) store.AuditRecord {
+	return store.AuditRecord{Time: at, Node: node, Pool: "gpu", Action: fleet.PowerOff, Reason: fleet.ReasonDrained, Result: result}
 }
 
 // same fails unless b holds what fill wrote to a.
@@ -213,25 +212,25 @@ func auditRetention(t *testing.T, open Open) {
 	cases := []struct {
 		name     string
 		ret      store.Retention
-		appended []api.AuditRecord
-		want     []api.AuditRecord // newest first
+		appended []store.AuditRecord
+		want     []store.AuditRecord // newest first
 	}{
 		{"keeps newest N",
 			store.Retention{Keep: 2},
-			[]api.AuditRecord{record("a", t0, "started"), record("a", t0.Add(1), "succeeded"), record("a", t0.Add(2), "started")},
-			[]api.AuditRecord{record("a", t0.Add(2), "started"), record("a", t0.Add(1), "succeeded")}},
+			[]store.AuditRecord{record("a", t0, "started"), record("a", t0.Add(1), "succeeded"), record("a", t0.Add(2), "started")},
+			[]store.AuditRecord{record("a", t0.Add(2), "started"), record("a", t0.Add(1), "succeeded")}},
 		{"drops older than max age",
 			store.Retention{Keep: 10, MaxAge: 24 * time.Hour},
-			[]api.AuditRecord{record("a", t0, "started"), record("a", t0.Add(23*time.Hour), "started"), record("a", t0.Add(25*time.Hour), "failed")},
-			[]api.AuditRecord{record("a", t0.Add(25*time.Hour), "failed"), record("a", t0.Add(23*time.Hour), "started")}},
+			[]store.AuditRecord{record("a", t0, "started"), record("a", t0.Add(23*time.Hour), "started"), record("a", t0.Add(25*time.Hour), "failed")},
+			[]store.AuditRecord{record("a", t0.Add(25*time.Hour), "failed"), record("a", t0.Add(23*time.Hour), "started")}},
 		{"nodes are apart",
 			store.Retention{Keep: 1},
-			[]api.AuditRecord{record("a", t0, "started"), record("a0", t0.Add(1), "started"), record("a/b", t0.Add(2), "started")},
-			[]api.AuditRecord{record("a", t0, "started")}},
+			[]store.AuditRecord{record("a", t0, "started"), record("a0", t0.Add(1), "started"), record("a/b", t0.Add(2), "started")},
+			[]store.AuditRecord{record("a", t0, "started")}},
 	}
 	// More records than one read of a walk fetches, some pruned.
 	long := store.Retention{Keep: 150}
-	var appended, want []api.AuditRecord
+	var appended, want []store.AuditRecord
 	for i := range 200 {
 		appended = append(appended, record("a", t0.Add(time.Duration(i)*time.Second), "started"))
 	}
@@ -241,8 +240,8 @@ func auditRetention(t *testing.T, open Open) {
 	cases = append(cases, struct {
 		name     string
 		ret      store.Retention
-		appended []api.AuditRecord
-		want     []api.AuditRecord
+		appended []store.AuditRecord
+		want     []store.AuditRecord
 	}{"a long log", long, appended, want})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
