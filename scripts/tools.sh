@@ -78,3 +78,44 @@ for entry in "${mod_builds[@]}"; do
   (cd "$top" && go build -ldflags="$ldflags" -o "$bin/$name" "$pkg")
   echo "$stamp" >"$bin/.$name.version"
 done
+
+# A Kubernetes control plane for the kubernetes adapter's tests and the lab (internal/kubelab):
+# kube-apiserver, kube-scheduler and kube-controller-manager from k8s.io/kubernetes, with the
+# etcd above (the etcd line Kubernetes v1.37 builds with). go install refuses k8s.io/kubernetes
+# (its go.mod replaces 33 k8s.io modules with ./staging folders the module zip lacks), so it is
+# built in its module-cache folder with -modfile: a copy of its go.mod that requires the
+# published modules of the same release instead (only go.mod and go.sum are copied, not the
+# 120 MB tree). The three programs come from one go build: one module graph, every package they
+# share (the apiserver libraries, etcd's client, gRPC, protobuf) compiled once. Only these
+# commands are built; providerless drops the in-tree cloud providers; cgo is off (static
+# binaries, as Kubernetes releases them); -trimpath and -s -w as above. Kubernetes reads its
+# own version from -X flags.
+k8s_version=v1.37.2
+k8s_staging=v0.37.2
+k8s_tools=(kube-apiserver kube-scheduler kube-controller-manager)
+k8s_ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
+k8s_stamp="$k8s_version staging=$k8s_staging tags=providerless cgo=0 trimpath ldflags=$k8s_ldflags"
+fresh=true
+for name in "${k8s_tools[@]}"; do
+  { [ -x "$bin/$name" ] && [ "$(cat "$bin/.$name.version" 2>/dev/null)" = "$k8s_stamp" ]; } || fresh=false
+done
+if ! $fresh; then
+  echo "tools: building ${k8s_tools[*]} from k8s.io/kubernetes@$k8s_version (several minutes)"
+  src=$(go mod download -json "k8s.io/kubernetes@$k8s_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src" ] || { echo "tools: k8s.io/kubernetes@$k8s_version did not download" >&2; exit 1; }
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  cp "$src/go.mod" "$src/go.sum" "$work/" && chmod u+w "$work/go.mod" "$work/go.sum"
+  edits=()
+  for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$work/go.mod"); do
+    edits+=("-dropreplace=$m" "-require=$m@$k8s_staging")
+  done
+  go mod edit "${edits[@]}" "$work/go.mod"
+  (cd "$src" && GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go build -modfile="$work/go.mod" -trimpath \
+    -tags=providerless -ldflags="$k8s_ldflags" -o "$work/" \
+    ./cmd/kube-apiserver ./cmd/kube-scheduler ./cmd/kube-controller-manager)
+  for name in "${k8s_tools[@]}"; do
+    mv "$work/$name" "$bin/$name"
+    echo "$k8s_stamp" >"$bin/.$name.version"
+  done
+fi

@@ -15,6 +15,7 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/jobs"
 	jobsexec "github.com/rotahq/rota/scaler/jobs/exec"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes"
 	"github.com/rotahq/rota/scaler/jobs/none"
 	"github.com/rotahq/rota/scaler/jobs/slurm"
 )
@@ -60,6 +61,8 @@ func newJobs(cfg *config.Config, log *logrus.Entry) (jobs.Manager, error) {
 		})
 	case "slurm":
 		return slurm.NewFromConfig(cfg, log), nil
+	case "kubernetes":
+		return kubernetes.NewFromConfig(cfg, log)
 	}
 	return nil, errors.New("jobs.adapter " + cfg.Jobs.Adapter + " is not built in")
 }

@@ -53,7 +53,11 @@ func writeExplanation(w io.Writer, x api.Explanation) error {
 	fmt.Fprintf(tw, "node\t%s (pool %s)\n", n.Name, n.Pool)
 	fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %.2f/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), n.CostPerHour)
 	fmt.Fprintf(tw, "verdict\t%s\n", verdict(x))
-	fmt.Fprintf(tw, "jobs\t%s\n", jobsLine(x.Jobs))
+	if x.JobsError != "" {
+		fmt.Fprintf(tw, "jobs\tjob manager not read last pass (nothing scaled): %s\n", oneLine(x.JobsError))
+	} else {
+		fmt.Fprintf(tw, "jobs\t%s\n", jobsLine(x.Jobs))
+	}
 	fmt.Fprintf(tw, "telemetry\t%s\n", telemetryLine(x.Telemetry))
 	if err := tw.Flush(); err != nil {
 		return err

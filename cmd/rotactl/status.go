@@ -99,6 +99,9 @@ func writeStatus(w io.Writer, st api.Status) error {
 	}
 	fmt.Fprintf(tw, "last pass\t%s\n", passLine(st))
 	fmt.Fprintf(tw, "telemetry\t%s\tjob manager\t%s\n", okOr(st.Telemetry, "missing: nothing is scaled down"), okOr(st.JobsKnown, "unreadable: nothing is scaled"))
+	if st.JobsError != "" {
+		fmt.Fprintf(tw, "job manager error\t%s\n", oneLine(st.JobsError))
+	}
 	fmt.Fprintf(tw, "paused\t%s\tdry run\t%s\n", yesNo(st.Paused), yesNo(st.DryRun))
 	fmt.Fprintf(tw, "spend\t%s/h of %s/h with every server on (saving %s/h%s)\n",
 		money(st.SpendPerHour, st.Currency), money(st.AllOnPerHour, st.Currency),

@@ -23,6 +23,8 @@ type toolsScript struct {
 	apt      []string
 	goBuilt  []string
 	goBuilds []string // one line per go install
+	// k8sBuilt are the control plane's programs, built in k8s.io/kubernetes's module folder.
+	k8sBuilt []string
 }
 
 var (
@@ -30,6 +32,8 @@ var (
 	goBuildLine = regexp.MustCompile(`(?m)^  "([a-z,-]+) (v\S+) (\S+) ([^"]+)"$`)
 	// modBuildLine is a tool built from the module's own go.mod: the binary and the package.
 	modBuildLine = regexp.MustCompile(`(?m)^  "([a-z-]+) ([a-z0-9./-]+)"$`)
+	// k8sLine lists the control plane's programs, built from k8s.io/kubernetes.
+	k8sLine = regexp.MustCompile(`(?m)^k8s_tools=\(([^)]*)\)`)
 )
 
 func readToolsScript(t *testing.T) toolsScript {
@@ -52,7 +56,11 @@ func readToolsScript(t *testing.T) toolsScript {
 		ts.goBuilt = append(ts.goBuilt, string(m[1]))
 		ts.goBuilds = append(ts.goBuilds, string(m[0]))
 	}
-	if len(ts.apt) == 0 || len(ts.goBuilt) == 0 {
+	if m := k8sLine.FindSubmatch(b); m != nil {
+		ts.k8sBuilt = strings.Fields(string(m[1]))
+		ts.goBuilt = append(ts.goBuilt, ts.k8sBuilt...)
+	}
+	if len(ts.apt) == 0 || len(ts.goBuilt) == 0 || len(ts.k8sBuilt) == 0 {
 		t.Fatalf("scripts/tools.sh: apt packages %v, Go tools %v", ts.apt, ts.goBuilt)
 	}
 	return ts
@@ -265,8 +273,10 @@ func TestNothingReadsBesideTheRepository(t *testing.T) {
 
 // TestToolsScriptBuildsOncePerModule runs scripts/tools.sh (a copy, in a scratch tree) with a
 // go that only records what it is asked and dpkg-query reporting every package installed: one
-// go install per module, with its tags and flags; a second run builds nothing; a stamp written
-// with other build flags rebuilds that module's tools, and only those.
+// go install per module, with its tags and flags, and the Kubernetes control plane in one go
+// build from k8s.io/kubernetes's module folder (its staging replaces turned into requires);
+// a second run builds nothing; a stamp written with other build flags rebuilds that module's
+// tools, and only those.
 func TestToolsScriptBuildsOncePerModule(t *testing.T) {
 	ts := readToolsScript(t)
 	tree := t.TempDir()
@@ -283,15 +293,32 @@ func TestToolsScriptBuildsOncePerModule(t *testing.T) {
 	fakes := t.TempDir()
 	log := filepath.Join(fakes, "go.log")
 	writeScript(t, filepath.Join(fakes, "dpkg-query"), "echo 'install ok installed'\n")
-	// The fake go answers list with a version; it logs the arguments of each install and
-	// build, one per line, then a blank line, and makes each package's binary in GOBIN (or
-	// at build's -o).
+	// The fake go answers list with a version; it logs the arguments of each other call, one
+	// per line, then a blank line, and makes each package's binary in GOBIN (go install), at
+	// build's -o, or in the -o folder (a -o ending in /). go mod download answers a module
+	// folder whose go.mod replaces two modules with staging folders; go mod edit records the
+	// edits in the go.mod it is given.
+	mod := filepath.Join(fakes, "module")
 	writeScript(t, filepath.Join(fakes, "go"), `[ "$1" = list ] && { echo v0.0.0-test; exit 0; }
 printf '%s\n' "$@" >>`+log+`; echo >>`+log+`
+case "$1 $2" in
+"mod download")
+  mkdir -p `+mod+`
+  printf 'module k8s.io/kubernetes\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n\tk8s.io/client-go => ./staging/src/k8s.io/client-go\n)\n' >`+mod+`/go.mod
+  : >`+mod+`/go.sum
+  printf '{\n\t"Path": "k8s.io/kubernetes",\n\t"Dir": "%s",\n\t"GoMod": "x"\n}\n' `+mod+`
+  exit 0;;
+"mod edit") for a in "$@"; do last=$a; done; printf '%s\n' "$@" >>"$last"; exit 0;;
+esac
+out=
 prev=
 for a in "$@"; do
   case "$a" in *@*) p=${a%@*}; : >"$GOBIN/${p##*/}"; chmod +x "$GOBIN/${p##*/}";; esac
-  [ "$prev" = -o ] && { : >"$a"; chmod +x "$a"; }
+  [ "$prev" = -o ] && out=$a
+  case "$out" in
+  */) case "$a" in ./*) n=${a##*/}; : >"$out$n"; chmod +x "$out$n";; esac;;
+  ?*) [ "$prev" = -o ] && { : >"$out"; chmod +x "$out"; };;
+  esac
   prev=$a
 done
 `)
@@ -311,9 +338,19 @@ done
 		return strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n")
 	}
 
+	// The control plane takes three: mod download, mod edit, build.
 	first := run()
-	if len(first) != len(ts.goBuilds) {
-		t.Fatalf("%d go invocations for %d builds:\n%s", len(first), len(ts.goBuilds), strings.Join(first, "\n--\n"))
+	if len(first) != len(ts.goBuilds)+3 {
+		t.Fatalf("%d go invocations for %d builds and the control plane:\n%s", len(first), len(ts.goBuilds), strings.Join(first, "\n--\n"))
+	}
+	k8sBuild := first[len(first)-1]
+	for _, want := range []string{"build", "-trimpath", "-tags=providerless", "./cmd/kube-apiserver", "./cmd/kube-scheduler", "./cmd/kube-controller-manager"} {
+		if !slices.Contains(strings.Split(k8sBuild, "\n"), want) {
+			t.Errorf("the control plane's go build lacks %s:\n%s", want, k8sBuild)
+		}
+	}
+	if edit := first[len(first)-2]; !strings.Contains(edit, "-dropreplace=k8s.io/client-go\n-require=k8s.io/client-go@v0.") {
+		t.Errorf("the staging replaces are not turned into requires:\n%s", edit)
 	}
 	wantProm := []string{"install", "-tags=remove_all_sd", "-ldflags=-s -w",
 		"github.com/prometheus/prometheus/cmd/prometheus@v0.316.0", "github.com/prometheus/prometheus/cmd/promtool@v0.316.0"}
@@ -341,6 +378,13 @@ done
 	}
 	if rebuilt := run(); len(rebuilt) != 1 || rebuilt[0] != strings.Join(wantProm, "\n") {
 		t.Errorf("after a stale promtool stamp, rebuilt:\n%s", strings.Join(rebuilt, "\n--\n"))
+	}
+	// A stale stamp on one program of the control plane: that build alone, again.
+	if err := os.WriteFile(filepath.Join(bin, ".kube-scheduler.version"), []byte("v1.36.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := run(); len(rebuilt) != 3 || !strings.HasPrefix(rebuilt[2], "build\n") || !strings.Contains(rebuilt[2], "./cmd/kube-scheduler") {
+		t.Errorf("after a stale kube-scheduler stamp, rebuilt:\n%s", strings.Join(rebuilt, "\n--\n"))
 	}
 }
 

@@ -56,8 +56,11 @@ type Status struct {
 	LastError string `json:"last_error,omitempty"`
 	// Telemetry and JobsKnown say whether the last pass could read Prometheus and the job
 	// manager (without them nothing is scaled down).
-	Telemetry bool         `json:"telemetry"`
-	JobsKnown bool         `json:"jobs_known"`
+	Telemetry bool `json:"telemetry"`
+	JobsKnown bool `json:"jobs_known"`
+	// JobsError is why the job manager could not be read (its bad answer, refused
+	// credentials), when it could not.
+	JobsError string       `json:"jobs_error,omitempty"`
 	Nodes     []NodeStatus `json:"nodes"`
 	Pools     []PoolStatus `json:"pools"`
 	// SpendPerHour is what the powered servers cost per hour; AllOnPerHour what the whole
@@ -111,8 +114,11 @@ type PoolStatus struct {
 
 // Explanation is Explain's answer: the server, the facts the last pass saw, and its verdict.
 type Explanation struct {
-	Node      NodeStatus          `json:"node"`
-	Jobs      fleet.JobsView      `json:"jobs"`
+	Node NodeStatus     `json:"node"`
+	Jobs fleet.JobsView `json:"jobs"`
+	// JobsError is why the last pass could not read the job manager, when it could not: the
+	// server's allocation is then unknown, never taken as none.
+	JobsError string              `json:"jobs_error,omitempty"`
 	Telemetry fleet.TelemetryView `json:"telemetry"`
 	// Action is what the last pass decided for the server, or Skip why it left it alone.
 	Action *fleet.Action `json:"action,omitempty"`

@@ -100,10 +100,11 @@ type EtcdStore struct {
 
 // Jobs chooses the job-manager adapter.
 type Jobs struct {
-	// Adapter is one of none, exec, slurm.
-	Adapter string    `yaml:"adapter"`
-	Exec    ExecJobs  `yaml:"exec"`
-	Slurm   SlurmJobs `yaml:"slurm"`
+	// Adapter is one of none, exec, slurm, kubernetes.
+	Adapter    string         `yaml:"adapter"`
+	Exec       ExecJobs       `yaml:"exec"`
+	Slurm      SlurmJobs      `yaml:"slurm"`
+	Kubernetes KubernetesJobs `yaml:"kubernetes"`
 	// Timeout bounds each call to the job manager.
 	Timeout model.Duration `yaml:"timeout"`
 	// WatchInterval is how often the adapter's pending-work watch (where it has one) reads the
@@ -136,6 +137,18 @@ type SlurmJobs struct {
 	// Weights sets each node's Slurm weight from its pool's hourly cost when rota starts, so
 	// Slurm fills the cheapest servers first (see `rotactl slurm weights` for slurm.conf).
 	Weights bool `yaml:"weights"`
+}
+
+// KubernetesJobs reads and drives a Kubernetes cluster through its API server.
+type KubernetesJobs struct {
+	// Kubeconfig is the kubeconfig file to use; empty uses the in-cluster service account
+	// (rota running as a pod, deploy/kubernetes/).
+	Kubeconfig string `yaml:"kubeconfig"`
+	// Context is the kubeconfig context; empty uses the file's current context.
+	Context string `yaml:"context"`
+	// NodeLabel is the label on each Node whose value is the rota server it runs on; empty
+	// maps a Node to the server of the same name.
+	NodeLabel string `yaml:"node_label"`
 }
 
 // BMCLimits bound how rota talks to BMCs.

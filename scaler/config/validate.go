@@ -82,6 +82,8 @@ func (c *Config) validateWiring(p *problems) {
 	}
 	switch c.Jobs.Adapter {
 	case "none", "slurm":
+	case "kubernetes":
+		c.validateKubernetes(p)
 	case "exec":
 		e := c.Jobs.Exec
 		for _, f := range []struct{ name, v string }{
@@ -93,7 +95,7 @@ func (c *Config) validateWiring(p *problems) {
 			}
 		}
 	default:
-		p.add("jobs.adapter", "%s is not one of none, exec, slurm", errtext.Quote(c.Jobs.Adapter))
+		p.add("jobs.adapter", "%s is not one of none, exec, slurm, kubernetes", errtext.Quote(c.Jobs.Adapter))
 	}
 	if c.BMC.Concurrency <= 0 {
 		p.add("bmc.concurrency", "must be positive")

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -129,7 +131,7 @@ func (e *Executor) repairAtRest(ctx context.Context, a fleet.Action, n store.Nod
 			a.Kind, a.Reason, a.Detail = fleet.Resume, fleet.ReasonDrainTimeout, "drain did not finish in time"
 			return e.resume(ctx, a)
 		}
-		return nil
+		return e.continueDrain(ctx, a.Node, obs)
 	case power == bmc.StateOn && n.State == fleet.StateFailed:
 		// A failed node that came up after all is taken back.
 		a.Kind, a.Reason, a.Detail = fleet.PowerOn, fleet.ReasonRepair, "failed node is up"
@@ -144,6 +146,22 @@ func (e *Executor) repairAtRest(ctx context.Context, a fleet.Action, n store.Nod
 		// Never drained by rota forever: an On node rota drained (an aborted or failed step) is
 		// given back.
 		return e.giveBack(ctx, a, "left drained by an interrupted action")
+	}
+	return nil
+}
+
+// continueDrain asks a job manager whose drain moves work itself (jobs.DrainContinuer) to go
+// on with a drain rota made, once the job manager could be read this pass. Its trouble is
+// logged and left for the next pass: the drain's timeout bounds it either way.
+func (e *Executor) continueDrain(ctx context.Context, name string, obs Observed) error {
+	dc, ok := e.o.Jobs.(jobs.DrainContinuer)
+	if !ok || !obs.JobsKnown {
+		return nil
+	}
+	jctx, cancel := e.jobsCall(ctx)
+	defer cancel()
+	if err := dc.ContinueDrain(jctx, name); err != nil {
+		return fmt.Errorf("continuing the drain of %s: %w", name, err)
 	}
 	return nil
 }

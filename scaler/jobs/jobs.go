@@ -68,3 +68,13 @@ var ErrCannotMove = errors.New("the job manager cannot move work")
 type Mover interface {
 	Move(ctx context.Context, node string, jobIDs, exclude []string) (int, error)
 }
+
+// DrainContinuer is a Manager whose drain moves work off the server itself (Kubernetes evicts
+// pods), which a disruption budget may hold back for a while. The executor calls ContinueDrain
+// on every repair pass for each server rota is draining, until the drain ends (empty: powered
+// off; past its timeout: resumed), so work a budget held back leaves once the budget allows.
+// ContinueDrain is idempotent, never takes what the drain itself would not, and does nothing
+// on a server rota did not drain. An error is logged and the next pass tries again.
+type DrainContinuer interface {
+	ContinueDrain(ctx context.Context, node string) error
+}

@@ -52,7 +52,7 @@ func (l *Loop) Status(ctx context.Context) (api.Status, error) {
 func (l *Loop) passStatus(p pass) api.Status {
 	st := api.Status{
 		Paused: p.snap.Paused, DryRun: l.cfg.Policy.DryRun, LastPass: p.at, LastPassOK: p.ok,
-		Telemetry: p.snap.Telemetry, JobsKnown: p.snap.JobsKnown,
+		Telemetry: p.snap.Telemetry, JobsKnown: p.snap.JobsKnown, JobsError: p.jobsErr,
 	}
 	if p.err != nil {
 		st.LastError = p.err.Error()
@@ -115,7 +115,7 @@ func (l *Loop) Explain(ctx context.Context, node string) (api.Explanation, error
 	if !l.leading() {
 		p = pass{} // a follower decides nothing: the store's record, and the history
 	}
-	var ex api.Explanation
+	ex := api.Explanation{JobsError: p.jobsErr}
 	for _, n := range p.snap.Nodes {
 		if n.Name == node {
 			ex.Node, ex.Jobs, ex.Telemetry = l.nodeStatus(n, p.dec), n.Jobs, n.Telemetry

@@ -106,3 +106,29 @@ func TestFailingPowerOffBacksOff(t *testing.T) {
 		t.Errorf("gpu01 has %d %s failures after %d failed power-offs", n.Failures, n.FailedKind, len(drainedAt))
 	}
 }
+
+// A boot that repair finds ready (and resumes) is capacity in the very pass it happens: the
+// job manager's view, read before repair, still shows rota's drain on it, and the planner must
+// not wake a second server for the work the first is about to take (broughtOn).
+func TestBootReadyIsCapacityInItsPass(t *testing.T) {
+	f := newFx(t, nil, plan.Plan)
+	for _, n := range executortest.NodeNames(f.cfg) {
+		f.world.Set(n, func(s *executortest.Server) {
+			s.Power, s.Responding, s.Drained, s.DrainedByRota = bmc.StateOff, false, true, true
+		})
+	}
+	f.world.SetDemand([]fleet.Demand{{Class: "medium", Shape: config.Shape{CPUs: 4, GPUs: 1}, Nodes: 1, Count: 2, Since: f.clock.Now()}})
+	for range 30 {
+		f.pass()
+		f.clock.Advance(time.Minute)
+	}
+	var on []string
+	for _, c := range f.world.Commands() {
+		if c.Op == "on" {
+			on = append(on, c.Node)
+		}
+	}
+	if len(on) != 1 || f.state(on[0]) != fleet.StateOn || f.world.Get(on[0]).Drained {
+		t.Errorf("powered on %v for two 1-GPU jobs, want one GPU server, resumed (commands %v)", on, f.world.Commands())
+	}
+}

@@ -94,6 +94,8 @@ type pass struct {
 	err  error
 	snap fleet.Snapshot
 	dec  fleet.Decision
+	// jobsErr is why the job manager could not be read ("" when it was).
+	jobsErr string
 }
 
 // New builds the loop (Watch and Registerer are optional).
@@ -163,8 +165,7 @@ func (l *Loop) Nudge(reason string) { l.request(triggerNudge, reason) }
 // runPass is one pass of the loop, recorded.
 func (l *Loop) runPass(ctx context.Context) error {
 	start := l.o.Clock.Now()
-	p := pass{at: start}
-	p.snap, p.dec, p.err = l.act(ctx, start)
+	p := l.act(ctx, start)
 	p.ok = p.err == nil
 	if p.ok {
 		l.auditRefusals(p.dec, p)
@@ -177,9 +178,19 @@ func (l *Loop) runPass(ctx context.Context) error {
 	return p.err
 }
 
-// act observes, repairs, plans, gates and starts the actions.
-func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.Decision, error) {
+// act observes, repairs, plans, gates and starts the actions: the pass, with its error.
+func (l *Loop) act(ctx context.Context, now time.Time) pass {
 	obs := l.observe(ctx, now)
+	p := pass{at: now}
+	if obs.jobsErr != nil {
+		p.jobsErr = obs.jobsErr.Error()
+	}
+	p.snap, p.dec, p.err = l.decide(ctx, obs, now)
+	return p
+}
+
+// decide repairs, plans, gates and starts the actions on what obs saw.
+func (l *Loop) decide(ctx context.Context, obs observation, now time.Time) (fleet.Snapshot, fleet.Decision, error) {
 	before, err := l.o.Store.Nodes()
 	if err != nil {
 		return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("reading the store: %w", err)
@@ -198,12 +209,27 @@ func (l *Loop) act(ctx context.Context, now time.Time) (fleet.Snapshot, fleet.De
 		return fleet.Snapshot{}, fleet.Decision{}, err
 	}
 	l.learn(&snap, before, recs, now)
+	broughtOn(before, &snap)
 	dec := l.o.Planner(snap, l.cfg, now)
 	asked, callers := l.takeWakes(now)
 	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap))
 	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
 	l.answerWakes(snap, dec, asked, callers)
 	return snap, dec, nil
+}
+
+// broughtOn: a server repair brought On this pass (a boot found ready, a drain given back) has
+// had rota's drain lifted in the job manager since this pass read it, or will have it lifted by
+// the next repair; the view still shows rota's drain. The planner counts such a server as
+// taking work (it would otherwise wake another server for the work this one is about to take);
+// a drain a person made stays as read.
+func broughtOn(before map[string]store.Node, snap *fleet.Snapshot) {
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		if b, ok := before[n.Name]; ok && b.State != fleet.StateOn && n.State == fleet.StateOn && n.Jobs.DrainedByRota {
+			n.Jobs.Drained, n.Jobs.DrainedByRota = false, false
+		}
+	}
 }
 
 // moved lists the nodes repair changed this pass: their observations are older than their

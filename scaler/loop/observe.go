@@ -21,6 +21,7 @@ type observation struct {
 	jobs      map[string]fleet.JobsView
 	demand    []fleet.Demand
 	jobsOK    bool
+	jobsErr   error
 	telemetry map[string]fleet.TelemetryView
 	teleOK    bool
 }
@@ -44,7 +45,7 @@ func (l *Loop) observe(ctx context.Context, now time.Time) observation {
 	}
 	if o.jobsOK = err == nil; !o.jobsOK {
 		l.log.WithError(err).Warn("job manager not read: no scale-down this pass")
-		o.jobs, o.demand = nil, nil
+		o.jobs, o.demand, o.jobsErr = nil, nil, err
 	}
 	pctx, cancelProm := context.WithTimeout(ctx, time.Duration(l.cfg.Prometheus.Timeout))
 	defer cancelProm()

@@ -1,0 +1,238 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// node reads the Node that runs server.
+func (m *Manager) node(ctx context.Context, server string) (Node, error) {
+	label := m.opts.Mapping.Label
+	if label == "" {
+		if !config.KubeNodeName(server) {
+			return Node{}, fmt.Errorf("%w: %s is not a node name", ErrUnknownNode, errtext.Quote(server))
+		}
+		data, err := raw(m.opts.Client.CoreV1().RESTClient().Get().Resource("nodes").Name(server).Do(ctx))
+		switch {
+		case apierrors.IsNotFound(err):
+			return Node{}, fmt.Errorf("%w: %s", ErrUnknownNode, server)
+		case err != nil:
+			return Node{}, apiError("reading kubernetes node "+server, err)
+		}
+		n, err := ParseNode(data)
+		if err != nil {
+			return Node{}, fmt.Errorf("reading kubernetes node %s: %w", server, err)
+		}
+		return n, nil
+	}
+	if !config.KubeLabelValue(server) {
+		return Node{}, fmt.Errorf("%w: %s is not a value of label %s", ErrUnknownNode, errtext.Quote(server), label)
+	}
+	nodes, err := m.nodes(ctx, label+"="+server)
+	if err != nil {
+		return Node{}, err
+	}
+	switch len(nodes) {
+	case 0:
+		return Node{}, fmt.Errorf("%w: none has %s=%s", ErrUnknownNode, label, server)
+	case 1:
+		return nodes[0], nil
+	}
+	return Node{}, fmt.Errorf("nodes %s and %s both run server %s (label %s)", nodes[0].Name, nodes[1].Name, server, label)
+}
+
+// patch applies a JSON merge patch to node n, with the resourceVersion read: if the Node
+// changed since, the API server refuses it (409) and nothing is overwritten.
+func (m *Manager) patch(ctx context.Context, n Node, spec, annotations map[string]any) error {
+	meta := map[string]any{"resourceVersion": n.ResourceVersion}
+	if annotations != nil {
+		meta["annotations"] = annotations
+	}
+	body := map[string]any{"metadata": meta}
+	if spec != nil {
+		body["spec"] = spec
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	_, err = m.opts.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: "rota"})
+	if err != nil {
+		return apiError("patching kubernetes node "+n.Name, err)
+	}
+	return nil
+}
+
+// Drain implements jobs.Manager: the Node is cordoned with rota's annotation (jobs.Marker and
+// reason), then the pods a drain may take are evicted (see ContinueDrain). A Node a person
+// cordoned is left as it is and jobs.ErrNotOurs returned. Draining a Node rota already cordoned
+// only evicts again.
+func (m *Manager) Drain(ctx context.Context, server, reason string) error {
+	n, err := m.node(ctx, server)
+	if err != nil {
+		return fmt.Errorf("draining %s: %w", server, err)
+	}
+	switch {
+	case n.Unschedulable && n.DrainReason == "":
+		return fmt.Errorf("draining %s: %w (node %s cordoned without rota's annotation)", server, jobs.ErrNotOurs, n.Name)
+	case !n.Unschedulable:
+		if err := m.patch(ctx, n, map[string]any{"unschedulable": true}, map[string]any{DrainAnnotation: Reason(reason)}); err != nil {
+			return fmt.Errorf("draining %s: %w", server, err)
+		}
+		m.opts.Log.WithFields(logrus.Fields{"node": server, "reason": reason}).Info("cordoned in kubernetes")
+	}
+	if _, err := m.evictFrom(ctx, server, n.Name); err != nil {
+		// The cordon holds and the drain goes on; the next pass evicts again.
+		m.opts.Log.WithField("node", server).WithError(err).Warn("evictions did not finish; the next pass tries again")
+	}
+	return nil
+}
+
+// ContinueDrain implements jobs.DrainContinuer: on a Node rota cordoned, it evicts every pod a
+// drain may take, through the Eviction API, so a PodDisruptionBudget decides; a pod the budget
+// protects now stays, and the next pass asks again. A drain takes the pods of a ReplicaSet, a
+// ReplicationController or a StatefulSet (their controller starts them again elsewhere) that
+// carry no do-not-disrupt annotation; DaemonSet pods, static pods, bare pods and the pods of a
+// Job (work that would lose its run) are left to end on their own, and the drain waits for
+// them. A Node rota did not cordon is left alone.
+func (m *Manager) ContinueDrain(ctx context.Context, server string) error {
+	n, err := m.node(ctx, server)
+	if err != nil {
+		return fmt.Errorf("evicting from %s: %w", server, err)
+	}
+	if !n.Unschedulable || n.DrainReason == "" {
+		return nil
+	}
+	_, err = m.evictFrom(ctx, server, n.Name)
+	return err
+}
+
+// evictFrom evicts from Node node what a drain may take; it returns how many pods it evicted.
+func (m *Manager) evictFrom(ctx context.Context, server, node string) (int, error) {
+	pods, err := m.pods(ctx, "spec.nodeName="+node)
+	if err != nil {
+		return 0, fmt.Errorf("evicting from %s: %w", server, err)
+	}
+	var evicted, waiting int
+	for _, p := range pods {
+		if !p.Drainable() {
+			continue
+		}
+		ok, err := m.evict(ctx, p)
+		if err != nil {
+			return evicted, fmt.Errorf("evicting %s from %s: %w", p.ID(), server, err)
+		}
+		if ok {
+			evicted++
+		} else {
+			waiting++
+		}
+	}
+	if evicted > 0 || waiting > 0 {
+		m.opts.Log.WithFields(logrus.Fields{"node": server, "evicted": evicted, "held_by_budget": waiting}).Info("evicted pods in kubernetes")
+	}
+	return evicted, nil
+}
+
+// service are the controllers that keep a number of pods running and start one elsewhere for
+// each evicted: a drain may take their pods.
+var service = []string{"ReplicaSet", "ReplicationController", "StatefulSet"}
+
+// Drainable reports whether a drain evicts pod p (see ContinueDrain).
+func (p Pod) Drainable() bool {
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller)
+}
+
+// evict asks the Eviction API to evict pod p, the very pod read (its UID): true when it did;
+// false, and no error, when a PodDisruptionBudget does not allow it now (429) or the pod is
+// gone or replaced already.
+func (m *Manager) evict(ctx context.Context, p Pod) (bool, error) {
+	uid := types.UID(p.UID)
+	err := m.opts.Client.CoreV1().Pods(p.Namespace).EvictV1(ctx, &policyv1.Eviction{
+		ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}},
+	})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsTooManyRequests(err):
+		m.opts.Log.WithFields(logrus.Fields{"pod": p.ID()}).Debug("eviction refused by a disruption budget")
+		return false, nil
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return false, nil
+	}
+	return false, apiError("evicting", err)
+}
+
+// Resume implements jobs.Manager: rota's powered-off taint is removed, and a cordon rota made
+// is lifted with its annotation. A cordon a person made stays (jobs.ErrNotOurs, once rota's
+// own taint is gone); a Node neither cordoned nor tainted is left as it is.
+func (m *Manager) Resume(ctx context.Context, server string) error {
+	n, err := m.node(ctx, server)
+	if err != nil {
+		return fmt.Errorf("resuming %s: %w", server, err)
+	}
+	byPerson := n.Unschedulable && n.DrainReason == ""
+	spec, annotations := map[string]any{}, map[string]any{}
+	if n.PoweredOff() {
+		spec["taints"] = withoutPoweredOff(n.Taints)
+	}
+	if n.DrainReason != "" {
+		annotations[DrainAnnotation] = nil
+		if n.Unschedulable {
+			spec["unschedulable"] = nil
+		}
+	}
+	if len(spec) > 0 || len(annotations) > 0 {
+		if err := m.patch(ctx, n, spec, annotations); err != nil {
+			return fmt.Errorf("resuming %s: %w", server, err)
+		}
+		m.opts.Log.WithField("node", server).Info("resumed in kubernetes")
+	}
+	if byPerson {
+		return fmt.Errorf("resuming %s: %w (node %s cordoned without rota's annotation)", server, jobs.ErrNotOurs, n.Name)
+	}
+	return nil
+}
+
+// PoweredOff implements jobs.PowerAware: the Node gets rota's powered-off taint (NoSchedule),
+// so nothing is placed on it while it is off, even if someone lifts the cordon. Resume removes
+// it once the server is ready again.
+func (m *Manager) PoweredOff(ctx context.Context, server string) error {
+	n, err := m.node(ctx, server)
+	if err != nil {
+		return fmt.Errorf("marking %s powered off: %w", server, err)
+	}
+	if n.PoweredOff() {
+		return nil
+	}
+	taints := append(slices.Clone(n.Taints), corev1.Taint{Key: PoweredOffTaint, Effect: corev1.TaintEffectNoSchedule})
+	if err := m.patch(ctx, n, map[string]any{"taints": taints}, nil); err != nil {
+		return fmt.Errorf("marking %s powered off: %w", server, err)
+	}
+	m.opts.Log.WithField("node", server).Info("tainted powered off in kubernetes")
+	return nil
+}
+
+func withoutPoweredOff(taints []corev1.Taint) []corev1.Taint {
+	out := []corev1.Taint{}
+	for _, t := range taints {
+		if t.Key != PoweredOffTaint {
+			out = append(out, t)
+		}
+	}
+	return out
+}

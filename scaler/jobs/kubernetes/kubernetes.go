@@ -1,0 +1,193 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// ErrUnknownNode: no Node runs the server.
+var ErrUnknownNode = errors.New("no kubernetes node runs the server")
+
+// Options build a Manager.
+type Options struct {
+	// Client talks to the API server (NewFromConfig builds it from jobs.kubernetes).
+	Client k8s.Interface
+	// Mapping says which server each Node runs on (jobs.kubernetes.node_label).
+	Mapping Mapping
+	// Classify maps a pod's shape to its class (config.Config.Classify).
+	Classify Classifier
+	// PageSize is how many objects one list call asks for (default 500).
+	PageSize int64
+	Log      *logrus.Entry
+}
+
+// Manager is the jobs.Manager for Kubernetes. Reads list Nodes and pods through the API
+// server, page by page, and parse them with this package's parser (ParseNodeList,
+// ParsePodList); writes are merge patches on Nodes that carry the resourceVersion read (so a
+// change made in between makes them fail, never overwrites it) and evictions through the
+// Eviction API (a PodDisruptionBudget can refuse them; nothing is ever deleted). It keeps no
+// state between calls and is safe for concurrent use.
+type Manager struct {
+	opts Options
+}
+
+var (
+	_ jobs.Manager        = (*Manager)(nil)
+	_ jobs.PowerAware     = (*Manager)(nil)
+	_ jobs.DrainContinuer = (*Manager)(nil)
+)
+
+// New returns a Manager.
+func New(opts Options) *Manager {
+	if opts.PageSize <= 0 {
+		opts.PageSize = 500
+	}
+	return &Manager{opts: opts}
+}
+
+// NewFromConfig builds a Manager from rota's config: jobs.kubernetes (kubeconfig, context,
+// node_label), jobs.timeout and the classes.
+func NewFromConfig(cfg *config.Config, log *logrus.Entry) (*Manager, error) {
+	rc, err := RESTConfig(cfg.Jobs.Kubernetes, time.Duration(cfg.Jobs.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	c, err := k8s.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("jobs.kubernetes: %w", err)
+	}
+	return New(Options{Client: c, Mapping: Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel}, Classify: cfg.Classify, Log: log}), nil
+}
+
+// RESTConfig is how rota reaches the API server: the kubeconfig file and context named, or the
+// pod's service account when rota runs in the cluster and names none. Every request is bounded
+// by timeout and speaks JSON (what the parser reads).
+func RESTConfig(k config.KubernetesJobs, timeout time.Duration) (*rest.Config, error) {
+	var rc *rest.Config
+	var err error
+	if k.Kubeconfig == "" {
+		if rc, err = rest.InClusterConfig(); err != nil {
+			return nil, fmt.Errorf("jobs.kubernetes.kubeconfig is empty and rota runs outside a cluster: %w", err)
+		}
+	} else {
+		rc, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: k.Kubeconfig},
+			&clientcmd.ConfigOverrides{CurrentContext: k.Context}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("jobs.kubernetes.kubeconfig %s: %w", k.Kubeconfig, err)
+		}
+	}
+	rc.Timeout, rc.UserAgent = timeout, "rota"
+	rc.ContentType, rc.AcceptContentTypes = "application/json", "application/json"
+	// Draining a large server evicts its pods one request each.
+	rc.QPS, rc.Burst = 50, 100
+	return rc, nil
+}
+
+// Read returns one whole View: every Node and every pod that has not finished. A list that
+// fails, or one object in it that does not parse, fails the read.
+func (m *Manager) Read(ctx context.Context) (View, error) {
+	nodes, err := m.nodes(ctx, "")
+	if err != nil {
+		return View{}, err
+	}
+	pods, err := m.pods(ctx, "status.phase!=Succeeded,status.phase!=Failed")
+	if err != nil {
+		return View{}, err
+	}
+	return View{Nodes: nodes, Pods: pods}, nil
+}
+
+// Nodes implements jobs.Manager.
+func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) {
+	v, err := m.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := v.JobsViews(m.opts.Mapping)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubernetes nodes: %w", err)
+	}
+	return out, nil
+}
+
+// Demand implements jobs.Manager.
+func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
+	pods, err := m.pods(ctx, "spec.nodeName=,status.phase=Pending")
+	if err != nil {
+		return nil, err
+	}
+	return View{Pods: pods}.Demand(m.opts.Classify), nil
+}
+
+// nodes lists the Nodes, those with label selector only when it is not empty.
+func (m *Manager) nodes(ctx context.Context, selector string) ([]Node, error) {
+	return listAll(ctx, m, "nodes", "", selector, ParseNodeList)
+}
+
+// pods lists the pods of every namespace that match field selector fields.
+func (m *Manager) pods(ctx context.Context, fields string) ([]Pod, error) {
+	return listAll(ctx, m, "pods", fields, "", ParsePodList)
+}
+
+// listAll lists a resource of every namespace page by page; the API server serves the pages
+// from one snapshot, or fails the list (410 Gone) when it no longer can.
+func listAll[T any](ctx context.Context, m *Manager, resource, fields, labels string, parse func([]byte) ([]T, string, error)) ([]T, error) {
+	var out []T
+	cont := ""
+	for {
+		req := m.opts.Client.CoreV1().RESTClient().Get().Resource(resource).
+			Param("limit", strconv.FormatInt(m.opts.PageSize, 10))
+		for k, v := range map[string]string{"continue": cont, "fieldSelector": fields, "labelSelector": labels} {
+			if v != "" {
+				req = req.Param(k, v)
+			}
+		}
+		data, err := raw(req.Do(ctx))
+		if err != nil {
+			return nil, apiError("listing kubernetes "+resource, err)
+		}
+		page, next, err := parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("listing kubernetes %s: %w", resource, err)
+		}
+		out = append(out, page...)
+		if next == "" {
+			return out, nil
+		}
+		cont = next
+	}
+}
+
+// raw is a result's body, or its error with the API server's own message (its Status).
+func raw(res rest.Result) ([]byte, error) {
+	data, err := res.Raw()
+	if err != nil {
+		return nil, res.Error()
+	}
+	return data, nil
+}
+
+// apiError wraps an API error with what it means for rota's setup.
+func apiError(what string, err error) error {
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%s: the API server does not accept rota's credentials (jobs.kubernetes.kubeconfig, or the service account rota runs as): %w", what, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s: rota's role does not allow it (deploy/kubernetes/rbac.yaml): %w", what, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

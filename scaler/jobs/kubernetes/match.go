@@ -1,0 +1,113 @@
+package kubernetes
+
+import (
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// powerTaints are the taints a Node carries because it is off, cordoned or not yet up: rota
+// lifts each by powering the server on and resuming it, so a pod need not tolerate them to
+// count as able to run there.
+var powerTaints = []string{
+	PoweredOffTaint,
+	corev1.TaintNodeUnschedulable,
+	corev1.TaintNodeNotReady,
+	corev1.TaintNodeUnreachable,
+}
+
+// Fits reports whether a pod with placement pl could be scheduled on node n once rota powered
+// it on and resumed it: the node selector and the required node affinity match the node, and
+// the pod tolerates every NoSchedule and NoExecute taint but those of powerTaints. Resources
+// are not weighed here (the planner matches shapes to pools). A requirement rota cannot read
+// (an operator newer than this code) counts as met: rota would rather wake a server the pod
+// then cannot use than leave it waiting for ever; the scheduler still holds the pod to it.
+func (pl Placement) Fits(n Node) bool {
+	for k, v := range pl.Selector {
+		if got, ok := n.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	if pl.Affinity != nil && !slices.ContainsFunc(pl.Affinity.NodeSelectorTerms, func(t corev1.NodeSelectorTerm) bool { return termMatches(t, n) }) {
+		return false
+	}
+	for _, t := range n.Taints {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule || slices.Contains(powerTaints, t.Key) {
+			continue
+		}
+		if !slices.ContainsFunc(pl.Tolerations, func(tol corev1.Toleration) bool { return tolerates(tol, t) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// termMatches: every expression of a term holds (a term with none matches no node, as in
+// Kubernetes).
+func termMatches(t corev1.NodeSelectorTerm, n Node) bool {
+	if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
+		return false
+	}
+	for _, r := range t.MatchExpressions {
+		v, ok := n.Labels[r.Key]
+		if !requirementHolds(r, v, ok) {
+			return false
+		}
+	}
+	for _, r := range t.MatchFields {
+		// metadata.name is the only field Kubernetes allows here.
+		if r.Key == "metadata.name" && !requirementHolds(r, n.Name, true) {
+			return false
+		}
+	}
+	return true
+}
+
+func requirementHolds(r corev1.NodeSelectorRequirement, v string, ok bool) bool {
+	switch r.Operator {
+	case corev1.NodeSelectorOpIn:
+		return ok && slices.Contains(r.Values, v)
+	case corev1.NodeSelectorOpNotIn:
+		return !ok || !slices.Contains(r.Values, v)
+	case corev1.NodeSelectorOpExists:
+		return ok
+	case corev1.NodeSelectorOpDoesNotExist:
+		return !ok
+	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+		if len(r.Values) != 1 {
+			return true // unreadable: met
+		}
+		want, err1 := strconv.ParseInt(r.Values[0], 10, 64)
+		have, err2 := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err1 != nil:
+			return true
+		case !ok || err2 != nil:
+			return false
+		case r.Operator == corev1.NodeSelectorOpGt:
+			return have > want
+		default:
+			return have < want
+		}
+	}
+	return true
+}
+
+// tolerates reports whether toleration tol tolerates taint t (Kubernetes' rule: an empty key
+// with Exists tolerates everything; an empty effect tolerates every effect).
+func tolerates(tol corev1.Toleration, t corev1.Taint) bool {
+	if tol.Effect != "" && tol.Effect != t.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != t.Key {
+		return false
+	}
+	switch tol.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case corev1.TolerationOpEqual, "":
+		return tol.Value == t.Value
+	}
+	return true // an operator newer than this code: met
+}
