@@ -31,6 +31,11 @@ func TestDeployExamplesParse(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example configs under deploy/: %v", err)
 	}
+	nested, err := filepath.Glob(filepath.Join(root, "deploy", "*", "config", "rota*.yml"))
+	if err != nil || len(nested) == 0 {
+		t.Fatalf("no example configs under deploy/*/config (deploy/kubernetes): %v", err)
+	}
+	files = append(files, nested...)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			// The simulator's configs are read as a replay reads them.
@@ -205,6 +210,10 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"store.etcd.tls_config"}},
 		{"etcd request longer than the lease", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e:2379'], fleet: a, lease_ttl: 2s, request_timeout: 5s}}\n",
 			[]string{"store.etcd.request_timeout"}},
+		{"kubernetes names", strings.Replace(minimal, "name: n1", "name: N_1", 1) + "jobs: {adapter: kubernetes}\n",
+			[]string{"pools[0].nodes[0].name"}},
+		{"kubernetes label", strings.Replace(minimal, "name: n1", "name: n1/x", 1) + "jobs: {adapter: kubernetes, kubernetes: {node_label: 'Example.com/server'}}\n",
+			[]string{"jobs.kubernetes.node_label", "pools[0].nodes[0].name"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,4 +343,33 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("a config without pools was accepted")
 		}
 	})
+}
+
+func TestKubernetesNames(t *testing.T) {
+	for _, tc := range []struct {
+		s                string
+		node, key, value bool
+	}{
+		{"gpu01", true, true, true},
+		{"gpu01.rack3.example.com", true, true, true},
+		{"GPU01", false, true, true},
+		{"gpu_01", false, true, true},
+		{"-gpu", false, false, false},
+		{"example.com/server", false, true, false},
+		{"Example.com/server", false, false, false},
+		{"/server", false, false, false},
+		{"a/b/c", false, false, false},
+		{strings.Repeat("a", 64), true, false, false},
+		{"", false, false, false},
+	} {
+		if got := KubeNodeName(tc.s); got != tc.node {
+			t.Errorf("KubeNodeName(%q) = %v", tc.s, got)
+		}
+		if got := KubeLabelKey(tc.s); got != tc.key {
+			t.Errorf("KubeLabelKey(%q) = %v", tc.s, got)
+		}
+		if got := KubeLabelValue(tc.s); got != tc.value {
+			t.Errorf("KubeLabelValue(%q) = %v", tc.s, got)
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/sirupsen/logrus"
-	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,47 +15,48 @@ import (
 	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
 // node reads the Node that runs server.
-func (m *Manager) node(ctx context.Context, server string) (Node, error) {
+func (m *Manager) node(ctx context.Context, server string) (kubeview.Node, error) {
 	label := m.opts.Mapping.Label
 	if label == "" {
 		if !config.KubeNodeName(server) {
-			return Node{}, fmt.Errorf("%w: %s is not a node name", ErrUnknownNode, errtext.Quote(server))
+			return kubeview.Node{}, fmt.Errorf("%w: %s is not a node name", ErrUnknownNode, errtext.Quote(server))
 		}
 		data, err := raw(m.opts.Client.CoreV1().RESTClient().Get().Resource("nodes").Name(server).Do(ctx))
 		switch {
 		case apierrors.IsNotFound(err):
-			return Node{}, fmt.Errorf("%w: %s", ErrUnknownNode, server)
+			return kubeview.Node{}, fmt.Errorf("%w: %s", ErrUnknownNode, server)
 		case err != nil:
-			return Node{}, apiError("reading kubernetes node "+server, err)
+			return kubeview.Node{}, apiError("reading kubernetes node "+server, err)
 		}
-		n, err := ParseNode(data)
+		n, err := kubeview.ParseNode(data)
 		if err != nil {
-			return Node{}, fmt.Errorf("reading kubernetes node %s: %w", server, err)
+			return kubeview.Node{}, fmt.Errorf("reading kubernetes node %s: %w", server, err)
 		}
 		return n, nil
 	}
 	if !config.KubeLabelValue(server) {
-		return Node{}, fmt.Errorf("%w: %s is not a value of label %s", ErrUnknownNode, errtext.Quote(server), label)
+		return kubeview.Node{}, fmt.Errorf("%w: %s is not a value of label %s", ErrUnknownNode, errtext.Quote(server), label)
 	}
 	nodes, err := m.nodes(ctx, label+"="+server)
 	if err != nil {
-		return Node{}, err
+		return kubeview.Node{}, err
 	}
 	switch len(nodes) {
 	case 0:
-		return Node{}, fmt.Errorf("%w: none has %s=%s", ErrUnknownNode, label, server)
+		return kubeview.Node{}, fmt.Errorf("%w: none has %s=%s", ErrUnknownNode, label, server)
 	case 1:
 		return nodes[0], nil
 	}
-	return Node{}, fmt.Errorf("nodes %s and %s both run server %s (label %s)", nodes[0].Name, nodes[1].Name, server, label)
+	return kubeview.Node{}, fmt.Errorf("nodes %s and %s both run server %s (label %s)", nodes[0].Name, nodes[1].Name, server, label)
 }
 
 // patch applies a JSON merge patch to node n, with the resourceVersion read: if the Node
 // changed since, the API server refuses it (409) and nothing is overwritten.
-func (m *Manager) patch(ctx context.Context, n Node, spec, annotations map[string]any) error {
+func (m *Manager) patch(ctx context.Context, n kubeview.Node, spec, annotations map[string]any) error {
 	meta := map[string]any{"resourceVersion": n.ResourceVersion}
 	if annotations != nil {
 		meta["annotations"] = annotations
@@ -89,7 +89,7 @@ func (m *Manager) Drain(ctx context.Context, server, reason string) error {
 	case n.Unschedulable && n.DrainReason == "":
 		return fmt.Errorf("draining %s: %w (node %s cordoned without rota's annotation)", server, jobs.ErrNotOurs, n.Name)
 	case !n.Unschedulable:
-		if err := m.patch(ctx, n, map[string]any{"unschedulable": true}, map[string]any{DrainAnnotation: Reason(reason)}); err != nil {
+		if err := m.patch(ctx, n, map[string]any{"unschedulable": true}, map[string]any{kubeview.DrainAnnotation: kubeview.Reason(reason)}); err != nil {
 			return fmt.Errorf("draining %s: %w", server, err)
 		}
 		m.opts.Log.WithFields(logrus.Fields{"node": server, "reason": reason}).Info("cordoned in kubernetes")
@@ -147,19 +147,10 @@ func (m *Manager) evictFrom(ctx context.Context, server, node string) (int, erro
 	return evicted, nil
 }
 
-// service are the controllers that keep a number of pods running and start one elsewhere for
-// each evicted: a drain may take their pods.
-var service = []string{"ReplicaSet", "ReplicationController", "StatefulSet"}
-
-// Drainable reports whether a drain evicts pod p (see ContinueDrain).
-func (p Pod) Drainable() bool {
-	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller)
-}
-
 // evict asks the Eviction API to evict pod p, the very pod read (its UID): true when it did;
 // false, and no error, when a PodDisruptionBudget does not allow it now (429) or the pod is
 // gone or replaced already.
-func (m *Manager) evict(ctx context.Context, p Pod) (bool, error) {
+func (m *Manager) evict(ctx context.Context, p kubeview.Pod) (bool, error) {
 	uid := types.UID(p.UID)
 	err := m.opts.Client.CoreV1().Pods(p.Namespace).EvictV1(ctx, &policyv1.Eviction{
 		ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
@@ -191,7 +182,7 @@ func (m *Manager) Resume(ctx context.Context, server string) error {
 		spec["taints"] = withoutPoweredOff(n.Taints)
 	}
 	if n.DrainReason != "" {
-		annotations[DrainAnnotation] = nil
+		annotations[kubeview.DrainAnnotation] = nil
 		if n.Unschedulable {
 			spec["unschedulable"] = nil
 		}
@@ -219,7 +210,7 @@ func (m *Manager) PoweredOff(ctx context.Context, server string) error {
 	if n.PoweredOff() {
 		return nil
 	}
-	taints := append(slices.Clone(n.Taints), corev1.Taint{Key: PoweredOffTaint, Effect: corev1.TaintEffectNoSchedule})
+	taints := append(slices.Clone(n.Taints), kubeview.Taint{Key: kubeview.PoweredOffTaint, Effect: kubeview.NoSchedule})
 	if err := m.patch(ctx, n, map[string]any{"taints": taints}, nil); err != nil {
 		return fmt.Errorf("marking %s powered off: %w", server, err)
 	}
@@ -227,10 +218,10 @@ func (m *Manager) PoweredOff(ctx context.Context, server string) error {
 	return nil
 }
 
-func withoutPoweredOff(taints []corev1.Taint) []corev1.Taint {
-	out := []corev1.Taint{}
+func withoutPoweredOff(taints []kubeview.Taint) []kubeview.Taint {
+	out := []kubeview.Taint{}
 	for _, t := range taints {
-		if t.Key != PoweredOffTaint {
+		if t.Key != kubeview.PoweredOffTaint {
 			out = append(out, t)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
 // ErrUnknownNode: no Node runs the server.
@@ -26,20 +27,20 @@ type Options struct {
 	// Client talks to the API server (NewFromConfig builds it from jobs.kubernetes).
 	Client k8s.Interface
 	// Mapping says which server each Node runs on (jobs.kubernetes.node_label).
-	Mapping Mapping
+	Mapping kubeview.Mapping
 	// Classify maps a pod's shape to its class (config.Config.Classify).
-	Classify Classifier
+	Classify kubeview.Classifier
 	// PageSize is how many objects one list call asks for (default 500).
 	PageSize int64
 	Log      *logrus.Entry
 }
 
 // Manager is the jobs.Manager for Kubernetes. Reads list Nodes and pods through the API
-// server, page by page, and parse them with this package's parser (ParseNodeList,
-// ParsePodList); writes are merge patches on Nodes that carry the resourceVersion read (so a
-// change made in between makes them fail, never overwrites it) and evictions through the
-// Eviction API (a PodDisruptionBudget can refuse them; nothing is ever deleted). It keeps no
-// state between calls and is safe for concurrent use.
+// server, page by page, parsed by package kubeview; writes are merge patches on Nodes that
+// carry the resourceVersion read (so a change made in between makes them fail, never
+// overwrites it) and evictions through the Eviction API (a PodDisruptionBudget can refuse
+// them; nothing is ever deleted). It keeps no state between calls and is safe for concurrent
+// use.
 type Manager struct {
 	opts Options
 }
@@ -69,7 +70,7 @@ func NewFromConfig(cfg *config.Config, log *logrus.Entry) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs.kubernetes: %w", err)
 	}
-	return New(Options{Client: c, Mapping: Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel}, Classify: cfg.Classify, Log: log}), nil
+	return New(Options{Client: c, Mapping: kubeview.Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel}, Classify: cfg.Classify, Log: log}), nil
 }
 
 // RESTConfig is how rota reaches the API server: the kubeconfig file and context named, or the
@@ -99,16 +100,16 @@ func RESTConfig(k config.KubernetesJobs, timeout time.Duration) (*rest.Config, e
 
 // Read returns one whole View: every Node and every pod that has not finished. A list that
 // fails, or one object in it that does not parse, fails the read.
-func (m *Manager) Read(ctx context.Context) (View, error) {
+func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	nodes, err := m.nodes(ctx, "")
 	if err != nil {
-		return View{}, err
+		return kubeview.View{}, err
 	}
 	pods, err := m.pods(ctx, "status.phase!=Succeeded,status.phase!=Failed")
 	if err != nil {
-		return View{}, err
+		return kubeview.View{}, err
 	}
-	return View{Nodes: nodes, Pods: pods}, nil
+	return kubeview.View{Nodes: nodes, Pods: pods}, nil
 }
 
 // Nodes implements jobs.Manager.
@@ -130,17 +131,17 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	if err != nil {
 		return nil, err
 	}
-	return View{Pods: pods}.Demand(m.opts.Classify), nil
+	return kubeview.View{Pods: pods}.Demand(m.opts.Classify), nil
 }
 
 // nodes lists the Nodes, those with label selector only when it is not empty.
-func (m *Manager) nodes(ctx context.Context, selector string) ([]Node, error) {
-	return listAll(ctx, m, "nodes", "", selector, ParseNodeList)
+func (m *Manager) nodes(ctx context.Context, selector string) ([]kubeview.Node, error) {
+	return listAll(ctx, m, "nodes", "", selector, kubeview.ParseNodeList)
 }
 
 // pods lists the pods of every namespace that match field selector fields.
-func (m *Manager) pods(ctx context.Context, fields string) ([]Pod, error) {
-	return listAll(ctx, m, "pods", fields, "", ParsePodList)
+func (m *Manager) pods(ctx context.Context, fields string) ([]kubeview.Pod, error) {
+	return listAll(ctx, m, "pods", fields, "", kubeview.ParsePodList)
 }
 
 // listAll lists a resource of every namespace page by page; the API server serves the pages

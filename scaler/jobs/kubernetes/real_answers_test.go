@@ -23,13 +23,17 @@ import (
 	"time"
 
 	logtest "github.com/sirupsen/logrus/hooks/test"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/kubelab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/jobs/kubernetes"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
 // spoiler is a proxy in front of the real API server that spoils its answers as told: the
@@ -195,7 +199,7 @@ func testBadAnswers(t *testing.T, e *env) {
 		}
 	}
 	sp.set(truncate)
-	if err := m.Drain(ctx, "cpu01", "idle"); !errors.Is(err, kubernetes.ErrBadAnswer) {
+	if err := m.Drain(ctx, "cpu01", "idle"); !errors.Is(err, kubeview.ErrBadAnswer) {
 		t.Errorf("drain on a spoiled Node read: %v", err)
 	}
 	if w := sp.written(); len(w) > 0 {
@@ -233,6 +237,54 @@ func testBadAnswers(t *testing.T, e *env) {
 	})
 }
 
+// ownedPods creates, bound to node, a pod of a DaemonSet, one of a Job and a static pod's
+// mirror, each owned as its controller would own it (no controller of theirs runs here).
+func (e *env) ownedPods(t *testing.T, node string) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{"app": "agent"}
+	ds, err := e.admin.AppsV1().DaemonSets(e.ns).Create(ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: e.ns},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(1, 0)}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := corev1.RestartPolicyNever
+	jobSpec := podSpec(2, 0)
+	jobSpec.RestartPolicy = never
+	jobLabels := map[string]string{"app": "batch"}
+	job, err := e.admin.BatchV1().Jobs(e.ns).Create(ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "batch", Namespace: e.ns},
+		Spec: batchv1.JobSpec{ManualSelector: ptr(true), Selector: &metav1.LabelSelector{MatchLabels: jobLabels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: jobLabels}, Spec: jobSpec}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := e.getNode(t, node)
+	for _, p := range []struct {
+		name  string
+		owner metav1.OwnerReference
+		spec  corev1.PodSpec
+		notes map[string]string
+	}{
+		{"agent-x1", metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr(true)}, podSpec(1, 0), nil},
+		{"batch-x1", metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr(true)}, jobSpec, nil},
+		{"static-" + node, metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: n.Name, UID: n.UID, Controller: ptr(true)}, podSpec(1, 0),
+			map[string]string{"kubernetes.io/config.mirror": "0123456789abcdef", "kubernetes.io/config.source": "file"}},
+	} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: e.ns, OwnerReferences: []metav1.OwnerReference{p.owner}, Annotations: p.notes}, Spec: p.spec}
+		pod.Spec.NodeName = node
+		if _, err := e.admin.CoreV1().Pods(e.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // kubeconfig writes a kubeconfig for the spoiler (its own certificate the CA) and a token.
 func (s *spoiler) kubeconfig(t *testing.T, token string) string {
 	t.Helper()
@@ -258,9 +310,10 @@ func recordFixtures(t *testing.T, e *env) {
 	e.offNode(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint, Labels: map[string]string{"accelerator": "h100"}})
 	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint, Labels: map[string]string{"accelerator": "a100"}})
 	e.deployment(t, "web", 2, nil, podSpec(1, 0))
-	e.deployment(t, "keep", 1, map[string]string{kubernetes.KarpenterDoNotDisrupt: "true"}, podSpec(2, 0))
+	e.deployment(t, "keep", 1, map[string]string{kubeview.KarpenterDoNotDisrupt: "true"}, podSpec(2, 0))
 	e.create(t, e.pod("bare", 1, 0))
-	e.kubelet(t, 4, time.Minute)
+	e.ownedPods(t, "cpu01")
+	e.kubelet(t, 7, time.Minute)
 	sidecar := e.pod("sidecar", 1, 0)
 	always := corev1.ContainerRestartPolicyAlways
 	sidecar.Spec.InitContainers = []corev1.Container{

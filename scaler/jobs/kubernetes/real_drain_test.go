@@ -16,7 +16,7 @@ import (
 	"github.com/rotahq/rota/internal/kubelab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/jobs"
-	"github.com/rotahq/rota/scaler/jobs/kubernetes"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
 // testDrainWaitsOnBudget: a drain of a server holding both pods of a Deployment whose
@@ -122,8 +122,8 @@ func (e *env) atLeastRunning(t *testing.T, name string, want int) {
 func testDoNotDisrupt(t *testing.T, e *env) {
 	ctx := context.Background()
 	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 16}, true)
-	e.deployment(t, "keep", 1, map[string]string{kubernetes.DoNotDisrupt: "true"}, podSpec(1, 0))
-	e.deployment(t, "karpenter", 1, map[string]string{kubernetes.KarpenterDoNotDisrupt: "true"}, podSpec(1, 0))
+	e.deployment(t, "keep", 1, map[string]string{kubeview.DoNotDisrupt: "true"}, podSpec(1, 0))
+	e.deployment(t, "karpenter", 1, map[string]string{kubeview.KarpenterDoNotDisrupt: "true"}, podSpec(1, 0))
 	e.deployment(t, "free", 1, nil, podSpec(1, 0))
 	e.create(t, e.pod("bare", 1, 0))
 	e.kubelet(t, 4, time.Minute)
@@ -180,7 +180,7 @@ func testPoweredOffTaint(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	n := e.getNode(t, "cpu01")
-	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != kubernetes.PoweredOffTaint || n.Spec.Taints[0].Effect != corev1.TaintEffectNoSchedule {
+	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != kubeview.PoweredOffTaint || n.Spec.Taints[0].Effect != corev1.TaintEffectNoSchedule {
 		t.Fatalf("taints after PoweredOff (twice): %v", n.Spec.Taints)
 	}
 	// Someone lifts the cordon by hand: the taint alone keeps pods away.
@@ -201,7 +201,7 @@ func testPoweredOffTaint(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	n = e.getNode(t, "cpu01")
-	if n.Spec.Unschedulable || len(n.Spec.Taints) != 0 || n.Annotations[kubernetes.DrainAnnotation] != "" {
+	if n.Spec.Unschedulable || len(n.Spec.Taints) != 0 || n.Annotations[kubeview.DrainAnnotation] != "" {
 		t.Errorf("after Resume: unschedulable %v, taints %v, annotations %v", n.Spec.Unschedulable, n.Spec.Taints, n.Annotations)
 	}
 	e.kubelet(t, 1, time.Minute)
@@ -213,7 +213,7 @@ func testPoweredOffTaint(t *testing.T, e *env) {
 	if err := e.m.Resume(ctx, "cpu02"); !errors.Is(err, jobs.ErrNotOurs) {
 		t.Errorf("resuming a Node a person cordoned: %v", err)
 	}
-	if n := e.getNode(t, "cpu02"); !n.Spec.Unschedulable || n.Annotations[kubernetes.DrainAnnotation] != "" {
+	if n := e.getNode(t, "cpu02"); !n.Spec.Unschedulable || n.Annotations[kubeview.DrainAnnotation] != "" {
 		t.Errorf("a person's cordon changed: %+v %v", n.Spec, n.Annotations)
 	}
 }

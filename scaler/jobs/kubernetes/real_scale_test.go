@@ -19,6 +19,7 @@ import (
 	"github.com/rotahq/rota/internal/kubelab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/jobs/kubernetes"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
 // testRole: the ClusterRole applied from deploy/kubernetes grants exactly
@@ -99,7 +100,7 @@ func testUnknown(t *testing.T, e *env) {
 	if err := m.Drain(ctx, "cpu02", "idle"); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.getNode(t, "k8s-node-a"); !n.Spec.Unschedulable || n.Annotations[kubernetes.DrainAnnotation] != "rota: idle" {
+	if n := e.getNode(t, "k8s-node-a"); !n.Spec.Unschedulable || n.Annotations[kubeview.DrainAnnotation] != "rota: idle" {
 		t.Errorf("server cpu02 (label) did not cordon Node k8s-node-a: %+v %v", n.Spec, n.Annotations)
 	}
 	views, err = m.Nodes(ctx)
@@ -156,7 +157,7 @@ func testGPUWake(t *testing.T, e *env) {
 		t.Errorf("pods on %s: %v, want both", on[0], got)
 	}
 	n := e.getNode(t, on[0])
-	if n.Spec.Unschedulable || len(n.Spec.Taints) != 1 || n.Annotations[kubernetes.DrainAnnotation] != "" {
+	if n.Spec.Unschedulable || len(n.Spec.Taints) != 1 || n.Annotations[kubeview.DrainAnnotation] != "" {
 		t.Errorf("%s still closed after boot: unschedulable %v, taints %v, annotations %v", on[0], n.Spec.Unschedulable, n.Spec.Taints, n.Annotations)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/jobs/kubernetes"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
 var record = flag.Bool("record", false, "write the real API server's answers to testdata/ as the parser's fixtures")
@@ -143,6 +144,8 @@ func (e *env) cleanup(t *testing.T) {
 	now := metav1.DeleteOptions{GracePeriodSeconds: &zero}
 	_ = e.admin.AppsV1().Deployments(e.ns).DeleteCollection(ctx, now, metav1.ListOptions{})
 	_ = e.admin.AppsV1().ReplicaSets(e.ns).DeleteCollection(ctx, now, metav1.ListOptions{})
+	_ = e.admin.AppsV1().DaemonSets(e.ns).DeleteCollection(ctx, now, metav1.ListOptions{})
+	_ = e.admin.BatchV1().Jobs(e.ns).DeleteCollection(ctx, now, metav1.ListOptions{})
 	_ = e.admin.PolicyV1().PodDisruptionBudgets(e.ns).DeleteCollection(ctx, now, metav1.ListOptions{})
 	_ = e.admin.CoreV1().Pods(e.ns).DeleteCollection(ctx, now, metav1.ListOptions{})
 	_ = e.admin.CoreV1().Nodes().DeleteCollection(ctx, now, metav1.ListOptions{LabelSelector: "test=" + e.ns})
@@ -165,8 +168,8 @@ func (e *env) node(t *testing.T, n kubelab.NodeSpec, ready bool) {
 func (e *env) offNode(t *testing.T, n kubelab.NodeSpec) {
 	t.Helper()
 	n.Cordoned = true
-	n.Annotations = map[string]string{kubernetes.DrainAnnotation: "rota: idle"}
-	n.Taints = append(n.Taints, corev1.Taint{Key: kubernetes.PoweredOffTaint, Effect: corev1.TaintEffectNoSchedule})
+	n.Annotations = map[string]string{kubeview.DrainAnnotation: "rota: idle"}
+	n.Taints = append(n.Taints, corev1.Taint{Key: kubeview.PoweredOffTaint, Effect: corev1.TaintEffectNoSchedule})
 	e.node(t, n, false)
 }
 
@@ -184,7 +187,7 @@ func podSpec(cpus, gpus int) corev1.PodSpec {
 	req := corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(int64(cpus), resource.DecimalSI),
 		corev1.ResourceMemory: resource.MustParse("1Gi")}
 	if gpus > 0 {
-		req[kubernetes.GPUResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+		req[kubeview.GPUResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	}
 	return corev1.PodSpec{
 		TerminationGracePeriodSeconds: &zero,
@@ -195,8 +198,8 @@ func podSpec(cpus, gpus int) corev1.PodSpec {
 
 // limitsOf: extended resources (GPUs) must have limits equal to their requests.
 func limitsOf(req corev1.ResourceList) corev1.ResourceList {
-	if q, ok := req[kubernetes.GPUResource]; ok {
-		return corev1.ResourceList{kubernetes.GPUResource: q}
+	if q, ok := req[kubeview.GPUResource]; ok {
+		return corev1.ResourceList{kubeview.GPUResource: q}
 	}
 	return nil
 }

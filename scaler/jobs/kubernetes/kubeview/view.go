@@ -1,4 +1,4 @@
-package kubernetes
+package kubeview
 
 import (
 	"cmp"
@@ -55,10 +55,19 @@ func (p Pod) Holds() bool {
 	return p.NodeName != "" && !p.Terminal() && p.Controller != "DaemonSet" && !p.Mirror
 }
 
+// service are the controllers that keep a number of pods running and start one elsewhere for
+// each evicted: a drain may take their pods.
+var service = []string{"ReplicaSet", "ReplicationController", "StatefulSet"}
+
+// Drainable reports whether a drain evicts pod p (see ContinueDrain).
+func (p Pod) Drainable() bool {
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller)
+}
+
 // Waits reports whether pod p waits for a node the scheduler could not find: pending,
 // unbound, not being deleted, and marked unschedulable.
 func (p Pod) Waits() bool {
-	return p.NodeName == "" && p.Phase == "Pending" && !p.Deleting && p.Unschedulable
+	return p.NodeName == "" && p.Phase == podPending && !p.Deleting && p.Unschedulable
 }
 
 // ours reports whether rota made node n unschedulable: its drain annotation or its powered-off

@@ -1,11 +1,9 @@
-package kubernetes
+package kubeview
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
@@ -14,12 +12,12 @@ import (
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
 func running(name, node, controller string, milliCPU, gpus int64) Pod {
-	return Pod{Namespace: "ml", Name: name, NodeName: node, Phase: corev1.PodRunning, Controller: controller,
+	return Pod{Namespace: "ml", Name: name, NodeName: node, Phase: "Running", Controller: controller,
 		Requests: Requests{MilliCPU: milliCPU, GPUs: gpus}}
 }
 
 func TestJobsViews(t *testing.T) {
-	offTaint := []corev1.Taint{{Key: PoweredOffTaint, Effect: corev1.TaintEffectNoSchedule}}
+	offTaint := []Taint{{Key: PoweredOffTaint, Effect: NoSchedule}}
 	v := View{
 		Nodes: []Node{
 			{Name: "busy", Ready: true},
@@ -36,14 +34,14 @@ func TestJobsViews(t *testing.T) {
 			running("a", "busy", "ReplicaSet", 1500, 0),
 			running("b", "busy", "", 250, 2),
 			running("ds", "daemons-only", "DaemonSet", 100, 0),
-			{Namespace: "kube-system", Name: "static", NodeName: "daemons-only", Phase: corev1.PodRunning, Mirror: true},
+			{Namespace: "kube-system", Name: "static", NodeName: "daemons-only", Phase: "Running", Mirror: true},
 			running("done", "empty", "Job", 1000, 0),
 			running("left", "draining", "ReplicaSet", 100, 0),
 			running("leaving", "drained", "", 1000, 1),
 		},
 	}
-	v.Pods[4].Phase = corev1.PodSucceeded
-	v.Pods[6].Phase = corev1.PodFailed
+	v.Pods[4].Phase = podSucceeded
+	v.Pods[6].Phase = podFailed
 	got, err := v.JobsViews(Mapping{})
 	if err != nil {
 		t.Fatal(err)
@@ -91,16 +89,16 @@ func TestJobsViewsByLabel(t *testing.T) {
 
 func TestDemand(t *testing.T) {
 	pending := func(ns, name string, milliCPU, gpus int64, created time.Time) Pod {
-		return Pod{Namespace: ns, Name: name, Phase: corev1.PodPending, Unschedulable: true,
+		return Pod{Namespace: ns, Name: name, Phase: podPending, Unschedulable: true,
 			Requests: Requests{MilliCPU: milliCPU, Memory: 1 << 30, GPUs: gpus}, Created: created}
 	}
 	v := View{Pods: []Pod{
 		pending("ml", "train-1", 4000, 1, t0.Add(time.Minute)),
 		pending("ml", "train-2", 3500, 1, t0),
 		pending("web", "api", 500, 0, t0),
-		{Namespace: "ml", Name: "gated", Phase: corev1.PodPending, Requests: Requests{GPUs: 1}},
-		{Namespace: "ml", Name: "bound", Phase: corev1.PodPending, NodeName: "gpu01", Unschedulable: true},
-		{Namespace: "ml", Name: "deleting", Phase: corev1.PodPending, Deleting: true, Unschedulable: true},
+		{Namespace: "ml", Name: "gated", Phase: podPending, Requests: Requests{GPUs: 1}},
+		{Namespace: "ml", Name: "bound", Phase: podPending, NodeName: "gpu01", Unschedulable: true},
+		{Namespace: "ml", Name: "deleting", Phase: podPending, Deleting: true, Unschedulable: true},
 	}}
 	classify := func(s config.Shape) string {
 		if s.GPUs > 0 {

@@ -1,10 +1,8 @@
-package kubernetes
+package kubeview
 
 import (
 	"slices"
 	"strconv"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // powerTaints are the taints a Node carries because it is off, cordoned or not yet up: rota
@@ -12,9 +10,9 @@ import (
 // count as able to run there.
 var powerTaints = []string{
 	PoweredOffTaint,
-	corev1.TaintNodeUnschedulable,
-	corev1.TaintNodeNotReady,
-	corev1.TaintNodeUnreachable,
+	"node.kubernetes.io/unschedulable",
+	"node.kubernetes.io/not-ready",
+	"node.kubernetes.io/unreachable",
 }
 
 // Fits reports whether a pod with placement pl could be scheduled on node n once rota powered
@@ -29,14 +27,14 @@ func (pl Placement) Fits(n Node) bool {
 			return false
 		}
 	}
-	if pl.Affinity != nil && !slices.ContainsFunc(pl.Affinity.NodeSelectorTerms, func(t corev1.NodeSelectorTerm) bool { return termMatches(t, n) }) {
+	if pl.Affinity != nil && !slices.ContainsFunc(pl.Affinity.Terms, func(t SelectorTerm) bool { return termMatches(t, n) }) {
 		return false
 	}
 	for _, t := range n.Taints {
-		if t.Effect == corev1.TaintEffectPreferNoSchedule || slices.Contains(powerTaints, t.Key) {
+		if t.Effect == PreferNoSchedule || slices.Contains(powerTaints, t.Key) {
 			continue
 		}
-		if !slices.ContainsFunc(pl.Tolerations, func(tol corev1.Toleration) bool { return tolerates(tol, t) }) {
+		if !slices.ContainsFunc(pl.Tolerations, func(tol Toleration) bool { return tolerates(tol, t) }) {
 			return false
 		}
 	}
@@ -45,7 +43,7 @@ func (pl Placement) Fits(n Node) bool {
 
 // termMatches: every expression of a term holds (a term with none matches no node, as in
 // Kubernetes).
-func termMatches(t corev1.NodeSelectorTerm, n Node) bool {
+func termMatches(t SelectorTerm, n Node) bool {
 	if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
 		return false
 	}
@@ -64,17 +62,17 @@ func termMatches(t corev1.NodeSelectorTerm, n Node) bool {
 	return true
 }
 
-func requirementHolds(r corev1.NodeSelectorRequirement, v string, ok bool) bool {
+func requirementHolds(r Requirement, v string, ok bool) bool {
 	switch r.Operator {
-	case corev1.NodeSelectorOpIn:
+	case "In":
 		return ok && slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpNotIn:
+	case "NotIn":
 		return !ok || !slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpExists:
+	case "Exists":
 		return ok
-	case corev1.NodeSelectorOpDoesNotExist:
+	case "DoesNotExist":
 		return !ok
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
+	case "Gt", "Lt":
 		if len(r.Values) != 1 {
 			return true // unreadable: met
 		}
@@ -85,7 +83,7 @@ func requirementHolds(r corev1.NodeSelectorRequirement, v string, ok bool) bool 
 			return true
 		case !ok || err2 != nil:
 			return false
-		case r.Operator == corev1.NodeSelectorOpGt:
+		case r.Operator == "Gt":
 			return have > want
 		default:
 			return have < want
@@ -96,7 +94,7 @@ func requirementHolds(r corev1.NodeSelectorRequirement, v string, ok bool) bool 
 
 // tolerates reports whether toleration tol tolerates taint t (Kubernetes' rule: an empty key
 // with Exists tolerates everything; an empty effect tolerates every effect).
-func tolerates(tol corev1.Toleration, t corev1.Taint) bool {
+func tolerates(tol Toleration, t Taint) bool {
 	if tol.Effect != "" && tol.Effect != t.Effect {
 		return false
 	}
@@ -104,9 +102,9 @@ func tolerates(tol corev1.Toleration, t corev1.Taint) bool {
 		return false
 	}
 	switch tol.Operator {
-	case corev1.TolerationOpExists:
+	case "Exists":
 		return true
-	case corev1.TolerationOpEqual, "":
+	case "Equal", "":
 		return tol.Value == t.Value
 	}
 	return true // an operator newer than this code: met

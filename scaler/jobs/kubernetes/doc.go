@@ -1,0 +1,32 @@
+// Package kubernetes is rota's Kubernetes adapter: a jobs.Manager that powers the bare-metal
+// Nodes of a cluster on and off around its pods, through the API server (client-go; a
+// kubeconfig, or the service account of rota's pod).
+//
+// What it reads (Manager.Read: every Node and every unfinished pod, page by page, each page
+// parsed by package kubeview, so that a bad object fails the read and is named):
+//
+//   - Each Node is the rota server of its name, or of the value of jobs.kubernetes.node_label.
+//   - Allocation: the pods bound to the Node that have not finished, DaemonSet pods and static
+//     pods' mirrors excepted, with their CPU, memory and nvidia.com/gpu requests as the
+//     scheduler counts them (init containers, sidecars, overhead, pod-level resources).
+//   - Demand: the pods the scheduler marked unschedulable, grouped by class, namespace (the
+//     department) and shape.
+//   - Readiness after a boot: the Node's Ready condition (JobsView.Responding).
+//
+// What it does:
+//
+//   - Drain: cordon, with rota's annotation (DrainAnnotation: jobs.Marker and the reason), then
+//     evict, through the Eviction API so that PodDisruptionBudgets decide, the pods whose
+//     controller starts them elsewhere (ReplicaSet, ReplicationController, StatefulSet) and
+//     that carry no do-not-disrupt annotation (rota's, or Karpenter's karpenter.sh/do-not-disrupt).
+//     Bare pods and a Job's pods run to their end; the drain waits for them. ContinueDrain
+//     (jobs.DrainContinuer) evicts again on each pass what a budget held back.
+//   - Resume: rota's cordon and annotation lifted, and its powered-off taint removed.
+//   - PoweredOff (jobs.PowerAware): the NoSchedule taint PoweredOffTaint, so nothing is placed
+//     on a Node that is off, whoever lifts its cordon.
+//
+// A Node a person cordoned (no rota annotation) is never drained nor resumed (jobs.ErrNotOurs).
+// Every Node patch carries the resourceVersion read, so a change made in between fails it
+// instead of being overwritten. Permissions lists every API right used: the ClusterRole of
+// deploy/kubernetes/rbac.yaml grants those and no more.
+package kubernetes

@@ -1,0 +1,243 @@
+package kubeview
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// The parser reads only what rota uses of a Node or a pod, into structures of its own:
+// quantities stay strings until quantity has checked them (the library's own parse of a
+// quantity such as "1e-99999999" takes minutes), and a field rota does not read cannot fail a
+// read.
+
+// list is a list answer: its kind, the token for the next page, and the items, each read on
+// its own so that a bad one is named.
+type list struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Continue string `json:"continue"`
+	} `json:"metadata"`
+	Items *[]json.RawMessage `json:"items"`
+}
+
+type objectMeta struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace"`
+	UID               string            `json:"uid"`
+	ResourceVersion   string            `json:"resourceVersion"`
+	Labels            map[string]string `json:"labels"`
+	Annotations       map[string]string `json:"annotations"`
+	OwnerReferences   []ownerReference  `json:"ownerReferences"`
+	CreationTimestamp time.Time         `json:"creationTimestamp"`
+	DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
+}
+
+type ownerReference struct {
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Controller *bool  `json:"controller"`
+}
+
+type nodeObject struct {
+	Metadata objectMeta `json:"metadata"`
+	Spec     struct {
+		Unschedulable bool    `json:"unschedulable"`
+		Taints        []Taint `json:"taints"`
+	} `json:"spec"`
+	Status struct {
+		Conditions []condition `json:"conditions"`
+	} `json:"status"`
+}
+
+type condition struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+}
+
+// quantities are a resource list, each quantity as the API server wrote it.
+type quantities map[string]string
+
+type resources struct {
+	Requests quantities `json:"requests"`
+	Limits   quantities `json:"limits"`
+}
+
+type container struct {
+	Name          string    `json:"name"`
+	RestartPolicy string    `json:"restartPolicy"`
+	Resources     resources `json:"resources"`
+}
+
+type podSpec struct {
+	NodeName     string            `json:"nodeName"`
+	NodeSelector map[string]string `json:"nodeSelector"`
+	Affinity     *struct {
+		NodeAffinity *struct {
+			Required *NodeSelector `json:"requiredDuringSchedulingIgnoredDuringExecution"`
+		} `json:"nodeAffinity"`
+	} `json:"affinity"`
+	Tolerations           []Toleration `json:"tolerations"`
+	Containers            []container  `json:"containers"`
+	InitContainers        []container  `json:"initContainers"`
+	Overhead              quantities   `json:"overhead"`
+	Resources             *resources   `json:"resources"`
+	ActiveDeadlineSeconds *int64       `json:"activeDeadlineSeconds"`
+}
+
+type podObject struct {
+	Metadata objectMeta `json:"metadata"`
+	Spec     podSpec    `json:"spec"`
+	Status   struct {
+		Phase      string      `json:"phase"`
+		Conditions []condition `json:"conditions"`
+		StartTime  *time.Time  `json:"startTime"`
+	} `json:"status"`
+}
+
+func readList(data []byte, kind string) ([]json.RawMessage, string, error) {
+	var l list
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, "", fmt.Errorf("%w: %s: %v", ErrBadAnswer, kind, err)
+	}
+	if l.Kind != kind {
+		return nil, "", fmt.Errorf("%w: asked for a %s, got kind %q", ErrBadAnswer, kind, l.Kind)
+	}
+	if l.Items == nil {
+		return nil, "", fmt.Errorf("%w: %s without items", ErrBadAnswer, kind)
+	}
+	return *l.Items, l.Metadata.Continue, nil
+}
+
+// name says which item of a list failed: its namespace/name when that much reads.
+func name(item json.RawMessage, i int) string {
+	var o struct {
+		Metadata struct {
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(item, &o) != nil || o.Metadata.Name == "" {
+		return fmt.Sprintf("item %d", i)
+	}
+	if o.Metadata.Namespace == "" {
+		return o.Metadata.Name
+	}
+	return o.Metadata.Namespace + "/" + o.Metadata.Name
+}
+
+// ParseNodeList reads one page of a NodeList answer: its nodes and the token for the next page
+// ("" on the last). One node that does not read fails the page.
+func ParseNodeList(data []byte) ([]Node, string, error) {
+	items, cont, err := readList(data, "NodeList")
+	if err != nil {
+		return nil, "", err
+	}
+	nodes := make([]Node, 0, len(items))
+	for i, item := range items {
+		n, err := ParseNode(item)
+		if err != nil {
+			return nil, "", fmt.Errorf("node %s: %w", name(item, i), err)
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, cont, nil
+}
+
+// ParseNode reads one Node object.
+func ParseNode(data []byte) (Node, error) {
+	var o nodeObject
+	if err := json.Unmarshal(data, &o); err != nil {
+		return Node{}, fmt.Errorf("%w: %v", ErrBadAnswer, err)
+	}
+	if o.Metadata.Name == "" {
+		return Node{}, fmt.Errorf("%w: node without metadata.name", ErrBadAnswer)
+	}
+	n := Node{
+		Name: o.Metadata.Name, ResourceVersion: o.Metadata.ResourceVersion, Labels: o.Metadata.Labels,
+		Taints: o.Spec.Taints, Unschedulable: o.Spec.Unschedulable, DrainReason: o.Metadata.Annotations[DrainAnnotation],
+	}
+	for _, c := range o.Status.Conditions {
+		if c.Type == "Ready" {
+			n.Ready = c.Status == "True"
+		}
+	}
+	return n, nil
+}
+
+// ParsePodList reads one page of a PodList answer, as ParseNodeList.
+func ParsePodList(data []byte) ([]Pod, string, error) {
+	items, cont, err := readList(data, "PodList")
+	if err != nil {
+		return nil, "", err
+	}
+	pods := make([]Pod, 0, len(items))
+	for i, item := range items {
+		p, err := ParsePod(item)
+		if err != nil {
+			return nil, "", fmt.Errorf("pod %s: %w", name(item, i), err)
+		}
+		pods = append(pods, p)
+	}
+	return pods, cont, nil
+}
+
+// ParsePod reads one Pod object, its requests included: a request that does not parse, is
+// negative, out of range or (for GPUs) not whole fails it.
+func ParsePod(data []byte) (Pod, error) {
+	var o podObject
+	if err := json.Unmarshal(data, &o); err != nil {
+		return Pod{}, fmt.Errorf("%w: %v", ErrBadAnswer, err)
+	}
+	md, spec := o.Metadata, o.Spec
+	if md.Name == "" || md.Namespace == "" {
+		return Pod{}, fmt.Errorf("%w: pod without metadata.name or metadata.namespace", ErrBadAnswer)
+	}
+	if len(spec.Containers) == 0 {
+		return Pod{}, fmt.Errorf("%w: pod without spec.containers", ErrBadAnswer)
+	}
+	req, err := requests(spec)
+	if err != nil {
+		return Pod{}, fmt.Errorf("%w: %v", ErrBadAnswer, err)
+	}
+	p := Pod{
+		Namespace: md.Namespace, Name: md.Name, UID: md.UID,
+		NodeName: spec.NodeName, Phase: o.Status.Phase, Deleting: md.DeletionTimestamp != nil,
+		Mirror:       md.Annotations[mirrorAnnotation] != "",
+		DoNotDisrupt: md.Annotations[DoNotDisrupt] == "true" || md.Annotations[KarpenterDoNotDisrupt] == "true",
+		Requests:     req, Created: md.CreationTimestamp,
+		Placement: Placement{Selector: spec.NodeSelector, Tolerations: spec.Tolerations},
+	}
+	if ref := controllerOf(md.OwnerReferences); ref != nil {
+		p.Controller = ref.Kind
+	}
+	if o.Status.StartTime != nil {
+		p.Started = *o.Status.StartTime
+	}
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d > 0 {
+		p.Deadline = time.Duration(min(*d, int64(maxDeadline/time.Second))) * time.Second
+	}
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
+		p.Placement.Affinity = a.NodeAffinity.Required
+	}
+	for _, c := range o.Status.Conditions {
+		if c.Type == "PodScheduled" && c.Status == "False" && c.Reason == "Unschedulable" {
+			p.Unschedulable = true
+		}
+	}
+	return p, nil
+}
+
+// controllerOf is the owner reference that controls the pod (nil: a bare pod).
+func controllerOf(refs []ownerReference) *ownerReference {
+	for i := range refs {
+		if refs[i].Controller != nil && *refs[i].Controller {
+			return &refs[i]
+		}
+	}
+	return nil
+}
+
+// maxDeadline bounds activeDeadlineSeconds so that it fits a time.Duration.
+const maxDeadline = 100 * 365 * 24 * time.Hour
