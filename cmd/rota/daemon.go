@@ -64,7 +64,7 @@ func build(ctx context.Context, cfg *config.Config, web *webconfig.File, log *lo
 	if err != nil {
 		return nil, err
 	}
-	jm, err := newJobs(cfg, log)
+	jm, err := newJobs(cfg, clk, log)
 	if err != nil {
 		return nil, err
 	}

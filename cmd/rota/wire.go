@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/wire"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
@@ -46,7 +47,7 @@ func newPower(cfg *config.Config, log *logrus.Entry, clock bmc.Clock, reg promet
 }
 
 // newJobs builds the job-manager adapter named by jobs.adapter.
-func newJobs(cfg *config.Config, log *logrus.Entry) (jobs.Manager, error) {
+func newJobs(cfg *config.Config, clk clock.Real, log *logrus.Entry) (jobs.Manager, error) {
 	log = log.WithField("component", "jobs")
 	switch cfg.Jobs.Adapter {
 	case "none":
@@ -62,7 +63,7 @@ func newJobs(cfg *config.Config, log *logrus.Entry) (jobs.Manager, error) {
 	case "slurm":
 		return slurm.NewFromConfig(cfg, log), nil
 	case "kubernetes":
-		return kubernetes.NewFromConfig(cfg, log)
+		return kubernetes.NewFromConfig(cfg, clk, log)
 	}
 	return nil, errors.New("jobs.adapter " + cfg.Jobs.Adapter + " is not built in")
 }

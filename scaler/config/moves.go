@@ -87,8 +87,10 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 			if c.Jobs.Exec.Move == "" {
 				p.add("jobs.exec.move_command", "required when policy.moves.enabled")
 			}
+		case "kubernetes":
+			// Moves evict pods whose controller starts them again; nothing to switch on.
 		default:
-			p.add("policy.moves.enabled", "adapter %q cannot requeue jobs; use slurm or exec", c.Jobs.Adapter)
+			p.add("policy.moves.enabled", "adapter %q cannot requeue jobs; use slurm, exec or kubernetes", c.Jobs.Adapter)
 		}
 	}
 	names := map[string]bool{}

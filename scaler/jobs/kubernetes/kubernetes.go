@@ -28,11 +28,21 @@ type Options struct {
 	Client k8s.Interface
 	// Mapping says which server each Node runs on (jobs.kubernetes.node_label).
 	Mapping kubeview.Mapping
+	// Servers are rota's servers (the inventory): a pod that could run on all of them asks
+	// nothing of them; nil takes the servers the Nodes run.
+	Servers []string
 	// Classify maps a pod's shape to its class (config.Config.Classify).
 	Classify kubeview.Classifier
+	// Clock dates each read (see kubeview.Pod.Job).
+	Clock Clock
 	// PageSize is how many objects one list call asks for (default 500).
 	PageSize int64
 	Log      *logrus.Entry
+}
+
+// Clock is the adapter's time source.
+type Clock interface {
+	Now() time.Time
 }
 
 // Manager is the jobs.Manager for Kubernetes. Reads list Nodes and pods through the API
@@ -49,6 +59,8 @@ var (
 	_ jobs.Manager        = (*Manager)(nil)
 	_ jobs.PowerAware     = (*Manager)(nil)
 	_ jobs.DrainContinuer = (*Manager)(nil)
+	_ jobs.Mover          = (*Manager)(nil)
+	_ jobs.Watcher        = (*Manager)(nil)
 )
 
 // New returns a Manager.
@@ -60,8 +72,8 @@ func New(opts Options) *Manager {
 }
 
 // NewFromConfig builds a Manager from rota's config: jobs.kubernetes (kubeconfig, context,
-// node_label), jobs.timeout and the classes.
-func NewFromConfig(cfg *config.Config, log *logrus.Entry) (*Manager, error) {
+// node_label), jobs.timeout, the servers of the pools and the classes.
+func NewFromConfig(cfg *config.Config, clock Clock, log *logrus.Entry) (*Manager, error) {
 	rc, err := RESTConfig(cfg.Jobs.Kubernetes, time.Duration(cfg.Jobs.Timeout))
 	if err != nil {
 		return nil, err
@@ -70,7 +82,14 @@ func NewFromConfig(cfg *config.Config, log *logrus.Entry) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs.kubernetes: %w", err)
 	}
-	return New(Options{Client: c, Mapping: kubeview.Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel}, Classify: cfg.Classify, Log: log}), nil
+	var servers []string
+	for _, p := range cfg.Pools {
+		for _, n := range p.Nodes {
+			servers = append(servers, n.Name)
+		}
+	}
+	return New(Options{Client: c, Mapping: kubeview.Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel},
+		Servers: servers, Classify: cfg.Classify, Clock: clock, Log: log}), nil
 }
 
 // RESTConfig is how rota reaches the API server: the kubeconfig file and context named, or the
@@ -112,26 +131,63 @@ func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	return kubeview.View{Nodes: nodes, Pods: pods}, nil
 }
 
+// scope is the Scope of a read made now.
+func (m *Manager) scope() kubeview.Scope {
+	return kubeview.Scope{Mapping: m.opts.Mapping, Servers: m.opts.Servers, Now: m.opts.Clock.Now()}
+}
+
 // Nodes implements jobs.Manager.
 func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) {
 	v, err := m.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := v.JobsViews(m.opts.Mapping)
+	out, err := v.JobsViews(m.scope())
 	if err != nil {
 		return nil, fmt.Errorf("reading kubernetes nodes: %w", err)
 	}
 	return out, nil
 }
 
-// Demand implements jobs.Manager.
+// waiting is the field selector of the pods no node took yet.
+const waiting = "spec.nodeName=,status.phase=Pending"
+
+// Demand implements jobs.Manager: the pods marked unschedulable, each group with the servers
+// its pods could run on. Pods that fit none of rota's servers are no demand for them, and are
+// logged.
 func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
-	pods, err := m.pods(ctx, "spec.nodeName=,status.phase=Pending")
+	nodes, err := m.nodes(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	return kubeview.View{Pods: pods}.Demand(m.opts.Classify), nil
+	pods, err := m.pods(ctx, waiting)
+	if err != nil {
+		return nil, err
+	}
+	demand, unplaced, err := kubeview.View{Nodes: nodes, Pods: pods}.Demand(m.scope(), m.opts.Classify)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubernetes demand: %w", err)
+	}
+	if len(unplaced) > 0 {
+		m.opts.Log.WithFields(logrus.Fields{"pods": len(unplaced), "first": unplaced[0]}).Info("unschedulable pods fit none of rota's servers: no demand for them")
+	}
+	return demand, nil
+}
+
+// Waiting implements jobs.Watcher: the UIDs of the pods marked unschedulable, from one list of
+// the pods no node took (Demand reads the Nodes too).
+func (m *Manager) Waiting(ctx context.Context) ([]string, error) {
+	pods, err := m.pods(ctx, waiting)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, p := range pods {
+		if p.Waits() {
+			ids = append(ids, p.UID)
+		}
+	}
+	return ids, nil
 }
 
 // nodes lists the Nodes, those with label selector only when it is not empty.

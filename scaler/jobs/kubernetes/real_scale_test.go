@@ -239,10 +239,30 @@ func testAPIServerDown(t *testing.T, e *env) {
 		t.Fatalf("commands sent while the API server was down: %v", sent)
 	}
 	resume()
-	testutil.Eventually(t, 2*time.Minute, "idle servers powered off once the API server answers", func() error {
-		if len(r.sent()) == 0 {
-			return errors.New("commands: " + strings.Join(r.sent(), ", "))
+	r.waitScaleDown(t)
+}
+
+// waitScaleDown waits until rota powers a server off, saying each server's verdict if it does
+// not.
+func (r *rota) waitScaleDown(t *testing.T) {
+	t.Helper()
+	testutil.Eventually(t, 3*time.Minute, "an idle server powered off", func() error {
+		if len(r.sent()) > 0 {
+			return nil
 		}
-		return nil
+		var why []string
+		for _, n := range []string{"cpu01", "cpu02", "gpu01", "gpu02"} {
+			x, err := r.loop.Explain(context.Background(), n)
+			if err != nil {
+				return err
+			}
+			switch {
+			case x.Skip != nil:
+				why = append(why, n+": "+string(x.Skip.Reason)+" "+x.Skip.Detail)
+			case x.Action != nil:
+				why = append(why, n+": "+string(x.Action.Kind)+" "+x.Action.Detail)
+			}
+		}
+		return errors.New("no command; " + strings.Join(why, "; "))
 	})
 }

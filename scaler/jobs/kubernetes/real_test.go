@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	k8s "k8s.io/client-go/kubernetes"
 
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/kubelab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
@@ -43,6 +44,8 @@ func TestRealCluster(t *testing.T) {
 		{"Role", testRole},
 		{"UnknownServersAndCredentials", testUnknown},
 		{"GPUPodsWakeAGPUServerAndNoCPUServer", testGPUWake},
+		{"NodeSelectorWakesOnlyMatchingServers", testSelectorWake},
+		{"MovesEvictWhatIsRecreated", testMoves},
 		{"DrainWaitsOnAPodDisruptionBudget", testDrainWaitsOnBudget},
 		{"DoNotDisruptKeepsItsNode", testDoNotDisrupt},
 		{"PoweredOffTaintAndResume", testPoweredOffTaint},
@@ -129,7 +132,7 @@ func newEnv(t *testing.T, c *kubelab.Cluster, kubeconfig string) *env {
 func (e *env) manager(t *testing.T, cfg *config.Config) *kubernetes.Manager {
 	t.Helper()
 	logger, _ := logtest.NewNullLogger()
-	m, err := kubernetes.NewFromConfig(cfg, logger.WithField("component", "jobs"))
+	m, err := kubernetes.NewFromConfig(cfg, clock.Real{}, logger.WithField("component", "jobs"))
 	if err != nil {
 		t.Fatal(err)
 	}

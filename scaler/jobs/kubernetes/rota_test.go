@@ -42,7 +42,8 @@ func nsName(t *testing.T) string {
 }
 
 // fleetYAML is the test fleet: two cheap CPU servers and two dear GPU servers, each a Node of
-// its own name, with timings short enough for a test.
+// its own name, with timings short enough for a test (an idle server goes off once idle for
+// its break-even time: boot and shutdown, about 80 s).
 const fleetYAML = `
 server: {webhook_auth_disabled: true}
 jobs:
@@ -55,20 +56,21 @@ policy:
   backlog: {queued_jobs: 0, for: 0s}
   cooldown: {scale_up: 0s, scale_down: 0s}
   node: {min_on: 0s, min_off: 0s}
-  spares: {factor: 0}
+  spares: {factor: 0, quantile: 0}
+  break_even: {wear_time: 0s}
   drain: {timeout: 30m}
 pools:
   - name: cpu
     profile: {cpu_cores: 32, memory: 128GiB}
     cost: {hourly: 1.5, currency: EUR}
-    boot_timeout: 5m
+    boot_timeout: 20s
     nodes:
       - {name: cpu01, bmc: {protocol: ipmi, host: b1, username: u, password_env: P}}
       - {name: cpu02, bmc: {protocol: ipmi, host: b2, username: u, password_env: P}}
   - name: gpu
     profile: {cpu_cores: 96, memory: 1TiB, gpus: 8}
     cost: {hourly: 24, currency: EUR}
-    boot_timeout: 5m
+    boot_timeout: 20s
     nodes:
       - {name: gpu01, bmc: {protocol: redfish, host: g1, username: u, password_env: P}}
       - {name: gpu02, bmc: {protocol: redfish, host: g2, username: u, password_env: P}}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -31,18 +30,12 @@ func readFixture(t testing.TB, name string) []byte {
 	return b
 }
 
-func classify(s config.Shape) string {
-	if s.GPUs > 0 {
-		return "gpu"
-	}
-	return "cpu"
-}
-
 // recorded is what the golden file holds: each pod as read, and the view rota derives.
 type recorded struct {
-	Pods    []podSummary              `json:"pods"`
-	Servers map[string]fleet.JobsView `json:"servers"`
-	Demand  []fleet.Demand            `json:"demand"`
+	Pods     []podSummary              `json:"pods"`
+	Servers  map[string]fleet.JobsView `json:"servers"`
+	Demand   []fleet.Demand            `json:"demand"`
+	Unplaced []string                  `json:"unplaced"`
 }
 
 type podSummary struct {
@@ -53,6 +46,7 @@ type podSummary struct {
 	Holds      bool     `json:"holds"`
 	Waits      bool     `json:"waits"`
 	Drainable  bool     `json:"drainable"`
+	Movable    bool     `json:"movable"`
 	Mirror     bool     `json:"mirror,omitempty"`
 	Keep       bool     `json:"do_not_disrupt,omitempty"`
 }
@@ -71,14 +65,19 @@ func TestRecordedAnswers(t *testing.T) {
 		t.Errorf("first page: %d pods, continue %q, %v", len(page), cont, err)
 	}
 	v := View{Nodes: nodes, Pods: pods}
-	servers, err := v.JobsViews(Mapping{})
+	sc := Scope{Now: t0}
+	servers, err := v.JobsViews(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := recorded{Servers: servers, Demand: v.Demand(classify)}
+	demand, unplaced, err := v.Demand(sc, classify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := recorded{Servers: servers, Demand: demand, Unplaced: unplaced}
 	for _, p := range pods {
 		got.Pods = append(got.Pods, podSummary{ID: p.ID(), Node: p.NodeName, Controller: p.Controller, Requests: p.Requests,
-			Holds: p.Holds(), Waits: p.Waits(), Drainable: p.Drainable(), Mirror: p.Mirror, Keep: p.DoNotDisrupt})
+			Holds: p.Holds(), Waits: p.Waits(), Drainable: p.Drainable(), Movable: p.Movable(), Mirror: p.Mirror, Keep: p.DoNotDisrupt})
 	}
 	b, err := json.MarshalIndent(got, "", "  ")
 	if err != nil {
@@ -195,10 +194,13 @@ func FuzzParsePodList(f *testing.F) {
 			}
 			_ = p.Shape()
 		}
-		if _, err := (View{Pods: pods}).JobsViews(Mapping{}); err != nil {
+		v := View{Nodes: []Node{{Name: "n"}}, Pods: pods}
+		if _, err := v.JobsViews(Scope{}); err != nil {
 			t.Fatal(err)
 		}
-		_ = View{Pods: pods}.Demand(classify)
+		if _, _, err := v.Demand(Scope{}, classify); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 
@@ -216,7 +218,7 @@ func FuzzParseNodeList(f *testing.F) {
 			}
 			return
 		}
-		views, err := (View{Nodes: nodes}).JobsViews(Mapping{})
+		views, err := (View{Nodes: nodes}).JobsViews(Scope{})
 		if err != nil {
 			return // two Nodes of one name: refused whole
 		}

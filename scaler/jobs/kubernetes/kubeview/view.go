@@ -2,9 +2,12 @@ package kubeview
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
@@ -77,45 +80,78 @@ func ours(n Node) bool {
 	return !byPerson && (n.DrainReason != "" || n.PoweredOff())
 }
 
+// Scope is what a view is read against: which server each Node runs, rota's servers, and when
+// the view was read.
+type Scope struct {
+	Mapping Mapping
+	// Servers are rota's servers (the inventory): a pod that could run on every one of them
+	// asks nothing of them (empty fleet.Needs); nil takes the servers the Nodes run.
+	Servers []string
+	// Now is when the view was read: the last checkpoint of a pod that loses nothing when it
+	// moves but its restart (see Job).
+	Now time.Time
+}
+
 // JobsViews is what the scaler needs of each server, by server name: what the pods that hold
-// it request (Holds), whether it takes no new pods (cordoned, or tainted by rota) and holds
-// none (Drained), whether rota did that (DrainedByRota), and whether its Ready condition is
-// true (Responding: a booted server counts as ready only then).
-func (v View) JobsViews(m Mapping) (map[string]fleet.JobsView, error) {
-	servers, err := v.servers(m)
+// it request (Holds) and the pods themselves (Running, see Job), whether it takes no new pods
+// (cordoned, or tainted by rota) and holds none (Drained), whether rota did that
+// (DrainedByRota), and whether its Ready condition is true (Responding: a booted server
+// counts as ready only then).
+func (v View) JobsViews(sc Scope) (map[string]fleet.JobsView, error) {
+	servers, err := v.servers(sc.Mapping)
 	if err != nil {
 		return nil, err
 	}
-	type sum struct {
-		pods      int
-		cpu, gpus int64
-	}
-	held := map[string]*sum{}
+	fits := newFits(servers, sc.Servers)
+	held := map[string][]Pod{}
 	for _, p := range v.Pods {
-		if !p.Holds() {
-			continue
+		if p.Holds() {
+			held[p.NodeName] = append(held[p.NodeName], p)
 		}
-		s, ok := held[p.NodeName]
-		if !ok {
-			s = &sum{}
-			held[p.NodeName] = s
-		}
-		s.pods++
-		s.cpu += p.Requests.MilliCPU
-		s.gpus += p.Requests.GPUs
 	}
 	out := make(map[string]fleet.JobsView, len(servers))
 	for name, n := range servers {
 		jv := fleet.JobsView{Known: true, Responding: n.Ready}
-		if s := held[n.Name]; s != nil {
-			jv.Jobs, jv.CPUs, jv.GPUs = s.pods, int((s.cpu+999)/1000), int(s.gpus)
+		var milliCPU int64
+		for _, p := range held[n.Name] {
+			jv.Jobs++
+			milliCPU += p.Requests.MilliCPU
+			jv.GPUs += int(p.Requests.GPUs)
+			needs, _ := fits.needs(p.Placement)
+			jv.Running = append(jv.Running, p.Job(needs, sc.Now))
 		}
+		jv.CPUs = int((milliCPU + 999) / 1000)
 		closed := n.Unschedulable || n.PoweredOff()
 		jv.Drained = closed && !jv.Allocated()
 		jv.DrainedByRota = ours(*n)
 		out[name] = jv
 	}
 	return out, nil
+}
+
+// recreated are the controllers that start a pod again, elsewhere if its Node is cordoned, for
+// each one evicted: a move may take their pods.
+var recreated = append([]string{"Job"}, service...)
+
+// Job is pod p as the planner weighs moving it: its requests, where it could run (needs), and
+// whether its controller starts it again once evicted (Requeueable: never a bare pod). The
+// pod of a ReplicaSet, ReplicationController or StatefulSet keeps no run of its own (its state,
+// if any, lives on its volumes), so its checkpoint is the time of the read: moving it loses its
+// restart only. A Job's pod has no known checkpoint (a move loses its whole run).
+func (p Pod) Job(needs fleet.Needs, now time.Time) fleet.Job {
+	j := fleet.Job{ID: p.ID(), Department: p.Namespace, CPUs: p.Shape().CPUs, GPUs: int(p.Requests.GPUs),
+		Memory: p.Requests.Memory, Servers: 1, Needs: needs, Requeueable: slices.Contains(recreated, p.Controller),
+		DoNotDisrupt: p.DoNotDisrupt, Started: p.Started, TimeLimit: p.Deadline}
+	if slices.Contains(service, p.Controller) {
+		j.Checkpoint = now
+	}
+	return j
+}
+
+// Movable reports whether a move may evict pod p: it holds its node, is not being deleted,
+// carries no do-not-disrupt annotation, and its controller starts it again (never a bare pod).
+func (p Pod) Movable() bool {
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(recreated, p.Controller)
 }
 
 // Classifier maps a pod's shape to its class (config.Config.Classify).
@@ -126,24 +162,38 @@ func (p Pod) Shape() config.Shape {
 	return config.Shape{CPUs: int((p.Requests.MilliCPU + 999) / 1000), GPUs: int(p.Requests.GPUs), Memory: config.Bytes(p.Requests.Memory)}
 }
 
-// Demand groups the pods that wait for a node (Waits) by class, department (the namespace)
-// and shape, with the oldest creation of each group (Since), sorted by class, department and
-// shape.
-func (v View) Demand(classify Classifier) []fleet.Demand {
+// Demand groups the pods that wait for a node (Waits) by class, department (the namespace),
+// shape, the servers they could run on (Needs.Nodes, when not all of rota's) and time limit,
+// with the oldest creation of each group (Since), sorted. A pod that fits no server rota
+// manages is no demand for rota: it is left out, and named in unplaced.
+func (v View) Demand(sc Scope, classify Classifier) (demand []fleet.Demand, unplaced []string, err error) {
+	servers, err := v.servers(sc.Mapping)
+	if err != nil {
+		return nil, nil, err
+	}
+	fits := newFits(servers, sc.Servers)
 	type key struct {
 		class, department string
 		shape             config.Shape
+		needs             fleet.Needs
+		limit             time.Duration
 	}
 	groups := map[key]*fleet.Demand{}
 	for _, p := range v.Pods {
 		if !p.Waits() {
 			continue
 		}
+		needs, ok := fits.needs(p.Placement)
+		if !ok {
+			unplaced = append(unplaced, p.ID())
+			continue
+		}
 		shape := p.Shape()
-		k := key{classify(shape), p.Namespace, shape}
+		k := key{classify(shape), p.Namespace, shape, needs, p.Deadline}
 		d, ok := groups[k]
 		if !ok {
-			d = &fleet.Demand{Class: k.class, Department: k.department, Shape: shape, Nodes: 1, Since: p.Created}
+			d = &fleet.Demand{Class: k.class, Department: k.department, Shape: shape, Needs: needs,
+				TimeLimit: p.Deadline, Nodes: 1, Since: p.Created}
 			groups[k] = d
 		}
 		d.Count++
@@ -151,16 +201,61 @@ func (v View) Demand(classify Classifier) []fleet.Demand {
 			d.Since = p.Created
 		}
 	}
-	out := make([]fleet.Demand, 0, len(groups))
+	demand = make([]fleet.Demand, 0, len(groups))
 	for _, d := range groups {
-		out = append(out, *d)
+		demand = append(demand, *d)
 	}
-	slices.SortFunc(out, func(a, b fleet.Demand) int {
+	slices.SortFunc(demand, func(a, b fleet.Demand) int {
 		return cmp.Or(cmp.Compare(a.Class, b.Class), cmp.Compare(a.Department, b.Department),
 			cmp.Compare(a.Shape.CPUs, b.Shape.CPUs), cmp.Compare(a.Shape.GPUs, b.Shape.GPUs),
-			cmp.Compare(a.Shape.Memory, b.Shape.Memory))
+			cmp.Compare(a.Shape.Memory, b.Shape.Memory), cmp.Compare(a.Needs.Nodes, b.Needs.Nodes),
+			cmp.Compare(a.TimeLimit, b.TimeLimit))
 	})
-	return out
+	return demand, unplaced, nil
+}
+
+// fits finds the servers a placement could run on, once per distinct placement (pods of one
+// workload share theirs, so a large queue costs a few matches per Node, not one per pod).
+type fits struct {
+	servers map[string]*Node
+	// all are rota's servers: when a placement fits each, it asks nothing.
+	all   []string
+	cache map[string]fitsAnswer
+}
+
+type fitsAnswer struct {
+	needs fleet.Needs
+	ok    bool
+}
+
+func newFits(servers map[string]*Node, inventory []string) *fits {
+	all := inventory
+	if all == nil {
+		all = slices.Sorted(maps.Keys(servers))
+	}
+	return &fits{servers: servers, all: all, cache: map[string]fitsAnswer{}}
+}
+
+// needs is what a pod with placement pl asks of rota's servers: Needs.Nodes lists the servers
+// it could run on (Placement.Fits, on each server whose Node no person cordoned), empty when
+// that is every one of rota's; ok is false when it is none.
+func (f *fits) needs(pl Placement) (fleet.Needs, bool) {
+	key, _ := json.Marshal(pl) // plain data: it cannot fail
+	if a, ok := f.cache[string(key)]; ok {
+		return a.needs, a.ok
+	}
+	var on []string
+	for _, s := range f.all {
+		if n, ok := f.servers[s]; ok && !(n.Unschedulable && n.DrainReason == "") && pl.Fits(*n) {
+			on = append(on, s)
+		}
+	}
+	a := fitsAnswer{ok: len(on) > 0}
+	if len(on) < len(f.all) {
+		a.needs.Nodes = strings.Join(on, ",")
+	}
+	f.cache[string(key)] = a
+	return a.needs, a.ok
 }
 
 // Reason is the drain annotation rota puts on a Node it cordons: jobs.Marker, then reason.

@@ -1,6 +1,7 @@
 package kubeview
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,11 @@ var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
 func running(name, node, controller string, milliCPU, gpus int64) Pod {
 	return Pod{Namespace: "ml", Name: name, NodeName: node, Phase: "Running", Controller: controller,
-		Requests: Requests{MilliCPU: milliCPU, GPUs: gpus}}
+		Requests: Requests{MilliCPU: milliCPU, GPUs: gpus}, Started: t0}
 }
+
+// summary is a JobsView without its Running list, which TestJobsViews checks apart.
+func summary(v fleet.JobsView) fleet.JobsView { v.Running = nil; return v }
 
 func TestJobsViews(t *testing.T) {
 	offTaint := []Taint{{Key: PoweredOffTaint, Effect: NoSchedule}}
@@ -42,7 +46,7 @@ func TestJobsViews(t *testing.T) {
 	}
 	v.Pods[4].Phase = podSucceeded
 	v.Pods[6].Phase = podFailed
-	got, err := v.JobsViews(Mapping{})
+	got, err := v.JobsViews(Scope{Now: t0.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +65,20 @@ func TestJobsViews(t *testing.T) {
 		t.Errorf("got %d servers, want %d: %+v", len(got), len(want), got)
 	}
 	for name, w := range want {
-		if got[name] != w {
-			t.Errorf("%s: got %+v, want %+v", name, got[name], w)
+		if !reflect.DeepEqual(summary(got[name]), w) {
+			t.Errorf("%s: got %+v, want %+v", name, summary(got[name]), w)
 		}
+	}
+	// The pods on busy, as the planner weighs moving them: the ReplicaSet's is requeueable and
+	// loses nothing but its restart (checkpoint: the read); the bare pod is never requeueable.
+	// Either could go to any server but those a person cordoned.
+	elsewhere := fleet.Needs{Nodes: "busy,daemons-only,drained,draining,empty,off,tainted-only"}
+	wantRun := []fleet.Job{
+		{ID: "ml/a", Department: "ml", CPUs: 2, Servers: 1, Needs: elsewhere, Requeueable: true, Started: t0, Checkpoint: t0.Add(time.Hour)},
+		{ID: "ml/b", Department: "ml", CPUs: 1, GPUs: 2, Servers: 1, Needs: elsewhere, Started: t0},
+	}
+	if !reflect.DeepEqual(got["busy"].Running, wantRun) {
+		t.Errorf("busy runs %+v, want %+v", got["busy"].Running, wantRun)
 	}
 }
 
@@ -73,50 +88,94 @@ func TestJobsViewsByLabel(t *testing.T) {
 		{Name: "k8s-node-1", Labels: map[string]string{label: "gpu01"}, Ready: true},
 		{Name: "k8s-node-2"}, // not a rota server: absent
 	}, Pods: []Pod{running("a", "k8s-node-1", "", 1000, 1)}}
-	got, err := v.JobsViews(Mapping{Label: label})
+	got, err := v.JobsViews(Scope{Mapping: Mapping{Label: label}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got["gpu01"] != (fleet.JobsView{Known: true, Jobs: 1, CPUs: 1, GPUs: 1, Responding: true}) {
+	if len(got) != 1 || !reflect.DeepEqual(summary(got["gpu01"]), fleet.JobsView{Known: true, Jobs: 1, CPUs: 1, GPUs: 1, Responding: true}) {
 		t.Errorf("got %+v", got)
 	}
 	v.Nodes = append(v.Nodes, Node{Name: "k8s-node-3", Labels: map[string]string{label: "gpu01"}})
-	_, err = v.JobsViews(Mapping{Label: label})
+	_, err = v.JobsViews(Scope{Mapping: Mapping{Label: label}})
 	if err == nil || !strings.Contains(err.Error(), "k8s-node-1 and k8s-node-3 both run server gpu01") {
 		t.Errorf("two nodes for one server: got %v", err)
 	}
 }
 
-func TestDemand(t *testing.T) {
-	pending := func(ns, name string, milliCPU, gpus int64, created time.Time) Pod {
-		return Pod{Namespace: ns, Name: name, Phase: podPending, Unschedulable: true,
-			Requests: Requests{MilliCPU: milliCPU, Memory: 1 << 30, GPUs: gpus}, Created: created}
+func classify(s config.Shape) string {
+	if s.GPUs > 0 {
+		return "gpu"
 	}
-	v := View{Pods: []Pod{
-		pending("ml", "train-1", 4000, 1, t0.Add(time.Minute)),
-		pending("ml", "train-2", 3500, 1, t0),
-		pending("web", "api", 500, 0, t0),
+	return "cpu"
+}
+
+// TestDemand: waiting pods are grouped by class, namespace, shape, the servers they could run
+// on and time limit; a pod that fits every server asks nothing, one that fits some names them
+// (a person's cordon and taints it does not tolerate rule servers out; rota's own cordon and
+// taint do not), and one that fits none is no demand, and is named.
+func TestDemand(t *testing.T) {
+	gpuTaint := Taint{Key: "nvidia.com/gpu", Effect: NoSchedule}
+	v := View{
+		Nodes: []Node{
+			{Name: "cpu01"},
+			{Name: "cpu02", Unschedulable: true}, // a person's cordon
+			{Name: "gpu01", Labels: map[string]string{"accelerator": "h100"}, Taints: []Taint{gpuTaint}},
+			{Name: "gpu02", Labels: map[string]string{"accelerator": "a100"}, Taints: []Taint{gpuTaint,
+				{Key: PoweredOffTaint, Effect: NoSchedule}}, Unschedulable: true, DrainReason: "rota: idle"},
+		},
+	}
+	tolerate := []Toleration{{Key: "nvidia.com/gpu", Operator: "Exists"}}
+	pending := func(name string, milliCPU, gpus int64, created time.Time, pl Placement) Pod {
+		return Pod{Namespace: "ml", Name: name, Phase: podPending, Unschedulable: true,
+			Requests: Requests{MilliCPU: milliCPU, Memory: 1 << 30, GPUs: gpus}, Created: created, Placement: pl}
+	}
+	anyGPU := Placement{Tolerations: tolerate}
+	a100 := Placement{Tolerations: tolerate, Selector: map[string]string{"accelerator": "a100"}}
+	v.Pods = []Pod{
+		pending("train-1", 4000, 1, t0.Add(time.Minute), anyGPU),
+		pending("train-2", 3500, 1, t0, anyGPU),
+		pending("tune", 3500, 1, t0, a100),
+		pending("web", 500, 0, t0, Placement{}),
+		pending("everywhere", 500, 0, t0, Placement{Tolerations: []Toleration{{Operator: "Exists"}}}),
+		pending("nowhere", 500, 0, t0, Placement{Selector: map[string]string{"node-role.kubernetes.io/control-plane": ""}}),
 		{Namespace: "ml", Name: "gated", Phase: podPending, Requests: Requests{GPUs: 1}},
 		{Namespace: "ml", Name: "bound", Phase: podPending, NodeName: "gpu01", Unschedulable: true},
 		{Namespace: "ml", Name: "deleting", Phase: podPending, Deleting: true, Unschedulable: true},
-	}}
-	classify := func(s config.Shape) string {
-		if s.GPUs > 0 {
-			return "gpu"
-		}
-		return "light"
 	}
-	got := v.Demand(classify)
+	v.Pods[1].Deadline = time.Hour
+	got, unplaced, err := v.Demand(Scope{Servers: []string{"cpu01", "cpu02", "gpu01", "gpu02"}}, classify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := func(cpus, gpus int) config.Shape { return config.Shape{CPUs: cpus, GPUs: gpus, Memory: 1 << 30} }
 	want := []fleet.Demand{
-		{Class: "gpu", Department: "ml", Shape: config.Shape{CPUs: 4, GPUs: 1, Memory: 1 << 30}, Nodes: 1, Count: 2, Since: t0},
-		{Class: "light", Department: "web", Shape: config.Shape{CPUs: 1, Memory: 1 << 30}, Nodes: 1, Count: 1, Since: t0},
+		{Class: "cpu", Department: "ml", Shape: shape(1, 0), Needs: fleet.Needs{Nodes: "cpu01"}, Nodes: 1, Count: 1, Since: t0},
+		{Class: "cpu", Department: "ml", Shape: shape(1, 0), Needs: fleet.Needs{Nodes: "cpu01,gpu01,gpu02"}, Nodes: 1, Count: 1, Since: t0},
+		// Placement alone: cpu01 has no GPUs, which the planner sees in its pool's profile.
+		{Class: "gpu", Department: "ml", Shape: shape(4, 1), Needs: fleet.Needs{Nodes: "cpu01,gpu01,gpu02"}, Nodes: 1, Count: 1, Since: t0.Add(time.Minute)},
+		{Class: "gpu", Department: "ml", Shape: shape(4, 1), Needs: fleet.Needs{Nodes: "cpu01,gpu01,gpu02"}, TimeLimit: time.Hour, Nodes: 1, Count: 1, Since: t0},
+		{Class: "gpu", Department: "ml", Shape: shape(4, 1), Needs: fleet.Needs{Nodes: "gpu02"}, Nodes: 1, Count: 1, Since: t0},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("got %+v, want %+v", got, want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("demand:\n got %+v\nwant %+v", got, want)
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("demand %d: got %+v, want %+v", i, got[i], want[i])
+	if len(unplaced) != 1 || unplaced[0] != "ml/nowhere" {
+		t.Errorf("unplaced %v, want [ml/nowhere]", unplaced)
+	}
+
+	// Every server can take a pod that tolerates everything once no person's cordon stands.
+	v.Nodes[1].Unschedulable = false
+	got, _, err = v.Demand(Scope{}, classify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asks := map[string]bool{}
+	for _, d := range got {
+		if d.Class == "cpu" {
+			asks[d.Needs.Nodes] = true
 		}
+	}
+	if !asks[""] || !asks["cpu01,cpu02"] || len(asks) != 2 {
+		t.Errorf("CPU pods ask for %v, want every server (\"\") and cpu01,cpu02", asks)
 	}
 }

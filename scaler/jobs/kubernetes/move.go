@@ -1,0 +1,63 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/scaler/jobs"
+)
+
+// Move implements jobs.Mover: each pod named (namespace/name) that still runs on the server is
+// evicted through the Eviction API (a PodDisruptionBudget may keep it, for now), so its
+// controller starts it again elsewhere. Only a pod whose controller does start it again is
+// taken (a ReplicaSet, ReplicationController, StatefulSet or Job; never a bare pod, a
+// DaemonSet's or a static pod) and none carrying a do-not-disrupt annotation. The server must
+// be cordoned by rota (the move's drain does that): else the scheduler could place the new pod
+// right back, and jobs.ErrCannotMove is returned. The scheduler, not rota, places the new
+// pods: it keeps them off every cordoned server, but not off the other servers in exclude
+// (Kubernetes takes no per-pod exclusions from rota). Pods already gone are left alone.
+func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string) (int, error) {
+	for _, id := range ids {
+		ns, name, ok := strings.Cut(id, "/")
+		if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return 0, fmt.Errorf("moving pods off %s: %s is not a namespace/name", server, errtext.Quote(id))
+		}
+	}
+	n, err := m.node(ctx, server)
+	if err != nil {
+		return 0, fmt.Errorf("moving pods off %s: %w", server, err)
+	}
+	if !n.Unschedulable || n.DrainReason == "" {
+		return 0, fmt.Errorf("moving pods off %s: %w: node %s is not cordoned by rota, and the scheduler could place them back on it", server, jobs.ErrCannotMove, n.Name)
+	}
+	pods, err := m.pods(ctx, "spec.nodeName="+n.Name)
+	if err != nil {
+		return 0, fmt.Errorf("moving pods off %s: %w", server, err)
+	}
+	moved, kept := 0, 0
+	for _, p := range pods {
+		if !slices.Contains(ids, p.ID()) {
+			continue
+		}
+		if !p.Movable() {
+			kept++
+			continue
+		}
+		ok, err := m.evict(ctx, p)
+		if err != nil {
+			return moved, fmt.Errorf("moving %s off %s: %w", p.ID(), server, err)
+		}
+		if ok {
+			moved++
+		} else {
+			kept++
+		}
+	}
+	m.opts.Log.WithFields(logrus.Fields{"node": server, "pods": moved, "kept": kept}).Info("moved pods in kubernetes")
+	return moved, nil
+}

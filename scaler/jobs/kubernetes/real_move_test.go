@@ -1,0 +1,132 @@
+package kubernetes_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/kubelab"
+	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
+)
+
+// testSelectorWake: a GPU pod whose node selector names the A100 server wakes that server
+// only, although the H100 server (first by name, same price) could hold its shape.
+func testSelectorWake(t *testing.T, e *env) {
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, GPUs: 8, Labels: map[string]string{"accelerator": "h100"}})
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, GPUs: 8, Labels: map[string]string{"accelerator": "a100"}})
+	p := e.pod("tune", 4, 1)
+	p.Spec.NodeSelector = map[string]string{"accelerator": "a100"}
+	e.create(t, p)
+	e.waitDemand(t, 1)
+	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOff, "cpu02": bmc.StateOff, "gpu01": bmc.StateOff, "gpu02": bmc.StateOff})
+	e.boot(t, r)
+	e.kubelet(t, 1, 2*time.Minute)
+	if sent := r.sent(); !slices.Equal(sent, []string{"on gpu02"}) {
+		t.Errorf("commands %v, want only the A100 server powered on", sent)
+	}
+	if on := e.podsOn(t, "gpu02"); len(on) != 1 {
+		t.Errorf("gpu02 holds %v", on)
+	}
+}
+
+// testMoves: with moves on, rota moves a Deployment's pod off a dear GPU server that an idle
+// CPU server could hold (cordon, then eviction; the ReplicaSet starts it again and the
+// scheduler places it on the CPU server), then powers the GPU server off; a pod annotated
+// do-not-disrupt keeps the other GPU server on. Under the adapter: a bare pod is never
+// moved, and no pod is moved off a server rota has not cordoned.
+func testMoves(t *testing.T, e *env) {
+	ctx := context.Background()
+	prefersCPU := podSpec(1, 0)
+	prefersCPU.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
+		{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"cpu"}}}}}}}}
+	// Each workload lands where it should: the only Node there is when it starts.
+	e.node(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, GPUs: 8}, true)
+	e.deployment(t, "light", 1, nil, prefersCPU)
+	e.kubelet(t, 1, time.Minute)
+	e.cordon(t, "gpu01", true)
+	e.node(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, GPUs: 8}, true)
+	e.deployment(t, "keep", 1, map[string]string{kubeview.DoNotDisrupt: "true"}, podSpec(1, 0))
+	e.kubelet(t, 2, time.Minute)
+	e.cordon(t, "gpu01", false)
+	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Labels: map[string]string{"pool": "cpu"}}, true)
+	e.offNode(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32})
+
+	// The adapter's own rules first.
+	if _, err := e.m.Move(ctx, "gpu01", []string{e.ns + "/light"}, []string{"gpu01"}); !errors.Is(err, jobs.ErrCannotMove) {
+		t.Errorf("a move off a server rota has not cordoned: %v", err)
+	}
+	if _, err := e.m.Move(ctx, "gpu02", []string{"no-namespace"}, nil); err == nil || !strings.Contains(err.Error(), "not a namespace/name") {
+		t.Errorf("a bad pod id: %v", err)
+	}
+
+	cfg := fleetConfig(t, e.kubeconfig)
+	cfg.Pools[0].Min = 1 // cpu01 stays on: the destination
+	cfg.Policy.Moves.Enabled = true
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r := startRota(t, cfg, e.manager(t, cfg), map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOff, "gpu01": bmc.StateOn, "gpu02": bmc.StateOn})
+	testutil.Eventually(t, 2*time.Minute, "gpu01 emptied by a move and powered off", func() error {
+		if _, err := kubelab.RunBound(ctx, e.admin, time.Now()); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(r.sent(), func(c string) bool { return strings.HasPrefix(c, "off") && strings.HasSuffix(c, " gpu01") }) {
+			return fmt.Errorf("commands %v", r.sent())
+		}
+		return nil
+	})
+	if on := e.podsOn(t, "cpu01"); len(on) != 1 || !strings.HasPrefix(on[0], "light-") {
+		t.Errorf("cpu01 holds %v, want the moved pod", on)
+	}
+	x, err := r.loop.Explain(ctx, "gpu02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Skip == nil || x.Skip.Reason != fleet.SkipDoNotDisrupt {
+		t.Errorf("gpu02's verdict %+v %+v, want skipped as do-not-disrupt", x.Action, x.Skip)
+	}
+	if slices.ContainsFunc(r.sent(), func(c string) bool { return strings.HasSuffix(c, " gpu02") }) {
+		t.Errorf("gpu02 touched: %v", r.sent())
+	}
+	if on := e.podsOn(t, "gpu02"); len(on) != 1 {
+		t.Errorf("gpu02 holds %v, want its do-not-disrupt pod", on)
+	}
+
+	// A move the planner did not make: a bare pod stays.
+	bare := e.pod("bare", 1, 0)
+	bare.Spec.NodeName = "gpu02"
+	e.create(t, bare)
+	e.kubelet(t, 3, time.Minute)
+	r.stop()
+	if err := e.m.Drain(ctx, "gpu02", "test"); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := e.m.Move(ctx, "gpu02", []string{e.ns + "/bare"}, []string{"gpu02"})
+	if err != nil || moved != 0 {
+		t.Errorf("moving a bare pod: %d moved, %v", moved, err)
+	}
+	if !slices.Contains(e.podsOn(t, "gpu02"), "bare") {
+		t.Error("the bare pod was evicted")
+	}
+}
+
+// cordon cordons (or uncordons) a Node as a person does with kubectl.
+func (e *env) cordon(t *testing.T, name string, on bool) {
+	t.Helper()
+	n := e.getNode(t, name)
+	n.Spec.Unschedulable = on
+	if _, err := e.admin.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
