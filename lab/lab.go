@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	k8s "k8s.io/client-go/kubernetes"
 
 	"github.com/rotahq/rota/scaler/config"
 )
@@ -36,6 +37,8 @@ type Options struct {
 	On string
 	// NoRota starts everything but rota (the fleet alone, for rotactl power or a test).
 	NoRota bool
+	// Profile is the job manager the lab runs: ProfileSlurm (default) or ProfileKubernetes.
+	Profile string
 	// Rebalance turns rota's moves on (and the Slurm weights that steer new work to the cheap
 	// tier): light work leaves the GPU servers, which then power off.
 	Rebalance bool
@@ -58,6 +61,8 @@ type Lab struct {
 	opts  Options
 	log   *logrus.Entry
 	tools tools
+	// kube is the administrator's client of the Kubernetes profile's cluster.
+	kube *k8s.Clientset
 
 	mu    sync.Mutex
 	procs map[string]*proc
@@ -83,6 +88,12 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 	if opts.Tick == 0 {
 		opts.Tick = time.Second
 	}
+	if opts.Profile == "" {
+		opts.Profile = ProfileSlurm
+	}
+	if opts.Profile != ProfileSlurm && opts.Profile != ProfileKubernetes {
+		return nil, fmt.Errorf("lab profile %q is not %s or %s", opts.Profile, ProfileSlurm, ProfileKubernetes)
+	}
 	if opts.Template == "" {
 		opts.Template = filepath.Join(opts.Root, "deploy", "lab", "rota.yml.tmpl")
 	}
@@ -106,7 +117,7 @@ func Start(ctx context.Context, opts Options) (l *Lab, err error) {
 		name string
 		fn   func(context.Context) error
 	}{
-		{"slurm", l.startSlurm},
+		{opts.Profile, l.startJobManager},
 		{"ipmi BMCs", l.startIPMI},
 		{"redfish BMCs", l.startRedfish},
 		{"servers", func(context.Context) error { return l.reconcile(ctx) }},
@@ -140,7 +151,7 @@ func (l *Lab) prepare() error {
 			return fmt.Errorf("removing the previous lab: %w", err)
 		}
 	}
-	for _, d := range []string{"log", "secrets", "rota", "slurm/dev", "redfish", "prometheus/rules", "prometheus/targets", "prometheus/data", "alertmanager/data"} {
+	for _, d := range []string{"log", "secrets", "rota", "slurm/dev", "kubernetes", "redfish", "prometheus/rules", "prometheus/targets", "prometheus/data", "alertmanager/data"} {
 		if err := os.MkdirAll(filepath.Join(l.Dir, d), 0o755); err != nil {
 			return fmt.Errorf("preparing the lab folder: %w", err)
 		}
@@ -149,7 +160,7 @@ func (l *Lab) prepare() error {
 	if err != nil {
 		return fmt.Errorf("reading the lab config: %w", err)
 	}
-	text, err := Expand(string(tmpl), l.Dir, l.Ports, l.opts.Rebalance)
+	text, err := Expand(string(tmpl), l.Dir, l.Ports, Vars{Rebalance: l.opts.Rebalance, Adapter: l.opts.Profile})
 	if err != nil {
 		return fmt.Errorf("expanding %s: %w", l.opts.Template, err)
 	}
@@ -278,7 +289,7 @@ func (l *Lab) Close() {
 		<-l.tickDone
 		l.stopTick = nil
 	}
-	if l.Running("slurmctld") {
+	if l.opts.Profile == ProfileSlurm && l.Running("slurmctld") {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, _ = l.slurm(ctx, "scancel", "--quiet", "--user=root")
 		cancel()

@@ -17,7 +17,7 @@ import (
 
 func TestExpand(t *testing.T) {
 	ports := NewPorts()
-	out, err := Expand("dir ${lab} a ${port:a} a ${port:a} b ${port:b} u ${udp:a} r ${rebalance}", "/x", ports, true)
+	out, err := Expand("dir ${lab} a ${port:a} a ${port:a} b ${port:b} u ${udp:a} r ${rebalance} j ${adapter}", "/x", ports, Vars{Rebalance: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,30 +28,39 @@ func TestExpand(t *testing.T) {
 		t.Fatalf("ports a=%d b=%d udp a=%d: want distinct, non-zero", a, b, u)
 	}
 	f := strings.Fields(out)
-	if f[1] != "/x" || f[3] != f[5] || f[3] == f[7] || f[11] != "true" {
+	if f[1] != "/x" || f[3] != f[5] || f[3] == f[7] || f[11] != "true" || f[13] != "slurm" {
 		t.Errorf("expanded %q", out)
 	}
 	for _, bad := range []string{"${nope}", "${port:}", "${udp:}", "$HOME"} {
-		if _, err := Expand(bad, "/x", ports, false); err == nil {
+		if _, err := Expand(bad, "/x", ports, Vars{}); err == nil {
 			t.Errorf("Expand(%q): no error", bad)
 		}
 	}
 }
 
-// TestLabConfigLoads: the lab config, expanded, is a valid rota config with two tiers behind
-// both kinds of BMC and at least six servers.
+// TestLabConfigLoads: the lab config, expanded for either profile, is a valid rota config with
+// that job manager and two tiers behind both kinds of BMC and at least six servers.
 func TestLabConfigLoads(t *testing.T) {
+	for _, profile := range []string{ProfileSlurm, ProfileKubernetes} {
+		t.Run(profile, func(t *testing.T) { testLabConfigLoads(t, profile) })
+	}
+}
+
+func testLabConfigLoads(t *testing.T, profile string) {
 	tmpl, err := os.ReadFile(filepath.Join("..", "deploy", "lab", "rota.yml.tmpl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := Expand(string(tmpl), t.TempDir(), NewPorts(), true)
+	text, err := Expand(string(tmpl), t.TempDir(), NewPorts(), Vars{Rebalance: true, Adapter: profile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Parse([]byte(text))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cfg.Jobs.Adapter != profile {
+		t.Errorf("adapter %s, want %s", cfg.Jobs.Adapter, profile)
 	}
 	protocols, servers := map[string]int{}, 0
 	for _, p := range cfg.Pools {

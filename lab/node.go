@@ -117,10 +117,14 @@ func (l *Lab) tickLoop(ctx context.Context) {
 // reconcile starts or stops each server's slurmd and exporter to match its power file, and
 // rewrites the readings of the servers that are on from what Slurm runs on them.
 func (l *Lab) reconcile(ctx context.Context) error {
-	running, err := l.runningWork(ctx)
+	read := l.runningWork
+	if l.opts.Profile == ProfileKubernetes {
+		read = l.kubelets
+	}
+	running, err := read(ctx)
 	if err != nil {
-		// Slurm busy or restarting: each server keeps its last known work, so a slow squeue
-		// never makes a busy server look idle.
+		// The job manager busy or restarting: each server keeps its last known work, so a
+		// slow read never makes a busy server look idle.
 		l.log.WithError(err).Warn("reading the running jobs; keeping each server's last known work")
 		running = nil
 	}
@@ -136,7 +140,7 @@ func (l *Lab) reconcile(ctx context.Context) error {
 			}
 		}
 		if on != n.on {
-			if err := l.setServer(n, on); err != nil {
+			if err := l.setServer(ctx, n, on); err != nil {
 				return err
 			}
 		}
@@ -165,18 +169,27 @@ func (l *Lab) logPower(n *node, now time.Time, on bool) error {
 	return nil
 }
 
-// setServer starts (power on) or stops (power off) the server's slurmd and exporter.
-func (l *Lab) setServer(n *node, on bool) error {
+// setServer starts (power on) or stops (power off) the server's agent (its slurmd, or its
+// kubelet's part in the Kubernetes profile) and exporter.
+func (l *Lab) setServer(ctx context.Context, n *node, on bool) error {
 	slurmd, exporter := "slurmd-"+n.name, "exporter-"+n.name
+	kube := l.opts.Profile == ProfileKubernetes
 	if !on {
 		n.on = false
-		l.log.WithField("server", n.name).Info("power off: stopping its slurmd and exporter")
+		l.log.WithField("server", n.name).Info("power off: stopping its agent and exporter")
 		_ = l.Stop(exporter)
+		if kube {
+			return l.setKubelet(ctx, n.name, false)
+		}
 		_ = l.Stop(slurmd)
 		return nil
 	}
-	l.log.WithField("server", n.name).Info("power on: starting its slurmd and exporter")
-	if err := l.run(slurmd, nil, l.tools.slurmd, "-D", "-f", l.slurmConf(), "-N", n.name); err != nil {
+	l.log.WithField("server", n.name).Info("power on: starting its agent and exporter")
+	if kube {
+		if err := l.setKubelet(ctx, n.name, true); err != nil {
+			return err
+		}
+	} else if err := l.run(slurmd, nil, l.tools.slurmd, "-D", "-f", l.slurmConf(), "-N", n.name); err != nil {
 		return err
 	}
 	args := []string{"--web.listen-address=" + n.addr, "--path.procfs=" + n.procDir()}

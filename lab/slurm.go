@@ -42,6 +42,14 @@ func (l *Lab) writeSlurmConf() error {
 	return slurmlab.Conf{Dir: filepath.Dir(l.slurmConf()), Port: ctldPort, Nodes: nodes, JobCompLog: JobCompLog(l.Dir)}.Write()
 }
 
+// startJobManager starts the profile's job manager.
+func (l *Lab) startJobManager(ctx context.Context) error {
+	if l.opts.Profile == ProfileKubernetes {
+		return l.startKubernetes(ctx)
+	}
+	return l.startSlurm(ctx)
+}
+
 // startSlurm writes slurm.conf and starts slurmctld; each server's slurmd starts with its power.
 func (l *Lab) startSlurm(ctx context.Context) error {
 	if err := l.writeSlurmConf(); err != nil {

@@ -36,11 +36,22 @@ func (p *Ports) get(m map[string]int, name, network string) (int, error) {
 	return port, nil
 }
 
+// Vars are the lab's choices a config template reads.
+type Vars struct {
+	// Rebalance is ${rebalance} (Options.Rebalance); Adapter is ${adapter}, the job manager
+	// (Options.Profile: slurm when empty).
+	Rebalance bool
+	Adapter   string
+}
+
 // Expand fills a lab config template: ${lab} is the lab folder, ${port:NAME} a free TCP port
 // and ${udp:NAME} a free UDP port (the same for the same NAME), ${rebalance} true when the
-// lab rebalances (Options.Rebalance). Any other ${...} is an error, so a typo never reaches
-// rota as an empty value.
-func Expand(tmpl, dir string, ports *Ports, rebalance bool) (string, error) {
+// lab rebalances, ${adapter} the job manager. Any other ${...} is an error, so a typo never
+// reaches rota as an empty value.
+func Expand(tmpl, dir string, ports *Ports, v Vars) (string, error) {
+	if v.Adapter == "" {
+		v.Adapter = ProfileSlurm
+	}
 	var errs []error
 	out := os.Expand(tmpl, func(key string) string {
 		kind, name, _ := strings.Cut(key, ":")
@@ -50,7 +61,9 @@ func Expand(tmpl, dir string, ports *Ports, rebalance bool) (string, error) {
 		case key == "lab":
 			return dir
 		case key == "rebalance":
-			return strconv.FormatBool(rebalance)
+			return strconv.FormatBool(v.Rebalance)
+		case key == "adapter":
+			return v.Adapter
 		case kind == "port" && name != "":
 			port, err = ports.TCP(name)
 		case kind == "udp" && name != "":

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/rotahq/rota/internal/kubelab"
 )
 
 // tools are the programs the lab runs, found once at start.
@@ -13,6 +15,8 @@ type tools struct {
 	slurmctld, slurmd, slurmBin       string
 	ipmiSim                           string
 	rota, exporter, redfishEmu, shell string
+	// kube are the control plane's programs (the Kubernetes profile), by name.
+	kube map[string]string
 }
 
 // MissingError names programs the lab needs and how to install them.
@@ -46,14 +50,20 @@ func findTools(opts Options) (tools, error) {
 	t := tools{
 		prometheus:   look("prometheus", toolsDir),
 		alertmanager: look("alertmanager", toolsDir),
-		slurmctld:    look("slurmctld", "/usr/sbin"),
-		slurmd:       look("slurmd", "/usr/sbin"),
-		slurmBin:     filepath.Dir(look("squeue")),
 		ipmiSim:      look("ipmi_sim", "/usr/bin"),
 		rota:         look("rota", opts.BinDir),
 		exporter:     look("rota-lab-exporter", opts.BinDir),
 		redfishEmu:   look("rota-redfish-emulator", opts.BinDir),
 		shell:        look("sh", "/bin"),
+	}
+	if opts.Profile == ProfileKubernetes {
+		t.kube = map[string]string{}
+		for _, name := range kubelab.Binaries {
+			t.kube[name] = look(name, toolsDir)
+		}
+	} else {
+		t.slurmctld, t.slurmd = look("slurmctld", "/usr/sbin"), look("slurmd", "/usr/sbin")
+		t.slurmBin = filepath.Dir(look("squeue"))
 	}
 	if len(missing) > 0 {
 		return tools{}, &MissingError{Programs: missing}

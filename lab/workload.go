@@ -3,8 +3,11 @@ package lab
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rotahq/rota/scaler/config"
 )
 
 // Job is one batch job of a lab workload.
@@ -38,8 +41,15 @@ func (j Job) sbatchArgs() []string {
 	return append(args, fmt.Sprintf("--wrap=sleep %d", int(j.Runtime.Seconds())))
 }
 
-// Submit submits each job with sbatch to the lab in dir and returns their ids.
+// Submit submits each job to the lab in dir (sbatch, or a pod in the Kubernetes profile) and
+// returns their ids (pod names).
 func Submit(ctx context.Context, dir string, jobs ...Job) ([]string, error) {
+	if kube, err := isKubernetes(dir); err != nil || kube {
+		if err != nil {
+			return nil, err
+		}
+		return submitPods(ctx, dir, jobs...)
+	}
 	var ids []string
 	for _, j := range jobs {
 		out, err := SlurmCommand(ctx, dir, "sbatch", j.sbatchArgs()...)
@@ -64,4 +74,29 @@ func Burst(light, heavy int, lightRuntime, heavyRuntime time.Duration) []Job {
 		}
 	}
 	return jobs
+}
+
+// Unfinished counts the lab's jobs that have not finished (queued or running).
+func Unfinished(ctx context.Context, dir string) (int, error) {
+	if kube, err := isKubernetes(dir); err != nil || kube {
+		if err != nil {
+			return 0, err
+		}
+		return unfinishedPods(ctx, dir)
+	}
+	out, err := SlurmCommand(ctx, dir, "squeue", "--noheader", "--format=%i")
+	if err != nil {
+		return 0, err
+	}
+	return len(strings.Fields(out)), nil
+}
+
+// isKubernetes reports whether the lab in dir runs the Kubernetes profile (its config's
+// adapter says).
+func isKubernetes(dir string) (bool, error) {
+	cfg, err := config.Load(filepath.Join(dir, "rota.yml"))
+	if err != nil {
+		return false, err
+	}
+	return cfg.Jobs.Adapter == ProfileKubernetes, nil
 }

@@ -8,9 +8,13 @@
 # (server-hours and spend against all-on, Slurm's record of the jobs, the cost cookbook's PromQL
 # queries, rotactl report's books of the month so far). Runs DEMO_SECONDS (default 210) or until Ctrl-C, then stops everything the lab
 # started, by pid. A second run starts clean. Scripts/demo-exporter.sh is the exporter alone.
+# LAB_PROFILE=kubernetes runs the same demo with a Kubernetes control plane instead of Slurm
+# (rota-lab up --profile kubernetes): the jobs are pods, rota drives the cluster through its
+# kubernetes adapter under the role of deploy/kubernetes/rbac.yaml.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+profile=${LAB_PROFILE:-slurm}
 seconds=${DEMO_SECONDS:-210}
 interval=${DEMO_INTERVAL:-5}
 dir=$top/.lab
@@ -36,7 +40,7 @@ trap 'exit 130' INT TERM
 echo "demo: starting the lab in $dir (log: $dir/log/, lab supervisor log: $log)"
 # In its own session, so that Ctrl-C reaches the watch below, not the lab: the summary is taken
 # from the running lab, then cleanup stops it.
-setsid bin/rota-lab --dir "$dir" up --on floor >"$log" 2>&1 &
+setsid bin/rota-lab --dir "$dir" up --on floor --profile "$profile" >"$log" 2>&1 &
 up=$!
 for ((i = 0; i < 600; i++)); do
   [ -s "$dir/env" ] && break
@@ -46,9 +50,14 @@ done
 [ -s "$dir/env" ] || { echo "demo: the lab did not start within 5 minutes" >&2; tail -20 "$log" >&2; exit 1; }
 # shellcheck source=/dev/null
 . "$dir/env"
-export ROTA_TOKEN_FILE SLURM_CONF
+export ROTA_TOKEN_FILE
 echo "demo: lab up: rota $ROTA_URL, Prometheus $PROMETHEUS_URL, Alertmanager $ALERTMANAGER_URL"
-echo "demo: Slurm: SLURM_CONF=$SLURM_CONF sinfo; rota: bin/rotactl status --rota.url=$ROTA_URL"
+if [ "$profile" = kubernetes ]; then
+  echo "demo: Kubernetes: KUBECONFIG=$KUBECONFIG (kubectl get nodes,pods -A); rota: bin/rotactl status --rota.url=$ROTA_URL"
+else
+  export SLURM_CONF
+  echo "demo: Slurm: SLURM_CONF=$SLURM_CONF sinfo; rota: bin/rotactl status --rota.url=$ROTA_URL"
+fi
 bin/rota-lab --dir "$dir" workload --light 8 --heavy 4
 # Ctrl-C ends the watch (rotactl exits cleanly on SIGINT), and the summary still follows.
 trap : INT

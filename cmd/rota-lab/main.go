@@ -1,7 +1,8 @@
 // Command rota-lab runs rota's lab on one machine (package lab): `up` starts the whole fleet
-// and rota and runs until Ctrl-C; `workload` submits a burst of light and heavy jobs to a
-// running lab; `summary` prints what the run cost and what became of the jobs; `down` ends
-// whatever a lab in the folder left running.
+// (with Slurm, or with Kubernetes: --profile) and rota and runs until Ctrl-C; `workload`
+// submits a burst of light and heavy jobs (pods, with Kubernetes) to a running lab; `summary`
+// prints what the run cost and what became of the jobs; `down` ends whatever a lab in the
+// folder left running.
 package main
 
 import (
@@ -11,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -52,10 +52,11 @@ func newApp(stdout, stderr io.Writer) (*kingpin.Application, *flags) {
 	up.Flag("bin", "Folder of rota, rota-lab-exporter and rota-redfish-emulator.").Default("bin").StringVar(&f.up.BinDir)
 	up.Flag("on", "Servers powered on at start: all, floor (each pool's min) or none.").Default("all").EnumVar(&f.up.On, "all", "floor", "none")
 	up.Flag("no-rota", "Start the fleet without rota.").BoolVar(&f.up.NoRota)
+	up.Flag("profile", "The job manager: slurm (a Slurm cluster) or kubernetes (a Kubernetes control plane, the lab playing each server's kubelet).").Default(lab.ProfileSlurm).EnumVar(&f.up.Profile, lab.ProfileSlurm, lab.ProfileKubernetes)
 	up.Flag("rebalance", "Let rota move requeueable work (light jobs leave the GPU servers, which then power off) and set Slurm's node weights from cost.").BoolVar(&f.up.Rebalance)
 	logflags.Add(up, &f.logs, "info")
 
-	wl := app.Command("workload", "Submit a burst of light (CPU) and heavy (GPU) jobs to the running lab.")
+	wl := app.Command("workload", "Submit a burst of light (CPU) and heavy (GPU) jobs to the running lab (pods, in the Kubernetes profile).")
 	wl.Flag("light", "Light jobs (2 CPUs).").Default("8").IntVar(&f.light)
 	wl.Flag("heavy", "Heavy jobs (2 CPUs, 1 GPU).").Default("4").IntVar(&f.heavy)
 	wl.Flag("light.runtime", "How long a light job runs.").Default("40s").DurationVar(&f.lightRun)
@@ -100,8 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		s.Write(stdout)
 		// Jobs not finished yet, when the lab still runs.
-		if out, err := lab.SlurmCommand(ctx, f.dir, "squeue", "--noheader", "--format=%i"); err == nil {
-			fmt.Fprintf(stdout, "  not finished      %d (queued or running)\n", len(strings.Fields(out)))
+		if n, err := lab.Unfinished(ctx, f.dir); err == nil {
+			fmt.Fprintf(stdout, "  not finished      %d (queued or running)\n", n)
 		}
 	case "down":
 		n, err := lab.KillMarked(f.dir)
@@ -122,8 +123,12 @@ func runUp(ctx context.Context, opts lab.Options, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer l.Close()
-	env := fmt.Sprintf("ROTA_URL=%s\nROTA_TOKEN_FILE=%s\nPROMETHEUS_URL=%s\nALERTMANAGER_URL=%s\nSLURM_CONF=%s\nREDFISH_CONTROL=%s\n",
-		l.RotaURL(), l.APITokenFile(), l.PrometheusURL(), l.AlertmanagerURL(), filepath.Join(l.Dir, "slurm", "slurm.conf"), l.RedfishControl())
+	jm := "SLURM_CONF=" + filepath.Join(l.Dir, "slurm", "slurm.conf")
+	if opts.Profile == lab.ProfileKubernetes {
+		jm = "KUBECONFIG=" + lab.AdminKubeconfig(l.Dir)
+	}
+	env := fmt.Sprintf("ROTA_URL=%s\nROTA_TOKEN_FILE=%s\nPROMETHEUS_URL=%s\nALERTMANAGER_URL=%s\n%s\nREDFISH_CONTROL=%s\n",
+		l.RotaURL(), l.APITokenFile(), l.PrometheusURL(), l.AlertmanagerURL(), jm, l.RedfishControl())
 	if err := os.WriteFile(filepath.Join(l.Dir, "env"), []byte(env), 0o644); err != nil {
 		fmt.Fprintln(stderr, "rota-lab:", err)
 		return 1

@@ -60,21 +60,21 @@ func Start(t testing.TB) *Cluster {
 		if _, err := os.Stat(conf.CAFile()); err != nil {
 			return err
 		}
-		return get(conf.URL()+"/readyz", conf.CAFile())
+		return Ready(conf.URL()+"/readyz", conf.CAFile())
 	})
 	if c.Admin, err = k8s.NewForConfig(conf.Admin()); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Start(t, bins["kube-controller-manager"], conf.ControllersArgs()...)
-	testutil.Eventually(t, 2*time.Minute, "kube-controller-manager /healthz", func() error { return get(Health(conf.ControllersPort), "") })
+	testutil.Eventually(t, 2*time.Minute, "kube-controller-manager /healthz", func() error { return Ready(Health(conf.ControllersPort), "") })
 	testutil.Start(t, bins["kube-scheduler"], conf.SchedulerArgs()...)
-	testutil.Eventually(t, 2*time.Minute, "kube-scheduler /healthz", func() error { return get(Health(conf.SchedulerPort), "") })
+	testutil.Eventually(t, 2*time.Minute, "kube-scheduler /healthz", func() error { return Ready(Health(conf.SchedulerPort), "") })
 	return c
 }
 
-// get fetches url over HTTPS and wants 200: the certificate is checked against caFile, or
+// Ready fetches url over HTTPS and wants 200: the certificate is checked against caFile, or
 // not at all when caFile is "" (the self-signed health ports of the scheduler and controllers).
-func get(url, caFile string) error {
+func Ready(url, caFile string) error {
 	cfg := &tls.Config{InsecureSkipVerify: true} // #nosec G402: loopback probe of a test daemon
 	if caFile != "" {
 		b, err := os.ReadFile(caFile)
@@ -108,17 +108,26 @@ func (c *Cluster) Namespace(t testing.TB, name string) {
 	}
 }
 
-// Token returns a bearer token of service account namespace/name (TokenRequest), valid for an
-// hour.
+// Token returns a bearer token of service account namespace/name, valid for an hour.
 func (c *Cluster) Token(t testing.TB, namespace, name string) string {
 	t.Helper()
-	hour := int64(3600)
-	tr, err := c.Admin.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name,
-		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &hour}}, metav1.CreateOptions{})
+	token, err := ServiceAccountToken(context.Background(), c.Admin, namespace, name, time.Hour)
 	if err != nil {
-		t.Fatalf("token for service account %s/%s: %v", namespace, name, err)
+		t.Fatal(err)
 	}
-	return tr.Status.Token
+	return token
+}
+
+// ServiceAccountToken asks the API server (TokenRequest) for a bearer token of service account
+// namespace/name, valid for ttl.
+func ServiceAccountToken(ctx context.Context, c k8s.Interface, namespace, name string, ttl time.Duration) (string, error) {
+	seconds := int64(ttl.Seconds())
+	tr, err := c.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &seconds}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("token for service account %s/%s: %w", namespace, name, err)
+	}
+	return tr.Status.Token, nil
 }
 
 // Kubeconfig writes a kubeconfig for bearer token into the test's temporary folder.
