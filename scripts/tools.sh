@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs everything `make test` and `make demo` need on a fresh Debian machine (run as root):
 # Debian packages, then pinned Go-built tools into .tools/bin. Tools already built at the pinned
-# version, tags and flags are reused, so a second run takes seconds.
+# version, tags and flags are reused, so a second run takes seconds. TOOLS_BIN=DIR builds them
+# into DIR instead (put it on PATH for the tests: internal/testutil.Tool looks there next).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-bin="$top/.tools/bin"
+bin=${TOOLS_BIN:-$top/.tools/bin}
 mkdir -p "$bin"
+bin=$(cd "$bin" && pwd)
 
 # Debian packages: gcc and libc6-dev (cgo: go-nvml, the packaged binaries), ipmitool/openipmi
 # (IPMI BMC simulator), Slurm (a real cluster on loopback), node_exporter (the exporter
