@@ -31,14 +31,20 @@ func tiers(l *lab.Lab, names map[string]bool) (cpu, gpu []string) {
 // servers on and no GPU server; then a backlog of heavy (GPU) jobs powers GPU servers on and
 // no CPU server. Every job completes.
 func TestBacklogWakesTheRightTier(t *testing.T) {
-	l := startLab(t, "floor", false)
+	wakesTheRightTier(t, startLab(t, "floor", false), "jobs")
+}
 
+// wakesTheRightTier submits six light jobs to lab l (only its CPU floor on) and wants CPU
+// servers woken for them and no GPU server, then three heavy ones and wants GPU servers woken
+// and no CPU server, every job finished. work names the jobs in messages.
+func wakesTheRightTier(t *testing.T, l *lab.Lab, work string) {
+	t.Helper()
 	t0 := time.Now()
 	submit(t, l, repeat(6, lab.Light(20*time.Second))...)
 	waitJobsFinished(t, l, 6, 4*time.Minute)
 	cpu, gpu := tiers(l, poweredOnSince(t, l, t0))
 	if len(cpu) == 0 || len(gpu) != 0 {
-		t.Errorf("light backlog powered on CPU servers %v and GPU servers %v; want CPU servers only", cpu, gpu)
+		t.Errorf("light %s powered on CPU servers %v and GPU servers %v; want CPU servers only", work, cpu, gpu)
 	}
 
 	t1 := time.Now()
@@ -46,7 +52,7 @@ func TestBacklogWakesTheRightTier(t *testing.T) {
 	waitJobsFinished(t, l, 9, 4*time.Minute)
 	cpu, gpu = tiers(l, poweredOnSince(t, l, t1))
 	if len(gpu) == 0 || len(cpu) != 0 {
-		t.Errorf("heavy backlog powered on GPU servers %v and CPU servers %v; want GPU servers only", gpu, cpu)
+		t.Errorf("heavy %s powered on GPU servers %v and CPU servers %v; want GPU servers only", work, gpu, cpu)
 	}
 }
 

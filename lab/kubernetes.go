@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/rotahq/rota/internal/kubelab"
 )
@@ -134,25 +135,35 @@ func (l *Lab) startKubernetes(ctx context.Context) error {
 // setKubelet is a server's kubelet coming up (Ready, the not-ready taint gone) or going away
 // with its power (not Ready, tainted).
 func (l *Lab) setKubelet(ctx context.Context, name string, up bool) error {
-	if err := kubelab.SetReady(ctx, l.kube, name, up, l.opts.Clock.Now()); err != nil {
+	// rota patches the same Nodes: a write that lost the race is made again on what is there.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		return kubelab.SetReady(ctx, l.kube, name, up, l.opts.Clock.Now())
+	})
+	if err != nil {
 		return fmt.Errorf("kubelet of %s: %w", name, err)
 	}
-	n, err := l.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	var taints []corev1.Taint
-	for _, t := range n.Spec.Taints {
-		if t.Key != notReadyTaint {
-			taints = append(taints, t)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := l.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
+		var taints []corev1.Taint
+		for _, t := range n.Spec.Taints {
+			if t.Key != notReadyTaint {
+				taints = append(taints, t)
+			}
+		}
+		if !up {
+			taints = append(taints, corev1.Taint{Key: notReadyTaint, Effect: corev1.TaintEffectNoSchedule})
+		}
+		n.Spec.Taints = taints
+		_, err = l.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("node controller's taint on %s: %w", name, err)
 	}
-	if !up {
-		taints = append(taints, corev1.Taint{Key: notReadyTaint, Effect: corev1.TaintEffectNoSchedule})
-	}
-	n.Spec.Taints = taints
-	_, err = l.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-	return err
+	return nil
 }
 
 // kubelets plays the kubelets of the servers that are on: the pods bound to them start, the

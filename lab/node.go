@@ -175,13 +175,17 @@ func (l *Lab) setServer(ctx context.Context, n *node, on bool) error {
 	slurmd, exporter := "slurmd-"+n.name, "exporter-"+n.name
 	kube := l.opts.Profile == ProfileKubernetes
 	if !on {
-		n.on = false
 		l.log.WithField("server", n.name).Info("power off: stopping its agent and exporter")
 		_ = l.Stop(exporter)
 		if kube {
-			return l.setKubelet(ctx, n.name, false)
+			// Kept on until its Node says so: a failed write is tried again next tick.
+			if err := l.setKubelet(ctx, n.name, false); err != nil {
+				return err
+			}
+		} else {
+			_ = l.Stop(slurmd)
 		}
-		_ = l.Stop(slurmd)
+		n.on = false
 		return nil
 	}
 	l.log.WithField("server", n.name).Info("power on: starting its agent and exporter")

@@ -87,16 +87,7 @@ func Ready(url, caFile string) error {
 		}
 		cfg = &tls.Config{RootCAs: pool}
 	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 2 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+	return testutil.GetOK(context.Background(), &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 2 * time.Second}, url)
 }
 
 // Namespace creates a namespace.

@@ -130,19 +130,25 @@ func name(item json.RawMessage, i int) string {
 // ParseNodeList reads one page of a NodeList answer: its nodes and the token for the next page
 // ("" on the last). One node that does not read fails the page.
 func ParseNodeList(data []byte) ([]Node, string, error) {
-	items, cont, err := readList(data, "NodeList")
+	return parseList(data, "NodeList", "node", ParseNode)
+}
+
+// parseList reads one page of a list of kind, each item with parse; the first item that does
+// not read fails the page, named (what: its kind in the error).
+func parseList[T any](data []byte, kind, what string, parse func([]byte) (T, error)) ([]T, string, error) {
+	items, cont, err := readList(data, kind)
 	if err != nil {
 		return nil, "", err
 	}
-	nodes := make([]Node, 0, len(items))
+	out := make([]T, 0, len(items))
 	for i, item := range items {
-		n, err := ParseNode(item)
+		v, err := parse(item)
 		if err != nil {
-			return nil, "", fmt.Errorf("node %s: %w", name(item, i), err)
+			return nil, "", fmt.Errorf("%s %s: %w", what, name(item, i), err)
 		}
-		nodes = append(nodes, n)
+		out = append(out, v)
 	}
-	return nodes, cont, nil
+	return out, cont, nil
 }
 
 // ParseNode reads one Node object.
@@ -168,19 +174,7 @@ func ParseNode(data []byte) (Node, error) {
 
 // ParsePodList reads one page of a PodList answer, as ParseNodeList.
 func ParsePodList(data []byte) ([]Pod, string, error) {
-	items, cont, err := readList(data, "PodList")
-	if err != nil {
-		return nil, "", err
-	}
-	pods := make([]Pod, 0, len(items))
-	for i, item := range items {
-		p, err := ParsePod(item)
-		if err != nil {
-			return nil, "", fmt.Errorf("pod %s: %w", name(item, i), err)
-		}
-		pods = append(pods, p)
-	}
-	return pods, cont, nil
+	return parseList(data, "PodList", "pod", ParsePod)
 }
 
 // ParsePod reads one Pod object, its requests included: a request that does not parse, is
