@@ -18,7 +18,8 @@ type layer struct {
 var layers = []layer{
 	{"shared helpers", []string{
 		"bmc/spec", "internal/archtest", "internal/clock", "internal/doccmd", "internal/errtext",
-		"internal/etcdtest", "internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/logflags",
+		"internal/etcdtest", "internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/kubelab",
+		"internal/logflags",
 		"internal/size", "internal/slurmlab", "internal/testutil", "internal/webconfig",
 	}},
 	{"config", []string{"scaler/config"}},

@@ -191,7 +191,7 @@ func (e *env) boot(t *testing.T, r *rota) {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			for _, name := range r.power.Nodes() {
+			for _, name := range r.servers {
 				st, _ := r.power.State(ctx, name)
 				_ = kubelab.SetReady(ctx, e.admin, name, st == bmc.StateOn, time.Now())
 			}

@@ -14,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rotahq/rota/bmc"
-	"github.com/rotahq/rota/bmc/bmcfake"
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor"
+	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
 	"github.com/rotahq/rota/scaler/loop"
@@ -98,11 +98,13 @@ func (telemetry) Read(_ context.Context, nodes []string, now time.Time) (map[str
 }
 
 // rota is rota's decision core over the real cluster: the loop with the real planner and
-// executor, a bbolt store, the adapter under rota's role, and in-memory BMCs.
+// executor, a bbolt store, the adapter under rota's role, and in-memory BMCs (the executor
+// tests' World, for its power only).
 type rota struct {
-	loop  *loop.Loop
-	power *bmcfake.Fake
-	stop  func()
+	loop    *loop.Loop
+	power   *executortest.World
+	servers []string
+	stop    func()
 }
 
 // startRota runs the loop (a pass every second) until the test ends; power is each server's
@@ -114,7 +116,11 @@ func startRota(t *testing.T, cfg *config.Config, jm jobs.Manager, power map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rota{power: bmcfake.New(nil, power)}
+	r := &rota{power: executortest.NewWorld(false)}
+	for name, st := range power {
+		r.power.Add(name, executortest.Server{Power: st})
+		r.servers = append(r.servers, name)
+	}
 	ex, err := executor.New(executor.Options{Store: st, Power: r.power, Jobs: jm, Config: cfg, Clock: clock.Real{},
 		Log: logger.WithField("component", "executor")})
 	if err != nil {
