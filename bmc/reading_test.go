@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rotahq/rota/bmc/redfishemu"
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 // TestParseDCMIPowerReading reads ipmitool's outputs in testdata/dcmi (README.md there says
@@ -27,10 +28,7 @@ func TestParseDCMIPowerReading(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("testdata", "dcmi", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := testutil.Testdata(t, "dcmi", tc.file)
 			if got := DCMIUnsupported(string(b)); got != tc.unsupported {
 				t.Errorf("DCMIUnsupported = %v, want %v", got, tc.unsupported)
 			}

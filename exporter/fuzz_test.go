@@ -6,21 +6,15 @@ import (
 	"testing"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 // FuzzProcFiles feeds arbitrary /proc/stat and /proc/meminfo contents to the CPU and memory
 // collectors: they may fail, never panic, and what they report on success is sane.
 func FuzzProcFiles(f *testing.F) {
 	for _, dir := range []string{"proc", "proc-no-memavailable"} {
-		stat, err := os.ReadFile(filepath.Join("testdata", dir, "stat"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		mem, err := os.ReadFile(filepath.Join("testdata", dir, "meminfo"))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(stat, mem)
+		f.Add(testutil.Testdata(f, dir, "stat"), testutil.Testdata(f, dir, "meminfo"))
 	}
 	f.Add([]byte("cpu  1 2 3\n"), []byte("MemTotal: 1 kB\nMemAvailable: x kB\n"))
 	f.Add([]byte("cpu0 1 2 3 4 5 6 7 8 9 10\n"), []byte("MemTotal: 18446744073709551615 kB\n"))

@@ -56,6 +56,17 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
+// Testdata returns the file at path (joined from parts) below the test package's testdata
+// folder, failing the test if it cannot be read.
+func Testdata(t testing.TB, parts ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{"testdata"}, parts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // Tool returns the path of a binary that `make tools` provides: first .tools/bin at the
 // repository root, then $PATH. Missing: skip locally, fail in CI.
 func Tool(t testing.TB, name string) string {

@@ -103,10 +103,7 @@ func TestTelemetryValidation(t *testing.T) {
 // TestFuzzSeedParses keeps the telemetry seed of FuzzParse a valid config, so the fuzzer
 // starts from one that reaches the telemetry checks.
 func TestFuzzSeedParses(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzParse", "telemetry-sources"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testutil.Testdata(t, "fuzz", "FuzzParse", "telemetry-sources")
 	var seed string
 	if _, err := fmt.Sscanf(strings.SplitN(string(b), "\n", 2)[1], "[]byte(%q)", &seed); err != nil {
 		t.Fatalf("seed file: %v", err)

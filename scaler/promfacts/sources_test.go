@@ -6,8 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -125,10 +123,7 @@ func TestEverySource(t *testing.T) {
 	testutil.Start(t, nodeExporter, "--web.listen-address="+neAddr, "--collector.disable-defaults", "--collector.cpu", "--collector.meminfo")
 	testutil.WaitHTTP(t, "http://"+neAddr+"/metrics", 30*time.Second)
 
-	fixture, err := os.ReadFile(filepath.Join("testdata", "dcgm-exporter.prom"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture := testutil.Testdata(t, "dcgm-exporter.prom")
 	dcgm := &dcgmExporters{fixture: string(fixture), down: map[string]bool{}}
 	dcgmSrv := httptest.NewServer(dcgm)
 	t.Cleanup(dcgmSrv.Close)

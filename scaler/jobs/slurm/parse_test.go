@@ -14,6 +14,7 @@ import (
 
 	"github.com/rotahq/rota/internal/slurmcli"
 	"github.com/rotahq/rota/internal/slurmcli/slurmclitest"
+	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -27,11 +28,7 @@ func readFixture(t testing.TB, name string) []byte {
 	if !strings.HasSuffix(name, ".golden.json") {
 		return slurmclitest.ReadRecorded(t, name)
 	}
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testutil.Testdata(t, name)
 }
 
 // TestFixturesGolden parses every recorded pair and compares what the scaler would see (nodes

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -23,11 +24,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 // of pods with its continue token.
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testutil.Testdata(t, name)
 }
 
 // recorded is what the golden file holds: each pod as read, and the view rota derives.
