@@ -51,6 +51,7 @@ func TestRealCluster(t *testing.T) {
 		{"PoweredOffTaintAndResume", testPoweredOffTaint},
 		{"APIServerDownMeansNoScaleDown", testAPIServerDown},
 		{"BadAnswersChangeNothing", testBadAnswers},
+		{"InClusterServiceAccount", testInCluster},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newEnv(t, c, kubeconfig)) })
 	}
