@@ -304,7 +304,9 @@ func serveWithWrittenConfig(t *testing.T, r *roleRun, args []string, certPEM str
 
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(certPEM))
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	// A scrape checks a bcrypt hash (web.yml's basic auth): seconds under -race on a loaded
+	// 2-core machine, where 5 s once ran out.
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	get := func(user, pass string) (int, string, error) {
 		return testutil.GetWithAuth(client, "https://"+addr+"/metrics", user, pass)
 	}
