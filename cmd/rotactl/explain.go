@@ -52,6 +52,9 @@ func writeExplanation(w io.Writer, x api.Explanation) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "node\t%s (pool %s)\n", n.Name, n.Pool)
 	fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %.2f/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), n.CostPerHour)
+	if f := inFlightText(n.InFlight); f != "" {
+		fmt.Fprintf(tw, "action\t%s\n", f)
+	}
 	fmt.Fprintf(tw, "verdict\t%s\n", verdict(x))
 	if x.JobsError != "" {
 		fmt.Fprintf(tw, "jobs\tjob manager not read last pass (nothing scaled): %s\n", oneLine(x.JobsError))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -119,9 +120,26 @@ func writeStatus(w io.Writer, st api.Status) error {
 	fmt.Fprintln(tw, "NODE\tPOOL\tSTATE\tSINCE\tPOWER\tPINNED\tCOST/H\tREASON\tDETAIL")
 	for _, n := range st.Nodes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", n.Name, n.Pool, n.State, timestamp(n.Since),
-			orDash(n.Power), yesNo(n.Pinned), n.CostPerHour, orDash(string(n.Reason)), orDash(oneLine(n.Detail)))
+			orDash(n.Power), yesNo(n.Pinned), n.CostPerHour, orDash(string(n.Reason)), orDash(nodeDetail(n)))
 	}
 	return tw.Flush()
+}
+
+// nodeDetail is the last pass's detail, after the action under way on the server, if any.
+func nodeDetail(n api.NodeStatus) string {
+	d := oneLine(n.Detail)
+	if f := inFlightText(n.InFlight); f != "" {
+		d = strings.TrimSuffix(f+"; "+d, "; ")
+	}
+	return d
+}
+
+// inFlightText says what action is under way ("" when none is).
+func inFlightText(f *api.InFlight) string {
+	if f == nil {
+		return ""
+	}
+	return fmt.Sprintf("in flight: %s (%s) since %s", f.Kind, f.Reason, timestamp(f.Since))
 }
 
 // leaderLine says who leads, as the rota that answered sees it, and why it does not.

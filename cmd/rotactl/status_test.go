@@ -1,11 +1,13 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/fleet"
 )
 
 // The leader line says who leads as the answering rota sees it, and why it does not lead:
@@ -36,5 +38,28 @@ func TestLeaderLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A server with an action under way says so before the last pass's detail, in status and in
+// explain.
+func TestStatusShowsTheActionInFlight(t *testing.T) {
+	since := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	n := api.NodeStatus{Name: "gpu01", Pool: "gpu", State: fleet.StatePoweringOn, Since: since, Reason: fleet.ReasonBacklog,
+		Detail: "2 jobs wait", InFlight: &api.InFlight{Kind: fleet.PowerOn, Reason: fleet.ReasonBacklog, Since: since}}
+	var b strings.Builder
+	if err := writeStatus(&b, api.Status{Nodes: []api.NodeStatus{n, {Name: "cpu01", Pool: "cpu", State: fleet.StateOn}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "in flight: power_on (backlog) since 2026-12-01T09:00:00Z; 2 jobs wait"
+	if !strings.Contains(b.String(), want) || strings.Count(b.String(), "in flight") != 1 {
+		t.Errorf("status lacks %q once:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := writeExplanation(&b, api.Explanation{Node: n}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^action +in flight: power_on \(backlog\) since 2026-12-01T09:00:00Z$`).MatchString(b.String()) {
+		t.Errorf("explain lacks the action in flight:\n%s", b.String())
 	}
 }

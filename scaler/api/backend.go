@@ -102,6 +102,16 @@ type NodeStatus struct {
 	// Reason and Detail are the last pass's action or skip for this server.
 	Reason fleet.Reason `json:"reason,omitempty"`
 	Detail string       `json:"detail,omitempty"`
+	// InFlight is the action under way on the server (a drain waiting for its jobs, a
+	// power-off waiting for the BMC), nil when none is: State is then where it has got to.
+	InFlight *InFlight `json:"in_flight,omitempty"`
+}
+
+// InFlight is an action the executor started and has not finished.
+type InFlight struct {
+	Kind   fleet.Kind   `json:"kind"`
+	Reason fleet.Reason `json:"reason"`
+	Since  time.Time    `json:"since"`
 }
 
 // PoolStatus is one pool in Status.

@@ -43,13 +43,20 @@ func (l *Loop) Status(ctx context.Context) (api.Status, error) {
 		}
 		return st, err
 	}
-	st := l.passStatus(p)
+	// What the executor recorded since the pass: unread, the pass's view alone.
+	recs, err := l.o.Store.Nodes()
+	if err != nil {
+		recs = nil
+	}
+	st := l.passStatus(p, recs)
 	st.HA = ha
 	return st, nil
 }
 
-// passStatus is the fleet as pass p saw and decided it.
-func (l *Loop) passStatus(p pass) api.Status {
+// passStatus is the fleet as pass p saw and decided it, with what the executor recorded in
+// the store since (recs, nil when unread): a server whose record changed since the pass began shows
+// the state the executor reached, and one with an action under way shows it (InFlight).
+func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 	st := api.Status{
 		Paused: p.snap.Paused, DryRun: l.cfg.Policy.DryRun, LastPass: p.at, LastPassOK: p.ok,
 		Telemetry: p.snap.Telemetry, JobsKnown: p.snap.JobsKnown, JobsError: p.jobsErr,
@@ -66,10 +73,10 @@ func (l *Loop) passStatus(p pass) api.Status {
 		pools[st.Pools[i].Name] = &st.Pools[i]
 	}
 	for _, n := range p.snap.Nodes {
-		ns := l.nodeStatus(n, p.dec)
+		ns := l.liveStatus(n, p, recs[n.Name])
 		st.Nodes = append(st.Nodes, ns)
 		st.AllOnPerHour += ns.CostPerHour
-		if n.State.Powered() {
+		if ns.State.Powered() {
 			st.SpendPerHour += ns.CostPerHour
 			pools[n.Pool].Powered++
 		}
@@ -88,6 +95,25 @@ func (l *Loop) nodeStatus(n fleet.Node, dec fleet.Decision) api.NodeStatus {
 		ns.Reason, ns.Detail = s.Reason, s.Detail
 	}
 	return ns
+}
+
+// liveStatus is node n as pass p saw and decided it, moved on to its record r where the
+// executor wrote r since the pass began, with the action under way.
+func (l *Loop) liveStatus(n fleet.Node, p pass, r store.Node) api.NodeStatus {
+	if r.State != "" && !r.Since.Before(p.at) {
+		n.State, n.Since = r.State, r.Since
+	}
+	ns := l.nodeStatus(n, p.dec)
+	ns.InFlight = inFlight(r)
+	return ns
+}
+
+// inFlight is the action the record says is under way, nil when none is.
+func inFlight(r store.Node) *api.InFlight {
+	if r.Intent == nil {
+		return nil
+	}
+	return &api.InFlight{Kind: r.Intent.Kind, Reason: r.Intent.Reason, Since: r.Intent.Started}
 }
 
 // verdict finds the last pass's action or skip for node.
@@ -118,7 +144,9 @@ func (l *Loop) Explain(ctx context.Context, node string) (api.Explanation, error
 	ex := api.Explanation{JobsError: p.jobsErr}
 	for _, n := range p.snap.Nodes {
 		if n.Name == node {
-			ex.Node, ex.Jobs, ex.Telemetry = l.nodeStatus(n, p.dec), n.Jobs, n.Telemetry
+			// Unread, the record is the zero one: the pass's view alone.
+			r, _ := l.o.Store.Node(node)
+			ex.Node, ex.Jobs, ex.Telemetry = l.liveStatus(n, p, r), n.Jobs, n.Telemetry
 		}
 	}
 	if ex.Node.Name == "" {

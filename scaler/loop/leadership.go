@@ -52,7 +52,7 @@ func (l *Loop) storedStatus(ctx context.Context) (api.Status, error) {
 		for _, cn := range pl.Nodes {
 			r := recs[cn.Name]
 			ns := api.NodeStatus{Name: cn.Name, Pool: pl.Name, State: r.State, Since: r.Since,
-				Pinned: r.Pinned, Maintenance: r.Maintenance, CostPerHour: pl.Cost.PerHour()}
+				Pinned: r.Pinned, Maintenance: r.Maintenance, CostPerHour: pl.Cost.PerHour(), InFlight: inFlight(r)}
 			if ns.State == "" {
 				ns.State = fleet.StateUnknown
 			}
