@@ -52,6 +52,7 @@ func (p *pass) powerOn(i int, reason fleet.Reason, detail string) {
 	}
 	p.act(i, fleet.PowerOn, reason, detail)
 	pl := s.pool
+	pl.woken = append(pl.woken, i)
 	pl.up++
 	pl.powered++
 	p.budget.poweredOn()

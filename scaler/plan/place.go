@@ -260,6 +260,7 @@ func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
 // first is the first server of the queue in region not yet decided that ok accepts; unlike
 // next it passes over the servers ok refuses without dropping them.
 func (q *wakeQueue) first(p *pass, region string, ok func(int) bool) (int, bool) {
+	q.screen(p)
 	if !q.sorted {
 		q.order(p) // walked in order past refused servers
 	}

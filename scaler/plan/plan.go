@@ -84,9 +84,12 @@ type pass struct {
 	noJobManager bool
 
 	servers []server
-	pools   []*pool // cheapest first, then by name
-	byName  map[string]*pool
-	budget  budget
+	// on, draining and strays are the servers On, Draining and in no pool of the config,
+	// by index.
+	on, draining, strays []int
+	pools                []*pool // cheapest first, then by name
+	byName               map[string]*pool
+	budget               budget
 	// holders records which server counted toward which department's quota (see hold).
 	holders map[holdKey]bool
 	// waiting is the demand's groups, as placement left them (what quotas take back for);

@@ -15,8 +15,8 @@ import (
 // Servers a person drained are never resumed nor powered off by rota.
 func (p *pass) settleDraining() {
 	var draining []int
-	for i := range p.servers {
-		if !p.servers[i].done && p.servers[i].node.State == fleet.StateDraining {
+	for _, i := range p.draining {
+		if !p.servers[i].done {
 			draining = append(draining, i)
 		}
 	}

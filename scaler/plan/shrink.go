@@ -15,9 +15,8 @@ import (
 // telemetry still shows them idle.
 func (p *pass) shrink() {
 	var idle []int
-	for i := range p.servers {
-		s := &p.servers[i]
-		if s.done || s.node.State != fleet.StateOn {
+	for _, i := range p.on {
+		if p.servers[i].done {
 			continue
 		}
 		if reason, detail := p.idleCheck(i); reason != "" {
