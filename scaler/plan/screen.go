@@ -98,6 +98,7 @@ func (p *pass) screenAsleep(i int) {
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
 		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
+		p.wakeKeys[i] = wakeKey{failed: n.State == fleet.StateFailed, cycles: n.CyclesToday, lastOff: n.LastOff}
 		pl := p.servers[i].pool
 		pl.wake.all = append(pl.wake.all, i)
 	}
@@ -131,17 +132,25 @@ type wakeQueue struct {
 	heaped, sorted bool
 }
 
-// before orders servers for hardware wear: cost is the same within a pool, so Off servers
-// come before Failed ones (a retry is likelier to fail), then those cycled least today, then
-// those off longest, then by name.
+// before orders servers of a wake queue for hardware wear: cost is the same within a pool,
+// so Off servers come before Failed ones (a retry is likelier to fail), then those cycled
+// least today, then those off longest, then by name.
 func (p *pass) before(a, b int) int {
-	na, nb := p.servers[a].node, p.servers[b].node
+	ka, kb := &p.wakeKeys[a], &p.wakeKeys[b]
 	return cmp.Or(
-		cmp.Compare(boolInt(na.State == fleet.StateFailed), boolInt(nb.State == fleet.StateFailed)),
-		cmp.Compare(na.CyclesToday, nb.CyclesToday),
-		na.LastOff.Compare(nb.LastOff),
-		cmp.Compare(na.Name, nb.Name),
+		cmp.Compare(boolInt(ka.failed), boolInt(kb.failed)),
+		cmp.Compare(ka.cycles, kb.cycles),
+		ka.lastOff.Compare(kb.lastOff),
+		cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name),
 	)
+}
+
+// wakeKey is what before orders a queued server by, its node's name aside, read from the node
+// once (at screenAsleep): the heap compares each server many times.
+type wakeKey struct {
+	failed  bool
+	cycles  int
+	lastOff time.Time
 }
 
 // screen puts the pool's asleep servers not decided by screenOne (pinned or in maintenance)
