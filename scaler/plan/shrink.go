@@ -47,8 +47,10 @@ func (p *pass) shrink() {
 		pl.offs++
 		if p.noJobManager {
 			n := p.servers[i].node
-			p.act(i, fleet.Drain, fleet.ReasonIdle, fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s; %s",
-				100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window), detail))
+			p.act(i, fleet.Drain, fleet.ReasonIdle, p.say(func() string {
+				return fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s; %s",
+					100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window), detail)
+			}))
 			p.budget.drained()
 			continue
 		}

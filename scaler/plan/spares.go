@@ -50,7 +50,7 @@ func (p *pass) keepWarm() {
 			if !ok {
 				break
 			}
-			p.powerOn(i, fleet.ReasonSpare, fmt.Sprintf("%d warm, keeps %d; %s", pl.warm, pl.spares, pl.forecast()))
+			p.powerOn(i, fleet.ReasonSpare, p.say(func() string { return fmt.Sprintf("%d warm, keeps %d; %s", pl.warm, pl.spares, pl.forecast()) }))
 			pl.warm++
 		}
 	}
