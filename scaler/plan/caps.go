@@ -66,7 +66,7 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	if reason, detail := p.fleetCaps(); reason != "" {
 		return reason, detail
 	}
-	return "", numbers()
+	return "", p.say(numbers)
 }
 
 // fleetCaps says which of the fleet's caps keeps one more server from being drained or

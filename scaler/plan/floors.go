@@ -37,7 +37,7 @@ func (p *pass) raiseFloors() {
 }
 
 func (p *pass) floorDetail(pl *pool) string {
-	return fmt.Sprintf("%d of %d servers on, floor %d", pl.up, len(pl.cfg.Nodes), pl.floor)
+	return p.say(func() string { return fmt.Sprintf("%d of %d servers on, floor %d", pl.up, len(pl.cfg.Nodes), pl.floor) })
 }
 
 func (pl *pool) ceilingDetail() string {
@@ -48,10 +48,11 @@ func (pl *pool) ceilingDetail() string {
 func (p *pass) powerOn(i int, reason fleet.Reason, detail string) {
 	s := &p.servers[i]
 	if s.node.State == fleet.StateFailed {
-		reason, detail = fleet.ReasonRetry, fmt.Sprintf("after %d failures; %s", s.node.Failures, detail)
+		reason, detail = fleet.ReasonRetry, p.say(func() string { return fmt.Sprintf("after %d failures; %s", s.node.Failures, detail) })
 	}
 	p.act(i, fleet.PowerOn, reason, detail)
 	pl := s.pool
+	pl.woken = append(pl.woken, i)
 	pl.up++
 	pl.powered++
 	p.budget.poweredOn()

@@ -43,7 +43,12 @@ type pool struct {
 	bins     []*regionBins
 	byRegion map[string]*regionBins
 	binCache map[string]*regionBins
+	// lastBins are the bins added to last: servers of one region usually come together.
+	lastBins *regionBins
 	wake     wakeQueue
+	// awake are the servers On, powering on or booting, woken those powered on this pass
+	// (both in no order: what countWarm counts).
+	awake, woken []int
 	// memo is the break-even rule's answers this pass (see breakEven).
 	memo []dpmMemo
 
@@ -75,11 +80,42 @@ func newPass(snap fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 // scratch is memory a Planner keeps from one pass to the next: the servers, the pools (each
 // with its own slices and maps) and the actions, emptied and reused.
 type scratch struct {
-	servers []server
-	pools   []pool
-	byName  map[string]*pool
-	order   []*pool
-	actions []fleet.Action
+	servers  []server
+	wakeKeys []wakeKey
+	pools    []pool
+	byName   map[string]*pool
+	order    []*pool
+	actions  []fleet.Action
+	// layout is each node's name, pool and region at the pass before, in snapshot order:
+	// while they and the config's pools are the same, each pool's members (by name) and
+	// regions are those of the pass before, kept rather than worked out again.
+	layout []placeKey
+	// on, draining and strays are the servers On, Draining and in no pool of the config.
+	on, draining, strays []int
+}
+
+// placeKey is what a node's place in the pass (its pool, its members' order, its pool's
+// regions) is worked out from, and the pool it gave (nil: none in the config).
+type placeKey struct {
+	name, pool, region string
+	pl                 *pool
+}
+
+func (k *placeKey) of(n *fleet.Node) bool {
+	return n.Name == k.name && n.Pool == k.pool && n.Region == k.region
+}
+
+// samePools reports whether cfg's pools are named as at the pass before, in the same order.
+func (m *scratch) samePools(cfg *config.Config) bool {
+	if len(m.order) != len(cfg.Pools) {
+		return false
+	}
+	for i := range cfg.Pools {
+		if m.pools[i].name != cfg.Pools[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // reset makes p the start of a pass over snap, reusing the memory of the pass before.
@@ -99,6 +135,10 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
 	}
 	p.servers = m.servers[:len(snap.Nodes)]
 	clear(p.servers)
+	if cap(m.wakeKeys) < len(snap.Nodes) {
+		m.wakeKeys = make([]wakeKey, len(snap.Nodes))
+	}
+	p.wakeKeys = m.wakeKeys[:len(snap.Nodes)] // each written before it is read (screenAsleep)
 	if !p.quiet {
 		p.skips = make([]fleet.Skip, 0, len(snap.Nodes))
 	}
@@ -107,62 +147,114 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
 	}
 	clear(m.byName)
 	p.byName = m.byName
+	// Only a Planner (quiet) plans again with this memory: Plan keeps no layout.
+	kept := p.quiet && len(m.layout) == len(snap.Nodes) && m.samePools(cfg)
 	if len(m.pools) < len(cfg.Pools) {
 		m.pools = append(m.pools, make([]pool, len(cfg.Pools)-len(m.pools))...)
 	}
 	p.pools = m.order[:0]
 	for i := range cfg.Pools {
 		pl := &m.pools[i]
-		pl.reset(cfg, &cfg.Pools[i], now)
+		pl.reset(cfg, &cfg.Pools[i], now, kept)
 		pl.view = snap.Learned[pl.name]
 		p.pools = append(p.pools, pl)
 		p.byName[pl.name] = pl
 	}
 	m.order = p.pools
 	p.actions = m.actions[:0]
-	p.mem = m
+	p.on, p.draining, p.strays = m.on[:0], m.draining[:0], m.strays[:0]
 	slices.SortFunc(p.pools, func(a, b *pool) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.name, b.name))
 	})
+	p.budget = newBudget(p.snap, p.pol, now)
 	var last *pool // nodes of one pool usually come together: skip the map for them
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
+		if kept && !m.layout[i].of(n) {
+			kept = false
+			p.place(i) // the layout changed at i: place the servers before it afresh
+		}
 		s := &p.servers[i]
 		s.node = n
-		if last == nil || last.name != n.Pool {
+		switch {
+		case kept:
+			last = m.layout[i].pl
+		case last == nil || last.name != n.Pool:
 			last = p.byName[n.Pool]
 		}
 		s.pool = last
-		if s.pool != nil {
-			s.pool.count(i, n)
+		if s.pool == nil {
+			p.strays = append(p.strays, i)
+		} else {
+			if !kept {
+				s.pool.place(i, n)
+			}
+			s.pool.count(n)
+		}
+		switch n.State {
+		case fleet.StateOn:
+			p.on = append(p.on, i)
+		case fleet.StateDraining:
+			p.draining = append(p.draining, i)
+		}
+		p.budget.count(n.State)
+	}
+	m.on, m.draining, m.strays = p.on, p.draining, p.strays
+	if !kept {
+		byNodeName := func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) }
+		for _, pl := range p.pools {
+			// Snapshots usually list a pool's nodes by name already: check before sorting.
+			if !slices.IsSortedFunc(pl.members, byNodeName) {
+				slices.SortFunc(pl.members, byNodeName)
+			}
+		}
+		if p.quiet {
+			m.layout = m.layout[:0]
+			for i := range snap.Nodes {
+				n := &snap.Nodes[i]
+				m.layout = append(m.layout, placeKey{n.Name, n.Pool, n.Region, p.servers[i].pool})
+			}
 		}
 	}
-	byNodeName := func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) }
-	for _, pl := range p.pools {
-		// Snapshots usually list a pool's nodes by name already: check before sorting.
-		if !slices.IsSortedFunc(pl.members, byNodeName) {
-			slices.SortFunc(pl.members, byNodeName)
-		}
-	}
-	p.budget = newBudget(p.snap, p.pol, now)
+	p.mem = m
 }
 
-// reset makes pl the pool c at the start of a pass at now, keeping its memory.
-func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time) {
+// place gives the pools their members and regions afresh, from the servers before k (their
+// pools set): the layout kept from the pass before is wrong from k on.
+func (p *pass) place(k int) {
+	for _, pl := range p.pools {
+		pl.members, pl.regions = pl.members[:0], emptied(pl.regions)
+	}
+	for i := range k {
+		if s := &p.servers[i]; s.pool != nil {
+			s.pool.place(i, s.node)
+		}
+	}
+}
+
+// reset makes pl the pool c at the start of a pass at now, keeping its memory; kept: its
+// members and regions are those of the pass before (see scratch.sameLayout).
+func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept bool) {
 	old := *pl
 	*pl = pool{
 		cfg: c, name: c.Name, cost: c.Cost.PerHour(), saves: c.Cost.Saves(),
-		ceiling:   len(c.Nodes),
-		threshold: cfg.Policy.Backlog.QueuedJobs,
-		members:   old.members[:0],
-		held:      emptied(old.held),
-		quotas:    emptied(old.quotas),
-		regions:   emptied(old.regions),
-		byRegion:  emptied(old.byRegion),
-		binCache:  old.binCache,
-		bins:      old.bins[:0],
-		wake:      wakeQueue{all: old.wake.all[:0], byRegion: old.wake.byRegion},
-		memo:      old.memo[:0],
+		ceiling:    len(c.Nodes),
+		threshold:  cfg.Policy.Backlog.QueuedJobs,
+		members:    old.members,
+		regions:    old.regions,
+		lastRegion: old.lastRegion,
+		held:       emptied(old.held),
+		quotas:     emptied(old.quotas),
+		byRegion:   emptied(old.byRegion),
+		binCache:   old.binCache,
+		bins:       old.bins[:0],
+		wake:       wakeQueue{all: old.wake.all[:0], byRegion: old.wake.byRegion},
+		awake:      old.awake[:0],
+		woken:      old.woken[:0],
+		memo:       old.memo[:0],
+	}
+	if !kept {
+		pl.members, pl.regions = pl.members[:0], emptied(pl.regions)
 	}
 	if c.Max != nil {
 		pl.ceiling = *c.Max
@@ -201,13 +293,17 @@ func emptied[K comparable, V any](m map[K]V) map[K]V {
 	return m
 }
 
-// count adds server i to the pool's membership and counts.
-func (pl *pool) count(i int, n *fleet.Node) {
+// place adds server i (node n) to the pool's members and regions.
+func (pl *pool) place(i int, n *fleet.Node) {
 	pl.members = append(pl.members, i)
 	if len(pl.members) == 1 || n.Region != pl.lastRegion {
 		pl.regions[n.Region] = true
 		pl.lastRegion = n.Region
 	}
+}
+
+// count adds node n, a member, to the pool's counts.
+func (pl *pool) count(n *fleet.Node) {
 	if !powered(n.State) {
 		return
 	}
@@ -243,27 +339,37 @@ type regionBins struct {
 
 // add puts server i (s) into tier t of its region; its free capacity must be set.
 func (pl *pool) add(t tier, s *server, i int) {
-	rb := pl.byRegion[s.node.Region]
+	rb := pl.lastBins
+	if rb == nil || rb.region != s.node.Region {
+		rb = pl.regionBins(s.node.Region)
+		pl.lastBins = rb
+	}
+	rb.tiers[t] = append(rb.tiers[t], i)
+	rb.room[t] = rb.room[t].union(s.free)
+}
+
+// regionBins are the pool's bins in region, made empty the first time in a pass.
+func (pl *pool) regionBins(region string) *regionBins {
+	rb := pl.byRegion[region]
 	if rb == nil {
-		rb = pl.binCache[s.node.Region]
+		rb = pl.binCache[region]
 		if rb == nil {
 			if pl.binCache == nil {
 				pl.binCache = map[string]*regionBins{}
 			}
-			rb = &regionBins{region: s.node.Region}
-			pl.binCache[s.node.Region] = rb
+			rb = &regionBins{region: region}
+			pl.binCache[region] = rb
 		}
 		for t := range rb.tiers {
 			rb.tiers[t], rb.room[t] = rb.tiers[t][:0], capacity{}
 		}
-		pl.byRegion[s.node.Region] = rb
+		pl.byRegion[region] = rb
 		// Members are visited by name and regions appear in that order; sort to make the
 		// order of regions independent of names.
 		pl.bins = append(pl.bins, rb)
 		slices.SortFunc(pl.bins, func(a, b *regionBins) int { return cmp.Compare(a.region, b.region) })
 	}
-	rb.tiers[t] = append(rb.tiers[t], i)
-	rb.room[t] = rb.room[t].union(s.free)
+	return rb
 }
 
 // fits reports whether the pool can run a job of shape s with needs nd in one of regions

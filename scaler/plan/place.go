@@ -103,7 +103,7 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated())
 		if n := min(s.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver {
 			if t == tierResume {
-				p.resume(i, fleet.ReasonDemandReturn, fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class))
+				p.resume(i, fleet.ReasonDemandReturn, p.say(func() string { return fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class) }))
 			}
 			s.free.take(g.shape, n)
 			g.slots -= n
@@ -220,7 +220,9 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 				}
 				break
 			}
-			p.powerOn(i, fleet.ReasonBacklog, fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus)+p.steeredDetail(g))
+			p.powerOn(i, fleet.ReasonBacklog, p.say(func() string {
+				return fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus) + p.steeredDetail(g)
+			}))
 			p.hold(pl, i, g.dept)
 			s := &p.servers[i]
 			n := min(s.free.holds(g.shape), g.perServer(), g.slots)
@@ -260,6 +262,7 @@ func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
 // first is the first server of the queue in region not yet decided that ok accepts; unlike
 // next it passes over the servers ok refuses without dropping them.
 func (q *wakeQueue) first(p *pass, region string, ok func(int) bool) (int, bool) {
+	q.screen(p)
 	if !q.sorted {
 		q.order(p) // walked in order past refused servers
 	}

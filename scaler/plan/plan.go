@@ -25,23 +25,25 @@ func Plan(snap fleet.Snapshot, cfg *config.Config, now time.Time) fleet.Decision
 	return p.decision()
 }
 
-// Actions is Plan's actions alone, by node name: the same decision without the skips, for
-// a caller that plans often and only acts (the replay). It is as pure as Plan.
+// Actions is Plan's actions alone, by node name: the same decision without the skips and
+// without details, for a caller that plans often and only acts (the replay). It is as pure
+// as Plan.
 func Actions(snap fleet.Snapshot, cfg *config.Config, now time.Time) []fleet.Action {
 	var pn Planner
 	return slices.Clone(pn.Actions(snap, cfg, now))
 }
 
 // Planner plans one pass after another as Actions does, reusing its memory between passes: for
-// a caller that plans often and only acts (the replay). What it returns is the same as Actions
-// for the same input, whatever came before; the slice is valid until the next call. It keeps
-// references to the last snapshot's nodes. The zero Planner is ready for use; it is not safe
-// for concurrent use.
+// a caller that plans often and only acts (the replay). What it returns is what Actions
+// returns for the same input, whatever came before, but with no Detail (the words cost more
+// than some passes; a caller that shows them plans with Plan); the slice is valid until the
+// next call. It keeps references to the last snapshot's nodes. The zero Planner is ready for
+// use; it is not safe for concurrent use.
 type Planner struct {
 	p pass
 }
 
-// Actions is Actions, reusing the Planner's memory.
+// Actions is Actions without details, reusing the Planner's memory.
 func (pn *Planner) Actions(snap fleet.Snapshot, cfg *config.Config, now time.Time) []fleet.Action {
 	if snap.Paused {
 		return nil
@@ -75,8 +77,8 @@ type pass struct {
 	now   time.Time
 	// offFrom is now less node.min_off: a server powered off after it is within min_off.
 	offFrom time.Time
-	// quiet: only the actions are wanted (Planner), so skips are not listed and their details
-	// not worded (see say).
+	// quiet: only the actions are wanted (Planner), so skips are not listed and no detail is
+	// worded, an action's or a skip's (see say).
 	quiet bool
 	// mem is memory kept from the pass before (Planner), reused.
 	mem scratch
@@ -84,9 +86,15 @@ type pass struct {
 	noJobManager bool
 
 	servers []server
-	pools   []*pool // cheapest first, then by name
-	byName  map[string]*pool
-	budget  budget
+	// wakeKeys order the servers queued to wake, by index (see before); the others' are
+	// left as they were.
+	wakeKeys []wakeKey
+	// on, draining and strays are the servers On, Draining and in no pool of the config,
+	// by index.
+	on, draining, strays []int
+	pools                []*pool // cheapest first, then by name
+	byName               map[string]*pool
+	budget               budget
 	// holders records which server counted toward which department's quota (see hold).
 	holders map[holdKey]bool
 	// waiting is the demand's groups, as placement left them (what quotas take back for);
@@ -115,6 +123,9 @@ type server struct {
 }
 
 func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
+	if p.quiet {
+		detail = "" // worded by a step that did not ask say: not kept either
+	}
 	s := &p.servers[i]
 	s.done, s.isAction, s.out = true, true, len(p.actions)
 	p.actions = append(p.actions, fleet.Action{Kind: kind, Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
@@ -132,20 +143,12 @@ func (p *pass) skip(i int, reason fleet.Reason, detail string) {
 	p.skips = append(p.skips, fleet.Skip{Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
 }
 
-// say is a skip's detail, worded only when skips are listed (not in a quiet pass).
+// say is a detail, worded only when details are kept (not in a quiet pass).
 func (p *pass) say(detail func() string) string {
 	if p.quiet {
 		return ""
 	}
 	return detail()
-}
-
-// loud runs f with details worded, for a skip's words that go into an action's detail.
-func (p *pass) loud(f func()) {
-	q := p.quiet
-	p.quiet = false
-	f()
-	p.quiet = q
 }
 
 func (p *pass) skipAll(reason fleet.Reason, detail string) {

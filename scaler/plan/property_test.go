@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -191,7 +192,7 @@ func TestPropertyRandomFleets(t *testing.T) {
 			t.Fatalf("iteration %d: Plan modified the snapshot's nodes", iter)
 		}
 		checkInvariants(t, snap, cfg, t0, d)
-		if acts := Actions(snap, cfg, t0); !reflect.DeepEqual(acts, d.Actions) && len(acts)+len(d.Actions) > 0 {
+		if acts := Actions(snap, cfg, t0); !reflect.DeepEqual(acts, terse(d.Actions)) && len(acts)+len(d.Actions) > 0 {
 			t.Fatalf("iteration %d: Actions %v, Plan %v", iter, acts, d.Actions)
 		}
 		shuffled := snap
@@ -216,4 +217,72 @@ func TestPropertyRandomFleets(t *testing.T) {
 		}
 	}
 	t.Logf("actions over the random passes: %v", acts)
+}
+
+// TestPropertyPlannerReused: one Planner, reused from pass to pass over random sequences of
+// snapshots, gives at each pass the actions of a fresh Plan (without their details). It keeps memory between passes
+// (each pool's members and regions while the nodes' names, pools and regions stay as they
+// were, and its buffers), so the sequences mostly keep that layout and change everything else,
+// the nodes rewritten in place as the replay does; and sometimes change it at one node, reorder
+// the nodes, or bring a new config.
+func TestPropertyPlannerReused(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	g := gen{r, histories(r, 6)}
+	var pn Planner
+	var cfg *config.Config
+	var snap fleet.Snapshot
+	kinds := map[string]int{}
+	for iter := range 3000 {
+		kind := "same layout"
+		switch {
+		case cfg == nil || g.chance(0.05):
+			kind, cfg = "new config", g.config(t, 1+g.pick(12), 1+g.pick(6))
+			snap = g.snapshot(cfg)
+		case g.chance(0.1):
+			kind, snap = "new snapshot", g.snapshot(cfg)
+		case g.chance(0.1):
+			kind = "nodes reordered"
+			snap.Nodes = append([]fleet.Node(nil), snap.Nodes...)
+			g.r.Shuffle(len(snap.Nodes), func(i, j int) { snap.Nodes[i], snap.Nodes[j] = snap.Nodes[j], snap.Nodes[i] })
+		default:
+			next := g.snapshot(cfg)
+			if len(next.Nodes) != len(snap.Nodes) {
+				kind, snap = "new snapshot", next
+				break
+			}
+			for i := range next.Nodes {
+				n := &next.Nodes[i]
+				n.Name, n.Pool, n.Region = snap.Nodes[i].Name, snap.Nodes[i].Pool, snap.Nodes[i].Region
+			}
+			if g.chance(0.15) {
+				// One node moves to another region, or another pool (maybe none in the config).
+				kind = "layout changed at one node"
+				n := &next.Nodes[g.pick(len(next.Nodes))]
+				if g.chance(0.5) {
+					n.Region = genRegions[g.pick(len(genRegions))]
+				} else {
+					n.Pool = []string{"cpu", "gpu", "tpu"}[g.pick(3)]
+				}
+			}
+			copy(snap.Nodes, next.Nodes) // in place: the Planner holds the old nodes' addresses
+			next.Nodes = snap.Nodes
+			snap = next
+		}
+		kinds[kind]++
+		now := t0.Add(time.Duration(g.pick(600)-300) * time.Second)
+		want := terse(Plan(snap, cfg, now).Actions)
+		if got := pn.Actions(snap, cfg, now); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("iteration %d (%s): reused Planner %v, Plan %v", iter, kind, got, want)
+		}
+	}
+	t.Logf("passes: %v", kinds)
+}
+
+// terse is actions without their details, as a Planner gives them.
+func terse(acts []fleet.Action) []fleet.Action {
+	out := slices.Clone(acts)
+	for i := range out {
+		out[i].Detail = ""
+	}
+	return out
 }

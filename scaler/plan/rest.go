@@ -12,6 +12,9 @@ import (
 // ceiling, a quota or the backlog threshold, or it waits for another region; else nothing
 // needed them.
 func (p *pass) explainRest() {
+	for _, pl := range p.pools {
+		pl.wake.screen(p)
+	}
 	for i := range p.servers {
 		s := &p.servers[i]
 		if s.done {

@@ -12,12 +12,13 @@ import (
 
 // screen gives a reason to every server rota must not touch, and sorts the rest into the
 // pools' capacity tiers and wake queues. Capacity is counted for every server the job manager
-// can use, pinned ones included: a pinned server still runs work.
+// can use, pinned ones included: a pinned server still runs work. The servers asleep (Off or
+// Failed) are screened for the wake queue the first time it is used (see wakeQueue.screen):
+// most passes wake nothing.
 func (p *pass) screen() {
-	for i := range p.servers {
-		if s := &p.servers[i]; s.pool == nil {
-			p.skip(i, fleet.SkipUnknownPool, p.say(func() string { return fmt.Sprintf("pool %q is not in the config", s.node.Pool) }))
-		}
+	for _, i := range p.strays {
+		s := &p.servers[i]
+		p.skip(i, fleet.SkipUnknownPool, p.say(func() string { return fmt.Sprintf("pool %q is not in the config", s.node.Pool) }))
 	}
 	// By pool, each by name: the tiers' order is the order capacity is used in.
 	for _, pl := range p.pools {
@@ -25,6 +26,7 @@ func (p *pass) screen() {
 			p.countCapacity(i)
 			p.screenOne(i)
 		}
+		pl.wake.members = pl.members
 	}
 }
 
@@ -37,8 +39,8 @@ func (p *pass) screenOne(i int) {
 		p.skip(i, fleet.SkipMaintenance, "in maintenance")
 	case n.State.InFlight() && n.State != fleet.StateDraining:
 		p.skip(i, fleet.SkipInFlight, p.say(func() string { return string(n.State) + " since " + n.Since.UTC().Format(time.RFC3339) }))
-	case n.State == fleet.StateOff || n.State == fleet.StateFailed:
-		p.screenAsleep(i)
+	case asleep(n.State):
+		// Screened with the pool's wake queue (see wakeQueue.screen).
 	case n.State == fleet.StateOn || n.State == fleet.StateDraining:
 		// Decided by the demand, settle and shrink steps.
 	default:
@@ -47,17 +49,20 @@ func (p *pass) screenOne(i int) {
 	}
 }
 
-// countCapacity puts server i into its pool's capacity tiers.
+// countCapacity puts server i into its pool's capacity tiers, and into its awake servers
+// when on or coming.
 func (p *pass) countCapacity(i int) {
 	s := &p.servers[i]
 	n, pl := s.node, s.pool
 	switch n.State {
 	case fleet.StateOn:
+		pl.awake = append(pl.awake, i)
 		if p.takesWork(n) {
 			s.free = freeCapacity(pl.cfg.Profile, n.Jobs)
 			pl.add(tierOn, s, i)
 		}
 	case fleet.StatePoweringOn, fleet.StateBooting:
+		pl.awake = append(pl.awake, i)
 		s.free = profileCapacity(pl.cfg.Profile)
 		pl.add(tierComing, s, i)
 	case fleet.StateDraining:
@@ -78,6 +83,9 @@ func (p *pass) resumable(n *fleet.Node) bool {
 	return !n.Pinned && !n.Maintenance && p.jobsKnown() && !drainedByPerson(n) && n.Power == bmc.StateOn
 }
 
+// asleep: Off or Failed, a server that may be woken.
+func asleep(st fleet.State) bool { return st == fleet.StateOff || st == fleet.StateFailed }
+
 // screenAsleep puts an Off or Failed server into its pool's wake queue, or says why not.
 func (p *pass) screenAsleep(i int) {
 	n := p.servers[i].node
@@ -90,6 +98,7 @@ func (p *pass) screenAsleep(i int) {
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
 		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
+		p.wakeKeys[i] = wakeKey{failed: n.State == fleet.StateFailed, cycles: n.CyclesToday, lastOff: n.LastOff}
 		pl := p.servers[i].pool
 		pl.wake.all = append(pl.wake.all, i)
 	}
@@ -112,6 +121,9 @@ func (p *pass) jobsKnown() bool { return p.noJobManager || p.snap.JobsKnown }
 type wakeQueue struct {
 	all      []int
 	byRegion map[string][]int
+	// members are the pool's servers (by name) while its asleep ones are yet to be screened
+	// into all; nil once they are (see screen).
+	members []int
 	// heaped: all is a heap in that order, its first server the next; sorted: all is sorted
 	// and byRegion built. Most passes wake nothing, and most that do wake a few servers: the
 	// queue is made a heap the first time a server is taken from it, and sorted only when a
@@ -120,17 +132,39 @@ type wakeQueue struct {
 	heaped, sorted bool
 }
 
-// before orders servers for hardware wear: cost is the same within a pool, so Off servers
-// come before Failed ones (a retry is likelier to fail), then those cycled least today, then
-// those off longest, then by name.
+// before orders servers of a wake queue for hardware wear: cost is the same within a pool,
+// so Off servers come before Failed ones (a retry is likelier to fail), then those cycled
+// least today, then those off longest, then by name.
 func (p *pass) before(a, b int) int {
-	na, nb := p.servers[a].node, p.servers[b].node
+	ka, kb := &p.wakeKeys[a], &p.wakeKeys[b]
 	return cmp.Or(
-		cmp.Compare(boolInt(na.State == fleet.StateFailed), boolInt(nb.State == fleet.StateFailed)),
-		cmp.Compare(na.CyclesToday, nb.CyclesToday),
-		na.LastOff.Compare(nb.LastOff),
-		cmp.Compare(na.Name, nb.Name),
+		cmp.Compare(boolInt(ka.failed), boolInt(kb.failed)),
+		cmp.Compare(ka.cycles, kb.cycles),
+		ka.lastOff.Compare(kb.lastOff),
+		cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name),
 	)
+}
+
+// wakeKey is what before orders a queued server by, its node's name aside, read from the node
+// once (at screenAsleep): the heap compares each server many times.
+type wakeKey struct {
+	failed  bool
+	cycles  int
+	lastOff time.Time
+}
+
+// screen puts the pool's asleep servers not decided by screenOne (pinned or in maintenance)
+// into the queue, or gives them their skip, once a pass: before the queue's first use, or
+// when every server must have its entry (explainRest). Each is screened on its node and the
+// pass's time alone, so doing it late gives what doing it at screen would.
+func (q *wakeQueue) screen(p *pass) {
+	members := q.members
+	q.members = nil
+	for _, i := range members {
+		if s := &p.servers[i]; !s.done && asleep(s.node.State) {
+			p.screenAsleep(i)
+		}
+	}
 }
 
 // order sorts the queue and splits it by region.
@@ -147,6 +181,7 @@ func (q *wakeQueue) order(p *pass) {
 // next returns the first server of the queue in region (empty: any) not yet decided. Decided
 // servers are dropped from the front, so each queue is walked once per pass.
 func (q *wakeQueue) next(p *pass, region string) (int, bool) {
+	q.screen(p)
 	if region == "" && !q.sorted {
 		return q.top(p)
 	}

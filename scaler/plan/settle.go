@@ -15,8 +15,8 @@ import (
 // Servers a person drained are never resumed nor powered off by rota.
 func (p *pass) settleDraining() {
 	var draining []int
-	for i := range p.servers {
-		if !p.servers[i].done && p.servers[i].node.State == fleet.StateDraining {
+	for _, i := range p.draining {
+		if !p.servers[i].done {
 			draining = append(draining, i)
 		}
 	}
@@ -47,9 +47,10 @@ func (p *pass) settle(i int) {
 		return
 	}
 	if p.pol.Drain.TimedOut(n.Since, p.now) {
-		p.loud(func() { reason, detail = p.drainBlock(i) }) // the resume says why
-		p.resume(i, fleet.ReasonDrainTimeout, fmt.Sprintf("draining since %s, timeout %s (%s: %s)",
-			n.Since.UTC().Format(time.RFC3339), time.Duration(p.pol.Drain.Timeout), reason, detail))
+		p.resume(i, fleet.ReasonDrainTimeout, p.say(func() string { // the resume says why
+			return fmt.Sprintf("draining since %s, timeout %s (%s: %s)",
+				n.Since.UTC().Format(time.RFC3339), time.Duration(p.pol.Drain.Timeout), reason, detail)
+		}))
 		return
 	}
 	p.skip(i, reason, detail)

@@ -15,9 +15,8 @@ import (
 // telemetry still shows them idle.
 func (p *pass) shrink() {
 	var idle []int
-	for i := range p.servers {
-		s := &p.servers[i]
-		if s.done || s.node.State != fleet.StateOn {
+	for _, i := range p.on {
+		if p.servers[i].done {
 			continue
 		}
 		if reason, detail := p.idleCheck(i); reason != "" {
@@ -48,8 +47,10 @@ func (p *pass) shrink() {
 		pl.offs++
 		if p.noJobManager {
 			n := p.servers[i].node
-			p.act(i, fleet.Drain, fleet.ReasonIdle, fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s; %s",
-				100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window), detail))
+			p.act(i, fleet.Drain, fleet.ReasonIdle, p.say(func() string {
+				return fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s; %s",
+					100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window), detail)
+			}))
 			p.budget.drained()
 			continue
 		}

@@ -50,7 +50,7 @@ func (p *pass) keepWarm() {
 			if !ok {
 				break
 			}
-			p.powerOn(i, fleet.ReasonSpare, fmt.Sprintf("%d warm, keeps %d; %s", pl.warm, pl.spares, pl.forecast()))
+			p.powerOn(i, fleet.ReasonSpare, p.say(func() string { return fmt.Sprintf("%d warm, keeps %d; %s", pl.warm, pl.spares, pl.forecast()) }))
 			pl.warm++
 		}
 	}
@@ -60,18 +60,14 @@ func (p *pass) keepWarm() {
 // nothing allocated (the servers scale-down looks at), or powering on, booting or woken this
 // pass; none with waiting work placed on it.
 func (p *pass) countWarm(pl *pool) {
-	for _, i := range pl.members {
+	for _, i := range pl.awake {
 		s := &p.servers[i]
-		if s.placed {
-			continue
+		if !s.placed && (s.node.State != fleet.StateOn || !s.node.Jobs.Allocated()) {
+			pl.warm++ // on and empty, or coming
 		}
-		n := s.node
-		switch {
-		case s.done && s.isAction && p.actions[s.out].Kind == fleet.PowerOn:
-			pl.warm++
-		case n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting:
-			pl.warm++
-		case n.State == fleet.StateOn && !n.Jobs.Allocated():
+	}
+	for _, i := range pl.woken {
+		if !p.servers[i].placed {
 			pl.warm++
 		}
 	}

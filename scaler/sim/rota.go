@@ -52,6 +52,8 @@ type rota struct {
 	watchAt  int64
 	learned  learner
 	planner  plan.Planner
+	// ready is scratch for timers: whether each pool has history enough.
+	ready []bool
 	// deferrable are the config's deferrable classes, and one empty entry once looked up.
 	deferrable []deferral
 }
@@ -221,11 +223,13 @@ func (p *rota) timers(w *world, since int64) int64 {
 	cfg := p.config(w)
 	pol := &cfg.Policy
 	t := Never
-	consider := func(ref int64, d model.Duration) {
-		if c := ref + seconds(d); ref != noTime && c > since {
+	// at considers the time d seconds after ref; consider the same with a policy duration.
+	at := func(ref, d int64) {
+		if c := ref + d; ref != noTime && c > since {
 			t = min(t, c)
 		}
 	}
+	consider := func(ref int64, d model.Duration) { at(ref, seconds(d)) }
 	// next considers the first of sorted times whose d runs out after since.
 	next := func(ts []int64, d model.Duration) {
 		i, _ := slices.BinarySearch(ts, since-seconds(d)+1)
@@ -237,6 +241,13 @@ func (p *rota) timers(w *world, since int64) int64 {
 	day := model.Duration(24*time.Hour + time.Second)
 	idle, draining := 0, 0
 	moves := pol.Moves.Enabled
+	minOn, idleWindow, minOff := seconds(pol.Node.MinOn), seconds(pol.Idle.Window), seconds(pol.Node.MinOff)
+	spares, drain := seconds(pol.Spares.Window), seconds(pol.Drain.Timeout)
+	ready := p.ready[:0]
+	for pi := range w.env.Pools {
+		ready = append(ready, p.learned.ready(pi))
+	}
+	p.ready = ready
 	for s := range w.srv {
 		sv := &w.srv[s]
 		// The dwell time and the telemetry's window after a power-on, and the idle window
@@ -244,18 +255,18 @@ func (p *rota) timers(w *world, since int64) int64 {
 		// with moves, to one with work.
 		up, empty := sv.state == fleet.StateOn || sv.state == fleet.StateDraining, len(sv.jobs) == 0
 		if up && (empty || moves) {
-			consider(sv.lastOn, pol.Node.MinOn)
+			at(sv.lastOn, minOn)
 		}
 		if up && empty {
-			consider(sv.lastOn, pol.Idle.Window)
-			consider(sv.emptySince, pol.Idle.Window)
+			at(sv.lastOn, idleWindow)
+			at(sv.emptySince, idleWindow)
 		}
-		if !p.learned.ready(sv.pool) {
-			consider(sv.lastOn, pol.Spares.Window) // a power-on leaving the window lowers the spares
+		if !ready[sv.pool] {
+			at(sv.lastOn, spares) // a power-on leaving the window lowers the spares
 		}
-		consider(sv.lastOff, pol.Node.MinOff)
+		at(sv.lastOff, minOff)
 		if sv.state == fleet.StateDraining {
-			consider(sv.since, pol.Drain.Timeout)
+			at(sv.since, drain)
 			draining++
 		}
 		if empty && sv.state == fleet.StateOn {
