@@ -22,7 +22,7 @@ type budget struct {
 	inFlight, maxConcurrent int
 }
 
-// newBudget is the budget before the snapshot's nodes are counted (see count).
+// newBudget is the budget before the snapshot's nodes are counted (see tally).
 func newBudget(snap *fleet.Snapshot, pol *config.Policy, now time.Time) budget {
 	b := budget{maxOffs: pol.Disruption.MaxPowerOffs, maxConcurrent: pol.Disruption.MaxConcurrent}
 	since := now.Add(-time.Duration(pol.Disruption.Window))
@@ -33,16 +33,6 @@ func newBudget(snap *fleet.Snapshot, pol *config.Policy, now time.Time) budget {
 		}
 	}
 	return b
-}
-
-// count adds a node in state st, each node of the snapshot once.
-func (b *budget) count(st fleet.State) {
-	if st.InFlight() {
-		b.inFlight++
-	}
-	if st == fleet.StateDraining {
-		b.draining++
-	}
 }
 
 // The budget follows each planned action. A power-off continues a drain (both in flight) and a

@@ -33,6 +33,9 @@ type pool struct {
 	// held counts, per department, the servers it holds: what quotas cap (see hold).
 	held   map[string]int
 	quotas map[string]config.Quota
+	// tally is the pool's counts over its members before the pass acts, kept from pass to
+	// pass (see tally): what up, powered, busy and held start from.
+	tally counts
 	// regions are the regions of the pool's servers (inventory); lastRegion the last one
 	// added, as servers of one region usually come together.
 	regions    map[string]bool
@@ -73,7 +76,7 @@ type pool struct {
 
 func newPass(snap fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 	p := &pass{}
-	p.reset(snap, cfg, now)
+	p.reset(snap, cfg, now, nil)
 	return p
 }
 
@@ -90,8 +93,9 @@ type scratch struct {
 	// while they and the config's pools are the same, each pool's members (by name) and
 	// regions are those of the pass before, kept rather than worked out again.
 	layout []placeKey
-	// on, draining and strays are the servers On, Draining and in no pool of the config.
-	on, draining, strays []int
+	// strays are the servers in no pool of the config; tally the nodes' counts (see tally).
+	strays []int
+	tally  tally
 }
 
 // placeKey is what a node's place in the pass (its pool, its members' order, its pool's
@@ -118,8 +122,10 @@ func (m *scratch) samePools(cfg *config.Config) bool {
 	return true
 }
 
-// reset makes p the start of a pass over snap, reusing the memory of the pass before.
-func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
+// reset makes p the start of a pass over snap, reusing the memory of the pass before. When
+// changed is not nil (a Planner told which nodes changed) and the tally kept from the pass
+// before follows (see tally.follows), only the nodes listed in changed are counted again.
+func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time, changed []int) {
 	m := p.mem
 	if cap(p.actions) > cap(m.actions) {
 		m.actions = p.actions
@@ -130,11 +136,22 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
 		noJobManager: snap.NoJobManager,
 	}
 	p.snap = &p.input
+	// Only a Planner (quiet) plans again with this memory: Plan keeps no layout.
+	kept := p.quiet && len(m.layout) == len(snap.Nodes) && m.samePools(cfg)
+	follow := kept && changed != nil && m.tally.follows(p.snap, cfg, m.layout, changed)
 	if cap(m.servers) < len(snap.Nodes) {
 		m.servers = make([]server, len(snap.Nodes))
 	}
 	p.servers = m.servers[:len(snap.Nodes)]
-	clear(p.servers)
+	if follow {
+		// The same nodes in the same pools: each keeps its node and pool.
+		for i := range p.servers {
+			s := &p.servers[i]
+			s.free, s.placed, s.done, s.isAction, s.out, s.reason = capacity{}, false, false, false, 0, ""
+		}
+	} else {
+		clear(p.servers)
+	}
 	if cap(m.wakeKeys) < len(snap.Nodes) {
 		m.wakeKeys = make([]wakeKey, len(snap.Nodes))
 	}
@@ -147,26 +164,48 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
 	}
 	clear(m.byName)
 	p.byName = m.byName
-	// Only a Planner (quiet) plans again with this memory: Plan keeps no layout.
-	kept := p.quiet && len(m.layout) == len(snap.Nodes) && m.samePools(cfg)
 	if len(m.pools) < len(cfg.Pools) {
 		m.pools = append(m.pools, make([]pool, len(cfg.Pools)-len(m.pools))...)
 	}
 	p.pools = m.order[:0]
 	for i := range cfg.Pools {
 		pl := &m.pools[i]
-		pl.reset(cfg, &cfg.Pools[i], now, kept)
+		pl.reset(cfg, &cfg.Pools[i], now, kept, follow)
 		pl.view = snap.Learned[pl.name]
 		p.pools = append(p.pools, pl)
 		p.byName[pl.name] = pl
 	}
 	m.order = p.pools
 	p.actions = m.actions[:0]
-	p.on, p.draining, p.strays = m.on[:0], m.draining[:0], m.strays[:0]
 	slices.SortFunc(p.pools, func(a, b *pool) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.name, b.name))
 	})
+	if follow {
+		for _, i := range changed {
+			m.tally.recount(i, &snap.Nodes[i], p.servers[i].pool)
+		}
+	} else {
+		p.layOut(&m, kept)
+	}
+	p.on, p.draining, p.strays = m.tally.on, m.tally.draining, m.strays
 	p.budget = newBudget(p.snap, p.pol, now)
+	p.budget.inFlight, p.budget.draining = m.tally.inFlight, m.tally.drainingN
+	for _, pl := range p.pools {
+		pl.powered, pl.up, pl.busy = pl.tally.powered, pl.tally.up, pl.tally.busy
+		for d, n := range pl.tally.held {
+			pl.held[d] = n
+		}
+	}
+	p.mem = m
+}
+
+// layOut gives every server its node and pool, and counts them all afresh into m's tally;
+// kept: the pools' members and regions are those of the pass before while each node's name,
+// pool and region are as they were (m.layout).
+func (p *pass) layOut(m *scratch, kept bool) {
+	snap := p.snap
+	m.tally.clear(len(snap.Nodes))
+	m.strays = m.strays[:0]
 	var last *pool // nodes of one pool usually come together: skip the map for them
 	for i := range snap.Nodes {
 		n := &snap.Nodes[i]
@@ -184,22 +223,12 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
 		}
 		s.pool = last
 		if s.pool == nil {
-			p.strays = append(p.strays, i)
-		} else {
-			if !kept {
-				s.pool.place(i, n)
-			}
-			s.pool.count(n)
+			m.strays = append(m.strays, i)
+		} else if !kept {
+			s.pool.place(i, n)
 		}
-		switch n.State {
-		case fleet.StateOn:
-			p.on = append(p.on, i)
-		case fleet.StateDraining:
-			p.draining = append(p.draining, i)
-		}
-		p.budget.count(n.State)
+		m.tally.recount(i, n, s.pool)
 	}
-	m.on, m.draining, m.strays = p.on, p.draining, p.strays
 	if !kept {
 		byNodeName := func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) }
 		for _, pl := range p.pools {
@@ -216,7 +245,9 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time) {
 			}
 		}
 	}
-	p.mem = m
+	if p.quiet {
+		m.tally.nodes, m.tally.cfg = snap.Nodes, p.cfg
+	}
 }
 
 // place gives the pools their members and regions afresh, from the servers before k (their
@@ -233,8 +264,9 @@ func (p *pass) place(k int) {
 }
 
 // reset makes pl the pool c at the start of a pass at now, keeping its memory; kept: its
-// members and regions are those of the pass before (see scratch.sameLayout).
-func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept bool) {
+// members and regions are those of the pass before (see scratch.layout); follow: its counts
+// are those of the pass before, to be brought up to date (see tally).
+func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, follow bool) {
 	old := *pl
 	*pl = pool{
 		cfg: c, name: c.Name, cost: c.Cost.PerHour(), saves: c.Cost.Saves(),
@@ -252,6 +284,10 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept bo
 		awake:      old.awake[:0],
 		woken:      old.woken[:0],
 		memo:       old.memo[:0],
+		tally:      old.tally,
+	}
+	if !follow {
+		pl.tally = counts{held: emptied(old.tally.held)}
 	}
 	if !kept {
 		pl.members, pl.regions = pl.members[:0], emptied(pl.regions)
@@ -299,23 +335,6 @@ func (pl *pool) place(i int, n *fleet.Node) {
 	if len(pl.members) == 1 || n.Region != pl.lastRegion {
 		pl.regions[n.Region] = true
 		pl.lastRegion = n.Region
-	}
-}
-
-// count adds node n, a member, to the pool's counts.
-func (pl *pool) count(n *fleet.Node) {
-	if !powered(n.State) {
-		return
-	}
-	pl.powered++
-	if n.State != fleet.StateDraining {
-		pl.up++
-		if n.Jobs.Allocated() {
-			pl.busy++
-		}
-	}
-	if n.Department != "" {
-		pl.held[n.Department]++
 	}
 }
 

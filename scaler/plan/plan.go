@@ -45,12 +45,25 @@ type Planner struct {
 
 // Actions is Actions without details, reusing the Planner's memory.
 func (pn *Planner) Actions(snap fleet.Snapshot, cfg *config.Config, now time.Time) []fleet.Action {
+	return pn.ActionsChanged(snap, cfg, now, nil)
+}
+
+// ActionsChanged is Actions for a snapshot that is the last call's changed in place: its
+// nodes the same slice, rewritten only at the indices listed in changed, Telemetry aside
+// (which may change at any node), and cfg the same config, unchanged. The nodes' counts
+// are then brought up to date from the listed nodes alone rather than counted over every
+// node. A snapshot that is not (another slice or length, another config, a node listed that
+// moved to another pool or region), the first call, and a nil changed are planned as
+// Actions plans them. A node changed but not listed makes the counts wrong: the caller
+// must list every change.
+func (pn *Planner) ActionsChanged(snap fleet.Snapshot, cfg *config.Config, now time.Time, changed []int) []fleet.Action {
+	p := &pn.p
 	if snap.Paused {
+		p.mem.tally.cfg = nil // changes not counted: the next call counts afresh
 		return nil
 	}
-	p := &pn.p
 	p.quiet = true
-	p.reset(snap, cfg, now)
+	p.reset(snap, cfg, now, changed)
 	p.steps()
 	slices.SortFunc(p.actions, func(a, b fleet.Action) int { return cmp.Compare(a.Node, b.Node) })
 	return p.actions

@@ -286,3 +286,77 @@ func terse(acts []fleet.Action) []fleet.Action {
 	}
 	return out
 }
+
+// TestPropertyPlannerChanged: one Planner told which nodes changed (ActionsChanged) gives at
+// each pass the actions of a fresh Plan, over random sequences of snapshots rewritten in place
+// at a few listed nodes (any field but the name, pool and region; every node's telemetry may
+// change unlisted), with listed nodes that did not change and nodes listed twice; and sometimes
+// a listed node moved to another region or pool, a new slice of the same nodes, a new config,
+// a paused pass or no list. The Planner keeps each node's counts from pass to pass, so a
+// change it is not told of would show here as a difference from Plan.
+func TestPropertyPlannerChanged(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	g := gen{r, histories(r, 6)}
+	var pn Planner
+	var cfg *config.Config
+	var snap fleet.Snapshot
+	kinds := map[string]int{}
+	for iter := range 4000 {
+		kind := "changed at listed nodes"
+		var changed []int
+		switch {
+		case cfg == nil || g.chance(0.03):
+			kind, cfg = "new config", g.config(t, 1+g.pick(12), 1+g.pick(6))
+			snap = g.snapshot(cfg)
+			snap.Paused = false
+		case g.chance(0.03):
+			kind = "same nodes, another slice"
+			snap.Nodes = slices.Clone(snap.Nodes)
+			changed = []int{}
+		case g.chance(0.03):
+			kind = "no list"
+		default:
+			next := g.snapshot(cfg)
+			next.Paused = g.chance(0.02)
+			next.Nodes = snap.Nodes
+			changed = []int{}
+			for i := range next.Nodes {
+				n := &next.Nodes[i]
+				if g.chance(0.5) {
+					n.Telemetry = g.node(n.Name, n.Pool).Telemetry
+				}
+				if g.chance(0.1) {
+					changed = append(changed, i)
+					if g.chance(0.8) {
+						fresh := g.node(n.Name, n.Pool)
+						fresh.Region = n.Region
+						*n = fresh
+					}
+				}
+			}
+			if len(changed) > 0 && g.chance(0.2) {
+				changed = append(changed, changed[g.pick(len(changed))])
+			}
+			if len(changed) > 0 && g.chance(0.1) {
+				kind = "layout changed at a listed node"
+				n := &next.Nodes[changed[0]]
+				if g.chance(0.5) {
+					n.Region = genRegions[g.pick(len(genRegions))]
+				} else {
+					n.Pool = []string{"cpu", "gpu", "tpu"}[g.pick(3)]
+				}
+			}
+			if next.Paused {
+				kind = "paused"
+			}
+			snap = next
+		}
+		kinds[kind]++
+		now := t0.Add(time.Duration(g.pick(600)-300) * time.Second)
+		want := terse(Plan(snap, cfg, now).Actions)
+		if got := pn.ActionsChanged(snap, cfg, now, changed); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("iteration %d (%s, changed %v): Planner %v, Plan %v", iter, kind, changed, got, want)
+		}
+	}
+	t.Logf("passes: %v", kinds)
+}

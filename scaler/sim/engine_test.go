@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/sim/trace"
 )
 
@@ -160,6 +162,54 @@ func TestDeployConfigs(t *testing.T) {
 			}
 			if r := Run(e, Rota("rota"), nil); r.JobsRun != 1 {
 				t.Errorf("the job did not run: %+v", r.NotRun)
+			}
+		})
+	}
+}
+
+// TestSnapshotListsEveryChange: the snapshot the replay gives the planner lists every node it
+// changed since the planner's last call (the planner counts only those again, see
+// plan.Planner.ActionsChanged): each node not listed is as at the last call, telemetry aside.
+// Replayed on random workloads under policies that change nodes in every way (moves, short
+// windows, cycle budgets) and on a repository trace.
+func TestSnapshotListsEveryChange(t *testing.T) {
+	moves := tinyConfig(t, "  moves: {enabled: true, max_moves: 2, window: 30m}\n")
+	jobs := randomJobs(150, 7)
+	for i := range jobs {
+		jobs[i].Requeueable = i%3 != 0
+	}
+	tr, cfg := repoTrace(t, "itp/cluster05.csv")
+	itp, err := NewEnv(cfg, tr, Options{WatchDelay: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := map[string]*Env{
+		"moves":          tinyEnv(t, moves, "peak", jobs...),
+		"short windows":  tinyEnv(t, tinyConfig(t, eager+"  idle: {window: 5m}\n  node: {min_on: 15m}\n"), "p95", randomJobs(150, 7)...),
+		"a cycle budget": tinyEnv(t, tinyConfig(t, "  node: {max_cycles_per_day: 1}\n"), "p95", randomJobs(150, 9)...),
+		"ITP cluster05":  itp,
+	}
+	for name, e := range envs {
+		t.Run(name, func(t *testing.T) {
+			var last []fleet.Node
+			calls, listed := 0, 0
+			p := &rota{name: "rota", inspect: func(snap fleet.Snapshot, changed []int) {
+				calls++
+				if last != nil {
+					listed += len(changed)
+					for i := range snap.Nodes {
+						a, b := last[i], snap.Nodes[i]
+						a.Telemetry, b.Telemetry = fleet.TelemetryView{}, fleet.TelemetryView{}
+						if !slices.Contains(changed, i) && !reflect.DeepEqual(a, b) {
+							t.Fatalf("call %d: node %s changed but not listed:\n%+v\nwas\n%+v", calls, b.Name, b, a)
+						}
+					}
+				}
+				last = slices.Clone(snap.Nodes)
+			}}
+			Run(e, p, nil)
+			if calls < 10 || listed == 0 {
+				t.Fatalf("%d calls, %d nodes listed changed: the test would prove nothing", calls, listed)
 			}
 		})
 	}

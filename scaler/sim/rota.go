@@ -33,8 +33,11 @@ type rota struct {
 	// it plans with (RotaWith gives one; nil: the environment's).
 	noMoves bool
 	cfg     *config.Config
-	// everyTick turns the skipping off (a test proves it changes nothing).
+	// everyTick turns the skipping off (a test proves it changes nothing); inspect, when set,
+	// is shown each snapshot and the nodes it changed at, before the planner (a test checks
+	// that every change is listed).
 	everyTick bool
+	inspect   func(snap fleet.Snapshot, changed []int)
 	// lastSeq is the world's change counter at the last tick looked at; lastKey what the
 	// planner saw at its last call, at lastPlan.
 	lastSeq  uint64
@@ -117,7 +120,10 @@ func (p *rota) decide(w *world) []fleet.Action {
 	cfg := p.config(w)
 	snap := p.snap.build(w, cfg)
 	snap.Learned = p.learned.learn(w, cfg, &snap)
-	acts := p.planner.Actions(snap, cfg, w.wall(w.now))
+	if p.inspect != nil {
+		p.inspect(snap, p.snap.changed)
+	}
+	acts := p.planner.ActionsChanged(snap, cfg, w.wall(w.now), p.snap.changed)
 	p.lastKey, p.lastPlan, p.planned = key, w.now, true
 	return acts
 }

@@ -13,9 +13,11 @@ import (
 // server's node is built again only when the world changed it (world.dirty) or when it changes
 // by itself with time (at: its telemetry coming to cover the idle window after a power-on,
 // its last job's end leaving the window, a power-off leaving the day), and the telemetry of
-// every node that has some is stamped with the time of the call.
+// every node that has some is stamped with the time of the call. changed lists the nodes
+// built again by the last build (what the planner counts again: plan.Planner.ActionsChanged).
 type snapshotter struct {
 	nodes   []fleet.Node
+	changed []int
 	demand  []fleet.Demand
 	index   map[demandKey]int
 	built   bool
@@ -34,6 +36,7 @@ type demandKey struct {
 
 func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 	window := seconds(cfg.Policy.Idle.Window)
+	s.changed = s.changed[:0]
 	if !s.built {
 		s.built = true
 		s.nodes = make([]fleet.Node, len(w.srv))
@@ -95,6 +98,7 @@ func (s *snapshotter) refresh(w *world, i int, window int64) {
 			GPUMean: ratio(float64(pl.GPUs-sv.freeGPU), float64(pl.GPUs))}
 	}
 	s.nodes[i] = n
+	s.changed = append(s.changed, i)
 	s.mark(i, present)
 	// What changes with time alone: the telemetry covering the window, the last job's end
 	// leaving it, the oldest power-off of the day leaving the day.

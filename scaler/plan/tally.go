@@ -1,0 +1,120 @@
+package plan
+
+import (
+	"slices"
+
+	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// tally is what a pass counts over every node before its steps: each pool's counts, the
+// budget's, and the servers On and Draining. A Planner keeps it from pass to pass with what
+// each node added to it, so a pass told which nodes changed (Planner.ActionsChanged) counts
+// those again and no other.
+type tally struct {
+	// shares is what each node added, by index; on and draining are the servers On and
+	// Draining, by index.
+	shares       []nodeShare
+	on, draining []int
+	// inFlight and drainingN count the nodes in flight and Draining (the budget's counts).
+	inFlight, drainingN int
+	// nodes and cfg are the snapshot's nodes and the config the tally was counted for (nil:
+	// not counted by a Planner, or its layout changed since).
+	nodes []fleet.Node
+	cfg   *config.Config
+}
+
+// nodeShare is what one node adds to the tally: its state, whether work is allocated on it, its
+// department, and its pool (nil: none in the config).
+type nodeShare struct {
+	state     fleet.State
+	allocated bool
+	dept      string
+	pool      *pool
+}
+
+// counts are a pool's counts over its members (see pool: powered, up, busy, held).
+type counts struct {
+	powered, up, busy int
+	held              map[string]int
+}
+
+// clear empties the tally for a pass counting n nodes afresh; each pool's counts are emptied
+// by pool.reset.
+func (t *tally) clear(n int) {
+	t.shares = slices.Grow(t.shares[:0], n)[:n]
+	clear(t.shares)
+	t.on, t.draining = t.on[:0], t.draining[:0]
+	t.inFlight, t.drainingN = 0, 0
+	t.nodes, t.cfg = nil, nil
+}
+
+// recount takes node i out of the tally, as it was counted, and counts it as n, of pool pl.
+func (t *tally) recount(i int, n *fleet.Node, pl *pool) {
+	old := &t.shares[i]
+	t.add(old, -1)
+	*old = nodeShare{state: n.State, allocated: n.Jobs.Allocated(), dept: n.Department, pool: pl}
+	t.add(old, 1)
+	t.on = listed(t.on, i, n.State == fleet.StateOn)
+	t.draining = listed(t.draining, i, n.State == fleet.StateDraining)
+}
+
+// add adds d times a node's nodeShare (d is 1 or -1); the zero nodeShare adds nothing.
+func (t *tally) add(sh *nodeShare, d int) {
+	if sh.state.InFlight() {
+		t.inFlight += d
+	}
+	if sh.state == fleet.StateDraining {
+		t.drainingN += d
+	}
+	if sh.pool != nil {
+		sh.pool.tally.add(sh, d)
+	}
+}
+
+// add adds d times a member's nodeShare.
+func (c *counts) add(sh *nodeShare, d int) {
+	if !powered(sh.state) {
+		return
+	}
+	c.powered += d
+	if sh.state != fleet.StateDraining {
+		c.up += d
+		if sh.allocated {
+			c.busy += d
+		}
+	}
+	if sh.dept != "" {
+		if c.held[sh.dept] += d; c.held[sh.dept] == 0 {
+			delete(c.held, sh.dept)
+		}
+	}
+}
+
+// listed puts i into the sorted list when in, and takes it out when not.
+func listed(list []int, i int, in bool) []int {
+	k, found := slices.BinarySearch(list, i)
+	switch {
+	case in && !found:
+		return slices.Insert(list, k, i)
+	case !in && found:
+		return slices.Delete(list, k, k+1)
+	}
+	return list
+}
+
+// follows reports whether the tally may be brought up to date from the nodes listed in
+// changed alone: it was counted for the same nodes (the same slice, rewritten in place) and
+// config, and none of changed moved to another pool or region or was renamed (the layout the
+// tally's pools come from).
+func (t *tally) follows(snap *fleet.Snapshot, cfg *config.Config, layout []placeKey, changed []int) bool {
+	if t.cfg != cfg || len(snap.Nodes) == 0 || len(snap.Nodes) != len(t.nodes) || &snap.Nodes[0] != &t.nodes[0] {
+		return false
+	}
+	for _, i := range changed {
+		if i < 0 || i >= len(layout) || !layout[i].of(&snap.Nodes[i]) {
+			return false
+		}
+	}
+	return true
+}
