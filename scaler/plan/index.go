@@ -33,9 +33,11 @@ type pool struct {
 	// held counts, per department, the servers it holds: what quotas cap (see hold).
 	held   map[string]int
 	quotas map[string]config.Quota
-	// tally is the pool's counts over its members before the pass acts, kept from pass to
-	// pass (see tally): what up, powered, busy and held start from.
+	// tally is the pool's counts over its members before the pass acts, and kept its
+	// screening, both kept from pass to pass (see tally, tiers): what up, powered, busy and
+	// held, the bins, awake and the screening's skips start from.
 	tally counts
+	kept  tiers
 	// regions are the regions of the pool's servers (inventory); lastRegion the last one
 	// added, as servers of one region usually come together.
 	regions    map[string]bool
@@ -96,7 +98,15 @@ type scratch struct {
 	// strays are the servers in no pool of the config; tally the nodes' counts (see tally).
 	strays []int
 	tally  tally
+	// rank is each member's place in its pool's members; screens each member's screening,
+	// for the snapshot's jobs view as in screened (see tiers).
+	rank     []int
+	screens  []screening
+	screened screenedFor
 }
+
+// screenedFor is what of the snapshot the servers' screenings were made for.
+type screenedFor struct{ jobsKnown, noJobManager bool }
 
 // placeKey is what a node's place in the pass (its pool, its members' order, its pool's
 // regions) is worked out from, and the pool it gave (nil: none in the config).
@@ -184,6 +194,9 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time, cha
 		for _, i := range changed {
 			m.tally.recount(i, &snap.Nodes[i], p.servers[i].pool)
 		}
+		// Screened again: the changed nodes, or all when the jobs view is another.
+		p.screenChanged = m.screened == screenedFor{jobsKnown: snap.JobsKnown, noJobManager: snap.NoJobManager}
+		p.changed = changed
 	} else {
 		p.layOut(&m, kept)
 	}
@@ -248,6 +261,12 @@ func (p *pass) layOut(m *scratch, kept bool) {
 	if p.quiet {
 		m.tally.nodes, m.tally.cfg = snap.Nodes, p.cfg
 	}
+	m.rank = slices.Grow(m.rank[:0], len(snap.Nodes))[:len(snap.Nodes)]
+	for _, pl := range p.pools {
+		for r, i := range pl.members {
+			m.rank[i] = r
+		}
+	}
 }
 
 // place gives the pools their members and regions afresh, from the servers before k (their
@@ -285,6 +304,7 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, f
 		woken:      old.woken[:0],
 		memo:       old.memo[:0],
 		tally:      old.tally,
+		kept:       old.kept,
 	}
 	if !follow {
 		pl.tally = counts{held: emptied(old.tally.held)}

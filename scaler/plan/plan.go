@@ -93,8 +93,11 @@ type pass struct {
 	// quiet: only the actions are wanted (Planner), so skips are not listed and no detail is
 	// worded, an action's or a skip's (see say).
 	quiet bool
-	// mem is memory kept from the pass before (Planner), reused.
-	mem scratch
+	// mem is memory kept from the pass before (Planner), reused; changed are the nodes a
+	// Planner was told changed, screened again alone when screenChanged (see screen).
+	mem           scratch
+	changed       []int
+	screenChanged bool
 	// noJobManager is the snapshot's NoJobManager.
 	noJobManager bool
 

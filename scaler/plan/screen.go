@@ -14,62 +14,98 @@ import (
 // pools' capacity tiers and wake queues. Capacity is counted for every server the job manager
 // can use, pinned ones included: a pinned server still runs work. The servers asleep (Off or
 // Failed) are screened for the wake queue the first time it is used (see wakeQueue.screen):
-// most passes wake nothing.
+// most passes wake nothing. Each server's screening comes from its node alone (and the
+// snapshot's JobsKnown and NoJobManager), so a Planner told which nodes changed keeps the
+// others' from the pass before (see tiers).
 func (p *pass) screen() {
 	for _, i := range p.strays {
 		s := &p.servers[i]
 		p.skip(i, fleet.SkipUnknownPool, p.say(func() string { return fmt.Sprintf("pool %q is not in the config", s.node.Pool) }))
 	}
+	m := &p.mem
+	if p.screenChanged {
+		for _, i := range p.changed {
+			if pl := p.servers[i].pool; pl != nil {
+				pl.kept.remove(p, i)
+				m.screens[i] = p.screening(i)
+				pl.kept.insert(p, i)
+			}
+		}
+	} else {
+		m.screens = slices.Grow(m.screens[:0], len(p.servers))[:len(p.servers)]
+		for _, pl := range p.pools {
+			pl.kept.clear()
+			for _, i := range pl.members {
+				m.screens[i] = p.screening(i)
+				pl.kept.insert(p, i)
+			}
+		}
+	}
+	m.screened = screenedFor{jobsKnown: p.snap.JobsKnown, noJobManager: p.noJobManager}
 	// By pool, each by name: the tiers' order is the order capacity is used in.
 	for _, pl := range p.pools {
-		for _, i := range pl.members {
-			p.countCapacity(i)
-			p.screenOne(i)
-		}
+		pl.lay(p)
 		pl.wake.members = pl.members
 	}
 }
 
-func (p *pass) screenOne(i int) {
-	n := p.servers[i].node
+// screening is what screening gives one server: its capacity tier (tierCount: none) with its
+// free capacity, whether it is awake (on or coming), and the skip rota gives it (none: "").
+type screening struct {
+	tier  tier
+	free  capacity
+	awake bool
+	skip  fleet.Reason
+}
+
+// screening screens server i, a member of a pool.
+func (p *pass) screening(i int) screening {
+	n, pl := p.servers[i].node, p.servers[i].pool
+	sc := screening{tier: tierCount}
+	switch n.State {
+	case fleet.StateOn:
+		sc.awake = true
+		if p.takesWork(n) {
+			sc.tier, sc.free = tierOn, freeCapacity(pl.cfg.Profile, n.Jobs)
+		}
+	case fleet.StatePoweringOn, fleet.StateBooting:
+		sc.awake = true
+		sc.tier, sc.free = tierComing, profileCapacity(pl.cfg.Profile)
+	case fleet.StateDraining:
+		if p.resumable(n) {
+			sc.tier, sc.free = tierResume, freeCapacity(pl.cfg.Profile, n.Jobs)
+		}
+	}
 	switch {
 	case n.Pinned:
-		p.skip(i, fleet.SkipPinned, "pinned by operator")
+		sc.skip = fleet.SkipPinned
 	case n.Maintenance:
-		p.skip(i, fleet.SkipMaintenance, "in maintenance")
+		sc.skip = fleet.SkipMaintenance
 	case n.State.InFlight() && n.State != fleet.StateDraining:
-		p.skip(i, fleet.SkipInFlight, p.say(func() string { return string(n.State) + " since " + n.Since.UTC().Format(time.RFC3339) }))
+		sc.skip = fleet.SkipInFlight
 	case asleep(n.State):
 		// Screened with the pool's wake queue (see wakeQueue.screen).
 	case n.State == fleet.StateOn || n.State == fleet.StateDraining:
 		// Decided by the demand, settle and shrink steps.
 	default:
 		// Unknown, or a state this planner does not know: no power command (invariant 3).
-		p.skip(i, fleet.SkipPowerUnknown, p.say(func() string { return "state " + string(n.State) }))
+		sc.skip = fleet.SkipPowerUnknown
 	}
+	return sc
 }
 
-// countCapacity puts server i into its pool's capacity tiers, and into its awake servers
-// when on or coming.
-func (p *pass) countCapacity(i int) {
-	s := &p.servers[i]
-	n, pl := s.node, s.pool
-	switch n.State {
-	case fleet.StateOn:
-		pl.awake = append(pl.awake, i)
-		if p.takesWork(n) {
-			s.free = freeCapacity(pl.cfg.Profile, n.Jobs)
-			pl.add(tierOn, s, i)
-		}
-	case fleet.StatePoweringOn, fleet.StateBooting:
-		pl.awake = append(pl.awake, i)
-		s.free = profileCapacity(pl.cfg.Profile)
-		pl.add(tierComing, s, i)
-	case fleet.StateDraining:
-		if p.resumable(n) {
-			s.free = freeCapacity(pl.cfg.Profile, n.Jobs)
-			pl.add(tierResume, s, i)
-		}
+// skipScreened gives server i the skip its screening found, worded.
+func (p *pass) skipScreened(i int, r fleet.Reason) {
+	n := p.servers[i].node
+	switch r {
+	case fleet.SkipPinned:
+		p.skip(i, r, "pinned by operator")
+	case fleet.SkipMaintenance:
+		p.skip(i, r, "in maintenance")
+	case fleet.SkipInFlight:
+		p.skip(i, r, p.say(func() string { return string(n.State) + " since " + n.Since.UTC().Format(time.RFC3339) }))
+	default:
+		p.skip(i, r, p.say(func() string { return "state " + string(n.State) }))
 	}
 }
 
@@ -153,7 +189,7 @@ type wakeKey struct {
 	lastOff time.Time
 }
 
-// screen puts the pool's asleep servers not decided by screenOne (pinned or in maintenance)
+// screen puts the pool's asleep servers not skipped by their screening (pinned or in maintenance)
 // into the queue, or gives them their skip, once a pass: before the queue's first use, or
 // when every server must have its entry (explainRest). Each is screened on its node and the
 // pass's time alone, so doing it late gives what doing it at screen would.

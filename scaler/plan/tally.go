@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/rotahq/rota/scaler/config"
@@ -55,8 +56,8 @@ func (t *tally) recount(i int, n *fleet.Node, pl *pool) {
 	t.add(old, -1)
 	*old = nodeShare{state: n.State, allocated: n.Jobs.Allocated(), dept: n.Department, pool: pl}
 	t.add(old, 1)
-	t.on = listed(t.on, i, n.State == fleet.StateOn)
-	t.draining = listed(t.draining, i, n.State == fleet.StateDraining)
+	t.on = listed(t.on, i, n.State == fleet.StateOn, nil)
+	t.draining = listed(t.draining, i, n.State == fleet.StateDraining, nil)
 }
 
 // add adds d times a node's nodeShare (d is 1 or -1); the zero nodeShare adds nothing.
@@ -91,9 +92,16 @@ func (c *counts) add(sh *nodeShare, d int) {
 	}
 }
 
-// listed puts i into the sorted list when in, and takes it out when not.
-func listed(list []int, i int, in bool) []int {
-	k, found := slices.BinarySearch(list, i)
+// listed puts i into list when in, and takes it out when not. The list is sorted by rank (of
+// each index; nil: by index), and no two of its indices have the same rank.
+func listed(list []int, i int, in bool, rank []int) []int {
+	key := func(j int) int {
+		if rank == nil {
+			return j
+		}
+		return rank[j]
+	}
+	k, found := slices.BinarySearchFunc(list, key(i), func(e, r int) int { return cmp.Compare(key(e), r) })
 	switch {
 	case in && !found:
 		return slices.Insert(list, k, i)

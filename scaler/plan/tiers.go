@@ -1,0 +1,103 @@
+package plan
+
+// tiers is a pool's screening before any step: its capacity tiers by region, its awake
+// servers and the servers screening skips, each list in its members' order (by name). A
+// Planner keeps it from pass to pass with each server's screening (scratch.screens), and a
+// pass told which nodes changed screens those again and no other (see screen).
+type tiers struct {
+	regions        []*keptRegion // by region
+	awake, skipped []int
+}
+
+// keptRegion is a pool's capacity tiers in one region, as screening leaves them, and the
+// room of each tier (see regionBins).
+type keptRegion struct {
+	region string
+	lists  [tierCount][]int
+	room   [tierCount]capacity
+}
+
+// clear empties the tiers, keeping their memory.
+func (k *tiers) clear() {
+	for _, kr := range k.regions {
+		for t := range kr.lists {
+			kr.lists[t], kr.room[t] = kr.lists[t][:0], capacity{}
+		}
+	}
+	k.awake, k.skipped = k.awake[:0], k.skipped[:0]
+}
+
+// insert adds server i as screened (p.mem.screens[i]).
+func (k *tiers) insert(p *pass, i int) {
+	sc, rank := &p.mem.screens[i], p.mem.rank
+	if sc.tier < tierCount {
+		kr := k.region(p.servers[i].node.Region)
+		kr.lists[sc.tier] = listed(kr.lists[sc.tier], i, true, rank)
+		kr.room[sc.tier] = kr.room[sc.tier].union(sc.free)
+	}
+	if sc.awake {
+		k.awake = listed(k.awake, i, true, rank)
+	}
+	if sc.skip != "" {
+		k.skipped = listed(k.skipped, i, true, rank)
+	}
+}
+
+// remove takes server i out, as it was screened (p.mem.screens[i]).
+func (k *tiers) remove(p *pass, i int) {
+	m := &p.mem
+	sc := &m.screens[i]
+	if sc.tier < tierCount {
+		kr := k.region(p.servers[i].node.Region)
+		kr.lists[sc.tier] = listed(kr.lists[sc.tier], i, false, m.rank)
+		var room capacity
+		for _, j := range kr.lists[sc.tier] {
+			room = room.union(m.screens[j].free)
+		}
+		kr.room[sc.tier] = room
+	}
+	k.awake = listed(k.awake, i, false, m.rank)
+	k.skipped = listed(k.skipped, i, false, m.rank)
+}
+
+// region is the tiers of region, added (empty) if there are none yet.
+func (k *tiers) region(r string) *keptRegion {
+	for j, kr := range k.regions {
+		switch {
+		case kr.region == r:
+			return kr
+		case kr.region > r:
+			kr = &keptRegion{region: r}
+			k.regions = append(k.regions[:j], append([]*keptRegion{kr}, k.regions[j:]...)...)
+			return kr
+		}
+	}
+	kr := &keptRegion{region: r}
+	k.regions = append(k.regions, kr)
+	return kr
+}
+
+// lay gives the pass the pool's screening: its capacity tiers (each server's free capacity
+// with them), its awake servers and its skips.
+func (pl *pool) lay(p *pass) {
+	screens := p.mem.screens
+	for _, kr := range pl.kept.regions {
+		var rb *regionBins
+		for t, list := range kr.lists {
+			if len(list) == 0 {
+				continue
+			}
+			if rb == nil {
+				rb = pl.regionBins(kr.region)
+			}
+			rb.tiers[t], rb.room[t] = append(rb.tiers[t], list...), kr.room[t]
+			for _, i := range list {
+				p.servers[i].free = screens[i].free
+			}
+		}
+	}
+	pl.awake = append(pl.awake, pl.kept.awake...)
+	for _, i := range pl.kept.skipped {
+		p.skipScreened(i, screens[i].skip)
+	}
+}
