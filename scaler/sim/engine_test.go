@@ -167,12 +167,9 @@ func TestDeployConfigs(t *testing.T) {
 	}
 }
 
-// TestSnapshotListsEveryChange: the snapshot the replay gives the planner lists every node it
-// changed since the planner's last call (the planner counts only those again, see
-// plan.Planner.ActionsChanged): each node not listed is as at the last call, telemetry aside.
-// Replayed on random workloads under policies that change nodes in every way (moves, short
-// windows, cycle budgets) and on a repository trace.
-func TestSnapshotListsEveryChange(t *testing.T) {
+// changingEnvs are replays under policies that change servers in every way (moves, short
+// windows, cycle budgets) and a repository trace.
+func changingEnvs(t *testing.T) map[string]*Env {
 	moves := tinyConfig(t, "  moves: {enabled: true, max_moves: 2, window: 30m}\n")
 	jobs := randomJobs(150, 7)
 	for i := range jobs {
@@ -183,13 +180,19 @@ func TestSnapshotListsEveryChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	envs := map[string]*Env{
+	return map[string]*Env{
 		"moves":          tinyEnv(t, moves, "peak", jobs...),
 		"short windows":  tinyEnv(t, tinyConfig(t, eager+"  idle: {window: 5m}\n  node: {min_on: 15m}\n"), "p95", randomJobs(150, 7)...),
 		"a cycle budget": tinyEnv(t, tinyConfig(t, "  node: {max_cycles_per_day: 1}\n"), "p95", randomJobs(150, 9)...),
 		"ITP cluster05":  itp,
 	}
-	for name, e := range envs {
+}
+
+// TestSnapshotListsEveryChange: the snapshot the replay gives the planner lists every node it
+// changed since the planner's last call (the planner counts only those again, see
+// plan.Planner.ActionsChanged): each node not listed is as at the last call, telemetry aside.
+func TestSnapshotListsEveryChange(t *testing.T) {
+	for name, e := range changingEnvs(t) {
 		t.Run(name, func(t *testing.T) {
 			var last []fleet.Node
 			calls, listed := 0, 0
@@ -211,6 +214,64 @@ func TestSnapshotListsEveryChange(t *testing.T) {
 			if calls < 10 || listed == 0 {
 				t.Fatalf("%d calls, %d nodes listed changed: the test would prove nothing", calls, listed)
 			}
+		})
+	}
+}
+
+// sameChecker is rota checked, at every call it may skip, against a comparison of every
+// server's view with the one it had at the planner's last call.
+type sameChecker struct {
+	*rota
+	t                        *testing.T
+	views                    []serverView
+	queue                    []int32
+	mask                     uint64
+	looked, differ, timedOut int
+}
+
+func (c *sameChecker) decide(w *world) []fleet.Action {
+	calls := w.acct.plannerCalls
+	if c.planned {
+		full := slices.Equal(w.queue, c.queue) && scheduleMask(w, w.now) == c.mask
+		moves, shapes := c.config(w).Policy.Moves.Enabled, c.waitingShapes(w)
+		for i := range w.srv {
+			full = full && alike(c.view(w, i), c.views[i], shapes, moves)
+		}
+		inc, timed := c.same(w), c.timers(w, c.lastPlan) > w.now
+		c.looked++
+		if inc != full {
+			c.differ++
+			if timed {
+				c.t.Fatalf("at %d: the servers touched say same %v, every server %v, and no timer ran out", w.now, inc, full)
+			}
+		}
+		if !timed {
+			c.timedOut++
+		}
+	}
+	acts := c.rota.decide(w)
+	if w.acct.plannerCalls > calls {
+		c.views = c.views[:0]
+		for i := range w.srv {
+			c.views = append(c.views, c.view(w, i))
+		}
+		c.queue, c.mask = slices.Clone(w.queue), scheduleMask(w, w.now)
+	}
+	return acts
+}
+
+// TestSkippingComparesWhatChanged: the skipping compares only the servers touched since the
+// planner's last call (rota.same); compared with every server's view, it gives the same
+// answer whenever no timer has run out (when one has, the planner is called anyway).
+func TestSkippingComparesWhatChanged(t *testing.T) {
+	for name, e := range changingEnvs(t) {
+		t.Run(name, func(t *testing.T) {
+			c := &sameChecker{rota: &rota{name: "rota"}, t: t}
+			Run(e, c, nil)
+			if c.looked < 100 || c.timedOut == 0 {
+				t.Fatalf("%d calls looked at, %d with a timer run out: the test would prove nothing", c.looked, c.timedOut)
+			}
+			t.Logf("%d calls looked at, %d answered otherwise with a timer run out", c.looked, c.differ)
 		})
 	}
 }

@@ -38,10 +38,10 @@ type rota struct {
 	// that every change is listed).
 	everyTick bool
 	inspect   func(snap fleet.Snapshot, changed []int)
-	// lastSeq is the world's change counter at the last tick looked at; lastKey what the
+	// lastSeq is the world's change counter at the last tick looked at; seen what the
 	// planner saw at its last call, at lastPlan.
 	lastSeq  uint64
-	lastKey  uint64
+	seen     seen
 	lastPlan int64
 	planned  bool
 	// timed is what timers gave at timedAt, a call skipped (noTime: none since the last call).
@@ -88,8 +88,8 @@ func (p *rota) nextTick(w *world, t int64) int64 {
 }
 
 // decide runs the planner at evaluation ticks and when the watch is due. A call whose world
-// looks to the planner as it did at its last call (same key), with no policy duration run
-// out since, gets the same answer, which was no action (an action changes the key): it is
+// looks to the planner as it did at its last call (same), with no policy duration run
+// out since, gets the same answer, which was no action (an action changes the world): it is
 // skipped.
 func (p *rota) decide(w *world) []fleet.Action {
 	if w.next > p.arrived {
@@ -108,8 +108,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 		p.watching = false
 	}
 	p.lastSeq = w.seq
-	key := p.key(w)
-	if !p.everyTick && p.planned && key == p.lastKey {
+	if !p.everyTick && p.planned && p.same(w) {
 		if t := p.timers(w, p.lastPlan); t > w.now {
 			p.timed, p.timedAt = t, w.now
 			return nil
@@ -123,8 +122,9 @@ func (p *rota) decide(w *world) []fleet.Action {
 	if p.inspect != nil {
 		p.inspect(snap, p.snap.changed)
 	}
+	p.saw(w)
 	acts := p.planner.ActionsChanged(snap, cfg, w.wall(w.now), p.snap.changed)
-	p.lastKey, p.lastPlan, p.planned = key, w.now, true
+	p.lastPlan, p.planned = w.now, true
 	return acts
 }
 
@@ -155,58 +155,113 @@ func (p *rota) next(w *world) int64 {
 	return min(p.nextTick(w, p.scheduleEdge(w, t)-1), p.watched())
 }
 
-// key hashes what the planner reads from the world, times aside (those are the timers'):
-// each server's state, whether it holds work and counts as busy, and with work waiting how
-// many of each waiting shape it has room for, and the queue itself.
-func (p *rota) key(w *world) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	mix := func(v int64) { h = (h ^ uint64(v)) * prime }
+// seen is what the planner reads from the world at a call, times aside (those are the
+// timers'): the queue, the schedules open, and each server's view (see view), and with work
+// waiting how many of each waiting shape it has room for (from its free capacity).
+type seen struct {
+	queue []int32
+	mask  uint64
+	views []serverView
+}
+
+// serverView is what the planner reads of a server: its state, whether it holds work, and
+// for a server up with none, whether its telemetry covers the idle window and whether it
+// counts as busy (a server just emptied stays busy for the idle window; the timers cover its
+// end): bits; its jobs and free capacity, which a move weighs and waiting work fits in. The
+// planner reads no telemetry of a server with work, nor of one not up.
+type serverView struct {
+	state            fleet.State
+	bits             int64
+	jobs             int
+	freeCPU, freeGPU int
+}
+
+func (p *rota) view(w *world, i int) serverView {
+	sv := &w.srv[i]
 	window := seconds(p.config(w).Policy.Idle.Window)
-	moves := p.config(w).Policy.Moves.Enabled
+	held := len(sv.jobs) > 0
+	bits := b2i(held)
+	if up := sv.state == fleet.StateOn || sv.state == fleet.StateDraining; up && !held {
+		present := sv.lastOn == noTime || w.now-sv.lastOn >= window
+		bits |= b2i(present) << 2
+		if present && w.now-sv.emptySince < window {
+			bits |= 1 << 1
+		}
+	}
+	return serverView{state: sv.state, bits: bits, jobs: len(sv.jobs), freeCPU: sv.freeCPU, freeGPU: sv.freeGPU}
+}
+
+// saw notes what the planner sees at this call: the views of the servers the snapshot built
+// again (p.snap.changed). Every other server's view is as at its last refresh: a server's
+// view changes only when the world touches it (world.dirty) or when its telemetry comes to
+// cover the idle window or its last job's end leaves it, which the snapshot refreshes.
+func (p *rota) saw(w *world) {
+	p.seen.queue = append(p.seen.queue[:0], w.queue...)
+	p.seen.mask = scheduleMask(w, w.now)
+	if len(p.seen.views) != len(w.srv) {
+		p.seen.views = make([]serverView, len(w.srv))
+	}
+	for _, i := range p.snap.changed {
+		p.seen.views[i] = p.view(w, i)
+	}
+}
+
+// same reports whether the world looks to the planner as at its last call (see seen). Only
+// the servers touched since (world.dirty) are compared: an untouched server's view changes
+// with time alone, at a time the timers hold (min_on and the idle window after its last
+// power-on and its last job), so no call is skipped past it.
+func (p *rota) same(w *world) bool {
+	if !slices.Equal(w.queue, p.seen.queue) || scheduleMask(w, w.now) != p.seen.mask {
+		return false
+	}
+	moves, shapes := p.config(w).Policy.Moves.Enabled, p.waitingShapes(w)
+	for _, i := range w.dirty {
+		if !alike(p.view(w, int(i)), p.seen.views[i], shapes, moves) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitingShapes are the shapes of the queue's jobs, each once.
+func (p *rota) waitingShapes(w *world) []shape {
 	shapes := p.shapes[:0]
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
-		s := shape{gpus: j.GPUs, cpus: max(j.CPUs, 1)}
-		if !slices.Contains(shapes, s) {
+		if s := (shape{gpus: j.GPUs, cpus: max(j.CPUs, 1)}); !slices.Contains(shapes, s) {
 			shapes = append(shapes, s)
 		}
-		mix(int64(ji))
 	}
 	p.shapes = shapes
-	mix(int64(len(w.queue)))
-	mix(int64(scheduleMask(w, w.now)))
-	for i := range w.srv {
-		sv := &w.srv[i]
-		mix(int64(len(sv.state)) + 16*int64(sv.state[0]))
-		// Whether it holds work (warm capacity and the need read it); and for a server up
-		// with none, whether its telemetry covers the idle window and whether it counts as
-		// busy (a server just emptied stays busy for the idle window; the timers cover its
-		// end). The planner reads no telemetry of a server with work, nor of one not up.
-		held := len(sv.jobs) > 0
-		bits := b2i(held)
-		if up := sv.state == fleet.StateOn || sv.state == fleet.StateDraining; up && !held {
-			present := sv.lastOn == noTime || w.now-sv.lastOn >= window
-			bits |= b2i(present) << 2
-			if present && w.now-sv.emptySince < window {
-				bits |= 1 << 1
-			}
-		}
-		mix(bits)
-		if moves {
-			// A move weighs each server's jobs and the room left on the others.
-			mix(int64(len(sv.jobs)))
-			mix(int64(sv.freeCPU)<<20 | int64(sv.freeGPU))
-		}
-		for _, s := range shapes {
-			room := sv.freeCPU / s.cpus
-			if s.gpus > 0 {
-				room = min(room, sv.freeGPU/s.gpus)
-			}
-			mix(int64(room))
+	return shapes
+}
+
+// alike reports whether the planner reads the same of a server in views a and b, with work
+// of shapes waiting: the same state and bits, and the same room for each shape; with moves
+// on, the same jobs and free capacity too (a move weighs each server's jobs and the room left
+// on the others).
+func alike(a, b serverView, shapes []shape, moves bool) bool {
+	if a == b {
+		return true
+	}
+	if a.state != b.state || a.bits != b.bits || moves {
+		return false
+	}
+	for _, s := range shapes {
+		if roomFor(a, s) != roomFor(b, s) {
+			return false
 		}
 	}
-	return h
+	return true
+}
+
+// roomFor is how many jobs of shape s a server's free capacity has room for.
+func roomFor(v serverView, s shape) int {
+	room := v.freeCPU / s.cpus
+	if s.gpus > 0 {
+		room = min(room, v.freeGPU/s.gpus)
+	}
+	return room
 }
 
 func b2i(b bool) int64 {
