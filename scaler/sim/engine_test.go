@@ -275,3 +275,60 @@ func TestSkippingComparesWhatChanged(t *testing.T) {
 		})
 	}
 }
+
+// timersChecker is rota checked, whenever it may skip a call or look ahead, against timers
+// worked out from every server afresh.
+type timersChecker struct {
+	*rota
+	t             *testing.T
+	looked, found int
+}
+
+func (c *timersChecker) check(w *world) {
+	if !c.planned {
+		return
+	}
+	fresh, kept := *c.rota, *c.rota
+	fresh.expiries = expiries{}
+	want := fresh.timers(w, c.lastPlan)
+	// On a copy of what rota keeps, so that the check updates nothing rota would not.
+	x := &kept.expiries
+	x.times = slices.Clone(x.times)
+	for s := range x.times {
+		x.times[s] = slices.Clone(x.times[s])
+	}
+	x.isIdle, x.isDraining, x.ready = slices.Clone(x.isIdle), slices.Clone(x.isDraining), slices.Clone(x.ready)
+	x.heap, x.scratch = slices.Clone(x.heap), nil
+	if got := kept.timers(w, c.lastPlan); got != want {
+		c.t.Fatalf("at %d: timers kept from call to call %d, worked out afresh %d", w.now, got, want)
+	}
+	c.looked++
+	if want != Never {
+		c.found++
+	}
+}
+
+func (c *timersChecker) decide(w *world) []fleet.Action {
+	c.check(w)
+	return c.rota.decide(w)
+}
+
+func (c *timersChecker) next(w *world) int64 {
+	c.check(w)
+	return c.rota.next(w)
+}
+
+// TestTimersFollowTheServers: the servers' times the timers keep from call to call (each
+// server's worked out again when the world touches it) give what working them all out afresh
+// gives, at every call and look ahead of four replays.
+func TestTimersFollowTheServers(t *testing.T) {
+	for name, e := range changingEnvs(t) {
+		t.Run(name, func(t *testing.T) {
+			c := &timersChecker{rota: &rota{name: "rota"}, t: t}
+			Run(e, c, nil)
+			if c.found < 100 {
+				t.Fatalf("%d looks, %d with a timer: the test would prove nothing", c.looked, c.found)
+			}
+		})
+	}
+}

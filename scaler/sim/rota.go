@@ -55,8 +55,8 @@ type rota struct {
 	watchAt  int64
 	learned  learner
 	planner  plan.Planner
-	// ready is scratch for timers: whether each pool has history enough.
-	ready []bool
+	// expiries are the servers' times for timers.
+	expiries expiries
 	// deferrable are the config's deferrable classes, and one empty entry once looked up.
 	deferrable []deferral
 }
@@ -123,6 +123,9 @@ func (p *rota) decide(w *world) []fleet.Action {
 		p.inspect(snap, p.snap.changed)
 	}
 	p.saw(w)
+	for _, i := range p.snap.changed {
+		p.expiries.retime(p, w, i)
+	}
 	acts := p.planner.ActionsChanged(snap, cfg, w.wall(w.now), p.snap.changed)
 	p.lastPlan, p.planned = w.now, true
 	return acts
@@ -284,13 +287,12 @@ func (p *rota) timers(w *world, since int64) int64 {
 	cfg := p.config(w)
 	pol := &cfg.Policy
 	t := Never
-	// at considers the time d seconds after ref; consider the same with a policy duration.
-	at := func(ref, d int64) {
-		if c := ref + d; ref != noTime && c > since {
+	// consider considers the time d after ref.
+	consider := func(ref int64, d model.Duration) {
+		if c := ref + seconds(d); ref != noTime && c > since {
 			t = min(t, c)
 		}
 	}
-	consider := func(ref int64, d model.Duration) { at(ref, seconds(d)) }
 	// next considers the first of sorted times whose d runs out after since.
 	next := func(ts []int64, d model.Duration) {
 		i, _ := slices.BinarySearch(ts, since-seconds(d)+1)
@@ -298,46 +300,11 @@ func (p *rota) timers(w *world, since int64) int64 {
 			consider(ts[i], d)
 		}
 	}
-	// A power-off counts in the day while it is at most 24 hours old: it leaves a second later.
-	day := model.Duration(24*time.Hour + time.Second)
-	idle, draining := 0, 0
-	moves := pol.Moves.Enabled
-	minOn, idleWindow, minOff := seconds(pol.Node.MinOn), seconds(pol.Idle.Window), seconds(pol.Node.MinOff)
-	spares, drain := seconds(pol.Spares.Window), seconds(pol.Drain.Timeout)
-	ready := p.ready[:0]
-	for pi := range w.env.Pools {
-		ready = append(ready, p.learned.ready(pi))
-	}
-	p.ready = ready
-	for s := range w.srv {
-		sv := &w.srv[s]
-		// The dwell time and the telemetry's window after a power-on, and the idle window
-		// after the last job, matter to a server up and empty (the gate, the idle check) or,
-		// with moves, to one with work.
-		up, empty := sv.state == fleet.StateOn || sv.state == fleet.StateDraining, len(sv.jobs) == 0
-		if up && (empty || moves) {
-			at(sv.lastOn, minOn)
-		}
-		if up && empty {
-			at(sv.lastOn, idleWindow)
-			at(sv.emptySince, idleWindow)
-		}
-		if !ready[sv.pool] {
-			at(sv.lastOn, spares) // a power-on leaving the window lowers the spares
-		}
-		at(sv.lastOff, minOff)
-		if sv.state == fleet.StateDraining {
-			at(sv.since, drain)
-			draining++
-		}
-		if empty && sv.state == fleet.StateOn {
-			idle++
-		}
-		if up && (empty || moves) {
-			// A power-off leaving the day lowers its cycles: the cycle cap and the break-even
-			// price read them.
-			next(sv.offs, day)
-		}
+	// The servers' own times (see serverTimes).
+	x := &p.expiries
+	x.update(p, w)
+	if top, ok := x.first(since); ok {
+		t = min(t, top)
 	}
 	// the queue is in submission order: the first job still short of backlog.for is the next,
 	// and the first of each deferrable class still short of its longest deferral
@@ -372,7 +339,7 @@ func (p *rota) timers(w *world, since int64) int64 {
 	// power-off: the offs in the window at since, the drains and every empty server past it.
 	window := seconds(pol.Disruption.Window)
 	recent := len(w.hist.offs) - sort.Search(len(w.hist.offs), func(i int) bool { return w.hist.offs[i] > since-window })
-	if recent+draining+idle > pol.Disruption.MaxPowerOffs {
+	if recent+x.draining+x.idle > pol.Disruption.MaxPowerOffs {
 		next(w.hist.offs, pol.Disruption.Window)
 	}
 	// What was learned changes at the hour and as a rise gets old; without history an idle
@@ -392,7 +359,7 @@ func (p *rota) timers(w *world, since int64) int64 {
 			}
 		}
 	}
-	if moves {
+	if pol.Moves.Enabled {
 		// A move refused for its budget may be made once a move leaves the window; one refused
 		// for its saving or a job's tail only grows less worth it with time.
 		for _, m := range w.hist.moves {
@@ -431,3 +398,122 @@ func scheduleMask(w *world, t int64) uint64 {
 }
 
 func seconds(d model.Duration) int64 { return int64(time.Duration(d) / time.Second) }
+
+// expiries are the times at which a policy duration counted from a server's own times runs
+// out (see serverTimes), every server's in one heap, kept from call to call: a server's are
+// worked out again when the world touches it (world.dirty, or the snapshot built its node
+// again: update is given both) and when its pool's readiness changes, and a time that is
+// past or no longer the server's is dropped when it comes to the top. It counts the servers
+// idle (On and empty) and Draining, which the disruption budget's timer reads.
+type expiries struct {
+	times [][]int64
+	// idle and draining count the servers idle and Draining; isIdle and isDraining say which.
+	idle, draining     int
+	isIdle, isDraining []bool
+	ready              []bool // each pool's readiness the times were worked out for
+	heap               dueHeap
+	scratch            []int64
+}
+
+// update works out again the times of the servers touched (world.dirty), of every server the
+// first time, and of every server of a pool whose readiness changed.
+func (x *expiries) update(p *rota, w *world) {
+	if x.times == nil {
+		x.times = make([][]int64, len(w.srv))
+		x.isIdle, x.isDraining = make([]bool, len(w.srv)), make([]bool, len(w.srv))
+		x.ready = make([]bool, len(w.env.Pools))
+		for pi := range x.ready {
+			x.ready[pi] = p.learned.ready(pi)
+		}
+		for s := range w.srv {
+			x.retime(p, w, s)
+		}
+	}
+	for pi := range x.ready {
+		if r := p.learned.ready(pi); r != x.ready[pi] {
+			x.ready[pi] = r
+			for s := range w.srv {
+				if w.srv[s].pool == pi {
+					x.retime(p, w, s)
+				}
+			}
+		}
+	}
+	for _, s := range w.dirty {
+		x.retime(p, w, int(s))
+	}
+}
+
+// retime works out server s's times again, and pushes those it did not have (nothing before
+// the first update, which works out every server's).
+func (x *expiries) retime(p *rota, w *world, s int) {
+	if x.times == nil {
+		return
+	}
+	sv := &w.srv[s]
+	ts := p.serverTimes(w, sv, x.ready[sv.pool], x.scratch[:0])
+	x.scratch = ts
+	if !slices.Equal(ts, x.times[s]) {
+		for _, t := range ts {
+			if !slices.Contains(x.times[s], t) {
+				x.heap.push(due{t: t, s: int32(s)})
+			}
+		}
+		x.times[s] = append(x.times[s][:0], ts...)
+	}
+	idle, draining := len(sv.jobs) == 0 && sv.state == fleet.StateOn, sv.state == fleet.StateDraining
+	x.idle += int(b2i(idle) - b2i(x.isIdle[s]))
+	x.draining += int(b2i(draining) - b2i(x.isDraining[s]))
+	x.isIdle[s], x.isDraining[s] = idle, draining
+}
+
+// first is the earliest of the servers' times after since. since never falls from one call
+// to the next (it is the planner's last call): the times up to it are dropped.
+func (x *expiries) first(since int64) (int64, bool) {
+	for len(x.heap) > 0 {
+		if d := x.heap[0]; d.t > since && slices.Contains(x.times[d.s], d.t) {
+			return d.t, true
+		}
+		x.heap.pop()
+	}
+	return 0, false
+}
+
+// serverTimes appends to ts the times at which a policy duration counted from one of sv's
+// times runs out (ready: its pool has history enough): min_on and the telemetry's window
+// after its last power-on and the idle window after its last job, for a server up and empty
+// (the gate, the idle check) or, with moves, one with work; the spares window after its last
+// power-on while its pool has no history; min_off after its last power-off; the drain timeout
+// after a drain's start; and, for a server up and empty (or with moves), each power-off of
+// the day leaving it (the cycle cap and the break-even price read its cycles).
+func (p *rota) serverTimes(w *world, sv *server, ready bool, ts []int64) []int64 {
+	pol := &p.config(w).Policy
+	at := func(ref int64, d model.Duration) {
+		if ref != noTime {
+			ts = append(ts, ref+seconds(d))
+		}
+	}
+	up, empty := sv.state == fleet.StateOn || sv.state == fleet.StateDraining, len(sv.jobs) == 0
+	if up && (empty || pol.Moves.Enabled) {
+		at(sv.lastOn, pol.Node.MinOn)
+	}
+	if up && empty {
+		at(sv.lastOn, pol.Idle.Window)
+		at(sv.emptySince, pol.Idle.Window)
+	}
+	if !ready {
+		at(sv.lastOn, pol.Spares.Window) // a power-on leaving the window lowers the spares
+	}
+	at(sv.lastOff, pol.Node.MinOff)
+	if sv.state == fleet.StateDraining {
+		at(sv.since, pol.Drain.Timeout)
+	}
+	if up && (empty || pol.Moves.Enabled) {
+		// A power-off counts in the day while it is at most 24 hours old: it leaves a second
+		// later.
+		for _, off := range sv.offs {
+			at(off, model.Duration(24*time.Hour+time.Second))
+		}
+	}
+	return ts
+}
