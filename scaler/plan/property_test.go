@@ -292,8 +292,9 @@ func terse(acts []fleet.Action) []fleet.Action {
 // at a few listed nodes (any field but the name, pool and region; every node's telemetry may
 // change unlisted), with listed nodes that did not change and nodes listed twice; and sometimes
 // a listed node moved to another region or pool, a new slice of the same nodes, a new config,
-// a paused pass or no list. The Planner keeps each node's counts from pass to pass, so a
-// change it is not told of would show here as a difference from Plan.
+// a paused pass or no list; most changes are of a node's work alone. The Planner keeps each
+// node's counts and screening from pass to pass, so a change it is not told of would show
+// here as a difference from Plan.
 func TestPropertyPlannerChanged(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	g := gen{r, histories(r, 6)}
@@ -327,7 +328,11 @@ func TestPropertyPlannerChanged(t *testing.T) {
 				}
 				if g.chance(0.1) {
 					changed = append(changed, i)
-					if g.chance(0.8) {
+					switch {
+					case g.chance(0.4):
+						// Work starts or ends on it, as most changes in a replay.
+						n.Jobs.Jobs, n.Jobs.CPUs, n.Jobs.GPUs = g.pick(3), g.pick(33), g.pick(3)
+					case g.chance(0.8):
 						fresh := g.node(n.Name, n.Pool)
 						fresh.Region = n.Region
 						*n = fresh

@@ -26,9 +26,7 @@ func (p *pass) screen() {
 	if p.screenChanged {
 		for _, i := range p.changed {
 			if pl := p.servers[i].pool; pl != nil {
-				pl.kept.remove(p, i)
-				m.screens[i] = p.screening(i)
-				pl.kept.insert(p, i)
+				pl.kept.rescreen(p, i, p.screening(i))
 			}
 		}
 	} else {

@@ -54,10 +54,13 @@ func (t *tally) clear(n int) {
 func (t *tally) recount(i int, n *fleet.Node, pl *pool) {
 	old := &t.shares[i]
 	t.add(old, -1)
+	was := old.state
 	*old = nodeShare{state: n.State, allocated: n.Jobs.Allocated(), dept: n.Department, pool: pl}
 	t.add(old, 1)
-	t.on = listed(t.on, i, n.State == fleet.StateOn, nil)
-	t.draining = listed(t.draining, i, n.State == fleet.StateDraining, nil)
+	if n.State != was {
+		t.on = listed(t.on, i, n.State == fleet.StateOn, nil)
+		t.draining = listed(t.draining, i, n.State == fleet.StateDraining, nil)
+	}
 }
 
 // add adds d times a node's nodeShare (d is 1 or -1); the zero nodeShare adds nothing.
@@ -95,13 +98,13 @@ func (c *counts) add(sh *nodeShare, d int) {
 // listed puts i into list when in, and takes it out when not. The list is sorted by rank (of
 // each index; nil: by index), and no two of its indices have the same rank.
 func listed(list []int, i int, in bool, rank []int) []int {
-	key := func(j int) int {
-		if rank == nil {
-			return j
-		}
-		return rank[j]
+	var k int
+	var found bool
+	if rank == nil {
+		k, found = slices.BinarySearch(list, i)
+	} else {
+		k, found = slices.BinarySearchFunc(list, rank[i], func(e, r int) int { return cmp.Compare(rank[e], r) })
 	}
-	k, found := slices.BinarySearchFunc(list, key(i), func(e, r int) int { return cmp.Compare(key(e), r) })
 	switch {
 	case in && !found:
 		return slices.Insert(list, k, i)

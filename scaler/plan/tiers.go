@@ -10,18 +10,20 @@ type tiers struct {
 }
 
 // keptRegion is a pool's capacity tiers in one region, as screening leaves them, and the
-// room of each tier (see regionBins).
+// room of each tier (see regionBins); stale: a server left the tier since its room was
+// worked out (it is worked out again once, by lay).
 type keptRegion struct {
 	region string
 	lists  [tierCount][]int
 	room   [tierCount]capacity
+	stale  [tierCount]bool
 }
 
 // clear empties the tiers, keeping their memory.
 func (k *tiers) clear() {
 	for _, kr := range k.regions {
 		for t := range kr.lists {
-			kr.lists[t], kr.room[t] = kr.lists[t][:0], capacity{}
+			kr.lists[t], kr.room[t], kr.stale[t] = kr.lists[t][:0], capacity{}, false
 		}
 	}
 	k.awake, k.skipped = k.awake[:0], k.skipped[:0]
@@ -43,6 +45,28 @@ func (k *tiers) insert(p *pass, i int) {
 	}
 }
 
+// rescreen makes sc server i's screening, in place of the one it had.
+func (k *tiers) rescreen(p *pass, i int, sc screening) {
+	m := &p.mem
+	old := &m.screens[i]
+	if sc.tier != old.tier || sc.awake != old.awake || sc.skip != old.skip {
+		k.remove(p, i)
+		*old = sc
+		k.insert(p, i)
+		return
+	}
+	if sc.free != old.free && sc.tier < tierCount {
+		// In the same lists: the tier's room alone may change.
+		kr := k.region(p.servers[i].node.Region)
+		if sc.free.union(old.free) == sc.free {
+			kr.room[sc.tier] = kr.room[sc.tier].union(sc.free)
+		} else {
+			kr.stale[sc.tier] = true
+		}
+	}
+	*old = sc
+}
+
 // remove takes server i out, as it was screened (p.mem.screens[i]).
 func (k *tiers) remove(p *pass, i int) {
 	m := &p.mem
@@ -50,11 +74,7 @@ func (k *tiers) remove(p *pass, i int) {
 	if sc.tier < tierCount {
 		kr := k.region(p.servers[i].node.Region)
 		kr.lists[sc.tier] = listed(kr.lists[sc.tier], i, false, m.rank)
-		var room capacity
-		for _, j := range kr.lists[sc.tier] {
-			room = room.union(m.screens[j].free)
-		}
-		kr.room[sc.tier] = room
+		kr.stale[sc.tier] = true
 	}
 	k.awake = listed(k.awake, i, false, m.rank)
 	k.skipped = listed(k.skipped, i, false, m.rank)
@@ -89,6 +109,12 @@ func (pl *pool) lay(p *pass) {
 			}
 			if rb == nil {
 				rb = pl.regionBins(kr.region)
+			}
+			if kr.stale[t] {
+				kr.room[t], kr.stale[t] = capacity{}, false
+				for _, i := range list {
+					kr.room[t] = kr.room[t].union(screens[i].free)
+				}
 			}
 			rb.tiers[t], rb.room[t] = append(rb.tiers[t], list...), kr.room[t]
 			for _, i := range list {
