@@ -188,16 +188,22 @@ func changingEnvs(t *testing.T) map[string]*Env {
 	}
 }
 
-// TestSnapshotListsEveryChange: the snapshot the replay gives the planner lists every node it
-// changed since the planner's last call (the planner counts only those again, see
+// TestSnapshotListsEveryChange: the snapshot the replay gives the planner, kept from call to
+// call, is the one built afresh from the world, and it lists every node it changed since the
+// planner's last call (the planner counts only those again, see
 // plan.Planner.ActionsChanged): each node not listed is as at the last call, telemetry aside.
 func TestSnapshotListsEveryChange(t *testing.T) {
 	for name, e := range changingEnvs(t) {
 		t.Run(name, func(t *testing.T) {
 			var last []fleet.Node
 			calls, listed := 0, 0
-			p := &rota{name: "rota", inspect: func(snap fleet.Snapshot, changed []int) {
+			p := &rota{name: "rota"}
+			p.inspect = func(w *world, snap fleet.Snapshot, changed []int) {
 				calls++
+				var fresh snapshotter
+				if f := fresh.build(w, p.config(w)); !reflect.DeepEqual(f.Nodes, snap.Nodes) {
+					t.Fatalf("call %d: the snapshot kept from call to call is not the one built afresh", calls)
+				}
 				if last != nil {
 					listed += len(changed)
 					for i := range snap.Nodes {
@@ -209,7 +215,7 @@ func TestSnapshotListsEveryChange(t *testing.T) {
 					}
 				}
 				last = slices.Clone(snap.Nodes)
-			}}
+			}
 			Run(e, p, nil)
 			if calls < 10 || listed == 0 {
 				t.Fatalf("%d calls, %d nodes listed changed: the test would prove nothing", calls, listed)

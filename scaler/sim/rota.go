@@ -37,7 +37,7 @@ type rota struct {
 	// is shown each snapshot and the nodes it changed at, before the planner (a test checks
 	// that every change is listed).
 	everyTick bool
-	inspect   func(snap fleet.Snapshot, changed []int)
+	inspect   func(w *world, snap fleet.Snapshot, changed []int)
 	// lastSeq is the world's change counter at the last tick looked at; seen what the
 	// planner saw at its last call, at lastPlan.
 	lastSeq  uint64
@@ -120,7 +120,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 	snap := p.snap.build(w, cfg)
 	snap.Learned = p.learned.learn(w, cfg, &snap)
 	if p.inspect != nil {
-		p.inspect(snap, p.snap.changed)
+		p.inspect(w, snap, p.snap.changed)
 	}
 	p.saw(w)
 	for _, i := range p.snap.changed {

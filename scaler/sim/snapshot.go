@@ -43,7 +43,7 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 		s.at = make([]int64, len(w.srv))
 		s.spot = make([]int32, len(w.srv))
 		for i := range w.srv {
-			s.spot[i] = -1
+			s.spot[i], s.at[i] = -1, Never
 			s.refresh(w, i, window)
 		}
 		w.clean()
@@ -55,7 +55,7 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 	for len(s.due) > 0 && s.due[0].t <= w.now {
 		d := s.due.pop()
 		if s.at[d.s] == d.t {
-			s.refresh(w, int(d.s), window)
+			s.refresh(w, int(d.s), window) // what comes next is after now: pushed
 		}
 	}
 	now := w.wall(w.now)
@@ -115,10 +115,12 @@ func (s *snapshotter) refresh(w *world, i int, window int64) {
 			break
 		}
 	}
-	s.at[i] = next
-	if next != Never {
+	// The heap holds every server's at (and times it no longer has, dropped as they come):
+	// a time it already holds is not pushed again.
+	if next != Never && next != s.at[i] {
 		s.due.push(due{t: next, s: int32(i)})
 	}
+	s.at[i] = next
 }
 
 // mark keeps present, the servers whose telemetry the call stamps, up to date.
