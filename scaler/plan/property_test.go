@@ -226,18 +226,14 @@ func TestPropertyRandomFleets(t *testing.T) {
 // the nodes rewritten in place as the replay does; and sometimes change it at one node, reorder
 // the nodes, or bring a new config.
 func TestPropertyPlannerReused(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	g := gen{r, histories(r, 6)}
-	var pn Planner
-	var cfg *config.Config
-	var snap fleet.Snapshot
-	kinds := map[string]int{}
-	for iter := range 3000 {
+	plannerPasses(t, 3, 3000, func(g gen, c **config.Config, s *fleet.Snapshot) (string, []int) {
+		cfg, snap := *c, *s
+		defer func() { *s = snap }()
 		kind := "same layout"
 		switch {
 		case cfg == nil || g.chance(0.05):
 			kind, cfg = "new config", g.config(t, 1+g.pick(12), 1+g.pick(6))
-			snap = g.snapshot(cfg)
+			*c, snap = cfg, g.snapshot(cfg)
 		case g.chance(0.1):
 			kind, snap = "new snapshot", g.snapshot(cfg)
 		case g.chance(0.1):
@@ -268,11 +264,29 @@ func TestPropertyPlannerReused(t *testing.T) {
 			next.Nodes = snap.Nodes
 			snap = next
 		}
+		return kind, nil
+	})
+}
+
+// plannerPasses checks one Planner, reused over passes random passes, against a fresh Plan at
+// each: step draws the next pass from the last (no config at the first), rewriting the config
+// and snapshot, and says what kind of pass it is and which nodes changed (ActionsChanged; nil:
+// none said, as Actions).
+func plannerPasses(t *testing.T, seed uint64, passes int, step func(g gen, cfg **config.Config, snap *fleet.Snapshot) (kind string, changed []int)) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	g := gen{r, histories(r, 6)}
+	var pn Planner
+	var cfg *config.Config
+	var snap fleet.Snapshot
+	kinds := map[string]int{}
+	for iter := range passes {
+		kind, changed := step(g, &cfg, &snap)
 		kinds[kind]++
 		now := t0.Add(time.Duration(g.pick(600)-300) * time.Second)
 		want := terse(Plan(snap, cfg, now).Actions)
-		if got := pn.Actions(snap, cfg, now); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
-			t.Fatalf("iteration %d (%s): reused Planner %v, Plan %v", iter, kind, got, want)
+		if got := pn.ActionsChanged(snap, cfg, now, changed); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("iteration %d (%s, changed %v): reused Planner %v, Plan %v", iter, kind, changed, got, want)
 		}
 	}
 	t.Logf("passes: %v", kinds)
@@ -296,19 +310,15 @@ func terse(acts []fleet.Action) []fleet.Action {
 // node's counts and screening from pass to pass, so a change it is not told of would show
 // here as a difference from Plan.
 func TestPropertyPlannerChanged(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	g := gen{r, histories(r, 6)}
-	var pn Planner
-	var cfg *config.Config
-	var snap fleet.Snapshot
-	kinds := map[string]int{}
-	for iter := range 4000 {
+	plannerPasses(t, 5, 4000, func(g gen, c **config.Config, s *fleet.Snapshot) (string, []int) {
+		cfg, snap := *c, *s
+		defer func() { *s = snap }()
 		kind := "changed at listed nodes"
 		var changed []int
 		switch {
 		case cfg == nil || g.chance(0.03):
 			kind, cfg = "new config", g.config(t, 1+g.pick(12), 1+g.pick(6))
-			snap = g.snapshot(cfg)
+			*c, snap = cfg, g.snapshot(cfg)
 			snap.Paused = false
 		case g.chance(0.03):
 			kind = "same nodes, another slice"
@@ -356,12 +366,6 @@ func TestPropertyPlannerChanged(t *testing.T) {
 			}
 			snap = next
 		}
-		kinds[kind]++
-		now := t0.Add(time.Duration(g.pick(600)-300) * time.Second)
-		want := terse(Plan(snap, cfg, now).Actions)
-		if got := pn.ActionsChanged(snap, cfg, now, changed); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
-			t.Fatalf("iteration %d (%s, changed %v): Planner %v, Plan %v", iter, kind, changed, got, want)
-		}
-	}
-	t.Logf("passes: %v", kinds)
+		return kind, changed
+	})
 }
