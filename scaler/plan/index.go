@@ -103,6 +103,8 @@ type scratch struct {
 	rank     []int
 	screens  []screening
 	screened screenedFor
+	// names is each node's place by name (see rankNames), kept with the layout.
+	names []int
 }
 
 // screenedFor is what of the snapshot the servers' screenings were made for.
@@ -265,6 +267,27 @@ func (p *pass) layOut(m *scratch, kept bool) {
 	for _, pl := range p.pools {
 		for r, i := range pl.members {
 			m.rank[i] = r
+		}
+	}
+	if !kept || len(m.names) != len(snap.Nodes) {
+		m.rankNames(p)
+	}
+}
+
+// rankNames gives each node its place among the snapshot's nodes by name, nodes of one name
+// one place: comparing two nodes' places is comparing their names.
+func (m *scratch) rankNames(p *pass) {
+	n := len(p.servers)
+	byName := make([]int, n)
+	for i := range byName {
+		byName[i] = i
+	}
+	slices.SortFunc(byName, func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) })
+	m.names = slices.Grow(m.names[:0], n)[:n]
+	for k, i := range byName {
+		m.names[i] = k
+		if k > 0 && p.servers[i].node.Name == p.servers[byName[k-1]].node.Name {
+			m.names[i] = m.names[byName[k-1]]
 		}
 	}
 }

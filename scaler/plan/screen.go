@@ -175,7 +175,7 @@ func (p *pass) before(a, b int) int {
 		cmp.Compare(boolInt(ka.failed), boolInt(kb.failed)),
 		cmp.Compare(ka.cycles, kb.cycles),
 		ka.lastOff.Compare(kb.lastOff),
-		cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name),
+		cmp.Compare(p.mem.names[a], p.mem.names[b]),
 	)
 }
 

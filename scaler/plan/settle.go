@@ -97,7 +97,7 @@ func (p *pass) costOrder(idx []int) {
 			cmp.Compare(boolInt(!sa.pool.saves), boolInt(!sb.pool.saves)),
 			cmp.Compare(sb.pool.cost, sa.pool.cost),
 			cmp.Compare(sa.node.CyclesToday, sb.node.CyclesToday),
-			cmp.Compare(sa.node.Name, sb.node.Name),
+			cmp.Compare(p.mem.names[a], p.mem.names[b]),
 		)
 	})
 }
