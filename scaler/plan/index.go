@@ -159,7 +159,7 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time, cha
 		// The same nodes in the same pools: each keeps its node and pool.
 		for i := range p.servers {
 			s := &p.servers[i]
-			s.free, s.placed, s.done, s.isAction, s.out, s.reason = capacity{}, false, false, false, 0, ""
+			s.serverPass = serverPass{}
 		}
 	} else {
 		clear(p.servers)

@@ -79,7 +79,7 @@ func (p *pass) rebalance() {
 // candidate, whose skip a move (or a refusal) replaces.
 func (p *pass) leftAllocated(i int) bool {
 	s := &p.servers[i]
-	return s.done && !s.isAction && s.reason == fleet.SkipAllocated
+	return s.done && !s.isAction && s.allocated
 }
 
 // recentMoves counts the moves made within policy.moves.window.

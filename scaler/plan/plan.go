@@ -126,16 +126,23 @@ type pass struct {
 type server struct {
 	node *fleet.Node
 	pool *pool // nil: not in the config
+	serverPass
+}
+
+// serverPass is what a pass works out for a server, empty at its start (and holding no
+// pointer: emptied for every server at every pass).
+type serverPass struct {
 	// free is the capacity left for waiting work (On, coming, resumable or woken servers);
 	// placed is set once waiting work was placed on it (it is then kept on).
 	free   capacity
 	placed bool
 	// done is set once the server has its one action or skip; out is its index in the
-	// pass's actions (isAction) or skips (none in a quiet pass); reason is its skip's.
-	done     bool
-	isAction bool
-	out      int
-	reason   fleet.Reason
+	// pass's actions (isAction) or skips (none in a quiet pass); allocated: its skip is
+	// fleet.SkipAllocated (see leftAllocated).
+	done      bool
+	isAction  bool
+	allocated bool
+	out       int
 }
 
 func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
@@ -151,7 +158,7 @@ func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
 // allocated) gets the new one instead.
 func (p *pass) skip(i int, reason fleet.Reason, detail string) {
 	s := &p.servers[i]
-	s.done, s.reason = true, reason
+	s.done, s.allocated = true, reason == fleet.SkipAllocated
 	if p.quiet {
 		return
 	}
