@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -72,11 +74,29 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
+// BenchmarkReplayCostEveryTrace is BenchmarkReplayRatio's measure on each of the repository's
+// traces (the goal holds for any trace, not one).
+func BenchmarkReplayCostEveryTrace(b *testing.B) {
+	for _, rel := range []string{"itp/cluster01.csv", "itp/cluster02.csv", "itp/cluster03.csv", "itp/cluster04.csv",
+		"itp/cluster05.csv", "swf/NASA-iPSC-1993-3.1-cln.swf.gz"} {
+		b.Run(strings.TrimSuffix(filepath.Base(rel), filepath.Ext(rel)), func(b *testing.B) {
+			tr, cfg := repoTrace(b, rel)
+			replayRatio(b, tr, cfg)
+		})
+	}
+}
+
 // BenchmarkReplayRatio replays ITP cluster04 with the 10-minute idle timeout and with rota
 // in the same run, and reports rota's CPU time over the baseline's (goal: at most 2), and the
 // same of wall-clock time.
 func BenchmarkReplayRatio(b *testing.B) {
 	tr, cfg := repoTrace(b, "itp/cluster04.csv")
+	replayRatio(b, tr, cfg)
+}
+
+// replayRatio replays tr with the 10-minute idle timeout and with rota in turn, each loop, and
+// reports rota's CPU and wall-clock time over the baseline's.
+func replayRatio(b *testing.B, tr *trace.Trace, cfg *config.Config) {
 	e, err := NewEnv(cfg, tr, Options{WatchDelay: time.Second})
 	if err != nil {
 		b.Fatal(err)

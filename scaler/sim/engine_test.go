@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,12 +101,17 @@ func TestCompareStopsWhenCancelled(t *testing.T) {
 	}
 }
 
-// repoTrace opens one of the real traces kept in testdata/traces (its README: source, licence).
+// repoTrace opens one of the real traces kept in testdata/traces (its README: source, licence),
+// with the simulate config of its kind.
 func repoTrace(t testing.TB, rel string) (*trace.Trace, *config.Config) {
 	t.Helper()
 	root := testutil.RepoRoot(t)
 	tr := readTrace(t, filepath.Join(root, "testdata", "traces", rel))
-	cfg, err := config.LoadFor(filepath.Join(root, "deploy", "simulate", "rota-itp.yml"), config.Replay)
+	conf := "rota-itp.yml"
+	if strings.HasPrefix(rel, "swf/") {
+		conf = "rota-swf.yml"
+	}
+	cfg, err := config.LoadFor(filepath.Join(root, "deploy", "simulate", conf), config.Replay)
 	if err != nil {
 		t.Fatal(err)
 	}
