@@ -51,13 +51,18 @@ func binLow(b int) int {
 	return [Bins + 1]int{0, 1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 24, 32, 48, 64, 128, 1 << 20}[b]
 }
 
+// binOf is the bin rise falls in. Bins 0-5 hold one rise each, which are most rises: the
+// rest are looked for upwards from bin 6.
 func binOf(rise int) int {
-	for b := Bins - 1; b > 0; b-- {
-		if rise >= binLow(b) {
+	if rise < binLow(6) {
+		return max(rise, 0)
+	}
+	for b := 6; b < Bins-1; b++ {
+		if rise < binLow(b+1) {
 			return b
 		}
 	}
-	return 0
+	return Bins - 1
 }
 
 // regimeOf places a need by its recent past: below the highest need of the last Peak by gap
@@ -303,8 +308,9 @@ func (p *Pool) count(how, regime int, rises [Horizons]int) {
 	if regime == 0 {
 		row := p.Calm[how*Horizons*Bins : (how+1)*Horizons*Bins]
 		for h, r := range rises {
-			row[h*Bins+binOf(r)]++
-			p.CalmAll[h*Bins+binOf(r)]++
+			k := h*Bins + binOf(r)
+			row[k]++
+			p.CalmAll[k]++
 		}
 		if total(row[:Bins]) > calmCap {
 			for k := range row {

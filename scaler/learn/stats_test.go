@@ -263,3 +263,23 @@ func TestRoundTripAndCheck(t *testing.T) {
 		}
 	}
 }
+
+// binOf finds, for every rise, the bin whose range [binLow(b), binLow(b+1)) holds it (the
+// first bin below zero, the last from binLow(Bins-1) up).
+func TestBinOfFollowsBinLow(t *testing.T) {
+	for rise := -3; rise <= 1<<21; rise++ {
+		want := 0
+		for b := Bins - 1; b > 0; b-- {
+			if rise >= binLow(b) {
+				want = b
+				break
+			}
+		}
+		if got := binOf(rise); got != want {
+			t.Fatalf("binOf(%d) = %d, want %d", rise, got, want)
+		}
+		if rise > 1000 {
+			rise += 997 // sparser past the bins' ranges
+		}
+	}
+}
