@@ -91,10 +91,14 @@ func regimeOf(rise, gap int) int {
 	return 0
 }
 
-// hourOfWeek of unix time t, UTC: 0 is Sunday 00:00-01:00.
+// hourOfWeek of unix time t, UTC: 0 is Sunday 00:00-01:00. Unix time 0 is a Thursday
+// 00:00 (hour 4*24 of its week), and UTC has no leap hours: the hours since it tell.
 func hourOfWeek(t int64) int {
-	u := time.Unix(t, 0).UTC()
-	return int(u.Weekday())*24 + u.Hour()
+	h := t / 3600
+	if t%3600 < 0 {
+		h-- // rounded down before 1970
+	}
+	return int(((h+4*24)%HoursOfWeek + HoursOfWeek) % HoursOfWeek)
 }
 
 // Stats is what rota learned about each pool, by pool name. The zero value is empty and

@@ -3,6 +3,7 @@ package learn
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -280,6 +281,21 @@ func TestBinOfFollowsBinLow(t *testing.T) {
 		}
 		if rise > 1000 {
 			rise += 997 // sparser past the bins' ranges
+		}
+	}
+}
+
+// hourOfWeek tells the hour of the week as the calendar does, before 1970 too.
+func TestHourOfWeekByCalendar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range 100000 {
+		ts := rng.Int64N(1<<34) - 1<<33
+		if i < 20 {
+			ts = int64(i/2-5)*3600 - int64(i%2) // the hours' edges about 1970
+		}
+		u := time.Unix(ts, 0).UTC()
+		if got, want := hourOfWeek(ts), int(u.Weekday())*24+u.Hour(); got != want {
+			t.Fatalf("hourOfWeek(%d) (%s) = %d, want %d", ts, u, got, want)
 		}
 	}
 }
