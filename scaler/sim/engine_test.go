@@ -344,3 +344,27 @@ func TestTimersFollowTheServers(t *testing.T) {
 		})
 	}
 }
+
+// The due heap gives back, push after push and pop after pop, the earliest time it holds.
+func TestDueHeapPopsTheEarliest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var h dueHeap
+	var held []int64
+	for range 20000 {
+		if len(h) > 0 && rng.IntN(3) == 0 {
+			want := slices.Min(held)
+			got := h.pop()
+			if got.t != want {
+				t.Fatalf("popped %d, want the earliest %d", got.t, want)
+			}
+			held = slices.Delete(held, slices.Index(held, want), slices.Index(held, want)+1)
+			continue
+		}
+		d := due{t: rng.Int64N(500), s: int32(rng.IntN(50))}
+		h.push(d)
+		held = append(held, d.t)
+	}
+	if len(h) != len(held) {
+		t.Fatalf("heap holds %d, want %d", len(h), len(held))
+	}
+}

@@ -146,26 +146,30 @@ type due struct {
 // dueHeap is a min-heap of due times.
 type dueHeap []due
 
+// push and pop move the hole, not the element: each step of a sift is one copy, not a swap.
 func (h *dueHeap) push(d due) {
 	*h = append(*h, d)
 	q := *h
-	for k := len(q) - 1; k > 0; {
+	k := len(q) - 1
+	for k > 0 {
 		up := (k - 1) / 2
-		if q[up].t <= q[k].t {
+		if q[up].t <= d.t {
 			break
 		}
-		q[up], q[k] = q[k], q[up]
+		q[k] = q[up]
 		k = up
 	}
+	q[k] = d
 }
 
 func (h *dueHeap) pop() due {
 	q := *h
 	d := q[0]
 	last := len(q) - 1
-	q[0] = q[last]
+	x := q[last]
 	q = q[:last]
-	for k := 0; ; {
+	k := 0
+	for {
 		c := 2*k + 1
 		if c >= len(q) {
 			break
@@ -173,11 +177,14 @@ func (h *dueHeap) pop() due {
 		if c+1 < len(q) && q[c+1].t < q[c].t {
 			c++
 		}
-		if q[k].t <= q[c].t {
+		if x.t <= q[c].t {
 			break
 		}
-		q[k], q[c] = q[c], q[k]
+		q[k] = q[c]
 		k = c
+	}
+	if k < len(q) {
+		q[k] = x
 	}
 	*h = q
 	return d
