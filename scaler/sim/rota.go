@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -400,13 +401,16 @@ func scheduleMask(w *world, t int64) uint64 {
 func seconds(d model.Duration) int64 { return int64(time.Duration(d) / time.Second) }
 
 // expiries are the times at which a policy duration counted from a server's own times runs
-// out (see serverTimes), every server's in one heap, kept from call to call: a server's are
-// worked out again when the world touches it (world.dirty, or the snapshot built its node
-// again: update is given both) and when its pool's readiness changes, and a time that is
-// past or no longer the server's is dropped when it comes to the top. It counts the servers
-// idle (On and empty) and Draining, which the disruption budget's timer reads.
+// out (see serverTimes), kept from call to call: a server's are worked out again when the
+// world touches it (world.dirty, or the snapshot built its node again: update is given both)
+// and when its pool's readiness changes. One heap holds each server's first time after since
+// (its head), and the heads they had before, dropped when they come to the top: a head that
+// is past is followed by the server's next time. It counts the servers idle (On and empty)
+// and Draining, which the disruption budget's timer reads.
 type expiries struct {
 	times [][]int64
+	// since is the last call's since (see first): the heads are the times after it.
+	since int64
 	// idle and draining count the servers idle and Draining; isIdle and isDraining say which.
 	idle, draining     int
 	isIdle, isDraining []bool
@@ -419,6 +423,7 @@ type expiries struct {
 // first time, and of every server of a pool whose readiness changed.
 func (x *expiries) update(p *rota, w *world) {
 	if x.times == nil {
+		x.since = math.MinInt64
 		x.times = make([][]int64, len(w.srv))
 		x.isIdle, x.isDraining = make([]bool, len(w.srv)), make([]bool, len(w.srv))
 		x.ready = make([]bool, len(w.env.Pools))
@@ -444,7 +449,7 @@ func (x *expiries) update(p *rota, w *world) {
 	}
 }
 
-// retime works out server s's times again, and pushes those it did not have (nothing before
+// retime works out server s's times again, and pushes its head if it is new (nothing before
 // the first update, which works out every server's).
 func (x *expiries) retime(p *rota, w *world, s int) {
 	if x.times == nil {
@@ -454,12 +459,11 @@ func (x *expiries) retime(p *rota, w *world, s int) {
 	ts := p.serverTimes(w, sv, x.ready[sv.pool], x.scratch[:0])
 	x.scratch = ts
 	if !slices.Equal(ts, x.times[s]) {
-		for _, t := range ts {
-			if !slices.Contains(x.times[s], t) {
-				x.heap.push(due{t: t, s: int32(s)})
-			}
-		}
+		was, had := head(x.times[s], x.since)
 		x.times[s] = append(x.times[s][:0], ts...)
+		if t, ok := head(ts, x.since); ok && (!had || t != was) {
+			x.heap.push(due{t: t, s: int32(s)})
+		}
 	}
 	idle, draining := len(sv.jobs) == 0 && sv.state == fleet.StateOn, sv.state == fleet.StateDraining
 	x.idle += int(b2i(idle) - b2i(x.isIdle[s]))
@@ -468,15 +472,33 @@ func (x *expiries) retime(p *rota, w *world, s int) {
 }
 
 // first is the earliest of the servers' times after since. since never falls from one call
-// to the next (it is the planner's last call): the times up to it are dropped.
+// to the next (it is the planner's last call): a head up to it gives way to the server's
+// next time after since, and a time that is no longer the server's is dropped.
 func (x *expiries) first(since int64) (int64, bool) {
+	x.since = since
 	for len(x.heap) > 0 {
-		if d := x.heap[0]; d.t > since && slices.Contains(x.times[d.s], d.t) {
+		d := x.heap[0]
+		held := slices.Contains(x.times[d.s], d.t)
+		if held && d.t > since {
 			return d.t, true
 		}
 		x.heap.pop()
+		if t, ok := head(x.times[d.s], since); held && ok {
+			x.heap.push(due{t: t, s: d.s})
+		}
 	}
 	return 0, false
+}
+
+// head is the first of ts after since.
+func head(ts []int64, since int64) (int64, bool) {
+	first, ok := int64(math.MaxInt64), false
+	for _, t := range ts {
+		if t > since && t <= first {
+			first, ok = t, true
+		}
+	}
+	return first, ok
 }
 
 // serverTimes appends to ts the times at which a policy duration counted from one of sv's
