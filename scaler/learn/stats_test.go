@@ -299,3 +299,31 @@ func TestHourOfWeekByCalendar(t *testing.T) {
 		}
 	}
 }
+
+// AtLeast at a horizon, between two and past the longest is the two horizons' tails weighed
+// by where d falls between them, to the last bit.
+func TestAtLeastWeighsBothHorizons(t *testing.T) {
+	var s Stats
+	rng := rand.New(rand.NewPCG(5, 5))
+	n := 10
+	feed(&s, monday, 3*7*24*time.Hour, func(time.Time) int {
+		n = max(0, n+rng.IntN(7)-3)
+		return n
+	})
+	for m := range 200 {
+		v := s.View("p", monday.Add(3*7*24*time.Hour+time.Duration(m)*time.Minute), 0)
+		for _, d := range []time.Duration{time.Minute, 90 * time.Second, 5 * time.Minute, 7 * time.Minute,
+			time.Hour, 2 * time.Hour, 3 * time.Hour} {
+			for level := 1; level < 40; level += 3 {
+				lo, hi, f := span(d)
+				want := (1-f)*v.tail(max(lo, 0), level) + f*v.tail(hi, level)
+				if lo < 0 {
+					want = f * v.tail(0, level)
+				}
+				if got := v.AtLeast(level, d); got != want {
+					t.Fatalf("AtLeast(%d, %s) = %v, want %v", level, d, got, want)
+				}
+			}
+		}
+	}
+}

@@ -131,11 +131,18 @@ func (v *View) AtLeast(level int, d time.Duration) float64 {
 	if level <= 0 {
 		return 1
 	}
-	lo, hi, f := span(d)
-	if lo < 0 {
+	// At a horizon (or past the longest) one side weighs nothing: its tail is left out, which
+	// gives the same sum (a tail is finite), at half the work.
+	switch lo, hi, f := span(d); {
+	case lo < 0:
 		return f * v.tail(0, level)
+	case f == 0:
+		return v.tail(lo, level)
+	case f == 1:
+		return v.tail(hi, level)
+	default:
+		return (1-f)*v.tail(lo, level) + f*v.tail(hi, level)
 	}
-	return (1-f)*v.tail(lo, level) + f*v.tail(hi, level)
 }
 
 // span places d between horizons lo and hi (lo -1: below the first, from 0), f the share of
