@@ -50,13 +50,15 @@ func (s *Stats) View(pool string, now time.Time, minHistory time.Duration) View 
 	if v.Regime == 0 {
 		v.blend(p.Calm[v.HourOfWeek*Horizons*Bins:(v.HourOfWeek+1)*Horizons*Bins], p.CalmAll, nil)
 	} else {
-		pooled := make([]uint32, Horizons*Bins)
+		// Rows as arrays: their sizes are known, so the sum checks no bounds.
+		var pooled [Horizons * Bins]uint32
 		for r := range Regimes - 1 {
-			for k, c := range p.Active[r*Horizons*Bins : (r+1)*Horizons*Bins] {
-				pooled[k] += c
+			row := (*[Horizons * Bins]uint32)(p.Active[r*Horizons*Bins:])
+			for k := range pooled {
+				pooled[k] += row[k]
 			}
 		}
-		v.blend(p.Active[(v.Regime-1)*Horizons*Bins:v.Regime*Horizons*Bins], pooled, p.CalmAll)
+		v.blend(p.Active[(v.Regime-1)*Horizons*Bins:v.Regime*Horizons*Bins], pooled[:], p.CalmAll)
 	}
 	return v
 }
