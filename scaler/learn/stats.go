@@ -94,11 +94,16 @@ func regimeOf(rise, gap int) int {
 // hourOfWeek of unix time t, UTC: 0 is Sunday 00:00-01:00. Unix time 0 is a Thursday
 // 00:00 (hour 4*24 of its week), and UTC has no leap hours: the hours since it tell.
 func hourOfWeek(t int64) int {
+	return int(((hours(t)+4*24)%HoursOfWeek + HoursOfWeek) % HoursOfWeek)
+}
+
+// hours is the hours since 1970 at unix time t, rounded down (before 1970 too).
+func hours(t int64) int64 {
 	h := t / 3600
 	if t%3600 < 0 {
-		h-- // rounded down before 1970
+		h--
 	}
-	return int(((h+4*24)%HoursOfWeek + HoursOfWeek) % HoursOfWeek)
+	return h
 }
 
 // Stats is what rota learned about each pool, by pool name. The zero value is empty and
@@ -231,6 +236,11 @@ func (p *Pool) observe(t int64, n int) {
 		p.Next = (p.Times[0]+back+step-1)/step*step + step
 	}
 	for p.Next+longest <= t {
+		if k := p.calmRun(p.Next, t-longest); k > 0 {
+			p.countCalm(hourOfWeek(p.Next), k)
+			p.Next += k * step
+			continue
+		}
 		p.close(p.Next)
 		p.Next += step
 	}
@@ -277,6 +287,26 @@ func (p *Pool) close(o int64) {
 	p.count(hourOfWeek(o), regime, rises)
 }
 
+// calmRun is how many origins from o on (Step apart, up to last, within o's hour) are calm
+// with no rise at any horizon: the need has not changed for Peak before each nor for the
+// longest horizon after. close would count each of them alike (countCalm counts them at
+// once); 0 when o is not such an origin.
+func (p *Pool) calmRun(o, last int64) int64 {
+	i := p.at(o)
+	if i < 0 || o-p.Times[i] < int64(Peak/time.Second) {
+		return 0
+	}
+	step, longest := int64(Step/time.Second), int64(Horizon(Horizons-1)/time.Second)
+	if i+1 < len(p.Times) {
+		last = min(last, p.Times[i+1]-longest-1)
+	}
+	last = min(last, (hours(o)+1)*3600-1)
+	if last < o {
+		return 0
+	}
+	return (last-o)/step + 1
+}
+
 // regime is the need in force at t and its regime (ok false before the first observation).
 // Where the need stands is judged at its last change, so it changes only with the need, as
 // a rise gets older than Recent, and as a change gets older than Peak: rising, at the peak of
@@ -316,13 +346,7 @@ func (p *Pool) count(how, regime int, rises [Horizons]int) {
 			row[k]++
 			p.CalmAll[k]++
 		}
-		if total(row[:Bins]) > calmCap {
-			for k := range row {
-				half := row[k] / 2
-				p.CalmAll[k] -= row[k] - half
-				row[k] = half
-			}
-		}
+		p.bound(row)
 		return
 	}
 	row := p.Active[(regime-1)*Horizons*Bins : regime*Horizons*Bins]
@@ -332,6 +356,34 @@ func (p *Pool) count(how, regime int, rises [Horizons]int) {
 	if total(row[:Bins]) > activeCap {
 		for k := range row {
 			row[k] /= 2
+		}
+	}
+}
+
+// countCalm counts k calm origins of hour of week how with no rise, as k calls of count
+// would: each adds one to the hour's first horizon, so the counts are halved after the one
+// that takes it past calmCap (or after the first, if it was already).
+func (p *Pool) countCalm(how int, k int64) {
+	row := p.Calm[how*Horizons*Bins : (how+1)*Horizons*Bins]
+	for k > 0 {
+		n := max(1, min(k, calmCap+1-int64(total(row[:Bins]))))
+		for h := range Horizons {
+			row[h*Bins] += uint32(n)
+			p.CalmAll[h*Bins] += uint32(n)
+		}
+		p.Origins += n
+		k -= n
+		p.bound(row)
+	}
+}
+
+// bound halves an hour's calm counts once its origins pass calmCap.
+func (p *Pool) bound(row []uint32) {
+	if total(row[:Bins]) > calmCap {
+		for k := range row {
+			half := row[k] / 2
+			p.CalmAll[k] -= row[k] - half
+			row[k] = half
 		}
 	}
 }

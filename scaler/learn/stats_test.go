@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -325,5 +327,69 @@ func TestAtLeastWeighsBothHorizons(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func clonePool(p *Pool) *Pool {
+	c := *p
+	c.Times, c.Needs = slices.Clone(p.Times), slices.Clone(p.Needs)
+	c.Calm, c.CalmAll, c.Active = slices.Clone(p.Calm), slices.Clone(p.CalmAll), slices.Clone(p.Active)
+	return &c
+}
+
+// A calm run counted at once counts what closing its origins one by one counts, near the cap
+// and past it too, and a run covers the calm stretches (whole hours of them).
+func TestCalmRunCountsAsEachOrigin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	longest := int64(Horizon(Horizons-1) / time.Second)
+	runs, long := 0, 0
+	for trial := range 40 {
+		var s Stats
+		n, start := 5, monday.Add(time.Duration(trial)*time.Hour)
+		for at := start; at.Before(start.Add(3 * 24 * time.Hour)); at = at.Add(time.Duration(1+rng.IntN(300)) * time.Second) {
+			if rng.IntN(40) == 0 { // calm stretches of up to 6 hours between bursts
+				at = at.Add(time.Duration(rng.IntN(6*3600)) * time.Second)
+			}
+			if rng.IntN(3) == 0 {
+				n = max(0, n+rng.IntN(5)-2)
+			}
+			// the pool as observe has it before it closes origins (the change point noted)
+			p := clonePool(s.pool("p"))
+			if k := len(p.Needs); k == 0 || int(p.Needs[k-1]) != n {
+				p.Times, p.Needs = append(p.Times, at.Unix()), append(p.Needs, int32(n))
+			}
+			s.Observe(at, map[string]int{"p": n})
+			if p.Next == 0 {
+				continue
+			}
+			o, last := p.Next, at.Unix()-longest
+			row := p.Calm[hourOfWeek(o)*Horizons*Bins:][:Horizons*Bins]
+			for k := range row { // counts near the cap, and a few past it
+				row[k] = uint32(rng.IntN(calmCap/Bins + 2))
+			}
+			copy(p.CalmAll, row)
+			k := p.calmRun(o, last)
+			if k == 0 {
+				continue
+			}
+			runs++
+			if k >= 30 {
+				long++
+			}
+			once, each := clonePool(p), clonePool(p)
+			once.countCalm(hourOfWeek(o), k)
+			for m := range k {
+				each.close(o + m*int64(Step/time.Second))
+			}
+			if !reflect.DeepEqual(once, each) {
+				t.Fatalf("trial %d: %d calm origins from %d counted at once differ from one by one", trial, k, o)
+			}
+			if o+(k-1)*int64(Step/time.Second) > last || hourOfWeek(o+(k-1)*int64(Step/time.Second)) != hourOfWeek(o) {
+				t.Fatalf("trial %d: a run of %d from %d passes %d or its hour", trial, k, o, last)
+			}
+		}
+	}
+	if runs < 100 || long < 10 {
+		t.Fatalf("%d calm runs, %d of half an hour or more: the test would prove nothing", runs, long)
 	}
 }
