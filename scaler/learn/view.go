@@ -203,7 +203,8 @@ func median(r []int32) time.Duration {
 	if len(r) == 0 {
 		return 0
 	}
-	s := slices.Clone(r)
+	var buf [ringLen]int32 // a ring holds no more: sorted on the stack
+	s := append(buf[:0], r...)
 	slices.Sort(s)
 	return time.Duration(s[len(s)/2]) * time.Second
 }
