@@ -43,7 +43,7 @@ func (l *Loop) Status(ctx context.Context) (api.Status, error) {
 		}
 		return st, err
 	}
-	// What the executor recorded since the pass: unread, the pass's view alone.
+	// What the executor recorded since the pass; unread, the pass's view alone.
 	recs, err := l.o.Store.Nodes()
 	if err != nil {
 		recs = nil
@@ -54,8 +54,8 @@ func (l *Loop) Status(ctx context.Context) (api.Status, error) {
 }
 
 // passStatus is the fleet as pass p saw and decided it, with what the executor recorded in
-// the store since (recs, nil when unread): a server whose record changed since the pass began shows
-// the state the executor reached, and one with an action under way shows it (InFlight).
+// the store since (recs, nil when unread): a server whose record changed since the pass began
+// shows the state the executor reached, and one with an action under way shows it (InFlight).
 func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 	st := api.Status{
 		Paused: p.snap.Paused, DryRun: l.cfg.Policy.DryRun, LastPass: p.at, LastPassOK: p.ok,
