@@ -32,12 +32,47 @@ type costs struct {
 	boot, shutdown     time.Duration
 }
 
-// costs is the pool's prices, worked out once a pass.
+// costs is the pool's prices, worked out once a pass: those of the pass before, with the
+// rule's answers, while what they are worked out from is the same (see ruleKey).
 func (p *pass) costs(pl *pool) costs {
 	if !pl.priced {
-		pl.prices, pl.priced = poolCosts(pl.cfg, p.pol, &p.cfg.BMC, pl.view), true
+		pl.priced = true
+		if k := ruleKeyOf(pl, p.pol, &p.cfg.BMC); !pl.rule.valid || pl.rule.key != k {
+			pl.rule = ruleMemo{key: k, valid: true, prices: poolCosts(pl.cfg, p.pol, &p.cfg.BMC, pl.view),
+				answers: emptied(pl.rule.answers)}
+		}
 	}
-	return pl.prices
+	return pl.rule.prices
+}
+
+// ruleMemo is a pool's prices and the break-even rule's answers (by level and cycles of the
+// day), for the settings and View in key; valid once worked out.
+type ruleMemo struct {
+	key     ruleKey
+	valid   bool
+	prices  costs
+	answers map[dpmKey]dpmMemo
+}
+
+// ruleKey is what a pool's prices and the rule's answers are worked out from: the pool's and
+// the policy's settings, and the pool's View less what says what its distributions were read
+// for (origins, hour, regime, need, until), which changes far more often than they do.
+type ruleKey struct {
+	view                         learn.View
+	cost                         float64
+	bootTimeout, gracefulTimeout time.Duration
+	gpus, maxCyclesPerDay        int
+	breakEven                    config.BreakEven
+}
+
+func ruleKeyOf(pl *pool, pol *config.Policy, bmc *config.BMCLimits) ruleKey {
+	k := ruleKey{
+		view: pl.view, cost: pl.cfg.Cost.PerHour(),
+		bootTimeout: time.Duration(pl.cfg.BootTimeout), gracefulTimeout: time.Duration(bmc.GracefulTimeout),
+		gpus: pl.cfg.Profile.GPUs, maxCyclesPerDay: pol.Node.MaxCyclesPerDay, breakEven: pol.BreakEven,
+	}
+	k.view.Origins, k.view.HourOfWeek, k.view.Regime, k.view.Need, k.view.Until = 0, 0, 0, 0, time.Time{}
+	return k
 }
 
 // typicalShutdown is what a shutdown is taken to last before any was seen, unless
@@ -96,50 +131,77 @@ func (c costs) words() string {
 		c.cycle, c.energy, c.wear, c.wait, c.idle)
 }
 
-// breakEven says why idle server i, the level-th warm server of its pool, stays on (a skip
-// reason), or that it may go (reason ""); words are the numbers, for the skip's detail or
-// the action's, worded only when asked for.
-func (p *pass) breakEven(i, level int) (reason fleet.Reason, words func() string) {
-	pl := p.servers[i].pool
-	cycles := p.servers[i].node.CyclesToday
-	c := p.costs(pl).spending(cycles, p.pol.Node.MaxCyclesPerDay)
-	if !pl.view.Ready {
-		return p.skiRental(i, c)
-	}
-	m := pl.dpm(level, cycles, c)
-	at := func() string { return fmt.Sprintf("level %d; %s", level, pl.view.Context()) }
-	if m.gain > 0 {
-		return fleet.SkipBreakEven, func() string {
-			return fmt.Sprintf("P(needed within %s) %.2f x cycle %.3g > idle %.3g (%s; %s)",
-				m.best, m.f, c.cycle, c.idle*m.e, at(), c.words())
-		}
-	}
-	return "", func() string {
-		return fmt.Sprintf("P(needed within 2h) %.2f; no horizon where staying on pays (%s; %s)",
-			pl.view.AtLeast(level, learn.Horizon(learn.Horizons-1)), at(), c.words())
-	}
+// verdict is the break-even rule's answer for an idle server, the level-th warm server of
+// its pool: why it stays on (a skip reason), or that it may go (reason ""), with the numbers
+// that word it (see words).
+type verdict struct {
+	reason fleet.Reason
+	level  int
+	c      costs
+	// ready: the pool has history, and m is the rule's answer; without, the server has been
+	// idle for idle, and stays on until breakEven.
+	ready           bool
+	m               dpmMemo
+	idle, breakEven time.Duration
 }
 
-// dpmMemo is one answer of the break-even rule in a pass. Within a pass the idle servers
-// that stay on share one level, and their cycles of the day take a few values: each pair is
-// worked out once.
-type dpmMemo struct {
-	level, cycles int
-	best          time.Duration
-	gain, f, e    float64
+// breakEven is the rule's verdict on idle server i, the level-th warm server of its pool.
+func (p *pass) breakEven(i, level int) verdict {
+	pl, n := p.servers[i].pool, p.servers[i].node
+	v := verdict{level: level, c: p.costs(pl).spending(n.CyclesToday, p.pol.Node.MaxCyclesPerDay), ready: pl.view.Ready}
+	if !v.ready {
+		// Ski rental: on until idle for the break-even time.
+		v.breakEven = v.c.breakEven()
+		v.idle = time.Duration(p.pol.Idle.Window)
+		if !n.IdleSince.IsZero() {
+			v.idle = max(p.now.Sub(n.IdleSince), 0)
+		}
+		if v.idle < v.breakEven {
+			v.reason = fleet.SkipBreakEven
+		}
+		return v
+	}
+	v.m = pl.dpm(level, n.CyclesToday, v.c)
+	if v.m.gain > 0 {
+		v.reason = fleet.SkipBreakEven
+	}
+	return v
 }
+
+// words are the verdict's numbers, for the skip's detail or the action's; view is the pool's.
+func (v *verdict) words(view *learn.View) string {
+	if !v.ready {
+		return fmt.Sprintf("idle %s, break-even %s: %s (no history yet)", v.idle.Round(time.Second), v.breakEven, v.c.words())
+	}
+	at := fmt.Sprintf("level %d; %s", v.level, view.Context())
+	if v.reason != "" {
+		return fmt.Sprintf("P(needed within %s) %.2f x cycle %.3g > idle %.3g (%s; %s)",
+			v.m.best, v.m.f, v.c.cycle, v.c.idle*v.m.e, at, v.c.words())
+	}
+	return fmt.Sprintf("P(needed within 2h) %.2f; no horizon where staying on pays (%s; %s)",
+		view.AtLeast(v.level, learn.Horizon(learn.Horizons-1)), at, v.c.words())
+}
+
+// dpmMemo is one answer of the break-even rule. The idle servers that stay on in a pass share
+// one level, and their cycles of the day take a few values: each pair is worked out once
+// while the pool's prices and View are the same (see ruleMemo).
+type dpmMemo struct {
+	best       time.Duration
+	gain, f, e float64
+}
+
+type dpmKey struct{ level, cycles int }
 
 // dpm is the rule's answer for the pool's level-th warm server cycled cycles times today,
 // at prices c (which follow from the cycles).
 func (pl *pool) dpm(level, cycles int, c costs) dpmMemo {
-	for _, m := range pl.memo {
-		if m.level == level && m.cycles == cycles {
-			return m
-		}
+	k := dpmKey{level, cycles}
+	if m, ok := pl.rule.answers[k]; ok {
+		return m
 	}
-	m := dpmMemo{level: level, cycles: cycles}
+	var m dpmMemo
 	m.best, m.gain, m.f, m.e = dpm(&pl.view, level, c)
-	pl.memo = append(pl.memo, m)
+	pl.rule.answers[k] = m
 	return m
 }
 
@@ -159,21 +221,4 @@ func dpm(v *learn.View, level int, c costs) (best time.Duration, gain, fBest, eB
 		prevT, prevF = t, f
 	}
 	return best, gain, fBest, eBest
-}
-
-// skiRental keeps a server on until it has been idle for the break-even time.
-func (p *pass) skiRental(i int, c costs) (fleet.Reason, func() string) {
-	n := p.servers[i].node
-	breakEven := c.breakEven()
-	idle := time.Duration(p.pol.Idle.Window)
-	if !n.IdleSince.IsZero() {
-		idle = max(p.now.Sub(n.IdleSince), 0)
-	}
-	words := func() string {
-		return fmt.Sprintf("idle %s, break-even %s: %s (no history yet)", idle.Round(time.Second), breakEven, c.words())
-	}
-	if idle < breakEven {
-		return fleet.SkipBreakEven, words
-	}
-	return "", words
 }

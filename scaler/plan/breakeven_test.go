@@ -1,12 +1,15 @@
 package plan
 
 import (
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
@@ -148,5 +151,121 @@ func TestBreakEvenTime(t *testing.T) {
 	cfg.BMC.GracefulTimeout = model.Duration(5 * time.Second)
 	if got := BreakEvenTime(&cfg.Pools[0], &cfg.Policy, &cfg.BMC, learn.View{}, 0); got != 40*time.Minute+5*time.Second {
 		t.Errorf("graceful timeout 5s: %s, want 40m5s", got)
+	}
+}
+
+// TestPropertyRuleKept: the prices and break-even answers a Planner keeps from pass to pass
+// are, at every pass, those worked out afresh from that pass's config and Views, and its
+// actions those of a fresh Plan; over random passes that keep the Views, relabel them (the same
+// distributions read for another origin, hour, regime, need or until), change their boot and
+// shutdown times, draw new ones, change the config's prices in place, or draw new nodes. It
+// fails when the kept answers outlive a change they follow.
+func TestPropertyRuleKept(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	g := gen{r, histories(r, 6)}
+	cfg := g.config(t, 1+g.pick(12), 1+g.pick(6))
+	// No floor, spares, cooldown, dwell time or budget: more idle servers come to the rule.
+	cfg.Policy.Spares.MaxShare, cfg.Policy.Cooldown, cfg.Policy.Node.MinOn = 0, config.Cooldown{}, 0
+	cfg.Policy.Disruption.MaxPowerOffs, cfg.Policy.Disruption.MaxConcurrent = 100, 100
+	for i := range cfg.Pools {
+		cfg.Pools[i].Min = 0
+	}
+	views := func() map[string]learn.View {
+		st, out := g.learned[g.pick(len(g.learned))], map[string]learn.View{}
+		for _, p := range []string{"cpu", "gpu"} {
+			out[p] = st.View(p, t0, time.Duration(g.pick(3))*12*time.Hour)
+		}
+		return out
+	}
+	// Half the servers idle, On and read this pass, with the Views: most passes come to the rule.
+	idler := func(s fleet.Snapshot) fleet.Snapshot {
+		s.Telemetry, s.JobsKnown, s.Paused, s.Learned = true, true, false, views()
+		for i := range s.Nodes {
+			if n := &s.Nodes[i]; g.chance(0.5) {
+				n.State, n.Power, n.RetryAfter = fleet.StateOn, bmc.StateOn, time.Time{}
+				n.Jobs = fleet.JobsView{Known: true, Responding: true}
+				n.Telemetry = fleet.TelemetryView{Present: true, LastSample: t0}
+			}
+		}
+		return s
+	}
+	snap := idler(g.snapshot(cfg))
+	var pn Planner
+	kinds, reused := map[string]int{}, 0
+	last := map[*pool]ruleKey{}
+	for iter := range 3000 {
+		kind := "same"
+		switch {
+		case g.chance(0.1):
+			kind, snap = "new snapshot", idler(g.snapshot(cfg))
+		case g.chance(0.1):
+			kind, snap.Learned = "new views", views()
+		case g.chance(0.15):
+			kind = "views relabelled"
+			relabelled := map[string]learn.View{}
+			for p, v := range snap.Learned {
+				v.Origins, v.HourOfWeek, v.Regime, v.Need = v.Origins+1, g.pick(learn.HoursOfWeek), g.pick(learn.Regimes), g.pick(9)
+				v.Until = v.Until.Add(time.Minute)
+				relabelled[p] = v
+			}
+			snap.Learned = relabelled
+		case g.chance(0.1):
+			kind = "boot or shutdown times changed"
+			timed := map[string]learn.View{}
+			for p, v := range snap.Learned {
+				v.Boot, v.Shutdown = time.Duration(g.pick(3))*time.Minute, time.Duration(g.pick(3))*time.Minute
+				timed[p] = v
+			}
+			snap.Learned = timed
+		case g.chance(0.2):
+			kind = "prices changed in place"
+			pl, be := &cfg.Pools[g.pick(len(cfg.Pools))], &cfg.Policy.BreakEven
+			switch g.pick(7) {
+			case 0:
+				be.WearCost = float64(g.pick(4))
+			case 1:
+				be.WearTime = model.Duration(g.pick(4)) * model.Duration(10*time.Minute)
+			case 2:
+				be.WaitPerJobHour, be.WaitPerGPUHour = float64(g.pick(4)), float64(g.pick(4))
+			case 3:
+				pl.BootTimeout = model.Duration(1+g.pick(4)) * model.Duration(2*time.Minute)
+			case 4:
+				cfg.BMC.GracefulTimeout = model.Duration(g.pick(3)) * model.Duration(30*time.Second)
+			case 5:
+				pl.Cost.Hourly, pl.Profile.GPUs = float64(g.pick(3)), g.pick(3)
+			case 6:
+				cfg.Policy.Node.MaxCyclesPerDay = 1 + g.pick(4)
+			}
+		}
+		kinds[kind]++
+		now := t0.Add(time.Duration(g.pick(600)-300) * time.Second)
+		want := terse(Plan(snap, cfg, now).Actions)
+		if got := pn.Actions(snap, cfg, now); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("iteration %d (%s): Planner %v, Plan %v", iter, kind, got, want)
+		}
+		for _, pl := range pn.p.pools {
+			if !pl.priced {
+				continue
+			}
+			fresh := poolCosts(pl.cfg, &cfg.Policy, &cfg.BMC, pl.view)
+			if pl.rule.prices != fresh {
+				t.Fatalf("iteration %d (%s): pool %s kept prices %+v, afresh %+v", iter, kind, pl.name, pl.rule.prices, fresh)
+			}
+			for k, m := range pl.rule.answers {
+				var want dpmMemo
+				want.best, want.gain, want.f, want.e = dpm(&pl.view, k.level, fresh.spending(k.cycles, cfg.Policy.Node.MaxCyclesPerDay))
+				if m != want {
+					t.Fatalf("iteration %d (%s): pool %s level %d, %d cycles: kept answer %+v, afresh %+v", iter, kind, pl.name, k.level, k.cycles, m, want)
+				}
+			}
+			if k, ok := last[pl]; ok && k == pl.rule.key && len(pl.rule.answers) > 0 {
+				reused++
+			}
+			last[pl] = pl.rule.key
+		}
+	}
+	t.Logf("passes %v; pools priced with the pass before's prices %d", kinds, reused)
+	if reused < 500 {
+		t.Errorf("prices kept from the pass before %d times: too few for the test to tell", reused)
 	}
 }

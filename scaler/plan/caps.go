@@ -55,18 +55,18 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	}
 	// A server with work is held to the caps only to be moved, whose own price (saving against the work
 	// lost) decides; break-even prices an idle server's staying on.
-	var reason fleet.Reason
-	numbers := func() string { return "" }
+	words := func() string { return "" }
 	if !n.Jobs.Allocated() {
-		reason, numbers = p.breakEven(i, pl.warm-pl.offs)
-	}
-	if reason != "" {
-		return reason, p.say(numbers)
+		v := p.breakEven(i, pl.warm-pl.offs)
+		if v.reason != "" {
+			return v.reason, p.say(func() string { return v.words(&pl.view) })
+		}
+		words = func() string { return v.words(&pl.view) }
 	}
 	if reason, detail := p.fleetCaps(); reason != "" {
 		return reason, detail
 	}
-	return "", p.say(numbers)
+	return "", p.say(words)
 }
 
 // fleetCaps says which of the fleet's caps keeps one more server from being drained or

@@ -54,8 +54,6 @@ type pool struct {
 	// awake are the servers On, powering on or booting, woken those powered on this pass
 	// (both in no order: what countWarm counts).
 	awake, woken []int
-	// memo is the break-even rule's answers this pass (see breakEven).
-	memo []dpmMemo
 
 	// view is what rota learned about the pool (its zero value: nothing yet).
 	view learn.View
@@ -64,8 +62,9 @@ type pool struct {
 	// the power-offs and drains planned among them this pass (see spares.go).
 	spares, warm, offs int
 	forecast           func() string
-	// prices are what a cycle and an idle hour cost (once priced, see costs).
-	prices costs
+	// rule is the pool's prices and the break-even rule's answers, kept from pass to pass;
+	// priced once they are checked this pass (see costs).
+	rule   ruleMemo
 	priced bool
 	// unplaced: waiting work counting against the pool found no place this pass.
 	unplaced bool
@@ -325,7 +324,7 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, f
 		wake:       wakeQueue{all: old.wake.all[:0], byRegion: old.wake.byRegion},
 		awake:      old.awake[:0],
 		woken:      old.woken[:0],
-		memo:       old.memo[:0],
+		rule:       old.rule,
 		tally:      old.tally,
 		kept:       old.kept,
 	}
