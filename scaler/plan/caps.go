@@ -37,16 +37,8 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 		// A server with work is held to the caps only to be moved: none while the pool's waiting work
 		// has no place (an idle server the work does not fit may still go).
 		return fleet.SkipDemandWaits, p.say(func() string { return "work waits for pool " + pl.name })
-	case p.within(p.snap.History.LastScaleDown[pl.name], pol.Cooldown.ScaleDown):
-		return fleet.SkipCooldown, p.say(func() string {
-			return "scaled down at " + p.snap.History.LastScaleDown[pl.name].UTC().Format(time.RFC3339)
-		})
-	case p.within(p.snap.History.LastScaleUp[pl.name], pol.Cooldown.ScaleUp):
-		// Right after a scale-up the work that asked for it may still be arriving: no
-		// scale-down in the same pool for cooldown.scale_up.
-		return fleet.SkipCooldown, p.say(func() string {
-			return "scaled up at " + p.snap.History.LastScaleUp[pl.name].UTC().Format(time.RFC3339)
-		})
+	case p.cooling(pl):
+		return fleet.SkipCooldown, p.say(func() string { return pl.cooldown + " at " + pl.cooldownAt.UTC().Format(time.RFC3339) })
 	case pl.floorCount()-1 < pl.floor:
 		return fleet.SkipFloor, p.say(func() string { return fmt.Sprintf("%d servers on, floor %d", pl.floorCount(), pl.floor) })
 	case pl.keepsSpare():
@@ -67,6 +59,24 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 		return reason, detail
 	}
 	return "", p.say(words)
+}
+
+// cooling reports whether a cooldown keeps pool pl from scaling down now, checked once a pass:
+// pl.cooldown says which ("scaled down", "scaled up"), pl.cooldownAt when.
+func (p *pass) cooling(pl *pool) bool {
+	if !pl.cooled {
+		h := &p.snap.History
+		switch {
+		case p.within(h.LastScaleDown[pl.name], p.pol.Cooldown.ScaleDown):
+			pl.cooldown, pl.cooldownAt = "scaled down", h.LastScaleDown[pl.name]
+		case p.within(h.LastScaleUp[pl.name], p.pol.Cooldown.ScaleUp):
+			// Right after a scale-up the work that asked for it may still be arriving: no
+			// scale-down in the same pool for cooldown.scale_up.
+			pl.cooldown, pl.cooldownAt = "scaled up", h.LastScaleUp[pl.name]
+		}
+		pl.cooled = true
+	}
+	return pl.cooldown != ""
 }
 
 // fleetCaps says which of the fleet's caps keeps one more server from being drained or

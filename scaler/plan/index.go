@@ -66,6 +66,11 @@ type pool struct {
 	// priced once they are checked this pass (see costs).
 	rule   ruleMemo
 	priced bool
+	// cooled once the cooldowns were checked this pass; cooldown is the one that holds ("":
+	// none), cooldownAt its scale-down or scale-up (see cooling).
+	cooled     bool
+	cooldown   string
+	cooldownAt time.Time
 	// unplaced: waiting work counting against the pool found no place this pass.
 	unplaced bool
 	// block is why waiting work woke no (more) servers here; noFit the regions some waiting
