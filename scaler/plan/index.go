@@ -109,6 +109,8 @@ type scratch struct {
 	screened screenedFor
 	// names is each node's place by name (see rankNames), kept with the layout.
 	names []int
+	// costKeys are costOrder's, reused.
+	costKeys []costKey
 }
 
 // screenedFor is what of the snapshot the servers' screenings were made for.

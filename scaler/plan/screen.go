@@ -132,7 +132,7 @@ func (p *pass) screenAsleep(i int) {
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
 		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
-		p.wakeKeys[i] = wakeKey{failed: n.State == fleet.StateFailed, cycles: n.CyclesToday, lastOff: n.LastOff}
+		p.wakeKeys[i] = wakeKey{failed: n.State == fleet.StateFailed, cycles: n.CyclesToday, name: p.mem.names[i], lastOff: n.LastOff}
 		pl := p.servers[i].pool
 		pl.wake.all = append(pl.wake.all, i)
 	}
@@ -171,20 +171,26 @@ type wakeQueue struct {
 // least today, then those off longest, then by name.
 func (p *pass) before(a, b int) int {
 	ka, kb := &p.wakeKeys[a], &p.wakeKeys[b]
-	return cmp.Or(
-		cmp.Compare(boolInt(ka.failed), boolInt(kb.failed)),
-		cmp.Compare(ka.cycles, kb.cycles),
-		ka.lastOff.Compare(kb.lastOff),
-		cmp.Compare(p.mem.names[a], p.mem.names[b]),
-	)
+	// The heap compares each server many times: each key is compared only when those before
+	// it are equal.
+	if ka.failed != kb.failed {
+		return cmp.Compare(boolInt(ka.failed), boolInt(kb.failed))
+	}
+	if ka.cycles != kb.cycles {
+		return cmp.Compare(ka.cycles, kb.cycles)
+	}
+	if c := ka.lastOff.Compare(kb.lastOff); c != 0 {
+		return c
+	}
+	return cmp.Compare(ka.name, kb.name)
 }
 
-// wakeKey is what before orders a queued server by, its node's name aside, read from the node
-// once (at screenAsleep): the heap compares each server many times.
+// wakeKey is what before orders a queued server by, read once (at screenAsleep): its node's
+// state, cycles today and last power-off, and its place by name (see rankNames).
 type wakeKey struct {
-	failed  bool
-	cycles  int
-	lastOff time.Time
+	failed       bool
+	cycles, name int
+	lastOff      time.Time
 }
 
 // screen puts the pool's asleep servers not skipped by their screening (pinned or in maintenance)

@@ -91,13 +91,35 @@ func (p *pass) emptyCheck(i int) (fleet.Reason, string) {
 // first (a pool with saves_when_off: false is paid for anyway, so its servers go last), the
 // most expensive first, then the fewest cycles today, then by name.
 func (p *pass) costOrder(idx []int) {
-	slices.SortFunc(idx, func(a, b int) int {
-		sa, sb := &p.servers[a], &p.servers[b]
-		return cmp.Or(
-			cmp.Compare(boolInt(!sa.pool.saves), boolInt(!sb.pool.saves)),
-			cmp.Compare(sb.pool.cost, sa.pool.cost),
-			cmp.Compare(sa.node.CyclesToday, sb.node.CyclesToday),
-			cmp.Compare(p.mem.names[a], p.mem.names[b]),
-		)
+	// Sorted as keys read once from each server, compared one after the other: not read
+	// from the servers and their nodes at each comparison.
+	keys := p.mem.costKeys[:0]
+	for _, i := range idx {
+		s := &p.servers[i]
+		keys = append(keys, costKey{keep: !s.pool.saves, cost: s.pool.cost, cycles: s.node.CyclesToday, name: p.mem.names[i], i: i})
+	}
+	slices.SortFunc(keys, func(a, b costKey) int {
+		if a.keep != b.keep {
+			return cmp.Compare(boolInt(a.keep), boolInt(b.keep))
+		}
+		if c := cmp.Compare(b.cost, a.cost); c != 0 {
+			return c
+		}
+		if a.cycles != b.cycles {
+			return cmp.Compare(a.cycles, b.cycles)
+		}
+		return cmp.Compare(a.name, b.name)
 	})
+	for k := range keys {
+		idx[k] = keys[k].i
+	}
+	p.mem.costKeys = keys
+}
+
+// costKey is what costOrder orders server i by: whether its pool is paid for when off, the
+// pool's cost, the server's cycles today and its place by name (see rankNames).
+type costKey struct {
+	keep            bool
+	cost            float64
+	cycles, name, i int
 }
