@@ -89,12 +89,11 @@ func newPass(snap fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 // scratch is memory a Planner keeps from one pass to the next: the servers, the pools (each
 // with its own slices and maps) and the actions, emptied and reused.
 type scratch struct {
-	servers  []server
-	wakeKeys []wakeKey
-	pools    []pool
-	byName   map[string]*pool
-	order    []*pool
-	actions  []fleet.Action
+	servers []server
+	pools   []pool
+	byName  map[string]*pool
+	order   []*pool
+	actions []fleet.Action
 	// layout is each node's name, pool and region at the pass before, in snapshot order:
 	// while they and the config's pools are the same, each pool's members (by name) and
 	// regions are those of the pass before, kept rather than worked out again.
@@ -170,10 +169,6 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time, cha
 	} else {
 		clear(p.servers)
 	}
-	if cap(m.wakeKeys) < len(snap.Nodes) {
-		m.wakeKeys = make([]wakeKey, len(snap.Nodes))
-	}
-	p.wakeKeys = m.wakeKeys[:len(snap.Nodes)] // each written before it is read (screenAsleep)
 	if !p.quiet {
 		p.skips = make([]fleet.Skip, 0, len(snap.Nodes))
 	}

@@ -102,9 +102,6 @@ type pass struct {
 	noJobManager bool
 
 	servers []server
-	// wakeKeys order the servers queued to wake, by index (see before); the others' are
-	// left as they were.
-	wakeKeys []wakeKey
 	// on, draining and strays are the servers On, Draining and in no pool of the config,
 	// by index.
 	on, draining, strays []int

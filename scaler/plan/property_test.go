@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -288,8 +289,41 @@ func plannerPasses(t *testing.T, seed uint64, passes int, step func(g gen, cfg *
 		if got := pn.ActionsChanged(snap, cfg, now, changed); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
 			t.Fatalf("iteration %d (%s, changed %v): reused Planner %v, Plan %v", iter, kind, changed, got, want)
 		}
+		if !snap.Paused {
+			checkWakeOrder(t, &pn.p, fmt.Sprintf("iteration %d (%s, changed %v)", iter, kind, changed))
+		}
 	}
 	t.Logf("passes: %v", kinds)
+}
+
+// checkWakeOrder fails unless each pool's asleep servers kept from pass to pass (tiers.asleep)
+// are those of its members asleep and neither pinned nor in maintenance, in the wake queue's
+// order, worked out afresh from the nodes.
+func checkWakeOrder(t *testing.T, p *pass, at string) {
+	t.Helper()
+	type queued struct {
+		i, rank int
+		n       *fleet.Node
+	}
+	for _, pl := range p.pools {
+		var fresh []queued
+		for r, i := range pl.members {
+			if n := p.servers[i].node; asleep(n.State) && !n.Pinned && !n.Maintenance {
+				fresh = append(fresh, queued{i, r, n})
+			}
+		}
+		slices.SortFunc(fresh, func(a, b queued) int {
+			return cmp.Or(cmp.Compare(boolInt(a.n.State == fleet.StateFailed), boolInt(b.n.State == fleet.StateFailed)),
+				cmp.Compare(a.n.CyclesToday, b.n.CyclesToday), a.n.LastOff.Compare(b.n.LastOff), cmp.Compare(a.rank, b.rank))
+		})
+		want := []int{}
+		for _, q := range fresh {
+			want = append(want, q.i)
+		}
+		if got := append([]int{}, pl.kept.asleep...); !slices.Equal(got, want) {
+			t.Fatalf("%s: pool %s keeps asleep %v, afresh %v", at, pl.name, got, want)
+		}
+	}
 }
 
 // terse is actions without their details, as a Planner gives them.

@@ -16,7 +16,7 @@ import (
 // Failed) are screened for the wake queue the first time it is used (see wakeQueue.screen):
 // most passes wake nothing. Each server's screening comes from its node alone (and the
 // snapshot's JobsKnown and NoJobManager), so a Planner told which nodes changed keeps the
-// others' from the pass before (see tiers).
+// others' from the pass before (see tiers), the asleep servers' in wake order.
 func (p *pass) screen() {
 	for _, i := range p.strays {
 		s := &p.servers[i]
@@ -36,6 +36,7 @@ func (p *pass) screen() {
 			for _, i := range pl.members {
 				m.screens[i] = p.screening(i)
 				pl.kept.insert(p, i)
+				pl.kept.queue(p, i)
 			}
 		}
 	}
@@ -43,17 +44,20 @@ func (p *pass) screen() {
 	// By pool, each by name: the tiers' order is the order capacity is used in.
 	for _, pl := range p.pools {
 		pl.lay(p)
-		pl.wake.members = pl.members
+		pl.wake.asleep = pl.kept.asleep
 	}
 }
 
 // screening is what screening gives one server: its capacity tier (tierCount: none) with its
-// free capacity, whether it is awake (on or coming), and the skip rota gives it (none: "").
+// free capacity, whether it is awake (on or coming), the skip rota gives it (none: ""), and
+// whether it is asleep with no skip, with the key that orders it in its pool's wake queue.
 type screening struct {
-	tier  tier
-	free  capacity
-	awake bool
-	skip  fleet.Reason
+	tier   tier
+	free   capacity
+	awake  bool
+	skip   fleet.Reason
+	asleep bool
+	wake   wakeKey
 }
 
 // screening screens server i, a member of a pool.
@@ -83,6 +87,11 @@ func (p *pass) screening(i int) screening {
 		sc.skip = fleet.SkipInFlight
 	case asleep(n.State):
 		// Screened with the pool's wake queue (see wakeQueue.screen).
+		sc.asleep = true
+		sc.wake = wakeKey{
+			failed: n.State == fleet.StateFailed, powerKnown: powerKnown(n), cycles: n.CyclesToday,
+			rank: p.mem.rank[i], lastOff: n.LastOff, retryAfter: n.RetryAfter,
+		}
 	case n.State == fleet.StateOn || n.State == fleet.StateDraining:
 		// Decided by the demand, settle and shrink steps.
 	default:
@@ -120,19 +129,19 @@ func (p *pass) resumable(n *fleet.Node) bool {
 // asleep: Off or Failed, a server that may be woken.
 func asleep(st fleet.State) bool { return st == fleet.StateOff || st == fleet.StateFailed }
 
-// screenAsleep puts an Off or Failed server into its pool's wake queue, or says why not.
+// screenAsleep puts an Off or Failed server into its pool's wake queue, or says why not,
+// from its screening's key (the node's, read when it was screened).
 func (p *pass) screenAsleep(i int) {
-	n := p.servers[i].node
+	n, k := p.servers[i].node, &p.mem.screens[i].wake
 	switch {
-	case !powerKnown(n):
+	case !k.powerKnown:
 		p.skip(i, fleet.SkipPowerUnknown, p.say(func() string { return "bmc says " + string(n.Power) }))
-	case n.State == fleet.StateFailed && n.RetryAfter.After(p.now):
+	case k.failed && k.retryAfter.After(p.now):
 		p.skip(i, fleet.SkipBackoff, p.say(func() string { return backoffDetail(n) }))
-	case !n.LastOff.IsZero() && n.LastOff.After(p.offFrom):
+	case !k.lastOff.IsZero() && k.lastOff.After(p.offFrom):
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
 		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
-		p.wakeKeys[i] = wakeKey{failed: n.State == fleet.StateFailed, cycles: n.CyclesToday, name: p.mem.names[i], lastOff: n.LastOff}
 		pl := p.servers[i].pool
 		pl.wake.all = append(pl.wake.all, i)
 	}
@@ -155,24 +164,28 @@ func (p *pass) jobsKnown() bool { return p.noJobManager || p.snap.JobsKnown }
 type wakeQueue struct {
 	all      []int
 	byRegion map[string][]int
-	// members are the pool's servers (by name) while its asleep ones are yet to be screened
-	// into all; nil once they are (see screen).
-	members []int
-	// heaped: all is a heap in that order, its first server the next; sorted: all is sorted
-	// and byRegion built. Most passes wake nothing, and most that do wake a few servers: the
-	// queue is made a heap the first time a server is taken from it, and sorted only when a
-	// region's queue or a walk past refused servers needs it. The keys do not change within a
-	// pass, so ordering late gives the same order.
-	heaped, sorted bool
+	// asleep are the pool's asleep servers screening did not skip, in the queue's order (the
+	// pool's kept tiers'), while they are yet to be screened into all; nil once they are (see
+	// screen).
+	asleep []int
+	// sorted: all is sorted and byRegion built. Most passes wake nothing, and most that do
+	// wake a few servers: all is a heap in the queue's order, its first server the next
+	// (sorted, as screened, until a server is taken from it), and sorted only when a region's
+	// queue or a walk past refused servers needs it. The keys do not change within a pass, so
+	// ordering late gives the same order.
+	sorted bool
 }
 
 // before orders servers of a wake queue for hardware wear: cost is the same within a pool,
 // so Off servers come before Failed ones (a retry is likelier to fail), then those cycled
 // least today, then those off longest, then by name.
 func (p *pass) before(a, b int) int {
-	ka, kb := &p.wakeKeys[a], &p.wakeKeys[b]
-	// The heap compares each server many times: each key is compared only when those before
-	// it are equal.
+	return p.mem.screens[a].wake.before(&p.mem.screens[b].wake)
+}
+
+// before is the wake queue's order of the servers keyed ka and kb (see pass.before); each key
+// is compared only when those before it are equal.
+func (ka *wakeKey) before(kb *wakeKey) int {
 	if ka.failed != kb.failed {
 		return cmp.Compare(boolInt(ka.failed), boolInt(kb.failed))
 	}
@@ -182,15 +195,17 @@ func (p *pass) before(a, b int) int {
 	if c := ka.lastOff.Compare(kb.lastOff); c != 0 {
 		return c
 	}
-	return cmp.Compare(ka.name, kb.name)
+	return cmp.Compare(ka.rank, kb.rank)
 }
 
-// wakeKey is what before orders a queued server by, read once (at screenAsleep): its node's
-// state, cycles today and last power-off, and its place by name (see rankNames).
+// wakeKey is an asleep server's screening for the wake queue, read from its node when it is
+// screened: what before orders it by (its state, cycles today, last power-off and rank among
+// its pool's members, by name), and whether the BMC knows its power and its backoff, which
+// screenAsleep reads.
 type wakeKey struct {
-	failed       bool
-	cycles, name int
-	lastOff      time.Time
+	failed, powerKnown  bool
+	cycles, rank        int
+	lastOff, retryAfter time.Time
 }
 
 // screen puts the pool's asleep servers not skipped by their screening (pinned or in maintenance)
@@ -198,13 +213,15 @@ type wakeKey struct {
 // when every server must have its entry (explainRest). Each is screened on its node and the
 // pass's time alone, so doing it late gives what doing it at screen would.
 func (q *wakeQueue) screen(p *pass) {
-	members := q.members
-	q.members = nil
-	for _, i := range members {
-		if s := &p.servers[i]; !s.done && asleep(s.node.State) {
+	if q.asleep == nil {
+		return
+	}
+	for _, i := range q.asleep {
+		if !p.servers[i].done {
 			p.screenAsleep(i)
 		}
 	}
+	q.asleep = nil
 }
 
 // order sorts the queue and splits it by region.
@@ -248,12 +265,6 @@ func (q *wakeQueue) next(p *pass, region string) (int, bool) {
 
 // top is next for any region while the queue is a heap: decided servers are popped.
 func (q *wakeQueue) top(p *pass) (int, bool) {
-	if !q.heaped {
-		q.heaped = true
-		for k := len(q.all)/2 - 1; k >= 0; k-- {
-			q.down(p, k)
-		}
-	}
 	for len(q.all) > 0 && p.servers[q.all[0]].done {
 		last := len(q.all) - 1
 		q.all[0] = q.all[last]

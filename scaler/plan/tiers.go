@@ -1,12 +1,15 @@
 package plan
 
+import "slices"
+
 // tiers is a pool's screening before any step: its capacity tiers by region, its awake
-// servers and the servers screening skips, each list in its members' order (by name). A
+// servers and the servers screening skips, each list in its members' order (by name), and
+// its asleep servers not skipped, in the wake queue's order (see pass.before). A
 // Planner keeps it from pass to pass with each server's screening (scratch.screens), and a
 // pass told which nodes changed screens those again and no other (see screen).
 type tiers struct {
-	regions        []*keptRegion // by region
-	awake, skipped []int
+	regions                []*keptRegion // by region
+	awake, skipped, asleep []int
 }
 
 // keptRegion is a pool's capacity tiers in one region, as screening leaves them, and the
@@ -26,7 +29,7 @@ func (k *tiers) clear() {
 			kr.lists[t], kr.room[t], kr.stale[t] = kr.lists[t][:0], capacity{}, false
 		}
 	}
-	k.awake, k.skipped = k.awake[:0], k.skipped[:0]
+	k.awake, k.skipped, k.asleep = k.awake[:0], k.skipped[:0], k.asleep[:0]
 }
 
 // insert adds server i as screened (p.mem.screens[i]).
@@ -45,17 +48,37 @@ func (k *tiers) insert(p *pass, i int) {
 	}
 }
 
+// queue adds server i to the asleep servers if it is one, as screened (p.mem.screens[i]).
+func (k *tiers) queue(p *pass, i int) {
+	if p.mem.screens[i].asleep {
+		j, _ := slices.BinarySearchFunc(k.asleep, i, p.before)
+		k.asleep = slices.Insert(k.asleep, j, i)
+	}
+}
+
+// unqueue takes server i out of the asleep servers, as screened (p.mem.screens[i]).
+func (k *tiers) unqueue(p *pass, i int) {
+	if p.mem.screens[i].asleep {
+		if j, found := slices.BinarySearchFunc(k.asleep, i, p.before); found {
+			k.asleep = slices.Delete(k.asleep, j, j+1)
+		}
+	}
+}
+
 // rescreen makes sc server i's screening, in place of the one it had.
 func (k *tiers) rescreen(p *pass, i int, sc screening) {
 	m := &p.mem
 	old := &m.screens[i]
-	if sc.tier != old.tier || sc.awake != old.awake || sc.skip != old.skip {
+	requeue := sc.asleep != old.asleep || sc.wake != old.wake
+	if requeue {
+		k.unqueue(p, i)
+	}
+	switch {
+	case sc.tier != old.tier || sc.awake != old.awake || sc.skip != old.skip:
 		k.remove(p, i)
 		*old = sc
 		k.insert(p, i)
-		return
-	}
-	if sc.free != old.free && sc.tier < tierCount {
+	case sc.free != old.free && sc.tier < tierCount:
 		// In the same lists: the tier's room alone may change.
 		kr := k.region(p.servers[i].node.Region)
 		if sc.free.union(old.free) == sc.free {
@@ -65,6 +88,9 @@ func (k *tiers) rescreen(p *pass, i int, sc screening) {
 		}
 	}
 	*old = sc
+	if requeue {
+		k.queue(p, i)
+	}
 }
 
 // remove takes server i out, as it was screened (p.mem.screens[i]).
