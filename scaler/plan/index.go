@@ -108,7 +108,8 @@ type scratch struct {
 	screened screenedFor
 	// names is each node's place by name (see rankNames), kept with the layout.
 	names []int
-	// costKeys are costOrder's, reused.
+	// idle are shrink's idle servers and costKeys costOrder's keys, reused.
+	idle     []int
 	costKeys []costKey
 }
 

@@ -14,7 +14,7 @@ import (
 // manager (adapter none) they are drained instead, and powered off at a later pass once the
 // telemetry still shows them idle.
 func (p *pass) shrink() {
-	var idle []int
+	idle := p.mem.idle[:0]
 	for _, i := range p.on {
 		if p.servers[i].done {
 			continue
@@ -25,17 +25,16 @@ func (p *pass) shrink() {
 		}
 		idle = append(idle, i)
 	}
+	p.mem.idle = idle
+	// Only the actions are wanted in a quiet pass: once the fleet's caps refuse one more, the
+	// servers left are all refused, unsorted (see capsRefuse).
+	if p.quiet && p.capsRefuse(idle) {
+		return
+	}
 	p.costOrder(idle)
 	for k, i := range idle {
-		if p.quiet {
-			// Only the actions are wanted: once the fleet's caps refuse one more, the
-			// servers left are all refused (by those caps or one checked before them).
-			if reason, _ := p.fleetCaps(); reason != "" {
-				for _, i := range idle[k:] {
-					p.skip(i, reason, "")
-				}
-				break
-			}
+		if p.quiet && p.capsRefuse(idle[k:]) {
+			break
 		}
 		reason, detail := p.scaleDownCaps(i)
 		if reason != "" {
@@ -58,6 +57,20 @@ func (p *pass) shrink() {
 		pl.powered--
 		p.budget.offIdle()
 	}
+}
+
+// capsRefuse reports whether the fleet's caps refuse one more power-off, and then gives each
+// of servers their skip: in a pass that wants only the actions, every idle server left is
+// refused (by those caps or one checked before them), whatever their order.
+func (p *pass) capsRefuse(servers []int) bool {
+	reason, _ := p.fleetCaps()
+	if reason == "" {
+		return false
+	}
+	for _, i := range servers {
+		p.skip(i, reason, "")
+	}
+	return true
 }
 
 // idleCheck says why On server i is not idle ("" when it is). Each check fails closed: what is
