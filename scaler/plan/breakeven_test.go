@@ -158,8 +158,8 @@ func TestBreakEvenTime(t *testing.T) {
 // are, at every pass, those worked out afresh from that pass's config and Views, and its
 // actions those of a fresh Plan; over random passes that keep the Views, relabel them (the same
 // distributions read for another origin, hour, regime, need or until), change their boot and
-// shutdown times, draw new ones, change the config's prices in place, or draw new nodes. It
-// fails when the kept answers outlive a change they follow.
+// shutdown times, draw new ones, change the config's prices, adapter or pools' caps in place,
+// or draw new nodes. It fails when the kept answers outlive a change they follow.
 func TestPropertyRuleKept(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	g := gen{r, histories(r, 6)}
@@ -177,13 +177,17 @@ func TestPropertyRuleKept(t *testing.T) {
 		}
 		return out
 	}
-	// Half the servers idle, On and read this pass, with the Views: most passes come to the rule.
+	// Half the servers idle, On and read this pass (some with work, idle to a scaler with no
+	// job manager), with the Views: most passes come to the rule.
 	idler := func(s fleet.Snapshot) fleet.Snapshot {
 		s.Telemetry, s.JobsKnown, s.Paused, s.Learned = true, true, false, views()
 		for i := range s.Nodes {
 			if n := &s.Nodes[i]; g.chance(0.5) {
 				n.State, n.Power, n.RetryAfter = fleet.StateOn, bmc.StateOn, time.Time{}
 				n.Jobs = fleet.JobsView{Known: true, Responding: true}
+				if g.chance(0.25) {
+					n.Jobs.Jobs, n.Jobs.CPUs = 1, 1
+				}
 				n.Telemetry = fleet.TelemetryView{Present: true, LastSample: t0}
 			}
 		}
@@ -220,9 +224,11 @@ func TestPropertyRuleKept(t *testing.T) {
 		case g.chance(0.2):
 			kind = "prices changed in place"
 			pl, be := &cfg.Pools[g.pick(len(cfg.Pools))], &cfg.Policy.BreakEven
-			switch g.pick(7) {
+			switch g.pick(9) {
 			case 0:
-				be.WearCost = float64(g.pick(4))
+				// Below zero (which validation refuses) a cycle is the cheaper the more the
+				// server cycled today: the rule's answer differs with the cycles either way.
+				be.WearCost = float64(g.pick(4)) - 1.5
 			case 1:
 				be.WearTime = model.Duration(g.pick(4)) * model.Duration(10*time.Minute)
 			case 2:
@@ -235,9 +241,19 @@ func TestPropertyRuleKept(t *testing.T) {
 				pl.Cost.Hourly, pl.Profile.GPUs = float64(g.pick(3)), g.pick(3)
 			case 6:
 				cfg.Policy.Node.MaxCyclesPerDay = 1 + g.pick(4)
+			case 7:
+				cfg.Jobs.Adapter = []string{"none", "slurm"}[g.pick(2)]
+			case 8:
+				// The pools' own caps: a floor, spares and a cooldown, or none of them.
+				pl.Min, cfg.Policy.Spares.MaxShare, cfg.Policy.Cooldown.ScaleDown = 0, 0, 0
+				if g.chance(0.5) {
+					pl.Min, cfg.Policy.Spares.MaxShare = g.pick(len(pl.Nodes)/2+1), float64(g.pick(3))/4
+					cfg.Policy.Cooldown.ScaleDown = model.Duration(g.pick(2)) * model.Duration(5*time.Minute)
+				}
 			}
 		}
 		kinds[kind]++
+		snap.NoJobManager = !cfg.Jobs.ReportsAllocation()
 		now := t0.Add(time.Duration(g.pick(600)-300) * time.Second)
 		want := terse(Plan(snap, cfg, now).Actions)
 		if got := pn.Actions(snap, cfg, now); !reflect.DeepEqual(got, want) && len(got)+len(want) > 0 {
@@ -267,5 +283,37 @@ func TestPropertyRuleKept(t *testing.T) {
 	t.Logf("passes %v; pools priced with the pass before's prices %d", kinds, reused)
 	if reused < 500 {
 		t.Errorf("prices kept from the pass before %d times: too few for the test to tell", reused)
+	}
+}
+
+// TestQuietScaleDownByCycles: once the break-even rule keeps an idle server on, a Planner
+// refuses the pool's next ones unasked only at the same cycles of the day (shutBy): the
+// rule's answer need not follow the cycles the same way at every price. Here a wear cost
+// below zero (which validation refuses) makes a cycle cheaper for a server that cycled
+// today: c2 (no cycle) stays on, c1 (one) goes, as Plan decides.
+func TestQuietScaleDownByCycles(t *testing.T) {
+	cfg := newConfig(t, "", 2, 0)
+	cfg.Policy.Spares.MaxShare, cfg.Policy.BreakEven.WearCost, cfg.Policy.Node.MaxCyclesPerDay = 0, -0.3, 2
+	snap := withLearned(snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 1 }), onNode("c2", "cpu")), learned(bursts))
+	want := terse(Plan(snap, cfg, t0).Actions)
+	var pn Planner
+	if got := pn.Actions(snap, cfg, t0); !reflect.DeepEqual(got, want) || len(want) != 1 || want[0].Node != "c1" {
+		t.Errorf("Planner %v, Plan %v; want c1 powered off by both", got, want)
+	}
+}
+
+// TestQuietScaleDownWithWork: the break-even rule prices idle servers without work alone, so a
+// Planner that saw it keep one on does not refuse, unasked, a server whose work a scaler with
+// no job manager cannot see (it is drained, as Plan decides).
+func TestQuietScaleDownWithWork(t *testing.T) {
+	cfg := newConfig(t, "", 2, 0)
+	cfg.Jobs.Adapter, cfg.Policy.Spares.MaxShare = "none", 0
+	withWork := func(n *fleet.Node) { n.Jobs.Jobs, n.Jobs.CPUs = 1, 1 }
+	snap := withLearned(snapshot(onNode("c1", "cpu"), with(onNode("c2", "cpu"), withWork)), learned(bursts))
+	snap.NoJobManager = true
+	want := terse(Plan(snap, cfg, t0).Actions)
+	var pn Planner
+	if got := pn.Actions(snap, cfg, t0); !reflect.DeepEqual(got, want) || len(want) != 1 || want[0].Node != "c2" {
+		t.Errorf("Planner %v, Plan %v; want c2 drained by both", got, want)
 	}
 }

@@ -71,6 +71,11 @@ type pool struct {
 	cooled     bool
 	cooldown   string
 	cooldownAt time.Time
+	// shut is the cap of the pool's that refuses its next idle servers in a quiet pass's
+	// scale-down ("": none), shutCycles their cycles today when it is the break-even rule
+	// (see shutBy).
+	shut       fleet.Reason
+	shutCycles int
 	// unplaced: waiting work counting against the pool found no place this pass.
 	unplaced bool
 	// block is why waiting work woke no (more) servers here; noFit the regions some waiting

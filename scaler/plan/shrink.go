@@ -36,16 +36,22 @@ func (p *pass) shrink() {
 		if p.quiet && p.capsRefuse(idle[k:]) {
 			break
 		}
+		pl, n := p.servers[i].pool, p.servers[i].node
+		if p.quiet && pl.refuses(n) {
+			p.skip(i, pl.shut, "")
+			continue
+		}
 		reason, detail := p.scaleDownCaps(i)
 		if reason != "" {
+			if p.quiet {
+				pl.shutBy(reason, n)
+			}
 			p.skip(i, reason, detail)
 			continue
 		}
-		pl := p.servers[i].pool
 		pl.up--
 		pl.offs++
 		if p.noJobManager {
-			n := p.servers[i].node
 			p.act(i, fleet.Drain, fleet.ReasonIdle, p.say(func() string {
 				return fmt.Sprintf("cpu max %.0f%%, gpu max %.0f%% over %s; %s",
 					100*n.Telemetry.CPUMax, 100*n.Telemetry.GPUMax, time.Duration(p.pol.Idle.Window), detail)
@@ -57,6 +63,35 @@ func (p *pass) shrink() {
 		pl.powered--
 		p.budget.offIdle()
 	}
+}
+
+// shutBy notes that the pool's cap reason refused idle server n in a quiet pass's scale-down:
+// a cap of the pool's (cooldown, floor, spares) refuses every idle server of the pool after
+// it, and the break-even rule, with history, every one without work cycled as often today
+// (the rule's answer for the same level and cycles). Either holds until a server of the pool
+// is powered off, and none is once one is refused: the servers come in cost order, the
+// pool's together, each of its next ones refused by one of its caps as n was, or by one of
+// its own. Only the actions are wanted, so any refusal will do (none is SkipAllocated).
+func (pl *pool) shutBy(reason fleet.Reason, n *fleet.Node) {
+	switch reason {
+	case fleet.SkipCooldown, fleet.SkipFloor, fleet.ReasonSpare:
+		pl.shut = reason
+	case fleet.SkipBreakEven:
+		if pl.view.Ready && (pl.shut == "" || pl.shut == fleet.SkipBreakEven) {
+			pl.shut, pl.shutCycles = reason, n.CyclesToday
+		}
+	}
+}
+
+// refuses reports whether the pool's cap refuses idle server n as shutBy noted.
+func (pl *pool) refuses(n *fleet.Node) bool {
+	switch pl.shut {
+	case "":
+		return false
+	case fleet.SkipBreakEven:
+		return !n.Jobs.Allocated() && n.CyclesToday == pl.shutCycles
+	}
+	return true
 }
 
 // capsRefuse reports whether the fleet's caps refuse one more power-off, and then gives each
