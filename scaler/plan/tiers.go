@@ -51,7 +51,7 @@ func (k *tiers) insert(p *pass, i int) {
 // queue adds server i to the asleep servers if it is one, as screened (p.mem.screens[i]).
 func (k *tiers) queue(p *pass, i int) {
 	if p.mem.screens[i].asleep {
-		j, _ := slices.BinarySearchFunc(k.asleep, i, p.before)
+		j, _ := k.queued(p, i)
 		k.asleep = slices.Insert(k.asleep, j, i)
 	}
 }
@@ -59,10 +59,25 @@ func (k *tiers) queue(p *pass, i int) {
 // unqueue takes server i out of the asleep servers, as screened (p.mem.screens[i]).
 func (k *tiers) unqueue(p *pass, i int) {
 	if p.mem.screens[i].asleep {
-		if j, found := slices.BinarySearchFunc(k.asleep, i, p.before); found {
+		if j, found := k.queued(p, i); found {
 			k.asleep = slices.Delete(k.asleep, j, j+1)
 		}
 	}
+}
+
+// queued is where server i is, or would be, among the asleep servers, by its screening's key:
+// a binary search by hand, comparing the keys directly rather than through a function value.
+func (k *tiers) queued(p *pass, i int) (int, bool) {
+	screens, key := p.mem.screens, &p.mem.screens[i].wake
+	lo, hi := 0, len(k.asleep)
+	for lo < hi {
+		if h := int(uint(lo+hi) >> 1); screens[k.asleep[h]].wake.before(key) < 0 {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo, lo < len(k.asleep) && screens[k.asleep[lo]].wake.before(key) == 0
 }
 
 // rescreen makes sc server i's screening, in place of the one it had.
