@@ -35,7 +35,7 @@ type pool struct {
 	quotas map[string]config.Quota
 	// tally is the pool's counts over its members before the pass acts, and kept its
 	// screening, both kept from pass to pass (see tally, tiers): what up, powered, busy and
-	// held, the bins, awake and the screening's skips start from.
+	// held, the warm count, the bins and the screening's skips start from.
 	tally counts
 	kept  tiers
 	// regions are the regions of the pool's servers (inventory); lastRegion the last one
@@ -51,9 +51,8 @@ type pool struct {
 	// lastBins are the bins added to last: servers of one region usually come together.
 	lastBins *regionBins
 	wake     wakeQueue
-	// awake are the servers On, powering on or booting, woken those powered on this pass
-	// (both in no order: what countWarm counts).
-	awake, woken []int
+	// woken are the servers powered on this pass (in no order: what countWarm counts).
+	woken []int
 
 	// view is what rota learned about the pool (its zero value: nothing yet).
 	view learn.View
@@ -71,6 +70,9 @@ type pool struct {
 	cooled     bool
 	cooldown   string
 	cooldownAt time.Time
+	// placedWarm counts the servers on and empty, or coming, that waiting work was placed on
+	// this pass (see countWarm).
+	placedWarm int
 	// shut is the cap of the pool's that refuses its next idle servers in a quiet pass's
 	// scale-down ("": none), shutCycles their cycles today when it is the break-even rule
 	// (see shutBy).
@@ -330,7 +332,6 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, f
 		binCache:   old.binCache,
 		bins:       old.bins[:0],
 		wake:       wakeQueue{all: old.wake.all[:0], byRegion: old.wake.byRegion},
-		awake:      old.awake[:0],
 		woken:      old.woken[:0],
 		rule:       old.rule,
 		tally:      old.tally,

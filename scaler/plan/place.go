@@ -107,6 +107,9 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 			}
 			s.free.take(g.shape, n)
 			g.slots -= n
+			if !s.placed && warm(s.node) {
+				s.pool.placedWarm++
+			}
 			s.placed = true
 			p.hold(pl, i, g.dept)
 		}

@@ -290,16 +290,17 @@ func plannerPasses(t *testing.T, seed uint64, passes int, step func(g gen, cfg *
 			t.Fatalf("iteration %d (%s, changed %v): reused Planner %v, Plan %v", iter, kind, changed, got, want)
 		}
 		if !snap.Paused {
-			checkWakeOrder(t, &pn.p, fmt.Sprintf("iteration %d (%s, changed %v)", iter, kind, changed))
+			checkKept(t, &pn.p, fmt.Sprintf("iteration %d (%s, changed %v)", iter, kind, changed))
 		}
 	}
 	t.Logf("passes: %v", kinds)
 }
 
-// checkWakeOrder fails unless each pool's asleep servers kept from pass to pass (tiers.asleep)
-// are those of its members asleep and neither pinned nor in maintenance, in the wake queue's
-// order, worked out afresh from the nodes.
-func checkWakeOrder(t *testing.T, p *pass, at string) {
+// checkKept fails unless each pool's asleep servers kept from pass to pass (tiers.asleep) are
+// those of its members asleep and neither pinned nor in maintenance, in the wake queue's
+// order, and its kept count of servers On with work (counts.busyOn) is theirs, worked out
+// afresh from the nodes.
+func checkKept(t *testing.T, p *pass, at string) {
 	t.Helper()
 	type queued struct {
 		i, rank int
@@ -307,7 +308,11 @@ func checkWakeOrder(t *testing.T, p *pass, at string) {
 	}
 	for _, pl := range p.pools {
 		var fresh []queued
+		busyOn := 0
 		for r, i := range pl.members {
+			if n := p.servers[i].node; n.State == fleet.StateOn && n.Jobs.Allocated() {
+				busyOn++
+			}
 			if n := p.servers[i].node; asleep(n.State) && !n.Pinned && !n.Maintenance {
 				fresh = append(fresh, queued{i, r, n})
 			}
@@ -322,6 +327,9 @@ func checkWakeOrder(t *testing.T, p *pass, at string) {
 		}
 		if got := append([]int{}, pl.kept.asleep...); !slices.Equal(got, want) {
 			t.Fatalf("%s: pool %s keeps asleep %v, afresh %v", at, pl.name, got, want)
+		}
+		if pl.tally.busyOn != busyOn {
+			t.Fatalf("%s: pool %s keeps %d servers On with work, afresh %d", at, pl.name, pl.tally.busyOn, busyOn)
 		}
 	}
 }

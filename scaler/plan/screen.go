@@ -49,12 +49,11 @@ func (p *pass) screen() {
 }
 
 // screening is what screening gives one server: its capacity tier (tierCount: none) with its
-// free capacity, whether it is awake (on or coming), the skip rota gives it (none: ""), and
-// whether it is asleep with no skip, with the key that orders it in its pool's wake queue.
+// free capacity, the skip rota gives it (none: ""), and whether it is asleep with no skip,
+// with the key that orders it in its pool's wake queue.
 type screening struct {
 	tier   tier
 	free   capacity
-	awake  bool
 	skip   fleet.Reason
 	asleep bool
 	wake   wakeKey
@@ -66,12 +65,10 @@ func (p *pass) screening(i int) screening {
 	sc := screening{tier: tierCount}
 	switch n.State {
 	case fleet.StateOn:
-		sc.awake = true
 		if p.takesWork(n) {
 			sc.tier, sc.free = tierOn, freeCapacity(pl.cfg.Profile, n.Jobs)
 		}
 	case fleet.StatePoweringOn, fleet.StateBooting:
-		sc.awake = true
 		sc.tier, sc.free = tierComing, profileCapacity(pl.cfg.Profile)
 	case fleet.StateDraining:
 		if p.resumable(n) {

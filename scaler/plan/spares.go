@@ -58,14 +58,10 @@ func (p *pass) keepWarm() {
 
 // countWarm counts the pool's servers that are empty and take work now or soon: On with
 // nothing allocated (the servers scale-down looks at), or powering on, booting or woken this
-// pass; none with waiting work placed on it.
+// pass; none with waiting work placed on it. Those on or coming are counted from the pool's
+// tally (its servers up, less those On with work) less those placement filled.
 func (p *pass) countWarm(pl *pool) {
-	for _, i := range pl.awake {
-		s := &p.servers[i]
-		if !s.placed && (s.node.State != fleet.StateOn || !s.node.Jobs.Allocated()) {
-			pl.warm++ // on and empty, or coming
-		}
-	}
+	pl.warm += pl.tally.up - pl.tally.busyOn - pl.placedWarm
 	for _, i := range pl.woken {
 		if !p.servers[i].placed {
 			pl.warm++
@@ -101,6 +97,17 @@ func (p *pass) recentSpares(pl *pool, capN int) int {
 
 // keepsSpare reports whether powering off one more warm server of pl would leave it less warm
 // capacity than its spares. Idle servers that a cap keeps on count as warm.
+// warm: a server on and empty, or coming (its node's state and work say so; see countWarm).
+func warm(n *fleet.Node) bool {
+	switch n.State {
+	case fleet.StateOn:
+		return !n.Jobs.Allocated()
+	case fleet.StatePoweringOn, fleet.StateBooting:
+		return true
+	}
+	return false
+}
+
 func (pl *pool) keepsSpare() bool { return pl.spares > 0 && pl.warm-pl.offs-1 < pl.spares }
 
 func (pl *pool) spareDetail() string {

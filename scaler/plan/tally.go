@@ -33,10 +33,11 @@ type nodeShare struct {
 	pool      *pool
 }
 
-// counts are a pool's counts over its members (see pool: powered, up, busy, held).
+// counts are a pool's counts over its members (see pool: powered, up, busy, held); busyOn
+// counts the busy ones that are On (see countWarm).
 type counts struct {
-	powered, up, busy int
-	held              map[string]int
+	powered, up, busy, busyOn int
+	held                      map[string]int
 }
 
 // clear empties the tally for a pass counting n nodes afresh; each pool's counts are emptied
@@ -85,6 +86,9 @@ func (c *counts) add(sh *nodeShare, d int) {
 		c.up += d
 		if sh.allocated {
 			c.busy += d
+			if sh.state == fleet.StateOn {
+				c.busyOn += d
+			}
 		}
 	}
 	if sh.dept != "" {

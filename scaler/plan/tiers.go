@@ -2,14 +2,14 @@ package plan
 
 import "slices"
 
-// tiers is a pool's screening before any step: its capacity tiers by region, its awake
-// servers and the servers screening skips, each list in its members' order (by name), and
-// its asleep servers not skipped, in the wake queue's order (see pass.before). A
+// tiers is a pool's screening before any step: its capacity tiers by region and the servers
+// screening skips, each list in its members' order (by name), and its asleep servers not
+// skipped, in the wake queue's order (see pass.before). A
 // Planner keeps it from pass to pass with each server's screening (scratch.screens), and a
 // pass told which nodes changed screens those again and no other (see screen).
 type tiers struct {
-	regions                []*keptRegion // by region
-	awake, skipped, asleep []int
+	regions         []*keptRegion // by region
+	skipped, asleep []int
 }
 
 // keptRegion is a pool's capacity tiers in one region, as screening leaves them, and the
@@ -29,7 +29,7 @@ func (k *tiers) clear() {
 			kr.lists[t], kr.room[t], kr.stale[t] = kr.lists[t][:0], capacity{}, false
 		}
 	}
-	k.awake, k.skipped, k.asleep = k.awake[:0], k.skipped[:0], k.asleep[:0]
+	k.skipped, k.asleep = k.skipped[:0], k.asleep[:0]
 }
 
 // insert adds server i as screened (p.mem.screens[i]).
@@ -39,9 +39,6 @@ func (k *tiers) insert(p *pass, i int) {
 		kr := k.region(p.servers[i].node.Region)
 		kr.lists[sc.tier] = listed(kr.lists[sc.tier], i, true, rank)
 		kr.room[sc.tier] = kr.room[sc.tier].union(sc.free)
-	}
-	if sc.awake {
-		k.awake = listed(k.awake, i, true, rank)
 	}
 	if sc.skip != "" {
 		k.skipped = listed(k.skipped, i, true, rank)
@@ -89,7 +86,7 @@ func (k *tiers) rescreen(p *pass, i int, sc screening) {
 		k.unqueue(p, i)
 	}
 	switch {
-	case sc.tier != old.tier || sc.awake != old.awake || sc.skip != old.skip:
+	case sc.tier != old.tier || sc.skip != old.skip:
 		k.remove(p, i)
 		*old = sc
 		k.insert(p, i)
@@ -117,7 +114,6 @@ func (k *tiers) remove(p *pass, i int) {
 		kr.lists[sc.tier] = listed(kr.lists[sc.tier], i, false, m.rank)
 		kr.stale[sc.tier] = true
 	}
-	k.awake = listed(k.awake, i, false, m.rank)
 	k.skipped = listed(k.skipped, i, false, m.rank)
 }
 
@@ -139,7 +135,7 @@ func (k *tiers) region(r string) *keptRegion {
 }
 
 // lay gives the pass the pool's screening: its capacity tiers (each server's free capacity
-// with them), its awake servers and its skips.
+// with them) and its skips.
 func (pl *pool) lay(p *pass) {
 	screens := p.mem.screens
 	for _, kr := range pl.kept.regions {
@@ -163,7 +159,6 @@ func (pl *pool) lay(p *pass) {
 			}
 		}
 	}
-	pl.awake = append(pl.awake, pl.kept.awake...)
 	for _, i := range pl.kept.skipped {
 		p.skipScreened(i, screens[i].skip)
 	}
