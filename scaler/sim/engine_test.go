@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -225,6 +226,31 @@ func TestSnapshotListsEveryChange(t *testing.T) {
 			Run(e, p, nil)
 			if calls < 10 || listed == 0 {
 				t.Fatalf("%d calls, %d nodes listed changed: the test would prove nothing", calls, listed)
+			}
+		})
+	}
+}
+
+// TestNeedCountedAsBuilt: the need the replay learns from, counted as the snapshot builds its
+// nodes again, is the snapshot's Need at every call.
+func TestNeedCountedAsBuilt(t *testing.T) {
+	for name, e := range changingEnvs(t) {
+		t.Run(name, func(t *testing.T) {
+			calls, busy := 0, 0
+			p := &rota{name: "rota"}
+			p.inspect = func(w *world, snap fleet.Snapshot, _ []int) {
+				calls++
+				want := snap.Need(p.config(w))
+				if got := p.snap.need(p.config(w)); !maps.Equal(got, want) {
+					t.Fatalf("call %d: need counted as built %v, the snapshot's %v", calls, got, want)
+				}
+				for _, n := range want {
+					busy += n
+				}
+			}
+			Run(e, p, nil)
+			if calls < 10 || busy == 0 {
+				t.Fatalf("%d calls, none with work: the test would prove nothing", calls)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/scaler/config"
-	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
 )
 
@@ -19,9 +18,9 @@ type learner struct {
 	byName map[string]learn.View
 }
 
-// learn feeds the call's observations to the stats and returns what the planner reads, as the
-// loop's learn does.
-func (l *learner) learn(w *world, cfg *config.Config, snap *fleet.Snapshot) map[string]learn.View {
+// learn feeds the call's observations to the stats, need the snapshot's (Snapshot.Need), and
+// returns what the planner reads, as the loop's learn does.
+func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[string]learn.View {
 	e := w.env
 	if l.views == nil {
 		l.views = make([]learn.View, len(e.Pools))
@@ -42,7 +41,6 @@ func (l *learner) learn(w *world, cfg *config.Config, snap *fleet.Snapshot) map[
 	fresh := len(w.seen) > 0
 	w.seen = w.seen[:0]
 	now := w.wall(w.now)
-	need := snap.Need(cfg)
 	l.stats.Observe(now, need)
 	minHistory := time.Duration(cfg.Policy.Forecast.MinHistory)
 	for i := range e.Pools {

@@ -119,7 +119,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 	w.acct.plannerCalls++
 	cfg := p.config(w)
 	snap := p.snap.build(w, cfg)
-	snap.Learned = p.learned.learn(w, cfg, &snap)
+	snap.Learned = p.learned.learn(w, cfg, p.snap.need(cfg))
 	if p.inspect != nil {
 		p.inspect(w, snap, p.snap.changed)
 	}

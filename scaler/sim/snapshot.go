@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,9 +16,15 @@ import (
 // its last job's end leaving the window, a power-off leaving the day), and the telemetry of
 // every node that has some is stamped with the time of the call. changed lists the nodes
 // built again by the last build (what the planner counts again: plan.Planner.ActionsChanged).
+// It counts each pool's nodes with work allocated as it builds them, for need.
 type snapshotter struct {
 	nodes   []fleet.Node
 	changed []int
+	// busy is how many nodes of each of cfg's pools have work allocated; poolOf is each of
+	// the environment's pools' place in cfg (-1: not there); needs is need's answer, kept.
+	busy    []int
+	poolOf  []int
+	needs   map[string]int
 	demand  []fleet.Demand
 	index   map[demandKey]int
 	built   bool
@@ -42,6 +49,10 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 		s.nodes = make([]fleet.Node, len(w.srv))
 		s.at = make([]int64, len(w.srv))
 		s.spot = make([]int32, len(w.srv))
+		s.busy = make([]int, len(cfg.Pools))
+		for i := range w.env.Pools {
+			s.poolOf = append(s.poolOf, slices.IndexFunc(cfg.Pools, func(p config.Pool) bool { return p.Name == w.env.Pools[i].Name }))
+		}
 		for i := range w.srv {
 			s.spot[i], s.at[i] = -1, Never
 			s.refresh(w, i, window)
@@ -66,6 +77,22 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 	// The replay's placement model is the job manager, whatever jobs.adapter says: the planner may
 	// trust its view (NoJobManager false).
 	return fleet.Snapshot{Nodes: s.nodes, Demand: s.demand, Telemetry: true, JobsKnown: true, History: s.hist.of(w, &cfg.Policy)}
+}
+
+// need is the last build's Snapshot.Need under cfg, its nodes counted as they were built
+// (busy): only the waiting work is looked at again. The map is kept for the next call.
+func (s *snapshotter) need(cfg *config.Config) map[string]int {
+	var waiting map[string]int
+	if len(s.demand) > 0 {
+		waiting = (&fleet.Snapshot{JobsKnown: true, Demand: s.demand}).Need(cfg)
+	}
+	if s.needs == nil {
+		s.needs = make(map[string]int, len(cfg.Pools))
+	}
+	for k := range cfg.Pools {
+		s.needs[cfg.Pools[k].Name] = s.busy[k] + waiting[cfg.Pools[k].Name]
+	}
+	return s.needs
 }
 
 // refresh builds server i's node afresh and notes when it changes by itself next.
@@ -96,6 +123,9 @@ func (s *snapshotter) refresh(w *world, i int, window int64) {
 	if present {
 		n.Telemetry = fleet.TelemetryView{Present: true, LastSample: w.wall(w.now), CPUMax: busy, GPUMax: busy,
 			GPUMean: ratio(float64(pl.GPUs-sv.freeGPU), float64(pl.GPUs))}
+	}
+	if k := s.poolOf[sv.pool]; k >= 0 {
+		s.busy[k] += int(b2i(n.Jobs.Allocated()) - b2i(s.nodes[i].Jobs.Allocated()))
 	}
 	s.nodes[i] = n
 	s.changed = append(s.changed, i)
