@@ -235,13 +235,17 @@ func (p *Pool) observe(t int64, n int) {
 		// The first origin has a full look-back behind it.
 		p.Next = (p.Times[0]+back+step-1)/step*step + step
 	}
-	for p.Next+longest <= t {
-		if k := p.calmRun(p.Next, t-longest); k > 0 {
+	// i is the change point in force at the next origin: it only moves on as origins close.
+	for i := p.at(p.Next); p.Next+longest <= t; {
+		for i+1 < len(p.Times) && p.Times[i+1] <= p.Next {
+			i++
+		}
+		if k := p.calmRun(p.Next, i, t-longest); k > 0 {
 			p.countCalm(hourOfWeek(p.Next), k)
 			p.Next += k * step
 			continue
 		}
-		p.close(p.Next)
+		p.close(p.Next, i)
 		p.Next += step
 	}
 	// The next origin's regime looks back from the change in force at it.
@@ -269,14 +273,15 @@ func (p *Pool) at(t int64) int {
 	return i - 1
 }
 
-// close counts origin o: its regime from the look-back, and for each horizon the rise.
-func (p *Pool) close(o int64) {
-	n0, regime, ok := p.regime(o)
-	if !ok {
+// close counts origin o, change point i in force at it (see at): its regime from the
+// look-back, and for each horizon the rise.
+func (p *Pool) close(o int64, i int) {
+	if i < 0 {
 		return
 	}
+	n0, regime := p.regimeAt(i, o)
 	var rises [Horizons]int
-	peak, j := n0, p.at(o)+1
+	peak, j := n0, i+1
 	for h := range Horizons {
 		end := o + int64(Horizon(h)/time.Second)
 		for ; j < len(p.Times) && p.Times[j] <= end; j++ {
@@ -287,12 +292,11 @@ func (p *Pool) close(o int64) {
 	p.count(hourOfWeek(o), regime, rises)
 }
 
-// calmRun is how many origins from o on (Step apart, up to last, within o's hour) are calm
-// with no rise at any horizon: the need has not changed for Peak before each nor for the
-// longest horizon after. close would count each of them alike (countCalm counts them at
-// once); 0 when o is not such an origin.
-func (p *Pool) calmRun(o, last int64) int64 {
-	i := p.at(o)
+// calmRun is how many origins from o on (Step apart, up to last, within o's hour; i the change
+// point in force at o) are calm with no rise at any horizon: the need has not changed for
+// Peak before each nor for the longest horizon after. close would count each of them alike
+// (countCalm counts them at once); 0 when o is not such an origin.
+func (p *Pool) calmRun(o int64, i int, last int64) int64 {
 	if i < 0 || o-p.Times[i] < int64(Peak/time.Second) {
 		return 0
 	}
@@ -317,6 +321,12 @@ func (p *Pool) regime(t int64) (need, regime int, ok bool) {
 	if i < 0 {
 		return 0, 0, false
 	}
+	need, regime = p.regimeAt(i, t)
+	return need, regime, true
+}
+
+// regimeAt is regime at t, i the change point in force at it.
+func (p *Pool) regimeAt(i int, t int64) (need, regime int) {
 	need = int(p.Needs[i])
 	changed := p.Times[i]
 	low, high := need, need
@@ -334,7 +344,7 @@ func (p *Pool) regime(t int64) (need, regime int, ok bool) {
 	if t-changed >= int64(Peak/time.Second) {
 		gap = 0 // and an hour without change is calm
 	}
-	return need, regimeOf(rise, gap), true
+	return need, regimeOf(rise, gap)
 }
 
 func (p *Pool) count(how, regime int, rises [Horizons]int) {

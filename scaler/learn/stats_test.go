@@ -368,7 +368,7 @@ func TestCalmRunCountsAsEachOrigin(t *testing.T) {
 				row[k] = uint32(rng.IntN(calmCap/Bins + 2))
 			}
 			copy(p.CalmAll, row)
-			k := p.calmRun(o, last)
+			k := p.calmRun(o, p.at(o), last)
 			if k == 0 {
 				continue
 			}
@@ -379,7 +379,8 @@ func TestCalmRunCountsAsEachOrigin(t *testing.T) {
 			once, each := clonePool(p), clonePool(p)
 			once.countCalm(hourOfWeek(o), k)
 			for m := range k {
-				each.close(o + m*int64(Step/time.Second))
+				om := o + m*int64(Step/time.Second)
+				each.close(om, each.at(om))
 			}
 			if !reflect.DeepEqual(once, each) {
 				t.Fatalf("trial %d: %d calm origins from %d counted at once differ from one by one", trial, k, o)
@@ -391,5 +392,48 @@ func TestCalmRunCountsAsEachOrigin(t *testing.T) {
 	}
 	if runs < 100 || long < 10 {
 		t.Fatalf("%d calm runs, %d of half an hour or more: the test would prove nothing", runs, long)
+	}
+}
+
+// Observing counts what closing each origin one by one counts, the change point in force at
+// each looked up afresh in the whole series (observe follows it as its origins close, and
+// counts calm runs at once): after every observation, many origins at once after a quiet
+// stretch too.
+func TestObserveClosesEachOrigin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	step, longest := int64(Step/time.Second), int64(Horizon(Horizons-1)/time.Second)
+	var s Stats
+	ref := NewPool()
+	n, at, closed := 3, monday, 0
+	for range 20000 {
+		at = at.Add(time.Duration(1+rng.IntN(240)) * time.Second)
+		if rng.IntN(200) == 0 {
+			at = at.Add(time.Duration(rng.IntN(4*3600)) * time.Second)
+		}
+		if rng.IntN(3) == 0 {
+			n = max(0, n+rng.IntN(7)-3)
+		}
+		s.Observe(at, map[string]int{"p": n})
+		p := s.Pools["p"]
+		if k := len(ref.Needs); k == 0 || int(ref.Needs[k-1]) != n {
+			ref.Times, ref.Needs = append(ref.Times, at.Unix()), append(ref.Needs, int32(n))
+		}
+		if ref.Next == 0 {
+			ref.Next = p.Next
+		}
+		for ; ref.Next+longest <= at.Unix(); ref.Next += step {
+			ref.close(ref.Next, ref.at(ref.Next))
+			closed++
+		}
+		if ref.Next != p.Next || ref.Origins != p.Origins || !slices.Equal(ref.CalmAll, p.CalmAll) || !slices.Equal(ref.Active, p.Active) {
+			t.Fatalf("at %s: observing counted %d origins up to %d, one by one %d up to %d, or other counts",
+				at, p.Origins, p.Next, ref.Origins, ref.Next)
+		}
+	}
+	if !slices.Equal(ref.Calm, s.Pools["p"].Calm) {
+		t.Fatal("the hours' calm counts differ")
+	}
+	if closed < 10000 || ref.Origins == 0 {
+		t.Fatalf("%d origins closed, %d counted: the test would prove nothing", closed, ref.Origins)
 	}
 }
