@@ -196,21 +196,26 @@ func changingEnvs(t *testing.T) map[string]*Env {
 }
 
 // TestSnapshotListsEveryChange: the snapshot the replay gives the planner, kept from call to
-// call, is the one built afresh from the world, and it lists every node it changed since the
+// call, is the one built afresh from the world (its nodes and its demand), and it lists every node it changed since the
 // planner's last call (the planner counts only those again, see
 // plan.Planner.ActionsChanged): each node not listed is as at the last call, telemetry aside.
 func TestSnapshotListsEveryChange(t *testing.T) {
 	for name, e := range changingEnvs(t) {
 		t.Run(name, func(t *testing.T) {
 			var last []fleet.Node
-			calls, listed := 0, 0
+			calls, listed, demands := 0, 0, 0
 			p := &rota{name: "rota"}
 			p.inspect = func(w *world, snap fleet.Snapshot, changed []int) {
 				calls++
 				var fresh snapshotter
-				if f := fresh.build(w, p.config(w)); !reflect.DeepEqual(f.Nodes, snap.Nodes) {
+				f := fresh.build(w, p.config(w))
+				if !reflect.DeepEqual(f.Nodes, snap.Nodes) {
 					t.Fatalf("call %d: the snapshot kept from call to call is not the one built afresh", calls)
 				}
+				if len(f.Demand)+len(snap.Demand) > 0 && !reflect.DeepEqual(f.Demand, snap.Demand) {
+					t.Fatalf("call %d: the demand kept is %+v, built afresh %+v", calls, snap.Demand, f.Demand)
+				}
+				demands += len(snap.Demand)
 				if last != nil {
 					listed += len(changed)
 					for i := range snap.Nodes {
@@ -224,8 +229,8 @@ func TestSnapshotListsEveryChange(t *testing.T) {
 				last = slices.Clone(snap.Nodes)
 			}
 			Run(e, p, nil)
-			if calls < 10 || listed == 0 {
-				t.Fatalf("%d calls, %d nodes listed changed: the test would prove nothing", calls, listed)
+			if calls < 10 || listed == 0 || demands == 0 {
+				t.Fatalf("%d calls, %d nodes listed changed, %d demands: the test would prove nothing", calls, listed, demands)
 			}
 		})
 	}

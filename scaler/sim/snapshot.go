@@ -22,10 +22,14 @@ type snapshotter struct {
 	changed []int
 	// busy is how many nodes of each of cfg's pools have work allocated; poolOf is each of
 	// the environment's pools' place in cfg (-1: not there); needs is need's answer, kept.
-	busy    []int
-	poolOf  []int
-	needs   map[string]int
+	busy   []int
+	poolOf []int
+	needs  map[string]int
+	// demand is the queue's, built when the queue is no longer queue; waiting is the servers
+	// it asks for in each pool (nil: not counted since).
 	demand  []fleet.Demand
+	queue   []int32
+	waiting map[string]int
 	index   map[demandKey]int
 	built   bool
 	at      []int64
@@ -82,15 +86,14 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 // need is the last build's Snapshot.Need under cfg, its nodes counted as they were built
 // (busy): only the waiting work is looked at again. The map is kept for the next call.
 func (s *snapshotter) need(cfg *config.Config) map[string]int {
-	var waiting map[string]int
-	if len(s.demand) > 0 {
-		waiting = (&fleet.Snapshot{JobsKnown: true, Demand: s.demand}).Need(cfg)
+	if s.waiting == nil && len(s.demand) > 0 {
+		s.waiting = (&fleet.Snapshot{JobsKnown: true, Demand: s.demand}).Need(cfg)
 	}
 	if s.needs == nil {
 		s.needs = make(map[string]int, len(cfg.Pools))
 	}
 	for k := range cfg.Pools {
-		s.needs[cfg.Pools[k].Name] = s.busy[k] + waiting[cfg.Pools[k].Name]
+		s.needs[cfg.Pools[k].Name] = s.busy[k] + s.waiting[cfg.Pools[k].Name]
 	}
 	return s.needs
 }
@@ -221,13 +224,18 @@ func (h *dueHeap) pop() due {
 }
 
 // buildDemand aggregates the queue by class (NewEnv gave every job one) and shape; Since is
-// the oldest submission.
+// the oldest submission. The demand of the queue the last build saw is kept (a job's fields
+// never change).
 func (s *snapshotter) buildDemand(w *world) {
+	if s.index != nil && slices.Equal(w.queue, s.queue) {
+		return
+	}
 	if s.index == nil {
 		s.index = map[demandKey]int{}
 	}
 	clear(s.index)
-	s.demand = s.demand[:0]
+	s.queue = append(s.queue[:0], w.queue...)
+	s.demand, s.waiting = s.demand[:0], nil
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
 		k := demandKey{class: j.Class, partition: j.Partition, dept: j.Department, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
