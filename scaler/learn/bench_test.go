@@ -31,3 +31,27 @@ func BenchmarkView(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkObserve observes a need that changes every few minutes, as a busy replay does,
+// for a day (1,440 origins counted).
+func BenchmarkObserve(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	type obs struct {
+		at time.Time
+		n  int
+	}
+	var series []obs
+	n := 10
+	for at := monday; at.Before(monday.Add(26 * time.Hour)); at = at.Add(time.Duration(1+rng.IntN(300)) * time.Second) {
+		n = max(0, n+rng.IntN(5)-2)
+		series = append(series, obs{at, n})
+	}
+	need := map[string]int{"p": 0}
+	for b.Loop() {
+		var s Stats
+		for _, o := range series {
+			need["p"] = o.n
+			s.Observe(o.at, need)
+		}
+	}
+}

@@ -235,7 +235,9 @@ func (p *Pool) observe(t int64, n int) {
 		// The first origin has a full look-back behind it.
 		p.Next = (p.Times[0]+back+step-1)/step*step + step
 	}
-	// i is the change point in force at the next origin: it only moves on as origins close.
+	// i is the change point in force at the next origin: it only moves on as origins close,
+	// and c is it with its look-back, worked out once for the origins it is in force at.
+	c := change{i: -1}
 	for i := p.at(p.Next); p.Next+longest <= t; {
 		for i+1 < len(p.Times) && p.Times[i+1] <= p.Next {
 			i++
@@ -245,7 +247,10 @@ func (p *Pool) observe(t int64, n int) {
 			p.Next += k * step
 			continue
 		}
-		p.close(p.Next, i)
+		if i >= 0 && c.i != i {
+			c = p.changeAt(i)
+		}
+		p.close(p.Next, c)
 		p.Next += step
 	}
 	// The next origin's regime looks back from the change in force at it.
@@ -273,15 +278,15 @@ func (p *Pool) at(t int64) int {
 	return i - 1
 }
 
-// close counts origin o, change point i in force at it (see at): its regime from the
+// close counts origin o, change c in force at it (none: c.i is -1): its regime from the
 // look-back, and for each horizon the rise.
-func (p *Pool) close(o int64, i int) {
-	if i < 0 {
+func (p *Pool) close(o int64, c change) {
+	if c.i < 0 {
 		return
 	}
-	n0, regime := p.regimeAt(i, o)
+	n0, regime := c.need, c.regime(o)
 	var rises [Horizons]int
-	peak, j := n0, i+1
+	peak, j := n0, c.i+1
 	for h := range Horizons {
 		end := o + int64(Horizon(h)/time.Second)
 		for ; j < len(p.Times) && p.Times[j] <= end; j++ {
@@ -321,30 +326,40 @@ func (p *Pool) regime(t int64) (need, regime int, ok bool) {
 	if i < 0 {
 		return 0, 0, false
 	}
-	need, regime = p.regimeAt(i, t)
-	return need, regime, true
+	c := p.changeAt(i)
+	return c.need, c.regime(t), true
 }
 
-// regimeAt is regime at t, i the change point in force at it.
-func (p *Pool) regimeAt(i int, t int64) (need, regime int) {
-	need = int(p.Needs[i])
-	changed := p.Times[i]
-	low, high := need, need
-	recent := changed - int64(Recent/time.Second)
-	for j := max(p.at(changed-int64(Peak/time.Second)), 0); j < i; j++ {
-		high = max(high, int(p.Needs[j]))
+// change is change point i of the need (at its time) with its look-back: the lowest need
+// over the Recent before it and the highest over the Peak before it, its own included.
+type change struct {
+	i, need, low, high int
+	at                 int64
+}
+
+func (p *Pool) changeAt(i int) change {
+	c := change{i: i, need: int(p.Needs[i]), at: p.Times[i]}
+	c.low, c.high = c.need, c.need
+	recent := c.at - int64(Recent/time.Second)
+	for j := max(p.at(c.at-int64(Peak/time.Second)), 0); j < i; j++ {
+		c.high = max(c.high, int(p.Needs[j]))
 		if p.Times[j+1] > recent {
-			low = min(low, int(p.Needs[j]))
+			c.low = min(c.low, int(p.Needs[j]))
 		}
 	}
-	rise, gap := need-low, high-need
-	if t-changed >= int64(Recent/time.Second) {
+	return c
+}
+
+// regime is the regime at t of the need of change c, in force at t (see Pool.regime).
+func (c change) regime(t int64) int {
+	rise, gap := c.need-c.low, c.high-c.need
+	if t-c.at >= int64(Recent/time.Second) {
 		rise = 0 // a rise that did not go on within Recent is over
 	}
-	if t-changed >= int64(Peak/time.Second) {
+	if t-c.at >= int64(Peak/time.Second) {
 		gap = 0 // and an hour without change is calm
 	}
-	return need, regimeOf(rise, gap)
+	return regimeOf(rise, gap)
 }
 
 func (p *Pool) count(how, regime int, rises [Horizons]int) {

@@ -380,7 +380,7 @@ func TestCalmRunCountsAsEachOrigin(t *testing.T) {
 			once.countCalm(hourOfWeek(o), k)
 			for m := range k {
 				om := o + m*int64(Step/time.Second)
-				each.close(om, each.at(om))
+				each.close(om, each.changeAt(each.at(om)))
 			}
 			if !reflect.DeepEqual(once, each) {
 				t.Fatalf("trial %d: %d calm origins from %d counted at once differ from one by one", trial, k, o)
@@ -422,7 +422,7 @@ func TestObserveClosesEachOrigin(t *testing.T) {
 			ref.Next = p.Next
 		}
 		for ; ref.Next+longest <= at.Unix(); ref.Next += step {
-			ref.close(ref.Next, ref.at(ref.Next))
+			ref.close(ref.Next, ref.changeAt(ref.at(ref.Next)))
 			closed++
 		}
 		if ref.Next != p.Next || ref.Origins != p.Origins || !slices.Equal(ref.CalmAll, p.CalmAll) || !slices.Equal(ref.Active, p.Active) {
