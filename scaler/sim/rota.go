@@ -346,15 +346,18 @@ func (p *rota) timers(w *world, since int64) int64 {
 	// What was learned changes at the hour and as a rise gets old; without history an idle
 	// server is powered off at its pool's break-even time.
 	for pi := range w.env.Pools {
-		v := p.learned.views[pi]
+		v := &p.learned.views[pi]
 		if u := v.Until.Unix() - w.env.Trace.Start.Unix(); !v.Until.IsZero() && u > since {
 			t = min(t, u)
 		}
 		if !v.Ready {
+			cycles, be := -1, time.Duration(0) // the last server's: most have as many
 			for s := range w.srv {
 				if sv := &w.srv[s]; sv.pool == pi && len(sv.jobs) == 0 {
 					// the break-even time grows with the server's cycles of the day
-					be := plan.BreakEvenTime(&cfg.Pools[pi], pol, &cfg.BMC, v, countSince(sv.offs, since-24*3600))
+					if c := countSince(sv.offs, since-24*3600); c != cycles {
+						cycles, be = c, plan.BreakEvenTime(&cfg.Pools[pi], pol, &cfg.BMC, *v, c)
+					}
 					consider(sv.emptySince, model.Duration(be)) // it shrinks as one leaves the day (above)
 				}
 			}
