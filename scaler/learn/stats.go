@@ -316,18 +316,12 @@ func (p *Pool) calmRun(o int64, i int, last int64) int64 {
 	return (last-o)/step + 1
 }
 
-// regime is the need in force at t and its regime (ok false before the first observation).
-// Where the need stands is judged at its last change, so it changes only with the need, as
-// a rise gets older than Recent, and as a change gets older than Peak: rising, at the peak of
-// the Peak before that change, by how much over the Recent before it; or below that peak by
-// how much; or, an hour after the change, calm.
-func (p *Pool) regime(t int64) (need, regime int, ok bool) {
-	i := p.at(t)
-	if i < 0 {
-		return 0, 0, false
+// changeIn is the change in force at t (i -1, need 0: none before the first observation).
+func (p *Pool) changeIn(t int64) change {
+	if i := p.at(t); i >= 0 {
+		return p.changeAt(i)
 	}
-	c := p.changeAt(i)
-	return c.need, c.regime(t), true
+	return change{i: -1}
 }
 
 // change is change point i of the need (at its time) with its look-back: the lowest need
@@ -350,7 +344,11 @@ func (p *Pool) changeAt(i int) change {
 	return c
 }
 
-// regime is the regime at t of the need of change c, in force at t (see Pool.regime).
+// regime is the regime at t of the need of change c, in force at t (calm when none). Where
+// the need stands is judged at its last change, so it changes only with the need, as a rise
+// gets older than Recent, and as a change gets older than Peak: rising, at the peak of the
+// Peak before that change, by how much over the Recent before it; or below that peak by how
+// much; or, an hour after the change, calm.
 func (c change) regime(t int64) int {
 	rise, gap := c.need-c.low, c.high-c.need
 	if t-c.at >= int64(Recent/time.Second) {

@@ -45,8 +45,9 @@ func (s *Stats) View(pool string, now time.Time, minHistory time.Duration) View 
 	t := now.Unix()
 	v := View{Origins: p.Origins, HourOfWeek: hourOfWeek(t), Boot: median(p.Boots), Shutdown: median(p.Shutdowns)}
 	v.Ready = p.Origins > 0 && time.Duration(p.Origins)*Step >= minHistory
-	v.Need, v.Regime, _ = p.regime(t)
-	v.Until = time.Unix(p.until(t), 0)
+	c := p.changeIn(t)
+	v.Need, v.Regime = c.need, c.regime(t)
+	v.Until = time.Unix(until(t, c), 0)
 	if v.Regime == 0 {
 		v.blend(p.Calm[v.HourOfWeek*Horizons*Bins:(v.HourOfWeek+1)*Horizons*Bins], p.CalmAll, nil)
 	} else {
@@ -73,17 +74,16 @@ func (v *View) Context() string {
 		"16 or more below the hour's peak"}[v.Regime]
 }
 
-// until is the next hour after t, or sooner the time the last change of need gets older
+// until is the next hour after t, or sooner the time c, the last change of need, gets older
 // than Recent (if the need is rising) or than Peak (if below the peak).
-func (p *Pool) until(t int64) int64 {
+func until(t int64, c change) int64 {
 	next := (t/3600 + 1) * 3600
-	_, r, ok := p.regime(t)
-	switch {
-	case !ok || r == 0:
+	switch r := c.regime(t); {
+	case c.i < 0 || r == 0:
 	case r <= 3:
-		next = min(next, p.Times[p.at(t)]+int64(Recent/time.Second))
+		next = min(next, c.at+int64(Recent/time.Second))
 	default:
-		next = min(next, p.Times[p.at(t)]+int64(Peak/time.Second))
+		next = min(next, c.at+int64(Peak/time.Second))
 	}
 	return next
 }
