@@ -114,15 +114,18 @@ func probs(c []uint32, base *[Bins]float64) (out [Bins]float64) {
 	if base != nil {
 		w = prior
 	}
-	if n+w == 0 {
+	d := n + w
+	if d == 0 {
+		return out
+	}
+	if base == nil {
+		for b, x := range c {
+			out[b] = float64(x) / d
+		}
 		return out
 	}
 	for b, x := range c {
-		out[b] = float64(x)
-		if base != nil {
-			out[b] += w * base[b]
-		}
-		out[b] /= n + w
+		out[b] = (float64(x) + w*base[b]) / d
 	}
 	return out
 }
