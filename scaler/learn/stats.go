@@ -236,22 +236,24 @@ func (p *Pool) observe(t int64, n int) {
 		p.Next = (p.Times[0]+back+step-1)/step*step + step
 	}
 	// i is the change point in force at the next origin: it only moves on as origins close,
-	// and c is it with its look-back, worked out once for the origins it is in force at.
+	// and c is it with its look-back, worked out once for the origins it is in force at. The
+	// origins alike (see run) are counted at once.
 	c := change{i: -1}
 	for i := p.at(p.Next); p.Next+longest <= t; {
 		for i+1 < len(p.Times) && p.Times[i+1] <= p.Next {
 			i++
 		}
-		if k := p.calmRun(p.Next, i, t-longest); k > 0 {
-			p.countCalm(hourOfWeek(p.Next), k)
-			p.Next += k * step
+		if i < 0 {
+			p.Next += step // nothing observed before it: not counted
 			continue
 		}
-		if i >= 0 && c.i != i {
+		if c.i != i {
 			c = p.changeAt(i)
 		}
-		p.close(p.Next, c)
-		p.Next += step
+		rises := p.rises(p.Next, c)
+		k := p.run(p.Next, c, rises, t-longest)
+		p.count(hourOfWeek(p.Next), c.regime(p.Next), rises, k)
+		p.Next += k * step
 	}
 	// The next origin's regime looks back from the change in force at it.
 	keep := p.Next
@@ -278,42 +280,50 @@ func (p *Pool) at(t int64) int {
 	return i - 1
 }
 
-// close counts origin o, change c in force at it (none: c.i is -1): its regime from the
-// look-back, and for each horizon the rise.
-func (p *Pool) close(o int64, c change) {
-	if c.i < 0 {
-		return
-	}
-	n0, regime := c.need, c.regime(o)
-	var rises [Horizons]int
-	peak, j := n0, c.i+1
+// rises is, for each horizon, how far the need rises within it after origin o, change c in
+// force at o.
+func (p *Pool) rises(o int64, c change) (rises [Horizons]int) {
+	peak, j := c.need, c.i+1
 	for h := range Horizons {
 		end := o + int64(Horizon(h)/time.Second)
 		for ; j < len(p.Times) && p.Times[j] <= end; j++ {
 			peak = max(peak, int(p.Needs[j]))
 		}
-		rises[h] = peak - n0
+		rises[h] = peak - c.need
 	}
-	p.count(hourOfWeek(o), regime, rises)
+	return rises
 }
 
-// calmRun is how many origins from o on (Step apart, up to last, within o's hour; i the change
-// point in force at o) are calm with no rise at any horizon: the need has not changed for
-// Peak before each nor for the longest horizon after. close would count each of them alike
-// (countCalm counts them at once); 0 when o is not such an origin.
-func (p *Pool) calmRun(o int64, i int, last int64) int64 {
-	if i < 0 || o-p.Times[i] < int64(Peak/time.Second) {
-		return 0
-	}
-	step, longest := int64(Step/time.Second), int64(Horizon(Horizons-1)/time.Second)
-	if i+1 < len(p.Times) {
-		last = min(last, p.Times[i+1]-longest-1)
-	}
+// run is how many origins from o on (Step apart, up to last) are alike, change c in force at
+// o and rises its rises: in o's hour, in force at each of them c, its regime the same (no
+// rise of it gets older than Recent, nor a change older than Peak, between them), and no
+// change of need above a horizon's peak coming within that horizon. Each would be counted as
+// o is (count counts them at once).
+func (p *Pool) run(o int64, c change, rises [Horizons]int, last int64) int64 {
 	last = min(last, (hours(o)+1)*3600-1)
-	if last < o {
-		return 0
+	if c.i+1 < len(p.Times) {
+		last = min(last, p.Times[c.i+1]-1)
 	}
-	return (last-o)/step + 1
+	switch age := o - c.at; {
+	case age < int64(Recent/time.Second):
+		last = min(last, c.at+int64(Recent/time.Second)-1)
+	case age < int64(Peak/time.Second):
+		last = min(last, c.at+int64(Peak/time.Second)-1)
+	}
+	j := c.i + 1
+	for h := range Horizons {
+		d := int64(Horizon(h) / time.Second)
+		for j < len(p.Times) && p.Times[j] <= o+d {
+			j++ // within the horizon already: in its peak
+		}
+		for q := j; q < len(p.Times) && p.Times[q]-d <= last; q++ {
+			if int(p.Needs[q]) > c.need+rises[h] {
+				last = p.Times[q] - d - 1
+				break
+			}
+		}
+	}
+	return (last-o)/int64(Step/time.Second) + 1
 }
 
 // changeIn is the change in force at t (i -1, need 0: none before the first observation).
@@ -360,43 +370,36 @@ func (c change) regime(t int64) int {
 	return regimeOf(rise, gap)
 }
 
-func (p *Pool) count(how, regime int, rises [Horizons]int) {
-	p.Origins++
-	if regime == 0 {
-		row := p.Calm[how*Horizons*Bins : (how+1)*Horizons*Bins]
-		for h, r := range rises {
-			k := h*Bins + binOf(r)
-			row[k]++
-			p.CalmAll[k]++
-		}
-		p.bound(row)
-		return
-	}
-	row := p.Active[(regime-1)*Horizons*Bins : regime*Horizons*Bins]
+// count counts k origins alike of hour of week how, regime and rises, as counting each in
+// turn would: each adds one to its bin of each horizon (of the hour's row and the all-hours
+// one when calm, else of the regime's), and the row's counts are halved after the origin that
+// takes them past their cap (after the first, if they were already).
+func (p *Pool) count(how, regime int, rises [Horizons]int, k int64) {
+	var bins [Horizons]int
 	for h, r := range rises {
-		row[h*Bins+binOf(r)]++
+		bins[h] = h*Bins + binOf(r)
 	}
-	if total(row[:Bins]) > activeCap {
-		for k := range row {
-			row[k] /= 2
-		}
+	row, limit := p.Calm[how*Horizons*Bins:(how+1)*Horizons*Bins], int64(calmCap)
+	if regime > 0 {
+		row, limit = p.Active[(regime-1)*Horizons*Bins:regime*Horizons*Bins], activeCap
 	}
-}
-
-// countCalm counts k calm origins of hour of week how with no rise, as k calls of count
-// would: each adds one to the hour's first horizon, so the counts are halved after the one
-// that takes it past calmCap (or after the first, if it was already).
-func (p *Pool) countCalm(how int, k int64) {
-	row := p.Calm[how*Horizons*Bins : (how+1)*Horizons*Bins]
 	for k > 0 {
-		n := max(1, min(k, calmCap+1-int64(total(row[:Bins]))))
-		for h := range Horizons {
-			row[h*Bins] += uint32(n)
-			p.CalmAll[h*Bins] += uint32(n)
+		n := max(1, min(k, limit+1-int64(total(row[:Bins]))))
+		for _, b := range bins {
+			row[b] += uint32(n)
+			if regime == 0 {
+				p.CalmAll[b] += uint32(n)
+			}
 		}
 		p.Origins += n
 		k -= n
-		p.bound(row)
+		if regime == 0 {
+			p.bound(row)
+		} else if total(row[:Bins]) > activeCap {
+			for b := range row {
+				row[b] /= 2
+			}
+		}
 	}
 }
 

@@ -337,13 +337,20 @@ func clonePool(p *Pool) *Pool {
 	return &c
 }
 
-// A calm run counted at once counts what closing its origins one by one counts, near the cap
-// and past it too, and a run covers the calm stretches (whole hours of them).
-func TestCalmRunCountsAsEachOrigin(t *testing.T) {
+// closeOne counts origin o alone, its change and look-back worked out afresh.
+func closeOne(p *Pool, o int64) {
+	c := p.changeAt(p.at(o))
+	p.count(hourOfWeek(o), c.regime(o), p.rises(o, c), 1)
+}
+
+// A run of origins alike counted at once counts what counting them one by one counts, near
+// the caps and past them too, calm and with need rising or below its peak, and runs cover
+// the stretches without change (whole hours of them).
+func TestRunCountsAsEachOrigin(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
-	longest := int64(Horizon(Horizons-1) / time.Second)
-	runs, long := 0, 0
-	for trial := range 40 {
+	step, longest := int64(Step/time.Second), int64(Horizon(Horizons-1)/time.Second)
+	runs, long := map[bool]int{}, 0
+	for trial := range 20 {
 		var s Stats
 		n, start := 5, monday.Add(time.Duration(trial)*time.Hour)
 		for at := start; at.Before(start.Add(3 * 24 * time.Hour)); at = at.Add(time.Duration(1+rng.IntN(300)) * time.Second) {
@@ -353,45 +360,58 @@ func TestCalmRunCountsAsEachOrigin(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				n = max(0, n+rng.IntN(5)-2)
 			}
-			// the pool as observe has it before it closes origins (the change point noted)
+			// the pool as observe has it before it counts origins (the change point noted)
 			p := clonePool(s.pool("p"))
 			if k := len(p.Needs); k == 0 || int(p.Needs[k-1]) != n {
 				p.Times, p.Needs = append(p.Times, at.Unix()), append(p.Needs, int32(n))
 			}
 			s.Observe(at, map[string]int{"p": n})
-			if p.Next == 0 {
-				continue
-			}
 			o, last := p.Next, at.Unix()-longest
-			row := p.Calm[hourOfWeek(o)*Horizons*Bins:][:Horizons*Bins]
-			for k := range row { // counts near the cap, and a few past it
-				row[k] = uint32(rng.IntN(calmCap/Bins + 2))
-			}
-			copy(p.CalmAll, row)
-			k := p.calmRun(o, p.at(o), last)
-			if k == 0 {
+			if o == 0 || o > last || p.at(o) < 0 {
 				continue
 			}
-			runs++
+			c := p.changeAt(p.at(o))
+			how, regime, rises := hourOfWeek(o), c.regime(o), p.rises(o, c)
+			k := p.run(o, c, rises, last)
+			if k < 30 && rng.IntN(16) > 0 { // the long runs, and one in 16 of the others
+				continue
+			}
+			row, limit := p.Calm[how*Horizons*Bins:][:Horizons*Bins], calmCap
+			if regime > 0 {
+				row, limit = p.Active[(regime-1)*Horizons*Bins:][:Horizons*Bins], activeCap
+			}
+			// counts near the cap (a run is at most an hour of origins), a few past it
+			target := limit + 1 - rng.IntN(70)
+			for h := range Horizons {
+				left := target
+				for b := 1; b < Bins; b++ {
+					row[h*Bins+b] = uint32(rng.IntN(limit / Bins / 4))
+					left -= int(row[h*Bins+b])
+				}
+				row[h*Bins] = uint32(left)
+			}
+			if regime == 0 {
+				copy(p.CalmAll, row)
+			}
+			runs[regime == 0]++
 			if k >= 30 {
 				long++
 			}
 			once, each := clonePool(p), clonePool(p)
-			once.countCalm(hourOfWeek(o), k)
+			once.count(how, regime, rises, k)
 			for m := range k {
-				om := o + m*int64(Step/time.Second)
-				each.close(om, each.changeAt(each.at(om)))
+				closeOne(each, o+m*step)
 			}
 			if !reflect.DeepEqual(once, each) {
-				t.Fatalf("trial %d: %d calm origins from %d counted at once differ from one by one", trial, k, o)
+				t.Fatalf("trial %d: %d origins from %d (regime %d) counted at once differ from one by one", trial, k, o, regime)
 			}
-			if o+(k-1)*int64(Step/time.Second) > last || hourOfWeek(o+(k-1)*int64(Step/time.Second)) != hourOfWeek(o) {
+			if end := o + (k-1)*step; end > last || hourOfWeek(end) != how {
 				t.Fatalf("trial %d: a run of %d from %d passes %d or its hour", trial, k, o, last)
 			}
 		}
 	}
-	if runs < 100 || long < 10 {
-		t.Fatalf("%d calm runs, %d of half an hour or more: the test would prove nothing", runs, long)
+	if runs[true] < 100 || runs[false] < 100 || long < 10 {
+		t.Fatalf("%d calm runs, %d others, %d of half an hour or more: the test would prove nothing", runs[true], runs[false], long)
 	}
 }
 
@@ -422,7 +442,7 @@ func TestObserveClosesEachOrigin(t *testing.T) {
 			ref.Next = p.Next
 		}
 		for ; ref.Next+longest <= at.Unix(); ref.Next += step {
-			ref.close(ref.Next, ref.changeAt(ref.at(ref.Next)))
+			closeOne(ref, ref.Next)
 			closed++
 		}
 		if ref.Next != p.Next || ref.Origins != p.Origins || !slices.Equal(ref.CalmAll, p.CalmAll) || !slices.Equal(ref.Active, p.Active) {
