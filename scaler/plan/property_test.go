@@ -298,8 +298,8 @@ func plannerPasses(t *testing.T, seed uint64, passes int, step func(g gen, cfg *
 
 // checkKept fails unless each pool's asleep servers kept from pass to pass (tiers.asleep) are
 // those of its members asleep and neither pinned nor in maintenance, in the wake queue's
-// order, and its kept count of servers On with work (counts.busyOn) is theirs, worked out
-// afresh from the nodes.
+// order, its kept count of servers On with work (counts.busyOn) is theirs, and each On
+// member's kept idle check (screening.idle) is its node's, all worked out afresh from the nodes.
 func checkKept(t *testing.T, p *pass, at string) {
 	t.Helper()
 	type queued struct {
@@ -312,6 +312,11 @@ func checkKept(t *testing.T, p *pass, at string) {
 		for r, i := range pl.members {
 			if n := p.servers[i].node; n.State == fleet.StateOn && n.Jobs.Allocated() {
 				busyOn++
+			}
+			if n := p.servers[i].node; n.State == fleet.StateOn {
+				if got, want := p.mem.screens[i].idle, p.idleKeyOf(n); got != want {
+					t.Fatalf("%s: server %s keeps idle check %+v, afresh %+v", at, n.Name, got, want)
+				}
 			}
 			if n := p.servers[i].node; asleep(n.State) && !n.Pinned && !n.Maintenance {
 				fresh = append(fresh, queued{i, r, n})

@@ -57,6 +57,8 @@ type screening struct {
 	skip   fleet.Reason
 	asleep bool
 	wake   wakeKey
+	// idle is what an On server's idle check reads of its node (see idleKey).
+	idle idleKey
 }
 
 // screening screens server i, a member of a pool.
@@ -68,6 +70,7 @@ func (p *pass) screening(i int) screening {
 		if p.takesWork(n) {
 			sc.tier, sc.free = tierOn, freeCapacity(pl.cfg.Profile, n.Jobs)
 		}
+		sc.idle = p.idleKeyOf(n)
 	case fleet.StatePoweringOn, fleet.StateBooting:
 		sc.tier, sc.free = tierComing, profileCapacity(pl.cfg.Profile)
 	case fleet.StateDraining:

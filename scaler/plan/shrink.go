@@ -109,32 +109,20 @@ func (p *pass) capsRefuse(servers []int) bool {
 }
 
 // idleCheck says why On server i is not idle ("" when it is). Each check fails closed: what is
-// not known is not idle.
+// not known is not idle. What it reads of the node, Telemetry aside, was read when the server
+// was screened (see idleKey): most On servers, those with work, are refused without their node.
 func (p *pass) idleCheck(i int) (fleet.Reason, string) {
-	n := p.servers[i].node
+	n, k := p.servers[i].node, &p.mem.screens[i].idle
 	switch {
-	case !powerKnown(n):
+	case k.skip == fleet.SkipPowerUnknown:
 		// A drain leads to a power-off, which needs a known power state (invariant 3).
-		return fleet.SkipPowerUnknown, p.say(func() string { return "bmc says " + string(n.Power) })
-	case n.RetryAfter.After(p.now):
+		return k.skip, p.say(func() string { return "bmc says " + string(n.Power) })
+	case k.retryAfter.After(p.now):
 		// A step failed on it (a power-off that did not work, say) and it came back On: no new
 		// drain before its backoff ends, or it would cycle drain -> fail -> resume.
 		return fleet.SkipBackoff, p.say(func() string { return backoffDetail(n) })
-	case !p.jobsKnown():
-		return fleet.SkipJobsUnknown, "job manager not read this pass"
-	case p.noJobManager:
-		// adapter none: no job manager to ask, idleness rests on telemetry alone (below).
-	case drainedByPerson(n):
-		return fleet.SkipDrainedByPerson, "drained without rota's marker"
-	case !n.Jobs.Known:
-		// A server the job manager does not know may run work it cannot see (invariant 1).
-		return fleet.SkipJobsUnknown, "job manager does not know the server"
-	case n.Jobs.Allocated():
-		// The commonest skip of all: worded without fmt, which costs several times as much.
-		return fleet.SkipAllocated, p.say(func() string {
-			return strconv.Itoa(n.Jobs.Jobs) + " jobs, " + strconv.Itoa(n.Jobs.CPUs) + " cpus, " +
-				strconv.Itoa(n.Jobs.GPUs) + " gpus allocated"
-		})
+	case k.skip != "":
+		return k.skip, p.say(func() string { return p.jobsDetail(n, k.skip) })
 	}
 	switch {
 	case !p.telemetryFresh(n):
@@ -144,6 +132,50 @@ func (p *pass) idleCheck(i int) (fleet.Reason, string) {
 		return fleet.SkipBusy, p.say(func() string { return busyDetail(n) })
 	}
 	return "", ""
+}
+
+// idleKey is what the idle check of an On server reads of its node, Telemetry aside, with the
+// snapshot's JobsKnown and NoJobManager: the skip its power or its jobs give it ("" none) and
+// the end of its backoff. Kept with the server's screening, it follows the changed nodes.
+type idleKey struct {
+	skip       fleet.Reason
+	retryAfter time.Time
+}
+
+// idleKeyOf is On node n's idleKey.
+func (p *pass) idleKeyOf(n *fleet.Node) idleKey {
+	k := idleKey{retryAfter: n.RetryAfter}
+	switch {
+	case !powerKnown(n):
+		k.skip = fleet.SkipPowerUnknown
+	case !p.jobsKnown():
+		k.skip = fleet.SkipJobsUnknown
+	case p.noJobManager:
+		// adapter none: no job manager to ask, idleness rests on telemetry alone.
+	case drainedByPerson(n):
+		k.skip = fleet.SkipDrainedByPerson
+	case !n.Jobs.Known:
+		// A server the job manager does not know may run work it cannot see (invariant 1).
+		k.skip = fleet.SkipJobsUnknown
+	case n.Jobs.Allocated():
+		k.skip = fleet.SkipAllocated // the commonest skip of all
+	}
+	return k
+}
+
+// jobsDetail words the skip the jobs of On node n give it (see idleKeyOf): without fmt, which
+// costs several times as much.
+func (p *pass) jobsDetail(n *fleet.Node, reason fleet.Reason) string {
+	switch {
+	case reason == fleet.SkipJobsUnknown && !p.jobsKnown():
+		return "job manager not read this pass"
+	case reason == fleet.SkipJobsUnknown:
+		return "job manager does not know the server"
+	case reason == fleet.SkipDrainedByPerson:
+		return "drained without rota's marker"
+	}
+	return strconv.Itoa(n.Jobs.Jobs) + " jobs, " + strconv.Itoa(n.Jobs.CPUs) + " cpus, " +
+		strconv.Itoa(n.Jobs.GPUs) + " gpus allocated"
 }
 
 // telemetryFresh: Prometheus answered this pass, the server's series cover the idle window,
