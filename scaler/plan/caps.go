@@ -29,7 +29,7 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 		return fleet.SkipCycleCap, p.say(func() string {
 			return fmt.Sprintf("%d power-offs in 24h, cap %d", n.CyclesToday, pol.Node.MaxCyclesPerDay)
 		})
-	case s.placed:
+	case p.state[i].placed:
 		// Waiting work was placed on it: the job manager starts it there, or a gang waits
 		// for it and for busy servers to free (kept, or the gang would wait for ever).
 		return fleet.SkipDemandWaits, "waiting work placed on it"

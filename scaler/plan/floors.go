@@ -17,7 +17,7 @@ func (p *pass) raiseFloors() {
 		}
 		for _, rb := range pl.bins {
 			for _, i := range rb.tiers[tierResume] {
-				if pl.floorCount() < pl.floor && !p.servers[i].done {
+				if pl.floorCount() < pl.floor && !p.state[i].done {
 					p.resume(i, fleet.ReasonFloor, p.floorDetail(pl))
 				}
 			}
@@ -56,8 +56,8 @@ func (p *pass) powerOn(i int, reason fleet.Reason, detail string) {
 	pl.up++
 	pl.powered++
 	p.budget.poweredOn()
-	s.free = profileCapacity(pl.cfg.Profile)
-	pl.add(tierComing, s, i)
+	p.state[i].free = profileCapacity(pl.cfg.Profile)
+	pl.add(tierComing, s.node.Region, p.state[i].free, i)
 }
 
 // resume gives Draining server i back to the job manager; its free room joins the pool's
@@ -67,5 +67,5 @@ func (p *pass) resume(i int, reason fleet.Reason, detail string) {
 	p.act(i, fleet.Resume, reason, detail)
 	s.pool.up++
 	p.budget.resumed()
-	s.pool.add(tierComing, s, i)
+	s.pool.add(tierComing, s.node.Region, p.state[i].free, i)
 }

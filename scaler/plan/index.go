@@ -93,10 +93,11 @@ func newPass(snap fleet.Snapshot, cfg *config.Config, now time.Time) *pass {
 	return p
 }
 
-// scratch is memory a Planner keeps from one pass to the next: the servers, the pools (each
-// with its own slices and maps) and the actions, emptied and reused.
+// scratch is memory a Planner keeps from one pass to the next: the servers and their pass
+// state, the pools (each with its own slices and maps) and the actions, emptied and reused.
 type scratch struct {
 	servers []server
+	state   []serverPass
 	pools   []pool
 	byName  map[string]*pool
 	order   []*pool
@@ -168,15 +169,14 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time, cha
 		m.servers = make([]server, len(snap.Nodes))
 	}
 	p.servers = m.servers[:len(snap.Nodes)]
-	if follow {
-		// The same nodes in the same pools: each keeps its node and pool.
-		for i := range p.servers {
-			s := &p.servers[i]
-			s.serverPass = serverPass{}
-		}
-	} else {
-		clear(p.servers)
+	if !follow {
+		clear(p.servers) // when following, the same nodes in the same pools
 	}
+	if cap(m.state) < len(snap.Nodes) {
+		m.state = make([]serverPass, len(snap.Nodes))
+	}
+	p.state = m.state[:len(snap.Nodes)]
+	clear(p.state)
 	if !p.quiet {
 		p.skips = make([]fleet.Skip, 0, len(snap.Nodes))
 	}
@@ -407,15 +407,15 @@ type regionBins struct {
 	room [tierCount]capacity
 }
 
-// add puts server i (s) into tier t of its region; its free capacity must be set.
-func (pl *pool) add(t tier, s *server, i int) {
+// add puts server i, of region and with free capacity, into tier t of its region.
+func (pl *pool) add(t tier, region string, free capacity, i int) {
 	rb := pl.lastBins
-	if rb == nil || rb.region != s.node.Region {
-		rb = pl.regionBins(s.node.Region)
+	if rb == nil || rb.region != region {
+		rb = pl.regionBins(region)
 		pl.lastBins = rb
 	}
 	rb.tiers[t] = append(rb.tiers[t], i)
-	rb.room[t] = rb.room[t].union(s.free)
+	rb.room[t] = rb.room[t].union(free)
 }
 
 // regionBins are the pool's bins in region, made empty the first time in a pass.

@@ -45,7 +45,7 @@ func (p *pass) rebalance() {
 	for i := range p.servers {
 		s := &p.servers[i]
 		switch {
-		case s.node.State != fleet.StateOn || s.pool == nil || !p.takesWork(s.node) || s.isAction:
+		case s.node.State != fleet.StateOn || s.pool == nil || !p.takesWork(s.node) || p.state[i].isAction:
 		case s.node.Jobs.Allocated():
 			if p.leftAllocated(i) && s.pool.saves && powerKnown(s.node) {
 				cands = append(cands, i)
@@ -78,7 +78,7 @@ func (p *pass) rebalance() {
 // leftAllocated reports whether shrink left server i on because work runs on it: a move
 // candidate, whose skip a move (or a refusal) replaces.
 func (p *pass) leftAllocated(i int) bool {
-	s := &p.servers[i]
+	s := &p.state[i]
 	return s.done && !s.isAction && s.allocated
 }
 
@@ -249,7 +249,7 @@ func (p *pass) roomFor(mv *mover, i int, run []fleet.Job) []placement {
 			}
 			room, ok := free[d]
 			if !ok {
-				room = ds.free
+				room = p.state[d].free
 			}
 			if room.holds(sh) == 0 {
 				continue
@@ -263,7 +263,7 @@ func (p *pass) roomFor(mv *mover, i int, run []fleet.Job) []placement {
 		}
 		room, ok := free[best]
 		if !ok {
-			room = p.servers[best].free
+			room = p.state[best].free
 		}
 		room.take(sh, 1)
 		free[best] = room
@@ -280,7 +280,7 @@ func (p *pass) betterDest(a, b int, free map[int]capacity) bool {
 		if c, ok := free[d]; ok {
 			return c.cpus
 		}
-		return p.servers[d].free.cpus
+		return p.state[d].free.cpus
 	}
 	return cmp.Or(
 		cmp.Compare(boolInt(!p.staysOn(a, free)), boolInt(!p.staysOn(b, free))),
@@ -355,7 +355,7 @@ func (p *pass) commitMove(i int, run []fleet.Job, places []placement, saving, lo
 	var dests []string
 	for _, pl := range places {
 		d := &p.servers[pl.dest]
-		d.free.take(shape{cpus: max(pl.job.CPUs, 1), gpus: pl.job.GPUs, mem: uint64(max(pl.job.Memory, 0))}, 1)
+		p.state[pl.dest].free.take(shape{cpus: max(pl.job.CPUs, 1), gpus: pl.job.GPUs, mem: uint64(max(pl.job.Memory, 0))}, 1)
 		cheaper = cheaper && d.pool.cost < s.pool.cost
 		if !slices.Contains(dests, d.node.Name) {
 			dests = append(dests, d.node.Name)
@@ -381,7 +381,7 @@ func (p *pass) commitMove(i int, run []fleet.Job, places []placement, saving, lo
 	s.pool.offs++
 	p.budget.drained()
 	for _, pl := range places {
-		if d := &p.servers[pl.dest]; !d.done || p.leftAllocated(pl.dest) {
+		if !p.state[pl.dest].done || p.leftAllocated(pl.dest) {
 			p.skip(pl.dest, fleet.SkipDemandWaits, "takes work moved from "+s.node.Name)
 		}
 	}

@@ -96,27 +96,27 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 	w := 0
 	var room capacity
 	for k, i := range bins {
-		s := &p.servers[i]
-		if t == tierResume && s.done {
+		s, st := &p.servers[i], &p.state[i]
+		if t == tierResume && st.done {
 			continue
 		}
 		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated())
-		if n := min(s.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver {
+		if n := min(st.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver {
 			if t == tierResume {
 				p.resume(i, fleet.ReasonDemandReturn, p.say(func() string { return fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class) }))
 			}
-			s.free.take(g.shape, n)
+			st.free.take(g.shape, n)
 			g.slots -= n
-			if !s.placed && warm(s.node) {
+			if !st.placed && warm(s.node) {
 				s.pool.placedWarm++
 			}
-			s.placed = true
+			st.placed = true
 			p.hold(pl, i, g.dept)
 		}
-		if !s.free.full() && !(t == tierResume && s.done) {
+		if !st.free.full() && !(t == tierResume && st.done) {
 			bins[w] = i
 			w++
-			room = room.union(s.free)
+			room = room.union(st.free)
 		}
 		if g.slots == 0 {
 			if w == k+1 {
@@ -227,7 +227,7 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 				return fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus) + p.steeredDetail(g)
 			}))
 			p.hold(pl, i, g.dept)
-			s := &p.servers[i]
+			s := &p.state[i]
 			n := min(s.free.holds(g.shape), g.perServer(), g.slots)
 			s.free.take(g.shape, n)
 			g.slots -= n
@@ -277,7 +277,7 @@ func (q *wakeQueue) first(p *pass, region string, ok func(int) bool) (int, bool)
 		list = q.byRegion[region]
 	}
 	for _, i := range list {
-		if !p.servers[i].done && ok(i) {
+		if !p.state[i].done && ok(i) {
 			return i, true
 		}
 	}

@@ -101,7 +101,10 @@ type pass struct {
 	// noJobManager is the snapshot's NoJobManager.
 	noJobManager bool
 
+	// servers are the snapshot's nodes, by index, and state what this pass worked out for
+	// each, kept apart so that a pass empties it in one block.
 	servers []server
+	state   []serverPass
 	// on, draining and strays are the servers On, Draining and in no pool of the config,
 	// by index.
 	on, draining, strays []int
@@ -123,11 +126,9 @@ type pass struct {
 type server struct {
 	node *fleet.Node
 	pool *pool // nil: not in the config
-	serverPass
 }
 
-// serverPass is what a pass works out for a server, empty at its start (and holding no
-// pointer: emptied for every server at every pass).
+// serverPass is what a pass works out for a server, empty at its start.
 type serverPass struct {
 	// free is the capacity left for waiting work (On, coming, resumable or woken servers);
 	// placed is set once waiting work was placed on it (it is then kept on).
@@ -146,21 +147,22 @@ func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {
 	if p.quiet {
 		detail = "" // worded by a step that did not ask say: not kept either
 	}
-	s := &p.servers[i]
+	s, n := &p.state[i], p.servers[i].node
 	s.done, s.isAction, s.out = true, true, len(p.actions)
-	p.actions = append(p.actions, fleet.Action{Kind: kind, Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
+	p.actions = append(p.actions, fleet.Action{Kind: kind, Node: n.Name, Pool: n.Pool, Reason: reason, Detail: detail})
 }
 
 // skip gives server i its skip. A server already skipped (a move candidate shrink left
 // allocated) gets the new one instead.
 func (p *pass) skip(i int, reason fleet.Reason, detail string) {
-	s := &p.servers[i]
+	s := &p.state[i]
 	s.done, s.allocated = true, reason == fleet.SkipAllocated
 	if p.quiet {
 		return
 	}
 	s.out = len(p.skips)
-	p.skips = append(p.skips, fleet.Skip{Node: s.node.Name, Pool: s.node.Pool, Reason: reason, Detail: detail})
+	n := p.servers[i].node
+	p.skips = append(p.skips, fleet.Skip{Node: n.Name, Pool: n.Pool, Reason: reason, Detail: detail})
 }
 
 // say is a detail, worded only when details are kept (not in a quiet pass).
@@ -185,7 +187,7 @@ func (p *pass) decision() fleet.Decision {
 		Desired: make(map[string]int, len(p.pools)),
 	}
 	for _, i := range p.nameOrder() {
-		if s := &p.servers[i]; s.isAction {
+		if s := &p.state[i]; s.isAction {
 			d.Actions = append(d.Actions, p.actions[s.out])
 		} else {
 			d.Skips = append(d.Skips, p.skips[s.out])

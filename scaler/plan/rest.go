@@ -16,10 +16,10 @@ func (p *pass) explainRest() {
 		pl.wake.screen(p)
 	}
 	for i := range p.servers {
-		s := &p.servers[i]
-		if s.done {
+		if p.state[i].done {
 			continue
 		}
+		s := &p.servers[i]
 		pl := s.pool
 		switch {
 		case pl.block != "":

@@ -217,7 +217,7 @@ func (q *wakeQueue) screen(p *pass) {
 		return
 	}
 	for _, i := range q.asleep {
-		if !p.servers[i].done {
+		if !p.state[i].done {
 			p.screenAsleep(i)
 		}
 	}
@@ -249,7 +249,7 @@ func (q *wakeQueue) next(p *pass, region string) (int, bool) {
 	if region != "" {
 		list = q.byRegion[region]
 	}
-	for len(list) > 0 && p.servers[list[0]].done {
+	for len(list) > 0 && p.state[list[0]].done {
 		list = list[1:]
 	}
 	if region != "" {
@@ -265,7 +265,7 @@ func (q *wakeQueue) next(p *pass, region string) (int, bool) {
 
 // top is next for any region while the queue is a heap: decided servers are popped.
 func (q *wakeQueue) top(p *pass) (int, bool) {
-	for len(q.all) > 0 && p.servers[q.all[0]].done {
+	for len(q.all) > 0 && p.state[q.all[0]].done {
 		last := len(q.all) - 1
 		q.all[0] = q.all[last]
 		q.all = q.all[:last]

@@ -16,7 +16,7 @@ import (
 func (p *pass) settleDraining() {
 	var draining []int
 	for _, i := range p.draining {
-		if !p.servers[i].done {
+		if !p.state[i].done {
 			draining = append(draining, i)
 		}
 	}

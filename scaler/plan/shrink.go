@@ -16,7 +16,7 @@ import (
 func (p *pass) shrink() {
 	idle := p.mem.idle[:0]
 	for _, i := range p.on {
-		if p.servers[i].done {
+		if p.state[i].done {
 			continue
 		}
 		if reason, detail := p.idleCheck(i); reason != "" {

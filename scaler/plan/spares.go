@@ -63,7 +63,7 @@ func (p *pass) keepWarm() {
 func (p *pass) countWarm(pl *pool) {
 	pl.warm += pl.tally.up - pl.tally.busyOn - pl.placedWarm
 	for _, i := range pl.woken {
-		if !p.servers[i].placed {
+		if !p.state[i].placed {
 			pl.warm++
 		}
 	}

@@ -155,7 +155,7 @@ func (pl *pool) lay(p *pass) {
 			}
 			rb.tiers[t], rb.room[t] = append(rb.tiers[t], list...), kr.room[t]
 			for _, i := range list {
-				p.servers[i].free = screens[i].free
+				p.state[i].free = screens[i].free
 			}
 		}
 	}
