@@ -29,6 +29,13 @@ func BenchmarkView(b *testing.B) {
 				_ = s.View("p", c.at, time.Hour)
 			}
 		})
+		// Mean at a boot time between horizons, as the break-even rule reads it.
+		v := s.View("p", c.at, time.Hour)
+		b.Run(c.name+"/Mean", func(b *testing.B) {
+			for b.Loop() {
+				_ = v.Mean(3 * time.Minute)
+			}
+		})
 	}
 }
 

@@ -318,13 +318,52 @@ func TestAtLeastWeighsBothHorizons(t *testing.T) {
 			time.Hour, 2 * time.Hour, 3 * time.Hour} {
 			for level := 1; level < 40; level += 3 {
 				lo, hi, f := span(d)
-				want := (1-f)*v.tail(max(lo, 0), level) + f*v.tail(hi, level)
+				b := binOf(level)
+				tail := func(h int) float64 { return v.tail(h, b, level, v.massAbove(h, b)) }
+				want := (1-f)*tail(max(lo, 0)) + f*tail(hi)
 				if lo < 0 {
-					want = f * v.tail(0, level)
+					want = f * tail(0)
 				}
 				if got := v.AtLeast(level, d); got != want {
 					t.Fatalf("AtLeast(%d, %s) = %v, want %v", level, d, got, want)
 				}
+			}
+		}
+	}
+}
+
+// Mean, summed bin by bin, is AtLeast summed level by level, to the last bit, at horizons,
+// between them, below the first and past the longest, calm and rising, with rises of every
+// size (so the sum stops early and late).
+func TestMeanSumsEachLevel(t *testing.T) {
+	var s Stats
+	rng := rand.New(rand.NewPCG(6, 6))
+	n := 10
+	feed(&s, monday, 2*7*24*time.Hour, func(time.Time) int {
+		switch rng.IntN(200) {
+		case 0:
+			n += rng.IntN(150) // now and then a rise past the last bin's low
+		case 1, 2:
+			n = rng.IntN(10)
+		default:
+			n = max(0, n+rng.IntN(5)-2)
+		}
+		return n
+	})
+	for m := range 300 {
+		v := s.View("p", monday.Add(2*7*24*time.Hour+time.Duration(m)*time.Minute), 0)
+		for _, d := range []time.Duration{0, 20 * time.Second, time.Minute, 90 * time.Second, 5 * time.Minute,
+			7 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour} {
+			want := 0.0
+			for r := 1; r <= binLow(Bins-1); r++ {
+				p := v.AtLeast(r, d)
+				if p < 1e-6 {
+					break
+				}
+				want += p
+			}
+			if got := v.Mean(d); got != want {
+				t.Fatalf("at %d min, Mean(%s) = %v, want %v", m, d, got, want)
 			}
 		}
 	}

@@ -136,17 +136,37 @@ func (v *View) AtLeast(level int, d time.Duration) float64 {
 	if level <= 0 {
 		return 1
 	}
-	// At a horizon (or past the longest) one side weighs nothing: its tail is left out, which
-	// gives the same sum (a tail is finite), at half the work.
-	switch lo, hi, f := span(d); {
+	lo, hi, f := span(d)
+	b := binOf(level)
+	above := v.above(lo, hi, f, b)
+	return v.atLeast(lo, hi, f, b, level, above)
+}
+
+// above is the mass of the bins above b at horizons lo and hi (see span), each only where
+// AtLeast weighs its horizon: at a horizon (or past the longest) one side weighs nothing, and
+// its tail is left out, which gives the same sum (a tail is finite), at half the work.
+func (v *View) above(lo, hi int, f float64, b int) (above [2]float64) {
+	if lo >= 0 && f != 1 {
+		above[0] = v.massAbove(lo, b)
+	}
+	if lo < 0 || f != 0 {
+		above[1] = v.massAbove(hi, b)
+	}
+	return above
+}
+
+// atLeast is AtLeast(level) at horizons lo and hi weighed by f (see span), from level's bin b
+// and the mass above it there (see above).
+func (v *View) atLeast(lo, hi int, f float64, b, level int, above [2]float64) float64 {
+	switch {
 	case lo < 0:
-		return f * v.tail(0, level)
+		return f * v.tail(hi, b, level, above[1])
 	case f == 0:
-		return v.tail(lo, level)
+		return v.tail(lo, b, level, above[0])
 	case f == 1:
-		return v.tail(hi, level)
+		return v.tail(hi, b, level, above[1])
 	default:
-		return (1-f)*v.tail(lo, level) + f*v.tail(hi, level)
+		return (1-f)*v.tail(lo, b, level, above[0]) + f*v.tail(hi, b, level, above[1])
 	}
 }
 
@@ -166,16 +186,20 @@ func span(d time.Duration) (lo, hi int, f float64) {
 	return Horizons - 1, Horizons - 1, 0
 }
 
-// tail is P(rise over Horizon(h) >= level): the bins wholly at or above level, and the part
-// of level's own bin above it (rises spread evenly over a bin).
-func (v *View) tail(h, level int) float64 {
-	b := binOf(level)
+// tail is P(rise over Horizon(h) >= level): the bins wholly above level's bin b (their mass
+// above), and the part of b above level (rises spread evenly over a bin).
+func (v *View) tail(h, b, level int, above float64) float64 {
+	width := binLow(b+1) - binLow(b)
+	return above + v.mass[h][b]*float64(binLow(b+1)-level)/float64(width)
+}
+
+// massAbove is the mass of the bins above b at Horizon(h), summed upwards.
+func (v *View) massAbove(h, b int) float64 {
 	p := 0.0
 	for k := b + 1; k < Bins; k++ {
 		p += v.mass[h][k]
 	}
-	width := binLow(b+1) - binLow(b)
-	return p + v.mass[h][b]*float64(binLow(b+1)-level)/float64(width)
+	return p
 }
 
 // Quantile is the smallest rise r with P(rise within d > r) at most 1-q: the servers that
@@ -189,15 +213,21 @@ func (v *View) Quantile(q float64, d time.Duration) int {
 	return binLow(Bins - 1)
 }
 
-// Mean is the expected rise within d.
+// Mean is the expected rise within d: AtLeast summed over the levels up to the last bin's low
+// (until it is below 1e-6), bin by bin, the mass above each bin summed once for its levels
+// rather than at each (the same sums, so the same mean to the last bit).
 func (v *View) Mean(d time.Duration) float64 {
+	lo, hi, f := span(d)
 	m := 0.0
-	for r := 1; r <= binLow(Bins-1); r++ {
-		p := v.AtLeast(r, d)
-		if p < 1e-6 {
-			break
+	for b := 1; b < Bins; b++ {
+		above := v.above(lo, hi, f, b)
+		for r := binLow(b); r < binLow(b+1) && r <= binLow(Bins-1); r++ {
+			p := v.atLeast(lo, hi, f, b, r, above)
+			if p < 1e-6 {
+				return m
+			}
+			m += p
 		}
-		m += p
 	}
 	return m
 }
