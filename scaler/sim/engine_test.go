@@ -376,6 +376,52 @@ func TestTimersFollowTheServers(t *testing.T) {
 	}
 }
 
+// The due set holds each server with a time once, in heap order, its places right, and gives
+// back the earliest time, as times are set, moved earlier and later, and taken away.
+func TestDueSetHoldsEachServerOnce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	const n = 50
+	d := newDueSet(n)
+	want := make([]int64, n)
+	for i := range want {
+		want[i] = Never
+	}
+	for step := range 20000 {
+		i := rng.IntN(n)
+		switch rng.IntN(4) {
+		case 0:
+			want[i] = Never
+		case 1:
+			// keep: set to the time it has
+		default:
+			want[i] = rng.Int64N(500)
+		}
+		d.set(i, want[i])
+		held := 0
+		for s, at := range want {
+			if at != Never {
+				held++
+			} else if d.pos[s] >= 0 {
+				t.Fatalf("step %d: server %d has no time but a place", step, s)
+			}
+		}
+		if len(d.q) != held {
+			t.Fatalf("step %d: %d servers held, want %d", step, len(d.q), held)
+		}
+		for k, s := range d.q {
+			if d.pos[s] != int32(k) || d.at[s] != want[s] {
+				t.Fatalf("step %d: server %d at place %d has place %d and time %d, want %d", step, s, k, d.pos[s], d.at[s], want[s])
+			}
+			if k > 0 && d.at[d.q[(k-1)/2]] > d.at[s] {
+				t.Fatalf("step %d: place %d is earlier than its parent's", step, k)
+			}
+		}
+		if _, got := d.first(); got != slices.Min(want) {
+			t.Fatalf("step %d: first time %d, want the earliest %d", step, got, slices.Min(want))
+		}
+	}
+}
+
 // The due heap gives back, push after push and pop after pop, the earliest time it holds.
 func TestDueHeapPopsTheEarliest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))

@@ -32,8 +32,7 @@ type snapshotter struct {
 	waiting map[string]int
 	index   map[demandKey]int
 	built   bool
-	at      []int64
-	due     dueHeap
+	due     dueSet
 	present []int32
 	// spot is each server's place in present (-1: not there).
 	spot []int32
@@ -51,14 +50,14 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 	if !s.built {
 		s.built = true
 		s.nodes = make([]fleet.Node, len(w.srv))
-		s.at = make([]int64, len(w.srv))
+		s.due = newDueSet(len(w.srv))
 		s.spot = make([]int32, len(w.srv))
 		s.busy = make([]int, len(cfg.Pools))
 		for i := range w.env.Pools {
 			s.poolOf = append(s.poolOf, slices.IndexFunc(cfg.Pools, func(p config.Pool) bool { return p.Name == w.env.Pools[i].Name }))
 		}
 		for i := range w.srv {
-			s.spot[i], s.at[i] = -1, Never
+			s.spot[i] = -1
 			s.refresh(w, i, window)
 		}
 		w.clean()
@@ -67,11 +66,8 @@ func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
 		s.refresh(w, int(i), window)
 	}
 	w.clean()
-	for len(s.due) > 0 && s.due[0].t <= w.now {
-		d := s.due.pop()
-		if s.at[d.s] == d.t {
-			s.refresh(w, int(d.s), window) // what comes next is after now: pushed
-		}
+	for i, t := s.due.first(); t <= w.now; i, t = s.due.first() {
+		s.refresh(w, i, window) // what comes next is after now: i moves down
 	}
 	now := w.wall(w.now)
 	for _, i := range s.present {
@@ -148,12 +144,7 @@ func (s *snapshotter) refresh(w *world, i int, window int64) {
 			break
 		}
 	}
-	// The heap holds every server's at (and times it no longer has, dropped as they come):
-	// a time it already holds is not pushed again.
-	if next != Never && next != s.at[i] {
-		s.due.push(due{t: next, s: int32(i)})
-	}
-	s.at[i] = next
+	s.due.set(i, next)
 }
 
 // mark keeps present, the servers whose telemetry the call stamps, up to date.
@@ -168,6 +159,92 @@ func (s *snapshotter) mark(i int, present bool) {
 		s.present = s.present[:len(s.present)-1]
 		s.spot[i] = -1
 	}
+}
+
+// dueSet is a min-heap of the servers by the time each one's node changes by itself next,
+// each server held once: its place moves when its time does (a heap of times would keep
+// every time a server had until it came to the top: most of them, on a busy replay).
+type dueSet struct {
+	q   []int32 // the servers with a time, the earliest first
+	pos []int32 // each server's place in q (-1: none)
+	at  []int64 // each server's time (Never: none)
+}
+
+func newDueSet(n int) dueSet {
+	d := dueSet{pos: make([]int32, n), at: make([]int64, n)}
+	for i := range n {
+		d.pos[i], d.at[i] = -1, Never
+	}
+	return d
+}
+
+// first is the server with the earliest time, and the time (Never: no server has one).
+func (d *dueSet) first() (int, int64) {
+	if len(d.q) == 0 {
+		return -1, Never
+	}
+	return int(d.q[0]), d.at[d.q[0]]
+}
+
+// set gives server i time t (Never: none).
+func (d *dueSet) set(i int, t int64) {
+	was, k := d.at[i], int(d.pos[i])
+	d.at[i] = t
+	switch {
+	case t == was:
+	case k < 0:
+		d.q = append(d.q, int32(i))
+		d.up(len(d.q) - 1)
+	case t == Never:
+		last := d.q[len(d.q)-1]
+		d.q = d.q[:len(d.q)-1]
+		d.pos[i] = -1
+		if k < len(d.q) {
+			d.q[k] = last
+			d.up(k)
+			d.down(int(d.pos[last]))
+		}
+	case t < was:
+		d.up(k)
+	default:
+		d.down(k)
+	}
+}
+
+// up and down move the server at place k towards the root or the leaves until its time is
+// in order, moving the hole, not the server: each step is one copy, not a swap.
+func (d *dueSet) up(k int) {
+	i := d.q[k]
+	for k > 0 {
+		up := (k - 1) / 2
+		if d.at[d.q[up]] <= d.at[i] {
+			break
+		}
+		d.q[k] = d.q[up]
+		d.pos[d.q[k]] = int32(k)
+		k = up
+	}
+	d.q[k], d.pos[i] = i, int32(k)
+}
+
+func (d *dueSet) down(k int) {
+	i := d.q[k]
+	for {
+		c := 2*k + 1
+		if c >= len(d.q) {
+			break
+		}
+		if c+1 < len(d.q) && d.at[d.q[c+1]] < d.at[d.q[c]] {
+			c++
+		}
+		if d.at[i] <= d.at[d.q[c]] {
+			break
+		}
+		d.q[k] = d.q[c]
+		d.pos[d.q[k]] = int32(k)
+		k = c
+	}
+	d.q[k], d.pos[i] = i, int32(k)
 }
 
 // due is a time a server's node changes by itself.
