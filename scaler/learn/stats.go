@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -134,6 +135,25 @@ type Pool struct {
 	// Boots and Shutdowns are the last boot and shutdown times seen, in seconds.
 	Boots     []int32 `json:"boots,omitempty"`
 	Shutdowns []int32 `json:"shutdowns,omitempty"`
+	// active is Active summed over the regimes (what a View of a rising regime reads as the
+	// wider statistics), kept as the rising origins are counted; summed when the pool is read
+	// back (nil: a pool made by hand, summed at its first rising origin).
+	active []uint32
+}
+
+// UnmarshalJSON reads a pool back and sums its Active counts (when there are as many as
+// Check wants).
+func (p *Pool) UnmarshalJSON(b []byte) error {
+	type stored Pool // the fields alone, not this method
+	if err := json.Unmarshal(b, (*stored)(p)); err != nil {
+		return err
+	}
+	p.active = nil
+	if len(p.Active) == (Regimes-1)*Horizons*Bins {
+		all := p.activeSum()
+		p.active = all[:]
+	}
+	return nil
 }
 
 // NewPool is an empty pool's statistics.
@@ -142,6 +162,7 @@ func NewPool() *Pool {
 		Calm:    make([]uint32, HoursOfWeek*Horizons*Bins),
 		CalmAll: make([]uint32, Horizons*Bins),
 		Active:  make([]uint32, (Regimes-1)*Horizons*Bins),
+		active:  make([]uint32, Horizons*Bins),
 	}
 }
 
@@ -382,6 +403,10 @@ func (p *Pool) count(how, regime int, rises [Horizons]int, k int64) {
 	row, limit := p.Calm[how*Horizons*Bins:(how+1)*Horizons*Bins], int64(calmCap)
 	if regime > 0 {
 		row, limit = p.Active[(regime-1)*Horizons*Bins:regime*Horizons*Bins], activeCap
+		if p.active == nil {
+			all := p.activeSum()
+			p.active = all[:]
+		}
 	}
 	for k > 0 {
 		n := max(1, min(k, limit+1-int64(total(row[:Bins]))))
@@ -389,6 +414,8 @@ func (p *Pool) count(how, regime int, rises [Horizons]int, k int64) {
 			row[b] += uint32(n)
 			if regime == 0 {
 				p.CalmAll[b] += uint32(n)
+			} else {
+				p.active[b] += uint32(n)
 			}
 		}
 		p.Origins += n
@@ -397,10 +424,24 @@ func (p *Pool) count(how, regime int, rises [Horizons]int, k int64) {
 			p.bound(row)
 		} else if total(row[:Bins]) > activeCap {
 			for b := range row {
-				row[b] /= 2
+				half := row[b] / 2
+				p.active[b] -= row[b] - half
+				row[b] = half
 			}
 		}
 	}
+}
+
+// activeSum is Active summed over the regimes.
+func (p *Pool) activeSum() (sum [Horizons * Bins]uint32) {
+	// Rows as arrays: their sizes are known, so the sum checks no bounds.
+	for r := range Regimes - 1 {
+		row := (*[Horizons * Bins]uint32)(p.Active[r*Horizons*Bins:])
+		for k := range sum {
+			sum[k] += row[k]
+		}
+	}
+	return sum
 }
 
 // bound halves an hour's calm counts once its origins pass calmCap.

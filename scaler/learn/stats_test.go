@@ -369,9 +369,67 @@ func TestMeanSumsEachLevel(t *testing.T) {
 	}
 }
 
+// The Active counts summed over the regimes, kept as origins are counted, are the sum worked
+// out afresh after each of thousands of counts, calm and rising, runs of origins alike among
+// them, their rows past their caps and halved; a View of a rising regime reads the same from
+// the kept sum as from one summed afresh, and a pool read back sums its counts again.
+func TestActiveSumKept(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	p := NewPool()
+	halved := 0
+	for step := range 5000 {
+		var rises [Horizons]int
+		for h := range rises {
+			rises[h] = rng.IntN(40) - 4
+		}
+		regime, k := rng.IntN(Regimes), int64(1+rng.IntN(3))
+		if rng.IntN(10) == 0 {
+			k = int64(rng.IntN(2 * activeCap)) // a long run alike: past a row's cap at once
+		}
+		row := func() uint64 { return total(p.Active[max(regime-1, 0)*Horizons*Bins:][:Bins]) }
+		was, before := row(), p.Origins
+		p.count(rng.IntN(HoursOfWeek), regime, rises, k)
+		if regime > 0 && row() < was+uint64(p.Origins-before) {
+			halved++
+		}
+		if p.active == nil {
+			if regime > 0 {
+				t.Fatalf("step %d: rising origins counted and no sum kept", step)
+			}
+			continue
+		}
+		if want := p.activeSum(); !slices.Equal(p.active, want[:]) {
+			t.Fatalf("step %d: the kept sum of the Active counts is not the one summed afresh", step)
+		}
+	}
+	if halved < 50 {
+		t.Fatalf("%d rows halved: the test would prove nothing", halved)
+	}
+	p.Times, p.Needs = []int64{0, 60}, []int32{3, 9} // need rising at 60
+	fresh := clonePool(p)
+	fresh.active = nil
+	kept, afresh := Stats{Pools: map[string]*Pool{"p": p}}, Stats{Pools: map[string]*Pool{"p": fresh}}
+	at := time.Unix(120, 0)
+	if v, w := kept.View("p", at, 0), afresh.View("p", at, 0); v.Regime == 0 || v != w {
+		t.Fatalf("a View from the kept sum (regime %d) is not the View summed afresh", v.Regime)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Pool
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.active, p.active) {
+		t.Fatal("a pool read back does not sum its Active counts")
+	}
+}
+
 func clonePool(p *Pool) *Pool {
 	c := *p
 	c.Times, c.Needs = slices.Clone(p.Times), slices.Clone(p.Needs)
+	c.active = slices.Clone(p.active)
 	c.Calm, c.CalmAll, c.Active = slices.Clone(p.Calm), slices.Clone(p.CalmAll), slices.Clone(p.Active)
 	return &c
 }

@@ -51,15 +51,12 @@ func (s *Stats) View(pool string, now time.Time, minHistory time.Duration) View 
 	if v.Regime == 0 {
 		v.blend(p.Calm[v.HourOfWeek*Horizons*Bins:(v.HourOfWeek+1)*Horizons*Bins], p.CalmAll, nil)
 	} else {
-		// Rows as arrays: their sizes are known, so the sum checks no bounds.
-		var pooled [Horizons * Bins]uint32
-		for r := range Regimes - 1 {
-			row := (*[Horizons * Bins]uint32)(p.Active[r*Horizons*Bins:])
-			for k := range pooled {
-				pooled[k] += row[k]
-			}
+		pooled := p.active
+		if pooled == nil {
+			all := p.activeSum()
+			pooled = all[:]
 		}
-		v.blend(p.Active[(v.Regime-1)*Horizons*Bins:v.Regime*Horizons*Bins], pooled[:], p.CalmAll)
+		v.blend(p.Active[(v.Regime-1)*Horizons*Bins:v.Regime*Horizons*Bins], pooled, p.CalmAll)
 	}
 	return v
 }
