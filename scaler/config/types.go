@@ -243,6 +243,10 @@ type BreakEven struct {
 	WearTime       model.Duration `yaml:"wear_time"`
 	WaitPerJobHour float64        `yaml:"wait_per_job_hour"`
 	WaitPerGPUHour float64        `yaml:"wait_per_gpu_hour"`
+	// IdlePeriods: an idle server's chance of a job is read from the pool's learned idle
+	// periods, by its rank in placement order, the part of the day and how long it has been
+	// idle already (learn.Idle), where enough of them were seen; else from the rise of need.
+	IdlePeriods bool `yaml:"idle_periods"`
 }
 
 // Forecast: the statistics rota learns (package learn) are used once a pool has MinHistory

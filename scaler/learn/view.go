@@ -30,6 +30,8 @@ type View struct {
 	// Until is when the View changes without a new observation: the next hour, or when the
 	// last change of need gets old (so a replay that skips unchanged moments asks again then).
 	Until time.Time
+	// Idle is what was learned of the pool's idle periods (nil: nothing).
+	Idle *Idle
 	// mass[h][b] is the probability that the rise over Horizon(h) falls in bin b.
 	mass [Horizons][Bins]float64
 }

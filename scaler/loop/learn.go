@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
@@ -25,6 +27,16 @@ type learner struct {
 	// and shutdown times; busy when each node last had work, for IdleSince.
 	started map[string]startedAt
 	busy    map[string]time.Time
+	// idle are each pool's idle periods (policy.break_even.idle_periods), open each node's
+	// idle period under way. Kept in memory only: a restart learns them afresh.
+	idle map[string]*learn.Idle
+	open map[string]openIdle
+}
+
+// openIdle is a node's idle period under way: when it began and the node's rank then.
+type openIdle struct {
+	start time.Time
+	rank  int
 }
 
 type startedAt struct {
@@ -58,16 +70,59 @@ func (l *Loop) learn(snap *fleet.Snapshot, before, after map[string]store.Node, 
 	if need := snap.Need(l.cfg); need != nil {
 		lr.stats.Observe(now, need)
 	}
+	if l.cfg.Policy.BreakEven.IdlePeriods && snap.JobsKnown {
+		lr.learnIdle(snap, now)
+	}
 	snap.Learned = make(map[string]learn.View, len(l.cfg.Pools))
 	minHistory := time.Duration(l.cfg.Policy.Forecast.MinHistory)
 	for _, p := range l.cfg.Pools {
-		snap.Learned[p.Name] = lr.stats.View(p.Name, now, minHistory)
+		v := lr.stats.View(p.Name, now, minHistory)
+		v.Idle = lr.idle[p.Name]
+		snap.Learned[p.Name] = v
 	}
 	if now.Sub(lr.saved) >= saveEvery {
 		lr.saved = now
 		if err := l.o.Store.PutLearned(lr.stats, lr.damaged); err != nil {
 			l.log.WithError(err).Warn("what was learned not saved; tried again at the next save")
 		}
+	}
+}
+
+// learnIdle follows each node's idle periods as the replay does (scaler/sim): one begins when
+// a node on has no work, at its IdleSince, with its rank among its pool's empty nodes on in the
+// job manager's placement order (by name); it ends when work is allocated on the node, or is
+// cut when the node leaves On (drained or powered off) first.
+func (lr *learner) learnIdle(snap *fleet.Snapshot, now time.Time) {
+	if lr.idle == nil {
+		lr.idle, lr.open = map[string]*learn.Idle{}, map[string]openIdle{}
+	}
+	empty := make([]*fleet.Node, 0, len(snap.Nodes))
+	for i := range snap.Nodes {
+		if n := &snap.Nodes[i]; n.Pool != "" && n.State == fleet.StateOn && !n.Jobs.Allocated() {
+			empty = append(empty, n)
+		}
+	}
+	slices.SortFunc(empty, func(a, b *fleet.Node) int { return cmp.Compare(a.Name, b.Name) })
+	ranks := map[string]int{}
+	for _, n := range empty {
+		ranks[n.Pool]++
+		if _, ok := lr.open[n.Name]; !ok {
+			lr.open[n.Name] = openIdle{start: n.IdleSince, rank: ranks[n.Pool]}
+		}
+	}
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		o, ok := lr.open[n.Name]
+		if !ok || n.State == fleet.StateOn && !n.Jobs.Allocated() {
+			continue
+		}
+		d := lr.idle[n.Pool]
+		if d == nil {
+			d = &learn.Idle{}
+			lr.idle[n.Pool] = d
+		}
+		d.Observe(o.rank, o.start, now.Sub(o.start), n.Jobs.Allocated())
+		delete(lr.open, n.Name)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 )
 
 // The loop learns each pass what the planner reads in the snapshot: the need of each pool,
@@ -75,5 +76,52 @@ func TestLoopLearnsBootTimes(t *testing.T) {
 	f.pass()
 	if b := seen.Learned["gpu"].Boot; b <= 0 || b > 10*time.Minute {
 		t.Errorf("boot time learned %s, want the power-on to ready time", b)
+	}
+}
+
+// With policy.break_even.idle_periods the loop follows each server's idle periods, as the
+// replay does: gpu01, the first empty GPU server in placement order, gets a minute of work
+// every five minutes (periods ended by work); gpu02, idle behind it, is
+// powered off after two hours (one period of rank 2, cut).
+func TestLoopLearnsIdlePeriods(t *testing.T) {
+	var seen fleet.Snapshot
+	f := newFx(t, func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true }, nil)
+	f.planner = func(s fleet.Snapshot, _ *config.Config, _ time.Time) fleet.Decision {
+		seen = s
+		return fleet.Decision{}
+	}
+	f.restart(nil)
+	for m := range 3 * 60 {
+		jobs := 0
+		if m%5 == 4 {
+			jobs = 1
+		}
+		f.world.Set("gpu01", func(s *executortest.Server) { s.Jobs = jobs })
+		if m == 120 {
+			f.world.Set("gpu02", func(s *executortest.Server) { s.Power = "off"; s.Responding = false })
+		}
+		f.pass()
+		f.clock.Advance(time.Minute)
+	}
+	d := seen.Learned["gpu"].Idle
+	if d == nil {
+		t.Fatal("no idle periods learned")
+	}
+	count := func(c *[learn.IdleRanks][learn.IdleParts][learn.IdleBins]uint32, rank, bin int) (n uint32) {
+		for h := range learn.IdleParts {
+			n += c[rank][h][bin]
+		}
+		return n
+	}
+	// Rank 1 is bucket 0, rank 2 bucket 1; lengths in minutes are the bins. A period runs from
+	// the last pass that saw work (IdleSince) to the first that sees work again: five minutes.
+	if got := count(&d.Ended, 0, 5); got < 30 {
+		t.Errorf("gpu01: %d periods of five minutes ended by work, want 30 or more", got)
+	}
+	if got := count(&d.Cut, 1, 120); got != 1 {
+		t.Errorf("gpu02: %d periods of rank 2 cut after two hours, want 1 (cut at: %v)", got, d.Cut[1])
+	}
+	if seen.Learned["cpu"].Idle != nil && seen.Learned["cpu"].Idle.Seen != ([learn.IdleRanks][learn.IdleParts]uint32{}) {
+		t.Error("cpu servers, never busy, closed an idle period")
 	}
 }

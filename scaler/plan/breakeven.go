@@ -72,6 +72,9 @@ func ruleKeyOf(pl *pool, pol *config.Policy, bmc *config.BMCLimits) ruleKey {
 		gpus: pl.cfg.Profile.GPUs, maxCyclesPerDay: pol.Node.MaxCyclesPerDay, breakEven: pol.BreakEven,
 	}
 	k.view.Origins, k.view.HourOfWeek, k.view.Regime, k.view.Need, k.view.Until = 0, 0, 0, 0, time.Time{}
+	// Neither the prices nor the answers kept read the idle periods (the rule on them is asked
+	// afresh for each server): a pool's learning them keeps what was worked out.
+	k.view.Idle = nil
 	return k
 }
 
@@ -138,6 +141,12 @@ type verdict struct {
 	reason fleet.Reason
 	level  int
 	c      costs
+	// periods: the rule on the learned idle periods decided (policy.break_even.idle_periods),
+	// ans its answer for the server of rank idle for age.
+	periods bool
+	ans     learn.IdleAnswer
+	rank    int
+	age     time.Duration
 	// ready: the pool has history, and m is the rule's answer; without, the server has been
 	// idle for idle, and stays on until breakEven.
 	ready           bool
@@ -149,6 +158,9 @@ type verdict struct {
 func (p *pass) breakEven(i, level int) verdict {
 	pl, n := p.servers[i].pool, p.servers[i].node
 	v := verdict{level: level, c: p.costs(pl).spending(n.CyclesToday, p.pol.Node.MaxCyclesPerDay), ready: pl.view.Ready}
+	if p.idlePeriods(i, &v) {
+		return v
+	}
 	if !v.ready {
 		// Ski rental: on until idle for the break-even time.
 		v.breakEven = v.c.breakEven()
@@ -168,8 +180,40 @@ func (p *pass) breakEven(i, level int) verdict {
 	return v
 }
 
+// minAtRisk is how many learned idle periods must have lasted as long as a server has been
+// idle (and bound the horizons read) before the idle-period rule decides for it.
+const minAtRisk = 20
+
+// idlePeriods is the rule on the pool's learned idle periods (policy.break_even.idle_periods):
+// for idle server i, by its rank in placement order, the part of the day its idle period
+// began in and how long it has lasted (learn.Idle.Decide). It reports false where too few
+// periods were seen (or the key is off): the rule on the rise of need decides.
+func (p *pass) idlePeriods(i int, v *verdict) bool {
+	s, n, rank := &p.servers[i], p.servers[i].node, p.state[i].idleRank
+	if !p.pol.BreakEven.IdlePeriods || s.pool.view.Idle == nil || n.IdleSince.IsZero() {
+		return false
+	}
+	age := max(p.now.Sub(n.IdleSince), 0)
+	ans := s.pool.view.Idle.Decide(rank, n.IdleSince, age, v.c.cycle, v.c.idle, minAtRisk)
+	if !ans.Known {
+		return false
+	}
+	v.periods, v.ans, v.rank, v.age = true, ans, rank, age
+	if ans.Stay {
+		v.reason = fleet.SkipBreakEven
+	}
+	return true
+}
+
 // words are the verdict's numbers, for the skip's detail or the action's; view is the pool's.
 func (v *verdict) words(view *learn.View) string {
+	if v.periods {
+		at := fmt.Sprintf("rank %d, idle %s; %d periods lasted as long; %s", v.rank, v.age.Round(time.Second), v.ans.AtRisk, v.c.words())
+		if v.reason != "" {
+			return fmt.Sprintf("P(a job within %s) %.2f x cycle %.3g > idle %.3g (%s)", v.ans.Best, v.ans.F, v.c.cycle, v.c.idle*v.ans.E, at)
+		}
+		return "no horizon where staying on pays (" + at + ")"
+	}
 	if !v.ready {
 		return fmt.Sprintf("idle %s, break-even %s: %s (no history yet)", v.idle.Round(time.Second), v.breakEven, v.c.words())
 	}

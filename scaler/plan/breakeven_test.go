@@ -60,6 +60,24 @@ func idleFor(d time.Duration) func(*fleet.Node) {
 	return func(n *fleet.Node) { n.IdleSince = t0.Add(-d) }
 }
 
+// withIdle gives pool cpu idle periods begun at every hour: 100 of the first empty server in
+// placement order (30 ending within two minutes, 70 cut by a power-off after four hours) and
+// 100 of the second (all cut), none of the third.
+func withIdle(s fleet.Snapshot) fleet.Snapshot {
+	var d learn.Idle
+	for k := range 100 {
+		start := t0.Add(-time.Duration(k) * time.Hour)
+		if k < 30 {
+			d.Observe(1, start, 90*time.Second, true)
+		} else {
+			d.Observe(1, start, 4*time.Hour, false)
+		}
+		d.Observe(2, start, 4*time.Hour, false)
+	}
+	s.Learned = map[string]learn.View{"cpu": {Idle: &d}}
+	return s
+}
+
 func TestBreakEven(t *testing.T) { runCases(t, breakEvenCases()) }
 
 func breakEvenCases() []planCase {
@@ -84,6 +102,21 @@ func breakEvenCases() []planCase {
 			snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 5; n.IdleSince = t0.Add(-30 * time.Minute) }), with(onNode("c2", "cpu"), idleFor(30*time.Minute))),
 			// c1: wear 10m x 6/(6-5) = 60m, break-even 71m; c2: 21m
 			want: map[string]string{"c1": "skip/break_even", "c2": "power_off/idle"}},
+		{name: "idle periods: the first empty server in placement order, idle a minute, stays for its quick job; the second, which never gets one, goes",
+			cfg:  func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true },
+			snap: withIdle(snapshot(with(onNode("c2", "cpu"), idleFor(time.Minute)), with(onNode("c1", "cpu"), idleFor(time.Minute)))),
+			want: map[string]string{"c1": "skip/break_even", "c2": "power_off/idle"}},
+		{name: "idle periods: the first one, idle past its quick returns, goes too",
+			cfg:  func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true },
+			snap: withIdle(snapshot(with(onNode("c1", "cpu"), idleFor(5*time.Minute)), with(onNode("c2", "cpu"), idleFor(time.Minute)))),
+			want: map[string]string{"c1": "power_off/idle", "c2": "power_off/idle"}},
+		{name: "idle periods: none seen of the third server's rank, the rule on the rise of need decides (none learned: ski rental keeps it)",
+			cfg:  func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true },
+			snap: withIdle(snapshot(with(onNode("c1", "cpu"), idleFor(5*time.Minute)), with(onNode("c2", "cpu"), idleFor(5*time.Minute)), with(onNode("c3", "cpu"), idleFor(5*time.Minute)))),
+			want: map[string]string{"c1": "power_off/idle", "c2": "power_off/idle", "c3": "skip/break_even"}},
+		{name: "idle periods: off by default (ski rental keeps both)",
+			snap: withIdle(snapshot(with(onNode("c1", "cpu"), idleFor(time.Minute)), with(onNode("c2", "cpu"), idleFor(time.Minute)))),
+			want: map[string]string{"c1": "skip/break_even", "c2": "skip/break_even"}},
 		{name: "forecast: a pool whose bursts outgrow a boot wakes spares for them",
 			cfg:  func(c *config.Config) { c.Policy.Spares.MaxShare = 0.5 },
 			snap: withLearned(snapshot(offNode("c1", "cpu"), offNode("c2", "cpu"), offNode("c3", "cpu"), offNode("c4", "cpu")), learned(bursts)),

@@ -60,7 +60,9 @@ type pool struct {
 	// counts its empty servers that are on or coming with no work placed on them, and offs
 	// the power-offs and drains planned among them this pass (see spares.go).
 	spares, warm, offs int
-	forecast           func() string
+	// ranked counts the pool's empty servers ranked so far (rankIdle; 0 between).
+	ranked   int
+	forecast func() string
 	// rule is the pool's prices and the break-even rule's answers, kept from pass to pass;
 	// priced once they are checked this pass (see costs).
 	rule   ruleMemo

@@ -141,6 +141,9 @@ type serverPass struct {
 	isAction  bool
 	allocated bool
 	out       int
+	// idleRank is an empty On server's rank among its pool's empty On servers in the job
+	// manager's placement order (by name): 1 takes the next job (see rankIdle).
+	idleRank int
 }
 
 func (p *pass) act(i int, kind fleet.Kind, reason fleet.Reason, detail string) {

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -31,6 +33,9 @@ func (p *pass) shrink() {
 	if p.quiet && p.capsRefuse(idle) {
 		return
 	}
+	if p.pol.BreakEven.IdlePeriods {
+		p.rankIdle()
+	}
 	p.costOrder(idle)
 	for k, i := range idle {
 		if p.quiet && p.capsRefuse(idle[k:]) {
@@ -44,7 +49,7 @@ func (p *pass) shrink() {
 		reason, detail := p.scaleDownCaps(i)
 		if reason != "" {
 			if p.quiet {
-				pl.shutBy(reason, n)
+				pl.shutBy(reason, n, p.pol.BreakEven.IdlePeriods)
 			}
 			p.skip(i, reason, detail)
 			continue
@@ -72,12 +77,15 @@ func (p *pass) shrink() {
 // is powered off, and none is once one is refused: the servers come in cost order, the
 // pool's together, each of its next ones refused by one of its caps as n was, or by one of
 // its own. Only the actions are wanted, so any refusal will do (none is SkipAllocated).
-func (pl *pool) shutBy(reason fleet.Reason, n *fleet.Node) {
+// With the rule on the idle periods on (periods), its verdict reads each server's rank and
+// idle time, not only the level and cycles: a break-even refusal then says nothing of the
+// next server.
+func (pl *pool) shutBy(reason fleet.Reason, n *fleet.Node, periods bool) {
 	switch reason {
 	case fleet.SkipCooldown, fleet.SkipFloor, fleet.ReasonSpare:
 		pl.shut = reason
 	case fleet.SkipBreakEven:
-		if pl.view.Ready && (pl.shut == "" || pl.shut == fleet.SkipBreakEven) {
+		if pl.view.Ready && !periods && (pl.shut == "" || pl.shut == fleet.SkipBreakEven) {
 			pl.shut, pl.shutCycles = reason, n.CyclesToday
 		}
 	}
@@ -106,6 +114,26 @@ func (p *pass) capsRefuse(servers []int) bool {
 		p.skip(i, reason, "")
 	}
 	return true
+}
+
+// rankIdle ranks the empty On servers of each pool in the job manager's placement order (by
+// name, as Slurm places on nodes of equal weight).
+func (p *pass) rankIdle() {
+	var empty []int
+	for _, i := range p.on {
+		if s := &p.servers[i]; s.pool != nil && !s.node.Jobs.Allocated() {
+			empty = append(empty, i)
+		}
+	}
+	slices.SortFunc(empty, func(a, b int) int { return cmp.Compare(p.servers[a].node.Name, p.servers[b].node.Name) })
+	for _, i := range empty {
+		pl := p.servers[i].pool
+		pl.ranked++
+		p.state[i].idleRank = pl.ranked
+	}
+	for _, i := range empty {
+		p.servers[i].pool.ranked = 0
+	}
 }
 
 // idleCheck says why On server i is not idle ("" when it is). Each check fails closed: what is

@@ -15,6 +15,7 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 	"github.com/rotahq/rota/scaler/sim/trace"
 )
 
@@ -49,6 +50,8 @@ func TestSkippingChangesNothing(t *testing.T) {
 		// the break-even price rises with each cycle of the day and falls as one leaves it
 		{"a cycle budget of two a day", "  node: {max_cycles_per_day: 2}\n", "peak"},
 		{"a cycle budget of one a day, break-even dear", "  node: {max_cycles_per_day: 1}\n  break_even: {wear_time: 1h}\n", "p95"},
+		// the idle-period rule reads each idle server's idle time by the minute
+		{"idle periods learned", "  break_even: {idle_periods: true}\n", "peak"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -64,6 +67,42 @@ func TestSkippingChangesNothing(t *testing.T) {
 					skip.ServerHours, every.ServerHours, skip.WaitP95, every.WaitP95)
 			}
 		})
+	}
+}
+
+// TestIdlePeriodsAreLearned: with policy.break_even.idle_periods the replay logs each
+// server's idle periods (ended by a job or cut by a power-off, with the rank the period began
+// at) for the learner, and the rule they feed changes decisions; without it nothing is logged.
+func TestIdlePeriodsAreLearned(t *testing.T) {
+	jobs := randomJobs(400, 11)
+	on := &rota{name: "rota"}
+	withRule := Run(tinyEnv(t, tinyConfig(t, "  break_even: {idle_periods: true}\n"), "peak", jobs...), on, nil)
+	off := &rota{name: "rota"}
+	without := Run(tinyEnv(t, tinyConfig(t, ""), "peak", jobs...), off, nil)
+	var ended, cut, ranks uint32
+	for _, d := range on.learned.idle {
+		for r := range learn.IdleRanks {
+			for h := range learn.IdleParts {
+				for b := range learn.IdleBins {
+					ended += d.Ended[r][h][b]
+					cut += d.Cut[r][h][b]
+				}
+				if r > 0 {
+					ranks += d.Seen[r][h]
+				}
+			}
+		}
+	}
+	if ended == 0 || cut == 0 || ranks == 0 {
+		t.Errorf("learned %d ended and %d cut idle periods, %d of a rank above 1: want some of each", ended, cut, ranks)
+	}
+	for _, d := range off.learned.idle {
+		if d.Seen != ([learn.IdleRanks][learn.IdleParts]uint32{}) {
+			t.Error("idle periods learned with the rule off")
+		}
+	}
+	if withRule.ServerHours == without.ServerHours && withRule.PowerOffs == without.PowerOffs {
+		t.Errorf("the rule changed nothing: %.2f server-hours, %d power-offs", withRule.ServerHours, withRule.PowerOffs)
 	}
 }
 

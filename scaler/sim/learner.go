@@ -16,6 +16,8 @@ type learner struct {
 	views  []learn.View
 	need   []int
 	byName map[string]learn.View
+	// idle are each pool's idle periods, learned from the world's log.
+	idle []learn.Idle
 }
 
 // learn feeds the call's observations to the stats, need the snapshot's (Snapshot.Need), and
@@ -26,6 +28,7 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 		l.views = make([]learn.View, len(e.Pools))
 		l.need = make([]int, len(e.Pools))
 		l.byName = make(map[string]learn.View, len(e.Pools))
+		l.idle = make([]learn.Idle, len(e.Pools))
 		for i := range l.need {
 			l.need[i] = -1
 		}
@@ -38,6 +41,10 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 			l.stats.ObserveShutdown(e.Pools[tr.pool].Name, d)
 		}
 	}
+	for _, ip := range w.idle {
+		l.idle[ip.pool].Observe(ip.rank, w.wall(ip.start), time.Duration(ip.length)*time.Second, ip.ended)
+	}
+	w.idle = w.idle[:0]
 	fresh := len(w.seen) > 0
 	w.seen = w.seen[:0]
 	now := w.wall(w.now)
@@ -48,6 +55,7 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 		if n := need[name]; fresh || n != l.need[i] || !now.Before(l.views[i].Until) {
 			l.need[i] = n
 			l.views[i] = l.stats.View(name, now, minHistory)
+			l.views[i].Idle = &l.idle[i]
 			l.byName[name] = l.views[i]
 		}
 	}

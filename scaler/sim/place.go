@@ -87,6 +87,7 @@ func (w *world) tryStart(ji int32) bool {
 	for _, s := range pick {
 		sv := &w.srv[s]
 		w.touch(s)
+		w.idleEnds(s, true)
 		sv.freeGPU -= j.GPUs
 		sv.freeCPU -= j.CPUs
 		sv.jobs = append(sv.jobs, ji)
@@ -114,7 +115,7 @@ func (w *world) finish(ji int32) {
 		sv.freeCPU += j.CPUs
 		sv.jobs = slices.DeleteFunc(sv.jobs, func(x int32) bool { return x == ji })
 		if len(sv.jobs) == 0 {
-			sv.emptySince = w.now
+			w.idleBegins(s)
 		}
 	}
 	w.held[ji] = nil

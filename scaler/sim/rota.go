@@ -10,6 +10,7 @@ import (
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 	"github.com/rotahq/rota/scaler/plan"
 )
 
@@ -19,7 +20,8 @@ import (
 // observes the need, and the planner reads what was learned so far, never what comes later.
 // Between events it is called again only when a policy duration can expire (a dwell time, a
 // window, a cooldown, a backlog's "for", a schedule's edge, a break-even time, a change of what
-// was learned): with nothing changed, the planner's answer cannot change before then.
+// was learned, an idle server's next minute under policy.break_even.idle_periods): with nothing
+// changed, the planner's answer cannot change before then.
 func Rota(name string) Policy { return &rota{name: name} }
 
 // RotaWith is Rota under another policy: cfg is the environment's config (Env.Config, whose
@@ -118,6 +120,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 	p.timedAt = noTime
 	w.acct.plannerCalls++
 	cfg := p.config(w)
+	w.logIdle = cfg.Policy.BreakEven.IdlePeriods
 	snap := p.snap.build(w, cfg)
 	snap.Learned = p.learned.learn(w, cfg, p.snap.need(cfg))
 	if p.inspect != nil {
@@ -349,6 +352,15 @@ func (p *rota) timers(w *world, since int64) int64 {
 		v := &p.learned.views[pi]
 		if u := v.Until.Unix() - w.env.Trace.Start.Unix(); !v.Until.IsZero() && u > since {
 			t = min(t, u)
+		}
+		if pol.BreakEven.IdlePeriods && p.learned.idle != nil && p.learned.idle[pi].Seen != [learn.IdleRanks][learn.IdleParts]uint32{} {
+			// The idle-period rule reads a server's idle time by the minute.
+			bin := int64(learn.IdleBin / time.Second)
+			for s := range w.srv {
+				if sv := &w.srv[s]; sv.pool == pi && sv.state == fleet.StateOn && len(sv.jobs) == 0 {
+					t = min(t, sv.emptySince+((since-sv.emptySince)/bin+1)*bin)
+				}
+			}
 		}
 		if !v.Ready {
 			cycles, be := -1, time.Duration(0) // the last server's: most have as many

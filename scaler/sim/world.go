@@ -22,6 +22,9 @@ type server struct {
 	// emptySince is when its last job ended (or it came up); meaningful while jobs is empty.
 	emptySince      int64
 	lastOn, lastOff int64
+	// idleRank is its rank among its pool's empty servers on, in placement order, when its
+	// idle period began (1: the first to take a job).
+	idleRank int
 	// offs are its recent power-off times (the last 24 hours).
 	offs []int64
 	// gen invalidates boot and shutdown events of an earlier transition.
@@ -52,12 +55,16 @@ type world struct {
 	hist       history
 	// seen are the boots and shutdowns finished since a policy last took them (the daemon
 	// sees each as a state change at its next pass).
-	seen   []transition
-	failed []shape // scratch for place
-	order  []int32 // scratch for place
-	pick   []int32 // scratch for tryStart
-	times  []int64 // scratch for shadow
-	ending []int32 // scratch for roomAt
+	seen []transition
+	// idle are the idle periods that ended or were cut since a policy last took them, kept
+	// only while logIdle (rota learns them; the baselines do not).
+	idle    []idlePeriod
+	logIdle bool
+	failed  []shape // scratch for place
+	order   []int32 // scratch for place
+	pick    []int32 // scratch for tryStart
+	times   []int64 // scratch for shadow
+	ending  []int32 // scratch for roomAt
 }
 
 // transition is one finished boot (up) or shutdown of a server of pool, and how long it took.
@@ -65,6 +72,42 @@ type transition struct {
 	pool int
 	up   bool
 	took int64
+}
+
+// idlePeriod is one server's idle period of pool: its rank when it began, its length, and
+// whether it ended with a job (else a power-off cut it).
+type idlePeriod struct {
+	pool, rank    int
+	start, length int64
+	ended         bool
+}
+
+// idleBegins starts server s's idle period now: its rank is 1 + the empty servers of its pool
+// on, ahead of it in placement order.
+func (w *world) idleBegins(s int32) {
+	sv := &w.srv[s]
+	sv.emptySince = w.now
+	if !w.logIdle {
+		return
+	}
+	rank := 1
+	for _, o := range w.env.order {
+		if o == s {
+			break
+		}
+		if ov := &w.srv[o]; ov.pool == sv.pool && ov.state == fleet.StateOn && len(ov.jobs) == 0 {
+			rank++
+		}
+	}
+	sv.idleRank = rank
+}
+
+// idleEnds logs the end of empty server s's idle period: a job came (ended) or it is powered
+// off. Periods begun before the log was on (rank 0) are not logged.
+func (w *world) idleEnds(s int32, ended bool) {
+	if sv := &w.srv[s]; w.logIdle && sv.idleRank > 0 && sv.state == fleet.StateOn && len(sv.jobs) == 0 {
+		w.idle = append(w.idle, idlePeriod{pool: sv.pool, rank: sv.idleRank, start: sv.emptySince, length: w.now - sv.emptySince, ended: ended})
+	}
 }
 
 func newWorld(e *Env) *world {
@@ -164,6 +207,7 @@ func (w *world) powerOff(s int32) bool {
 		w.acct.violations++
 		return false
 	}
+	w.idleEnds(s, false)
 	w.setState(s, fleet.StatePoweringOff)
 	sv.gen++
 	w.ev.push(event{t: w.now + w.env.Pools[sv.pool].Shutdown, kind: evOff, id: s, gen: sv.gen})
@@ -241,8 +285,9 @@ func (w *world) handle() bool {
 				continue
 			}
 			w.seen = append(w.seen, transition{pool: sv.pool, up: true, took: w.now - sv.since})
-			sv.lastOn, sv.emptySince = w.now, w.now
+			sv.lastOn = w.now
 			w.setState(e.id, fleet.StateOn)
+			w.idleBegins(e.id)
 			w.placeDirty = true
 		}
 	}

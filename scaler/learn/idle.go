@@ -1,0 +1,118 @@
+package learn
+
+import "time"
+
+// Idle periods. A server's idle period runs from its last job's end (or its boot) to the
+// next job placed on it; one powered off first is cut short there (censored: it lasted at
+// least that long). Idle periods on real traces have a decreasing hazard: a server idle a
+// while is likely to stay idle. Idle counts them by the server's rank among its pool's empty
+// servers in the job manager's placement order when the period began (the first empty
+// server takes the next job) and by the part of the day it began in, by the minute of their
+// length, and reads the chance that a period that has lasted a ends within a further t by
+// Kaplan-Meier, censoring included.
+const (
+	// IdleBin is the width of one length bin; IdleBins how many there are (the last holds
+	// every period at least (IdleBins-1) bins long).
+	IdleBin  = time.Minute
+	IdleBins = 360
+	// IdleRanks buckets the rank: 1, 2, 3-4, 5-8, 9-16, 17-32, 33 or more.
+	IdleRanks = 7
+	// IdleParts buckets the hour of the day (UTC) a period began in.
+	IdleParts = 8
+)
+
+// Idle is what was learned of one pool's idle periods. The zero value is empty.
+type Idle struct {
+	// Ended and Cut count the periods of each rank bucket and part of the day that ended (a
+	// job came) or were cut (powered off) at each length bin; Seen all of them.
+	Ended, Cut [IdleRanks][IdleParts][IdleBins]uint32
+	Seen       [IdleRanks][IdleParts]uint32
+}
+
+// rankBucket is the bucket of rank (1 is the first empty server).
+func rankBucket(rank int) int {
+	b := 0
+	for r := max(rank, 1) - 1; r > 0 && b < IdleRanks-1; r >>= 1 {
+		b++
+	}
+	return b
+}
+
+func partOf(t time.Time) int { return t.UTC().Hour() * IdleParts / 24 }
+
+// Observe counts one idle period of a server of rank that began at start and lasted length:
+// ended when a job came, else cut short by a power-off.
+func (d *Idle) Observe(rank int, start time.Time, length time.Duration, ended bool) {
+	r, h := rankBucket(rank), partOf(start)
+	b := min(int(max(length, 0)/IdleBin), IdleBins-1)
+	if ended {
+		d.Ended[r][h][b]++
+	} else {
+		d.Cut[r][h][b]++
+	}
+	d.Seen[r][h]++
+}
+
+// IdleAnswer is the rule's answer for one server: Known is false when too few periods of
+// its bucket lasted as long as this one has (the caller falls back); Stay whether some
+// horizon makes staying on pay; Best that horizon, F the chance the period ends within it
+// and E the expected idle hours until then; AtRisk how many periods lasted as long.
+type IdleAnswer struct {
+	Known, Stay bool
+	Best        time.Duration
+	F, E        float64
+	AtRisk      int
+}
+
+// Decide is the probabilistic rule of dynamic power management on the learned idle
+// periods, for a server of rank idle since start, for age: with F(t) the chance its period
+// ends within a further t given that it lasted age, staying on for t and then powering off
+// costs idle·E[min(X-age, t)] + (1-F(t))·cycle against a cycle now; it stays on when some
+// horizon has F(t)·cycle > idle·E[min(X-age, t)]. The periods of its rank and part of the
+// day are read, or of its rank all day when fewer than minAtRisk of those lasted age;
+// horizons reach as far as minAtRisk periods lasted.
+func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle float64, minAtRisk int) IdleAnswer {
+	r := rankBucket(rank)
+	a := int(max(age, 0) / IdleBin)
+	if a >= IdleBins-1 {
+		return IdleAnswer{}
+	}
+	var ended, cut *[IdleBins]uint32
+	h := partOf(start)
+	ended, cut, n := &d.Ended[r][h], &d.Cut[r][h], int(d.Seen[r][h])
+	for k := range a {
+		n -= int(ended[k] + cut[k])
+	}
+	if n < minAtRisk {
+		var e, c [IdleBins]uint32
+		n = 0
+		for h := range IdleParts {
+			for k := range IdleBins {
+				e[k] += d.Ended[r][h][k]
+				c[k] += d.Cut[r][h][k]
+			}
+			n += int(d.Seen[r][h])
+		}
+		ended, cut = &e, &c
+		for k := range a {
+			n -= int(ended[k] + cut[k])
+		}
+	}
+	if n < minAtRisk {
+		return IdleAnswer{AtRisk: n}
+	}
+	ans := IdleAnswer{Known: true, AtRisk: n}
+	s, e, gain := 1.0, 0.0, -1.0
+	w := IdleBin.Hours()
+	for k := a; k < IdleBins-1 && n >= minAtRisk; k++ {
+		h := float64(ended[k]) / float64(n)
+		e += s * w * (1 - h/2)
+		s *= 1 - h
+		if g := (1-s)*cycle - idle*e; g > gain {
+			gain, ans.Best, ans.F, ans.E = g, time.Duration(k-a+1)*IdleBin, 1-s, e
+		}
+		n -= int(ended[k] + cut[k])
+	}
+	ans.Stay = gain > 0
+	return ans
+}

@@ -1,0 +1,84 @@
+package learn
+
+import (
+	"testing"
+	"time"
+)
+
+var idleStart = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+
+func TestRankBucket(t *testing.T) {
+	for rank, want := range map[int]int{0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 8: 3, 9: 4, 16: 4, 17: 5, 32: 5, 33: 6, 1000: 6} {
+		if got := rankBucket(rank); got != want {
+			t.Errorf("rank %d: bucket %d, want %d", rank, got, want)
+		}
+	}
+}
+
+// TestIdleDecideFollowsElapsedIdle: half the periods end after two minutes, the rest are cut
+// (powered off) after five hours. A server just idle is kept for the quick return; one idle
+// for three minutes is in the other half, which never saw a job, and goes.
+func TestIdleDecideFollowsElapsedIdle(t *testing.T) {
+	var d Idle
+	for range 50 {
+		d.Observe(1, idleStart, 2*time.Minute+10*time.Second, true)
+		d.Observe(1, idleStart, 5*time.Hour, false)
+	}
+	// a cycle costs 20 minutes of an idle hour
+	fresh := d.Decide(1, idleStart, 0, 1.0/3, 1, 20)
+	if !fresh.Known || !fresh.Stay || fresh.AtRisk != 100 || fresh.Best != 3*time.Minute || fresh.F != 0.5 {
+		t.Errorf("idle 0s: %+v, want known, stay, 100 at risk, best 3m at F 0.5", fresh)
+	}
+	// E[min(X, 3m)]: all of the first two minutes, half the third one ended in: 2.75m
+	if e := fresh.E * 60; e < 2.74 || e > 2.76 {
+		t.Errorf("idle 0s: expected idle %.3f minutes, want 2.75", e)
+	}
+	late := d.Decide(1, idleStart, 3*time.Minute, 1.0/3, 1, 20)
+	if !late.Known || late.Stay || late.AtRisk != 50 || late.F != 0 {
+		t.Errorf("idle 3m: %+v, want known, off, 50 at risk, F 0", late)
+	}
+	// Past five hours no period lasted: nothing to read.
+	if past := d.Decide(1, idleStart, 5*time.Hour+time.Minute, 1, 1, 20); past.Known {
+		t.Errorf("idle 5h1m: %+v, want unknown (no period lasted)", past)
+	}
+}
+
+// TestIdleDecideNeedsPeriods: too few periods of the bucket lasted as long, or none of the
+// rank were seen: the answer is unknown, and the caller falls back.
+func TestIdleDecideNeedsPeriods(t *testing.T) {
+	var d Idle
+	for range 19 {
+		d.Observe(1, idleStart, time.Minute, true)
+	}
+	if a := d.Decide(1, idleStart, 0, 1, 1, 20); a.Known || a.AtRisk != 19 {
+		t.Errorf("19 periods: %+v, want unknown with 19 at risk", a)
+	}
+	d.Observe(1, idleStart, time.Minute, true)
+	if a := d.Decide(1, idleStart, 0, 1, 1, 20); !a.Known || !a.Stay {
+		t.Errorf("20 periods ending in a minute: %+v, want known and stay", a)
+	}
+	if a := d.Decide(2, idleStart, 0, 1, 1, 20); a.Known {
+		t.Errorf("rank 2, none seen: %+v, want unknown", a)
+	}
+}
+
+// TestIdleDecideReadsThePartOfTheDay: periods begun in the morning end at once, those begun
+// at night never; a night with too few periods of its own reads the whole day's.
+func TestIdleDecideReadsThePartOfTheDay(t *testing.T) {
+	var d Idle
+	night := idleStart.Add(-9 * time.Hour) // 01:00
+	for range 30 {
+		d.Observe(1, idleStart, time.Minute, true)
+		d.Observe(1, night, 6*time.Hour, false)
+	}
+	if a := d.Decide(1, idleStart, 0, 1, 1, 20); !a.Stay || a.AtRisk != 30 {
+		t.Errorf("morning: %+v, want stay with the morning's 30", a)
+	}
+	if a := d.Decide(1, night, 0, 1, 1, 20); a.Stay || a.AtRisk != 30 {
+		t.Errorf("night: %+v, want off with the night's 30", a)
+	}
+	evening := idleStart.Add(10 * time.Hour) // 20:00: none of its own
+	if a := d.Decide(1, evening, 0, 1, 1, 20); !a.Known || a.AtRisk != 60 || a.F != 0.5 {
+		t.Errorf("evening: %+v, want the whole day's 60 at F 0.5", a)
+	}
+}
