@@ -1,6 +1,9 @@
 package learn
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Idle periods. A server's idle period runs from its last job's end (or its boot) to the
 // next job placed on it; one powered off first is cut short there (censored: it lasted at
@@ -50,7 +53,9 @@ func (d *Idle) Observe(rank int, start time.Time, length time.Duration, ended bo
 	} else {
 		d.Cut[r][h][b]++
 	}
-	d.Seen[r][h]++
+	if d.Seen[r][h]++; d.Seen[r][h] > IdleCap {
+		d.halve(r, h)
+	}
 }
 
 // IdleAnswer is the rule's answer for one server: Known is false when too few periods of
@@ -115,4 +120,70 @@ func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle 
 	}
 	ans.Stay = gain > 0
 	return ans
+}
+
+// IdleCap bounds the periods one rank bucket and part of the day holds: past it their counts
+// are halved, so what was learned follows a workload that changes (as the forecast's counts
+// are, see calmCap).
+const IdleCap = 4096
+
+// halve halves the counts of rank bucket r and part h, and Seen with them.
+func (d *Idle) halve(r, h int) {
+	d.Seen[r][h] = 0
+	for b := range IdleBins {
+		d.Ended[r][h][b] /= 2
+		d.Cut[r][h][b] /= 2
+		d.Seen[r][h] += d.Ended[r][h][b] + d.Cut[r][h][b]
+	}
+}
+
+// IdleVersion is the format of the stored idle periods (IdleCount).
+const IdleVersion = 1
+
+// IdleCount is one non-zero cell of Idle, the form the store keeps (most cells are zero):
+// rank bucket, part of the day, length bin, periods ended and cut there.
+type IdleCount [5]uint32
+
+// Counts are d's non-zero cells in order of rank bucket, part and bin.
+func (d *Idle) Counts() []IdleCount {
+	var out []IdleCount
+	for r := range IdleRanks {
+		for h := range IdleParts {
+			if d.Seen[r][h] == 0 {
+				continue
+			}
+			for b := range IdleBins {
+				if e, c := d.Ended[r][h][b], d.Cut[r][h][b]; e+c > 0 {
+					out = append(out, IdleCount{uint32(r), uint32(h), uint32(b), e, c})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// IdleFromCounts rebuilds what Counts returned, checking it: each cell within the table,
+// non-zero, after the one before, and no bucket holding more than IdleCap periods.
+func IdleFromCounts(counts []IdleCount) (*Idle, error) {
+	d := &Idle{}
+	for i, c := range counts {
+		r, h, b, e, cut := c[0], c[1], c[2], uint64(c[3]), uint64(c[4])
+		switch {
+		case r >= IdleRanks || h >= IdleParts || b >= IdleBins:
+			return nil, fmt.Errorf("count %d: cell (%d, %d, %d) outside %d ranks, %d parts, %d bins", i, r, h, b, IdleRanks, IdleParts, IdleBins)
+		case e+cut == 0:
+			return nil, fmt.Errorf("count %d: no periods", i)
+		case i > 0 && cellIndex(counts[i-1]) >= cellIndex(c):
+			return nil, fmt.Errorf("count %d: out of order", i)
+		case uint64(d.Seen[r][h])+e+cut > IdleCap:
+			return nil, fmt.Errorf("count %d: rank bucket %d, part %d holds more than %d periods", i, r, h, IdleCap)
+		}
+		d.Ended[r][h][b], d.Cut[r][h][b] = c[3], c[4]
+		d.Seen[r][h] += c[3] + c[4]
+	}
+	return d, nil
+}
+
+func cellIndex(c IdleCount) uint64 {
+	return (uint64(c[0])*IdleParts+uint64(c[1]))*IdleBins + uint64(c[2])
 }

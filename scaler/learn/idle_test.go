@@ -82,3 +82,27 @@ func TestIdleDecideReadsThePartOfTheDay(t *testing.T) {
 		t.Errorf("evening: %+v, want the whole day's 60 at F 0.5", a)
 	}
 }
+
+// Past IdleCap periods a bucket's counts are halved (Seen with them), others left as they are,
+// and the chances read stay about the same.
+func TestIdleCapHalves(t *testing.T) {
+	d := &Idle{}
+	d.Observe(5, idleStart, 3*time.Minute, true) // another bucket
+	for k := range IdleCap {
+		d.Observe(1, idleStart, time.Duration(k%4)*time.Minute, k%4 != 3)
+	}
+	if d.Seen[0][3] != IdleCap || d.Ended[0][3][0] != IdleCap/4 {
+		t.Fatalf("at the cap: seen %d, ended at 0 %d", d.Seen[0][3], d.Ended[0][3][0])
+	}
+	before := d.Decide(1, idleStart, 0, 1, 1, 20)
+	d.Observe(1, idleStart, 0, true)
+	if d.Seen[0][3] != (IdleCap+1)/2 || d.Ended[0][3][0] != (IdleCap/4+1)/2 || d.Cut[0][3][3] != IdleCap/8 {
+		t.Errorf("past the cap: seen %d, ended at 0 %d, cut at 3 %d; want halved", d.Seen[0][3], d.Ended[0][3][0], d.Cut[0][3][3])
+	}
+	if d.Seen[3][3] != 1 || d.Ended[3][3][3] != 1 {
+		t.Error("another bucket was halved")
+	}
+	if after := d.Decide(1, idleStart, 0, 1, 1, 20); after.Stay != before.Stay || after.F-before.F > 0.01 || before.F-after.F > 0.01 {
+		t.Errorf("halving changed the reading: %+v, then %+v", before, after)
+	}
+}

@@ -27,10 +27,11 @@ type learner struct {
 	// and shutdown times; busy when each node last had work, for IdleSince.
 	started map[string]startedAt
 	busy    map[string]time.Time
-	// idle are each pool's idle periods (policy.break_even.idle_periods), open each node's
-	// idle period under way. Kept in memory only: a restart learns them afresh.
-	idle map[string]*learn.Idle
-	open map[string]openIdle
+	// idle are each pool's idle periods (policy.break_even.idle_periods), kept in the store
+	// with the statistics (idleDamaged as damaged); open each node's idle period under way.
+	idle        map[string]*learn.Idle
+	idleDamaged map[string]error
+	open        map[string]openIdle
 }
 
 // openIdle is a node's idle period under way: when it began and the node's rank then.
@@ -82,7 +83,11 @@ func (l *Loop) learn(snap *fleet.Snapshot, before, after map[string]store.Node, 
 	}
 	if now.Sub(lr.saved) >= saveEvery {
 		lr.saved = now
-		if err := l.o.Store.PutLearned(lr.stats, lr.damaged); err != nil {
+		err := l.o.Store.PutLearned(lr.stats, lr.damaged)
+		if err == nil && len(lr.idle) > 0 {
+			err = l.o.Store.PutLearnedIdle(lr.idle, lr.idleDamaged)
+		}
+		if err != nil {
 			l.log.WithError(err).Warn("what was learned not saved; tried again at the next save")
 		}
 	}
@@ -93,8 +98,8 @@ func (l *Loop) learn(snap *fleet.Snapshot, before, after map[string]store.Node, 
 // job manager's placement order (by name); it ends when work is allocated on the node, or is
 // cut when the node leaves On (drained or powered off) first.
 func (lr *learner) learnIdle(snap *fleet.Snapshot, now time.Time) {
-	if lr.idle == nil {
-		lr.idle, lr.open = map[string]*learn.Idle{}, map[string]openIdle{}
+	if lr.open == nil {
+		lr.open = map[string]openIdle{}
 	}
 	empty := make([]*fleet.Node, 0, len(snap.Nodes))
 	for i := range snap.Nodes {
@@ -144,6 +149,16 @@ func (l *Loop) loadLearned(now time.Time) {
 		l.log.WithField("pool", name).WithError(e).Error("stored statistics do not read: learning afresh, the record left as it is")
 	}
 	lr.stats, lr.damaged = stats, bad
+	if l.cfg.Policy.BreakEven.IdlePeriods {
+		idle, bad, err := l.o.Store.LearnedIdle(names)
+		if err != nil {
+			l.log.WithError(err).Error("the idle periods learned could not be read: learning afresh")
+		}
+		for name, e := range bad {
+			l.log.WithField("pool", name).WithError(e).Error("stored idle periods do not read: learning afresh, the record left as it is")
+		}
+		lr.idle, lr.idleDamaged = idle, bad
+	}
 	gap := 3 * time.Duration(l.cfg.Policy.EvaluationInterval)
 	for _, p := range lr.stats.Pools {
 		if now.Sub(time.Unix(p.Last, 0)) > gap {

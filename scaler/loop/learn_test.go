@@ -1,8 +1,11 @@
 package loop
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
@@ -123,5 +126,63 @@ func TestLoopLearnsIdlePeriods(t *testing.T) {
 	}
 	if seen.Learned["cpu"].Idle != nil && seen.Learned["cpu"].Idle.Seen != ([learn.IdleRanks][learn.IdleParts]uint32{}) {
 		t.Error("cpu servers, never busy, closed an idle period")
+	}
+	// Saved at most five minutes ago; a new rota reads them back (on disk, bbolt) and goes on.
+	stored, bad, err := f.st.LearnedIdle([]string{"gpu"})
+	if err != nil || bad != nil || stored["gpu"] == nil {
+		t.Fatalf("stored idle periods %v, %v, %v", stored, bad, err)
+	}
+	if got := count(&stored["gpu"].Ended, 0, 5); got+1 < count(&d.Ended, 0, 5) {
+		t.Errorf("%d periods of five minutes stored, %d learned: want at most one not yet saved", got, count(&d.Ended, 0, 5))
+	}
+	f.restart(nil)
+	f.pass()
+	if got := seen.Learned["gpu"].Idle; got == nil || *got != *stored["gpu"] {
+		t.Error("after a restart the idle periods differ from those stored")
+	}
+}
+
+// A damaged record of idle periods is named, learned afresh in memory and never overwritten.
+func TestLoopKeepsDamagedIdlePeriods(t *testing.T) {
+	var seen fleet.Snapshot
+	f := newFx(t, func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true }, nil)
+	f.planner = func(s fleet.Snapshot, _ *config.Config, _ time.Time) fleet.Decision {
+		seen = s
+		return fleet.Decision{}
+	}
+	if err := f.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(f.path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("learned_idle"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("gpu"), []byte(`{"v":1,"format":1,"counts":[[0,0,5,3,0],[0,0,4,1,0]]}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.build(nil)
+	for m := range 30 {
+		jobs := 0
+		if m%5 == 4 {
+			jobs = 1
+		}
+		f.world.Set("gpu01", func(s *executortest.Server) { s.Jobs = jobs })
+		f.pass()
+		f.clock.Advance(time.Minute)
+	}
+	if d := seen.Learned["gpu"].Idle; d == nil || d.Seen == ([learn.IdleRanks][learn.IdleParts]uint32{}) {
+		t.Error("nothing learned in memory beside the damaged record")
+	}
+	if _, bad, err := f.st.LearnedIdle([]string{"gpu"}); err != nil || bad["gpu"] == nil || !strings.Contains(bad["gpu"].Error(), "out of order") {
+		t.Errorf("the damaged record: %v, %v; want it still named out of order", bad, err)
 	}
 }

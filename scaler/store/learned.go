@@ -59,37 +59,108 @@ func (t *Tx) PutLearned(pool string, p *learn.Pool) error {
 // Learned reads every pool's statistics of names; a pool whose record is damaged is in bad
 // with its error (and not in the statistics).
 func (s *Store) Learned(names []string) (stats learn.Stats, bad map[string]error, err error) {
-	stats.Pools = map[string]*learn.Pool{}
+	stats.Pools, bad, err = readPools(s, names, (*Tx).Learned)
+	return stats, bad, err
+}
+
+// readPools reads one record of each pool of names with get: those that are none are left out,
+// those that do not read are in bad with their error.
+func readPools[T any](s *Store, names []string, get func(*Tx, string) (*T, error)) (got map[string]*T, bad map[string]error, err error) {
+	got = map[string]*T{}
 	err = s.View(func(tx *Tx) error {
 		for _, n := range names {
-			p, perr := tx.Learned(n)
+			v, verr := get(tx, n)
 			switch {
-			case perr != nil:
+			case verr != nil:
 				if bad == nil {
 					bad = map[string]error{}
 				}
-				bad[n] = perr
-			case p != nil:
-				stats.Pools[n] = p
+				bad[n] = verr
+			case v != nil:
+				got[n] = v
 			}
 		}
 		return nil
 	})
-	return stats, bad, err
+	return got, bad, err
 }
 
-// PutLearned writes the statistics of every pool of stats but those in skip, in one
-// transaction.
-func (s *Store) PutLearned(stats learn.Stats, skip map[string]error) error {
+// writePools writes each record of recs but those in skip with put, in one transaction.
+func writePools[T any](s *Store, recs map[string]*T, skip map[string]error, put func(*Tx, string, *T) error) error {
 	return s.Update(func(tx *Tx) error {
-		for n, p := range stats.Pools {
+		for n, v := range recs {
 			if _, no := skip[n]; no {
 				continue
 			}
-			if err := tx.PutLearned(n, p); err != nil {
+			if err := put(tx, n, v); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// PutLearned writes the statistics of every pool of stats but those in skip, in one
+// transaction.
+func (s *Store) PutLearned(stats learn.Stats, skip map[string]error) error {
+	return writePools(s, stats.Pools, skip, (*Tx).PutLearned)
+}
+
+// bucketIdle holds each pool's learned idle periods (learn.Idle, policy.break_even.idle_periods),
+// one record per pool, apart from the statistics: either reads, or is relearned, alone.
+const bucketIdle = "learned_idle"
+
+// idleV1 is the on-disk form of a pool's idle periods: the record version, their format
+// (learn.IdleVersion) and their non-zero cells only (most of the table is zero).
+type idleV1 struct {
+	V      int               `json:"v"`
+	Format int               `json:"format"`
+	Counts []learn.IdleCount `json:"counts"`
+}
+
+// LearnedIdle returns pool's idle periods, or nil when there are none. Like Learned, those of
+// an older format are none; a record that does not decode, of a newer format, or whose cells
+// do not check is a *RecordError, and the record is left as it is.
+func (t *Tx) LearnedIdle(pool string) (*learn.Idle, error) {
+	return getRecord(t.kv, bucketIdle, pool, decodeIdle)
+}
+
+func decodeIdle(b []byte) (*learn.Idle, error) {
+	if _, err := version(b); err != nil {
+		return nil, err
+	}
+	var r idleV1
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	switch {
+	case r.Format < learn.IdleVersion:
+		return nil, nil
+	case r.Format > learn.IdleVersion:
+		return nil, fmt.Errorf("%w: idle periods format %d (this build reads %d)", ErrVersion, r.Format, learn.IdleVersion)
+	}
+	d, err := learn.IdleFromCounts(r.Counts)
+	if err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	return d, nil
+}
+
+// PutLearnedIdle writes pool's idle periods.
+func (t *Tx) PutLearnedIdle(pool string, d *learn.Idle) error {
+	if pool == "" || d == nil {
+		return fmt.Errorf("writing idle periods of pool %q: pool and periods are required", pool)
+	}
+	return putRecord(t.kv, bucketIdle, pool, "idle periods of pool "+pool, idleV1{V: recordVersion, Format: learn.IdleVersion, Counts: d.Counts()})
+}
+
+// LearnedIdle reads every pool's idle periods of names, as Learned reads the statistics.
+func (s *Store) LearnedIdle(names []string) (idle map[string]*learn.Idle, bad map[string]error, err error) {
+	return readPools(s, names, (*Tx).LearnedIdle)
+}
+
+// PutLearnedIdle writes the idle periods of every pool of idle but those in skip, in one
+// transaction.
+func (s *Store) PutLearnedIdle(idle map[string]*learn.Idle, skip map[string]error) error {
+	return writePools(s, idle, skip, (*Tx).PutLearnedIdle)
 }

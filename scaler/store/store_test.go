@@ -150,6 +150,12 @@ func TestCorruptRecordIsANamedError(t *testing.T) {
 		{"statistics of a newer format", bucketLearned, "", "gpu", `{"v":1,"format":99,"pool":{}}`, learnedErr},
 		{"statistics without tables", bucketLearned, "", "gpu", `{"v":1,"format":1,"pool":{"calm":[1,2]}}`, learnedErr},
 		{"statistics missing", bucketLearned, "", "gpu", `{"v":1,"format":1}`, learnedErr},
+		{"idle periods truncated", bucketIdle, "", "gpu", `{"v":1,"format":1,"counts":[[0,0,5`, idleErr},
+		{"idle periods of a newer format", bucketIdle, "", "gpu", `{"v":1,"format":9,"counts":[]}`, idleErr},
+		{"idle periods outside the table", bucketIdle, "", "gpu", `{"v":1,"format":1,"counts":[[7,0,5,1,0]]}`, idleErr},
+		{"idle periods out of order", bucketIdle, "", "gpu", `{"v":1,"format":1,"counts":[[0,0,5,1,0],[0,0,5,1,0]]}`, idleErr},
+		{"idle periods past the cap", bucketIdle, "", "gpu", `{"v":1,"format":1,"counts":[[0,0,5,4096,1]]}`, idleErr},
+		{"idle periods of none", bucketIdle, "", "gpu", `{"v":1,"format":1,"counts":[[0,0,5,0,0]]}`, idleErr},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -52,6 +52,7 @@ func recordBuckets() []struct {
 		{bucketNodes, func(b []byte) error { _, err := decodeNode(b); return err }},
 		{bucketGlobal, func(b []byte) error { _, err := decodeGlobal(b); return err }},
 		{bucketLearned, func(b []byte) error { _, err := decodeLearned(b); return err }},
+		{bucketIdle, func(b []byte) error { _, err := decodeIdle(b); return err }},
 		{bucketBooks, func(b []byte) error { _, err := decodeBooks(b); return err }},
 	}
 }
