@@ -77,49 +77,135 @@ type IdleAnswer struct {
 // day are read, or of its rank all day when fewer than minAtRisk of those lasted age;
 // horizons reach as far as minAtRisk periods lasted.
 func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle float64, minAtRisk int) IdleAnswer {
-	r := rankBucket(rank)
-	a := int(max(age, 0) / IdleBin)
-	if a >= IdleBins-1 {
+	var part, day idleCurve
+	c, a := d.curveAt(rank, start, age, minAtRisk, &part, &day)
+	if c == nil {
 		return IdleAnswer{}
 	}
-	var ended, cut *[IdleBins]uint32
-	h := partOf(start)
-	ended, cut, n := &d.Ended[r][h], &d.Cut[r][h], int(d.Seen[r][h])
-	for k := range a {
-		n -= int(ended[k] + cut[k])
+	if a >= c.k {
+		return IdleAnswer{AtRisk: c.at[a]}
 	}
-	if n < minAtRisk {
-		var e, c [IdleBins]uint32
-		n = 0
-		for h := range IdleParts {
-			for k := range IdleBins {
-				e[k] += d.Ended[r][h][k]
-				c[k] += d.Cut[r][h][k]
-			}
-			n += int(d.Seen[r][h])
+	ans := IdleAnswer{Known: true, AtRisk: c.at[a]}
+	// Over the horizon that ends after bin j the gain of staying on is
+	// (g(a) - g(j+1)) / s[a], g(i) = s[i]·cycle + idle·e[i] (the unconditional curve).
+	ga, gain := c.g(a, cycle, idle), -1.0
+	for j := a; j < c.k; j++ {
+		if g := (ga - c.g(j+1, cycle, idle)) / c.s[a]; g > gain {
+			gain, ans.Best = g, time.Duration(j-a+1)*IdleBin
+			ans.F, ans.E = 1-c.s[j+1]/c.s[a], (c.e[j+1]-c.e[a])/c.s[a]
 		}
-		ended, cut = &e, &c
-		for k := range a {
-			n -= int(ended[k] + cut[k])
-		}
-	}
-	if n < minAtRisk {
-		return IdleAnswer{AtRisk: n}
-	}
-	ans := IdleAnswer{Known: true, AtRisk: n}
-	s, e, gain := 1.0, 0.0, -1.0
-	w := IdleBin.Hours()
-	for k := a; k < IdleBins-1 && n >= minAtRisk; k++ {
-		h := float64(ended[k]) / float64(n)
-		e += s * w * (1 - h/2)
-		s *= 1 - h
-		if g := (1-s)*cycle - idle*e; g > gain {
-			gain, ans.Best, ans.F, ans.E = g, time.Duration(k-a+1)*IdleBin, 1-s, e
-		}
-		n -= int(ended[k] + cut[k])
 	}
 	ans.Stay = gain > 0
 	return ans
+}
+
+// Flip is the age, a whole number of bins past age, at which Decide's Known or Stay for this
+// server next changes with nothing else changed (no period learned, the same costs); ok is
+// false when they never change (a verdict not Known stays so). A replay calls the planner
+// then instead of at every bin of an idle server's idle time.
+func (d *Idle) Flip(rank int, start time.Time, age time.Duration, cycle, idle float64, minAtRisk int) (at time.Duration, ok bool) {
+	var part, day idleCurve
+	c, a := d.curveAt(rank, start, age, minAtRisk, &part, &day)
+	if c == nil || a >= c.k {
+		return 0, false
+	}
+	// Stay at bin b iff g(b) > min g over (b, k]: the suffix minima of each curve read.
+	var low [2][IdleBins]float64
+	for n, c := range []*idleCurve{&part, &day} {
+		if c.k == 0 {
+			continue
+		}
+		low[n][c.k] = c.g(c.k, cycle, idle)
+		for b := c.k - 1; b >= 0; b-- {
+			low[n][b] = min(low[n][b+1], c.g(b, cycle, idle))
+		}
+	}
+	stay := func(b int) (known, stay bool) {
+		n, c := 0, &part
+		if b >= part.k {
+			if day.k == 0 {
+				c = d.curve(rankBucket(rank), -1, minAtRisk, &day)
+				low[1][c.k] = c.g(c.k, cycle, idle)
+				for b := c.k - 1; b >= 0; b-- {
+					low[1][b] = min(low[1][b+1], c.g(b, cycle, idle))
+				}
+			}
+			n, c = 1, &day
+		}
+		if b >= c.k {
+			return false, false
+		}
+		return true, c.g(b, cycle, idle) > low[n][b+1]
+	}
+	_, now := stay(a)
+	for b := a + 1; b < IdleBins; b++ {
+		if k, s := stay(b); !k || s != now {
+			return time.Duration(b) * IdleBin, true
+		}
+	}
+	return 0, false
+}
+
+// idleCurve is the Kaplan-Meier reading of one table of counts: at[b] the periods that lasted
+// at least b bins, s[b] the chance a period does and e[b] its expected idle hours within its
+// first b bins, read for b <= k: k is the first bin fewer than minAtRisk periods reached (or the
+// last bin, that holds every longer period).
+type idleCurve struct {
+	k    int
+	at   [IdleBins]int
+	s, e [IdleBins]float64
+}
+
+func (c *idleCurve) g(b int, cycle, idle float64) float64 { return c.s[b]*cycle + idle*c.e[b] }
+
+// curveAt is the curve Decide reads for a server of rank whose period began at start and
+// lasted age, in part (its part of the day) or day (all day, only when part falls short: else
+// day.k is 0), with age's bin; nil when age is past the bins.
+func (d *Idle) curveAt(rank int, start time.Time, age time.Duration, minAtRisk int, part, day *idleCurve) (*idleCurve, int) {
+	a := int(max(age, 0) / IdleBin)
+	if a >= IdleBins-1 {
+		return nil, a
+	}
+	r := rankBucket(rank)
+	if c := d.curve(r, partOf(start), minAtRisk, part); a < c.k {
+		return c, a
+	}
+	return d.curve(r, -1, minAtRisk, day), a
+}
+
+// curve reads rank bucket r's periods of part h (-1: every part) into c.
+func (d *Idle) curve(r, h, minAtRisk int, c *idleCurve) *idleCurve {
+	var ended, cut *[IdleBins]uint32
+	n := 0
+	if h >= 0 {
+		ended, cut, n = &d.Ended[r][h], &d.Cut[r][h], int(d.Seen[r][h])
+	} else {
+		var e, x [IdleBins]uint32
+		for h := range IdleParts {
+			for k := range IdleBins {
+				e[k] += d.Ended[r][h][k]
+				x[k] += d.Cut[r][h][k]
+			}
+			n += int(d.Seen[r][h])
+		}
+		ended, cut = &e, &x
+	}
+	w := IdleBin.Hours()
+	c.s[0], c.e[0] = 1, 0
+	c.k = IdleBins - 1
+	for b := range IdleBins {
+		c.at[b] = n
+		if n < minAtRisk && b < c.k {
+			c.k = b
+		}
+		if b < c.k {
+			h := float64(ended[b]) / float64(n)
+			c.e[b+1] = c.e[b] + c.s[b]*w*(1-h/2)
+			c.s[b+1] = c.s[b] * (1 - h)
+		}
+		n -= int(ended[b] + cut[b])
+	}
+	return c
 }
 
 // IdleCap bounds the periods one rank bucket and part of the day holds: past it their counts

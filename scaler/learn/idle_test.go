@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -104,5 +105,53 @@ func TestIdleCapHalves(t *testing.T) {
 	}
 	if after := d.Decide(1, idleStart, 0, 1, 1, 20); after.Stay != before.Stay || after.F-before.F > 0.01 || before.F-after.F > 0.01 {
 		t.Errorf("halving changed the reading: %+v, then %+v", before, after)
+	}
+}
+
+// Flip is the first bin at which Decide's verdict changes, never later nor earlier: on random
+// tables, against Decide at every bin.
+func TestIdleFlipIsTheNextChange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	flips, toAllDay := 0, 0
+	for range 500 {
+		d := &Idle{}
+		rank, start := 1+rng.IntN(3), idleStart.Add(time.Duration(rng.IntN(24))*time.Hour)
+		for range 50 + rng.IntN(400) {
+			// periods mostly short (a decreasing hazard), some long, some cut; half of them
+			// of the server's rank and part of the day
+			length := time.Duration(rng.ExpFloat64()*float64(20+rng.IntN(60))) * time.Minute
+			r, at := rank, start
+			if rng.IntN(2) == 0 {
+				r, at = 1+rng.IntN(3), idleStart.Add(time.Duration(rng.IntN(24*60))*time.Minute)
+			}
+			d.Observe(r, at, length, rng.IntN(4) != 0)
+		}
+		cycle, idle := 0.05+rng.Float64(), 0.5+rng.Float64()
+		age := time.Duration(rng.IntN(120)) * time.Minute
+		verdict := func(age time.Duration) [2]bool {
+			a := d.Decide(rank, start, age, cycle, idle, 20)
+			return [2]bool{a.Known, a.Stay}
+		}
+		want, wantOK := time.Duration(0), false
+		for b := int(age/IdleBin) + 1; b < IdleBins; b++ {
+			if v := verdict(time.Duration(b) * IdleBin); v != verdict(age) {
+				want, wantOK = time.Duration(b)*IdleBin, true
+				break
+			}
+		}
+		got, ok := d.Flip(rank, start, age+17*time.Second, cycle, idle, 20)
+		if got != want || ok != wantOK {
+			t.Fatalf("idle %s: flip at %s (%v), want %s (%v)", age, got, ok, want, wantOK)
+		}
+		if ok && verdict(age)[0] && verdict(want)[0] {
+			flips++
+		}
+		var part idleCurve
+		if ok && d.curve(rankBucket(rank), partOf(start), 20, &part).k == int(want/IdleBin) {
+			toAllDay++
+		}
+	}
+	if flips < 20 || toAllDay < 3 {
+		t.Errorf("%d flips of Stay, %d from the part of the day to all day: the test proves little", flips, toAllDay)
 	}
 }

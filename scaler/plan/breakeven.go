@@ -112,6 +112,20 @@ func BreakEvenTime(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v
 	return poolCosts(pl, pol, bmc, v).spending(cycles, pol.Node.MaxCyclesPerDay).breakEven()
 }
 
+// IdlePeriodsFlip is when the rule on the learned idle periods (policy.break_even.idle_periods)
+// next changes its verdict for an idle server of pool pl with cycles power-offs in the day,
+// rank among its pool's empty servers on (by name), idle since idleSince, seen at now, with
+// nothing else changed (learn.Idle.Flip); ok is false when it never does. A replay calls the
+// planner then rather than at every minute of the server's idle time.
+func IdlePeriodsFlip(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v learn.View, cycles, rank int, idleSince, now time.Time) (at time.Time, ok bool) {
+	if !pol.BreakEven.IdlePeriods || v.Idle == nil || idleSince.IsZero() {
+		return time.Time{}, false
+	}
+	c := poolCosts(pl, pol, bmc, v).spending(cycles, pol.Node.MaxCyclesPerDay)
+	age, ok := v.Idle.Flip(rank, idleSince, max(now.Sub(idleSince), 0), c.cycle, c.idle, minAtRisk)
+	return idleSince.Add(age), ok
+}
+
 func (c costs) breakEven() time.Duration {
 	return time.Duration(c.cycle / c.idle * float64(time.Hour)).Round(time.Second)
 }

@@ -86,6 +86,18 @@ func BenchmarkReplayCostEveryTrace(b *testing.B) {
 	}
 }
 
+// BenchmarkReplayCostIdlePeriods is BenchmarkReplayCostEveryTrace with
+// policy.break_even.idle_periods on.
+func BenchmarkReplayCostIdlePeriods(b *testing.B) {
+	for _, rel := range []string{"itp/cluster04.csv", "swf/NASA-iPSC-1993-3.1-cln.swf.gz"} {
+		b.Run(strings.TrimSuffix(filepath.Base(rel), filepath.Ext(rel)), func(b *testing.B) {
+			tr, cfg := repoTrace(b, rel)
+			cfg.Policy.BreakEven.IdlePeriods = true
+			replayRatio(b, tr, cfg)
+		})
+	}
+}
+
 // BenchmarkReplayRatio replays ITP cluster04 with the 10-minute idle timeout and with rota
 // in the same run, and reports rota's CPU time over the baseline's (goal: at most 2), and the
 // same of wall-clock time.

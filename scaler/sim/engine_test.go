@@ -50,7 +50,8 @@ func TestSkippingChangesNothing(t *testing.T) {
 		// the break-even price rises with each cycle of the day and falls as one leaves it
 		{"a cycle budget of two a day", "  node: {max_cycles_per_day: 2}\n", "peak"},
 		{"a cycle budget of one a day, break-even dear", "  node: {max_cycles_per_day: 1}\n  break_even: {wear_time: 1h}\n", "p95"},
-		// the idle-period rule reads each idle server's idle time by the minute
+		// the idle-period rule changes its verdict as a server stays idle: the replay calls the
+		// planner at the minute it flips (it fails if that is worked out a minute late)
 		{"idle periods learned", "  break_even: {idle_periods: true}\n", "peak"},
 	}
 	for _, c := range cases {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -20,7 +21,7 @@ import (
 // observes the need, and the planner reads what was learned so far, never what comes later.
 // Between events it is called again only when a policy duration can expire (a dwell time, a
 // window, a cooldown, a backlog's "for", a schedule's edge, a break-even time, a change of what
-// was learned, an idle server's next minute under policy.break_even.idle_periods): with nothing
+// was learned, the minute the rule on the idle periods flips for an idle server): with nothing
 // changed, the planner's answer cannot change before then.
 func Rota(name string) Policy { return &rota{name: name} }
 
@@ -62,6 +63,8 @@ type rota struct {
 	expiries expiries
 	// deferrable are the config's deferrable classes, and one empty entry once looked up.
 	deferrable []deferral
+	// ranked is idleFlips' scratch: a pool's empty servers on in placement order.
+	ranked []int32
 }
 
 // deferral is a deferrable class and its longest deferral in seconds.
@@ -354,13 +357,7 @@ func (p *rota) timers(w *world, since int64) int64 {
 			t = min(t, u)
 		}
 		if pol.BreakEven.IdlePeriods && p.learned.idle != nil && p.learned.idle[pi].Seen != [learn.IdleRanks][learn.IdleParts]uint32{} {
-			// The idle-period rule reads a server's idle time by the minute.
-			bin := int64(learn.IdleBin / time.Second)
-			for s := range w.srv {
-				if sv := &w.srv[s]; sv.pool == pi && sv.state == fleet.StateOn && len(sv.jobs) == 0 {
-					t = min(t, sv.emptySince+((since-sv.emptySince)/bin+1)*bin)
-				}
-			}
+			t = min(t, p.idleFlips(w, cfg, pi, v, since))
 		}
 		if !v.Ready {
 			cycles, be := -1, time.Duration(0) // the last server's: most have as many
@@ -380,6 +377,30 @@ func (p *rota) timers(w *world, since int64) int64 {
 		// for its saving or a job's tail only grows less worth it with time.
 		for _, m := range w.hist.moves {
 			consider(m, pol.Moves.Window)
+		}
+	}
+	return t
+}
+
+// idleFlips is the first time after since at which the rule on the learned idle periods
+// changes its verdict for an idle server of pool pi (see plan.IdlePeriodsFlip): each empty
+// server on, ranked by name among them as the planner ranks it, priced at its cycles of the
+// day at since (a power-off leaving the day is a timer of its own).
+func (p *rota) idleFlips(w *world, cfg *config.Config, pi int, v *learn.View, since int64) int64 {
+	t := Never
+	p.ranked = p.ranked[:0]
+	for s := range w.srv {
+		if sv := &w.srv[s]; sv.pool == pi && sv.state == fleet.StateOn && len(sv.jobs) == 0 {
+			p.ranked = append(p.ranked, int32(s))
+		}
+	}
+	names := w.env.Names
+	slices.SortFunc(p.ranked, func(a, b int32) int { return cmp.Compare(names[a], names[b]) })
+	for rank, s := range p.ranked {
+		sv := &w.srv[s]
+		at, ok := plan.IdlePeriodsFlip(&cfg.Pools[pi], &cfg.Policy, &cfg.BMC, *v, countSince(sv.offs, since-24*3600), rank+1, w.wall(sv.emptySince), w.wall(since))
+		if u := at.Unix() - w.env.Trace.Start.Unix(); ok && u > since {
+			t = min(t, u)
 		}
 	}
 	return t
