@@ -30,6 +30,8 @@ type Idle struct {
 	// job came) or were cut (powered off) at each length bin; Seen all of them.
 	Ended, Cut [IdleRanks][IdleParts][IdleBins]uint32
 	Seen       [IdleRanks][IdleParts]uint32
+	// dayEnded and dayCut are Ended and Cut summed over the parts of the day.
+	dayEnded, dayCut [IdleRanks][IdleBins]uint32
 }
 
 // rankBucket is the bucket of rank (1 is the first empty server).
@@ -50,8 +52,10 @@ func (d *Idle) Observe(rank int, start time.Time, length time.Duration, ended bo
 	b := min(int(max(length, 0)/IdleBin), IdleBins-1)
 	if ended {
 		d.Ended[r][h][b]++
+		d.dayEnded[r][b]++
 	} else {
 		d.Cut[r][h][b]++
+		d.dayCut[r][b]++
 	}
 	if d.Seen[r][h]++; d.Seen[r][h] > IdleCap {
 		d.halve(r, h)
@@ -83,7 +87,7 @@ func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle 
 		return IdleAnswer{}
 	}
 	if a >= c.k {
-		return IdleAnswer{AtRisk: c.at[a]}
+		return IdleAnswer{AtRisk: c.at[c.k]} // at most that many lasted a
 	}
 	ans := IdleAnswer{Known: true, AtRisk: c.at[a]}
 	// Over the horizon that ends after bin j the gain of staying on is
@@ -104,10 +108,29 @@ func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle 
 // false when they never change (a verdict not Known stays so). A replay calls the planner
 // then instead of at every bin of an idle server's idle time.
 func (d *Idle) Flip(rank int, start time.Time, age time.Duration, cycle, idle float64, minAtRisk int) (at time.Duration, ok bool) {
+	return d.Verdicts(rank, start, cycle, idle, minAtRisk).Flip(age)
+}
+
+// IdleVerdicts are Decide's verdicts at every bin of age for the servers of one rank bucket
+// whose periods began in one part of the day, at one price (IdleCell tells which share them).
+type IdleVerdicts struct {
+	// known[b] is Decide's Known at bin b; next[b] the first bin after b whose Known or Stay
+	// differs from b's.
+	known [IdleBins]bool
+	next  [IdleBins]int16
+}
+
+// IdleCell is the rank bucket and part of the day Decide reads for a server of rank whose
+// idle period began at start: servers of one cell at one price share their IdleVerdicts.
+func IdleCell(rank int, start time.Time) [2]int { return [2]int{rankBucket(rank), partOf(start)} }
+
+// Verdicts works out Decide's verdicts at every bin for a server of rank idle since start.
+func (d *Idle) Verdicts(rank int, start time.Time, cycle, idle float64, minAtRisk int) *IdleVerdicts {
 	var part, day idleCurve
-	c, a := d.curveAt(rank, start, age, minAtRisk, &part, &day)
-	if c == nil || a >= c.k {
-		return 0, false
+	r := rankBucket(rank)
+	d.curve(r, partOf(start), minAtRisk, &part)
+	if part.k < IdleBins-1 {
+		d.curve(r, -1, minAtRisk, &day)
 	}
 	// Stay at bin b iff g(b) > min g over (b, k]: the suffix minima of each curve read.
 	var low [2][IdleBins]float64
@@ -120,36 +143,40 @@ func (d *Idle) Flip(rank int, start time.Time, age time.Duration, cycle, idle fl
 			low[n][b] = min(low[n][b+1], c.g(b, cycle, idle))
 		}
 	}
-	stay := func(b int) (known, stay bool) {
+	v := &IdleVerdicts{}
+	var stay [IdleBins]bool
+	for b := range IdleBins - 1 {
 		n, c := 0, &part
 		if b >= part.k {
-			if day.k == 0 {
-				c = d.curve(rankBucket(rank), -1, minAtRisk, &day)
-				low[1][c.k] = c.g(c.k, cycle, idle)
-				for b := c.k - 1; b >= 0; b-- {
-					low[1][b] = min(low[1][b+1], c.g(b, cycle, idle))
-				}
-			}
 			n, c = 1, &day
 		}
-		if b >= c.k {
-			return false, false
-		}
-		return true, c.g(b, cycle, idle) > low[n][b+1]
-	}
-	_, now := stay(a)
-	for b := a + 1; b < IdleBins; b++ {
-		if k, s := stay(b); !k || s != now {
-			return time.Duration(b) * IdleBin, true
+		if v.known[b] = b < c.k; v.known[b] {
+			stay[b] = c.g(b, cycle, idle) > low[n][b+1]
 		}
 	}
-	return 0, false
+	v.next[IdleBins-1] = IdleBins
+	for b := IdleBins - 2; b >= 0; b-- {
+		v.next[b] = int16(b + 1)
+		if v.known[b+1] == v.known[b] && stay[b+1] == stay[b] {
+			v.next[b] = v.next[b+1]
+		}
+	}
+	return v
+}
+
+// Flip is the age at which the verdict for a server idle for age next changes (see Idle.Flip).
+func (v *IdleVerdicts) Flip(age time.Duration) (at time.Duration, ok bool) {
+	a := int(max(age, 0) / IdleBin)
+	if a >= IdleBins-1 || !v.known[a] {
+		return 0, false
+	}
+	return time.Duration(v.next[a]) * IdleBin, true
 }
 
 // idleCurve is the Kaplan-Meier reading of one table of counts: at[b] the periods that lasted
 // at least b bins, s[b] the chance a period does and e[b] its expected idle hours within its
-// first b bins, read for b <= k: k is the first bin fewer than minAtRisk periods reached (or the
-// last bin, that holds every longer period).
+// first b bins, read for b <= k only: k is the first bin fewer than minAtRisk periods reached
+// (or the last bin, that holds every longer period).
 type idleCurve struct {
 	k    int
 	at   [IdleBins]int
@@ -180,31 +207,26 @@ func (d *Idle) curve(r, h, minAtRisk int, c *idleCurve) *idleCurve {
 	if h >= 0 {
 		ended, cut, n = &d.Ended[r][h], &d.Cut[r][h], int(d.Seen[r][h])
 	} else {
-		var e, x [IdleBins]uint32
 		for h := range IdleParts {
-			for k := range IdleBins {
-				e[k] += d.Ended[r][h][k]
-				x[k] += d.Cut[r][h][k]
-			}
 			n += int(d.Seen[r][h])
 		}
-		ended, cut = &e, &x
+		ended, cut = &d.dayEnded[r], &d.dayCut[r]
 	}
 	w := IdleBin.Hours()
 	c.s[0], c.e[0] = 1, 0
 	c.k = IdleBins - 1
-	for b := range IdleBins {
+	for b := range IdleBins - 1 {
 		c.at[b] = n
-		if n < minAtRisk && b < c.k {
+		if n < minAtRisk {
 			c.k = b
+			return c
 		}
-		if b < c.k {
-			h := float64(ended[b]) / float64(n)
-			c.e[b+1] = c.e[b] + c.s[b]*w*(1-h/2)
-			c.s[b+1] = c.s[b] * (1 - h)
-		}
+		h := float64(ended[b]) / float64(n)
+		c.e[b+1] = c.e[b] + c.s[b]*w*(1-h/2)
+		c.s[b+1] = c.s[b] * (1 - h)
 		n -= int(ended[b] + cut[b])
 	}
+	c.at[c.k] = n
 	return c
 }
 
@@ -217,9 +239,11 @@ const IdleCap = 4096
 func (d *Idle) halve(r, h int) {
 	d.Seen[r][h] = 0
 	for b := range IdleBins {
-		d.Ended[r][h][b] /= 2
-		d.Cut[r][h][b] /= 2
-		d.Seen[r][h] += d.Ended[r][h][b] + d.Cut[r][h][b]
+		e, c := &d.Ended[r][h][b], &d.Cut[r][h][b]
+		d.dayEnded[r][b] -= *e - *e/2
+		d.dayCut[r][b] -= *c - *c/2
+		*e, *c = *e/2, *c/2
+		d.Seen[r][h] += *e + *c
 	}
 }
 
@@ -265,6 +289,8 @@ func IdleFromCounts(counts []IdleCount) (*Idle, error) {
 			return nil, fmt.Errorf("count %d: rank bucket %d, part %d holds more than %d periods", i, r, h, IdleCap)
 		}
 		d.Ended[r][h][b], d.Cut[r][h][b] = c[3], c[4]
+		d.dayEnded[r][b] += c[3]
+		d.dayCut[r][b] += c[4]
 		d.Seen[r][h] += c[3] + c[4]
 	}
 	return d, nil

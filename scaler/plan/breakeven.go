@@ -112,19 +112,18 @@ func BreakEvenTime(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v
 	return poolCosts(pl, pol, bmc, v).spending(cycles, pol.Node.MaxCyclesPerDay).breakEven()
 }
 
-// IdlePeriodsFlip is when the rule on the learned idle periods (policy.break_even.idle_periods)
-// next changes its verdict for an idle server of pool pl with cycles power-offs in the day,
-// rank among its pool's empty servers on (by name), idle since idleSince, seen at now, with
-// nothing else changed (learn.Idle.Flip); ok is false when it never does. A replay calls the
-// planner then rather than at every minute of the server's idle time.
-func IdlePeriodsFlip(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v learn.View, cycles, rank int, idleSince, now time.Time) (at time.Time, ok bool) {
-	if !pol.BreakEven.IdlePeriods || v.Idle == nil || idleSince.IsZero() {
-		return time.Time{}, false
-	}
+// IdlePeriodsPrice is what a cycle and an idle hour cost a server of pool pl with cycles
+// power-offs in the day, as the rule on the learned idle periods (policy.break_even.idle_periods)
+// weighs them: a replay works out with learn.Idle.Verdicts when that rule's verdict flips for
+// an idle server rather than calling the planner at every minute of its idle time.
+func IdlePeriodsPrice(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v learn.View, cycles int) (cycle, idle float64) {
 	c := poolCosts(pl, pol, bmc, v).spending(cycles, pol.Node.MaxCyclesPerDay)
-	age, ok := v.Idle.Flip(rank, idleSince, max(now.Sub(idleSince), 0), c.cycle, c.idle, minAtRisk)
-	return idleSince.Add(age), ok
+	return c.cycle, c.idle
 }
+
+// MinIdleAtRisk is how many learned idle periods must have lasted as long as a server has been
+// idle before the rule on them decides for it (learn.Idle.Decide's minAtRisk).
+const MinIdleAtRisk = minAtRisk
 
 func (c costs) breakEven() time.Duration {
 	return time.Duration(c.cycle / c.idle * float64(time.Hour)).Round(time.Second)
@@ -208,7 +207,7 @@ func (p *pass) idlePeriods(i int, v *verdict) bool {
 		return false
 	}
 	age := max(p.now.Sub(n.IdleSince), 0)
-	ans := s.pool.view.Idle.Decide(rank, n.IdleSince, age, v.c.cycle, v.c.idle, minAtRisk)
+	ans := s.pool.view.Idle.Decide(rank, n.IdleSince, age, v.c.cycle, v.c.idle, MinIdleAtRisk)
 	if !ans.Known {
 		return false
 	}

@@ -16,8 +16,10 @@ type learner struct {
 	views  []learn.View
 	need   []int
 	byName map[string]learn.View
-	// idle are each pool's idle periods, learned from the world's log.
-	idle []learn.Idle
+	// idle are each pool's idle periods, learned from the world's log; gen counts the calls
+	// that changed them, refreshed those that changed a view.
+	idle           []learn.Idle
+	gen, refreshed int
 }
 
 // learn feeds the call's observations to the stats, need the snapshot's (Snapshot.Need), and
@@ -41,6 +43,9 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 			l.stats.ObserveShutdown(e.Pools[tr.pool].Name, d)
 		}
 	}
+	if len(w.idle) > 0 {
+		l.gen++
+	}
 	for _, ip := range w.idle {
 		l.idle[ip.pool].Observe(ip.rank, w.wall(ip.start), time.Duration(ip.length)*time.Second, ip.ended)
 	}
@@ -56,6 +61,7 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 			l.need[i] = n
 			l.views[i] = l.stats.View(name, now, minHistory)
 			l.views[i].Idle = &l.idle[i]
+			l.refreshed++
 			l.byName[name] = l.views[i]
 		}
 	}

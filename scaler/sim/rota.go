@@ -63,8 +63,16 @@ type rota struct {
 	expiries expiries
 	// deferrable are the config's deferrable classes, and one empty entry once looked up.
 	deferrable []deferral
-	// ranked is idleFlips' scratch: a pool's empty servers on in placement order.
-	ranked []int32
+	// ranked is idleFlips' scratch: a pool's empty servers on in placement order; verdicts
+	// what it worked out since the periods learned last changed (verdictsGen, learner.gen),
+	// prices each pool's price by cycles of the day since its views last changed (pricesGen).
+	ranked                 []int32
+	verdicts               map[verdictKey]*learn.IdleVerdicts
+	prices                 map[[2]int][2]float64
+	verdictsGen, pricesGen int
+	// flips are idleFlips' answers for each pool for the world at flipsFor (since, seq).
+	flips    []int64
+	flipsFor [2]int64
 }
 
 // deferral is a deferrable class and its longest deferral in seconds.
@@ -126,6 +134,14 @@ func (p *rota) decide(w *world) []fleet.Action {
 	w.logIdle = cfg.Policy.BreakEven.IdlePeriods
 	snap := p.snap.build(w, cfg)
 	snap.Learned = p.learned.learn(w, cfg, p.snap.need(cfg))
+	if p.verdictsGen != p.learned.gen {
+		p.verdictsGen = p.learned.gen
+		clear(p.verdicts) // they read what was learned before
+	}
+	if p.pricesGen != p.learned.refreshed {
+		p.pricesGen = p.learned.refreshed
+		clear(p.prices)
+	}
 	if p.inspect != nil {
 		p.inspect(w, snap, p.snap.changed)
 	}
@@ -383,11 +399,22 @@ func (p *rota) timers(w *world, since int64) int64 {
 }
 
 // idleFlips is the first time after since at which the rule on the learned idle periods
-// changes its verdict for an idle server of pool pi (see plan.IdlePeriodsFlip): each empty
-// server on, ranked by name among them as the planner ranks it, priced at its cycles of the
-// day at since (a power-off leaving the day is a timer of its own).
+// changes its verdict for an idle server of pool pi (learn.Idle.Verdicts): each empty server
+// on, ranked by name among them as the planner ranks it, priced at its cycles of the day at
+// since (a power-off leaving the day is a timer of its own). Servers of one cell at one price
+// share their verdicts, kept until the periods learned change (verdictsGen).
 func (p *rota) idleFlips(w *world, cfg *config.Config, pi int, v *learn.View, since int64) int64 {
+	if k := [2]int64{since, int64(w.seq)}; p.flipsFor != k || len(p.flips) == 0 {
+		p.flipsFor, p.flips = k, p.flips[:0]
+		for range w.env.Pools {
+			p.flips = append(p.flips, noTime)
+		}
+	}
+	if p.flips[pi] != noTime {
+		return p.flips[pi]
+	}
 	t := Never
+	defer func() { p.flips[pi] = t }()
 	p.ranked = p.ranked[:0]
 	for s := range w.srv {
 		if sv := &w.srv[s]; sv.pool == pi && sv.state == fleet.StateOn && len(sv.jobs) == 0 {
@@ -398,12 +425,37 @@ func (p *rota) idleFlips(w *world, cfg *config.Config, pi int, v *learn.View, si
 	slices.SortFunc(p.ranked, func(a, b int32) int { return cmp.Compare(names[a], names[b]) })
 	for rank, s := range p.ranked {
 		sv := &w.srv[s]
-		at, ok := plan.IdlePeriodsFlip(&cfg.Pools[pi], &cfg.Policy, &cfg.BMC, *v, countSince(sv.offs, since-24*3600), rank+1, w.wall(sv.emptySince), w.wall(since))
-		if u := at.Unix() - w.env.Trace.Start.Unix(); ok && u > since {
-			t = min(t, u)
+		idleSince, cycles := w.wall(sv.emptySince), countSince(sv.offs, since-24*3600)
+		price, ok := p.prices[[2]int{pi, cycles}]
+		if !ok {
+			price[0], price[1] = plan.IdlePeriodsPrice(&cfg.Pools[pi], &cfg.Policy, &cfg.BMC, *v, cycles)
+			if p.prices == nil {
+				p.prices = map[[2]int][2]float64{}
+			}
+			p.prices[[2]int{pi, cycles}] = price
+		}
+		k := verdictKey{pool: pi, cell: learn.IdleCell(rank+1, idleSince), price: price}
+		vs, ok := p.verdicts[k]
+		if !ok {
+			vs = v.Idle.Verdicts(rank+1, idleSince, price[0], price[1], plan.MinIdleAtRisk)
+			if p.verdicts == nil {
+				p.verdicts = map[verdictKey]*learn.IdleVerdicts{}
+			}
+			p.verdicts[k] = vs
+		}
+		if at, ok := vs.Flip(time.Duration(since-sv.emptySince) * time.Second); ok && sv.emptySince+int64(at/time.Second) > since {
+			t = min(t, sv.emptySince+int64(at/time.Second))
 		}
 	}
 	return t
+}
+
+// verdictKey is which servers share their verdicts under the rule on the idle periods: a
+// pool, a cell (learn.IdleCell) and a price (a cycle's, an idle hour's).
+type verdictKey struct {
+	pool  int
+	cell  [2]int
+	price [2]float64
 }
 
 // scheduleEdge is the first evaluation time before t at which a schedule opens or closes.
