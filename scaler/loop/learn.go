@@ -142,21 +142,11 @@ func (l *Loop) loadLearned(now time.Time) {
 		names = append(names, p.Name)
 	}
 	stats, bad, err := l.o.Store.Learned(names)
-	if err != nil {
-		l.log.WithError(err).Error("what was learned could not be read: learning afresh")
-	}
-	for name, e := range bad {
-		l.log.WithField("pool", name).WithError(e).Error("stored statistics do not read: learning afresh, the record left as it is")
-	}
+	l.readFailed("statistics", err, bad)
 	lr.stats, lr.damaged = stats, bad
 	if l.cfg.Policy.BreakEven.IdlePeriods {
 		idle, bad, err := l.o.Store.LearnedIdle(names)
-		if err != nil {
-			l.log.WithError(err).Error("the idle periods learned could not be read: learning afresh")
-		}
-		for name, e := range bad {
-			l.log.WithField("pool", name).WithError(e).Error("stored idle periods do not read: learning afresh, the record left as it is")
-		}
+		l.readFailed("idle periods", err, bad)
 		lr.idle, lr.idleDamaged = idle, bad
 	}
 	gap := 3 * time.Duration(l.cfg.Policy.EvaluationInterval)
@@ -165,6 +155,17 @@ func (l *Loop) loadLearned(now time.Time) {
 			lr.stats.Gap(now)
 			break
 		}
+	}
+}
+
+// readFailed logs what of the store's learned what (statistics, idle periods) did not read:
+// err the whole read, bad each pool's damaged record. Those pools learn afresh in memory.
+func (l *Loop) readFailed(what string, err error, bad map[string]error) {
+	if err != nil {
+		l.log.WithError(err).Error("the learned " + what + " could not be read: learning afresh")
+	}
+	for name, e := range bad {
+		l.log.WithField("pool", name).WithError(e).Error("stored " + what + " do not read: learning afresh, the record left as it is")
 	}
 }
 
