@@ -195,7 +195,7 @@ func TestBreakEvenTime(t *testing.T) {
 // or draw new nodes. It fails when the kept answers outlive a change they follow.
 func TestPropertyRuleKept(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	g := gen{r, histories(r, 6)}
+	g := gen{r, histories(r, 6), idlePeriods(r, 4)}
 	cfg := g.config(t, 1+g.pick(12), 1+g.pick(6))
 	// No floor, spares, cooldown, dwell time or budget: more idle servers come to the rule.
 	cfg.Policy.Spares.MaxShare, cfg.Policy.Cooldown, cfg.Policy.Node.MinOn = 0, config.Cooldown{}, 0
@@ -206,7 +206,11 @@ func TestPropertyRuleKept(t *testing.T) {
 	views := func() map[string]learn.View {
 		st, out := g.learned[g.pick(len(g.learned))], map[string]learn.View{}
 		for _, p := range []string{"cpu", "gpu"} {
-			out[p] = st.View(p, t0, time.Duration(g.pick(3))*12*time.Hour)
+			v := st.View(p, t0, time.Duration(g.pick(3))*12*time.Hour)
+			if g.chance(0.7) {
+				v.Idle = g.idle[g.pick(len(g.idle))]
+			}
+			out[p] = v
 		}
 		return out
 	}
@@ -222,6 +226,7 @@ func TestPropertyRuleKept(t *testing.T) {
 					n.Jobs.Jobs, n.Jobs.CPUs = 1, 1
 				}
 				n.Telemetry = fleet.TelemetryView{Present: true, LastSample: t0}
+				n.IdleSince = g.ago(90 * time.Minute)
 			}
 		}
 		return s
@@ -257,7 +262,7 @@ func TestPropertyRuleKept(t *testing.T) {
 		case g.chance(0.2):
 			kind = "prices changed in place"
 			pl, be := &cfg.Pools[g.pick(len(cfg.Pools))], &cfg.Policy.BreakEven
-			switch g.pick(9) {
+			switch g.pick(10) {
 			case 0:
 				// Below zero (which validation refuses) a cycle is the cheaper the more the
 				// server cycled today: the rule's answer differs with the cycles either way.
@@ -283,6 +288,9 @@ func TestPropertyRuleKept(t *testing.T) {
 					pl.Min, cfg.Policy.Spares.MaxShare = g.pick(len(pl.Nodes)/2+1), float64(g.pick(3))/4
 					cfg.Policy.Cooldown.ScaleDown = model.Duration(g.pick(2)) * model.Duration(5*time.Minute)
 				}
+			case 9:
+				// The rule on the idle periods, which reads each server's rank and idle time.
+				be.IdlePeriods = !be.IdlePeriods
 			}
 		}
 		kinds[kind]++

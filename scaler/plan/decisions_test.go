@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/decisions.txt")
 // and says why in its commit.
 func TestDecisionsOnRandomFleets(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	g := gen{r, histories(r, 6)}
+	g := gen{r: r, learned: histories(r, 6)}
 	sum := fnv.New64a()
 	actions, skips := 0, 0
 	for range 2000 {

@@ -20,6 +20,26 @@ import (
 type gen struct {
 	r       *rand.Rand
 	learned []*learn.Stats
+	// idle, when set, are idle periods a snapshot's Views may carry (for the rule on them,
+	// policy.break_even.idle_periods); unset, a snapshot draws as it always did.
+	idle []*learn.Idle
+}
+
+// idlePeriods learns n random sets of idle periods: begun at any time of the day before t0,
+// by the first few servers in placement order, up to three hours long, most ended by a job
+// and the rest cut by a power-off, so the rule on them answers either way.
+func idlePeriods(r *rand.Rand, n int) []*learn.Idle {
+	var out []*learn.Idle
+	for range n {
+		d := &learn.Idle{}
+		ends := r.Float64()
+		for range 400 + r.IntN(400) {
+			start := t0.Add(-time.Duration(1+r.IntN(48*60)) * time.Minute)
+			d.Observe(1+r.IntN(4), start, time.Duration(r.IntN(180))*time.Minute, r.Float64() < ends)
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // histories learns n random workloads: a need that wanders for 30 hours before t0, in bursts
@@ -175,6 +195,14 @@ func (g gen) snapshot(cfg *config.Config) fleet.Snapshot {
 			}
 		}
 	}
+	if len(g.idle) > 0 {
+		for p, v := range s.Learned {
+			if g.chance(0.8) {
+				v.Idle = g.idle[g.pick(len(g.idle))]
+				s.Learned[p] = v
+			}
+		}
+	}
 	return s
 }
 
@@ -182,7 +210,7 @@ func (g gen) snapshot(cfg *config.Config) fleet.Snapshot {
 // every invariant, and the same input in another order gives the same decision.
 func TestPropertyRandomFleets(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	g := gen{r, histories(r, 6)}
+	g := gen{r: r, learned: histories(r, 6)}
 	acts := map[fleet.Kind]int{}
 	for iter := range 1500 {
 		cfg := g.config(t, 1+g.pick(12), 1+g.pick(6))
@@ -276,13 +304,19 @@ func TestPropertyPlannerReused(t *testing.T) {
 func plannerPasses(t *testing.T, seed uint64, passes int, step func(g gen, cfg **config.Config, snap *fleet.Snapshot) (kind string, changed []int)) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, seed+1))
-	g := gen{r, histories(r, 6)}
+	g := gen{r, histories(r, 6), idlePeriods(r, 4)}
 	var pn Planner
 	var cfg *config.Config
 	var snap fleet.Snapshot
 	kinds := map[string]int{}
 	for iter := range passes {
 		kind, changed := step(g, &cfg, &snap)
+		if g.chance(0.1) {
+			// The rule on the idle periods switched in place: its verdicts read each
+			// server's rank and idle time, which nothing kept may stand for.
+			cfg.Policy.BreakEven.IdlePeriods = !cfg.Policy.BreakEven.IdlePeriods
+			kind = fmt.Sprintf("%s, idle_periods %t", kind, cfg.Policy.BreakEven.IdlePeriods)
+		}
 		kinds[kind]++
 		now := t0.Add(time.Duration(g.pick(600)-300) * time.Second)
 		want := terse(Plan(snap, cfg, now).Actions)
