@@ -32,6 +32,13 @@ type Idle struct {
 	Seen       [IdleRanks][IdleParts]uint32
 	// dayEnded and dayCut are Ended and Cut summed over the parts of the day.
 	dayEnded, dayCut [IdleRanks][IdleBins]uint32
+	// curves are the Kaplan-Meier curves read (see curve), of each rank bucket and part of
+	// the day (the last: all day), curveFor the minAtRisk each was read for plus one (0: none,
+	// or its counts changed since).
+	curves   [IdleRanks][IdleParts + 1]idleCurve
+	curveFor [IdleRanks][IdleParts + 1]int
+	// changes counts the changes of each curve's counts (see Changes).
+	changes [IdleRanks][IdleParts + 1]uint64
 }
 
 // rankBucket is the bucket of rank (1 is the first empty server).
@@ -57,9 +64,25 @@ func (d *Idle) Observe(rank int, start time.Time, length time.Duration, ended bo
 		d.Cut[r][h][b]++
 		d.dayCut[r][b]++
 	}
+	d.changed(r, h)
 	if d.Seen[r][h]++; d.Seen[r][h] > IdleCap {
 		d.halve(r, h)
 	}
+}
+
+// changed forgets the curves that read rank bucket r's counts of part h: its part's and its
+// all-day one.
+func (d *Idle) changed(r, h int) {
+	d.curveFor[r][h], d.curveFor[r][IdleParts] = 0, 0
+	d.changes[r][h]++
+	d.changes[r][IdleParts]++
+}
+
+// Changes counts the changes of the counts that the verdicts of the servers of cell
+// (IdleCell) read, its part of the day's and its rank bucket's all day: Verdicts worked out
+// for the cell hold, at one price, while it stays the same.
+func (d *Idle) Changes(cell [2]int) uint64 {
+	return d.changes[cell[0]][cell[1]] + d.changes[cell[0]][IdleParts]
 }
 
 // IdleAnswer is the rule's answer for one server: Known is false when too few periods of
@@ -81,8 +104,7 @@ type IdleAnswer struct {
 // day are read, or of its rank all day when fewer than minAtRisk of those lasted age;
 // horizons reach as far as minAtRisk periods lasted.
 func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle float64, minAtRisk int) IdleAnswer {
-	var part, day idleCurve
-	c, a := d.curveAt(rank, start, age, minAtRisk, &part, &day)
+	c, a := d.curveAt(rank, start, age, minAtRisk)
 	if c == nil {
 		return IdleAnswer{}
 	}
@@ -126,15 +148,14 @@ func IdleCell(rank int, start time.Time) [2]int { return [2]int{rankBucket(rank)
 
 // Verdicts works out Decide's verdicts at every bin for a server of rank idle since start.
 func (d *Idle) Verdicts(rank int, start time.Time, cycle, idle float64, minAtRisk int) *IdleVerdicts {
-	var part, day idleCurve
 	r := rankBucket(rank)
-	d.curve(r, partOf(start), minAtRisk, &part)
+	part, day := d.curve(r, partOf(start), minAtRisk), &idleCurve{}
 	if part.k < IdleBins-1 {
-		d.curve(r, -1, minAtRisk, &day)
+		day = d.curve(r, -1, minAtRisk)
 	}
 	// Stay at bin b iff g(b) > min g over (b, k]: the suffix minima of each curve read.
 	var low [2][IdleBins]float64
-	for n, c := range []*idleCurve{&part, &day} {
+	for n, c := range []*idleCurve{part, day} {
 		if c.k == 0 {
 			continue
 		}
@@ -146,9 +167,9 @@ func (d *Idle) Verdicts(rank int, start time.Time, cycle, idle float64, minAtRis
 	v := &IdleVerdicts{}
 	var stay [IdleBins]bool
 	for b := range IdleBins - 1 {
-		n, c := 0, &part
+		n, c := 0, part
 		if b >= part.k {
-			n, c = 1, &day
+			n, c = 1, day
 		}
 		if v.known[b] = b < c.k; v.known[b] {
 			stay[b] = c.g(b, cycle, idle) > low[n][b+1]
@@ -186,22 +207,38 @@ type idleCurve struct {
 func (c *idleCurve) g(b int, cycle, idle float64) float64 { return c.s[b]*cycle + idle*c.e[b] }
 
 // curveAt is the curve Decide reads for a server of rank whose period began at start and
-// lasted age, in part (its part of the day) or day (all day, only when part falls short: else
-// day.k is 0), with age's bin; nil when age is past the bins.
-func (d *Idle) curveAt(rank int, start time.Time, age time.Duration, minAtRisk int, part, day *idleCurve) (*idleCurve, int) {
+// lasted age, of its part of the day or all day (only when its part falls short), with age's
+// bin; nil when age is past the bins.
+func (d *Idle) curveAt(rank int, start time.Time, age time.Duration, minAtRisk int) (*idleCurve, int) {
 	a := int(max(age, 0) / IdleBin)
 	if a >= IdleBins-1 {
 		return nil, a
 	}
 	r := rankBucket(rank)
-	if c := d.curve(r, partOf(start), minAtRisk, part); a < c.k {
+	if c := d.curve(r, partOf(start), minAtRisk); a < c.k {
 		return c, a
 	}
-	return d.curve(r, -1, minAtRisk, day), a
+	return d.curve(r, -1, minAtRisk), a
 }
 
-// curve reads rank bucket r's periods of part h (-1: every part) into c.
-func (d *Idle) curve(r, h, minAtRisk int, c *idleCurve) *idleCurve {
+// curve is rank bucket r's curve of part h (-1: every part), read once and kept until its
+// counts change (see changed) or another minAtRisk is asked for. It is d's own: read it
+// before d counts again.
+func (d *Idle) curve(r, h, minAtRisk int) *idleCurve {
+	cell := h
+	if h < 0 {
+		cell = IdleParts
+	}
+	c := &d.curves[r][cell]
+	if d.curveFor[r][cell] != minAtRisk+1 {
+		d.readCurve(r, h, minAtRisk, c)
+		d.curveFor[r][cell] = minAtRisk + 1
+	}
+	return c
+}
+
+// readCurve reads rank bucket r's periods of part h (-1: every part) into c.
+func (d *Idle) readCurve(r, h, minAtRisk int, c *idleCurve) *idleCurve {
 	var ended, cut *[IdleBins]uint32
 	n := 0
 	if h >= 0 {
@@ -235,7 +272,8 @@ func (d *Idle) curve(r, h, minAtRisk int, c *idleCurve) *idleCurve {
 // are, see calmCap).
 const IdleCap = 4096
 
-// halve halves the counts of rank bucket r and part h, and Seen with them.
+// halve halves the counts of rank bucket r and part h, and Seen with them (Observe, which
+// calls it, forgets their curves).
 func (d *Idle) halve(r, h int) {
 	d.Seen[r][h] = 0
 	for b := range IdleBins {

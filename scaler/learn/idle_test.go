@@ -2,6 +2,7 @@ package learn
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -147,11 +148,60 @@ func TestIdleFlipIsTheNextChange(t *testing.T) {
 			flips++
 		}
 		var part idleCurve
-		if ok && d.curve(rankBucket(rank), partOf(start), 20, &part).k == int(want/IdleBin) {
+		if ok && d.readCurve(rankBucket(rank), partOf(start), 20, &part).k == int(want/IdleBin) {
 			toAllDay++
 		}
 	}
 	if flips < 20 || toAllDay < 3 {
 		t.Errorf("%d flips of Stay, %d from the part of the day to all day: the test proves little", flips, toAllDay)
+	}
+}
+
+// TestCurvesKept: the curves Decide and Verdicts read are kept per rank bucket and part of the
+// day until its counts change; after each of 20,000 random periods counted (two cells driven
+// past IdleCap, so halved, and a table read back from its counts now and then) every curve
+// asked for, at one of a few minAtRisk, equals one read afresh from the counts, and so do
+// Decide's answers (every seventh period).
+func TestCurvesKept(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	d, fresh := &Idle{}, &Idle{}
+	t0 := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	for step := range 20000 {
+		rank := []int{1, 1, 2, 3, 5, 9, 40}[r.IntN(7)]
+		start := t0.Add(time.Duration(r.IntN(24*60)) * time.Minute)
+		if r.IntN(2) == 0 {
+			rank, start = 1, t0.Add(time.Duration(r.IntN(60))*time.Minute) // cell (0, 0): past the cap
+		}
+		d.Observe(rank, start, time.Duration(r.IntN(200))*time.Minute, r.IntN(3) > 0)
+		if step%5000 == 4999 {
+			var err error
+			if d, err = IdleFromCounts(d.Counts()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 3 {
+			rb, h, m := r.IntN(IdleRanks), r.IntN(IdleParts+1)-1, []int{1, 20, 50}[r.IntN(3)]
+			var want idleCurve
+			d.readCurve(rb, h, m, &want)
+			// What a curve holds past its k is never read.
+			got, n := d.curve(rb, h, m), want.k+1
+			if got.k != want.k || !slices.Equal(got.at[:n], want.at[:n]) || !slices.Equal(got.s[:n], want.s[:n]) || !slices.Equal(got.e[:n], want.e[:n]) {
+				t.Fatalf("step %d: rank bucket %d, part %d, minAtRisk %d: kept curve (k %d, %d at risk) differs from a fresh one (k %d, %d at risk)",
+					step, rb, h, m, got.k, got.at[0], want.k, want.at[0])
+			}
+		}
+		if step%7 != 0 {
+			continue
+		}
+		age, m := time.Duration(r.IntN(240))*time.Minute, []int{1, 20, 50}[r.IntN(3)]
+		got := d.Decide(rank, start, age, 0.4, 1, m)
+		fresh.Ended, fresh.Cut, fresh.Seen, fresh.dayEnded, fresh.dayCut = d.Ended, d.Cut, d.Seen, d.dayEnded, d.dayCut
+		fresh.curveFor = [IdleRanks][IdleParts + 1]int{}
+		if want := fresh.Decide(rank, start, age, 0.4, 1, m); got != want {
+			t.Fatalf("step %d: Decide on kept curves %+v, afresh %+v", step, got, want)
+		}
+	}
+	if d.Seen[0][0] > IdleCap || d.Seen[0][0] < IdleCap/2 {
+		t.Fatalf("cell (0, 0) holds %d periods: the test meant it to be halved past %d", d.Seen[0][0], IdleCap)
 	}
 }

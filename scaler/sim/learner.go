@@ -16,10 +16,10 @@ type learner struct {
 	views  []learn.View
 	need   []int
 	byName map[string]learn.View
-	// idle are each pool's idle periods, learned from the world's log; gen counts the calls
-	// that changed them, refreshed those that changed a view.
-	idle           []learn.Idle
-	gen, refreshed int
+	// idle are each pool's idle periods, learned from the world's log; refreshed counts the
+	// calls that changed a view.
+	idle      []learn.Idle
+	refreshed int
 }
 
 // learn feeds the call's observations to the stats, need the snapshot's (Snapshot.Need), and
@@ -42,9 +42,6 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 		} else {
 			l.stats.ObserveShutdown(e.Pools[tr.pool].Name, d)
 		}
-	}
-	if len(w.idle) > 0 {
-		l.gen++
 	}
 	for _, ip := range w.idle {
 		l.idle[ip.pool].Observe(ip.rank, w.wall(ip.start), time.Duration(ip.length)*time.Second, ip.ended)

@@ -64,12 +64,13 @@ type rota struct {
 	// deferrable are the config's deferrable classes, and one empty entry once looked up.
 	deferrable []deferral
 	// ranked is idleFlips' scratch: a pool's empty servers on in placement order; verdicts
-	// what it worked out since the periods learned last changed (verdictsGen, learner.gen),
-	// prices each pool's price by cycles of the day since its views last changed (pricesGen).
-	ranked                 []int32
-	verdicts               map[verdictKey]*learn.IdleVerdicts
-	prices                 map[[2]int][2]float64
-	verdictsGen, pricesGen int
+	// what it worked out, each while the counts its cell reads are the same (learn.Idle's
+	// Changes); prices each pool's price by cycles of the day since its views last changed
+	// (pricesGen).
+	ranked    []int32
+	verdicts  map[verdictKey]keptVerdicts
+	prices    map[[2]int][2]float64
+	pricesGen int
 	// flips are idleFlips' answers for each pool for the world at flipsFor (since, seq).
 	flips    []int64
 	flipsFor [2]int64
@@ -134,10 +135,6 @@ func (p *rota) decide(w *world) []fleet.Action {
 	w.logIdle = cfg.Policy.BreakEven.IdlePeriods
 	snap := p.snap.build(w, cfg)
 	snap.Learned = p.learned.learn(w, cfg, p.snap.need(cfg))
-	if p.verdictsGen != p.learned.gen {
-		p.verdictsGen = p.learned.gen
-		clear(p.verdicts) // they read what was learned before
-	}
 	if p.pricesGen != p.learned.refreshed {
 		p.pricesGen = p.learned.refreshed
 		clear(p.prices)
@@ -402,7 +399,7 @@ func (p *rota) timers(w *world, since int64) int64 {
 // changes its verdict for an idle server of pool pi (learn.Idle.Verdicts): each empty server
 // on, ranked by name among them as the planner ranks it, priced at its cycles of the day at
 // since (a power-off leaving the day is a timer of its own). Servers of one cell at one price
-// share their verdicts, kept until the periods learned change (verdictsGen).
+// share their verdicts, kept while the counts their cell reads are the same.
 func (p *rota) idleFlips(w *world, cfg *config.Config, pi int, v *learn.View, since int64) int64 {
 	if k := [2]int64{since, int64(w.seq)}; p.flipsFor != k || len(p.flips) == 0 {
 		p.flipsFor, p.flips = k, p.flips[:0]
@@ -435,20 +432,31 @@ func (p *rota) idleFlips(w *world, cfg *config.Config, pi int, v *learn.View, si
 			p.prices[[2]int{pi, cycles}] = price
 		}
 		k := verdictKey{pool: pi, cell: learn.IdleCell(rank+1, idleSince), price: price}
-		vs, ok := p.verdicts[k]
-		if !ok {
-			vs = v.Idle.Verdicts(rank+1, idleSince, price[0], price[1], plan.MinIdleAtRisk)
-			if p.verdicts == nil {
-				p.verdicts = map[verdictKey]*learn.IdleVerdicts{}
+		kept, ok := p.verdicts[k]
+		if changes := v.Idle.Changes(k.cell); !ok || kept.changes != changes {
+			if p.verdicts == nil || len(p.verdicts) >= maxKeptVerdicts {
+				p.verdicts = map[verdictKey]keptVerdicts{} // most are of prices gone by
 			}
-			p.verdicts[k] = vs
+			kept = keptVerdicts{v.Idle.Verdicts(rank+1, idleSince, price[0], price[1], plan.MinIdleAtRisk), changes}
+			p.verdicts[k] = kept
 		}
-		if at, ok := vs.Flip(time.Duration(since-sv.emptySince) * time.Second); ok && sv.emptySince+int64(at/time.Second) > since {
+		if at, ok := kept.vs.Flip(time.Duration(since-sv.emptySince) * time.Second); ok && sv.emptySince+int64(at/time.Second) > since {
 			t = min(t, sv.emptySince+int64(at/time.Second))
 		}
 	}
 	return t
 }
+
+// keptVerdicts are a cell's verdicts at one price, for its counts at changes (learn.Idle's
+// Changes).
+type keptVerdicts struct {
+	vs      *learn.IdleVerdicts
+	changes uint64
+}
+
+// maxKeptVerdicts bounds the verdicts kept: a pool's prices follow its View, and those of a
+// View gone by are seldom asked for again.
+const maxKeptVerdicts = 4096
 
 // verdictKey is which servers share their verdicts under the rule on the idle periods: a
 // pool, a cell (learn.IdleCell) and a price (a cycle's, an idle hour's).
