@@ -83,17 +83,24 @@ func TestLoopLearnsBootTimes(t *testing.T) {
 	}
 }
 
+// idlePeriodsFx is a loop with policy.break_even.idle_periods on whose planner decides
+// nothing and keeps in *seen the snapshot it was given last.
+func idlePeriodsFx(t *testing.T) (f *fx, seen *fleet.Snapshot) {
+	seen = &fleet.Snapshot{}
+	f = newFx(t, func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true }, nil)
+	f.planner = func(s fleet.Snapshot, _ *config.Config, _ time.Time) fleet.Decision {
+		*seen = s
+		return fleet.Decision{}
+	}
+	return f, seen
+}
+
 // With policy.break_even.idle_periods the loop follows each server's idle periods, as the
 // replay does: gpu01, the first empty GPU server in placement order, gets a minute of work
 // every five minutes (periods ended by work); gpu02, idle behind it, is
 // powered off after two hours (one period of rank 2, cut).
 func TestLoopLearnsIdlePeriods(t *testing.T) {
-	var seen fleet.Snapshot
-	f := newFx(t, func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true }, nil)
-	f.planner = func(s fleet.Snapshot, _ *config.Config, _ time.Time) fleet.Decision {
-		seen = s
-		return fleet.Decision{}
-	}
+	f, seen := idlePeriodsFx(t)
 	f.restart(nil)
 	for m := range 3 * 60 {
 		jobs := 0
@@ -145,12 +152,7 @@ func TestLoopLearnsIdlePeriods(t *testing.T) {
 
 // A damaged record of idle periods is named, learned afresh in memory and never overwritten.
 func TestLoopKeepsDamagedIdlePeriods(t *testing.T) {
-	var seen fleet.Snapshot
-	f := newFx(t, func(c *config.Config) { c.Policy.BreakEven.IdlePeriods = true }, nil)
-	f.planner = func(s fleet.Snapshot, _ *config.Config, _ time.Time) fleet.Decision {
-		seen = s
-		return fleet.Decision{}
-	}
+	f, seen := idlePeriodsFx(t)
 	if err := f.st.Close(); err != nil {
 		t.Fatal(err)
 	}
