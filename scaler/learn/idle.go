@@ -2,6 +2,7 @@ package learn
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -24,8 +25,11 @@ const (
 	IdleParts = 8
 )
 
-// Idle is what was learned of one pool's idle periods. The zero value is empty.
+// Idle is what was learned of one pool's idle periods. The zero value is empty. It is safe
+// for use by several goroutines at once: the daemon's loop counts periods while an API call
+// plans with what the last pass learned, and reading a curve keeps it (see curves).
 type Idle struct {
+	mu sync.Mutex
 	// Ended and Cut count the periods of each rank bucket and part of the day that ended (a
 	// job came) or were cut (powered off) at each length bin; Seen all of them.
 	Ended, Cut [IdleRanks][IdleParts][IdleBins]uint32
@@ -55,6 +59,8 @@ func partOf(t time.Time) int { return t.UTC().Hour() * IdleParts / 24 }
 // Observe counts one idle period of a server of rank that began at start and lasted length:
 // ended when a job came, else cut short by a power-off.
 func (d *Idle) Observe(rank int, start time.Time, length time.Duration, ended bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	r, h := rankBucket(rank), partOf(start)
 	b := min(int(max(length, 0)/IdleBin), IdleBins-1)
 	if ended {
@@ -82,6 +88,8 @@ func (d *Idle) changed(r, h int) {
 // (IdleCell) read, its part of the day's and its rank bucket's all day: Verdicts worked out
 // for the cell hold, at one price, while it stays the same.
 func (d *Idle) Changes(cell [2]int) uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	return d.changes[cell[0]][cell[1]] + d.changes[cell[0]][IdleParts]
 }
 
@@ -104,6 +112,8 @@ type IdleAnswer struct {
 // day are read, or of its rank all day when fewer than minAtRisk of those lasted age;
 // horizons reach as far as minAtRisk periods lasted.
 func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle float64, minAtRisk int) IdleAnswer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	c, a := d.curveAt(rank, start, age, minAtRisk)
 	if c == nil {
 		return IdleAnswer{}
@@ -130,7 +140,9 @@ func (d *Idle) Decide(rank int, start time.Time, age time.Duration, cycle, idle 
 // false when they never change (a verdict not Known stays so). A replay calls the planner
 // then instead of at every bin of an idle server's idle time.
 func (d *Idle) Flip(rank int, start time.Time, age time.Duration, cycle, idle float64, minAtRisk int) (at time.Duration, ok bool) {
-	return d.Verdicts(rank, start, cycle, idle, minAtRisk).Flip(age)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.verdicts(rank, start, cycle, idle, minAtRisk).Flip(age)
 }
 
 // IdleVerdicts are Decide's verdicts at every bin of age for the servers of one rank bucket
@@ -148,6 +160,12 @@ func IdleCell(rank int, start time.Time) [2]int { return [2]int{rankBucket(rank)
 
 // Verdicts works out Decide's verdicts at every bin for a server of rank idle since start.
 func (d *Idle) Verdicts(rank int, start time.Time, cycle, idle float64, minAtRisk int) *IdleVerdicts {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.verdicts(rank, start, cycle, idle, minAtRisk)
+}
+
+func (d *Idle) verdicts(rank int, start time.Time, cycle, idle float64, minAtRisk int) *IdleVerdicts {
 	r := rankBucket(rank)
 	part, day := d.curve(r, partOf(start), minAtRisk), &idleCurve{}
 	if part.k < IdleBins-1 {
@@ -294,6 +312,8 @@ type IdleCount [5]uint32
 
 // Counts are d's non-zero cells in order of rank bucket, part and bin.
 func (d *Idle) Counts() []IdleCount {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	var out []IdleCount
 	for r := range IdleRanks {
 		for h := range IdleParts {

@@ -205,3 +205,37 @@ func TestCurvesKept(t *testing.T) {
 		t.Fatalf("cell (0, 0) holds %d periods: the test meant it to be halved past %d", d.Seen[0][0], IdleCap)
 	}
 }
+
+// The daemon's loop counts periods while an API call (rotactl plan) reads them with the rule,
+// which keeps the curves it reads: Idle is safe for that (go test -race).
+func TestIdleReadWhileCounted(t *testing.T) {
+	d := &Idle{}
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for i := range 200 {
+		d.Observe(1+i%3, start, time.Duration(i%40)*time.Minute, i%4 != 0)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			d.Observe(1+i%3, start, time.Duration(i%50)*time.Minute, i%5 != 0)
+		}
+	}()
+	known := 0
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			if known == 0 {
+				t.Error("no answer was known while periods were counted")
+			}
+			return
+		default:
+		}
+		if d.Decide(1+i%3, start, time.Duration(i%30)*time.Minute, 1, 1, 5).Known {
+			known++
+		}
+		d.Flip(1, start, 0, 1, 1, 5)
+		_ = d.Changes(IdleCell(1, start))
+		_ = d.Counts()
+	}
+}

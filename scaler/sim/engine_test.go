@@ -81,7 +81,8 @@ func TestIdlePeriodsAreLearned(t *testing.T) {
 	off := &rota{name: "rota"}
 	without := Run(tinyEnv(t, tinyConfig(t, ""), "peak", jobs...), off, nil)
 	var ended, cut, ranks uint32
-	for _, d := range on.learned.idle {
+	for i := range on.learned.idle {
+		d := &on.learned.idle[i]
 		for r := range learn.IdleRanks {
 			for h := range learn.IdleParts {
 				for b := range learn.IdleBins {
@@ -97,8 +98,8 @@ func TestIdlePeriodsAreLearned(t *testing.T) {
 	if ended == 0 || cut == 0 || ranks == 0 {
 		t.Errorf("learned %d ended and %d cut idle periods, %d of a rank above 1: want some of each", ended, cut, ranks)
 	}
-	for _, d := range off.learned.idle {
-		if d.Seen != ([learn.IdleRanks][learn.IdleParts]uint32{}) {
+	for i := range off.learned.idle {
+		if d := &off.learned.idle[i]; d.Seen != ([learn.IdleRanks][learn.IdleParts]uint32{}) {
 			t.Error("idle periods learned with the rule off")
 		}
 	}
