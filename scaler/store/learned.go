@@ -26,19 +26,27 @@ func (t *Tx) Learned(pool string) (*learn.Pool, error) {
 	return getRecord(t.kv, bucketLearned, pool, decodeLearned)
 }
 
-func decodeLearned(b []byte) (*learn.Pool, error) {
+// decodeFormatted decodes a record of something learned into r, whose own format, at
+// *format once decoded, this build reads at want: older is true for an older one (it is
+// relearned), a newer one is an error naming what.
+func decodeFormatted(b []byte, r any, format *int, want int, what string) (older bool, err error) {
 	if _, err := version(b); err != nil {
-		return nil, err
+		return false, err
 	}
+	if err := json.Unmarshal(b, r); err != nil {
+		return false, fmt.Errorf("decoding: %w", err)
+	}
+	if *format > want {
+		return false, fmt.Errorf("%w: %s format %d (this build reads %d)", ErrVersion, what, *format, want)
+	}
+	return *format < want, nil
+}
+
+func decodeLearned(b []byte) (*learn.Pool, error) {
 	var r learnedV1
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
-	}
-	switch {
-	case r.Format < learn.Version:
-		return nil, nil
-	case r.Format > learn.Version:
-		return nil, fmt.Errorf("%w: statistics format %d (this build reads %d)", ErrVersion, r.Format, learn.Version)
+	switch older, err := decodeFormatted(b, &r, &r.Format, learn.Version, "statistics"); {
+	case err != nil || older:
+		return nil, err
 	case r.Pool == nil:
 		return nil, fmt.Errorf("decoding: no statistics")
 	}
@@ -126,18 +134,9 @@ func (t *Tx) LearnedIdle(pool string) (*learn.Idle, error) {
 }
 
 func decodeIdle(b []byte) (*learn.Idle, error) {
-	if _, err := version(b); err != nil {
-		return nil, err
-	}
 	var r idleV1
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
-	}
-	switch {
-	case r.Format < learn.IdleVersion:
-		return nil, nil
-	case r.Format > learn.IdleVersion:
-		return nil, fmt.Errorf("%w: idle periods format %d (this build reads %d)", ErrVersion, r.Format, learn.IdleVersion)
+	if older, err := decodeFormatted(b, &r, &r.Format, learn.IdleVersion, "idle periods"); err != nil || older {
+		return nil, err
 	}
 	d, err := learn.IdleFromCounts(r.Counts)
 	if err != nil {
