@@ -16,11 +16,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/decisions.txt")
 
-// recorder is a policy that hashes every action it takes, with its time.
+// recorder is a policy that hashes every action it takes, with its time, and counts the
+// decisions that took one.
 type recorder struct {
 	Policy
-	actions int
-	sum     hash.Hash64
+	actions, acting int
+	sum             hash.Hash64
 }
 
 func (r *recorder) decide(w *world) []fleet.Action {
@@ -29,6 +30,7 @@ func (r *recorder) decide(w *world) []fleet.Action {
 		fmt.Fprintf(r.sum, "%d %s %s %s\n", w.now, a.Kind, a.Node, a.Reason)
 	}
 	r.actions += len(acts)
+	r.acting += int(b2i(len(acts) > 0))
 	return acts
 }
 
@@ -46,6 +48,9 @@ func TestDecisionsOnRepositoryTraces(t *testing.T) {
 		}
 		r := &recorder{Policy: Rota("rota"), sum: fnv.New64a()}
 		res := Run(e, r, nil)
+		if res.ActingCalls != r.acting || res.ActingCalls == 0 || res.ActingCalls >= res.PlannerCalls {
+			t.Errorf("%s: %d of %d planner calls acting, the recorder saw %d", c, res.ActingCalls, res.PlannerCalls, r.acting)
+		}
 		fmt.Fprintf(&got, "%s: %d actions, hash %016x, %.4f server-hours, p95 wait %v, mean wait %.4f s\n",
 			c, r.actions, r.sum.Sum64(), res.ServerHours, res.WaitP95, res.WaitMean)
 	}

@@ -30,7 +30,11 @@ func run(ctx context.Context, e *Env, p Policy, progress Progress) (Result, erro
 		changed := w.handle()
 		w.place()
 		if changed || w.now >= wake {
-			w.apply(p.decide(w))
+			acts := p.decide(w)
+			if len(acts) > 0 {
+				w.acct.actingCalls++
+			}
+			w.apply(acts)
 			w.place()
 			// a policy that names the present would spin; the next second is the soonest
 			wake = max(p.next(w), w.now+1)

@@ -21,7 +21,8 @@ type accounting struct {
 	busyUnits           float64 // unit-hours of the jobs started
 	powerOns, powerOffs int
 	violations, ignored int
-	plannerCalls        int
+	// plannerCalls are the policy's decisions; actingCalls those that returned an action.
+	plannerCalls, actingCalls int
 	// moves are the moves made; badMoves the jobs moved that were not requeueable (must be
 	// 0); lostUnits the work they lost (run so far plus restart), in unit-hours.
 	moves, badMoves      int
@@ -140,10 +141,13 @@ type Result struct {
 	LostShare     float64 `json:"lost_share"`
 	// Violations are power-offs refused because the server held a job, and jobs moved that
 	// were not requeueable (both must be 0); Ignored are actions the state did not allow (a
-	// stale plan); PlannerCalls how often the policy decided.
+	// stale plan); PlannerCalls how often the policy decided, ActingCalls how many of those
+	// decisions started an action (the rest found nothing to do: a replay's cost lies largely
+	// in them).
 	Violations   int     `json:"violations"`
 	Ignored      int     `json:"ignored_actions"`
 	PlannerCalls int     `json:"policy_calls"`
+	ActingCalls  int     `json:"policy_calls_acting"`
 	Days         float64 `json:"days"`
 	// Classes are the waits of each class's jobs, by class name.
 	Classes []ClassWaits `json:"classes"`
@@ -177,7 +181,8 @@ func (w *world) result(name string) Result {
 	e, a := w.env, &w.acct
 	r := Result{Policy: name, Cost: a.cost(), Currency: e.Pools[0].Currency, PowerOns: a.powerOns, PowerOffs: a.powerOffs,
 		JobsRun: len(a.waits), Violations: a.violations + a.badMoves, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
-		Moves: a.moves, LostUnitHours: a.lostUnits, LostShare: ratio(a.lostUnits, e.BusyUnits),
+		ActingCalls: a.actingCalls,
+		Moves:       a.moves, LostUnitHours: a.lostUnits, LostShare: ratio(a.lostUnits, e.BusyUnits),
 		Days: float64(w.now-e.T0) / 86400, Series: a.series}
 	r.NotRun = append(append([]NotRun{}, e.Unrunnable...), a.notRun...)
 	var capHours float64
