@@ -22,15 +22,18 @@ type Variant struct {
 
 // SweepVariants are the settings of rota's knobs a sweep runs besides the config's own: the
 // quantile its warm spares cover (none, 0.5, 0.95) and the wear a cycle is priced at (half,
-// double), the knobs that trade waiting for server-hours and cycles.
+// double), the knobs that trade waiting for server-hours and cycles; and the break-even rule
+// on the learned idle periods switched the other way (on where the config leaves it off), the
+// one setting that moves rota beyond the timeouts' frontier on some traces rather than along it.
 func SweepVariants(pol *config.Policy) []Variant {
-	wear := pol.BreakEven.WearTime
+	wear, periods := pol.BreakEven.WearTime, !pol.BreakEven.IdlePeriods
 	return []Variant{
 		{"rota spares.quantile=0", func(p *config.Policy) { p.Spares.Quantile = 0 }},
 		{"rota spares.quantile=0.5", func(p *config.Policy) { p.Spares.Quantile = 0.5 }},
 		{"rota spares.quantile=0.95", func(p *config.Policy) { p.Spares.Quantile = 0.95 }},
 		{fmt.Sprintf("rota break_even.wear_time=%s", time.Duration(wear/2)), func(p *config.Policy) { p.BreakEven.WearTime = wear / 2 }},
 		{fmt.Sprintf("rota break_even.wear_time=%s", time.Duration(wear*2)), func(p *config.Policy) { p.BreakEven.WearTime = wear * 2 }},
+		{fmt.Sprintf("rota break_even.idle_periods=%t", periods), func(p *config.Policy) { p.BreakEven.IdlePeriods = periods }},
 	}
 }
 
