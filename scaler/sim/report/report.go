@@ -15,6 +15,8 @@ type Report struct {
 	T0      int64        `json:"t0"`
 	Need    []sim.Point  `json:"-"`
 	Results []sim.Result `json:"results"`
+	// Verdicts place rota's rows against the idle timeouts (see Judge): none until judged.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
 }
 
 // New gathers a Report from an environment and its results.

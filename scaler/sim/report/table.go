@@ -36,6 +36,7 @@ func (r *Report) Table(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	r.verdicts(w)
 	return r.classTable(w)
 }
 
