@@ -23,8 +23,9 @@ type Variant struct {
 // SweepVariants are the settings of rota's knobs a sweep runs besides the config's own: the
 // quantile its warm spares cover (none, 0.5, 0.95) and the wear a cycle is priced at (half,
 // double), the knobs that trade waiting for server-hours and cycles; and the break-even rule
-// on the learned idle periods switched the other way (on where the config leaves it off), the
-// one setting that moves rota beyond the timeouts' frontier on some traces rather than along it.
+// on the learned idle periods switched the other way (on where the config leaves it off), which
+// moves rota toward the timeouts' frontier rather than along it where idle periods differ by
+// the server's rank (NASA: half the distance at the defaults; beyond it with no spares).
 func SweepVariants(pol *config.Policy) []Variant {
 	wear, periods := pol.BreakEven.WearTime, !pol.BreakEven.IdlePeriods
 	return []Variant{
