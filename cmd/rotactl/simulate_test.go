@@ -44,7 +44,7 @@ func TestSimulate(t *testing.T) {
 			[]string{"jobs: 3 jobs; fleet gpu: 3 servers (given)", "lower-bound", "always-on", "idle-10m0s", "rota", "jobs-waits.png"}, ""},
 		{"sweep with the frontier plot", []string{"--trace", good, "--config", cfg, "--fleet", "3", "--sweep", "--out", filepath.Join(dir, "sweep")}, 0,
 			[]string{"idle-1m0s", "idle-1h0m0s", "rota spares.quantile=0.95", "rota break_even.idle_periods=true", "jobs-pareto.png",
-				"against the idle timeouts (x LB, p95 wait, cycles a server-day):", "the timeouts' frontier", "dominate idle-10m0s ("}, ""},
+				"against the idle timeouts (x LB, p95 and mean wait, cycles a server-day):", "the timeouts' frontier", "dominate idle-10m0s ("}, ""},
 		{"malformed row named by line", []string{"--trace", bad, "--config", cfg}, 1, nil, "line 3: duration"},
 		{"bad fleet", []string{"--trace", good, "--config", cfg, "--fleet", "most"}, 1, nil, `fleet "most"`},
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg}, 1, nil, "opening trace"},

@@ -10,9 +10,10 @@ import (
 	"github.com/rotahq/rota/scaler/sim"
 )
 
-// row is a result with the three figures verdicts read: x LB, p95 wait (s) and cycles.
+// row is a result with the figures verdicts read: x LB, p95 wait (s) and cycles, and a mean
+// wait of 60 s.
 func row(policy string, xlb, p95, cycles float64) sim.Result {
-	return sim.Result{Policy: policy, XLowerBound: xlb, WaitP95: p95, CyclesPerServerDay: cycles}
+	return sim.Result{Policy: policy, XLowerBound: xlb, WaitP95: p95, WaitMean: 60, CyclesPerServerDay: cycles}
 }
 
 // The NASA sweep's figures (rounded) with rota rows placed around them.
@@ -44,6 +45,10 @@ func TestJudge(t *testing.T) {
 			Baseline: "idle-10m0s", Frontier: 1.234, Between: [2]string{"idle-10m0s", "idle-10m0s"}}},
 		{"more cycles than any timeout", row("rota", 1.1, 300, 20), Verdict{
 			Baseline: "idle-10m0s", XLBDiff: -0.134, CycleDiff: 12.58, Between: [2]string{"idle-1m0s", ""}}},
+		// idle-20m0s has fewer hours and cycles, the same p95, but a longer mean wait
+		{"not dominated where its mean wait is shorter", withMean(row("rota", 1.362, 300, 5.21), 59), Verdict{
+			Baseline: "idle-10m0s", XLBDiff: 0.128, CycleDiff: -2.21,
+			Frontier: 1.304, Between: [2]string{"idle-20m0s", "idle-20m0s"}, Gap: 0.058}},
 		{"fewer cycles than any timeout", row("rota", 1.6, 301, 1), Verdict{
 			Baseline: "idle-10m0s", XLBDiff: 0.366, P95Diff: 1, CycleDiff: -6.42, Between: [2]string{"", "idle-1h0m0s"}}},
 	}
@@ -87,7 +92,7 @@ func TestVerdictLines(t *testing.T) {
 	var b bytes.Buffer
 	r.verdicts(&b)
 	for _, want := range []string{
-		"against the idle timeouts (x LB, p95 wait, cycles a server-day):",
+		"against the idle timeouts (x LB, p95 and mean wait, cycles a server-day):",
 		"  rota: 0.058 behind the timeouts' frontier (1.304 at its cycles, those of idle-20m0s); dominated by idle-20m0s; does not dominate idle-10m0s (+0.128 x LB, p95 +1s, -2.210 cycles)",
 		"  rota y: on the timeouts' frontier (1.234 at its cycles, those of idle-10m0s); dominated by no timeout; does not dominate idle-10m0s (+0.000 x LB, p95 +0s, +0.000 cycles)",
 		"  rota x: 0.036 beyond the timeouts' frontier (1.269 at its cycles, between idle-20m0s and idle-10m0s); dominated by no timeout; does not dominate idle-10m0s",
@@ -96,4 +101,9 @@ func TestVerdictLines(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, b.String())
 		}
 	}
+}
+
+func withMean(r sim.Result, mean float64) sim.Result {
+	r.WaitMean = mean
+	return r
 }
