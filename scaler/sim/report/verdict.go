@@ -28,8 +28,9 @@ type Verdict struct {
 	DominatedBy []string `json:"dominated_by"`
 	// Frontier is the timeouts' x LB at this row's cycles, linear between the two timeouts
 	// around them (Between; one named twice where the cycles are its own); Gap this row's x LB
-	// less it (negative: beyond the frontier). Outside the timeouts' cycles, Between names the
-	// nearest and Frontier is 0.
+	// less it (negative: beyond the frontier). Outside the timeouts' cycles, Between names only
+	// the nearest, second where the row has fewer cycles than any, first where more, and
+	// Frontier is 0.
 	Frontier float64   `json:"frontier_x_lb,omitempty"`
 	Between  [2]string `json:"frontier_between"`
 	Gap      float64   `json:"frontier_gap,omitempty"`
@@ -141,7 +142,7 @@ func (r *Report) verdicts(w io.Writer) {
 	for _, v := range r.Verdicts {
 		var parts []string
 		switch {
-		case v.Frontier > 0:
+		case v.Between[0] != "" && v.Between[1] != "":
 			side := fmt.Sprintf("%.3f behind", v.Gap)
 			switch {
 			case math.Abs(v.Gap) < 0.0005:
