@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -55,15 +56,7 @@ func judge(results []sim.Result, baseline string) []Verdict {
 		}
 	}
 	// The frontier runs through the timeouts by cycles (fewest first).
-	slices.SortStableFunc(timeouts, func(a, b sim.Result) int {
-		switch {
-		case a.CyclesPerServerDay < b.CyclesPerServerDay:
-			return -1
-		case a.CyclesPerServerDay > b.CyclesPerServerDay:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(timeouts, func(a, b sim.Result) int { return cmp.Compare(a.CyclesPerServerDay, b.CyclesPerServerDay) })
 	var out []Verdict
 	for _, x := range rows {
 		v := Verdict{Policy: x.Policy}
@@ -124,10 +117,8 @@ func (v *Verdict) frontier(x sim.Result, timeouts []sim.Result) {
 			v.Frontier, v.Between, v.Gap = at.XLowerBound, [2]string{at.Policy, at.Policy}, x.XLowerBound-at.XLowerBound
 			return
 		}
-		f := lo.XLowerBound
-		if span := hi.CyclesPerServerDay - lo.CyclesPerServerDay; span > 0 {
-			f += (c - lo.CyclesPerServerDay) / span * (hi.XLowerBound - lo.XLowerBound)
-		}
+		// lo's cycles < c < hi's
+		f := lo.XLowerBound + (c-lo.CyclesPerServerDay)/(hi.CyclesPerServerDay-lo.CyclesPerServerDay)*(hi.XLowerBound-lo.XLowerBound)
 		v.Frontier, v.Between, v.Gap = f, [2]string{lo.Policy, hi.Policy}, x.XLowerBound-f
 		return
 	}
