@@ -35,7 +35,7 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	c.Flag("config", "rota config giving the pools (profile, cost, boot_timeout) and the policy under test.").Required().StringVar(&f.config)
 	c.Flag("format", "Trace format when it cannot be told from the file: itp, swf or csv.").EnumVar(&f.format, "itp", "swf", "csv")
 	c.Flag("out", "Folder for <trace>-results.csv, -results.json and PNG plots (none when empty).").StringVar(&f.out)
-	nonNegativeDuration(c.Flag("idle-timeout", "The idle-timeout baseline's SuspendTime (0: power off as soon as idle), and the timeout rota's rows are judged against (with --sweep, one of its timeouts).").Default("600s"), &f.idle)
+	nonNegativeDuration(c.Flag("idle-timeout", "The idle-timeout baseline's SuspendTime (0: power off as soon as idle), and the timeout rota's rows are judged against (with --sweep, replayed among its timeouts).").Default("600s"), &f.idle)
 	positiveDuration(c.Flag("boot", "Boot time of every server (default: each pool's boot_timeout)."), &f.boot)
 	nonNegativeDuration(c.Flag("shutdown", "Time from power-off to off (0: at once).").Default("1m"), &f.shutdown)
 	c.Flag("gpus-per-node", "GPUs per server for ITP traces.").Default("8").IntVar(&f.gpusPerNode)
@@ -71,7 +71,7 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	}
 	policies := []sim.Policy{sim.AlwaysOn(), sim.IdleTimeout(f.idle), sim.Rota("rota")}
 	if f.sweep {
-		policies = append([]sim.Policy{sim.AlwaysOn()}, sim.SweepPolicies(senv)...)
+		policies = append([]sim.Policy{sim.AlwaysOn()}, sim.SweepPolicies(senv, f.idle)...)
 	}
 	if cfg.Policy.Moves.Enabled {
 		// Rebalancing is measured against the same planner without it.

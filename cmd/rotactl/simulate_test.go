@@ -45,6 +45,8 @@ func TestSimulate(t *testing.T) {
 		{"sweep with the frontier plot", []string{"--trace", good, "--config", cfg, "--fleet", "3", "--sweep", "--out", filepath.Join(dir, "sweep")}, 0,
 			[]string{"idle-1m0s", "idle-1h0m0s", "rota spares.quantile=0.95", "rota break_even.idle_periods=true", "jobs-pareto.png",
 				"against the idle timeouts (x LB, p95 and mean wait, cycles a server-day):", "the timeouts' frontier", "dominate idle-10m0s ("}, ""},
+		{"sweep judged against a timeout of its own", []string{"--trace", good, "--config", cfg, "--fleet", "3", "--sweep", "--idle-timeout", "15m"}, 0,
+			[]string{"idle-15m0s", "idle-20m0s", "dominate idle-15m0s ("}, ""},
 		{"malformed row named by line", []string{"--trace", bad, "--config", cfg}, 1, nil, "line 3: duration"},
 		{"bad fleet", []string{"--trace", good, "--config", cfg, "--fleet", "most"}, 1, nil, `fleet "most"`},
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg}, 1, nil, "opening trace"},

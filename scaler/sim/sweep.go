@@ -1,8 +1,8 @@
 package sim
 
 import (
-	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/scaler/config"
@@ -38,11 +38,17 @@ func SweepVariants(pol *config.Policy) []Variant {
 	}
 }
 
-// SweepPolicies is the baseline at every timeout of SweepTimeouts, rota under the config's
-// policy, and rota at each of SweepVariants.
-func SweepPolicies(e *Env) []Policy {
+// SweepPolicies is the baseline at every timeout of SweepTimeouts and at baseline (the
+// timeout rota is judged against) where it is not one of them, in order, rota under the
+// config's policy, and rota at each of SweepVariants.
+func SweepPolicies(e *Env, baseline time.Duration) []Policy {
+	timeouts := SweepTimeouts()
+	if !slices.Contains(timeouts, baseline) {
+		timeouts = append(timeouts, baseline)
+		slices.Sort(timeouts)
+	}
 	var out []Policy
-	for _, t := range SweepTimeouts() {
+	for _, t := range timeouts {
 		out = append(out, IdleTimeout(t))
 	}
 	out = append(out, Rota("rota"))
@@ -52,9 +58,4 @@ func SweepPolicies(e *Env) []Policy {
 		out = append(out, RotaWith(v.Name, &c))
 	}
 	return out
-}
-
-// Sweep runs SweepPolicies on the environment, the lower bound first (see Compare).
-func Sweep(ctx context.Context, e *Env, progress func(policy string) Progress) ([]Result, error) {
-	return Compare(ctx, e, SweepPolicies(e), progress)
 }

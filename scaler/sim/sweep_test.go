@@ -35,16 +35,18 @@ func TestSweepVariantsSetWhatTheyName(t *testing.T) {
 	}
 }
 
-// TestSweepRunsEveryRow: a sweep replays the baseline at every timeout, rota and each variant,
-// in that order, after the lower bound.
+// TestSweepRunsEveryRow: a sweep replays the baseline at every timeout (and at the one rota
+// is judged against, in its place among them), rota and each variant, in that order, after
+// the lower bound.
 func TestSweepRunsEveryRow(t *testing.T) {
 	e := tinyEnv(t, tinyConfig(t, ""), "peak", randomJobs(60, 3)...)
-	rs, err := Sweep(t.Context(), e, nil)
+	rs, err := Compare(t.Context(), e, SweepPolicies(e, 15*time.Minute), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"lower-bound"}
-	for _, d := range SweepTimeouts() {
+	for _, d := range []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute,
+		20 * time.Minute, 30 * time.Minute, time.Hour} {
 		want = append(want, IdleTimeout(d).Name())
 	}
 	want = append(want, "rota")
