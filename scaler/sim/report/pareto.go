@@ -32,16 +32,9 @@ func (r *Report) plotPareto(path string) error {
 		return vg.Length(2 + 7*math.Sqrt(c/maxCycles))
 	}
 	var frontier plotter.XYs
-	var baseline, others []sim.Result
-	for _, x := range r.Results {
-		switch {
-		case x.Policy == "lower-bound" || x.Policy == "always-on":
-		case strings.HasPrefix(x.Policy, "idle-"):
-			baseline = append(baseline, x)
-			frontier = append(frontier, plotter.XY{X: x.XLowerBound, Y: x.WaitP95 / 60})
-		default:
-			others = append(others, x)
-		}
+	baseline, others := split(r.Results)
+	for _, x := range baseline {
+		frontier = append(frontier, plotter.XY{X: x.XLowerBound, Y: x.WaitP95 / 60})
 	}
 	if len(frontier) > 1 {
 		l, err := plotter.NewLine(frontier)

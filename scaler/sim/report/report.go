@@ -1,6 +1,8 @@
 package report
 
 import (
+	"strings"
+
 	"github.com/rotahq/rota/scaler/sim"
 )
 
@@ -26,4 +28,19 @@ func New(name string, e *sim.Env, results []sim.Result, notes ...string) *Report
 		Notes: append(append([]string{}, e.Trace.Notes...), notes...),
 		T0:    e.T0, Need: e.Need, Results: results,
 	}
+}
+
+// split sorts results into the idle timeouts' rows and the others under test (rota's), in
+// their order, leaving out the lower bound and always-on.
+func split(results []sim.Result) (timeouts, others []sim.Result) {
+	for _, x := range results {
+		switch {
+		case x.Policy == "lower-bound" || x.Policy == "always-on":
+		case strings.HasPrefix(x.Policy, "idle-"):
+			timeouts = append(timeouts, x)
+		default:
+			others = append(others, x)
+		}
+	}
+	return timeouts, others
 }

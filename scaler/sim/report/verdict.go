@@ -45,16 +45,7 @@ func (r *Report) Judge(baseline string) {
 }
 
 func judge(results []sim.Result, baseline string) []Verdict {
-	var timeouts, rows []sim.Result
-	for _, x := range results {
-		switch {
-		case x.Policy == "lower-bound" || x.Policy == "always-on":
-		case strings.HasPrefix(x.Policy, "idle-"):
-			timeouts = append(timeouts, x)
-		default:
-			rows = append(rows, x)
-		}
-	}
+	timeouts, rows := split(results)
 	// The frontier runs through the timeouts by cycles (fewest first).
 	slices.SortStableFunc(timeouts, func(a, b sim.Result) int { return cmp.Compare(a.CyclesPerServerDay, b.CyclesPerServerDay) })
 	var out []Verdict
