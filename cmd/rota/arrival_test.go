@@ -198,7 +198,7 @@ func (l *arrivalLab) arrival() time.Duration {
 	id := l.slurm.Submit("--partition=batch", "--wrap=true")
 	at := l.awaitPower("On", 60*time.Second)
 	took := at.Sub(start)
-	l.slurm.StartNode("n1")
+	l.slurm.ResumeNode("n1")
 	l.up.Store(true)
 	// A pass sees n1 ready and gives it back to Slurm (rota's drain resumed, or Slurm's
 	// power saving done); then the job runs.

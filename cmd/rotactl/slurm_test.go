@@ -338,7 +338,7 @@ policy: {evaluation_interval: 1h, cooldown: {scale_up: 0s}, node: {min_off: 0s}}
 		}
 		return nil
 	})
-	c.StartNode("n1")
+	c.ResumeNode("n1")
 	testutil.Eventually(t, 90*time.Second, "the job runs on n1", func() error {
 		if s := c.JobState(id); s != "RUNNING" {
 			return fmt.Errorf("job is %q", s)

@@ -123,6 +123,23 @@ func (c *Cluster) StartNode(name string) {
 	c.slurmd[name] = testutil.StartEnv(c.t, c.Env(), filepath.Join(c.sbin, "slurmd"), "-D", "-b", "-f", c.Conf, "-N", name)
 }
 
+// ResumeNode starts the slurmd of a node Slurm's power saving is resuming (a server booting
+// after the power-on its ResumeProgram asked for), once the wall clock has passed into the
+// second after the call. slurmctld takes a POWERING_UP node's registration only if the node's
+// boot time (its own clock less the uptime slurmd reports) is no older than the resume
+// request, both in whole seconds; slurmd -b counts uptime from a first reading of the host's
+// uptime, whose seconds tick at another phase than the wall clock's, so the boot time read can
+// be a second before slurmd started. A registration refused so is not sent again: the node
+// stays powering up until ResumeTimeout. A real server boots for minutes; a lab one started in
+// the second of the request sometimes hit this. The caller calls after the resume request
+// (after the power-on reached the BMC): a slurmd started in a later second reads no older.
+func (c *Cluster) ResumeNode(name string) {
+	c.t.Helper()
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(time.Second).Sub(now))
+	c.StartNode(name)
+}
+
 // StopNode stops the node's slurmd by pid (a "power off" in the lab) and waits for it to exit.
 func (c *Cluster) StopNode(name string) {
 	c.t.Helper()
