@@ -36,6 +36,20 @@ func randomJobs(n int, seed uint64) []trace.Job {
 	return jobs
 }
 
+// twoPools are two pools of three listed servers each that fit the same work, one dearer.
+const twoPools = `pools:
+  - name: cheap
+    profile: {cpu_cores: 96, gpus: 8}
+    cost: {hourly: 1}
+    boot_timeout: 5m
+    nodes: [{name: c1}, {name: c2}, {name: c3}]
+  - name: dear
+    profile: {cpu_cores: 96, gpus: 8}
+    cost: {hourly: 3}
+    boot_timeout: 5m
+    nodes: [{name: d1}, {name: d2}, {name: d3}]
+`
+
 // TestSkippingChangesNothing: calling rota's planner only when the world changed or a policy
 // duration ran out gives exactly the replay that calls it at every evaluation interval.
 func TestSkippingChangesNothing(t *testing.T) {
@@ -53,10 +67,17 @@ func TestSkippingChangesNothing(t *testing.T) {
 		// the idle-period rule changes its verdict as a server stays idle: the replay calls the
 		// planner at the minute it flips (it fails if that is worked out a minute late)
 		{"idle periods learned", "  break_even: {idle_periods: true}\n", "peak"},
+		// work waiting past backlog.for spills to the dearer pool: the replay calls the planner
+		// when it has waited that long (it fails if that expiry is not a timer)
+		{"a dearer pool to spill to", "  backlog: {queued_jobs: 2, for: 10m}\n", "config"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := tinyEnv(t, tinyConfig(t, c.policy), c.fleet, randomJobs(150, 7)...)
+			cfg := tinyConfig(t, c.policy)
+			if c.fleet == "config" {
+				cfg = replayConfig(t, twoPools+"policy:\n"+c.policy)
+			}
+			e := tinyEnv(t, cfg, c.fleet, randomJobs(150, 7)...)
 			skip := Run(e, Rota("rota"), nil)
 			every := Run(e, &rota{name: "rota", everyTick: true}, nil)
 			if skip.PlannerCalls >= every.PlannerCalls {

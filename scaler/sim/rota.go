@@ -298,11 +298,11 @@ func b2i(b bool) int64 {
 // from the time it is defined on: min_on from a server's last power-on, min_off from its last
 // power-off, the drain timeout from a drain's start, the idle window from a server's last job
 // (and its coming up: its telemetry is incomplete until then), the cycle cap's day from its
-// oldest power-off, backlog.for from a queued job's submission, the cooldowns from the pool's
-// last scale-up and scale-down, the disruption window from each power-off, the spares window
-// from a server's last power-on. These are the durations the planner reads; one it starts
-// reading must be added here, or skipping would miss its expiry (TestSkippingChangesNothing
-// compares against a call at every interval).
+// oldest power-off, backlog.for from a queued job's submission (with pools to spill to), the
+// cooldowns from the pool's last scale-up and scale-down, the disruption window from each
+// power-off, the spares window from a server's last power-on. These are the durations the
+// planner reads; one it starts reading must be added here, or skipping would miss its expiry
+// (TestSkippingChangesNothing compares against a call at every interval).
 func (p *rota) timers(w *world, since int64) int64 {
 	cfg := p.config(w)
 	pol := &cfg.Policy
@@ -327,8 +327,13 @@ func (p *rota) timers(w *world, since int64) int64 {
 		t = min(t, top)
 	}
 	// the queue is in submission order: the first job still short of backlog.for is the next,
-	// and the first of each deferrable class still short of its longest deferral
+	// and the first of each deferrable class still short of its longest deferral. backlog.for
+	// only lets waiting work spill past its cheapest pool (plan's wakeFor): with one pool it
+	// changes nothing the planner does, and calling at it only costs.
 	for _, ji := range w.queue {
+		if len(cfg.Pools) == 1 {
+			break
+		}
 		if c := w.env.Jobs[ji].Submit + seconds(pol.Backlog.For); c > since {
 			t = min(t, c)
 			break
