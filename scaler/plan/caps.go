@@ -50,6 +50,7 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	words := func() string { return "" }
 	if !n.Jobs.Allocated() {
 		v := p.breakEven(i, pl.warm-pl.offs)
+		p.asked = append(p.asked, asked{i: i, level: pl.warm - pl.offs, stays: v.reason != ""})
 		if v.reason != "" {
 			return v.reason, p.say(func() string { return v.words(&pl.view) })
 		}

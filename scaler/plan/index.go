@@ -60,6 +60,8 @@ type pool struct {
 	// counts its empty servers that are on or coming with no work placed on them, and offs
 	// the power-offs and drains planned among them this pass (see spares.go).
 	spares, warm, offs int
+	// sparesCap is the cap the spares were worked out under (0: none were; see Vouch).
+	sparesCap int
 	// ranked counts the pool's empty servers ranked so far (rankIdle; 0 between).
 	ranked   int
 	forecast func() string
@@ -121,6 +123,8 @@ type scratch struct {
 	// idle are shrink's idle servers and costKeys costOrder's keys, reused.
 	idle     []int
 	costKeys []costKey
+	// asked are the pass's break-even verdicts (see Vouch), reused.
+	asked []asked
 }
 
 // screenedFor is what of the snapshot the servers' screenings were made for.
@@ -200,6 +204,7 @@ func (p *pass) reset(snap fleet.Snapshot, cfg *config.Config, now time.Time, cha
 	}
 	m.order = p.pools
 	p.actions = m.actions[:0]
+	p.asked = m.asked[:0]
 	slices.SortFunc(p.pools, func(a, b *pool) int {
 		return cmp.Or(cmp.Compare(a.cost, b.cost), cmp.Compare(a.name, b.name))
 	})

@@ -60,11 +60,13 @@ func (pn *Planner) ActionsChanged(snap fleet.Snapshot, cfg *config.Config, now t
 	p := &pn.p
 	if snap.Paused {
 		p.mem.tally.cfg = nil // changes not counted: the next call counts afresh
+		p.snap = nil          // no pass to vouch for
 		return nil
 	}
 	p.quiet = true
 	p.reset(snap, cfg, now, changed)
 	p.steps()
+	p.mem.asked = p.asked
 	slices.SortFunc(p.actions, func(a, b fleet.Action) int { return cmp.Compare(a.Node, b.Node) })
 	return p.actions
 }
@@ -120,6 +122,8 @@ type pass struct {
 
 	actions []fleet.Action
 	skips   []fleet.Skip
+	// asked are the break-even verdicts the pass asked for, in order (see Vouch).
+	asked []asked
 }
 
 // server is one node as the pass sees it.

@@ -27,20 +27,9 @@ func (p *pass) keepWarm() {
 		if capN == 0 {
 			continue
 		}
+		pl.spares, pl.sparesCap = p.sparesOf(pl, capN), capN
 		if !pl.view.Ready {
-			pl.spares = p.recentSpares(pl, capN)
 			continue
-		}
-		boot := pl.boot()
-		want := pl.view.Quantile(sp.Quantile, boot)
-		pl.spares = min(want, capN)
-		pl.forecast = func() string {
-			s := fmt.Sprintf("forecast: need rises by %d within %s at q%g (%s, %d h of history)",
-				want, boot, sp.Quantile, pl.view.Context(), pl.view.Origins/60)
-			if want > capN {
-				s += fmt.Sprintf("; capped at %d", capN)
-			}
-			return s
 		}
 		if !p.snap.JobsKnown {
 			continue // what the need is now is unknown: keep, but wake nothing
@@ -54,6 +43,26 @@ func (p *pass) keepWarm() {
 			pl.warm++
 		}
 	}
+}
+
+// sparesOf is the warm capacity pool pl keeps, at most capN, and sets its forecast words: from
+// its View, or without history from its recent power-ons (recentSpares).
+func (p *pass) sparesOf(pl *pool, capN int) int {
+	if !pl.view.Ready {
+		return p.recentSpares(pl, capN)
+	}
+	sp := &p.pol.Spares
+	boot := pl.boot()
+	want := pl.view.Quantile(sp.Quantile, boot)
+	pl.forecast = func() string {
+		s := fmt.Sprintf("forecast: need rises by %d within %s at q%g (%s, %d h of history)",
+			want, boot, sp.Quantile, pl.view.Context(), pl.view.Origins/60)
+		if want > capN {
+			s += fmt.Sprintf("; capped at %d", capN)
+		}
+		return s
+	}
+	return min(want, capN)
 }
 
 // countWarm counts the pool's servers that are empty and take work now or soon: On with

@@ -22,7 +22,8 @@ import (
 // Between events it is called again only when a policy duration can expire (a dwell time, a
 // window, a cooldown, a backlog's "for", a schedule's edge, a break-even time, a change of what
 // was learned, the minute the rule on the idle periods flips for an idle server): with nothing
-// changed, the planner's answer cannot change before then.
+// changed, the planner's answer cannot change before then. At a change of what was learned
+// alone, the planner is asked whether it vouches for its last answer before it plans.
 func Rota(name string) Policy { return &rota{name: name} }
 
 // RotaWith is Rota under another policy: cfg is the environment's config (Env.Config, whose
@@ -71,7 +72,8 @@ type rota struct {
 	verdicts  map[verdictKey]keptVerdicts
 	prices    map[[2]int][2]float64
 	pricesGen int
-	// flips are idleFlips' answers for each pool for the world at flipsFor (since, seq).
+	// flips are idleFlips' answers for each pool for the world at flipsFor (since, seq): what
+	// was learned changes only at a call (since moves on).
 	flips    []int64
 	flipsFor [2]int64
 }
@@ -105,7 +107,8 @@ func (p *rota) nextTick(w *world, t int64) int64 {
 // decide runs the planner at evaluation ticks and when the watch is due. A call whose world
 // looks to the planner as it did at its last call (same), with no policy duration run
 // out since, gets the same answer, which was no action (an action changes the world): it is
-// skipped.
+// skipped. So is one where only what was learned changed since (a View's Until passed), when
+// the planner vouches that its choices on it come out the same (plan.Planner.Vouch).
 func (p *rota) decide(w *world) []fleet.Action {
 	if w.next > p.arrived {
 		// The watch sees waiting work: a job that started at once on room already there
@@ -123,22 +126,33 @@ func (p *rota) decide(w *world) []fleet.Action {
 		p.watching = false
 	}
 	p.lastSeq = w.seq
+	cfg := p.config(w)
+	var learned map[string]learn.View
 	if !p.everyTick && p.planned && p.same(w) {
-		if t := p.timers(w, p.lastPlan); t > w.now {
-			p.timed, p.timedAt = t, w.now
+		t := p.policyTimers(w, p.lastPlan)
+		if u := p.viewsChange(w, p.lastPlan); min(t, u) > w.now {
+			p.timed, p.timedAt = min(t, u), w.now
 			return nil
+		}
+		if t > w.now {
+			// Only what was learned changed (a View's Until passed): the planner's last
+			// answer holds if it vouches for it, as if it had been asked now.
+			learned = p.learn(w, cfg)
+			if p.planner.Vouch(learned, w.wall(w.now)) {
+				p.lastPlan = w.now
+				p.timed, p.timedAt = p.timers(w, p.lastPlan), w.now
+				return nil
+			}
 		}
 	}
 	p.timedAt = noTime
 	w.acct.plannerCalls++
-	cfg := p.config(w)
 	w.logIdle = cfg.Policy.BreakEven.IdlePeriods
 	snap := p.snap.build(w, cfg)
-	snap.Learned = p.learned.learn(w, cfg, p.snap.need(cfg))
-	if p.pricesGen != p.learned.refreshed {
-		p.pricesGen = p.learned.refreshed
-		clear(p.prices)
+	if learned == nil {
+		learned = p.learn(w, cfg)
 	}
+	snap.Learned = learned
 	if p.inspect != nil {
 		p.inspect(w, snap, p.snap.changed)
 	}
@@ -149,6 +163,17 @@ func (p *rota) decide(w *world) []fleet.Action {
 	acts := p.planner.ActionsChanged(snap, cfg, w.wall(w.now), p.snap.changed)
 	p.lastPlan, p.planned = w.now, true
 	return acts
+}
+
+// learn feeds the learner what it has not seen yet and returns what the planner reads of
+// what was learned; the prices worked out from the views go with the views.
+func (p *rota) learn(w *world, cfg *config.Config) map[string]learn.View {
+	views := p.learned.learn(w, cfg, p.snap.need(cfg))
+	if p.pricesGen != p.learned.refreshed {
+		p.pricesGen = p.learned.refreshed
+		clear(p.prices)
+	}
+	return views
 }
 
 // config is the config the planner runs with: the replay's, moves off for RotaWithoutMoves.
@@ -304,6 +329,25 @@ func b2i(b bool) int64 {
 // planner reads; one it starts reading must be added here, or skipping would miss its expiry
 // (TestSkippingChangesNothing compares against a call at every interval).
 func (p *rota) timers(w *world, since int64) int64 {
+	return min(p.policyTimers(w, since), p.viewsChange(w, since))
+}
+
+// viewsChange is the first time after since at which what was learned changes without a new
+// observation (a View's Until: the hour, a rise getting old).
+func (p *rota) viewsChange(w *world, since int64) int64 {
+	t := Never
+	for pi := range w.env.Pools {
+		v := &p.learned.views[pi]
+		if u := v.Until.Unix() - w.env.Trace.Start.Unix(); !v.Until.IsZero() && u > since {
+			t = min(t, u)
+		}
+	}
+	return t
+}
+
+// policyTimers is timers less viewsChange: the policy's durations, and the rules on what was
+// learned as they stand.
+func (p *rota) policyTimers(w *world, since int64) int64 {
 	cfg := p.config(w)
 	pol := &cfg.Policy
 	t := Never
@@ -367,13 +411,10 @@ func (p *rota) timers(w *world, since int64) int64 {
 	if recent+x.draining+x.idle > pol.Disruption.MaxPowerOffs {
 		next(w.hist.offs, pol.Disruption.Window)
 	}
-	// What was learned changes at the hour and as a rise gets old; without history an idle
+	// The rule on the idle periods flips as a server stays idle; without history an idle
 	// server is powered off at its pool's break-even time.
 	for pi := range w.env.Pools {
 		v := &p.learned.views[pi]
-		if u := v.Until.Unix() - w.env.Trace.Start.Unix(); !v.Until.IsZero() && u > since {
-			t = min(t, u)
-		}
 		if pol.BreakEven.IdlePeriods && p.learned.idle != nil && p.learned.idle[pi].Seen != [learn.IdleRanks][learn.IdleParts]uint32{} {
 			t = min(t, p.idleFlips(w, cfg, pi, v, since))
 		}
