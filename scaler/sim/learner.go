@@ -16,7 +16,9 @@ type learner struct {
 	views  []learn.View
 	need   []int
 	byName map[string]learn.View
-	// idle are each pool's idle periods, learned from the world's log; refreshed counts the
+	// idle are each pool's idle periods, learned from the world's log, with the rule on them
+	// on (policy.break_even.idle_periods; nil with it off: half a megabyte a pool, made and
+	// cleared for nothing would cost a small replay a tenth of its time); refreshed counts the
 	// calls that changed a view.
 	idle      []learn.Idle
 	refreshed int
@@ -30,7 +32,9 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 		l.views = make([]learn.View, len(e.Pools))
 		l.need = make([]int, len(e.Pools))
 		l.byName = make(map[string]learn.View, len(e.Pools))
-		l.idle = make([]learn.Idle, len(e.Pools))
+		if cfg.Policy.BreakEven.IdlePeriods {
+			l.idle = make([]learn.Idle, len(e.Pools))
+		}
 		for i := range l.need {
 			l.need[i] = -1
 		}
@@ -57,7 +61,9 @@ func (l *learner) learn(w *world, cfg *config.Config, need map[string]int) map[s
 		if n := need[name]; fresh || n != l.need[i] || !now.Before(l.views[i].Until) {
 			l.need[i] = n
 			l.views[i] = l.stats.View(name, now, minHistory)
-			l.views[i].Idle = &l.idle[i]
+			if l.idle != nil {
+				l.views[i].Idle = &l.idle[i]
+			}
 			l.refreshed++
 			l.byName[name] = l.views[i]
 		}
