@@ -17,12 +17,12 @@ type asked struct {
 // what was learned and nothing else changed, takes the same path: each choice it made on what
 // was learned comes out the same. Those choices are each pool's readiness (whether its spares
 // are woken, and how the break-even rule is asked), its spares, and the break-even rule's
-// verdict on each idle server the pass asked about; a pass that makes them all as before
-// makes every other choice as before too, and so decides the same. The replay asks it when only what was
-// learned changed since its last call (a View's Until passed) and skips the call it vouches
-// for. The next ActionsChanged plans as if Vouch had not been called; a Vouch that returns
-// true leaves the Planner as the pass at now with views would (the next Vouch compares
-// against these views).
+// verdict on each idle server the pass asked about; a pass that makes them all as before makes
+// every other choice as before too, and so decides the same. The replay asks it when only
+// what was learned changed since its last call (a View's Until passed) and skips the call it
+// vouches for. The next ActionsChanged plans as if Vouch had not been called; a Vouch that
+// returns true leaves the Planner as the pass at now with views would (the next Vouch
+// compares against these views).
 func (pn *Planner) Vouch(views map[string]learn.View, now time.Time) bool {
 	p := &pn.p
 	if p.snap == nil {
