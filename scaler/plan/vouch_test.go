@@ -88,3 +88,31 @@ func TestPropertyVouch(t *testing.T) {
 		t.Errorf("vouched %d times and refused %d: too few of one for the test to tell", vouched, refused)
 	}
 }
+
+// TestVouchDecidesAtNow: Vouch makes its choices at the time it is asked, not at the last
+// pass's. Under the rule on the idle periods, the first empty server, idle a minute, stays for
+// its quick job: the pass acts on nothing. Asked again with the same Views at that time, Vouch
+// vouches; asked four minutes later, when the server is past its quick returns and Plan powers
+// it off, it refuses.
+func TestVouchDecidesAtNow(t *testing.T) {
+	later := t0.Add(4 * time.Minute)
+	snap := withIdle(snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) {
+		n.IdleSince = t0.Add(-time.Minute)
+		n.Telemetry.LastSample = later.Add(-15 * time.Second) // fresh at both times
+	})))
+	cfg := newConfig(t, "", 1, 0)
+	cfg.Policy.BreakEven.IdlePeriods = true
+	var pn Planner
+	if acts := pn.Actions(snap, cfg, t0); len(acts) != 0 {
+		t.Fatalf("the pass acts: %v", acts)
+	}
+	if !pn.Vouch(snap.Learned, t0) {
+		t.Error("refused the pass's own Views at its own time")
+	}
+	if acts := Plan(snap, cfg, later).Actions; len(acts) != 1 || acts[0].Kind != fleet.PowerOff {
+		t.Fatalf("four minutes later Plan decides %v, not c1's power-off: the test would show nothing", acts)
+	}
+	if pn.Vouch(snap.Learned, later) {
+		t.Error("vouched four minutes later, when Plan powers c1 off")
+	}
+}
