@@ -31,8 +31,10 @@ import (
 // driven by the real rota binary (adapter slurm, evaluation interval an hour: only the arrival
 // of work can start a pass). The BMC's power hook stands for the server: power on starts n1's
 // slurmd (a boot), power off stops it. With resumeProgram, Slurm's own power saving is on and
-// its ResumeProgram/SuspendProgram is the real rotactl (`rotactl slurm resume|suspend`);
-// without it, rota's pending-work watch is the only way rota hears of the work.
+// its ResumeProgram/SuspendProgram is the real rotactl (`rotactl slurm resume|suspend`) and
+// rota's pending-work watch is off, so Slurm's call is the only way rota hears of the work (with
+// both, whichever comes first wakes the server: the watch, with reason backlog, now and then);
+// without it, the watch (at its default interval) is the only way.
 type arrivalLab struct {
 	tb            testing.TB
 	slurm         *slurmlab.Cluster
@@ -80,8 +82,10 @@ func startArrivalLab(tb testing.TB, resumeProgram bool) *arrivalLab {
 		tb.Fatal(err)
 	}
 	var extra []string
+	watch := config.Default().Jobs.WatchInterval
 	if resumeProgram {
 		extra = l.powerSaving(dir, cfg)
+		watch = 0
 	}
 	l.slurm = slurmlab.Start(tb, slurmlab.Options{
 		Nodes: []slurmlab.Node{{Name: "n1", Partition: "batch", CPUs: 2, MemoryMB: 1000}},
@@ -98,6 +102,7 @@ store: {path: %s}
 jobs:
   adapter: slurm
   timeout: 10s
+  watch_interval: %s
   slurm: {conf: %s, bin_dir: %s}
 policy:
   evaluation_interval: 1h
@@ -113,7 +118,7 @@ pools:
     nodes:
       - name: n1
         bmc: {protocol: redfish, host: %s, port: %s, username: rota, password_file: %s, insecure_skip_verify: true}
-`, prom, listen, apiToken, webhookToken, filepath.Join(dir, "rota.db"), l.slurm.Conf, l.slurm.BinDir, bmcHost, bmcPort, password)), 0o600); err != nil {
+`, prom, listen, apiToken, webhookToken, filepath.Join(dir, "rota.db"), watch, l.slurm.Conf, l.slurm.BinDir, bmcHost, bmcPort, password)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
 	l.rota = startRota(tb, cfg, listen)
@@ -193,7 +198,7 @@ func (l *arrivalLab) off() {
 // the same time would submit at the same phase of the watch each time and measure one delay.
 func (l *arrivalLab) arrival() time.Duration {
 	l.tb.Helper()
-	time.Sleep(rand.N(time.Duration(config.Default().Jobs.WatchInterval))) // the lab's rota keeps the default
+	time.Sleep(rand.N(time.Duration(config.Default().Jobs.WatchInterval))) // the watch runs at its default (off with resumeProgram)
 	start := time.Now()
 	id := l.slurm.Submit("--partition=batch", "--wrap=true")
 	at := l.awaitPower("On", 60*time.Second)

@@ -287,11 +287,12 @@ func TestSlurmPowerSaving(t *testing.T) {
 		Extra: []string{"SuspendProgram=" + wrapper("suspend"), "ResumeProgram=" + wrapper("resume"),
 			"SuspendTime=5", "SuspendTimeout=5", "ResumeTimeout=60"},
 	})
-	// rota itself: passes only at start and when asked (the interval is an hour), no telemetry
-	// (so it never scales down), Slurm as its job manager.
+	// rota itself: passes only at start and when asked (the interval is an hour, the
+	// pending-work watch off: it would now and then wake n1 itself, reason backlog, before
+	// Slurm asks), no telemetry (so it never scales down), Slurm as its job manager.
 	rotaLog := filepath.Join(dir, "rota.log")
 	appendFile(t, cfg, fmt.Sprintf(`prometheus: {url: %q}
-jobs: {adapter: slurm, slurm: {conf: %s, bin_dir: %s}}
+jobs: {adapter: slurm, watch_interval: 0s, slurm: {conf: %s, bin_dir: %s}}
 policy: {evaluation_interval: 1h, cooldown: {scale_up: 0s}, node: {min_off: 0s}}
 `, testutil.Prometheus(t, func(string) bool { return false }), c.Conf, c.BinDir))
 	logFile, err := os.Create(rotaLog)
