@@ -198,7 +198,8 @@ func (l *arrivalLab) off() {
 // the same time would submit at the same phase of the watch each time and measure one delay.
 func (l *arrivalLab) arrival() time.Duration {
 	l.tb.Helper()
-	time.Sleep(rand.N(time.Duration(config.Default().Jobs.WatchInterval))) // the watch runs at its default (off with resumeProgram)
+	// the watch's default interval (the watch is off with resumeProgram: any wait will do)
+	time.Sleep(rand.N(time.Duration(config.Default().Jobs.WatchInterval)))
 	start := time.Now()
 	id := l.slurm.Submit("--partition=batch", "--wrap=true")
 	at := l.awaitPower("On", 60*time.Second)
