@@ -374,13 +374,12 @@ func (p *rota) policyTimers(w *world, since int64) int64 {
 	// and the first of each deferrable class still short of its longest deferral. backlog.for
 	// only lets waiting work spill past its cheapest pool (plan's wakeFor): with one pool it
 	// changes nothing the planner does, and calling at it only costs.
-	for _, ji := range w.queue {
-		if len(cfg.Pools) == 1 {
-			break
-		}
-		if c := w.env.Jobs[ji].Submit + seconds(pol.Backlog.For); c > since {
-			t = min(t, c)
-			break
+	if len(cfg.Pools) > 1 {
+		for _, ji := range w.queue {
+			if c := w.env.Jobs[ji].Submit + seconds(pol.Backlog.For); c > since {
+				t = min(t, c)
+				break
+			}
 		}
 	}
 	if p.deferrable == nil {
