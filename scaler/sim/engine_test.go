@@ -80,7 +80,7 @@ func TestSkippingChangesNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := tinyConfig(t, c.policy)
-			if c.fleet == "config" {
+			if c.fleet == "config" { // the fleet the config lists: twoPools
 				cfg = replayConfig(t, twoPools+"policy:\n"+c.policy)
 			}
 			n := cmp.Or(c.jobs, 150)
