@@ -147,7 +147,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 	}
 	p.timedAt = noTime
 	w.acct.plannerCalls++
-	w.logIdle = cfg.Policy.BreakEven.IdlePeriods
+	w.logSeen, w.logIdle = true, cfg.Policy.BreakEven.IdlePeriods
 	snap := p.snap.build(w, cfg)
 	if learned == nil {
 		learned = p.learn(w, cfg)

@@ -54,8 +54,11 @@ type world struct {
 	acct       accounting
 	hist       history
 	// seen are the boots and shutdowns finished since a policy last took them (the daemon
-	// sees each as a state change at its next pass).
-	seen []transition
+	// sees each as a state change at its next pass), kept only while logSeen (rota learns
+	// boot and shutdown times; the baselines do not, and a log no one reads would be charged
+	// to their replays: 175,000 entries on the NASA log).
+	seen    []transition
+	logSeen bool
 	// idle are the idle periods that ended or were cut since a policy last took them, kept
 	// only while logIdle (rota learns them; the baselines do not).
 	idle    []idlePeriod
@@ -278,13 +281,14 @@ func (w *world) handle() bool {
 				continue
 			}
 			changed = true
+			if w.logSeen {
+				w.seen = append(w.seen, transition{pool: sv.pool, up: e.kind == evReady, took: w.now - sv.since})
+			}
 			if e.kind == evOff {
-				w.seen = append(w.seen, transition{pool: sv.pool, took: w.now - sv.since})
 				sv.lastOff = w.now
 				w.setState(e.id, fleet.StateOff)
 				continue
 			}
-			w.seen = append(w.seen, transition{pool: sv.pool, up: true, took: w.now - sv.since})
 			sv.lastOn = w.now
 			w.setState(e.id, fleet.StateOn)
 			w.idleBegins(e.id)
