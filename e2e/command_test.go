@@ -52,6 +52,7 @@ func upCommand(t *testing.T, dir string) (*exec.Cmd, chan error) {
 // TestLabCommandStopsEverything: `rota-lab up` stopped with SIGINT (Ctrl-C) ends every process
 // the lab started, a running job's included; started again on the same folder, it starts clean.
 func TestLabCommandStopsEverything(t *testing.T) {
+	t.Parallel()
 	tmp, err := os.MkdirTemp("", "rotalab")
 	if err != nil {
 		t.Fatal(err)

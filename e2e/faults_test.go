@@ -19,6 +19,7 @@ import (
 // again: its repair pass finishes the work safely, the fleet reaches its floors and no powered
 // server stays drained.
 func TestRotaKilledMidDrain(t *testing.T) {
+	t.Parallel()
 	l := startLab(t, "all", false)
 	testutil.Eventually(t, 3*time.Minute, "a powered server drained in Slurm", func() error {
 		states, err := slurmNodes(t, l)
@@ -49,6 +50,7 @@ func TestRotaKilledMidDrain(t *testing.T) {
 // TestPrometheusDownBlocksScaleDown: with Prometheus stopped, rota keeps passing but powers no
 // server off (no data is never idle); once Prometheus is back, scaling down resumes.
 func TestPrometheusDownBlocksScaleDown(t *testing.T) {
+	t.Parallel()
 	l := startLab(t, "all", false)
 	if err := l.Stop("prometheus"); err != nil {
 		t.Fatal(err)
@@ -126,6 +128,7 @@ func firingAlerts(l *lab.Lab) (map[string]bool, error) {
 // server, rota tries both, retries, marks them Failed, the alert reaches Alertmanager, and the
 // other servers of each tier run the jobs.
 func TestBMCFaultsFailOver(t *testing.T) {
+	t.Parallel()
 	l := startLab(t, "floor", false)
 	setFaults(t, l, "gpu01", `{"drop_power_on": -1}`)
 	if err := l.SetIPMIFault("cpu02", true); err != nil {

@@ -51,6 +51,7 @@ func scrape(addr string) (string, error) {
 // Redfish for a GPU server) starts its slurmd and exporter; the exporter's readings follow the
 // job Slurm runs there; powering it off stops both.
 func TestFleetFollowsBMCPower(t *testing.T) {
+	t.Parallel()
 	l := startLab(t, "none", true)
 	pc := powerControl(t, l)
 	ctx := context.Background()

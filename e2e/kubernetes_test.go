@@ -12,5 +12,6 @@ import (
 // wake CPU servers and no GPU server; GPU pods then wake GPU servers and no CPU server; every
 // pod runs to its end.
 func TestKubernetesLabWakesTheRightTier(t *testing.T) {
+	t.Parallel()
 	wakesTheRightTier(t, startLab(t, "floor", false, func(o *lab.Options) { o.Profile = lab.ProfileKubernetes }), "pods")
 }

@@ -21,6 +21,7 @@ import (
 // powers it off; the second is never moved, its refusal named in explain and the audit
 // history, and gpu02 stays on with it. Nothing is killed.
 func TestLightWorkLeavesTheGPUServer(t *testing.T) {
+	t.Parallel()
 	l := startLab(t, "all", false, func(o *lab.Options) { o.Rebalance = true })
 	ctx := context.Background()
 	slurmDo := func(args ...string) string {

@@ -31,6 +31,7 @@ func tiers(l *lab.Lab, names map[string]bool) (cpu, gpu []string) {
 // servers on and no GPU server; then a backlog of heavy (GPU) jobs powers GPU servers on and
 // no CPU server. Every job completes.
 func TestBacklogWakesTheRightTier(t *testing.T) {
+	t.Parallel()
 	wakesTheRightTier(t, startLab(t, "floor", false), "jobs")
 }
 
@@ -107,6 +108,7 @@ func noPoweredServerDrained(t *testing.T, l *lab.Lab) {
 // servers are drained and powered off down to the floors; the running jobs all complete; and
 // the cost cookbook's queries (docs/rules.md) agree with the lab's power history.
 func TestQuietClusterScalesDownToFloor(t *testing.T) {
+	t.Parallel()
 	l := startLab(t, "all", false)
 	submit(t, l, lab.Light(40*time.Second), lab.Light(40*time.Second), lab.Heavy(40*time.Second))
 	waitFloor(t, l, 5*time.Minute)
