@@ -11,6 +11,10 @@ export PATH="$top/.tools/bin:$PATH" # promtool and prometheus, for tests that ru
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Mutants run in slots, one scratch copy of the tree each (MUTATE_JOBS, default the CPUs): a
+# mutated copy is mutated once at a time. Most of a mutant's time is its package's build or a
+# test waiting on a real component, so two slots on two cores nearly halve the run.
+slots=${MUTATE_JOBS:-$(nproc)}
 copy="$work/tree"
 mkdir "$copy"
 # The files git knows of, committed or not (what a build sees), into the scratch copy; outside a
@@ -22,6 +26,7 @@ if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
   tar -C "$top" --exclude=./.tools --exclude=./.lab --exclude=./bin --exclude=./dist -cf - . | tar -xf - -C "$copy"
 fi
+for ((k = 1; k < slots; k++)); do cp -a "$copy" "$copy.$k"; done
 
 names=() files=() lines=() withs=() tests=()
 add() { names+=("$1"); files+=("$2"); lines+=("$3"); withs+=("$4"); tests+=("$5"); }
@@ -41,8 +46,9 @@ while IFS= read -r l || [ -n "$l" ]; do
 done <"$list"
 [ -n "$name" ] && add "$name" "$file" "$line" "$with" "$test"
 
-# runs PKG RUN: the test in the scratch copy; its status is the test's.
-runs() { (cd "$copy" && go test -count=1 -run "^$(sed 's|/|$/^|' <<<"$2")\$" "$1" >"$work/out" 2>&1); }
+# runs COPY PKG RUN OUT: the test in scratch copy COPY, its output into OUT; its status is the
+# test's.
+runs() { (cd "$1" && go test -count=1 -run "^$(sed 's|/|$/^|' <<<"$3")\$" "$2" >"$4" 2>&1); }
 
 start=$SECONDS
 fail=0
@@ -51,39 +57,63 @@ declare -A seen
 for t in "${tests[@]}"; do
   [ -n "${seen[$t]:-}" ] && continue
   seen[$t]=1
-  if runs ${t% *} "${t#* }"; then echo "pass  $t"; else echo "FAIL  $t (fails unchanged)"; tail -20 "$work/out"; fail=1; fi
+  if runs "$copy" ${t% *} "${t#* }" "$work/out"; then echo "pass  $t"; else echo "FAIL  $t (fails unchanged)"; tail -20 "$work/out"; fail=1; fi
 done
 [ "$fail" -eq 0 ] || { echo "mutate: baseline failing, no mutant run"; exit 1; }
 
-survived=0
-for i in "${!names[@]}"; do
-  f="$copy/${files[$i]}"
-  cp "$f" "$work/orig"
+# mutant I COPY: applies mutant I to scratch copy COPY, runs its test there and puts the copy
+# back; writes its verdict to $work/res.I and its status (0 killed, 1 survived, 2 the list or
+# the mutant is broken) to $work/rc.I.
+mutant() {
+  local i=$1 dir=$2 f="$2/${files[$1]}" orig="$work/orig.$1" out="$work/out.$1" t=${tests[$1]} rc=0
+  if [ ! -f "$f" ]; then
+    echo "LOST  ${names[$i]}: no file ${files[$i]} (update scripts/mutants.txt)" >"$work/res.$i"
+    echo 2 >"$work/rc.$i"
+    return
+  fi
+  cp "$f" "$orig"
   # The first line that reads LINE once its indentation is taken off becomes WITH, indented alike.
   if ! LINE=${lines[$i]} WITH=${withs[$i]} awk '
       !done { t = $0; sub(/^[ \t]+/, "", t)
               if (t == ENVIRON["LINE"]) { ind = substr($0, 1, length($0) - length(t)); done = 1
                                           if (ENVIRON["WITH"] != "") print ind ENVIRON["WITH"]; next } }
       { print }
-      END { exit !done }' "$work/orig" >"$f"; then
-    echo "LOST  ${names[$i]}: no line '${lines[$i]}' in ${files[$i]} (update scripts/mutants.txt)"
-    cp "$work/orig" "$f"
+      END { exit !done }' "$orig" >"$f"; then
+    echo "LOST  ${names[$i]}: no line '${lines[$i]}' in ${files[$i]} (update scripts/mutants.txt)" >"$work/res.$i"
+    rc=2
+  elif runs "$dir" ${t% *} "${t#* }" "$out"; then
+    echo "SURVIVED  ${names[$i]} (${files[$i]}; $t passed)" >"$work/res.$i"
+    rc=1
+  elif grep -q -e '\[build failed\]' -e '\[setup failed\]' "$out"; then
+    # A mutant that does not build proves nothing about the test.
+    { echo "BROKEN    ${names[$i]}: does not build"; tail -5 "$out"; } >"$work/res.$i"
+    rc=2
+  else
+    echo "killed    ${names[$i]} ($t)" >"$work/res.$i"
+  fi
+  cp "$orig" "$f"
+  echo "$rc" >"$work/rc.$i"
+}
+
+# Slot k takes mutants k, k+slots, ...; each mutant's verdict is printed in the list's order.
+for ((k = 0; k < slots; k++)); do
+  dir=$copy
+  [ "$k" -gt 0 ] && dir="$copy.$k"
+  (for ((i = k; i < ${#names[@]}; i += slots)); do mutant "$i" "$dir"; done) &
+done
+wait
+survived=0
+for i in "${!names[@]}"; do
+  if [ ! -f "$work/rc.$i" ]; then
+    echo "mutate: mutant ${names[$i]} did not finish"
     fail=1
     continue
   fi
-  t=${tests[$i]}
-  if runs ${t% *} "${t#* }"; then
-    echo "SURVIVED  ${names[$i]} (${files[$i]}; $t passed)"
-    survived=$((survived + 1))
-  elif grep -q -e '\[build failed\]' -e '\[setup failed\]' "$work/out"; then
-    # A mutant that does not build proves nothing about the test.
-    echo "BROKEN    ${names[$i]}: does not build"
-    tail -5 "$work/out"
-    fail=1
-  else
-    echo "killed    ${names[$i]} ($t)"
-  fi
-  cp "$work/orig" "$f"
+  cat "$work/res.$i"
+  case $(cat "$work/rc.$i") in
+    1) survived=$((survived + 1)) ;;
+    2) fail=1 ;;
+  esac
 done
 echo "== ${#names[@]} mutants, $survived survived, $((SECONDS - start))s"
 [ "$survived" -eq 0 ] && [ "$fail" -eq 0 ]
