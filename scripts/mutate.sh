@@ -12,8 +12,8 @@ export PATH="$top/.tools/bin:$PATH" # promtool and prometheus, for tests that ru
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Mutants run in slots, one scratch copy of the tree each (MUTATE_JOBS, default the CPUs): a
-# mutated copy is mutated once at a time. Most of a mutant's time is its package's build or a
-# test waiting on a real component, so two slots on two cores nearly halve the run.
+# copy holds one mutant at a time. The tests build with -trimpath, so that what one copy built
+# the others find in Go's build cache (without it a package's cache key holds its folder).
 slots=${MUTATE_JOBS:-$(nproc)}
 copy="$work/tree"
 mkdir "$copy"
@@ -48,7 +48,7 @@ done <"$list"
 
 # runs COPY PKG RUN OUT: the test in scratch copy COPY, its output into OUT; its status is the
 # test's.
-runs() { (cd "$1" && go test -count=1 -run "^$(sed 's|/|$/^|' <<<"$3")\$" "$2" >"$4" 2>&1); }
+runs() { (cd "$1" && go test -trimpath -count=1 -run "^$(sed 's|/|$/^|' <<<"$3")\$" "$2" >"$4" 2>&1); }
 
 start=$SECONDS
 fail=0
@@ -60,6 +60,7 @@ for t in "${tests[@]}"; do
   if runs "$copy" ${t% *} "${t#* }" "$work/out"; then echo "pass  $t"; else echo "FAIL  $t (fails unchanged)"; tail -20 "$work/out"; fail=1; fi
 done
 [ "$fail" -eq 0 ] || { echo "mutate: baseline failing, no mutant run"; exit 1; }
+echo "== baseline $((SECONDS - start))s; mutants in $slots slots"
 
 # mutant I COPY: applies mutant I to scratch copy COPY, runs its test there and puts the copy
 # back; writes its verdict to $work/res.I and its status (0 killed, 1 survived, 2 the list or
