@@ -50,17 +50,45 @@ done <"$list"
 # test's.
 runs() { (cd "$1" && go test -trimpath -count=1 -run "^$(sed 's|/|$/^|' <<<"$3")\$" "$2" >"$4" 2>&1); }
 
+# inslots N FN: runs FN I COPY for I = 0 .. N-1, slot k taking I = k, k+slots, ... in copy k.
+inslots() {
+  local k dir
+  for ((k = 0; k < slots; k++)); do
+    dir=$copy
+    [ "$k" -gt 0 ] && dir="$copy.$k"
+    (for ((i = k; i < $1; i += slots)); do "$2" "$i" "$dir"; done) &
+  done
+  wait
+}
+
+# base J COPY: runs the J-th named test (uniq) on the unchanged copy COPY; writes pass or FAIL
+# to $work/base.J.
+base() {
+  local t=${uniq[$1]}
+  if runs "$2" ${t% *} "${t#* }" "$work/bout.$1"; then
+    echo "pass  $t" >"$work/base.$1"
+  else
+    { echo "FAIL  $t (fails unchanged)"; tail -20 "$work/bout.$1"; } >"$work/base.$1"
+  fi
+}
+
 start=$SECONDS
 fail=0
 echo "== $(date -u +%FT%TZ) baseline: each named test on the unchanged tree"
 declare -A seen
+uniq=()
 for t in "${tests[@]}"; do
   [ -n "${seen[$t]:-}" ] && continue
   seen[$t]=1
-  if runs "$copy" ${t% *} "${t#* }" "$work/out"; then echo "pass  $t"; else echo "FAIL  $t (fails unchanged)"; tail -20 "$work/out"; fail=1; fi
+  uniq+=("$t")
+done
+inslots ${#uniq[@]} base
+for j in "${!uniq[@]}"; do
+  cat "$work/base.$j" 2>/dev/null || echo "FAIL  ${uniq[$j]} (did not finish)"
+  grep -q '^pass' "$work/base.$j" 2>/dev/null || fail=1
 done
 [ "$fail" -eq 0 ] || { echo "mutate: baseline failing, no mutant run"; exit 1; }
-echo "== baseline $((SECONDS - start))s; mutants in $slots slots"
+echo "== baseline $((SECONDS - start))s; $slots slots"
 
 # mutant I COPY: applies mutant I to scratch copy COPY, runs its test there and puts the copy
 # back; writes its verdict to $work/res.I and its status (0 killed, 1 survived, 2 the list or
@@ -96,13 +124,7 @@ mutant() {
   echo "$rc" >"$work/rc.$i"
 }
 
-# Slot k takes mutants k, k+slots, ...; each mutant's verdict is printed in the list's order.
-for ((k = 0; k < slots; k++)); do
-  dir=$copy
-  [ "$k" -gt 0 ] && dir="$copy.$k"
-  (for ((i = k; i < ${#names[@]}; i += slots)); do mutant "$i" "$dir"; done) &
-done
-wait
+inslots ${#names[@]} mutant
 survived=0
 for i in "${!names[@]}"; do
   if [ ! -f "$work/rc.$i" ]; then
