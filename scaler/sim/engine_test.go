@@ -134,6 +134,39 @@ func TestIdlePeriodsAreLearned(t *testing.T) {
 	}
 }
 
+// seenChecker is a policy that notes the longest log of finished boots and shutdowns (world.seen)
+// it was called with.
+type seenChecker struct {
+	Policy
+	most int
+}
+
+func (c *seenChecker) decide(w *world) []fleet.Action {
+	c.most = max(c.most, len(w.seen))
+	return c.Policy.decide(w)
+}
+
+// TestOnlyALearnerGetsTheBootLog: the world logs finished boots and shutdowns for rota, whose
+// learner reads and empties the log, and not for the idle timeout, which would never empty it
+// (on the NASA log it grew to 175,000 entries and cost the baseline's replay over 40% of its
+// CPU).
+func TestOnlyALearnerGetsTheBootLog(t *testing.T) {
+	e := tinyEnv(t, tinyConfig(t, ""), "peak", randomJobs(400, 11)...)
+	for _, c := range []struct {
+		p     Policy
+		learn bool
+	}{{IdleTimeout(10 * time.Minute), false}, {Rota("rota"), true}} {
+		sc := &seenChecker{Policy: c.p}
+		r := Run(e, sc, nil)
+		if r.PowerOffs == 0 {
+			t.Fatalf("%s: no power-off: the workload tests nothing", c.p.Name())
+		}
+		if got := sc.most > 0; got != c.learn {
+			t.Errorf("%s: the longest boot log it was called with held %d entries; want some: %v", c.p.Name(), sc.most, c.learn)
+		}
+	}
+}
+
 // TestInvariants holds for every policy on a random workload: no busy server powered off,
 // every job either run or reported, never less than the lower bound.
 func TestInvariants(t *testing.T) {
