@@ -269,7 +269,8 @@ func (p *rota) saw(w *world) {
 // at that call and still booting counts as unchanged: its pass counted it booting once it
 // decided the wake (capacity coming, an operation in flight), and what else the wake changes
 // for the pool (its scale-up cooldown, its spares' window) only holds scale-down back or is a
-// timer of its own. TestSkippingChangesNothing fails when such a pass would have acted.
+// timer of its own. TestSkippingChangesNothing and TestSkippingChangesNothingOnNASA fail
+// when such a pass would have acted.
 func (p *rota) same(w *world) bool {
 	if !slices.Equal(w.queue, p.seen.queue) || scheduleMask(w, w.now) != p.seen.mask {
 		return false
