@@ -15,6 +15,7 @@ trap 'rm -rf "$work"' EXIT
 # copy holds one mutant at a time. The tests build with -trimpath, so that what one copy built
 # the others find in Go's build cache (without it a package's cache key holds its folder).
 slots=${MUTATE_JOBS:-$(nproc)}
+[[ $slots =~ ^[1-9][0-9]*$ ]] || { echo "mutate: MUTATE_JOBS=$slots: want a positive whole number" >&2; exit 1; }
 copy="$work/tree"
 mkdir "$copy"
 # The files git knows of, committed or not (what a build sees), into the scratch copy; outside a
@@ -26,7 +27,6 @@ if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
   tar -C "$top" --exclude=./.tools --exclude=./.lab --exclude=./bin --exclude=./dist -cf - . | tar -xf - -C "$copy"
 fi
-for ((k = 1; k < slots; k++)); do cp -a "$copy" "$copy.$k"; done
 
 names=() files=() lines=() withs=() tests=()
 add() { names+=("$1"); files+=("$2"); lines+=("$3"); withs+=("$4"); tests+=("$5"); }
@@ -45,6 +45,9 @@ while IFS= read -r l || [ -n "$l" ]; do
   esac
 done <"$list"
 [ -n "$name" ] && add "$name" "$file" "$line" "$with" "$test"
+# No more slots than mutants; each slot past the first gets its copy.
+slots=$((slots < ${#names[@]} ? slots : ${#names[@]}))
+for ((k = 1; k < slots; k++)); do cp -a "$copy" "$copy.$k"; done
 
 # runs COPY PKG RUN OUT: the test in scratch copy COPY, its output into OUT; its status is the
 # test's.
