@@ -214,15 +214,27 @@ func TestIdleReadWhileCounted(t *testing.T) {
 	for i := range 200 {
 		d.Observe(1+i%3, start, time.Duration(i%40)*time.Minute, i%4 != 0)
 	}
-	done := make(chan struct{})
+	// The counting starts once the reading has (else, on a loaded machine, it could be over
+	// before the first read); the reads go on until it is done.
+	reading, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		<-reading
 		for i := range 2000 {
 			d.Observe(1+i%3, start, time.Duration(i%50)*time.Minute, i%5 != 0)
 		}
 	}()
 	known := 0
 	for i := 0; ; i++ {
+		if d.Decide(1+i%3, start, time.Duration(i%30)*time.Minute, 1, 1, 5).Known {
+			known++
+		}
+		d.Flip(1, start, 0, 1, 1, 5)
+		_ = d.Changes(IdleCell(1, start))
+		_ = d.Counts()
+		if i == 0 {
+			close(reading)
+		}
 		select {
 		case <-done:
 			if known == 0 {
@@ -231,11 +243,5 @@ func TestIdleReadWhileCounted(t *testing.T) {
 			return
 		default:
 		}
-		if d.Decide(1+i%3, start, time.Duration(i%30)*time.Minute, 1, 1, 5).Known {
-			known++
-		}
-		d.Flip(1, start, 0, 1, 1, 5)
-		_ = d.Changes(IdleCell(1, start))
-		_ = d.Counts()
 	}
 }
