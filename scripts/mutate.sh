@@ -94,13 +94,12 @@ done
 echo "== baseline $((SECONDS - start))s; $slots slots"
 
 # mutant I COPY: applies mutant I to scratch copy COPY, runs its test there and puts the copy
-# back; writes its verdict to $work/res.I and its status (0 killed, 1 survived, 2 the list or
-# the mutant is broken) to $work/rc.I.
+# back; writes its verdict to $work/res.I, whose first word is killed, SURVIVED, LOST (the list
+# is out of date) or BROKEN.
 mutant() {
-  local i=$1 dir=$2 f="$2/${files[$1]}" orig="$work/orig.$1" out="$work/out.$1" t=${tests[$1]} rc=0
+  local i=$1 dir=$2 f="$2/${files[$1]}" orig="$work/orig.$1" out="$work/out.$1" t=${tests[$1]}
   if [ ! -f "$f" ]; then
     echo "LOST  ${names[$i]}: no file ${files[$i]} (update scripts/mutants.txt)" >"$work/res.$i"
-    echo 2 >"$work/rc.$i"
     return
   fi
   cp "$f" "$orig"
@@ -112,33 +111,25 @@ mutant() {
       { print }
       END { exit !done }' "$orig" >"$f"; then
     echo "LOST  ${names[$i]}: no line '${lines[$i]}' in ${files[$i]} (update scripts/mutants.txt)" >"$work/res.$i"
-    rc=2
   elif runs "$dir" ${t% *} "${t#* }" "$out"; then
     echo "SURVIVED  ${names[$i]} (${files[$i]}; $t passed)" >"$work/res.$i"
-    rc=1
   elif grep -q -e '\[build failed\]' -e '\[setup failed\]' "$out"; then
     # A mutant that does not build proves nothing about the test.
     { echo "BROKEN    ${names[$i]}: does not build"; tail -5 "$out"; } >"$work/res.$i"
-    rc=2
   else
     echo "killed    ${names[$i]} ($t)" >"$work/res.$i"
   fi
   cp "$orig" "$f"
-  echo "$rc" >"$work/rc.$i"
 }
 
 inslots ${#names[@]} mutant
 survived=0
 for i in "${!names[@]}"; do
-  if [ ! -f "$work/rc.$i" ]; then
-    echo "mutate: mutant ${names[$i]} did not finish"
-    fail=1
-    continue
-  fi
-  cat "$work/res.$i"
-  case $(cat "$work/rc.$i") in
-    1) survived=$((survived + 1)) ;;
-    2) fail=1 ;;
+  cat "$work/res.$i" 2>/dev/null || echo "mutate: mutant ${names[$i]} did not finish"
+  case $(cut -d' ' -f1 "$work/res.$i" 2>/dev/null | head -1) in
+    killed) ;;
+    SURVIVED) survived=$((survived + 1)) ;;
+    *) fail=1 ;;
   esac
 done
 echo "== ${#names[@]} mutants, $survived survived, $((SECONDS - start))s"
