@@ -73,6 +73,7 @@ func newHARun(t *testing.T, port int) *roleRun {
 // config field, and leave the config in place as it was. A client certificate and a user are
 // written and named, and removed once their variables are dropped.
 func TestAnsibleHARole(t *testing.T) {
+	t.Parallel()
 	port := testutil.FreePort(t)
 	r := newHARun(t, port)
 	certPEM, keyPEM := testutil.SelfSigned(t)

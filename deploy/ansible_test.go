@@ -165,6 +165,7 @@ func (r *roleRun) requirePasslib() {
 // written and serves only to the right users over TLS. A third run on a GPU server without web
 // config turns the GPU collector on and removes the web config and the drop-in.
 func TestAnsibleRole(t *testing.T) {
+	t.Parallel()
 	r := newRoleRun(t)
 	r.requirePasslib()
 	certPEM, keyPEM := selfSigned(t)
@@ -215,6 +216,7 @@ func TestAnsibleRole(t *testing.T) {
 // which answers "*0"), and a broken hash in the inventory, each stop the play before anything
 // is installed, with a message that names the package or the user.
 func TestAnsibleRoleRefusesBadHashes(t *testing.T) {
+	t.Parallel()
 	shadow := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(shadow, "passlib"), 0o755); err != nil {
 		t.Fatal(err)
@@ -258,6 +260,7 @@ func TestAnsibleRoleRefusesBadHashes(t *testing.T) {
 // above 0) the role never turns the GPU collector off: with no GPU device found it keeps the
 // collector and says so, and rota_exporter_gpu false fails the play, changing nothing.
 func TestAnsibleRoleKeepsGPUCollectorOnGPUPools(t *testing.T) {
+	t.Parallel()
 	r := newRoleRun(t)
 	out, err := r.play(nil, map[string]any{"rota_exporter_gpu": "auto", "rota_exporter_gpus": 8})
 	if err != nil || !recap.MatchString(out) {
@@ -333,6 +336,7 @@ func serveWithWrittenConfig(t *testing.T, r *roleRun, args []string, certPEM str
 // TestAnsibleLint: ansible-lint (production profile, its strictest) passes on the role and the
 // playbook.
 func TestAnsibleLint(t *testing.T) {
+	t.Parallel()
 	lint := testutil.Tool(t, "ansible-lint")
 	out := mustRun(t, []string{"ANSIBLE_NOCOLOR=1", "NO_COLOR=1"}, lint, "--offline", "--profile=production",
 		filepath.Join(testutil.RepoRoot(t), "deploy", "ansible"))

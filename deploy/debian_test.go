@@ -18,6 +18,7 @@ var lintianTag = regexp.MustCompile(`(?m)^([EWIPXO]): ([a-z0-9.+-]+)(?: [a-z]+)?
 // TestPackagesLintian: lintian finds no error in either .deb, and every warning it gives is
 // named, with why it stays, in docs/install.md.
 func TestPackagesLintian(t *testing.T) {
+	t.Parallel()
 	lintian := testutil.Tool(t, "lintian")
 	exporter, rota := debs(t)
 	// lintian exits 0 without errors (warnings allowed), 1 with errors (--fail-on error), and
@@ -57,6 +58,7 @@ func TestPackagesLintian(t *testing.T) {
 // Debian's prometheus-node-exporter does); removal stops it; nothing is asked of systemd where it
 // does not run. The exporter's copy has no trace of rota's user handling, rota's has it.
 func TestMaintainerScripts(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	unshare := testutil.Tool(t, "unshare")
 	dpkgDeb := testutil.Tool(t, "dpkg-deb")

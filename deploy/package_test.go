@@ -43,6 +43,8 @@ var packages = []string{"rota", "rota-exporter"}
 // them and checks that nothing is left but the system user and group (Debian keeps them); then
 // the Ansible role installs the exporter's package, twice (the second run changes nothing). Root
 // only; it skips where rota is installed for real.
+// It changes the machine's dpkg database and users, so it is the package's one test that does
+// not run in parallel: Go runs the others (t.Parallel, each in its own scratch folder) after it.
 func TestPackagesInstallAndPurge(t *testing.T) {
 	requireRoot(t)
 	dpkg := testutil.Tool(t, "dpkg")
