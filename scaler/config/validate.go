@@ -388,7 +388,7 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 // uniqueName checks the name at path+".name": a name, and not one of seen (which it joins).
 func uniqueName(p *problems, seen map[string]bool, path, name string) {
 	if !isName(name) {
-		p.add(path+".name", "%s is not a name (letters, digits, '-', '_')", errtext.Quote(name))
+		p.add(path+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(name))
 	} else if seen[name] {
 		p.add(path+".name", "%s is used twice", errtext.Quote(name))
 	}
