@@ -13,7 +13,7 @@ LDFLAGS   := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION) -X $(
 # parts (per-BMC locks, the executor, collectors).
 TESTFLAGS ?= -race -count=1 -timeout 40m
 
-.PHONY: all build tools check test mutate bench demo package clean
+.PHONY: all build tools check test mutate fuzz bench demo package clean
 
 all: build
 
@@ -36,6 +36,10 @@ test: tools check
 # that must catch it, in a scratch copy of the tree.
 mutate: tools
 	scripts/mutate.sh
+
+# Every fuzz target for FUZZTIME each (default 30s), beyond the seeds make test runs.
+fuzz: tools
+	scripts/fuzz.sh
 
 bench: tools build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
