@@ -11,7 +11,9 @@ export PATH="$top/.tools/bin:$PATH" # promtool, for the targets whose package te
 fuzztime=${FUZZTIME:-30s}
 [[ $fuzztime =~ ^[1-9][0-9]*(s|m|h|x)$ ]] || { echo "fuzz: FUZZTIME=$fuzztime: want a duration (30s, 2m) or a count (1000x)" >&2; exit 1; }
 
-# `go test -list` prints a package's matching names, then its "ok" line.
+# `go test -list` prints a package's matching names, then its "ok" line; a package whose tests
+# do not build fails the listing (its names are not taken for the next package's).
+list=$(go test -list '^Fuzz' ./... 2>&1) || { echo "fuzz: go test -list failed:" >&2; grep -Ev '^(Fuzz|ok |\? )' <<<"$list" | head -40 >&2; exit 1; }
 targets=() names=()
 while read -r first second _; do
   case "$first" in
@@ -20,7 +22,7 @@ while read -r first second _; do
       for n in "${names[@]}"; do targets+=("$second $n"); done
       names=() ;;
   esac
-done < <(go test -list '^Fuzz' ./...)
+done <<<"$list"
 [ ${#targets[@]} -gt 0 ] || { echo "fuzz: no fuzz target found" >&2; exit 1; }
 
 failed=0
