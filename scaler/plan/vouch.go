@@ -47,3 +47,7 @@ func (pn *Planner) Vouch(views map[string]learn.View, now time.Time) bool {
 	}
 	return true
 }
+
+// Groups is how many groups of waiting work the last pass placed (work alike in all that
+// placement reads: see group).
+func (pn *Planner) Groups() int { return len(pn.p.waiting) }

@@ -284,9 +284,13 @@ func (p *rota) same(w *world) bool {
 	return true
 }
 
-// booting reports whether server i is booting from a power-on of the planner's last call.
+// booting reports whether server i is booting from a power-on of the planner's last call,
+// where that changes nothing the planner decides: that pass had at most one group of waiting
+// work. With more, the next pass places the groups, biggest first, on the room of every server
+// coming, where that pass had each woken server's room taken by the group that woke it: a
+// bigger group may take it and leave a smaller one short, which then wakes another.
 func (p *rota) booting(w *world, i int) bool {
-	return w.srv[i].state == fleet.StateBooting && slices.Contains(p.woke, int32(i))
+	return w.srv[i].state == fleet.StateBooting && p.planner.Groups() <= 1 && slices.Contains(p.woke, int32(i))
 }
 
 // waitingShapes are the shapes of the queue's jobs, each once.
