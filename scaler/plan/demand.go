@@ -37,8 +37,11 @@ type group struct {
 	oldest  time.Time
 	// steered is the dearer pool whose empty servers the group passed over because waking
 	// its home pool costs less (see cheaperToWake); steeredText says so in power-on details.
+	// unsteered: its home pool could not wake enough, so it takes those servers after all
+	// (see unsteer).
 	steered     *pool
 	steeredText string
+	unsteered   bool
 	// deferred: of a deferrable class outside its window (see classes.go).
 	deferred bool
 }

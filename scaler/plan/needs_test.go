@@ -85,8 +85,26 @@ func TestCheaperTier(t *testing.T) {
 			want: map[string]string{"c1": "skip/not_needed", "g1": "skip/demand_waits"}},
 		{name: "no cpu server to wake: the gpu server takes the work", snap: withDemand(snapshot(gpuIdle), limited(jobs(2, 4, 0), 2*time.Hour)),
 			want: map[string]string{"g1": "skip/demand_waits"}},
+		// a gang of four servers, c1 busy: waking c2 and c3 costs less than the gpu servers'
+		// room, but the gang still needs two more, so the idle gpu servers take it rather than
+		// being powered off (and one woken again once off, with the gang waiting a boot more)
+		{name: "a gang wider than the cpu servers to wake keeps the gpu servers on",
+			snap: withDemand(snapshot(with(onNode("c1", "cpu"), busy), offNode("c2", "cpu"), offNode("c3", "cpu"),
+				gpuIdle, onNode("g2", "gpu"), offNode("g3", "gpu")), gang(limited(jobs(1, 4, 0), 2*time.Hour), 4)),
+			want: map[string]string{"c2": "power_on/backlog", "c3": "power_on/backlog",
+				"g1": "skip/demand_waits", "g2": "skip/demand_waits", "g3": "skip/not_needed"}},
+		// the same past the backlog threshold: the gpu servers on take what the cpu servers
+		// cannot before any gpu server is woken for it
+		{name: "a gang past the backlog takes the gpu servers on before waking one",
+			cfg: func(c *config.Config) { c.Policy.Backlog.QueuedJobs, c.Policy.Backlog.For = 0, 0 },
+			snap: withDemand(snapshot(with(onNode("c1", "cpu"), busy), offNode("c2", "cpu"), offNode("c3", "cpu"),
+				gpuIdle, onNode("g2", "gpu"), offNode("g3", "gpu")), gang(limited(jobs(1, 4, 0), 2*time.Hour), 4)),
+			want: map[string]string{"c2": "power_on/backlog", "c3": "power_on/backlog",
+				"g1": "skip/demand_waits", "g2": "skip/demand_waits", "g3": "skip/not_needed"}},
 	})
 }
+
+func gang(d fleet.Demand, nodes int) fleet.Demand { d.Nodes = nodes; return d }
 
 func TestParseConstraint(t *testing.T) {
 	for _, tc := range []struct {

@@ -91,7 +91,7 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 	if !rb.room[t].mayHold(g.shape) {
 		return
 	}
-	steer := t == tierOn && p.cheaperToWake(g, pl)
+	steer := t == tierOn && !g.unsteered && p.cheaperToWake(g, pl)
 	bins := rb.tiers[t]
 	w := 0
 	var room capacity
@@ -195,7 +195,10 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 			}
 		}()
 	}
-	for _, pl := range pools {
+	for k, pl := range pools {
+		if k == 1 {
+			p.unsteer(g) // before waking in dearer pools: their servers on come first
+		}
 		p.fill(g, pl, tierComing)
 		if profileCapacity(pl.cfg.Profile).holds(g.shape) == 0 {
 			// A pool fits the group only if one server holds a job; checked here too, so a
@@ -237,6 +240,7 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 			return false
 		}
 	}
+	p.unsteer(g)
 	return false
 }
 

@@ -41,6 +41,21 @@ func (p *pass) cheaperToWake(g *group, pl *pool) bool {
 	return true
 }
 
+// unsteer places what is left of group g on the empty servers on that it passed over for its
+// home pool, once waking servers there has not held it all (the home pool's wake queue or
+// ceiling ran out, or it is a gang wider than the home pool can give): those servers are
+// needed after all, and powering them off only to wake them, or others, again would cost a
+// cycle and a boot of waiting.
+func (p *pass) unsteer(g *group) {
+	if g.steered == nil || g.slots == 0 || g.unsteered {
+		return
+	}
+	g.unsteered = true
+	for _, pl := range g.pools {
+		p.fill(g, pl, tierOn)
+	}
+}
+
 // steeredDetail says, for a power-on's detail, that the group passed over a dearer pool
 // (worded once per group).
 func (p *pass) steeredDetail(g *group) string {
