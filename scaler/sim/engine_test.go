@@ -105,6 +105,61 @@ func TestSkippingChangesNothing(t *testing.T) {
 	}
 }
 
+// TestPropertySkippingChangesNothing is TestSkippingChangesNothing over random policies: each
+// trial draws its pools (one, two alike at two prices, or a CPU pool and a GPU pool) and a
+// handful of policy settings, and replays a random workload skipping and at every tick. The
+// booting servers' rule without its one group (rota.booting) fails one trial of the 300.
+func TestPropertySkippingChangesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 2))
+	pick := func(opts ...string) string { return opts[rng.IntN(len(opts))] }
+	for trial := range 300 {
+		pools := pick("one", "two", "mixed")
+		policy := pick("", "  backlog: {queued_jobs: 0, for: 0s}\n", "  backlog: {queued_jobs: 3, for: 5m}\n") +
+			pick("", "  idle: {window: 1m}\n", "  idle: {window: 5m}\n") +
+			pick("", "  break_even: {wear_time: 0s}\n", "  break_even: {idle_periods: true}\n") +
+			pick("", "  forecast: {min_history: 2h}\n  spares: {max_share: 0.5}\n") +
+			pick("", "  disruption: {max_concurrent: 1}\n", "  disruption: {max_power_offs: 2, window: 20m}\n") +
+			pick("", "  node: {min_off: 3m, min_on: 5m}\n", "  cooldown: {scale_up: 5m, scale_down: 3m}\n") +
+			pick("", "  moves: {enabled: false}\n")
+		seed := rng.Uint64()
+		jobs := randomJobs(150, seed)
+		cfg, fleet := tinyConfig(t, policy), "peak"
+		switch pools {
+		case "two":
+			cfg, fleet = replayConfig(t, twoPools+"policy:\n"+policy), "config"
+		case "mixed":
+			cfg, fleet = replayConfig(t, cpuAndGPU+"policy:\n"+policy), "config"
+			for i := range jobs {
+				if i%2 == 0 { // light work: CPUs only
+					jobs[i].GPUs, jobs[i].CPUs = 0, 4*(1+i%8)
+				}
+			}
+		}
+		e := tinyEnv(t, cfg, fleet, jobs...)
+		skip := Run(e, Rota("rota"), nil)
+		every := Run(e, &rota{name: "rota", everyTick: true}, nil)
+		skip.PlannerCalls, every.PlannerCalls = 0, 0
+		if !reflect.DeepEqual(skip, every) {
+			t.Errorf("trial %d (%s pools, jobs of seed %d, policy:\n%s): skipping changed the replay: %.2f vs %.2f server-hours",
+				trial, pools, seed, policy, skip.ServerHours, every.ServerHours)
+		}
+	}
+}
+
+// cpuAndGPU are a pool of four CPU servers and a dearer one of three 8-GPU servers.
+const cpuAndGPU = `pools:
+  - name: cpu
+    profile: {cpu_cores: 64}
+    cost: {hourly: 0.5}
+    boot_timeout: 3m
+    nodes: [{name: c1}, {name: c2}, {name: c3}, {name: c4}]
+  - name: gpu
+    profile: {cpu_cores: 96, gpus: 8}
+    cost: {hourly: 6}
+    boot_timeout: 5m
+    nodes: [{name: g1}, {name: g2}, {name: g3}]
+`
+
 // TestSkippingChangesNothingOnNASA is TestSkippingChangesNothing on the NASA log: 128
 // servers, gangs of up to 128 that wake and empty many servers at once. It fails where the
 // random workloads do not: when the effects of the planner's own power-offs are taken for no
