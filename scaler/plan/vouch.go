@@ -3,6 +3,7 @@ package plan
 import (
 	"time"
 
+	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
 )
 
@@ -48,6 +49,25 @@ func (pn *Planner) Vouch(views map[string]learn.View, now time.Time) bool {
 	return true
 }
 
-// Groups is how many groups of waiting work the last pass placed (work alike in all that
-// placement reads: see group).
-func (pn *Planner) Groups() int { return len(pn.p.waiting) }
+// WakesSettle reports whether a pass that sees the last pass's power-ons under way decides as
+// it did, all else the same: that pass had no waiting work, or one group of it (work alike in
+// all that placement reads: see group) and woke servers only for it. Otherwise the next pass
+// lays the waiting work over all the room coming, biggest group first, where the last gave
+// each server woken for work to the group that woke it, and none woken as a spare or for a
+// floor to waiting work: a group may take such a server, or one another group's, and more be
+// woken.
+func (pn *Planner) WakesSettle() bool {
+	p := &pn.p
+	switch len(p.waiting) {
+	case 0:
+		return true
+	case 1:
+		for _, a := range p.actions {
+			if a.Kind == fleet.PowerOn && a.Reason != fleet.ReasonBacklog {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

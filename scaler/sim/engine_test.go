@@ -106,8 +106,9 @@ func TestSkippingChangesNothing(t *testing.T) {
 }
 
 // TestPropertySkippingChangesNothing is TestSkippingChangesNothing over random policies: each
-// trial draws its pools (one, two alike at two prices, or a CPU pool and a GPU pool) and a
-// handful of policy settings, and replays a random workload skipping and at every tick. The
+// trial draws its pools (one, two alike at two prices, or a CPU pool and a GPU pool), a
+// handful of policy settings and whether work comes in classes (deferrable batch, services
+// protected by day), and replays a random workload skipping and at every tick. The
 // booting servers' rule without its one group (rota.booting) fails one trial of the 300.
 func TestPropertySkippingChangesNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 2))
@@ -121,8 +122,18 @@ func TestPropertySkippingChangesNothing(t *testing.T) {
 			pick("", "  disruption: {max_concurrent: 1}\n", "  disruption: {max_power_offs: 2, window: 20m}\n") +
 			pick("", "  node: {min_off: 3m, min_on: 5m}\n", "  cooldown: {scale_up: 5m, scale_down: 3m}\n") +
 			pick("", "  moves: {enabled: false}\n")
+		classes := pick("", "with")
+		if classes != "" { // batch waits for the night, web is served first and protected by day
+			policy += "  schedules: [{name: night, start: '22:00', end: '06:00'}, {name: day, start: '08:00', end: '18:00', min_on_share: 0.5, protect_services: true}]\n" +
+				"classes:\n  - {name: batch, partitions: [batch], defer: {until: night, max: 12h}}\n  - {name: web, partitions: [web], service: true}\n  - {name: other}\n"
+		}
 		seed := rng.Uint64()
 		jobs := randomJobs(150, seed)
+		for i := range jobs {
+			if classes != "" {
+				jobs[i].Class = [3]string{"batch", "web", "other"}[i%3]
+			}
+		}
 		cfg, fleet := tinyConfig(t, policy), "peak"
 		switch pools {
 		case "two":

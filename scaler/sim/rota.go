@@ -49,8 +49,10 @@ type rota struct {
 	seen     seen
 	lastPlan int64
 	planned  bool
-	// woke are the servers the planner powered on at its last call (see same).
-	woke []int32
+	// woke are the servers the planner powered on at its last call, settled whether that
+	// changes nothing the planner decides (see booting).
+	woke    []int32
+	settled bool
 	// timed is what timers gave at timedAt, a call skipped (noTime: none since the last call).
 	timed, timedAt int64
 	snap           snapshotter
@@ -163,7 +165,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 		p.expiries.retime(p, w, i)
 	}
 	acts := p.planner.ActionsChanged(snap, cfg, w.wall(w.now), p.snap.changed)
-	p.lastPlan, p.planned = w.now, true
+	p.lastPlan, p.planned, p.settled = w.now, true, p.planner.WakesSettle()
 	p.woke = p.woke[:0]
 	for _, a := range acts {
 		if a.Kind == fleet.PowerOn {
@@ -285,12 +287,9 @@ func (p *rota) same(w *world) bool {
 }
 
 // booting reports whether server i is booting from a power-on of the planner's last call,
-// where that changes nothing the planner decides: that pass had at most one group of waiting
-// work. With more, the next pass places the groups, biggest first, on the room of every server
-// coming, where that pass had each woken server's room taken by the group that woke it: a
-// bigger group may take it and leave a smaller one short, which then wakes another.
+// where that changes nothing the planner decides (plan.Planner.WakesSettle, kept in settled).
 func (p *rota) booting(w *world, i int) bool {
-	return w.srv[i].state == fleet.StateBooting && p.planner.Groups() <= 1 && slices.Contains(p.woke, int32(i))
+	return w.srv[i].state == fleet.StateBooting && p.settled && slices.Contains(p.woke, int32(i))
 }
 
 // waitingShapes are the shapes of the queue's jobs, each once.
