@@ -36,6 +36,19 @@ func classesCases() []planCase {
 			policy: nightAndDay, cfg: withClasses,
 			snap: withDemand(snapshot(onNode("c1", "cpu"), offNode("c2", "cpu")), ofClass(jobs(2, 32, 0), "batch")),
 			want: map[string]string{"c1": "skip/demand_waits", "c2": "skip/deferred"}},
+		// the forecast wants two spares (as in TestBreakEven's "forecast: a pool whose bursts
+		// outgrow a boot wakes spares for them"), but the job manager would start the batch
+		// job on one, and a spare woken for it would go to the next: no spare is woken
+		{name: "deferrable work outside its window with no room wakes no spare it would take",
+			policy: nightAndDay, cfg: func(c *config.Config) { withClasses(c); c.Policy.Spares.MaxShare = 0.5 },
+			snap: withDemand(withLearned(snapshot(offNode("c1", "cpu"), offNode("c2", "cpu"), offNode("c3", "cpu"), offNode("c4", "cpu")), learned(bursts)),
+				ofClass(jobs(1, 32, 0), "batch")),
+			want: map[string]string{"c1": "skip/deferred", "c2": "skip/deferred", "c3": "skip/deferred", "c4": "skip/deferred"}},
+		{name: "deferrable work on a warm server's room wakes no spare for it",
+			policy: nightAndDay, cfg: func(c *config.Config) { withClasses(c); c.Policy.Spares.MaxShare = 0.5 },
+			snap: withDemand(withLearned(snapshot(onNode("c1", "cpu"), offNode("c2", "cpu"), offNode("c3", "cpu"), offNode("c4", "cpu")), learned(bursts)),
+				ofClass(jobs(1, 32, 0), "batch")),
+			want: map[string]string{"c1": "skip/demand_waits", "c2": "skip/deferred", "c3": "skip/deferred", "c4": "skip/deferred"}},
 		{name: "deferrable work takes no drained server back", policy: nightAndDay, cfg: withClasses,
 			snap: withDemand(snapshot(drainingNode("c1", "cpu")), ofClass(jobs(1, 4, 0), "batch")),
 			want: map[string]string{"c1": "power_off/drained"}},

@@ -82,8 +82,10 @@ type pool struct {
 	// (see shutBy).
 	shut       fleet.Reason
 	shutCycles int
-	// unplaced: waiting work counting against the pool found no place this pass.
-	unplaced bool
+	// unplaced: waiting work counting against the pool found no place this pass; deferred:
+	// deferrable work outside its window that fits the pool found none, or took a warm
+	// server's room here (see keepWarm).
+	unplaced, deferred bool
 	// block is why waiting work woke no (more) servers here; noFit the regions some waiting
 	// work needs when the pool's idle servers are in none of them.
 	block       fleet.Reason

@@ -58,6 +58,11 @@ func (p *pass) placeDemand() {
 		if g.slots > 0 && g.home != nil {
 			g.home.unplaced = true // no move in the pool while its work has no place
 		}
+		if g.slots > 0 && g.deferred {
+			for _, pl := range g.pools {
+				pl.deferred = true
+			}
+		}
 	}
 }
 
@@ -109,6 +114,7 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 			g.slots -= n
 			if !st.placed && warm(s.node) {
 				s.pool.placedWarm++
+				s.pool.deferred = s.pool.deferred || g.deferred
 			}
 			st.placed = true
 			p.hold(pl, i, g.dept)

@@ -34,6 +34,20 @@ func (p *pass) keepWarm() {
 		if !p.snap.JobsKnown {
 			continue // what the need is now is unknown: keep, but wake nothing
 		}
+		if pl.deferred {
+			// Deferrable work waits outside its window with no room here, or takes a warm
+			// server's: the job manager, which knows no window, starts it on the spares, and
+			// each spare woken for one it took would go to the next (a noon of batch work
+			// woke a whole pool so, found replaying). Keep, but wake nothing.
+			if pl.warm < pl.spares {
+				pl.blockWake(fleet.SkipDeferred, func() string {
+					return p.say(func() string {
+						return fmt.Sprintf("%d warm, keeps %d, but deferrable work waiting would take a spare woken", pl.warm, pl.spares)
+					})
+				})
+			}
+			continue
+		}
 		for pl.warm < pl.spares && pl.powered < pl.ceiling {
 			i, ok := pl.wake.next(p, "")
 			if !ok {

@@ -1,11 +1,14 @@
 package sim
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/sim/trace"
 )
 
@@ -54,6 +57,80 @@ func TestDeferredWorkWaitsForItsWindow(t *testing.T) {
 			t.Errorf("the baseline defers nothing, yet batch waited %vs", c.P50)
 		}
 	}
+}
+
+// A noon of deferrable batch work, with spares kept from a learned forecast, waits for the
+// night window: the job manager would start it on any spare woken, so none is (each spare
+// it took was replaced, and the whole pool woken for it at noon, before the fix).
+func TestDeferredWorkWakesNoSpares(t *testing.T) {
+	cfg := replayConfig(t, `pools:
+  - {name: gpu, profile: {cpu_cores: 96, gpus: 8}, cost: {hourly: 1}, boot_timeout: 5m}
+policy:
+  schedules: [{name: night, start: '22:00', end: '06:00'}]
+  forecast: {min_history: 2h}
+classes:
+  - {name: batch, partitions: [batch], defer: {until: night, max: 12h}}
+  - {name: other}
+`)
+	var jobs []trace.Job
+	for i := range 60 { // a day of bursts of other work, every 20 minutes, to learn from
+		j := job(i+2, int64(i*1200), 900, 8*(1+i%3))
+		j.Class = "other"
+		jobs = append(jobs, j)
+	}
+	noon, night := int64(86400+12*3600), int64(86400+22*3600)
+	for i := range 10 {
+		j := job(100+i, noon+int64(i), 3600, 8)
+		j.Class = "batch"
+		jobs = append(jobs, j)
+	}
+	// woken between noon and the night window, the times and reasons
+	wokenByDay := func(jobs []trace.Job) (woken []string, r Result) {
+		log := &actionLog{Policy: Rota("rota")}
+		r = Run(tinyEnv(t, cfg, "10", jobs...), log, nil)
+		for _, l := range log.log {
+			var at int64
+			var kind, node, reason string
+			if _, err := fmt.Sscan(l, &at, &kind, &node, &reason); err != nil {
+				t.Fatal(err)
+			}
+			if kind == string(fleet.PowerOn) && at >= noon && at < night {
+				woken = append(woken, fmt.Sprint(at, " ", reason))
+			}
+		}
+		return woken, r
+	}
+	// the same work, not deferrable, wakes spares at noon: the forecast wants them
+	other := slices.Clone(jobs)
+	for i := range other {
+		other[i].Class = "other"
+	}
+	if woken, _ := wokenByDay(other); !slices.ContainsFunc(woken, func(s string) bool { return strings.HasSuffix(s, " spare") }) {
+		t.Fatalf("the same work, not deferrable, woke no spare by day (%q): the test would prove nothing", woken)
+	}
+	woken, r := wokenByDay(jobs)
+	if len(woken) > 0 {
+		t.Errorf("servers woken between noon and the night window: %q", woken)
+	}
+	for _, c := range r.Classes {
+		if c.Class == "batch" && c.P50 < float64(night-noon) {
+			t.Errorf("batch waited %vs at the median, want until 22:00 (%ds)", c.P50, night-noon)
+		}
+	}
+}
+
+// actionLog is a policy that notes each action it takes: its time, kind, server and reason.
+type actionLog struct {
+	Policy
+	log []string
+}
+
+func (l *actionLog) decide(w *world) []fleet.Action {
+	acts := l.Policy.decide(w)
+	for _, a := range acts {
+		l.log = append(l.log, fmt.Sprintf("%d %s %s %s", w.now, a.Kind, a.Node, a.Reason))
+	}
+	return acts
 }
 
 func TestUnknownClassInTrace(t *testing.T) {
