@@ -3,7 +3,6 @@ package plan
 import (
 	"time"
 
-	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
 )
 
@@ -51,23 +50,13 @@ func (pn *Planner) Vouch(views map[string]learn.View, now time.Time) bool {
 
 // WakesSettle reports whether a pass that sees the last pass's power-ons under way decides as
 // it did, all else the same: that pass had no waiting work, or one group of it (work alike in
-// all that placement reads: see group) and woke servers only for it. Otherwise the next pass
-// lays the waiting work over all the room coming, biggest group first, where the last gave
-// each server woken for work to the group that woke it, and none woken as a spare or for a
-// floor to waiting work: a group may take such a server, or one another group's, and more be
-// woken.
+// all that placement reads: see group) that it did not steer off a dearer pool's empty
+// servers. With more groups, the next pass lays them over all the room coming, biggest first,
+// where the last gave each server woken for work to the group that woke it: a group may take
+// another's server and leave it short, and more be woken. A group steered off a dearer pool's
+// servers because its home pool could wake one (see cheaperToWake) takes them at the next
+// pass, which finds none to wake.
 func (pn *Planner) WakesSettle() bool {
 	p := &pn.p
-	switch len(p.waiting) {
-	case 0:
-		return true
-	case 1:
-		for _, a := range p.actions {
-			if a.Kind == fleet.PowerOn && a.Reason != fleet.ReasonBacklog {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return len(p.waiting) == 0 || len(p.waiting) == 1 && p.waiting[0].steered == nil
 }

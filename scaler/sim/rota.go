@@ -277,9 +277,10 @@ func (p *rota) same(w *world) bool {
 	if !slices.Equal(w.queue, p.seen.queue) || scheduleMask(w, w.now) != p.seen.mask {
 		return false
 	}
-	moves, shapes := p.config(w).Policy.Moves.Enabled, p.waitingShapes(w)
+	moves := p.config(w).Policy.Moves.Enabled
+	shapes, total := p.waitingShapes(w)
 	for _, i := range w.dirty {
-		if !alike(p.view(w, int(i)), p.seen.views[i], shapes, moves) && !p.booting(w, int(i)) {
+		if !alike(p.view(w, int(i)), p.seen.views[i], shapes, total, moves) && !p.booting(w, int(i)) {
 			return false
 		}
 	}
@@ -292,29 +293,38 @@ func (p *rota) booting(w *world, i int) bool {
 	return w.srv[i].state == fleet.StateBooting && p.settled && slices.Contains(p.woke, int32(i))
 }
 
-// waitingShapes are the shapes of the queue's jobs, each once.
-func (p *rota) waitingShapes(w *world) []shape {
-	shapes := p.shapes[:0]
+// waitingShapes are the shapes of the queue's jobs, each once, and their total: each job's
+// shape once (what one server could give the queue at most: a gang takes one slot a server).
+func (p *rota) waitingShapes(w *world) ([]shape, shape) {
+	shapes, total := p.shapes[:0], shape{}
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
-		if s := (shape{gpus: j.GPUs, cpus: max(j.CPUs, 1)}); !slices.Contains(shapes, s) {
+		s := shape{gpus: j.GPUs, cpus: max(j.CPUs, 1)}
+		if !slices.Contains(shapes, s) {
 			shapes = append(shapes, s)
 		}
+		total.cpus, total.gpus = total.cpus+s.cpus, total.gpus+s.gpus
 	}
 	p.shapes = shapes
-	return shapes
+	return shapes, total
 }
 
 // alike reports whether the planner reads the same of a server in views a and b, with work
-// of shapes waiting: the same state and bits, and the same room for each shape; with moves
-// on, the same jobs and free capacity too (a move weighs each server's jobs and the room left
-// on the others).
-func alike(a, b serverView, shapes []shape, moves bool) bool {
+// of shapes waiting, total in all: the same state and bits, and the same room for the work.
+// With one shape that is the jobs of it the server has room for. With more, they share its
+// room, so the room for each alone does not tell (44 CPUs free hold a 20-CPU job or a 28-CPU
+// one, 48 both): the same free capacity, where it is short of the total. With moves on, the
+// same jobs and free capacity (a move weighs each server's jobs and the room left on the
+// others).
+func alike(a, b serverView, shapes []shape, total shape, moves bool) bool {
 	if a == b {
 		return true
 	}
 	if a.state != b.state || a.bits != b.bits || moves {
 		return false
+	}
+	if len(shapes) > 1 {
+		return min(a.freeCPU, total.cpus) == min(b.freeCPU, total.cpus) && min(a.freeGPU, total.gpus) == min(b.freeGPU, total.gpus)
 	}
 	for _, s := range shapes {
 		if roomFor(a, s) != roomFor(b, s) {
