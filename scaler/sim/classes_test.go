@@ -88,14 +88,9 @@ classes:
 	wokenByDay := func(jobs []trace.Job) (woken []string, r Result) {
 		log := &actionLog{Policy: Rota("rota")}
 		r = Run(tinyEnv(t, cfg, "10", jobs...), log, nil)
-		for _, l := range log.log {
-			var at int64
-			var kind, node, reason string
-			if _, err := fmt.Sscan(l, &at, &kind, &node, &reason); err != nil {
-				t.Fatal(err)
-			}
-			if kind == string(fleet.PowerOn) && at >= noon && at < night {
-				woken = append(woken, fmt.Sprint(at, " ", reason))
+		for _, a := range log.log {
+			if a.Kind == fleet.PowerOn && a.at >= noon && a.at < night {
+				woken = append(woken, fmt.Sprint(a.at, " ", a.Reason))
 			}
 		}
 		return woken, r
@@ -119,16 +114,21 @@ classes:
 	}
 }
 
-// actionLog is a policy that notes each action it takes: its time, kind, server and reason.
+// actionLog is a policy that notes each action it takes, with its time.
 type actionLog struct {
 	Policy
-	log []string
+	log []timedAction
+}
+
+type timedAction struct {
+	at int64
+	fleet.Action
 }
 
 func (l *actionLog) decide(w *world) []fleet.Action {
 	acts := l.Policy.decide(w)
 	for _, a := range acts {
-		l.log = append(l.log, fmt.Sprintf("%d %s %s %s", w.now, a.Kind, a.Node, a.Reason))
+		l.log = append(l.log, timedAction{w.now, a})
 	}
 	return acts
 }

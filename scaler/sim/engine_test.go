@@ -142,8 +142,8 @@ func TestPropertySkippingChangesNothing(t *testing.T) {
 		}
 		seed := rng.Uint64()
 		jobs := randomJobs(150, seed)
-		for i := range jobs {
-			if classes != "" {
+		if classes != "" {
+			for i := range jobs {
 				jobs[i].Class = [3]string{"batch", "web", "other"}[i%3]
 			}
 		}
