@@ -3,7 +3,6 @@ package alerts
 import (
 	"math"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,14 +14,12 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 )
 
-// plainName is a name config validation accepts.
-var plainName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-
 // FuzzGenerate checks, for any policy values and pool names, that the rule file reads back as
 // the rules it was made from (no threshold, name or expression is mangled by YAML), that each
 // threshold reads back exactly, and that a window's step count never exceeds the window. The
 // one refusal allowed is a pool name that yaml.v3 cannot write as a label and read back (a
-// leading line break: config validation refuses such names), never a plain name.
+// leading line break: config validation refuses such names), never a name config.IsName
+// accepts.
 func FuzzGenerate(f *testing.F) {
 	f.Add(0.2, 0.05, uint32(600), uint16(15), 10, "gpu-h100")
 	f.Add(1e-7, 1.0, uint32(1), uint16(1), 0, "a.b_c")
@@ -40,7 +37,7 @@ func FuzzGenerate(f *testing.F) {
 		b, err := Generate(c, "fuzz")
 		if err != nil {
 			label := RuleFile{Groups: []Group{{Name: "rota", Rules: []Rule{{Alert: "A", Expr: "1", Labels: map[string]string{"pool": pool}}}}}}
-			if _, lerr := marshal("", label); lerr == nil || plainName.MatchString(pool) {
+			if _, lerr := marshal("", label); lerr == nil || config.IsName(pool) {
 				t.Fatalf("pool %q: %v", pool, err)
 			}
 			return

@@ -97,7 +97,7 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 	for i, s := range c.Policy.Storage {
 		path := fmt.Sprintf("policy.storage[%d]", i)
 		switch {
-		case !isName(s.Name):
+		case !IsName(s.Name):
 			p.add(path+".name", "%q is not a name (letters, digits, '-', '_', '.')", s.Name)
 		case names[s.Name]:
 			p.add(path+".name", "%q is used twice", s.Name)

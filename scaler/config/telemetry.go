@@ -147,7 +147,7 @@ func (c *Config) validateTelemetry(p *problems) {
 		s := &c.TelemetrySources[i]
 		path := fmt.Sprintf("telemetry_sources[%d]", i)
 		switch {
-		case !isName(s.Name):
+		case !IsName(s.Name):
 			p.add(path+".name", "%q is not a name (letters, digits, '-', '_', '.')", s.Name)
 		case s.Name == RotaExporter:
 			p.add(path+".name", "%q is the built-in source; pick another name", s.Name)

@@ -363,7 +363,7 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 		for j := range pl.Nodes {
 			n := &pl.Nodes[j]
 			npath := fmt.Sprintf("%s.nodes[%d]", path, j)
-			if !isName(n.Name) {
+			if !IsName(n.Name) {
 				p.add(npath+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(n.Name))
 			} else if prev, dup := nodes[n.Name]; dup {
 				p.add(npath+".name", "%s is already a node of %s", errtext.Quote(n.Name), prev)
@@ -387,7 +387,7 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 
 // uniqueName checks the name at path+".name": a name, and not one of seen (which it joins).
 func uniqueName(p *problems, seen map[string]bool, path, name string) {
-	if !isName(name) {
+	if !IsName(name) {
 		p.add(path+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(name))
 	} else if seen[name] {
 		p.add(path+".name", "%s is used twice", errtext.Quote(name))
@@ -395,7 +395,9 @@ func uniqueName(p *problems, seen map[string]bool, path, name string) {
 	seen[name] = true
 }
 
-func isName(s string) bool {
+// IsName reports whether s may be a name in the config (a pool's, a class's, a node's, a
+// telemetry source's, a storage's): 1 to 128 letters, digits, '-', '_' and '.'.
+func IsName(s string) bool {
 	if s == "" || len(s) > 128 {
 		return false
 	}
