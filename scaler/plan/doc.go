@@ -18,7 +18,8 @@
 //	         that fit (at once, in the home pool; dearer pools past the backlog threshold),
 //	         within ceilings, quotas and regions; only servers whose pool offers what the job
 //	         needs (partition, features, GPU model, node list), and not a dearer pool's empty
-//	         server when waking a cheaper one costs less over the work's run
+//	         server when a cheaper one (coming, being drained or woken) costs less over the
+//	         work's run
 //	settle   power off drained, empty servers; give back drains that timed out
 //	shrink   drain idle servers, most expensive first, held to every cap on scale-down, applied
 //	         in one place (floors, warm spares, cooldowns, dwell times, cycle caps, disruption

@@ -101,8 +101,47 @@ func TestCheaperTier(t *testing.T) {
 				gpuIdle, onNode("g2", "gpu"), offNode("g3", "gpu")), gang(limited(jobs(1, 4, 0), 2*time.Hour), 4)),
 			want: map[string]string{"c2": "power_on/backlog", "c3": "power_on/backlog",
 				"g1": "skip/demand_waits", "g2": "skip/demand_waits", "g3": "skip/not_needed"}},
+		// the pass after the wake: the cpu server woken for the work is booting and nothing is
+		// left to wake; the work keeps to it and the gpu server goes off as steered
+		{name: "steered work keeps to the cpu server coming", snap: withDemand(snapshot(booting(offNode("c1", "cpu")), gpuIdle), limited(jobs(2, 4, 0), 2*time.Hour)),
+			want: map[string]string{"g1": "power_off/idle"}},
+		// an empty gpu server being drained is on too: resuming it for light work keeps it on
+		// for the whole run, like an idle one
+		{name: "a draining gpu server is not resumed for work a cpu server can take",
+			snap: withDemand(snapshot(offNode("c1", "cpu"), drainingNode("g1", "gpu")), limited(jobs(2, 4, 0), 2*time.Hour)),
+			want: map[string]string{"c1": "power_on/backlog", "g1": "power_off/drained"}},
+		// the floor of one gpu server is held by g1 (full): resuming g2 would keep a second
+		// one on for the light work, so a cpu server is woken instead
+		{name: "a draining gpu server past the floor is not resumed for light work", cfg: func(c *config.Config) { c.Pools[1].Min = 1 },
+			snap: withDemand(snapshot(offNode("c1", "cpu"), with(onNode("g1", "gpu"), func(n *fleet.Node) { busy(n); n.Jobs.CPUs = 64 }), drainingNode("g2", "gpu")), limited(jobs(2, 4, 0), 2*time.Hour)),
+			want: map[string]string{"c1": "power_on/backlog", "g2": "power_off/drained"}},
+		// the cpu server coming is one the work excludes, and the ceiling lets none be woken:
+		// nothing cheaper can take the work, so it takes the gpu server (c2 is not needed,
+		// rather than held back by the ceiling)
+		{name: "a cpu server coming that the work excludes steers nothing", cfg: func(c *config.Config) { one := 1; c.Pools[0].Max = &one },
+			snap: withDemand(snapshot(booting(offNode("c1", "cpu")), offNode("c2", "cpu"), gpuIdle),
+				needing(limited(jobs(2, 4, 0), 2*time.Hour), "", fleet.Needs{Exclude: "c1"})),
+			want: map[string]string{"c2": "skip/not_needed", "g1": "skip/demand_waits"}},
+		// a cpu server being drained is cheaper to keep on than the idle gpu server, with no
+		// boot to wait for: it is resumed for the work and the gpu server goes off
+		{name: "a cpu server being drained takes light work before an idle gpu server",
+			snap: withDemand(snapshot(drainingNode("c1", "cpu"), gpuIdle), limited(jobs(2, 4, 0), 2*time.Hour)),
+			want: map[string]string{"c1": "resume/demand_return", "g1": "power_off/idle"}},
+		// a gang of two with one cpu server to wake: the gpu server being drained that it
+		// passed over is resumed for the other half rather than powered off
+		{name: "a gang wider than the cpu servers to wake resumes a gpu server being drained",
+			snap: withDemand(snapshot(offNode("c1", "cpu"), drainingNode("g1", "gpu")), gang(limited(jobs(1, 4, 0), 2*time.Hour), 2)),
+			want: map[string]string{"c1": "power_on/backlog", "g1": "resume/demand_return"}},
+		// steering passes over the dear servers only for the part of the work the cpu servers
+		// can take: c1 coming holds 8 of the 12 jobs, the idle g1 the other 4, and g2, being
+		// drained, is not resumed for them
+		{name: "the part the cpu servers cannot take goes to the gpu server on",
+			snap: withDemand(snapshot(booting(offNode("c1", "cpu")), gpuIdle, drainingNode("g2", "gpu")), limited(jobs(12, 4, 0), 2*time.Hour)),
+			want: map[string]string{"g1": "skip/demand_waits", "g2": "power_off/drained"}},
 	})
 }
+
+func booting(n fleet.Node) fleet.Node { n.State = fleet.StateBooting; return n }
 
 func gang(d fleet.Demand, nodes int) fleet.Demand { d.Nodes = nodes; return d }
 

@@ -35,6 +35,9 @@ func (p *pass) placeDemand() {
 	for _, g := range p.lendersFirst(groups) {
 		for t := tierOn; t <= g.lastTier() && g.slots > 0; t++ {
 			for _, pl := range g.pools {
+				if t == tierResume && pl != g.home {
+					p.unsteerPastHome(g)
+				}
 				p.fill(g, pl, t)
 			}
 		}
@@ -96,7 +99,7 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 	if !rb.room[t].mayHold(g.shape) {
 		return
 	}
-	steer := t == tierOn && !g.unsteered && p.cheaperToWake(g, pl)
+	steer := t != tierComing && !g.unsteered && p.cheaperToWake(g, pl, t)
 	bins := rb.tiers[t]
 	w := 0
 	var room capacity
@@ -233,7 +236,7 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 				break
 			}
 			p.powerOn(i, fleet.ReasonBacklog, p.say(func() string {
-				return fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus) + p.steeredDetail(g)
+				return fmt.Sprintf("%d %s jobs wait (%d cpus, %d gpus each)", g.unmetJobs(), g.class, g.shape.cpus, g.shape.gpus) + p.steeredDetail(g, pl)
 			}))
 			p.hold(pl, i, g.dept)
 			s := &p.state[i]

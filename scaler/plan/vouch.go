@@ -49,14 +49,13 @@ func (pn *Planner) Vouch(views map[string]learn.View, now time.Time) bool {
 }
 
 // WakesSettle reports whether a pass that sees the last pass's power-ons under way decides as
-// it did, all else the same: that pass had no waiting work, or one group of it (work alike in
-// all that placement reads: see group) that it did not steer off a dearer pool's empty
-// servers. With more groups, the next pass lays them over all the room coming, biggest first,
-// where the last gave each server woken for work to the group that woke it: a group may take
-// another's server and leave it short, and more be woken. A group steered off a dearer pool's
-// servers because its home pool could wake one (see cheaperToWake) takes them at the next
-// pass, which finds none to wake.
+// it did, all else the same: that pass had at most one group of waiting work (work alike in
+// all that placement reads: see group). With more groups, the next pass lays them over all the
+// room coming, biggest first, where the last gave each server woken for work to the group that
+// woke it: a group may take another's server and leave it short, and more be woken. One group
+// steered off a dearer pool's empty servers stays steered: the servers woken for it, coming
+// now, are the home pool's room that steering looks for (see homeTakes).
 func (pn *Planner) WakesSettle() bool {
 	p := &pn.p
-	return len(p.waiting) == 0 || len(p.waiting) == 1 && p.waiting[0].steered == nil
+	return len(p.waiting) <= 1
 }

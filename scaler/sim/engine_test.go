@@ -78,12 +78,13 @@ func TestSkippingChangesNothing(t *testing.T) {
 		// room coming, biggest first, and may wake more (it fails if the servers that pass
 		// woke, booting, are taken for no change then)
 		{"groups waking in two pools", "  backlog: {queued_jobs: 3, for: 5m}\n", "config", 0, 37},
-		// light work steered off an idle GPU server to wake CPU servers takes the GPU server
-		// at the next pass, which finds no CPU server to wake, and a GPU spare is woken (it
-		// fails if the CPU servers that pass woke, booting, are taken for no change then)
 		// jobs of several shapes share a server's room: a job ending there changes what fits
 		// though the room for each shape alone does not (it fails if alike compares that)
 		{"light and gpu work sharing servers", "  forecast: {min_history: 2h}\n  spares: {max_share: 0.5}\n", "cpu and gpu", 200, 33},
+		// light work steered off an idle GPU server to wake CPU servers keeps to them while
+		// they boot (it fails if the next pass, finding no CPU server left to wake, lays the
+		// work on the GPU server and wakes a GPU spare: the CPU servers booting were taken for
+		// no change)
 		{"light work steered, spares", "  forecast: {min_history: 2h}\n  spares: {max_share: 0.5, quantile: 0.95}\n  idle: {window: 1m}\n",
 			"cpu and gpu", 200, 19},
 		// with history from the sixth hour, what was learned changes every hour: the planner
