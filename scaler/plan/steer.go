@@ -75,7 +75,8 @@ func (p *pass) roomIn(g *group, rb *regionBins, t tier) bool {
 		return false
 	}
 	for _, i := range rb.tiers[t] {
-		// A server resumed already is in the coming tier too, with the same room.
+		// One of the resume tier resumed already is in the coming tier too, with the same
+		// room: counting it in either answers the same.
 		if p.state[i].free.holds(g.shape) > 0 && (!g.nd.bounded() || g.nd.allows(p.servers[i].node.Name)) {
 			return true
 		}
