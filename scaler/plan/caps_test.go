@@ -56,7 +56,7 @@ func capsCases() []planCase {
 		{name: "budget: draining servers hold their share", snap: withHistory(snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), drainingNode("c3", "cpu")), recentOffs(2)),
 			want: map[string]string{"c3": "power_off/drained", "c1": "power_off/idle", "c2": "skip/budget"}},
 		{name: "concurrency", cfg: func(c *config.Config) { c.Policy.Disruption.MaxConcurrent = 2 },
-			snap: snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), with(offNode("c3", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting })),
+			snap: snapshot(onNode("c1", "cpu"), onNode("c2", "cpu"), booting(offNode("c3", "cpu"))),
 			want: map[string]string{"c1": "power_off/idle", "c2": "skip/concurrency", "c3": "skip/in_flight"}},
 		{name: "a power-off needs no new concurrency slot", cfg: func(c *config.Config) { c.Policy.Disruption.MaxConcurrent = 1 },
 			snap: snapshot(drainingNode("c1", "cpu"), onNode("c2", "cpu")),

@@ -89,6 +89,8 @@ func drainingNode(name, pool string) fleet.Node {
 
 func with(n fleet.Node, f func(*fleet.Node)) fleet.Node { f(&n); return n }
 
+func booting(n fleet.Node) fleet.Node { n.State = fleet.StateBooting; return n }
+
 func busy(n *fleet.Node) { n.Jobs.Jobs, n.Jobs.CPUs, n.Telemetry.CPUMax = 1, 32, 0.9 }
 
 func snapshot(nodes ...fleet.Node) fleet.Snapshot {

@@ -83,7 +83,7 @@ func moveCases() []planCase {
 			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), offNode("c1", "cpu")),
 			want: map[string]string{"g1": "skip/in_flight", "c1": "power_on/rebalance"}},
 		{name: "the woken server still coming: the work waits for it", policy: movesOn,
-			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), with(offNode("c1", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting })),
+			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), booting(offNode("c1", "cpu"))),
 			want: map[string]string{"g1": "skip/in_flight"}},
 		{name: "gpu work does not fit a cpu server", policy: movesOn,
 			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 1)), offNode("c1", "cpu")),

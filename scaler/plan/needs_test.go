@@ -141,8 +141,6 @@ func TestCheaperTier(t *testing.T) {
 	})
 }
 
-func booting(n fleet.Node) fleet.Node { n.State = fleet.StateBooting; return n }
-
 func gang(d fleet.Demand, nodes int) fleet.Demand { d.Nodes = nodes; return d }
 
 func TestParseConstraint(t *testing.T) {

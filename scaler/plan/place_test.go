@@ -56,7 +56,7 @@ func placementCases() []planCase {
 		{name: "a server woken for the floor absorbs the work", cfg: func(c *config.Config) { c.Pools[0].Min = 1 },
 			snap: withDemand(snapshot(mixed...), jobs(3, 8, 0)),
 			want: map[string]string{"ca": "power_on/floor", "cb": "skip/not_needed"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
-		{name: "a booting server absorbs the work", snap: withDemand(snapshot(append(mixed, with(offNode("c9", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting }))...), jobs(3, 8, 0)),
+		{name: "a booting server absorbs the work", snap: withDemand(snapshot(append(mixed, booting(offNode("c9", "cpu")))...), jobs(3, 8, 0)),
 			want: map[string]string{"ca": "skip/not_needed"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
 		{name: "region: work for eu wakes an eu server", snap: withDemand(snapshot(append(inRegion(offNodes("c", "cpu", 2), "us"), inRegion(offNodes("d", "cpu", 1), "eu")...)...),
 			fleet.Demand{Region: "eu", Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 3, Since: t0.Add(-time.Hour)}),
@@ -85,7 +85,7 @@ func placementCases() []planCase {
 			want: map[string]string{"ca": "skip/quota"}},
 		{name: "servers coming up for a department count toward its quota", cfg: func(c *config.Config) {
 			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 2}}
-		}, snap: withDemand(snapshot(append(offNodes("c", "cpu", 3), with(offNode("c8", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting }),
+		}, snap: withDemand(snapshot(append(offNodes("c", "cpu", 3), booting(offNode("c8", "cpu")),
 			with(offNode("c9", "cpu"), func(n *fleet.Node) { n.State = fleet.StatePoweringOn }))...), inDept(jobs(10, 32, 0), "a")),
 			want: map[string]string{"ca": "skip/quota", "cb": "skip/quota"}, desired: map[string]int{"cpu": 2, "gpu": 0}},
 		{name: "borrowing takes only what others leave", cfg: func(c *config.Config) {

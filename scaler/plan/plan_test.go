@@ -123,7 +123,7 @@ func safetySkipsCases() []planCase {
 				with(drainingNode("c3", "cpu"), func(n *fleet.Node) { n.Power = bmc.StateUnknown }),
 				with(offNode("c4", "cpu"), func(n *fleet.Node) { n.State = fleet.StateUnknown })),
 			want: map[string]string{"c1": "skip/power_unknown", "c2": "skip/power_unknown", "c3": "skip/power_unknown", "c4": "skip/power_unknown"}},
-		{name: "in flight", snap: snapshot(with(offNode("c1", "cpu"), func(n *fleet.Node) { n.State = fleet.StateBooting })),
+		{name: "in flight", snap: snapshot(booting(offNode("c1", "cpu"))),
 			want: map[string]string{"c1": "skip/in_flight"}},
 		{name: "allocated, on and draining", snap: snapshot(with(onNode("c1", "cpu"), busy), with(drainingNode("c2", "cpu"), busy)),
 			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated"}},
