@@ -49,6 +49,12 @@ func classesCases() []planCase {
 			snap: withDemand(withLearned(snapshot(onNode("c1", "cpu"), offNode("c2", "cpu"), offNode("c3", "cpu"), offNode("c4", "cpu")), learned(bursts)),
 				ofClass(jobs(1, 32, 0), "batch")),
 			want: map[string]string{"c1": "skip/demand_waits", "c2": "skip/deferred", "c3": "skip/deferred", "c4": "skip/deferred"}},
+		// steered like other work: the cpu pool serves it at night, cheaper than the idle gpu
+		// server over its run now (scale-up.md)
+		{name: "deferrable light work passes over an idle gpu server for the cpu pool",
+			policy: "  schedules: [{name: night, start: '22:00', end: '06:00'}]", cfg: withClasses,
+			snap: withDemand(snapshot(offNode("c1", "cpu"), onNode("g1", "gpu")), ofClass(jobs(2, 4, 0), "batch")),
+			want: map[string]string{"c1": "skip/deferred", "g1": "power_off/idle"}},
 		{name: "deferrable work takes no drained server back", policy: nightAndDay, cfg: withClasses,
 			snap: withDemand(snapshot(drainingNode("c1", "cpu")), ofClass(jobs(1, 4, 0), "batch")),
 			want: map[string]string{"c1": "power_off/drained"}},
