@@ -127,6 +127,25 @@ func TestCheaperTier(t *testing.T) {
 		{name: "a cpu server being drained takes light work before an idle gpu server",
 			snap: withDemand(snapshot(drainingNode("c1", "cpu"), gpuIdle), limited(jobs(2, 4, 0), 2*time.Hour)),
 			want: map[string]string{"c1": "resume/demand_return", "g1": "power_off/idle"}},
+		// a department past its cpu quota that may borrow: a cpu server lent costs less than
+		// the gpu server's room over the run
+		{name: "light work past its quota borrows a cpu server rather than keep a gpu server on",
+			cfg: func(c *config.Config) {
+				c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 0, Borrow: true}}
+			},
+			snap: withDemand(snapshot(offNode("c1", "cpu"), gpuIdle), inDept(limited(jobs(2, 4, 0), 2*time.Hour), "a")),
+			want: map[string]string{"c1": "power_on/backlog", "g1": "power_off/idle"}},
+		// the same with the one cpu server the ceiling allows needed by department b, within
+		// its share: borrowing takes only what others leave, so a's work takes the gpu server
+		{name: "light work past its quota takes the gpu server when nothing is left to borrow",
+			cfg: func(c *config.Config) {
+				one := 1
+				c.Pools[0].Max = &one
+				c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 0, Borrow: true}}
+			},
+			snap: withDemand(snapshot(offNode("c1", "cpu"), offNode("c2", "cpu"), gpuIdle),
+				inDept(limited(jobs(2, 4, 0), 2*time.Hour), "a"), inDept(limited(jobs(8, 4, 0), 2*time.Hour), "b")),
+			want: map[string]string{"c1": "power_on/backlog", "c2": "skip/ceiling", "g1": "skip/demand_waits"}},
 		// a gang of two with one cpu server to wake: the gpu server being drained that it
 		// passed over is resumed for the other half rather than powered off
 		{name: "a gang wider than the cpu servers to wake resumes a gpu server being drained",

@@ -47,7 +47,8 @@ func (p *pass) cheaperToWake(g *group, pl *pool, t tier) bool {
 
 // homeTakes reports whether the group's home pool can take one of its jobs: on a server
 // coming up or being drained, or by waking one (below its ceiling and the department's quota,
-// one in its wake queue that the group may use).
+// or past the quota where it may borrow, in the borrowing round: see wakeFor; one in its wake
+// queue that the group may use).
 func (p *pass) homeTakes(g *group) bool { return p.roomAtHome(g) || p.canWakeFor(g) }
 
 // roomAtHome reports whether a server of the group's home pool coming up or being drained (to
@@ -90,7 +91,7 @@ func (p *pass) canWakeFor(g *group) bool {
 	if home.powered >= home.ceiling {
 		return false
 	}
-	if q, ok := home.quotas[g.dept]; ok && home.held[g.dept] >= q.MaxServers {
+	if q, ok := home.quotas[g.dept]; ok && home.held[g.dept] >= q.MaxServers && !q.Borrow {
 		return false
 	}
 	_, ok := p.wakeNext(home, g)
