@@ -35,7 +35,10 @@ func kthSized() []trace.Job {
 	return jobs
 }
 
-func kthEnv(b testing.TB) *Env {
+func kthEnv(b testing.TB) *Env { return kthEnvOf(b, "900") }
+
+// kthEnvOf is the KTH-sized workload on a fleet of servers one-core servers.
+func kthEnvOf(b testing.TB, servers string) *Env {
 	cfg, err := config.Parse([]byte(`server: {webhook_auth_disabled: true}
 pools:
   - {name: sp2, profile: {cpu_cores: 1}, cost: {watts: 100, price_per_kwh: 0.15}, boot_timeout: 5m}
@@ -44,7 +47,7 @@ pools:
 		b.Fatal(err)
 	}
 	tr := &trace.Trace{Format: trace.SWF, Start: time.Date(1996, 9, 23, 0, 0, 0, 0, time.UTC), Jobs: kthSized()}
-	e, err := NewEnv(cfg, tr, Options{Fleet: "900", WatchDelay: time.Second})
+	e, err := NewEnv(cfg, tr, Options{Fleet: servers, WatchDelay: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,6 +65,26 @@ func BenchmarkReplayKTHSized(b *testing.B) {
 	}
 	b.ReportMetric(wall.Seconds()/float64(b.N), "s/replay")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/replay")
+}
+
+// BenchmarkReplayOverloaded replays the KTH-sized workload on a third of its fleet (300
+// servers): work waits for hours (p95 about 20 h), as on a trace replayed with --fleet p95 or
+// on a machine smaller than its log's. It reports each policy's CPU time a replay: the idle
+// timeout's is the one a long queue once made grow with the queue times the fleet (its
+// wakeFor laid every waiting job over every server at each call).
+func BenchmarkReplayOverloaded(b *testing.B) {
+	e := kthEnvOf(b, "300")
+	policies := []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")}
+	cpu := make([]time.Duration, len(policies))
+	for b.Loop() {
+		for k, p := range policies {
+			c, _ := timedReplay(b, e, p)
+			cpu[k] += c
+		}
+	}
+	for k, p := range policies {
+		b.ReportMetric(cpu[k].Seconds()/float64(b.N), "cpu-s/"+p.Name())
+	}
 }
 
 // timedReplay replays e under p and returns the CPU and wall-clock time the replay took. It

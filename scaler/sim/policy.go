@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
@@ -46,10 +45,10 @@ func (p *idleTimeout) Name() string {
 func (p *idleTimeout) decide(w *world) []fleet.Action {
 	w.acct.plannerCalls++
 	acts := p.acts[:0]
-	for _, s := range w.wakeFor() {
+	wanted := w.poolsWanted()
+	for _, s := range w.wakeFor(wanted) {
 		acts = append(acts, fleet.Action{Kind: fleet.PowerOn, Node: w.env.Names[s], Reason: fleet.ReasonBacklog})
 	}
-	wanted := w.poolsWanted()
 	for s := range w.srv {
 		sv := &w.srv[s]
 		if sv.state == fleet.StateOn && len(sv.jobs) == 0 && w.now-sv.emptySince >= p.t && !wanted[sv.pool] {
@@ -90,50 +89,74 @@ func (w *world) poolsWanted() []bool {
 // (booting ones empty), then over servers that are off; the off servers used are woken. A gang
 // that still lacks servers reserves busy ones of its pools (it will start when they free) and
 // has its off servers woken now: otherwise later jobs would take them first and the gang would
-// wait for ever.
-func (w *world) wakeFor() []int32 {
-	if len(w.queue) == 0 {
+// wait for ever. wanted marks the pools some queued job could run on (poolsWanted): once every
+// off server of those is woken, no later job wakes one more, and the rest of the queue is not
+// laid (a fleet with a long queue and every server on wakes nothing, at once: without that,
+// a replay of an overloaded trace laid thousands of waiting jobs over every server at each
+// call, and took minutes).
+func (w *world) wakeFor(wanted []bool) []int32 {
+	asleep := 0
+	for s := range w.srv {
+		if w.srv[s].state == fleet.StateOff && wanted[w.srv[s].pool] {
+			asleep++
+		}
+	}
+	if asleep == 0 {
 		return nil
 	}
-	type room struct{ gpu, cpu int }
-	rooms := make([]room, len(w.srv))
+	n := len(w.srv)
+	rooms, mark, woken := w.wake.rooms[:0], w.wake.mark, w.wake.woken[:0]
+	if len(mark) != n {
+		mark, w.wake.stamp = make([]uint32, n), 0
+	}
 	for s := range w.srv {
 		sv := &w.srv[s]
 		pl := &w.env.Pools[sv.pool]
+		r := room{}
 		switch sv.state {
 		case fleet.StateOn:
-			rooms[s] = room{sv.freeGPU, sv.freeCPU}
+			r = room{sv.freeGPU, sv.freeCPU}
 		case fleet.StateBooting, fleet.StateOff:
-			rooms[s] = room{pl.GPUs, pl.CPUs}
+			r = room{pl.GPUs, pl.CPUs}
 		}
+		rooms = append(rooms, r)
+		woken = append(woken, false)
 	}
-	wake := map[int32]bool{}
+	w.wake.rooms, w.wake.mark, w.wake.woken = rooms, mark, woken
 	var out []int32
 	var failed []shape
-	pick := make([]int32, 0, 16)
+	pick := w.wake.pick[:0]
 	for _, ji := range w.queue {
+		if asleep == 0 {
+			break
+		}
 		j := &w.env.Jobs[ji]
 		if dominated(failed, j) {
 			continue
 		}
 		pick = pick[:0]
+		if w.wake.stamp++; w.wake.stamp == 0 { // mark[s] == stamp: s is in pick
+			clear(mark)
+			w.wake.stamp = 1
+		}
 		// pass 0: room on servers on or booting (or woken); 1: off servers; 2: busy servers
 		// of a pool that fits, reserved
 		for pass := 0; pass < 3 && len(pick) < j.Nodes; pass++ {
 			for _, s := range w.env.order {
 				sv := &w.srv[s]
 				pl := &w.env.Pools[sv.pool]
-				off := sv.state == fleet.StateOff && !wake[s]
+				off := sv.state == fleet.StateOff && !woken[s]
 				var ok bool
 				switch pass {
 				case 0, 1:
 					ok = off == (pass == 1) && rooms[s].gpu >= j.GPUs && rooms[s].cpu >= j.CPUs && pl.takes(&j.Job)
 				case 2:
-					ok = sv.state == fleet.StateOn && pl.takes(&j.Job) && !slices.Contains(pick, s)
+					ok = sv.state == fleet.StateOn && pl.takes(&j.Job) && mark[s] != w.wake.stamp
 				}
 				if !ok {
 					continue
 				}
+				mark[s] = w.wake.stamp
 				if pick = append(pick, s); len(pick) == j.Nodes {
 					break
 				}
@@ -146,11 +169,26 @@ func (w *world) wakeFor() []int32 {
 		for _, s := range pick {
 			rooms[s].gpu = max(rooms[s].gpu-j.GPUs, 0)
 			rooms[s].cpu = max(rooms[s].cpu-j.CPUs, 0)
-			if w.srv[s].state == fleet.StateOff && !wake[s] {
-				wake[s] = true
+			if w.srv[s].state == fleet.StateOff && !woken[s] {
+				woken[s] = true
+				asleep--
 				out = append(out, s)
 			}
 		}
 	}
+	w.wake.pick = pick
 	return out
+}
+
+// room is a server's free GPUs and CPUs, as wakeFor lays the queue over it.
+type room struct{ gpu, cpu int }
+
+// wakeScratch is wakeFor's scratch, kept from call to call: each server's room, whether it
+// was woken, and the stamp that marks it picked for the job being laid (mark[s] == stamp).
+type wakeScratch struct {
+	rooms []room
+	woken []bool
+	mark  []uint32
+	stamp uint32
+	pick  []int32
 }

@@ -68,6 +68,7 @@ type world struct {
 	pick    []int32 // scratch for tryStart
 	times   []int64 // scratch for shadow
 	ending  []int32 // scratch for roomAt
+	wake    wakeScratch
 }
 
 // transition is one finished boot (up) or shutdown of a server of pool, and how long it took.
