@@ -44,20 +44,19 @@ func (p *pass) rebalance() {
 	var cands []int
 	for i := range p.servers {
 		s := &p.servers[i]
-		switch {
-		case s.node.State != fleet.StateOn || s.pool == nil || !p.takesWork(s.node) || p.state[i].isAction:
-		case s.node.Jobs.Allocated():
-			if p.leftAllocated(i) && s.pool.saves && powerKnown(s.node) {
-				cands = append(cands, i)
-			}
-			mv.dest = append(mv.dest, i)
-		default:
-			mv.dest = append(mv.dest, i)
+		if s.node.State != fleet.StateOn || s.pool == nil || !p.takesWork(s.node) || p.state[i].isAction {
+			continue
 		}
+		if s.node.Jobs.Allocated() && p.leftAllocated(i) && s.pool.saves && powerKnown(s.node) {
+			cands = append(cands, i)
+		}
+		mv.addDest(p, i)
 	}
 	for _, pl := range p.pools {
 		for _, rb := range pl.bins {
-			mv.dest = append(mv.dest, rb.tiers[tierComing]...)
+			for _, i := range rb.tiers[tierComing] {
+				mv.addDest(p, i)
+			}
 		}
 	}
 	// Dearest first, then the least used (cheapest to empty), then by name.
@@ -72,6 +71,16 @@ func (p *pass) rebalance() {
 		if p.leftAllocated(i) {
 			p.tryMove(mv, i)
 		}
+	}
+}
+
+// addDest lists server i as a destination for moved work, unless it has no CPU free: every
+// job takes one at least, and what the servers have free only shrinks as the pass plans its
+// moves, so it would hold none. (With the fleet full, each move candidate's jobs were weighed
+// against every other server: a pass over 1,024 busy servers walked a million pairs.)
+func (mv *mover) addDest(p *pass, i int) {
+	if p.state[i].free.cpus > 0 {
+		mv.dest = append(mv.dest, i)
 	}
 }
 

@@ -35,10 +35,11 @@ func kthSized() []trace.Job {
 	return jobs
 }
 
-func kthEnv(b testing.TB) *Env { return kthEnvOf(b, "900") }
+func kthEnv(b testing.TB) *Env { return kthEnvOf(b, "900", false) }
 
-// kthEnvOf is the KTH-sized workload on a fleet of servers one-core servers.
-func kthEnvOf(b testing.TB, servers string) *Env {
+// kthEnvOf is the KTH-sized workload on a fleet of servers one-core servers; with moves,
+// policy.moves is on and every job requeueable (the trace says none is).
+func kthEnvOf(b testing.TB, servers string, moves bool) *Env {
 	cfg, err := config.Parse([]byte(`server: {webhook_auth_disabled: true}
 pools:
   - {name: sp2, profile: {cpu_cores: 1}, cost: {watts: 100, price_per_kwh: 0.15}, boot_timeout: 5m}
@@ -46,8 +47,9 @@ pools:
 	if err != nil {
 		b.Fatal(err)
 	}
+	cfg.Policy.Moves.Enabled = moves
 	tr := &trace.Trace{Format: trace.SWF, Start: time.Date(1996, 9, 23, 0, 0, 0, 0, time.UTC), Jobs: kthSized()}
-	e, err := NewEnv(cfg, tr, Options{Fleet: servers, WatchDelay: time.Second})
+	e, err := NewEnv(cfg, tr, Options{Fleet: servers, WatchDelay: time.Second, RequeueAll: moves})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,13 +70,15 @@ func BenchmarkReplayKTHSized(b *testing.B) {
 }
 
 // BenchmarkReplayOverloaded replays the KTH-sized workload on a third of its fleet (300
-// servers): work waits for hours (p95 about 20 h), as on a trace replayed with --fleet p95 or
+// servers), every job requeueable and policy.moves on: work waits for hours (p95 about 20 h), as on a trace replayed with --fleet p95 or
 // on a machine smaller than its log's. It reports each policy's CPU time a replay: the idle
 // timeout's is the one a long queue once made grow with the queue times the fleet (its
-// wakeFor laid every waiting job over every server at each call).
+// wakeFor laid every waiting job over every server at each call); rota's, its planner's with
+// moves off and on (rota-moves), the one a full fleet made grow with the square of the fleet (each server's
+// jobs weighed against every other server for a move).
 func BenchmarkReplayOverloaded(b *testing.B) {
-	e := kthEnvOf(b, "300")
-	policies := []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")}
+	e := kthEnvOf(b, "300", true)
+	policies := []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), RotaWithoutMoves("rota"), Rota("rota-moves")}
 	cpu := make([]time.Duration, len(policies))
 	for b.Loop() {
 		for k, p := range policies {

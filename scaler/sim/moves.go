@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -29,6 +30,22 @@ func (m *moveState) init(jobs int) {
 }
 
 func (m *moveState) excluded(ji int32, s int32) bool { return slices.Contains(m.exclude[ji], s) }
+
+// excludes names the servers job ji may not start on, sorted and comma-separated, as the job
+// manager reports a waiting job's --exclude ("" for none): the planner wakes no server of
+// them for it.
+func (w *world) excludes(ji int32) string {
+	away := w.moves.exclude[ji]
+	if len(away) == 0 {
+		return ""
+	}
+	names := make([]string, len(away))
+	for k, s := range away {
+		names[k] = w.env.Names[s]
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
 
 // restarted reports whether the job starts again after a move (its wait was counted already).
 func (m *moveState) restarted(ji int32) bool { return m.gen[ji] > 0 }

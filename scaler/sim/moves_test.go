@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/rotahq/rota/internal/testutil"
@@ -112,5 +113,54 @@ func TestSkippingChangesNothingWithMoves(t *testing.T) {
 	if !reflect.DeepEqual(skip, every) {
 		t.Errorf("skipping changed the replay: %.2f vs %.2f server-hours, %d vs %d moves",
 			skip.ServerHours, every.ServerHours, skip.Moves, every.Moves)
+	}
+}
+
+// TestMovedJobKeepsItsExclusions: a job moved off a server may not start there again, and the
+// world tells it as the job manager does: the waiting job's demand and, once it runs again,
+// its entry among the server's jobs name the server excluded (so the planner neither counts
+// that server's room for it nor moves it back), and its backfill reservation counts no server
+// it may not use. Without them a moved job was moved back and forth until every server of its
+// pool excluded it, and a reservation "now" on a server it could not use held the whole queue
+// behind it: on mixed fleets with moves, hundreds of jobs given up after a week.
+func TestMovedJobKeepsItsExclusions(t *testing.T) {
+	cfg := replayConfig(t, `policy: {moves: {enabled: true}}
+pools:
+  - {name: gpu, profile: {cpu_cores: 96, gpus: 8}, cost: {hourly: 6}, boot_timeout: 5m, nodes: [{name: g1}, {name: g2}]}
+`)
+	first, second := job(2, 0, 7200, 8), job(3, 0, 3600, 8)
+	first.Requeueable = true
+	e := tinyEnv(t, cfg, "config", first, second)
+	w := newWorld(e)
+	w.queue, w.placeDirty = []int32{0, 1}, true
+	w.place()
+	g1, g2 := int32(e.byName["g1"]), int32(e.byName["g2"])
+	if !slices.Equal(w.held[0], []int32{g1}) || !slices.Equal(w.held[1], []int32{g2}) {
+		t.Fatalf("jobs on %v and %v, want g1 and g2", w.held[0], w.held[1])
+	}
+	w.now += 600
+	w.requeue(0, []int32{g1}) // moved off g1, which it may not use again
+	var s snapshotter
+	snap := s.build(w, cfg)
+	if len(snap.Demand) != 1 || snap.Demand[0].Needs.Exclude != "g1" {
+		t.Errorf("demand %+v, want the moved job's, excluding g1", snap.Demand)
+	}
+	// g1 is empty, but the job may not start there: it waits for g2, whose job ends at 3600.
+	if got := w.shadow(0); got != e.T0+3600 {
+		t.Errorf("the moved job's reservation at %d, want g2's job's end %d (g1 excluded)", got-e.T0, 3600)
+	}
+	w.place()
+	if w.start[0] >= 0 {
+		t.Fatalf("the moved job started again on %v, which it may not use", w.held[0])
+	}
+	w.now = e.T0 + 3600
+	w.finish(1)
+	w.place()
+	if !slices.Equal(w.held[0], []int32{g2}) {
+		t.Fatalf("the moved job runs on %v, want g2", w.held[0])
+	}
+	run := s.running(w, &w.srv[g2])
+	if len(run) != 1 || run[0].Needs.Exclude != "g1" {
+		t.Errorf("g2's jobs as the planner reads them: %+v, want the moved job excluding g1", run)
 	}
 }

@@ -57,7 +57,7 @@ func (w *world) place() {
 		default:
 			failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs})
 			if !blocked {
-				blocked, shadow = true, w.shadow(j)
+				blocked, shadow = true, w.shadow(ji)
 			}
 		}
 	}
@@ -123,15 +123,17 @@ func (w *world) finish(ji int32) {
 	w.placeDirty = true
 }
 
-// shadow is the earliest time the job could start if nothing new started: each server that
-// is on or booting has a time from which it has room (servers are independent), and the job
-// needs the Nodes-th earliest. Never when the servers on and booting cannot hold it.
-func (w *world) shadow(j *Job) int64 {
+// shadow is the earliest time job ji could start if nothing new started: each server that
+// is on or booting and not excluded for it (by a move) has a time from which it has room
+// (servers are independent), and the job needs the Nodes-th earliest. Never when the servers
+// on and booting cannot hold it.
+func (w *world) shadow(ji int32) int64 {
+	j := &w.env.Jobs[ji]
 	times := w.times[:0]
 	for s := range w.srv {
 		sv := &w.srv[s]
 		pl := &w.env.Pools[sv.pool]
-		if pl.GPUs < j.GPUs || pl.CPUs < j.CPUs {
+		if pl.GPUs < j.GPUs || pl.CPUs < j.CPUs || w.moves.excluded(ji, int32(s)) {
 			continue
 		}
 		switch sv.state {

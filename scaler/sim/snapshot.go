@@ -40,8 +40,8 @@ type snapshotter struct {
 }
 
 type demandKey struct {
-	class, partition, dept string
-	nodes, gpus, cpu       int
+	class, partition, dept, exclude string
+	nodes, gpus, cpu                int
 }
 
 func (s *snapshotter) build(w *world, cfg *config.Config) fleet.Snapshot {
@@ -315,7 +315,7 @@ func (s *snapshotter) buildDemand(w *world) {
 	s.demand, s.waiting = s.demand[:0], nil
 	for _, ji := range w.queue {
 		j := &w.env.Jobs[ji]
-		k := demandKey{class: j.Class, partition: j.Partition, dept: j.Department, nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
+		k := demandKey{class: j.Class, partition: j.Partition, dept: j.Department, exclude: w.excludes(ji), nodes: j.Nodes, gpus: j.GPUs, cpu: j.CPUs}
 		limit := time.Duration(j.TimeLimit) * time.Second
 		if i, ok := s.index[k]; ok {
 			d := &s.demand[i]
@@ -328,7 +328,7 @@ func (s *snapshotter) buildDemand(w *world) {
 		s.index[k] = len(s.demand)
 		s.demand = append(s.demand, fleet.Demand{Class: k.class, Partition: j.Partition, Department: j.Department,
 			Shape: config.Shape{Partition: j.Partition, CPUs: j.CPUs, GPUs: j.GPUs}, Nodes: j.Nodes, Count: 1,
-			Since: w.wall(j.Submit), TimeLimit: limit})
+			Since: w.wall(j.Submit), TimeLimit: limit, Needs: fleet.Needs{Exclude: k.exclude}})
 	}
 }
 
@@ -342,7 +342,7 @@ func (s *snapshotter) running(w *world, sv *server) []fleet.Job {
 	for _, ji := range sv.jobs {
 		j := &w.env.Jobs[ji]
 		out = append(out, fleet.Job{ID: strconv.Itoa(int(ji)), Partition: j.Partition, Department: j.Department,
-			CPUs: j.CPUs, GPUs: j.GPUs, Servers: j.Nodes, Requeueable: j.Requeueable,
+			CPUs: j.CPUs, GPUs: j.GPUs, Servers: j.Nodes, Requeueable: j.Requeueable, Needs: fleet.Needs{Exclude: w.excludes(ji)},
 			Started: w.wall(w.start[ji]), TimeLimit: time.Duration(j.TimeLimit) * time.Second})
 	}
 	return out
