@@ -164,3 +164,28 @@ pools:
 		t.Errorf("g2's jobs as the planner reads them: %+v, want the moved job excluding g1", run)
 	}
 }
+
+// TestReservationOnServersThatTakeTheJob: the backfill reservation of the queue's first job
+// counts only servers of pools that take it (its partition): an empty server of a pool kept for
+// another partition is no room for it, and a reservation "now" there would hold every later
+// job back.
+func TestReservationOnServersThatTakeTheJob(t *testing.T) {
+	cfg := replayConfig(t, `pools:
+  - {name: batch, profile: {cpu_cores: 96, gpus: 8, partitions: [batch]}, cost: {hourly: 6}, boot_timeout: 5m, nodes: [{name: b1}]}
+  - {name: any, profile: {cpu_cores: 96, gpus: 8}, cost: {hourly: 6}, boot_timeout: 5m, nodes: [{name: a1}]}
+`)
+	running, web := job(2, 0, 3600, 8), job(3, 0, 3600, 8)
+	running.Partition, web.Partition = "web", "web"
+	e := tinyEnv(t, cfg, "config", running, web)
+	w := newWorld(e)
+	w.queue, w.placeDirty = []int32{0}, true
+	w.place()
+	a1 := int32(e.byName["a1"])
+	if !slices.Equal(w.held[0], []int32{a1}) {
+		t.Fatalf("the web job runs on %v, want a1", w.held[0])
+	}
+	// b1 is empty but takes only batch work: the web job waits for a1, free at 3600.
+	if got := w.shadow(1); got != e.T0+3600 {
+		t.Errorf("the web job's reservation at %d, want a1's job's end %d (b1 takes batch only)", got-e.T0, 3600)
+	}
+}

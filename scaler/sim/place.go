@@ -124,16 +124,16 @@ func (w *world) finish(ji int32) {
 }
 
 // shadow is the earliest time job ji could start if nothing new started: each server that
-// is on or booting and not excluded for it (by a move) has a time from which it has room
-// (servers are independent), and the job needs the Nodes-th earliest. Never when the servers
-// on and booting cannot hold it.
+// is on or booting, of a pool that takes the job (its partition) and not excluded for it (by a
+// move), has a time from which it has room (servers are independent), and the job needs the
+// Nodes-th earliest. Never when the servers on and booting cannot hold it.
 func (w *world) shadow(ji int32) int64 {
 	j := &w.env.Jobs[ji]
 	times := w.times[:0]
 	for s := range w.srv {
 		sv := &w.srv[s]
 		pl := &w.env.Pools[sv.pool]
-		if pl.GPUs < j.GPUs || pl.CPUs < j.CPUs || w.moves.excluded(ji, int32(s)) {
+		if pl.GPUs < j.GPUs || pl.CPUs < j.CPUs || !pl.takes(&j.Job) || w.moves.excluded(ji, int32(s)) {
 			continue
 		}
 		switch sv.state {
