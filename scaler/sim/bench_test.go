@@ -37,8 +37,8 @@ func kthSized() []trace.Job {
 
 func kthEnv(b testing.TB) *Env { return kthEnvOf(b, "900", false) }
 
-// kthEnvOf is the KTH-sized workload on a fleet of servers one-core servers; with moves,
-// policy.moves is on and every job requeueable (the trace says none is).
+// kthEnvOf is the KTH-sized workload on a fleet of one-core servers (servers: --fleet's
+// value); with moves, policy.moves is on and every job requeueable (the trace says none is).
 func kthEnvOf(b testing.TB, servers string, moves bool) *Env {
 	cfg, err := config.Parse([]byte(`server: {webhook_auth_disabled: true}
 pools:
@@ -70,12 +70,12 @@ func BenchmarkReplayKTHSized(b *testing.B) {
 }
 
 // BenchmarkReplayOverloaded replays the KTH-sized workload on a third of its fleet (300
-// servers), every job requeueable and policy.moves on: work waits for hours (p95 about 20 h), as on a trace replayed with --fleet p95 or
-// on a machine smaller than its log's. It reports each policy's CPU time a replay: the idle
-// timeout's is the one a long queue once made grow with the queue times the fleet (its
-// wakeFor laid every waiting job over every server at each call); rota's, its planner's with
-// moves off and on (rota-moves), the one a full fleet made grow with the square of the fleet (each server's
-// jobs weighed against every other server for a move).
+// servers), every job requeueable and policy.moves on: work waits for hours (p95 about 20 h),
+// as on a trace replayed with --fleet p95 or on a machine smaller than its log's. It reports
+// each policy's CPU time a replay: the idle timeout's, which a long queue once made grow with
+// the queue times the fleet (wakeFor laid every waiting job over every server at each call),
+// and rota's planner's with moves off and on (rota-moves), which a full fleet once made grow
+// with the square of the fleet (each server's jobs weighed against every other server).
 func BenchmarkReplayOverloaded(b *testing.B) {
 	e := kthEnvOf(b, "300", true)
 	policies := []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), RotaWithoutMoves("rota"), Rota("rota-moves")}
