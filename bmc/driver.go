@@ -59,6 +59,7 @@ type bmclibDialer struct {
 
 	mu          sync.Mutex
 	tlsSessions map[string]tls.ClientSessionCache
+	systems     map[string]systemChoice // by node: the Redfish system its commands reach
 }
 
 func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, password Secret) (conn, error) {
@@ -99,6 +100,12 @@ func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, passw
 	defer cancel()
 	if err := client.Open(octx); err != nil {
 		return nil, c.classify(octx, fmt.Errorf("opening connection: %w", err))
+	}
+	if ep.Protocol == ProtocolRedfish {
+		if err := d.checkSystem(octx, node, ep, password); err != nil {
+			_ = client.Close(octx)
+			return nil, err
+		}
 	}
 	return c, nil
 }

@@ -62,7 +62,8 @@ func (e *AuthError) Is(target error) bool { return target == ErrAuth }
 // Unwrap returns the cause.
 func (e *AuthError) Unwrap() error { return e.Err }
 
-// RefusedError is a request the BMC refused (HTTP 4xx other than 401/403).
+// RefusedError is a request the BMC refused (HTTP 4xx other than 401/403), or one rota
+// refused to make (Status 0: a setting the BMC contradicts, a tool missing).
 type RefusedError struct {
 	Node   string
 	Status int
@@ -70,6 +71,9 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("bmc request not made, not retried: %v", e.Err)
+	}
 	return fmt.Sprintf("bmc refused the request (status %d), not retried: %v", e.Status, e.Err)
 }
 

@@ -2,16 +2,12 @@ package bmc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
-
-	"github.com/stmcginnis/gofish"
 )
 
 // Reading is a server's power draw as its BMC measured it.
@@ -78,46 +74,31 @@ func (m bmcMeter) read(ctx context.Context, node string, ep Endpoint, password S
 	return m.readRedfish(ctx, node, ep, password)
 }
 
-// readRedfish logs in (or uses basic auth) and reads the first chassis that reports a draw:
-// EnvironmentMetrics' PowerWatts.Reading, else Power's PowerControl[0].PowerConsumedWatts. The
-// JSON is read here rather than through gofish's structs, which give 0 for an absent reading.
+// readRedfish logs in (or uses basic auth) and reads the first chassis of the node's system
+// (system) that reports a draw: EnvironmentMetrics' PowerWatts.Reading, else Power's
+// PowerControl[0].PowerConsumedWatts; a system that links no chassis, on a BMC serving no
+// other, is read from every chassis. The JSON is read here rather than through gofish's
+// structs, which give 0 for an absent reading.
 func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error) {
-	hc, err := m.d.httpClient(node, ep)
+	r, err := m.d.openRedfish(ctx, node, ep, password)
 	if err != nil {
-		return Reading{}, &RefusedError{Node: node, Err: err}
-	}
-	client, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
-		Endpoint: fmt.Sprintf("https://%s:%d", ep.Host, portOrDefault(ep)), Username: ep.Username,
-		Password: password.Reveal(), HTTPClient: hc, BasicAuth: ep.BasicAuth,
-	})
-	if err != nil {
-		return Reading{}, classifyRedfish(node, fmt.Errorf("opening connection: %w", err))
-	}
-	defer client.Logout()
-	get := func(uri string, v any) error {
-		resp, err := client.Get(uri)
-		if err != nil {
-			return classifyRedfish(node, fmt.Errorf("reading %s: %w", uri, err))
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if err != nil {
-			return &transientError{err: fmt.Errorf("reading %s: %w", uri, err)}
-		}
-		if err := json.Unmarshal(b, v); err != nil {
-			return &transientError{err: fmt.Errorf("reading %s: not the json of a redfish resource: %w", uri, err)}
-		}
-		return nil
-	}
-	var coll struct {
-		Members []struct {
-			ID string `json:"@odata.id"`
-		}
-	}
-	if err := get("/redfish/v1/Chassis", &coll); err != nil {
 		return Reading{}, err
 	}
-	for _, mem := range coll.Members {
+	defer r.close()
+	sys, err := m.d.system(node, ep, r)
+	if err != nil {
+		return Reading{}, err
+	}
+	var chassis []string
+	for _, ch := range sys.system.Links.Chassis {
+		chassis = append(chassis, ch.URI)
+	}
+	if len(chassis) == 0 && sys.alone {
+		if chassis, err = r.collection("/redfish/v1/Chassis"); err != nil {
+			return Reading{}, err
+		}
+	}
+	for _, uri := range chassis {
 		var ch struct {
 			EnvironmentMetrics *struct {
 				ID string `json:"@odata.id"`
@@ -126,14 +107,14 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 				ID string `json:"@odata.id"`
 			}
 		}
-		if err := get(mem.ID, &ch); err != nil {
+		if err := r.get(uri, &ch); err != nil {
 			return Reading{}, err
 		}
 		if ch.EnvironmentMetrics != nil && ch.EnvironmentMetrics.ID != "" {
 			var env struct {
 				PowerWatts *struct{ Reading *float64 }
 			}
-			if err := get(ch.EnvironmentMetrics.ID, &env); err == nil && env.PowerWatts != nil && validWatts(env.PowerWatts.Reading) {
+			if err := r.get(ch.EnvironmentMetrics.ID, &env); err == nil && env.PowerWatts != nil && validWatts(env.PowerWatts.Reading) {
 				return Reading{Watts: *env.PowerWatts.Reading, Source: "redfish_environment_metrics"}, nil
 			}
 		}
@@ -141,12 +122,12 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 			var pw struct {
 				PowerControl []struct{ PowerConsumedWatts *float64 }
 			}
-			if err := get(ch.Power.ID, &pw); err == nil && len(pw.PowerControl) > 0 && validWatts(pw.PowerControl[0].PowerConsumedWatts) {
+			if err := r.get(ch.Power.ID, &pw); err == nil && len(pw.PowerControl) > 0 && validWatts(pw.PowerControl[0].PowerConsumedWatts) {
 				return Reading{Watts: *pw.PowerControl[0].PowerConsumedWatts, Source: "redfish_power"}, nil
 			}
 		}
 	}
-	return Reading{}, fmt.Errorf("%w: no chassis has a Power or EnvironmentMetrics reading", ErrNoReading)
+	return Reading{}, fmt.Errorf("%w: no chassis of system %s has a Power or EnvironmentMetrics reading", ErrNoReading, sys.system.URI)
 }
 
 func validWatts(w *float64) bool { return w != nil && *w >= 0 && *w < 1e7 }

@@ -277,3 +277,66 @@ func assertNoSecret(t *testing.T, secret, logs string, err error) {
 		t.Errorf("the password appears in the error's %%+v or %%#v")
 	}
 }
+
+// TestRedfishSeveralSystems: on a BMC that serves several ComputerSystems (a blade enclosure's
+// manager), commands reach the one system_name picks and no other; where it picks none or
+// several (bmclib would then command every system, or the first it read) nothing is sent.
+func TestRedfishSeveralSystems(t *testing.T) {
+	blades := []redfishemu.SystemConfig{{ID: "Blade2", Power: "On"}, {ID: "Blade3", Power: "On"}}
+	twins := []redfishemu.SystemConfig{{ID: "Blade2", Name: "WebFrontEnd483", Power: "On"}}
+	tests := []struct {
+		name       string
+		others     []redfishemu.SystemConfig
+		systemName string
+		wantErr    string // empty: the operations succeed
+	}{
+		{"picked by name", blades, "WebFrontEnd483", ""},
+		{"one system, none named", nil, "", ""},
+		{"several systems, none named", blades, "", `serves 3 systems (Name "WebFrontEnd483" at /redfish/v1/Systems/437XR1138R2, "Blade2" at /redfish/v1/Systems/Blade2, "Blade3" at /redfish/v1/Systems/Blade3): set system_name to the one this server is`},
+		{"a name no system has", blades, "Blade9", `system_name "Blade9" names none of its systems`},
+		{"a name that is not the only system's", nil, "WebFrontEnd48", `system_name "WebFrontEnd48" names none of its systems`},
+		{"a name two systems share", twins, "WebFrontEnd483", `system_name "WebFrontEnd483" names 2 of its systems`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sc := emuServer("n", "Off", redfishemu.Faults{})
+			sc.OtherSystems = tt.others
+			emu, ca := startEmulator(t, sc)
+			ep := redfishEndpoint(t, emu, "n", ca)
+			ep.SystemName = tt.systemName
+			log, _ := testLogger()
+			c, err := NewController(map[string]Endpoint{"n": ep}, redfishOptions(Options{Logger: log}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			srv := emu.Server("n")
+			onErr := c.On(ctx, "n")
+			offErr := c.Off(ctx, "n", false)
+			_, readErr := c.PowerReading(ctx, "n")
+			if tt.wantErr == "" {
+				if onErr != nil || offErr != nil || readErr != nil {
+					t.Fatalf("on: %v; off: %v; reading: %v", onErr, offErr, readErr)
+				}
+				wantResets(t, srv.Stats(), "On", "ForceOff")
+			} else {
+				for _, err := range []error{onErr, offErr, readErr} {
+					if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tt.wantErr) {
+						t.Errorf("error %v, want a refusal saying %q", err, tt.wantErr)
+					}
+				}
+				wantResets(t, srv.Stats())
+			}
+			if got := srv.Stats().OtherResets; len(got) != 0 {
+				t.Errorf("resets sent to the other systems: %q", got)
+			}
+			for _, o := range tt.others {
+				if p := srv.OtherPower(o.ID); p != "On" {
+					t.Errorf("%s is %s, was On", o.ID, p)
+				}
+			}
+		})
+	}
+}

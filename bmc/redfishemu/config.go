@@ -41,6 +41,24 @@ type ServerConfig struct {
 	Hook   Hook   `yaml:"hook" json:"hook"`
 	// PowerWatts is what the server draws, served as its chassis' power readings.
 	PowerWatts PowerWatts `yaml:"power_watts" json:"power_watts"`
+	// OtherSystems are more ComputerSystems this BMC serves beside the server's own, as a
+	// blade enclosure's or a multi-node chassis' manager does: a client that does not pick
+	// its system reaches them too.
+	OtherSystems []SystemConfig `yaml:"other_systems" json:"other_systems,omitempty"`
+}
+
+// SystemConfig is one of a BMC's other ComputerSystems: a copy of the mockup's system under
+// its own Id and Name, listed in the Systems collection after the server's own. A Reset
+// posted to it changes its power at once (no delay, no faults, no hook) and is counted in
+// Stats.OtherResets.
+type SystemConfig struct {
+	// ID is its Id and the last segment of its URI (letters, digits, '.', '_', '-').
+	ID string `yaml:"id" json:"id"`
+	// Name is its Name (default: the ID). It may repeat another system's Name, the server's
+	// own WebFrontEnd483 included, as the blades of one enclosure often share one.
+	Name string `yaml:"name" json:"name,omitempty"`
+	// Power is its initial state, On or Off (default Off).
+	Power string `yaml:"power" json:"power,omitempty"`
 }
 
 // PowerWatts is an emulated server's power draw, served in the shape of the DMTF mockup's
@@ -170,8 +188,28 @@ func (c Config) Validate() error {
 		if s.Hook.URL != "" && !strings.HasPrefix(s.Hook.URL, "http://") && !strings.HasPrefix(s.Hook.URL, "https://") {
 			errs = append(errs, fmt.Errorf("%s.hook.url: want http:// or https://", p))
 		}
+		errs = append(errs, validateSystems(p, s.OtherSystems)...)
 	}
 	return errors.Join(errs...)
+}
+
+func validateSystems(p string, systems []SystemConfig) []error {
+	var errs []error
+	ids := map[string]bool{systemID: true}
+	for i, sys := range systems {
+		q := fmt.Sprintf("%s.other_systems[%d]", p, i)
+		switch {
+		case sys.ID == "" || strings.Trim(sys.ID, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "":
+			errs = append(errs, fmt.Errorf("%s.id: want letters, digits, '.', '_' or '-', got %q", q, sys.ID))
+		case ids[sys.ID]:
+			errs = append(errs, fmt.Errorf("%s.id: duplicate %q (the server's own system is %s)", q, sys.ID, systemID))
+		}
+		ids[sys.ID] = true
+		if _, err := initialPower(sys.Power); err != nil {
+			errs = append(errs, fmt.Errorf("%s.power: %w", q, err))
+		}
+	}
+	return errs
 }
 
 // Validate checks the fault values.

@@ -29,6 +29,10 @@ func TestParseConfig(t *testing.T) {
 		{"negative duration", "servers: [{name: a, listen: x, username: u, password: p, transition_delay: -1s}]", []string{"negative duration"}},
 		{"two hooks", "servers: [{name: a, listen: x, username: u, password: p, hook: {command: [true], url: 'http://h'}}]", []string{"set command or url, not both"}},
 		{"hook url scheme", "servers: [{name: a, listen: x, username: u, password: p, hook: {url: 'ftp://h'}}]", []string{"hook.url: want http:// or https://"}},
+		{"other systems", "servers: [{name: a, listen: x, username: u, password: p, other_systems: [{id: Blade2, power: On}, {id: b3, name: WebFrontEnd483}]}]", nil},
+		{"other systems wrong", `servers: [{name: a, listen: x, username: u, password: p, other_systems: [{id: "a/b"}, {id: 437XR1138R2}, {id: x, power: half}, {id: x}]}]`, []string{
+			`servers[0].other_systems[0].id: want letters, digits, '.', '_' or '-', got "a/b"`, `servers[0].other_systems[1].id: duplicate "437XR1138R2"`,
+			`servers[0].other_systems[2].power: want On or Off, got "half"`, `servers[0].other_systems[3].id: duplicate "x"`}},
 		{"drop count", "servers: [{name: a, listen: x, username: u, password: p, faults: {drop_power_on: -2}}]", []string{"drop_power_on: want -1 (all) or a count"}},
 	}
 	for _, tt := range tests {

@@ -121,15 +121,24 @@ func (e *Emulator) ControlAddr() string { return e.ctlAddr }
 
 // ServerStatus is what the control endpoint says about one server.
 type ServerStatus struct {
-	Name   string `json:"name"`
-	Addr   string `json:"addr"`
-	Power  string `json:"power"`
-	Faults Faults `json:"faults"`
-	Stats  Stats  `json:"stats"`
+	Name  string `json:"name"`
+	Addr  string `json:"addr"`
+	Power string `json:"power"`
+	// OtherPower is the power of each of the other systems, by Id.
+	OtherPower map[string]string `json:"other_power,omitempty"`
+	Faults     Faults            `json:"faults"`
+	Stats      Stats             `json:"stats"`
 }
 
 func (s *Server) status() ServerStatus {
-	return ServerStatus{Name: s.cfg.Name, Addr: s.Addr(), Power: s.Power(), Faults: s.Faults(), Stats: s.Stats()}
+	st := ServerStatus{Name: s.cfg.Name, Addr: s.Addr(), Power: s.Power(), Faults: s.Faults(), Stats: s.Stats()}
+	for _, o := range s.cfg.OtherSystems {
+		if st.OtherPower == nil {
+			st.OtherPower = map[string]string{}
+		}
+		st.OtherPower[o.ID] = s.OtherPower(o.ID)
+	}
+	return st
 }
 
 // controlHandler serves:

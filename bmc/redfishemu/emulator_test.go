@@ -178,6 +178,49 @@ func TestGenericClientWalk(t *testing.T) {
 	}
 }
 
+// TestOtherSystems: a BMC that serves more than one ComputerSystem lists them all, and a Reset
+// of one changes that one alone.
+func TestOtherSystems(t *testing.T) {
+	sc := server("n1")
+	sc.OtherSystems = []SystemConfig{{ID: "Blade2", Power: "On"}, {ID: "Blade3", Name: "WebFrontEnd483"}}
+	e := start(t, Config{Servers: []ServerConfig{sc}})
+	client, err := gofish.Connect(gofish.ClientConfig{
+		Endpoint: "https://" + e.Server("n1").Addr(), Username: "admin", Password: "secret",
+		HTTPClient: trustingClient(e),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Logout()
+	systems, err := client.Service.Systems()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gofish reads a collection's members at once, in no fixed order.
+	slices.SortFunc(systems, func(a, b *redfish.ComputerSystem) int { return strings.Compare(a.ID, b.ID) })
+	var got []string
+	for _, s := range systems {
+		got = append(got, s.ID+" "+s.Name+" "+string(s.PowerState))
+	}
+	want := []string{"437XR1138R2 WebFrontEnd483 Off", "Blade2 Blade2 On", "Blade3 WebFrontEnd483 Off"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("systems %q, want %q", got, want)
+	}
+	if err := systems[1].Reset(redfish.ForceOffResetType); err != nil {
+		t.Fatal(err)
+	}
+	srv := e.Server("n1")
+	if p, o := srv.Power(), srv.OtherPower("Blade2"); p != "Off" || o != "Off" {
+		t.Errorf("after ForceOff of Blade2: own system %s, Blade2 %s; want Off, Off", p, o)
+	}
+	if st := srv.Stats(); !slices.Equal(st.OtherResets, []string{"Blade2:ForceOff"}) || len(st.Resets) != 0 {
+		t.Errorf("resets: own %q, others %q", st.Resets, st.OtherResets)
+	}
+	if s := srv.status(); s.OtherPower["Blade2"] != "Off" || s.OtherPower["Blade3"] != "Off" {
+		t.Errorf("status other_power %v", s.OtherPower)
+	}
+}
+
 // TestRedfishProtocol checks the HTTP answers a client depends on.
 func TestRedfishProtocol(t *testing.T) {
 	e := start(t, Config{Servers: []ServerConfig{server("n1")}})

@@ -28,6 +28,8 @@ type Stats struct {
 	Requests int `json:"requests"`
 	// Resets lists every ResetType posted and accepted, in order (dropped ones included).
 	Resets []string `json:"resets"`
+	// OtherResets lists every Reset posted to one of the other systems, as "id:ResetType".
+	OtherResets []string `json:"other_resets"`
 	// DroppedPowerOns counts power-ons accepted and ignored (fault drop_power_on).
 	DroppedPowerOns int `json:"dropped_power_ons"`
 	Logins          int `json:"logins"`
@@ -40,11 +42,12 @@ type Stats struct {
 
 // Server is one emulated BMC.
 type Server struct {
-	cfg   ServerConfig
-	clock Clock
-	log   *logrus.Entry
-	res   resources
-	hooks *hookRunner
+	cfg    ServerConfig
+	clock  Clock
+	log    *logrus.Entry
+	res    resources
+	hooks  *hookRunner
+	others []*otherSystem
 
 	mu         sync.Mutex
 	power      string
@@ -64,8 +67,12 @@ func newServer(cfg ServerConfig, clock Clock, log *logrus.Entry, res resources, 
 	if err != nil {
 		return nil, err
 	}
+	others, err := newOtherSystems(cfg.OtherSystems)
+	if err != nil {
+		return nil, err
+	}
 	return &Server{
-		cfg: cfg, clock: clock, log: log.WithField("server", cfg.Name), res: res, hooks: hooks,
+		cfg: cfg, clock: clock, log: log.WithField("server", cfg.Name), res: res, hooks: hooks, others: others,
 		power: p, faults: cfg.Faults, sessions: map[string]string{},
 		rng: mrand.New(mrand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 	}, nil
@@ -86,6 +93,7 @@ func (s *Server) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Resets = append([]string(nil), s.stats.Resets...)
+	st.OtherResets = append([]string(nil), s.stats.OtherResets...)
 	st.Sessions = len(s.sessions)
 	return st
 }
@@ -211,9 +219,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "Base.1.0.NoValidSession", "authentication required")
 		return
 	}
+	other, sub := s.otherOf(uri)
 	switch {
 	case uri == resetPath && r.Method == http.MethodPost:
 		s.reset(w, r)
+	case other != nil && sub == "Actions/ComputerSystem.Reset" && r.Method == http.MethodPost:
+		s.resetOther(w, r, other)
+	case other != nil && sub == "" && r.Method == http.MethodGet:
+		s.serveOther(w, other)
+	case uri == systemsPath && r.Method == http.MethodGet:
+		s.serveSystems(w)
 	case uri == sessionsURI && r.Method == http.MethodGet:
 		s.serveSessions(w)
 	case strings.HasPrefix(uri, sessionsURI+"/") && r.Method == http.MethodGet:
@@ -344,14 +359,24 @@ var allowedResets = map[string]bool{
 	"ForceRestart": true, "Nmi": true, "ForceOn": true, "PushPowerButton": true,
 }
 
-func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
+// readResetType reads a Reset's body; when it is malformed or the ResetType not allowed it
+// answers 400 and returns false.
+func readResetType(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var body struct{ ResetType string }
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, "Base.1.0.MalformedJSON", "malformed JSON")
-		return
+		return "", false
 	}
 	if !allowedResets[body.ResetType] {
 		writeError(w, http.StatusBadRequest, "Base.1.0.ActionParameterNotSupported", fmt.Sprintf("ResetType %q is not supported", body.ResetType))
+		return "", false
+	}
+	return body.ResetType, true
+}
+
+func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
+	resetType, ok := readResetType(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -361,22 +386,22 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusPreconditionFailed, "Base.1.0.PreconditionFailed", "ETag does not match")
 		return
 	}
-	target := resetTarget(body.ResetType, s.power)
+	target := resetTarget(resetType, s.power)
 	if s.faults.ConflictOnSameState && target != "" && (s.power == target || s.target == target) {
 		s.stats.Conflicts++
 		writeError(w, http.StatusConflict, "Base.1.0.ResourceInStandby", "the system is already "+s.power)
 		return
 	}
-	s.stats.Resets = append(s.stats.Resets, body.ResetType)
-	s.log.WithField("reset_type", body.ResetType).Info("reset requested")
+	s.stats.Resets = append(s.stats.Resets, resetType)
+	s.log.WithField("reset_type", resetType).Info("reset requested")
 	switch {
 	case target == powerOn && s.faults.DropPowerOn != 0:
 		if s.faults.DropPowerOn > 0 {
 			s.faults.DropPowerOn--
 		}
 		s.stats.DroppedPowerOns++
-	case body.ResetType == "GracefulShutdown" && s.faults.IgnoreGracefulShutdown:
-	case body.ResetType == "ForceRestart" || body.ResetType == "GracefulRestart":
+	case resetType == "GracefulShutdown" && s.faults.IgnoreGracefulShutdown:
+	case resetType == "ForceRestart" || resetType == "GracefulRestart":
 		if s.power == powerOn {
 			s.hooks.run(s.cfg.Name, s.cfg.Hook, powerOff)
 			s.beginLocked(powerOn)
