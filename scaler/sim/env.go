@@ -147,19 +147,27 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	if opt.Shutdown > 0 {
 		shutdown = int64(opt.Shutdown / time.Second)
 	}
-	for _, p := range c.Pools {
+	if opt.RequeueAll {
+		tr = requeueAll(tr)
+		e.Trace = tr
+	}
+	for i, p := range c.Pools {
 		boot := int64(time.Duration(p.BootTimeout) / time.Second)
 		if opt.Boot > 0 {
 			boot = int64(opt.Boot / time.Second)
 		}
+		cpus := p.Profile.CPUCores
+		if tr.ServerCPUs > cpus {
+			// The trace's jobs take whole servers of its machine: a profile of fewer cores
+			// would fit none of them.
+			cpus = tr.ServerCPUs
+			c.Pools[i].Profile.CPUCores = cpus // what the planner is told, as the world
+			e.note(fmt.Sprintf("pool %s replayed with the trace's %d processors per server (its profile has %d cpu_cores)", p.Name, cpus, p.Profile.CPUCores))
+		}
 		e.Pools = append(e.Pools, Pool{
-			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: p.Profile.CPUCores, PerHour: p.Cost.PerHour(),
+			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: cpus, PerHour: p.Cost.PerHour(),
 			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown, Partitions: p.Profile.Partitions,
 		})
-	}
-	if opt.RequeueAll {
-		tr = requeueAll(tr)
-		e.Trace = tr
 	}
 	if err := e.assignPools(); err != nil {
 		return nil, err
@@ -175,6 +183,13 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 		e.setBound(e.bound(func(i int) bool { return e.runnable[i] }))
 	}
 	return e, nil
+}
+
+// note adds a line to the replay's notes (on its own copy of the trace).
+func (e *Env) note(n string) {
+	c := *e.Trace
+	c.Notes = append(slices.Clone(c.Notes), n)
+	e.Trace = &c
 }
 
 // assignPools gives each job the cheapest pool that fits one of its servers and its class

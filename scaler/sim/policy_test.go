@@ -256,6 +256,39 @@ func TestFleetFromTheTracesMachine(t *testing.T) {
 	}
 }
 
+// TestSWFJobsTakeWholeServers: on a machine of four processors a server, a job takes whole
+// servers whatever its count, and a pool whose profile has fewer cores is replayed with the
+// machine's, for the planner as for the world (told one core, rota's planner saw no server
+// that fits and gave up on every job the baselines ran).
+func TestSWFJobsTakeWholeServers(t *testing.T) {
+	cfg := replayConfig(t, "pools:\n  - name: sp2\n    profile: {cpu_cores: 1}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n")
+	tr, err := trace.Read(strings.NewReader("; MaxNodes: 3\n; MaxProcs: 12\n"+
+		"1 0 -1 3600 3 -1 -1 3 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"+
+		"2 60 -1 3600 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"+
+		"3 120 -1 3600 6 -1 -1 6 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"), trace.SWF, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.ServerCPUs != 4 {
+		t.Fatalf("ServerCPUs %d, want 4", tr.ServerCPUs)
+	}
+	e := tinyEnvFor(t, cfg, tr, "")
+	if e.Pools[0].CPUs != 4 || e.Config.Pools[0].Profile.CPUCores != 4 || cfg.Pools[0].Profile.CPUCores != 1 {
+		t.Errorf("pool replayed with %d CPUs, the planner told %d, the caller's config changed to %d; want 4, 4, 1",
+			e.Pools[0].CPUs, e.Config.Pools[0].Profile.CPUCores, cfg.Pools[0].Profile.CPUCores)
+	}
+	if n := e.Trace.Notes; !strings.Contains(n[len(n)-1], "pool sp2 replayed with the trace's 4 processors per server (its profile has 1 cpu_cores)") {
+		t.Errorf("notes %q", n)
+	}
+	for _, p := range []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")} {
+		r := Run(tinyEnvFor(t, cfg, tr, ""), p, nil)
+		// three servers: the first two jobs (one each) and the third (two) cannot all run at once
+		if r.JobsRun != 3 || len(r.NotRun) != 0 || r.Waits[len(r.Waits)-1] == 0 {
+			t.Errorf("%s: ran %d, not run %v, waits %v; want 3, none, the last job queued", r.Policy, r.JobsRun, r.NotRun, r.Waits)
+		}
+	}
+}
+
 func tinyEnvFor(t *testing.T, cfg *config.Config, tr *trace.Trace, fleet string) *Env {
 	t.Helper()
 	e, err := NewEnv(cfg, tr, Options{Fleet: fleet})

@@ -17,15 +17,18 @@ import (
 // server per day.
 type Verdict struct {
 	Policy string `json:"policy"`
-	// Baseline is the timeout's row; Dominates: no more server-hours, a lower p95 wait and no
-	// more cycles than it; the differences are this row's less the baseline's.
-	Baseline  string  `json:"baseline,omitempty"`
-	Dominates bool    `json:"dominates_baseline"`
-	XLBDiff   float64 `json:"x_lb_diff"`
-	P95Diff   float64 `json:"wait_p95_diff_s"`
-	CycleDiff float64 `json:"cycles_diff"`
-	// DominatedBy are the timeouts with no more server-hours, p95 and mean wait and cycles,
-	// and less of one (the mean too: what warm spares buy shows there, seldom in p95).
+	// Baseline is the timeout's row; Dominates: no more server-hours, a lower p95 wait, no
+	// more cycles and no more jobs left unrun than it; the differences are this row's less the
+	// baseline's.
+	Baseline   string  `json:"baseline,omitempty"`
+	Dominates  bool    `json:"dominates_baseline"`
+	XLBDiff    float64 `json:"x_lb_diff"`
+	P95Diff    float64 `json:"wait_p95_diff_s"`
+	CycleDiff  float64 `json:"cycles_diff"`
+	NotRunDiff int     `json:"not_run_diff"`
+	// DominatedBy are the timeouts with no more server-hours, p95 and mean wait, cycles and
+	// jobs left unrun, and less of one (the mean too: what warm spares buy shows there, seldom
+	// in p95). A row's figures count the jobs it ran: one that gives up on jobs looks cheap.
 	DominatedBy []string `json:"dominated_by"`
 	// Frontier is the timeouts' x LB at this row's cycles, linear between the two timeouts
 	// around them (Between; one named twice where the cycles are its own); Gap this row's x LB
@@ -53,7 +56,9 @@ func judge(results []sim.Result, baseline string) []Verdict {
 		v := Verdict{Policy: x.Policy}
 		for _, t := range timeouts {
 			if t.Policy == baseline {
-				v.Baseline, v.Dominates = t.Policy, x.XLowerBound <= t.XLowerBound && x.WaitP95 < t.WaitP95 && x.CyclesPerServerDay <= t.CyclesPerServerDay
+				v.NotRunDiff = len(x.NotRun) - len(t.NotRun)
+				v.Baseline = t.Policy
+				v.Dominates = x.XLowerBound <= t.XLowerBound && x.WaitP95 < t.WaitP95 && x.CyclesPerServerDay <= t.CyclesPerServerDay && v.NotRunDiff <= 0
 				v.XLBDiff, v.P95Diff, v.CycleDiff = x.XLowerBound-t.XLowerBound, x.WaitP95-t.WaitP95, x.CyclesPerServerDay-t.CyclesPerServerDay
 			}
 			if dominatedBy(x, t) {
@@ -68,11 +73,11 @@ func judge(results []sim.Result, baseline string) []Verdict {
 	return out
 }
 
-// dominatedBy reports whether t is no worse than x on server-hours, p95 and mean wait and
-// cycles, and better on one.
+// dominatedBy reports whether t is no worse than x on server-hours, p95 and mean wait, cycles
+// and jobs left unrun, and better on one.
 func dominatedBy(x, t sim.Result) bool {
-	a := [4]float64{t.XLowerBound, t.WaitP95, t.WaitMean, t.CyclesPerServerDay}
-	b := [4]float64{x.XLowerBound, x.WaitP95, x.WaitMean, x.CyclesPerServerDay}
+	a := [5]float64{t.XLowerBound, t.WaitP95, t.WaitMean, t.CyclesPerServerDay, float64(len(t.NotRun))}
+	b := [5]float64{x.XLowerBound, x.WaitP95, x.WaitMean, x.CyclesPerServerDay, float64(len(x.NotRun))}
 	better := false
 	for k := range a {
 		if a[k] > b[k] {
@@ -152,7 +157,11 @@ func (r *Report) verdicts(w io.Writer) {
 			if v.Dominates {
 				word = "dominates"
 			}
-			parts = append(parts, fmt.Sprintf("%s %s (%+.3f x LB, p95 %+.0fs, %+.3f cycles)", word, v.Baseline, v.XLBDiff, v.P95Diff, v.CycleDiff))
+			unrun := ""
+			if v.NotRunDiff != 0 {
+				unrun = fmt.Sprintf(", %+d jobs not run", v.NotRunDiff)
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%+.3f x LB, p95 %+.0fs, %+.3f cycles%s)", word, v.Baseline, v.XLBDiff, v.P95Diff, v.CycleDiff, unrun))
 		}
 		fmt.Fprintf(w, "  %s: %s\n", v.Policy, strings.Join(parts, "; "))
 	}

@@ -49,6 +49,10 @@ func TestJudge(t *testing.T) {
 		{"not dominated where its mean wait is shorter", withMean(row("rota", 1.362, 300, 5.21), 59), Verdict{
 			Baseline: "idle-10m0s", XLBDiff: 0.128, CycleDiff: -2.21,
 			Frontier: 1.304, Between: [2]string{"idle-20m0s", "idle-20m0s"}, Gap: 0.058}},
+		// cheaper and quicker for the jobs it ran, but it gave up on two the baseline ran
+		{"jobs left unrun", withNotRun(row("rota", 1.2, 290, 7), 2), Verdict{
+			Baseline: "idle-10m0s", XLBDiff: -0.034, P95Diff: -10, CycleDiff: -0.42, NotRunDiff: 2,
+			Frontier: 1.247, Between: [2]string{"idle-20m0s", "idle-10m0s"}, Gap: -0.047}},
 		{"fewer cycles than any timeout", row("rota", 1.6, 301, 1), Verdict{
 			Baseline: "idle-10m0s", XLBDiff: 0.366, P95Diff: 1, CycleDiff: -6.42, Between: [2]string{"", "idle-1h0m0s"}}},
 	}
@@ -87,7 +91,7 @@ func TestJudgeOneTimeout(t *testing.T) {
 // TestVerdictLines: the table's lines say each verdict in words.
 func TestVerdictLines(t *testing.T) {
 	r := &Report{Results: append(append([]sim.Result{}, timeouts...), row("rota", 1.362, 301, 5.21), row("rota x", 1.233, 301, 6.315),
-		row("rota y", 1.234, 300, 7.42))}
+		row("rota y", 1.234, 300, 7.42), withNotRun(row("rota z", 1.2, 290, 7), 3))}
 	r.Judge("idle-10m0s")
 	var b bytes.Buffer
 	r.verdicts(&b)
@@ -95,12 +99,18 @@ func TestVerdictLines(t *testing.T) {
 		"against the idle timeouts (x LB, p95 and mean wait, cycles a server-day):",
 		"  rota: 0.058 behind the timeouts' frontier (1.304 at its cycles, those of idle-20m0s); dominated by idle-20m0s; does not dominate idle-10m0s (+0.128 x LB, p95 +1s, -2.210 cycles)",
 		"  rota y: on the timeouts' frontier (1.234 at its cycles, those of idle-10m0s); dominated by no timeout; does not dominate idle-10m0s (+0.000 x LB, p95 +0s, +0.000 cycles)",
+		"does not dominate idle-10m0s (-0.034 x LB, p95 -10s, -0.420 cycles, +3 jobs not run)",
 		"  rota x: 0.036 beyond the timeouts' frontier (1.269 at its cycles, between idle-20m0s and idle-10m0s); dominated by no timeout; does not dominate idle-10m0s",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("lacks %q:\n%s", want, b.String())
 		}
 	}
+}
+
+func withNotRun(r sim.Result, n int) sim.Result {
+	r.NotRun = make([]sim.NotRun, n)
+	return r
 }
 
 func withMean(r sim.Result, mean float64) sim.Result {

@@ -23,9 +23,11 @@ const (
 // readSWF reads the Standard Workload Format. The header's MaxNodes and MaxProcs give the
 // processors per server (MaxProcs / MaxNodes, 1 when absent or uneven): on the NASA iPSC/860
 // log both are 128, so one processor is one server and a job of 32 processors holds 32 servers
-// at once. A job takes ceil(procs / per-server) whole servers. The machine's size in those
-// servers becomes Trace.Servers (the default fleet). Records whose run time or processor count
-// is unknown (-1) are skipped and counted.
+// at once. A job takes ceil(procs / per-server) whole servers, every processor of each (the
+// archive's machines gave a job whole nodes): its CPUs per server are the server's. The
+// machine's size in those servers becomes Trace.Servers (the default fleet), their processors
+// Trace.ServerCPUs. Records whose run time or processor count is unknown (-1) are skipped and
+// counted.
 func readSWF(r io.Reader) (*Trace, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -102,9 +104,10 @@ func readSWF(r io.Reader) (*Trace, error) {
 	case maxNodes > 0 && maxNodes <= 1<<30:
 		t.Servers = int(maxNodes)
 	}
+	t.ServerCPUs = int(ppn)
 	for i := range t.Jobs {
 		j := &t.Jobs[i]
-		j.Nodes, j.CPUs = spread(j.Nodes, int(ppn))
+		j.Nodes, j.CPUs = ceilDiv(j.Nodes, int(ppn)), int(ppn)
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("%d processor(s) per server (MaxProcs %d / MaxNodes %d); jobs take whole servers, started together", ppn, maxProcs, maxNodes))
 	return t, nil

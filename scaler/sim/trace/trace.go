@@ -67,6 +67,10 @@ type Trace struct {
 	// Servers is the machine's size in servers when the trace states it (SWF: its header's
 	// MaxNodes, or MaxProcs where a processor is a server); 0 when it does not.
 	Servers int
+	// ServerCPUs is how many processors one server of the trace's machine has, where the
+	// trace's jobs take whole servers (SWF: MaxProcs / MaxNodes); 0 when the format says
+	// nothing of it.
+	ServerCPUs int
 }
 
 // Options are the assumptions a format cannot state itself.

@@ -28,8 +28,8 @@ func TestRead(t *testing.T) {
 		{"swf one processor per server", "", "; MaxNodes: 4\n; MaxProcs: 4\n1 0 -1 100 2 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []Job{
 			{Line: 3, ID: "1", Submit: 0, Duration: 100, Nodes: 2, CPUs: 1},
 		}},
-		{"swf four processors per server, requested when allocated unknown", SWF, "; MaxNodes: 2\n; MaxProcs: 8 (4 per node)\n\n7 30 -1 50 -1 -1 -1 6 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []Job{
-			{Line: 4, ID: "7", Submit: 30, Duration: 50, Nodes: 2, CPUs: 3},
+		{"swf four processors per server, requested when allocated unknown: whole servers", SWF, "; MaxNodes: 2\n; MaxProcs: 8 (4 per node)\n\n7 30 -1 50 -1 -1 -1 6 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []Job{
+			{Line: 4, ID: "7", Submit: 30, Duration: 50, Nodes: 2, CPUs: 4},
 		}},
 		{"generic csv with nodes and class", "", "submit,duration,gpus,cpus,nodes,class,id\n0,60,16,64,2,heavy,x\n3,10,0,4,,,\n", []Job{
 			{Line: 2, ID: "x", Submit: 0, Duration: 60, Nodes: 2, GPUs: 8, CPUs: 32, Class: "heavy"},
