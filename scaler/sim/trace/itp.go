@@ -7,7 +7,9 @@ import (
 )
 
 // readITP reads job_id,submission_time,duration,num_gpu. A job of more GPUs than a server
-// holds takes whole servers (ceil(num_gpu / GPUsPerNode)), all started together.
+// holds takes whole servers (ceil(num_gpu / GPUsPerNode)), all started together. A job of no
+// GPU says nothing of the CPU servers it ran on (the trace has no inventory): it is skipped
+// and counted.
 func readITP(r io.Reader, opt Options) (*Trace, error) {
 	tab, err := newTable(r, "submission_time", "duration", "num_gpu")
 	if err != nil {
@@ -20,8 +22,12 @@ func readITP(r io.Reader, opt Options) (*Trace, error) {
 	}
 	var bad rowErrors
 	err = tab.rows(&bad, []string{"submission_time", "duration", "num_gpu"}, func(v []int64) error {
-		if v[2] == 0 || v[2] > 1<<20 {
+		switch {
+		case v[2] > 1<<20:
 			return fmt.Errorf("num_gpu: %d is not a GPU count", v[2])
+		case v[2] == 0:
+			t.Skipped = append(t.Skipped, Skipped{Line: tab.line, Reason: "no GPU (num_gpu 0)"})
+			return nil
 		}
 		nodes, each := spread(int(v[2]), opt.GPUsPerNode)
 		t.Jobs = append(t.Jobs, Job{Line: tab.line, ID: tab.str("job_id"), Submit: v[0], Duration: v[1], Nodes: nodes, GPUs: each})

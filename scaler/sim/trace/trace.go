@@ -168,7 +168,31 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 	}
 	t.Format = f
 	sort.SliceStable(t.Jobs, func(i, j int) bool { return t.Jobs[i].Submit < t.Jobs[j].Submit })
+	if n := skippedNote(t.Skipped); n != "" {
+		t.Notes = append(t.Notes, n)
+	}
 	return t, nil
+}
+
+// skippedNote says how many records were skipped and why ("" when none): "3 record(s)
+// skipped: 2 run time unknown, 1 processor count unknown (the first on line 7)".
+func skippedNote(skipped []Skipped) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	count := map[string]int{}
+	var reasons []string
+	for _, s := range skipped {
+		if count[s.Reason] == 0 {
+			reasons = append(reasons, s.Reason)
+		}
+		count[s.Reason]++
+	}
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", count[r], r)
+	}
+	return fmt.Sprintf("%d record(s) skipped: %s (the first on line %d)", len(skipped), strings.Join(parts, ", "), skipped[0].Line)
 }
 
 // detect tells the format from the first meaningful line: SWF starts with ';' comments or a

@@ -64,7 +64,7 @@ func TestMalformedRowsNameTheirLines(t *testing.T) {
 		in     string
 		lines  []int
 	}{
-		{"itp", ITP, "job_id,submission_time,duration,num_gpu\na,1,2,1\nb,x,2,1\nc,1,-2,1\nd,1,2,0\ne,1,2,1\n", []int{3, 4, 5}},
+		{"itp", ITP, "job_id,submission_time,duration,num_gpu\na,1,2,1\nb,x,2,1\nc,1,-2,1\nd,1,2,2000000\ne,1,2,1\n", []int{3, 4, 5}},
 		{"swf", SWF, "; MaxNodes: 1\n1 0 -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 0 -1 1 1\n3 a -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []int{3, 4}},
 		{"csv", CSV, "submit,duration,gpus,cpus,nodes\n1,2,3,4,1\n1,2.5,3,4,1\n1,2,3,4,0\n\"1,2,3,4\n", []int{3, 4, 5}},
 		{"csv flags and limits", CSV, "submit,duration,gpus,cpus,requeueable,time_limit\n1,2,3,4,1,10\n1,2,3,4,maybe,10\n1,2,3,4,0,-5\n", []int{3, 4}},
@@ -105,6 +105,21 @@ func TestSWFSkipsUnknownRecords(t *testing.T) {
 	want := []Skipped{{Line: 1, Reason: "run time unknown"}, {Line: 2, Reason: "processor count unknown"}}
 	if len(tr.Jobs) != 1 || !reflect.DeepEqual(tr.Skipped, want) {
 		t.Errorf("jobs %d, skipped %+v", len(tr.Jobs), tr.Skipped)
+	}
+	if n := tr.Notes[len(tr.Notes)-1]; n != "2 record(s) skipped: 1 run time unknown, 1 processor count unknown (the first on line 1)" {
+		t.Errorf("last note %q", n)
+	}
+}
+
+// TestITPSkipsJobsOfNoGPU: a GPU trace's job of no GPU is skipped and counted, not an error.
+func TestITPSkipsJobsOfNoGPU(t *testing.T) {
+	tr, err := Read(strings.NewReader("job_id,submission_time,duration,num_gpu\na,1,60,0\nb,2,60,1\nc,3,60,0\n"), ITP, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Skipped{{Line: 2, Reason: "no GPU (num_gpu 0)"}, {Line: 4, Reason: "no GPU (num_gpu 0)"}}
+	if len(tr.Jobs) != 1 || !reflect.DeepEqual(tr.Skipped, want) || tr.Notes[len(tr.Notes)-1] != "2 record(s) skipped: 2 no GPU (num_gpu 0) (the first on line 2)" {
+		t.Errorf("jobs %d, skipped %+v, notes %q", len(tr.Jobs), tr.Skipped, tr.Notes)
 	}
 }
 
