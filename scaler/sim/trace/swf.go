@@ -21,7 +21,8 @@ const (
 )
 
 // readSWF reads the Standard Workload Format. The header's MaxNodes and MaxProcs give the
-// processors per server (MaxProcs / MaxNodes, 1 when absent or uneven): on the NASA iPSC/860
+// processors per server (MaxProcs / MaxNodes rounded up, as some nodes of a machine may have
+// had fewer processors to give; 1 when either is absent): on the NASA iPSC/860
 // log both are 128, so one processor is one server and a job of 32 processors holds 32 servers
 // at once. A job takes ceil(procs / per-server) whole servers, every processor of each (the
 // archive's machines gave a job whole nodes): its CPUs per server are the server's. The
@@ -94,13 +95,15 @@ func readSWF(r io.Reader) (*Trace, error) {
 		return nil, err
 	}
 	ppn := int64(1)
-	if maxNodes > 0 && maxProcs >= maxNodes && maxProcs%maxNodes == 0 {
-		ppn = maxProcs / maxNodes
+	if maxNodes > 0 && maxProcs >= maxNodes && maxProcs <= 1<<30 {
+		ppn = (maxProcs + maxNodes - 1) / maxNodes
 	}
 	// The machine in servers of ppn processors: MaxNodes, or MaxProcs when a processor is one.
 	switch {
+	case ppn > 1:
+		t.Servers = int(maxNodes)
 	case maxProcs > 0 && maxProcs <= 1<<30:
-		t.Servers = int(maxProcs / ppn)
+		t.Servers = int(maxProcs)
 	case maxNodes > 0 && maxNodes <= 1<<30:
 		t.Servers = int(maxNodes)
 	}

@@ -169,3 +169,28 @@ func TestTraces(t *testing.T) {
 		})
 	}
 }
+
+// TestSWFMachine: the header's machine in servers and processors per server.
+func TestSWFMachine(t *testing.T) {
+	cases := []struct {
+		header           string
+		servers, perNode int
+	}{
+		{"; MaxNodes: 128\n; MaxProcs: 128\n", 128, 1},
+		{"; MaxNodes: 2\n; MaxProcs: 8\n", 2, 4},
+		{"; MaxNodes: 1024\n; MaxProcs: 4008\n", 1024, 4}, // uneven: rounded up
+		{"; MaxProcs: 64\n", 64, 1},
+		{"; MaxNodes: 16\n", 16, 1},
+	}
+	for _, c := range cases {
+		tr, err := Read(strings.NewReader(c.header+"1 0 -1 10 9 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"), SWF, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantNodes := (9 + c.perNode - 1) / c.perNode
+		if tr.Servers != c.servers || tr.ServerCPUs != c.perNode || tr.Jobs[0].Nodes != wantNodes || tr.Jobs[0].CPUs != c.perNode {
+			t.Errorf("%q: %d servers of %d, a job of 9 processors on %d of %d CPUs; want %d of %d, %d of %d",
+				c.header, tr.Servers, tr.ServerCPUs, tr.Jobs[0].Nodes, tr.Jobs[0].CPUs, c.servers, c.perNode, wantNodes, c.perNode)
+		}
+	}
+}
