@@ -239,6 +239,31 @@ func (v *verdict) words(view *learn.View) string {
 		view.AtLeast(v.level, learn.Horizon(learn.Horizons-1)), at, v.c.words())
 }
 
+// offSaving is what freeing server i of pool pl now, as its level-th warm server, is expected
+// to save against keeping it on for d and then powering it off: the other side of the rule
+// above. With history, idle·E[min(X, d)] - F(d)·cycle, X the time until the pool needs it
+// back (past the longest horizon it stays off with the chance it was not needed by then);
+// without, idle·d - cycle, as if it were not needed again within d.
+func (p *pass) offSaving(i, level int, d time.Duration) float64 {
+	pl := p.servers[i].pool
+	c := p.costs(pl).spending(p.servers[i].node.CyclesToday, p.pol.Node.MaxCyclesPerDay)
+	if !pl.view.Ready {
+		return c.idle*d.Hours() - c.cycle
+	}
+	prevT, prevF, e := time.Duration(0), 0.0, 0.0
+	for h := range learn.Horizons {
+		t := min(learn.Horizon(h), d)
+		f := pl.view.AtLeast(level, t)
+		e += (t - prevT).Hours() * (1 - (f+prevF)/2)
+		prevT, prevF = t, f
+		if t == d {
+			break
+		}
+	}
+	e += max(d-prevT, 0).Hours() * (1 - prevF)
+	return c.idle*e - prevF*c.cycle
+}
+
 // dpmMemo is one answer of the break-even rule. The idle servers that stay on in a pass share
 // one level, and their cycles of the day take a few values: each pair is worked out once
 // while the pool's prices and View are the same (see ruleMemo).

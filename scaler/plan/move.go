@@ -132,7 +132,8 @@ func (p *pass) tryMove(mv *mover, i int) {
 			return // nowhere to go: shrink says why it stays (allocated)
 		}
 	}
-	saving, lost, remaining, extra := p.weigh(i, run, places, wake)
+	// Freed, the server becomes one more warm server of its pool.
+	saving, lost, remaining, extra := p.weigh(i, s.pool.warm+1-s.pool.offs, run, places, wake)
 	k := p.pol.Moves.MinSavingFactor
 	numbers := fmt.Sprintf("saves %.2f over %s (destinations add %.2f), loses %.2f of work; k=%g", saving, remaining.Round(time.Minute), extra, lost, k)
 	switch {
@@ -313,20 +314,14 @@ func (p *pass) heldOn(d int) bool {
 	return s.node.Jobs.Allocated() || s.node.State != fleet.StateOn || s.pool.up <= s.pool.floor
 }
 
-// weigh prices a move of server i's jobs to places: what it saves, what work it loses, over
-// how long, and what the destinations add. wake, when not -1, is a destination that is off
-// and must boot first: it adds its price for its boot too.
-func (p *pass) weigh(i int, run []fleet.Job, places []placement, wake int) (saving, lost float64, remaining time.Duration, extra float64) {
-	s := &p.servers[i]
+// weigh prices a move of server i's jobs to places: what it saves (the server off while its
+// pool does not need it back, as the level-th warm server: offSaving), what work it loses,
+// over how long, and what the destinations add. wake, when not -1, is a destination that is
+// off and must boot first: it adds its price for its boot too.
+func (p *pass) weigh(i, level int, run []fleet.Job, places []placement, wake int) (saving, lost float64, remaining time.Duration, extra float64) {
 	m := &p.pol.Moves
 	for _, j := range run {
 		remaining = max(remaining, m.Remaining(j.Started, j.TimeLimit, p.now))
-		since := j.Started
-		if j.Checkpoint.After(since) {
-			since = j.Checkpoint
-		}
-		lostRun := max(p.now.Sub(since), 0) + time.Duration(m.RestartCost)
-		lost += lostRun.Hours() * s.pool.cost * share(s.pool.cfg.Profile.CPUCores, s.pool.cfg.Profile.GPUs, j)
 	}
 	empty := map[int]time.Duration{}
 	for _, pl := range places {
@@ -341,8 +336,23 @@ func (p *pass) weigh(i int, run []fleet.Job, places []placement, wake int) (savi
 		}
 		extra += dp.cost * t.Hours()
 	}
-	saving = s.pool.cost*remaining.Hours() - extra
-	return saving, lost, remaining, extra
+	saving = p.offSaving(i, level, remaining) - extra
+	return saving, p.lostWork(i, run), remaining, extra
+}
+
+// lostWork is what moving server i's jobs loses: each job's run since its last checkpoint (all
+// of it when none is known) and the restart cost, at its share of the server's price.
+func (p *pass) lostWork(i int, run []fleet.Job) (lost float64) {
+	s := &p.servers[i]
+	for _, j := range run {
+		since := j.Started
+		if j.Checkpoint.After(since) {
+			since = j.Checkpoint
+		}
+		lostRun := max(p.now.Sub(since), 0) + time.Duration(p.pol.Moves.RestartCost)
+		lost += lostRun.Hours() * s.pool.cost * share(s.pool.cfg.Profile.CPUCores, s.pool.cfg.Profile.GPUs, j)
+	}
+	return lost
 }
 
 // share is the job's share of a server of cores CPUs and gpus GPUs: by GPUs where it holds

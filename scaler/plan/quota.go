@@ -126,7 +126,7 @@ func (p *pass) reclaimFrom(mv *mover, g *group, pl *pool, i int) {
 		p.skip(i, reason, detail)
 		return
 	}
-	_, lost, _, _ := p.weigh(i, run, nil, -1)
+	lost := p.lostWork(i, run)
 	gain := p.expectedRun(g)
 	saving := pl.cost * gain.Hours()
 	k := p.pol.Moves.MinSavingFactor
