@@ -40,7 +40,7 @@ func TestUndecodableValuesAreProblemsWithTheRest(t *testing.T) {
     for: 10 minutes
   dry_run: maybe
   polcy: 1
-  disruption: {max_concurrent: lots, max_power_offs: -1}
+  disruption: {max_concurrent: lots, max_power_offs: -1, max_power_offs_share: 2}
   schedules:
     - {name: a, days: mon, start: '08:00', end: '18:00'}
     - 5
@@ -60,6 +60,7 @@ prometheus:
 		{"policy.polcy", "unknown key", 18},
 		{"policy.disruption.max_concurrent", `"lots" is not a whole number`, 19},
 		{"policy.disruption.max_power_offs", "must not be negative", 19},
+		{"policy.disruption.max_power_offs_share", "2 is not a share in [0, 1]", 19},
 		{"policy.schedules[0].days", "must be a list", 21},
 		{"policy.schedules[1]", "must be a mapping", 22},
 		{"prometheus.timeout", "given twice (first on line 24)", 25},

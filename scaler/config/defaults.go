@@ -100,6 +100,7 @@ func (c *Config) applyDefaults() {
 	setDur(&p.Telemetry.MaxAge, 2*time.Minute)
 	setInt(&p.Node.MaxCyclesPerDay, 12)
 	setInt(&p.Disruption.MaxPowerOffs, 40)
+	setFloat(&p.Disruption.MaxPowerOffsShare, 0.1)
 	setDur(&p.Disruption.Window, 10*time.Minute)
 	setInt(&p.Disruption.MaxConcurrent, 40)
 	setDur(&p.Drain.Timeout, 30*time.Minute)

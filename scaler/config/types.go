@@ -275,12 +275,25 @@ type NodeLimits struct {
 	MaxCyclesPerDay int            `yaml:"max_cycles_per_day"`
 }
 
-// Disruption is the budget for scale-down: at most MaxPowerOffs power-offs per Window across
-// the fleet, and at most MaxConcurrent actions in flight.
+// Disruption is the budget for scale-down: at most PowerOffs(servers) power-offs per Window
+// across the fleet, and at most MaxConcurrent actions in flight.
 type Disruption struct {
-	MaxPowerOffs  int            `yaml:"max_power_offs"`
-	Window        model.Duration `yaml:"window"`
-	MaxConcurrent int            `yaml:"max_concurrent"`
+	MaxPowerOffs int `yaml:"max_power_offs"`
+	// MaxPowerOffsShare scales the budget with the fleet: see PowerOffs.
+	MaxPowerOffsShare float64        `yaml:"max_power_offs_share"`
+	Window            model.Duration `yaml:"window"`
+	MaxConcurrent     int            `yaml:"max_concurrent"`
+}
+
+// PowerOffs is the power-off budget per window of a fleet of servers: MaxPowerOffs, or
+// MaxPowerOffsShare of the servers (rounded down) where that is more, so a fixed count made for
+// a small fleet does not hold a large one's servers on. MaxPowerOffs 0 stops power-offs
+// whatever the share.
+func (d Disruption) PowerOffs(servers int) int {
+	if d.MaxPowerOffs == 0 {
+		return 0
+	}
+	return max(d.MaxPowerOffs, int(d.MaxPowerOffsShare*float64(servers)))
 }
 
 // Drain bounds how long rota waits for a draining server to empty before it gives the server

@@ -222,6 +222,9 @@ func (c *Config) validatePolicy(p *problems) {
 	if pol.Disruption.MaxPowerOffs < 0 {
 		p.add("policy.disruption.max_power_offs", "must not be negative")
 	}
+	if !(pol.Disruption.MaxPowerOffsShare >= 0 && pol.Disruption.MaxPowerOffsShare <= 1) {
+		p.add("policy.disruption.max_power_offs_share", "%v is not a share in [0, 1]", pol.Disruption.MaxPowerOffsShare)
+	}
 	if pol.Disruption.MaxConcurrent < 0 {
 		p.add("policy.disruption.max_concurrent", "must not be negative")
 	}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -87,5 +88,35 @@ func capsCases() []planCase {
 		{name: "fewest cycles today drained first within a pool", cfg: func(c *config.Config) { c.Policy.Disruption.MaxPowerOffs = 1 },
 			snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 2 }), onNode("c2", "cpu")),
 			want: map[string]string{"c2": "power_off/idle", "c1": "skip/budget"}},
+	}
+}
+
+// TestBudgetScalesWithTheFleet: the power-off budget is max_power_offs, or
+// max_power_offs_share of the fleet where that is more; max_power_offs 0 stops power-offs.
+func TestBudgetScalesWithTheFleet(t *testing.T) {
+	var nodes []fleet.Node
+	for i := range 100 {
+		nodes = append(nodes, onNode(fmt.Sprintf("c%d", i+1), "cpu"))
+	}
+	for _, c := range []struct {
+		count int
+		share float64
+		want  int
+	}{{4, 0.1, 10}, {4, 0, 4}, {40, 0.1, 40}, {0, 0.1, 0}} {
+		cfg := newConfig(t, "", 100, 0)
+		cfg.Policy.Disruption.MaxPowerOffs, cfg.Policy.Disruption.MaxPowerOffsShare = c.count, c.share
+		cfg.Policy.Disruption.MaxConcurrent = 100
+		snap := snapshot(nodes...)
+		d := Plan(snap, cfg, t0)
+		checkInvariants(t, snap, cfg, t0, d)
+		offs := 0
+		for _, a := range d.Actions {
+			if a.Kind == fleet.PowerOff {
+				offs++
+			}
+		}
+		if offs != c.want {
+			t.Errorf("max_power_offs %d, share %v, 100 idle servers: %d power-offs, want %d", c.count, c.share, offs, c.want)
+		}
 	}
 }

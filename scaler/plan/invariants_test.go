@@ -297,7 +297,7 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 			t.Errorf("pool %s: %d spares woken without history", pl.Name, spareWakes[pl.Name])
 		}
 	}
-	maxOffs := cfg.Policy.Disruption.MaxPowerOffs
+	maxOffs := cfg.Policy.Disruption.PowerOffs(len(snap.Nodes))
 	if count[fleet.PowerOff] > 0 && recent+count[fleet.PowerOff] > maxOffs {
 		t.Errorf("%d recent + %d planned power-offs, budget %d", recent, count[fleet.PowerOff], maxOffs)
 	}

@@ -52,8 +52,8 @@ func checkBounds(t *testing.T, s *sim, minutes int) (ons, offs int) {
 				inWindow++
 			}
 		}
-		if inWindow > pol.Disruption.MaxPowerOffs {
-			t.Errorf("%d power-offs within %s from %s, budget %d", inWindow, window, a.Format(time.TimeOnly), pol.Disruption.MaxPowerOffs)
+		if budget := pol.Disruption.PowerOffs(len(s.nodes)); inWindow > budget {
+			t.Errorf("%d power-offs within %s from %s, budget %d", inWindow, window, a.Format(time.TimeOnly), budget)
 		}
 	}
 	return ons, offs

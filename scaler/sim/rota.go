@@ -438,7 +438,7 @@ func (p *rota) policyTimers(w *world, since int64) int64 {
 	// power-off: the offs in the window at since, the drains and every empty server past it.
 	window := seconds(pol.Disruption.Window)
 	recent := len(w.hist.offs) - sort.Search(len(w.hist.offs), func(i int) bool { return w.hist.offs[i] > since-window })
-	if recent+x.draining+x.idle > pol.Disruption.MaxPowerOffs {
+	if recent+x.draining+x.idle > pol.Disruption.PowerOffs(len(w.env.Servers)) {
 		next(w.hist.offs, pol.Disruption.Window)
 	}
 	// The rule on the idle periods flips as a server stays idle; without history an idle
