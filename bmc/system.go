@@ -139,11 +139,7 @@ func (r *redfishReader) collection(uri string) ([]string, error) {
 // operation on the endpoint, remembered after. A check that fails is made again at the next
 // operation.
 func (d *bmclibDialer) system(node string, ep Endpoint, r *redfishReader) (systemChoice, error) {
-	key := systemKey(ep)
-	d.mu.Lock()
-	c, ok := d.systems[node]
-	d.mu.Unlock()
-	if ok && c.endpoint == key {
+	if c, ok := d.checkedSystem(node, ep); ok {
 		return c, nil
 	}
 	uris, err := r.collection("/redfish/v1/Systems")
@@ -161,7 +157,7 @@ func (d *bmclibDialer) system(node string, ep Endpoint, r *redfishReader) (syste
 	if err != nil {
 		return systemChoice{}, &RefusedError{Node: node, Err: fmt.Errorf("choosing the system to command: %w", err)}
 	}
-	c = systemChoice{endpoint: key, system: s, alone: len(systems) == 1}
+	c := systemChoice{endpoint: systemKey(ep), system: s, alone: len(systems) == 1}
 	d.mu.Lock()
 	if d.systems == nil {
 		d.systems = map[string]systemChoice{}
@@ -174,10 +170,7 @@ func (d *bmclibDialer) system(node string, ep Endpoint, r *redfishReader) (syste
 // checkSystem makes sure, before bmclib sends anything, that the node's commands reach its
 // own system alone (system).
 func (d *bmclibDialer) checkSystem(ctx context.Context, node string, ep Endpoint, password Secret) error {
-	d.mu.Lock()
-	c, ok := d.systems[node]
-	d.mu.Unlock()
-	if ok && c.endpoint == systemKey(ep) {
+	if _, ok := d.checkedSystem(node, ep); ok {
 		return nil
 	}
 	r, err := d.openRedfish(ctx, node, ep, password)
@@ -187,4 +180,12 @@ func (d *bmclibDialer) checkSystem(ctx context.Context, node string, ep Endpoint
 	defer r.close()
 	_, err = d.system(node, ep, r)
 	return err
+}
+
+// checkedSystem returns the node's system as checked for this endpoint, if it was.
+func (d *bmclibDialer) checkedSystem(node string, ep Endpoint) (systemChoice, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c, ok := d.systems[node]
+	return c, ok && c.endpoint == systemKey(ep)
 }

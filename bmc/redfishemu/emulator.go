@@ -132,11 +132,11 @@ type ServerStatus struct {
 
 func (s *Server) status() ServerStatus {
 	st := ServerStatus{Name: s.cfg.Name, Addr: s.Addr(), Power: s.Power(), Faults: s.Faults(), Stats: s.Stats()}
-	for _, o := range s.cfg.OtherSystems {
-		if st.OtherPower == nil {
-			st.OtherPower = map[string]string{}
+	if len(s.others) > 0 {
+		st.OtherPower = map[string]string{}
+		for _, o := range s.others {
+			st.OtherPower[o.id] = s.OtherPower(o.id)
 		}
-		st.OtherPower[o.ID] = s.OtherPower(o.ID)
 	}
 	return st
 }

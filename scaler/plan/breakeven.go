@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/rotahq/rota/scaler/config"
@@ -250,18 +251,36 @@ func (p *pass) offSaving(i, level int, d time.Duration) float64 {
 	if !pl.view.Ready {
 		return c.idle*d.Hours() - c.cycle
 	}
-	prevT, prevF, e := time.Duration(0), 0.0, 0.0
-	for h := range learn.Horizons {
-		t := min(learn.Horizon(h), d)
-		f := pl.view.AtLeast(level, t)
-		e += (t - prevT).Hours() * (1 - (f+prevF)/2)
-		prevT, prevF = t, f
-		if t == d {
-			break
+	var last horizonStep
+	for st := range horizonSteps(&pl.view, level, d) {
+		last = st
+	}
+	e := last.e + max(d-last.t, 0).Hours()*(1-last.f)
+	return c.idle*e - last.f*c.cycle
+}
+
+// horizonStep is the learned view at horizon t: F(t), the chance the pool's need rises by
+// level within t, and E[min(X, t)] in hours, the integral of 1-F up to t.
+type horizonStep struct {
+	t    time.Duration
+	f, e float64
+}
+
+// horizonSteps walks the learned horizons up to d (the last step at d when d falls before
+// the longest), F linear between horizons.
+func horizonSteps(v *learn.View, level int, d time.Duration) iter.Seq[horizonStep] {
+	return func(yield func(horizonStep) bool) {
+		var prev horizonStep
+		for h := range learn.Horizons {
+			t := min(learn.Horizon(h), d)
+			f := v.AtLeast(level, t)
+			st := horizonStep{t: t, f: f, e: prev.e + (t-prev.t).Hours()*(1-(f+prev.f)/2)}
+			if !yield(st) || t == d {
+				return
+			}
+			prev = st
 		}
 	}
-	e += max(d-prevT, 0).Hours() * (1 - prevF)
-	return c.idle*e - prevF*c.cycle
 }
 
 // dpmMemo is one answer of the break-even rule. The idle servers that stay on in a pass share
@@ -290,17 +309,12 @@ func (pl *pool) dpm(level, cycles int, c costs) dpmMemo {
 // dpm finds the horizon where staying on pays most: its time, the gain (>0: stay on), F(t)
 // and E[min(X, t)] in hours.
 func dpm(v *learn.View, level int, c costs) (best time.Duration, gain, fBest, eBest float64) {
-	gain = -1
-	prevT, prevF, e := time.Duration(0), 0.0, 0.0
-	for h := range learn.Horizons {
-		t := learn.Horizon(h)
-		f := v.AtLeast(level, t)
-		// E[min(X, t)] grows by the integral of 1-F over the step (F linear between horizons).
-		e += (t - prevT).Hours() * (1 - (f+prevF)/2)
-		if g := f*c.cycle - c.idle*e; g > gain || h == 0 {
-			best, gain, fBest, eBest = t, g, f, e
+	first := true
+	for st := range horizonSteps(v, level, learn.Horizon(learn.Horizons-1)) {
+		if g := st.f*c.cycle - c.idle*st.e; g > gain || first {
+			best, gain, fBest, eBest = st.t, g, st.f, st.e
 		}
-		prevT, prevF = t, f
+		first = false
 	}
 	return best, gain, fBest, eBest
 }
