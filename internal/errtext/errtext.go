@@ -32,3 +32,7 @@ func Cut(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Of returns err's text cut to 4*Max bytes, for the errors of parsers that quote the input
+// they refuse whole (encoding/json a number, time a timestamp twice).
+func Of(err error) string { return Cut(err.Error(), 4*Max) }

@@ -1,6 +1,7 @@
 package errtext
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -49,4 +50,15 @@ func FuzzQuote(f *testing.F) {
 			t.Errorf("Quote(%d bytes) = %d bytes %q", len(s), len(q), q)
 		}
 	})
+}
+
+func TestOf(t *testing.T) {
+	short := errors.New("json: cannot unmarshal number 7")
+	if got := Of(short); got != short.Error() {
+		t.Errorf("Of = %q, want the error whole", got)
+	}
+	long := errors.New("json: cannot unmarshal number " + strings.Repeat("7", 1<<20))
+	if got := Of(long); len(got) != 4*Max+len("…") || !strings.HasPrefix(got, "json: cannot unmarshal number 777") {
+		t.Errorf("Of = %.300q (%d bytes), want its first %d bytes", got, len(got), 4*Max)
+	}
 }

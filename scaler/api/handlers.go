@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
@@ -149,7 +148,7 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 	var req NoteRequest
 	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&req)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return NoteRequest{}, fmt.Errorf("reading request body: %w", err)
+		return NoteRequest{}, errors.New("reading request body: " + errtext.Of(err))
 	}
 	return req, nil
 }

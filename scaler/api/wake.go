@@ -65,7 +65,7 @@ func (s *Server) wake(w http.ResponseWriter, r *http.Request) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		// A decoding error may quote the body (an unknown field's name): cut it short.
-		writeError(w, http.StatusBadRequest, "reading request body: "+errtext.Cut(err.Error(), 4*errtext.Max))
+		writeError(w, http.StatusBadRequest, "reading request body: "+errtext.Of(err))
 		return
 	}
 	if err := checkWake(req); err != nil {

@@ -52,7 +52,7 @@ func ParseWebhook(body []byte) (WebhookMessage, error) {
 	var m WebhookMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&m); err != nil {
-		return WebhookMessage{}, fmt.Errorf("decoding webhook: %w", err)
+		return WebhookMessage{}, errors.New("decoding webhook: " + errtext.Of(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return WebhookMessage{}, errors.New("decoding webhook: data after the JSON object")

@@ -194,11 +194,30 @@ func TestWebhookRejectionsAreCountedNotEachLogged(t *testing.T) {
 		t.Errorf("after a minute: %d lines, the last %v; want a second saying 999 went unlogged", len(got), got[len(got)-1].Data)
 	}
 
-	huge := bytes.Replace(firing, []byte(`"version":"4"`), []byte(`"version":"`+strings.Repeat("4", 1<<20)+`"`), 1)
-	h = newHarness(t, func(o *api.Options) { o.WebhookMaxBodyBytes = 2 << 20 })
-	rec := h.do(http.MethodPost, "/api/v1/alerts", webhookToken, huge)
-	if rec.Code != http.StatusBadRequest || rec.Body.Len() > 500 {
-		t.Errorf("status %d, %d bytes of error: %.200s", rec.Code, rec.Body.Len(), rec.Body)
+	// A huge field the validation rejects, and ones the decoding does (encoding/json and time
+	// quote a bad value whole, a time twice).
+	ones := strings.Repeat("1", 1<<20)
+	for _, c := range [][2]string{
+		{`"version":"4"`, `"version":"` + strings.Repeat("4", 1<<20) + `"`},
+		{`"startsAt":"2026-11-29T22:10:18Z"`, `"startsAt":"` + ones + `2026-11-29T22:10:18Z"`},
+		{`"truncatedAlerts":0`, `"truncatedAlerts":` + ones},
+		{`"truncatedAlerts":0`, `"truncatedAlerts":0.` + ones},
+	} {
+		field, value := c[0], c[1]
+		if !bytes.Contains(firing, []byte(field)) {
+			t.Fatalf("the fixture lacks %s", field)
+		}
+		huge := bytes.Replace(firing, []byte(field), []byte(value), 1)
+		h = newHarness(t, func(o *api.Options) { o.WebhookMaxBodyBytes = 2 << 20 })
+		rec := h.do(http.MethodPost, "/api/v1/alerts", webhookToken, huge)
+		if rec.Code != http.StatusBadRequest || rec.Body.Len() > 500 {
+			t.Errorf("%.20s...: status %d, %d bytes of error: %.200s", value, rec.Code, rec.Body.Len(), rec.Body)
+		}
+		for _, e := range h.logs.AllEntries() {
+			if line, _ := e.String(); len(line) > 1000 {
+				t.Errorf("%.20s...: a log line of %d bytes: %.200s", value, len(line), line)
+			}
+		}
 	}
 }
 
@@ -258,6 +277,8 @@ func FuzzWebhook(f *testing.F) {
 		switch {
 		case err != nil && (rec.Code == http.StatusOK || nudged):
 			t.Fatalf("invalid body (%v) answered %d, nudged %v", err, rec.Code, nudged)
+		case err != nil && len(err.Error()) > 1000:
+			t.Fatalf("an error of %d bytes: %.200s", len(err.Error()), err)
 		case err == nil && len(body) <= 64<<10 && rec.Code != http.StatusOK:
 			t.Fatalf("valid body answered %d: %s", rec.Code, rec.Body)
 		}

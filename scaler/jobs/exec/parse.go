@@ -118,7 +118,7 @@ func decodeStrict(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("not the documented JSON: %w", err)
+		return errors.New("not the documented JSON: " + errtext.Of(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("not the documented JSON: data after the JSON object")
@@ -167,9 +167,9 @@ func parseRunning(node string, list []RunningJob) ([]fleet.Job, error) {
 	for i, j := range list {
 		switch {
 		case j.ID == "" || j.CPUs == nil || j.Started == nil:
-			return nil, fmt.Errorf("node %q: running[%d]: id, cpus and started are required", node, i)
+			return nil, fmt.Errorf("node %s: running[%d]: id, cpus and started are required", errtext.Quote(node), i)
 		case *j.CPUs < 0 || j.GPUs < 0 || j.Servers < 0 || j.TimeLimitSeconds < 0:
-			return nil, fmt.Errorf("node %q: running[%d]: negative cpus, gpus, servers or time limit", node, i)
+			return nil, fmt.Errorf("node %s: running[%d]: negative cpus, gpus, servers or time limit", errtext.Quote(node), i)
 		}
 		fj := fleet.Job{ID: j.ID, Partition: j.Partition, Department: j.Department, CPUs: *j.CPUs, GPUs: j.GPUs,
 			Memory: int64(min(j.MemoryBytes, 1<<62)), Servers: max(j.Servers, 1), Needs: j.Needs.fleet(),

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rotahq/rota/scaler/config"
@@ -99,3 +100,33 @@ func FuzzParseMove(f *testing.F) {
 		}
 	})
 }
+
+// A job manager's output that does not read fails with an error that quotes no value whole,
+// however long it is (the error reaches the log and rotactl status).
+func TestParseErrorsAreShort(t *testing.T) {
+	huge := strings.Repeat("7", 1<<20)
+	classes := &config.Config{Classes: config.DefaultClasses()}
+	for _, tc := range []struct {
+		name, out string
+		parse     func([]byte) error
+		want      string
+	}{
+		{"a huge number", `{"nodes": {"n1": {"jobs": ` + huge + `}}}`, parseStateErr, "cannot unmarshal number 7777"},
+		{"a huge node name", `{"nodes": {"` + huge + `": {"jobs": 1}}}`, parseStateErr, `node "7777`},
+		{"a huge node name of a bad job", `{"nodes": {"` + huge + `": {"jobs": 1, "cpus": 1, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "running": [{"id": ""}]}}}`, parseStateErr, `node "7777`},
+		{"a huge time", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "since": "` + huge + `"}]}`, func(b []byte) error { _, err := parseDemand(b, classes.Classify); return err }, `parsing time "7777`},
+		{"a huge unknown field", `{"waiting": [], "` + huge + `": 1}`, func(b []byte) error { _, err := parseWaiting(b); return err }, `unknown field "7777`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.parse([]byte(tc.out))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %.300v, want an error naming %q", err, tc.want)
+			}
+			if len(err.Error()) > 1000 {
+				t.Errorf("an error of %d bytes: %.300s", len(err.Error()), err)
+			}
+		})
+	}
+}
+
+func parseStateErr(b []byte) error { _, err := parseState(b); return err }

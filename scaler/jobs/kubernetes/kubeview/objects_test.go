@@ -100,6 +100,7 @@ func TestRecordedAnswers(t *testing.T) {
 func TestSpoiledAnswers(t *testing.T) {
 	pods := string(readFixture(t, "recorded-pods.json"))
 	nodes := string(readFixture(t, "recorded-nodes.json"))
+	huge := strings.Repeat("x", 1<<20)
 	replace := func(s, old, new string) string {
 		if !strings.Contains(s, old) {
 			t.Fatalf("fixture holds no %q", old)
@@ -127,11 +128,18 @@ func TestSpoiledAnswers(t *testing.T) {
 		{"a field of the wrong type", replace(pods, `"phase": "Running"`, `"phase": 7`), parsePods, "cannot unmarshal number"},
 		{"node without a name", replace(nodes, `"name": "cpu01"`, `"name": ""`), parseNodes, "node item 0: "},
 		{"node list as pods", nodes, parsePods, `got kind "NodeList"`},
+		// A value quoted in an error is cut short, however long it is.
+		{"a huge kind", replace(pods, `"kind": "PodList"`, `"kind": "`+huge+`"`), parsePods, `got kind "xxxx`},
+		{"a huge time", podList(`{"metadata":{"name":"a","namespace":"ns"},"spec":{"containers":[{"name":"c"}]},"status":{"startTime":"` + huge + `"}}`), parsePods, `parsing time "xxxx`},
+		{"a huge name", podList(`{"metadata":{"name":"` + huge + `","namespace":"ns"},"spec":{}}`), parsePods, "pod ns/xxxx"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.parse([]byte(tc.body))
 			if !errors.Is(err, ErrBadAnswer) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got %v, want an ErrBadAnswer naming %q", err, tc.want)
+				t.Errorf("got %.300v, want an ErrBadAnswer naming %q", err, tc.want)
+			}
+			if len(err.Error()) > 1000 {
+				t.Errorf("an error of %d bytes: %.300s", len(err.Error()), err)
 			}
 		})
 	}
@@ -163,6 +171,11 @@ func itemSeeds(f *testing.F, name string) [][]byte {
 		out = append(out, b)
 	}
 	return out
+}
+
+// podList is a PodList answer of the given items.
+func podList(items ...string) string {
+	return `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[` + strings.Join(items, ",") + `]}`
 }
 
 func parsePods(b []byte) error  { _, _, err := ParsePodList(b); return err }

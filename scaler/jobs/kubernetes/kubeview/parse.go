@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // The parser reads only what rota uses of a Node or a pod, into structures of its own:
@@ -99,10 +101,10 @@ type podObject struct {
 func readList(data []byte, kind string) ([]json.RawMessage, string, error) {
 	var l list
 	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, "", fmt.Errorf("%w: %s: %v", ErrBadAnswer, kind, err)
+		return nil, "", fmt.Errorf("%w: %s: %s", ErrBadAnswer, kind, errtext.Of(err))
 	}
 	if l.Kind != kind {
-		return nil, "", fmt.Errorf("%w: asked for a %s, got kind %q", ErrBadAnswer, kind, l.Kind)
+		return nil, "", fmt.Errorf("%w: asked for a %s, got kind %s", ErrBadAnswer, kind, errtext.Quote(l.Kind))
 	}
 	if l.Items == nil {
 		return nil, "", fmt.Errorf("%w: %s without items", ErrBadAnswer, kind)
@@ -122,9 +124,9 @@ func name(item json.RawMessage, i int) string {
 		return fmt.Sprintf("item %d", i)
 	}
 	if o.Metadata.Namespace == "" {
-		return o.Metadata.Name
+		return errtext.Cut(o.Metadata.Name, errtext.Max)
 	}
-	return o.Metadata.Namespace + "/" + o.Metadata.Name
+	return errtext.Cut(o.Metadata.Namespace+"/"+o.Metadata.Name, errtext.Max)
 }
 
 // ParseNodeList reads one page of a NodeList answer: its nodes and the token for the next page
@@ -155,7 +157,7 @@ func parseList[T any](data []byte, kind, what string, parse func([]byte) (T, err
 func ParseNode(data []byte) (Node, error) {
 	var o nodeObject
 	if err := json.Unmarshal(data, &o); err != nil {
-		return Node{}, fmt.Errorf("%w: %v", ErrBadAnswer, err)
+		return Node{}, fmt.Errorf("%w: %s", ErrBadAnswer, errtext.Of(err))
 	}
 	if o.Metadata.Name == "" {
 		return Node{}, fmt.Errorf("%w: node without metadata.name", ErrBadAnswer)
@@ -182,7 +184,7 @@ func ParsePodList(data []byte) ([]Pod, string, error) {
 func ParsePod(data []byte) (Pod, error) {
 	var o podObject
 	if err := json.Unmarshal(data, &o); err != nil {
-		return Pod{}, fmt.Errorf("%w: %v", ErrBadAnswer, err)
+		return Pod{}, fmt.Errorf("%w: %s", ErrBadAnswer, errtext.Of(err))
 	}
 	md, spec := o.Metadata, o.Spec
 	if md.Name == "" || md.Namespace == "" {
@@ -193,7 +195,7 @@ func ParsePod(data []byte) (Pod, error) {
 	}
 	req, err := requests(spec)
 	if err != nil {
-		return Pod{}, fmt.Errorf("%w: %v", ErrBadAnswer, err)
+		return Pod{}, fmt.Errorf("%w: %s", ErrBadAnswer, errtext.Of(err))
 	}
 	p := Pod{
 		Namespace: md.Namespace, Name: md.Name, UID: md.UID,
