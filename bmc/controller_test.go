@@ -80,6 +80,8 @@ func TestControllerOperations(t *testing.T) {
 		{name: "dropped power-on is re-sent", bmc: script{raw: "off", ignore: map[string]int{"on": 1}}, op: on, wantCmds: []string{"on", "on"}},
 		{name: "power-on that never lands is not confirmed", bmc: script{raw: "off", ignore: map[string]int{"on": 9}}, op: on, wantErr: ErrNotConfirmed, wantCmds: []string{"on", "on"}},
 		{name: "stuck transition is not confirmed", bmc: script{raw: "off", settleAfter: time.Hour}, op: on, wantErr: ErrNotConfirmed, wantCmds: []string{"on"}},
+		// A refused re-send ends nothing: the state decides, here at the deadline.
+		{name: "power-on whose re-send is refused is judged by the state", bmc: script{raw: "off", ignore: map[string]int{"on": 1}, setErr: []error{nil, &RefusedError{Status: 409}}}, op: on, wantErr: ErrNotConfirmed, wantCmds: []string{"on", "on"}},
 		{name: "transition in progress is waited out", bmc: script{raw: "poweringon", pending: "on"}, op: on},
 		{name: "hard off", bmc: script{raw: "on"}, op: off(false), wantCmds: []string{"off"}},
 		{name: "off when already off sends nothing", bmc: script{raw: "off"}, op: off(true)},

@@ -68,6 +68,7 @@ func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, passw
 		bmclib.WithPerProviderTimeout(d.callTimeout),
 	}
 	port := strconv.Itoa(portOrDefault(ep))
+	var hc *http.Client
 	switch ep.Protocol {
 	case ProtocolIPMI:
 		cs := ep.CipherSuite
@@ -76,12 +77,18 @@ func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, passw
 		}
 		opts = append(opts, bmclib.WithIpmitoolPort(port), bmclib.WithIpmitoolCipherSuite(strconv.Itoa(cs)))
 	case ProtocolRedfish:
-		opts = append(opts, bmclib.WithRedfishPort(port), bmclib.WithRedfishUseBasicAuth(ep.BasicAuth))
+		// No If-Match on the Reset: gofish would send the system's ETag with every Reset, which
+		// BMCs that give actions no ETag semantics refuse (412, every time: Lenovo XCC, some
+		// iDRAC firmware), and others refuse whenever the ETag moved with a sensor value since
+		// the read. The Redfish specification gives actions no ETag semantics, and rota reads
+		// the power state before every command and after it, so If-Match would guard nothing.
+		opts = append(opts, bmclib.WithRedfishPort(port), bmclib.WithRedfishUseBasicAuth(ep.BasicAuth),
+			bmclib.WithRedfishEtagMatchDisabled(true))
 		if ep.SystemName != "" {
 			opts = append(opts, bmclib.WithRedfishSystemName(ep.SystemName))
 		}
-		hc, err := d.httpClient(node, ep)
-		if err != nil {
+		var err error
+		if hc, err = d.httpClient(node, ep); err != nil {
 			return nil, &RefusedError{Node: node, Err: err}
 		}
 		opts = append(opts, bmclib.WithHTTPClient(hc))
@@ -95,16 +102,24 @@ func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, passw
 	} else {
 		client.Registry.Drivers = client.Registry.For(redfishProvider)
 	}
-	c := &bmclibConn{client: client, node: node, ep: ep, ping: d.ping}
+	c := &bmclibConn{client: client, node: node, ep: ep, ping: d.ping, d: d}
 	octx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
 	if err := client.Open(octx); err != nil {
+		if ep.Protocol == ProtocolRedfish {
+			if nerr := noSessionService(octx, node, ep, hc, err); nerr != nil {
+				return nil, nerr
+			}
+		}
 		return nil, c.classify(octx, fmt.Errorf("opening connection: %w", err))
 	}
 	if ep.Protocol == ProtocolRedfish {
 		if err := d.checkSystem(octx, node, ep, password); err != nil {
 			_ = client.Close(octx)
 			return nil, err
+		}
+		if sys, ok := d.checkedSystem(node, ep); ok {
+			c.system = &sys.system
 		}
 	}
 	return c, nil
@@ -181,6 +196,9 @@ type bmclibConn struct {
 	node   string
 	ep     Endpoint
 	ping   func(ctx context.Context, addr string) bool
+	d      *bmclibDialer
+	// system is the Redfish system the commands reach (nil for IPMI).
+	system *redfishSystem
 }
 
 func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
@@ -192,6 +210,9 @@ func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
 }
 
 func (c *bmclibConn) SetPower(ctx context.Context, action string) error {
+	if err := c.offered(action); err != nil {
+		return err
+	}
 	ok, err := c.client.SetPowerState(ctx, action)
 	if !ok && acceptedGraceful(action, c.ep.Protocol, c.client.GetMetadata()) {
 		return nil
@@ -228,8 +249,9 @@ func (c *bmclibConn) classify(ctx context.Context, err error) error {
 		switch {
 		case code == 401 || code == 403:
 			return &AuthError{Node: c.node, Err: err}
-		case code >= 400 && code < 500 && code != 412:
-			// 412: the system changed between read and command (ETag); worth a new look.
+		case code >= 400 && code < 500:
+			// 412 included: rota sends no If-Match (Dial), so it is no ETag race a retry
+			// would win, but a BMC that wants a precondition rota does not give.
 			return &RefusedError{Node: c.node, Status: code, Err: err}
 		}
 		return &transientError{err: err}

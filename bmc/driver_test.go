@@ -32,7 +32,7 @@ func TestClassify(t *testing.T) {
 		{"403", ProtocolRedfish, wrap(gofishcommon.ConstructError(403, nil)), false, ErrAuth, 0},
 		{"401 inside a collection", ProtocolRedfish, wrap(collection(401)), false, ErrAuth, 0},
 		{"409 refused", ProtocolRedfish, wrap(gofishcommon.ConstructError(409, nil)), false, ErrRefused, 409},
-		{"412 etag race is retried", ProtocolRedfish, wrap(gofishcommon.ConstructError(412, nil)), false, nil, 0},
+		{"412 is refused (rota sends no If-Match: no etag race to win)", ProtocolRedfish, wrap(gofishcommon.ConstructError(412, nil)), false, ErrRefused, 412},
 		{"503 is retried", ProtocolRedfish, wrap(gofishcommon.ConstructError(503, nil)), false, nil, 0},
 		{"500 inside a collection is retried", ProtocolRedfish, wrap(collection(500)), false, nil, 0},
 		{"untrusted certificate", ProtocolRedfish, wrap(x509.UnknownAuthorityError{}), false, ErrAuth, 0},

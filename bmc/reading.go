@@ -74,11 +74,14 @@ func (m bmcMeter) read(ctx context.Context, node string, ep Endpoint, password S
 	return m.readRedfish(ctx, node, ep, password)
 }
 
-// readRedfish logs in (or uses basic auth) and reads the first chassis of the node's system
-// (system) that reports a draw: EnvironmentMetrics' PowerWatts.Reading, else Power's
+// readRedfish logs in (or uses basic auth) and reads the chassis of the node's system (system)
+// until one reports a draw: EnvironmentMetrics' PowerWatts.Reading, else Power's
 // PowerControl[0].PowerConsumedWatts; a system that links no chassis, on a BMC serving no
-// other, is read from every chassis. The JSON is read here rather than through gofish's
-// structs, which give 0 for an absent reading.
+// other, is read from every chassis. A chassis that holds more than the server (ChassisType
+// Enclosure, Rack, RackGroup: a blade enclosure's draw is all its blades') is read after the
+// others. The JSON is read here rather than through gofish's structs, which give 0 for an
+// absent reading. A chassis or reading resource that is not there (404) is no reading; a 404
+// anywhere else (the login, the systems) is an error of its own (classifyRedfish).
 func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error) {
 	r, err := m.d.openRedfish(ctx, node, ep, password)
 	if err != nil {
@@ -89,27 +92,20 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 	if err != nil {
 		return Reading{}, err
 	}
-	var chassis []string
+	var uris []string
 	for _, ch := range sys.system.Links.Chassis {
-		chassis = append(chassis, ch.URI)
+		uris = append(uris, ch.URI)
 	}
-	if len(chassis) == 0 && sys.alone {
-		if chassis, err = r.collection("/redfish/v1/Chassis"); err != nil {
-			return Reading{}, err
+	if len(uris) == 0 && sys.alone {
+		if uris, err = r.collection("/redfish/v1/Chassis"); err != nil {
+			return Reading{}, noReadingIfMissing(err)
 		}
 	}
-	for _, uri := range chassis {
-		var ch struct {
-			EnvironmentMetrics *struct {
-				ID string `json:"@odata.id"`
-			}
-			Power *struct {
-				ID string `json:"@odata.id"`
-			}
-		}
-		if err := r.get(uri, &ch); err != nil {
-			return Reading{}, err
-		}
+	chassis, err := r.chassis(uris)
+	if err != nil {
+		return Reading{}, err
+	}
+	for _, ch := range chassis {
 		if ch.EnvironmentMetrics != nil && ch.EnvironmentMetrics.ID != "" {
 			var env struct {
 				PowerWatts *struct{ Reading *float64 }
@@ -130,16 +126,65 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 	return Reading{}, fmt.Errorf("%w: no chassis of system %s has a Power or EnvironmentMetrics reading", ErrNoReading, sys.system.URI)
 }
 
+// redfishChassis is the part of a Chassis resource a reading needs.
+type redfishChassis struct {
+	ChassisType        string
+	EnvironmentMetrics *struct {
+		ID string `json:"@odata.id"`
+	}
+	Power *struct {
+		ID string `json:"@odata.id"`
+	}
+}
+
+// chassis reads the chassis at uris, those that hold more than the server last; one that is
+// not there (404) is left out.
+func (r *redfishReader) chassis(uris []string) ([]redfishChassis, error) {
+	var own, shared []redfishChassis
+	for _, uri := range uris {
+		var ch redfishChassis
+		if err := r.get(uri, &ch); err != nil {
+			if missing(err) {
+				continue
+			}
+			return nil, err
+		}
+		switch ch.ChassisType {
+		case "Enclosure", "Rack", "RackGroup":
+			shared = append(shared, ch)
+		default:
+			own = append(own, ch)
+		}
+	}
+	return append(own, shared...), nil
+}
+
 func validWatts(w *float64) bool { return w != nil && *w >= 0 && *w < 1e7 }
 
-// classifyRedfish sorts a gofish error the way bmclibConn.classify sorts bmclib's.
+// missing reports whether a Redfish read was answered 404.
+func missing(err error) bool {
+	code, ok := redfishStatus(err)
+	return ok && code == http.StatusNotFound
+}
+
+// noReadingIfMissing turns a 404 from a resource that would hold the reading into
+// ErrNoReading.
+func noReadingIfMissing(err error) error {
+	if missing(err) {
+		return fmt.Errorf("%w: %v", ErrNoReading, err)
+	}
+	return err
+}
+
+// classifyRedfish sorts a gofish error the way bmclibConn.classify sorts bmclib's: 401 and 403
+// are *AuthError, another 4xx a *RefusedError, the rest transient.
 func classifyRedfish(node string, err error) error {
 	if code, ok := redfishStatus(err); ok {
 		switch {
 		case code == http.StatusUnauthorized || code == http.StatusForbidden:
 			return &AuthError{Node: node, Err: err}
-		case code == http.StatusNotFound:
-			return fmt.Errorf("%w: %v", ErrNoReading, err)
+		case code >= 400 && code < 500:
+			return &RefusedError{Node: node, Status: code, Err: err}
 		}
 	}
 	return &transientError{err: err}

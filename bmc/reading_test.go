@@ -81,7 +81,9 @@ func FuzzParseDCMIPowerReading(f *testing.F) {
 
 // TestRedfishPowerReading reads the emulator's power draw through the Controller: the
 // EnvironmentMetrics reading, which follows the power state; a BMC without readings is
-// ErrNoReading; a wrong password is an auth error that does not show the password.
+// ErrNoReading; a wrong password is an auth error that does not show the password; a BMC
+// without a session service is refused, saying to use basic auth (a 404 at login is no
+// missing reading), and read with basic auth.
 func TestRedfishPowerReading(t *testing.T) {
 	on := emuServer("on", "On", redfishemu.Faults{})
 	on.PowerWatts = redfishemu.PowerWatts{On: 512, Off: 9}
@@ -91,11 +93,17 @@ func TestRedfishPowerReading(t *testing.T) {
 	none.PowerWatts.None = true
 	legacy := emuServer("legacy", "On", redfishemu.Faults{})
 	legacy.PowerWatts = redfishemu.PowerWatts{On: 300, PowerOnly: true}
-	emu, ca := startEmulator(t, on, off, none, legacy)
+	noSessions := emuServer("no-sessions", "On", redfishemu.Faults{})
+	noSessions.NoSessions = true
+	login404 := emuServer("login-404", "On", redfishemu.Faults{LoginStatus: 404})
+	emu, ca := startEmulator(t, on, off, none, legacy, noSessions, login404)
 	eps := map[string]Endpoint{}
-	for _, n := range []string{"on", "off", "none", "legacy"} {
+	for _, n := range []string{"on", "off", "none", "legacy", "no-sessions", "login-404"} {
 		eps[n] = redfishEndpoint(t, emu, n, ca)
 	}
+	noSessionsBasic := redfishEndpoint(t, emu, "no-sessions", ca)
+	noSessionsBasic.BasicAuth = true
+	eps["no-sessions-basic"] = noSessionsBasic
 	bad := redfishEndpoint(t, emu, "on", ca)
 	bad.PasswordFile = writeSecret(t, "wrong-Password-99")
 	eps["bad"] = bad
@@ -111,7 +119,7 @@ func TestRedfishPowerReading(t *testing.T) {
 	for _, tc := range []struct {
 		node  string
 		watts float64
-	}{{"on", 512}, {"off", 9}, {"basic", 9}} {
+	}{{"on", 512}, {"off", 9}, {"basic", 9}, {"no-sessions-basic", redfishemu.DefaultOnWatts}} {
 		r, err := c.PowerReading(ctx, tc.node)
 		if err != nil || r.Watts != tc.watts || r.Source != "redfish_environment_metrics" {
 			t.Errorf("%s: %+v, %v; want %v W from the environment metrics", tc.node, r, err, tc.watts)
@@ -122,6 +130,12 @@ func TestRedfishPowerReading(t *testing.T) {
 	}
 	if _, err := c.PowerReading(ctx, "none"); !errors.Is(err, ErrNoReading) {
 		t.Errorf("a bmc without readings: %v, want ErrNoReading", err)
+	}
+	for _, n := range []string{"no-sessions", "login-404"} {
+		_, err := c.PowerReading(ctx, n)
+		if !errors.Is(err, ErrRefused) || errors.Is(err, ErrNoReading) || !strings.Contains(err.Error(), "set basic_auth: true") {
+			t.Errorf("%s: %v, want a refusal saying to set basic_auth (not ErrNoReading)", n, err)
+		}
 	}
 	_, err = c.PowerReading(ctx, "bad")
 	if !errors.Is(err, ErrAuth) {

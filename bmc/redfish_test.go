@@ -43,21 +43,31 @@ func redfishOptions(log Options) Options {
 }
 
 // TestRedfishOperations: every operation through bmclib against the emulator, with session
-// and basic auth, with the certificate verified against its CA and with verification off.
+// and basic auth, with the certificate verified against its CA and with verification off, and
+// against BMCs shaped like vendors'.
 func TestRedfishOperations(t *testing.T) {
 	variants := []struct {
-		name string
-		edit func(*Endpoint)
+		name   string
+		edit   func(*Endpoint)
+		server func(*redfishemu.ServerConfig)
 	}{
-		{"session auth, verified tls", func(*Endpoint) {}},
-		{"basic auth, verified tls", func(e *Endpoint) { e.BasicAuth = true }},
-		{"session auth, tls not verified", func(e *Endpoint) { e.CAFile, e.InsecureSkipVerify = "", true }},
-		{"system chosen by name", func(e *Endpoint) { e.SystemName = "WebFrontEnd483" }},
+		{"session auth, verified tls", func(*Endpoint) {}, nil},
+		{"basic auth, verified tls", func(e *Endpoint) { e.BasicAuth = true }, nil},
+		{"session auth, tls not verified", func(e *Endpoint) { e.CAFile, e.InsecureSkipVerify = "", true }, nil},
+		{"system chosen by name", func(e *Endpoint) { e.SystemName = "WebFrontEnd483" }, nil},
+		// Lenovo XCC, some iDRAC firmware: 412 to any Reset carrying If-Match (gofish#277).
+		// rota sends none, so every command goes through.
+		{"bmc that refuses If-Match on actions", func(*Endpoint) {}, func(s *redfishemu.ServerConfig) { s.Faults.RejectIfMatch = true }},
+		{"bmc without sessions, basic auth", func(e *Endpoint) { e.BasicAuth = true }, func(s *redfishemu.ServerConfig) { s.NoSessions = true }},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			t.Parallel()
-			emu, ca := startEmulator(t, emuServer("n", "Off", redfishemu.Faults{}))
+			sc := emuServer("n", "Off", redfishemu.Faults{})
+			if v.server != nil {
+				v.server(&sc)
+			}
+			emu, ca := startEmulator(t, sc)
 			ep := redfishEndpoint(t, emu, "n", ca)
 			v.edit(&ep)
 			log, _ := testLogger()
@@ -113,6 +123,9 @@ func TestRedfishOperations(t *testing.T) {
 			if stats.Sessions != 0 {
 				t.Errorf("%d sessions left open (no logout)", stats.Sessions)
 			}
+			if stats.PreconditionErr != 0 {
+				t.Errorf("%d resets answered 412", stats.PreconditionErr)
+			}
 		})
 	}
 }
@@ -123,10 +136,12 @@ func TestRedfishFaults(t *testing.T) {
 		name     string
 		power    string
 		faults   redfishemu.Faults
+		server   func(*redfishemu.ServerConfig)
 		edit     func(*Endpoint)
 		tweak    func(*Options)
 		op       func(context.Context, *Controller) error
 		wantErr  error
+		wantMsg  string // in the error, when set
 		want     func(t *testing.T, s redfishemu.Stats)
 		endPower string
 	}{
@@ -178,6 +193,85 @@ func TestRedfishFaults(t *testing.T) {
 			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On", "On") },
 		},
 		{
+			// iDRAC: PowerState stays Off while the server comes up, past ResendAfter, and the
+			// re-sent On is answered 409 "already powered on". The first On stands.
+			name: "slow power-on whose re-send is refused: confirmed when the node comes up", power: "Off",
+			faults: redfishemu.Faults{HideTransitions: true, ConflictOnSameState: true},
+			server: func(s *redfishemu.ServerConfig) { s.TransitionDelay = redfishemu.Duration(1500 * time.Millisecond) },
+			op:     on, endPower: "On",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s, "On")
+				if s.Conflicts != 1 {
+					t.Errorf("%d conflicts, want 1 (the re-send)", s.Conflicts)
+				}
+			},
+		},
+		{
+			name: "no ForceOff among the reset types: hard off refused at once, nothing sent", power: "On",
+			server: func(s *redfishemu.ServerConfig) { s.ResetTypes = []string{"On", "GracefulShutdown", "PushPowerButton"} },
+			op:     off(false), wantErr: ErrRefused, wantMsg: "does not offer ResetType ForceOff", endPower: "On",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s) },
+		},
+		{
+			name: "no ForceOff among the reset types: cycle refused at once, nothing sent", power: "On",
+			server: func(s *redfishemu.ServerConfig) { s.ResetTypes = []string{"On", "GracefulShutdown", "PushPowerButton"} },
+			op:     cycle, wantErr: ErrRefused, wantMsg: "does not offer ResetType ForceOff", endPower: "On",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s) },
+		},
+		{
+			// Waiting the grace period (a minute here, past the test's 30 s) for a shutdown the
+			// OS was never asked for would end not confirmed.
+			name: "no GracefulShutdown among the reset types: graceful off forces off at once", power: "On",
+			server: func(s *redfishemu.ServerConfig) { s.ResetTypes = []string{"On", "ForceOff", "PushPowerButton"} },
+			tweak:  func(o *Options) { o.GracePeriod = time.Minute },
+			op:     off(true), endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "ForceOff") },
+		},
+		{
+			name: "no session service: refused at once, saying to use basic auth", power: "Off",
+			server: func(s *redfishemu.ServerConfig) { s.NoSessions = true },
+			op:     on, wantErr: ErrRefused, wantMsg: "offers no session service (its service root links no Sessions collection): set basic_auth: true", endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s)
+				if s.Requests > 3 {
+					t.Errorf("%d requests: retried", s.Requests)
+				}
+			},
+		},
+		{
+			name: "login answered 405: refused at once, saying to use basic auth", power: "Off",
+			faults: redfishemu.Faults{LoginStatus: 405},
+			op:     on, wantErr: ErrRefused, wantMsg: "was answered 405): set basic_auth: true", endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s)
+				if s.Logins != 1 {
+					t.Errorf("%d logins, want 1", s.Logins)
+				}
+			},
+		},
+		{
+			name: "login answered 404: refused at once, saying to use basic auth", power: "Off",
+			faults: redfishemu.Faults{LoginStatus: 404},
+			op:     on, wantErr: ErrRefused, wantMsg: "was answered 404): set basic_auth: true", endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s)
+				if s.Logins != 1 {
+					t.Errorf("%d logins, want 1", s.Logins)
+				}
+			},
+		},
+		{
+			name: "login answered 503: transient, retried", power: "Off",
+			faults: redfishemu.Faults{LoginStatus: 503},
+			op:     on, wantErr: ErrStateUnknown, endPower: "Off",
+			want: func(t *testing.T, s redfishemu.Stats) {
+				wantResets(t, s)
+				if s.Logins != 4 {
+					t.Errorf("%d logins, want 4 (Attempts)", s.Logins)
+				}
+			},
+		},
+		{
 			name: "stuck transition: not confirmed, no re-send", power: "Off", faults: redfishemu.Faults{StuckTransition: true},
 			op: on, wantErr: ErrNotConfirmed, endPower: "PoweringOn",
 			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On") },
@@ -222,7 +316,11 @@ func TestRedfishFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			emu, ca := startEmulator(t, emuServer("n", tt.power, tt.faults))
+			sc := emuServer("n", tt.power, tt.faults)
+			if tt.server != nil {
+				tt.server(&sc)
+			}
+			emu, ca := startEmulator(t, sc)
 			ep := redfishEndpoint(t, emu, "n", ca)
 			if tt.edit != nil {
 				tt.edit(&ep)
@@ -244,6 +342,9 @@ func TestRedfishFaults(t *testing.T) {
 			}
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantMsg != "" && !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q lacks %q", err, tt.wantMsg)
 			}
 			if err != nil {
 				t.Logf("error (as the caller sees it): %v", err)

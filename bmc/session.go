@@ -256,8 +256,15 @@ func (s *session) confirm(ctx context.Context, want State, action string, window
 		if action == actionOn && err == nil && st == StateOff && resends < s.c.opts.MaxResends && s.now().Sub(lastSend) >= s.c.opts.ResendAfter {
 			s.log.Warnf("power on accepted but node still off after %s, sending it again", s.now().Sub(lastSend))
 			resends++
-			if err := s.send(ctx, actionOn); err != nil && !retryable(err) {
-				return err
+			// A re-send that fails, even refused (iDRAC answers 409 "already powered ON" to a
+			// server still coming up), leaves the first command standing: the state decides,
+			// until the deadline. Only an auth failure ends the wait here (the end of ctx
+			// ends it at the next sleep, as not confirmed).
+			if err := s.send(ctx, actionOn); err != nil {
+				if errors.Is(err, ErrAuth) {
+					return err
+				}
+				s.log.Warnf("re-sent power on failed, still confirming by the state: %v", err)
 			}
 			lastSend = s.now()
 		}
@@ -279,7 +286,9 @@ func (s *session) gracefulOff(ctx context.Context) error {
 	case errors.Is(err, ErrAuth) || ctx.Err() != nil:
 		return err
 	case errors.Is(err, ErrRefused):
-		s.log.Warnf("graceful shutdown refused, forcing off: %v", err)
+		// Refused by the BMC, or not offered by it (no GracefulShutdown among the system's
+		// reset types): the OS cannot be asked, so waiting the grace period would gain nothing.
+		s.log.Warnf("graceful shutdown refused or not offered, the OS was not asked to shut down; forcing off now: %v", err)
 		return s.drive(ctx, StateOff, actionOff)
 	case err != nil:
 		// Redfish reports a failure even for an accepted GracefulShutdown: the state decides.

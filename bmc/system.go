@@ -19,6 +19,13 @@ type redfishSystem struct {
 			URI string `json:"@odata.id"`
 		}
 	}
+	Actions struct {
+		Reset struct {
+			// Allowed is ResetType@Redfish.AllowableValues; empty when the BMC does not say
+			// (then every type may be tried, as gofish does).
+			Allowed []string `json:"ResetType@Redfish.AllowableValues"`
+		} `json:"#ComputerSystem.Reset"`
+	}
 }
 
 // systemChoice is the system a node's commands reach, checked once per endpoint.
@@ -94,6 +101,9 @@ func (d *bmclibDialer) openRedfish(ctx context.Context, node string, ep Endpoint
 		Password: password.Reveal(), HTTPClient: hc, BasicAuth: ep.BasicAuth,
 	})
 	if err != nil {
+		if nerr := noSessionService(ctx, node, ep, hc, err); nerr != nil {
+			return nil, nerr
+		}
 		return nil, classifyRedfish(node, fmt.Errorf("opening connection: %w", err))
 	}
 	return &redfishReader{node: node, client: client}, nil
@@ -180,6 +190,13 @@ func (d *bmclibDialer) checkSystem(ctx context.Context, node string, ep Endpoint
 	defer r.close()
 	_, err = d.system(node, ep, r)
 	return err
+}
+
+// forgetSystem drops the node's checked system, so that the next operation reads it again.
+func (d *bmclibDialer) forgetSystem(node string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.systems, node)
 }
 
 // checkedSystem returns the node's system as checked for this endpoint, if it was.

@@ -45,6 +45,13 @@ type ServerConfig struct {
 	// blade enclosure's or a multi-node chassis' manager does: a client that does not pick
 	// its system reaches them too.
 	OtherSystems []SystemConfig `yaml:"other_systems" json:"other_systems,omitempty"`
+	// ResetTypes is the system's ResetType@Redfish.AllowableValues, a subset of the mockup's
+	// (On, ForceOff, GracefulShutdown, GracefulRestart, ForceRestart, Nmi, ForceOn,
+	// PushPowerButton); a Reset of another type is answered 400. Empty: the mockup's.
+	ResetTypes []string `yaml:"reset_types" json:"reset_types,omitempty"`
+	// NoSessions serves no session service, as BMCs that offer basic auth alone do: the
+	// service root links no Sessions collection and a login posted anyway is answered 405.
+	NoSessions bool `yaml:"no_sessions" json:"no_sessions,omitempty"`
 }
 
 // SystemConfig is one of a BMC's other ComputerSystems: a copy of the mockup's system under
@@ -97,6 +104,16 @@ type Faults struct {
 	IgnoreGracefulShutdown bool `yaml:"ignore_graceful_shutdown" json:"ignore_graceful_shutdown,omitempty"`
 	// RejectCredentials answers 401 to every login and authenticated request.
 	RejectCredentials bool `yaml:"reject_credentials" json:"reject_credentials,omitempty"`
+	// RejectIfMatch answers 412 to every Reset that carries If-Match, whatever its value, as
+	// BMCs that give actions no ETag semantics do (Lenovo XCC, some iDRAC firmware; gofish
+	// issue 277). Without it a stale If-Match is answered 412 and a current one accepted.
+	RejectIfMatch bool `yaml:"reject_if_match" json:"reject_if_match,omitempty"`
+	// HideTransitions reports the old PowerState (On or Off) until a transition is done,
+	// never PoweringOn or PoweringOff, as iDRAC reports a server that is still coming up.
+	HideTransitions bool `yaml:"hide_transitions" json:"hide_transitions,omitempty"`
+	// LoginStatus, when set (400-599), answers every session login with that status, as a
+	// BMC that links a Sessions collection but takes no login there (404, 405) does.
+	LoginStatus int `yaml:"login_status" json:"login_status,omitempty"`
 }
 
 // Hook runs on each completed power transition, with the new state (On or Off).
@@ -189,6 +206,11 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.hook.url: want http:// or https://", p))
 		}
 		errs = append(errs, validateSystems(p, s.OtherSystems)...)
+		for j, rt := range s.ResetTypes {
+			if !mockupResets[rt] {
+				errs = append(errs, fmt.Errorf("%s.reset_types[%d]: %q is not one of the mockup's ResetTypes", p, j, rt))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -219,6 +241,9 @@ func (f Faults) Validate() error {
 	}
 	if f.DropPowerOn < -1 {
 		return fmt.Errorf("drop_power_on: want -1 (all) or a count, got %d", f.DropPowerOn)
+	}
+	if f.LoginStatus != 0 && (f.LoginStatus < 400 || f.LoginStatus > 599) {
+		return fmt.Errorf("login_status: want 400-599, got %d", f.LoginStatus)
 	}
 	return nil
 }

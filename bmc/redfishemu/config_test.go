@@ -34,6 +34,9 @@ func TestParseConfig(t *testing.T) {
 			`servers[0].other_systems[0].id: want letters, digits, '.', '_' or '-', got "a/b"`, `servers[0].other_systems[1].id: duplicate "437XR1138R2"`,
 			`servers[0].other_systems[2].power: want On or Off, got "half"`, `servers[0].other_systems[3].id: duplicate "x"`}},
 		{"drop count", "servers: [{name: a, listen: x, username: u, password: p, faults: {drop_power_on: -2}}]", []string{"drop_power_on: want -1 (all) or a count"}},
+		{"vendor shapes", "servers: [{name: a, listen: x, username: u, password: p, no_sessions: true, reset_types: [On, GracefulShutdown], faults: {reject_if_match: true, hide_transitions: true, login_status: 405}}]", nil},
+		{"reset type not the mockup's", "servers: [{name: a, listen: x, username: u, password: p, reset_types: [On, PowerCycle]}]", []string{`servers[0].reset_types[1]: "PowerCycle" is not one of the mockup's ResetTypes`}},
+		{"login status", "servers: [{name: a, listen: x, username: u, password: p, faults: {login_status: 200}}]", []string{"login_status: want 400-599, got 200"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

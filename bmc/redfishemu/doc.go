@@ -4,6 +4,8 @@
 // lacks: a PowerState that moves through PoweringOn/PoweringOff to On/Off after a delay when
 // #ComputerSystem.Reset is posted, sessions and basic auth, ETag/If-Match, injectable faults
 // (latency, 5xx answers, 409 on same-state requests, dropped power-ons, stuck transitions,
-// rejected credentials) changeable at run time through a control endpoint, and a hook run on
-// each power transition. cmd/rota-redfish-emulator runs it from a YAML config.
+// rejected credentials, If-Match refused on actions, transitions hidden, logins answered with
+// a status) changeable at run time through a control endpoint, vendor shapes (the reset types
+// offered, no session service), and a hook run on each power transition.
+// cmd/rota-redfish-emulator runs it from a YAML config.
 package redfishemu

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	mrand "math/rand/v2"
 	"net/http"
 	"strings"
@@ -48,6 +49,7 @@ type Server struct {
 	res    resources
 	hooks  *hookRunner
 	others []*otherSystem
+	resets map[string]bool // the ResetTypes its system offers
 
 	mu         sync.Mutex
 	power      string
@@ -71,8 +73,15 @@ func newServer(cfg ServerConfig, clock Clock, log *logrus.Entry, res resources, 
 	if err != nil {
 		return nil, err
 	}
+	resets := mockupResets
+	if len(cfg.ResetTypes) > 0 {
+		resets = map[string]bool{}
+		for _, rt := range cfg.ResetTypes {
+			resets[rt] = true
+		}
+	}
 	return &Server{
-		cfg: cfg, clock: clock, log: log.WithField("server", cfg.Name), res: res, hooks: hooks, others: others,
+		cfg: cfg, clock: clock, log: log.WithField("server", cfg.Name), res: res, hooks: hooks, others: others, resets: resets,
 		power: p, faults: cfg.Faults, sessions: map[string]string{},
 		rng: mrand.New(mrand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 	}, nil
@@ -208,7 +217,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"v1": "/redfish/v1/"}, "")
 		return
 	case uri == "/redfish/v1" && r.Method == http.MethodGet:
-		s.serveResource(w, "/redfish/v1")
+		s.serveRoot(w)
+		return
+	case uri == sessionsURI && r.Method == http.MethodPost && s.cfg.NoSessions:
+		writeError(w, http.StatusMethodNotAllowed, "Base.1.0.OperationNotAllowed", "this service offers no sessions: use basic auth")
 		return
 	case uri == sessionsURI && r.Method == http.MethodPost:
 		s.login(w, r)
@@ -274,6 +286,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.stats.Logins++
+	if code := s.faults.LoginStatus; code != 0 {
+		s.mu.Unlock()
+		writeError(w, code, "Base.1.0.OperationNotAllowed", "injected fault: login answered "+http.StatusText(code))
+		return
+	}
 	if s.faults.RejectCredentials || !s.credentialsOK(body.UserName, body.Password) {
 		s.stats.FailedAuth++
 		s.mu.Unlock()
@@ -345,29 +362,69 @@ func (s *Server) serveResource(w http.ResponseWriter, uri string) {
 	etag := ""
 	if uri == systemPath {
 		s.mu.Lock()
-		doc["PowerState"] = s.power
+		doc["PowerState"] = s.visiblePowerLocked()
 		etag = s.etagLocked()
 		s.mu.Unlock()
 		doc["@odata.etag"] = etag
+		if len(s.cfg.ResetTypes) > 0 {
+			doc["Actions"] = withResetTypes(doc["Actions"].(map[string]any), s.cfg.ResetTypes)
+		}
 	}
 	writeJSON(w, http.StatusOK, doc, etag)
 }
 
-// allowedResets are the mockup's ResetType@Redfish.AllowableValues (no PowerCycle).
-var allowedResets = map[string]bool{
+// serveRoot answers the service root; without sessions (no_sessions) it links none.
+func (s *Server) serveRoot(w http.ResponseWriter) {
+	doc, _ := s.res.clone("/redfish/v1")
+	if s.cfg.NoSessions {
+		delete(doc, "SessionService")
+		links := maps.Clone(doc["Links"].(map[string]any))
+		delete(links, "Sessions")
+		doc["Links"] = links
+	}
+	writeJSON(w, http.StatusOK, doc, "")
+}
+
+// visiblePowerLocked is the PowerState a client reads: with hide_transitions, the state a
+// transition started from until it is done.
+func (s *Server) visiblePowerLocked() string {
+	if !s.faults.HideTransitions {
+		return s.power
+	}
+	switch s.power {
+	case powerPoweringOn:
+		return powerOff
+	case powerPoweringOff:
+		return powerOn
+	}
+	return s.power
+}
+
+// withResetTypes returns a copy of the system's Actions whose Reset offers types alone (the
+// mockup's documents are shared, so they are copied, not changed).
+func withResetTypes(actions map[string]any, types []string) map[string]any {
+	out := maps.Clone(actions)
+	reset := maps.Clone(out["#ComputerSystem.Reset"].(map[string]any))
+	reset["ResetType@Redfish.AllowableValues"] = types
+	out["#ComputerSystem.Reset"] = reset
+	return out
+}
+
+// mockupResets are the mockup's ResetType@Redfish.AllowableValues (no PowerCycle).
+var mockupResets = map[string]bool{
 	"On": true, "ForceOff": true, "GracefulShutdown": true, "GracefulRestart": true,
 	"ForceRestart": true, "Nmi": true, "ForceOn": true, "PushPowerButton": true,
 }
 
-// readResetType reads a Reset's body; when it is malformed or the ResetType not allowed it
-// answers 400 and returns false.
-func readResetType(w http.ResponseWriter, r *http.Request) (string, bool) {
+// readResetType reads a Reset's body; when it is malformed or the ResetType not one of
+// allowed it answers 400 and returns false.
+func readResetType(w http.ResponseWriter, r *http.Request, allowed map[string]bool) (string, bool) {
 	var body struct{ ResetType string }
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, "Base.1.0.MalformedJSON", "malformed JSON")
 		return "", false
 	}
-	if !allowedResets[body.ResetType] {
+	if !allowed[body.ResetType] {
 		writeError(w, http.StatusBadRequest, "Base.1.0.ActionParameterNotSupported", fmt.Sprintf("ResetType %q is not supported", body.ResetType))
 		return "", false
 	}
@@ -375,13 +432,14 @@ func readResetType(w http.ResponseWriter, r *http.Request) (string, bool) {
 }
 
 func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
-	resetType, ok := readResetType(w, r)
+	resetType, ok := readResetType(w, r, s.resets)
 	if !ok {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m := r.Header.Get("If-Match"); m != "" && m != "*" && strings.Trim(strings.TrimPrefix(m, "W/"), `"`) != strings.Trim(s.etagLocked(), `"`) {
+	if m := r.Header.Get("If-Match"); m != "" && (s.faults.RejectIfMatch ||
+		m != "*" && strings.Trim(strings.TrimPrefix(m, "W/"), `"`) != strings.Trim(s.etagLocked(), `"`)) {
 		s.stats.PreconditionErr++
 		writeError(w, http.StatusPreconditionFailed, "Base.1.0.PreconditionFailed", "ETag does not match")
 		return
@@ -389,7 +447,11 @@ func (s *Server) reset(w http.ResponseWriter, r *http.Request) {
 	target := resetTarget(resetType, s.power)
 	if s.faults.ConflictOnSameState && target != "" && (s.power == target || s.target == target) {
 		s.stats.Conflicts++
-		writeError(w, http.StatusConflict, "Base.1.0.ResourceInStandby", "the system is already "+s.power)
+		msg := "the system is already " + s.power
+		if s.target == target {
+			msg = "the system is already powering " + strings.ToLower(target)
+		}
+		writeError(w, http.StatusConflict, "Base.1.0.ResourceInStandby", msg)
 		return
 	}
 	s.stats.Resets = append(s.stats.Resets, resetType)

@@ -92,7 +92,7 @@ func (s *Server) serveOther(w http.ResponseWriter, o *otherSystem) {
 
 // resetOther carries out a Reset posted to an other system at once.
 func (s *Server) resetOther(w http.ResponseWriter, r *http.Request, o *otherSystem) {
-	resetType, ok := readResetType(w, r)
+	resetType, ok := readResetType(w, r, mockupResets)
 	if !ok {
 		return
 	}
