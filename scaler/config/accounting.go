@@ -142,8 +142,8 @@ func (c *Config) validateAccounting(p *problems) {
 		switch {
 		case (cb.GramsPerKWh == nil) == (cb.Query == ""):
 			p.add(path, "give grams_per_kwh or query, one of them")
-		case cb.GramsPerKWh != nil && !(*cb.GramsPerKWh >= 0):
-			p.add(path+".grams_per_kwh", "must not be negative")
+		case cb.GramsPerKWh != nil && (!finite(*cb.GramsPerKWh) || *cb.GramsPerKWh < 0):
+			notNegative(p, path+".grams_per_kwh", *cb.GramsPerKWh)
 		}
 	}
 }
@@ -185,9 +185,7 @@ func (t *Tariff) compile(p *problems, path string) {
 		w := &t.Windows[i]
 		wpath := fmt.Sprintf("%s.windows[%d]", path, i)
 		w.Window.compile(p, wpath)
-		if !(w.PricePerKWh >= 0) {
-			p.add(wpath+".price_per_kwh", "must not be negative")
-		}
+		notNegative(p, wpath+".price_per_kwh", w.PricePerKWh)
 	}
 	if len(*p) == before {
 		t.checkCoverage(p, path+".windows")
@@ -334,7 +332,7 @@ func (c *Config) resolveTariffs(p *problems) {
 		case t == nil:
 			p.add(path+".tariff", "no tariff named %s in accounting.tariffs", errtext.Quote(cost.Tariff))
 		case t.Currency != cost.Currency:
-			p.add(path+".tariff", "tariff %s bills in %s but the pool's currency is %s: one sum would add two currencies", errtext.Quote(t.Name), t.Currency, cost.Currency)
+			p.add(path+".tariff", "tariff %s bills in %s but the pool's currency is %s: one sum would add two currencies", errtext.Quote(t.Name), errtext.Quote(t.Currency), errtext.Quote(cost.Currency))
 		default:
 			cost.tariff = t
 		}

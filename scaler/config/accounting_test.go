@@ -109,7 +109,7 @@ func TestAccountingRejects(t *testing.T) {
 		{"rent and a tariff", pool("{hourly: 2, tariff: berlin}"), "pools[0].cost", "not both"},
 		{"a tariff without watts", pool("{tariff: berlin}"), "pools[0].cost", "go together"},
 		{"not a currency", pool("{hourly: 2, currency: euro}"), "pools[0].cost.currency", "not a currency code"},
-		{"a price that is not a number", pool("{watts: 1000, price_per_kwh: .nan}"), "pools[0].cost", "must not be negative"},
+		{"a price that is not a number", pool("{watts: 1000, price_per_kwh: .nan}"), "pools[0].cost.price_per_kwh", `".nan" is not a finite number`},
 		{"carbon both ways", strings.Replace(owned, "{region: eu-west, grams_per_kwh: 300}", "{region: eu-west, grams_per_kwh: 300, query: 'x'}", 1),
 			"accounting.carbon[0]", "one of them"},
 		{"carbon negative", strings.Replace(owned, "grams_per_kwh: 300", "grams_per_kwh: -1", 1), "accounting.carbon[0].grams_per_kwh", "must not be negative"},

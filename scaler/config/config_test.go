@@ -1,9 +1,12 @@
 package config
 
 import (
+	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -342,7 +345,41 @@ func FuzzParse(f *testing.F) {
 		if err == nil && len(c.Pools) == 0 {
 			t.Fatal("a config without pools was accepted")
 		}
+		if err == nil {
+			if path := nonFinite(reflect.ValueOf(c).Elem(), ""); path != "" {
+				t.Fatalf("a config with %s not finite was accepted", path)
+			}
+		}
 	})
+}
+
+// nonFinite is the path of a NaN or infinite number in v, or "".
+func nonFinite(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return path
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return nonFinite(v.Elem(), path)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if p := nonFinite(v.Field(i), path+"."+v.Type().Field(i).Name); p != "" {
+					return p
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			if p := nonFinite(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 func TestKubernetesNames(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 // as problems with their path and line instead of stopping at the first; each such key is left
 // out, so it keeps its default and the rest of the file is still read and validated.
 func decodeChecked(doc *yaml.Node, c *Config, p *problems) error {
-	w := walker{p: p, fields: map[reflect.Type]map[string]reflect.Type{}}
+	w := walker{p: p, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}}
 	if !w.walk(doc, reflect.TypeFor[Config](), "") {
 		return nil
 	}
@@ -84,6 +85,15 @@ func child(n *yaml.Node, key string, index int) *yaml.Node {
 type walker struct {
 	p      *problems
 	fields map[reflect.Type]map[string]reflect.Type // yaml name -> field type, per struct type
+	// walked holds the anchored nodes already checked (and pruned) as a type: an alias of one
+	// is not walked again, so aliases of aliases cost what the file's text does.
+	walked map[anchorUse]bool
+}
+
+// anchorUse is an anchored node checked as a type.
+type anchorUse struct {
+	n *yaml.Node
+	t reflect.Type
 }
 
 var (
@@ -96,20 +106,36 @@ var (
 )
 
 // walk checks n against t at path, dropping from mappings the pairs that cannot be decoded
-// (and replacing list items that cannot with null, so the indices in later problems stay those
-// of the file). It returns false when n itself cannot go into t: the caller drops it.
+// (and putting in place of a list item that cannot one that decodes to the zero value, so the
+// indices and lines in later problems stay those of the file). It returns false when n itself
+// cannot go into t: the caller drops it.
 func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if n.Kind == yaml.AliasNode {
+		// The anchored value is checked (and pruned) where it is first used as t; an alias of
+		// it used as t again is not walked again, or aliases of aliases (a list of N aliases of
+		// a list of N aliases of ...) would cost N^depth. yaml.v3's decode afterwards refuses
+		// excessive aliasing itself.
+		return w.walk(n.Alias, t, path)
+	}
+	if n.Anchor == "" {
+		return w.value(n, t, path)
+	}
+	use := anchorUse{n, t}
+	if w.walked[use] {
+		return true
+	}
+	ok := w.value(n, t, path)
+	w.walked[use] = ok // a value that cannot be read is not remembered: each use is a problem
+	return ok
+}
+
+// value is walk for a node that is no alias.
+func (w *walker) value(n *yaml.Node, t reflect.Type, path string) bool {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return true // null decodes into anything: the zero value
-	}
-	if n.Kind == yaml.AliasNode {
-		// The anchored value is checked (and pruned) where each alias uses it. The config's
-		// types nest only a few levels, so aliases of aliases cannot make this walk explode;
-		// yaml.v3's decode afterwards refuses excessive aliasing itself.
-		return w.walk(n.Alias, t, path)
 	}
 	if reflect.PointerTo(t).Implements(v3Unmarshal) || reflect.PointerTo(t).Implements(v2Unmarshal) {
 		return w.leaf(n, t, path)
@@ -125,18 +151,86 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) bool {
 			return true // any single value reads as a string
 		}
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			w.add(path, n.Line, "must be a list")
-			return false
-		}
-		for i, item := range n.Content {
-			if !w.walk(item, t.Elem(), path+"["+strconv.Itoa(i)+"]") {
-				*item = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: item.Line}
-			}
-		}
-		return true
+		return w.list(n, t, path)
+	case reflect.Float32, reflect.Float64:
+		return w.leaf(n, t, path) && w.finite(n, path)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return w.leaf(n, t, path) && w.whole(n, path)
 	}
 	return w.leaf(n, t, path)
+}
+
+// list checks each item of a list. An item that cannot be read, or is empty (`- ~`, a bare
+// `-`), is a problem, and is replaced by one that decodes to the zero value: yaml.v3 leaves a
+// null item of a list of structs or strings out, which would move every later item up one
+// index and hang their problems on the wrong item and line.
+func (w *walker) list(n *yaml.Node, t reflect.Type, path string) bool {
+	if n.Kind != yaml.SequenceNode {
+		w.add(path, n.Line, "must be a list")
+		return false
+	}
+	for i, item := range n.Content {
+		ipath := path + "[" + strconv.Itoa(i) + "]"
+		switch {
+		case isNull(item):
+			w.add(ipath, item.Line, "is empty")
+		case w.walk(item, t.Elem(), ipath):
+			continue
+		}
+		n.Content[i] = zeroNode(t.Elem(), item.Line)
+	}
+	return true
+}
+
+// isNull reports whether n is null (`~`, `null`, nothing), itself or through an alias.
+func isNull(n *yaml.Node) bool {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// zeroNode is a node at line that decodes into t's zero value.
+func zeroNode(t reflect.Type, line int) *yaml.Node {
+	n := &yaml.Node{Line: line}
+	custom := reflect.PointerTo(t).Implements(v3Unmarshal) || reflect.PointerTo(t).Implements(v2Unmarshal)
+	switch {
+	case t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface:
+		n.Kind, n.Tag = yaml.ScalarNode, "!!null"
+	case !custom && (t.Kind() == reflect.Struct || t.Kind() == reflect.Map):
+		n.Kind, n.Tag = yaml.MappingNode, "!!map"
+	case !custom && t.Kind() == reflect.Slice:
+		n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
+	default:
+		if err := n.Encode(reflect.Zero(t).Interface()); err != nil {
+			n.Kind, n.Tag = yaml.ScalarNode, "!!null"
+		}
+		n.Line = line
+	}
+	return n
+}
+
+// finite refuses .nan and .inf for a number (n decoded as one): no key of the config takes
+// them, and a NaN passes every comparison a range check makes with it the wrong way round.
+func (w *walker) finite(n *yaml.Node, path string) bool {
+	var f float64
+	if n.Kind != yaml.ScalarNode || n.Decode(&f) != nil || !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return true
+	}
+	w.add(path, n.Line, "%s is not a finite number", errtext.Quote(n.Value))
+	return false
+}
+
+// whole refuses a fraction for a whole number (n decoded as one): yaml.v3 would cut 1.5 to 1,
+// and 0.9 to 0 (backlog.queued_jobs: 0.9 would mean "spill at once").
+func (w *walker) whole(n *yaml.Node, path string) bool {
+	var f float64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" || n.Decode(&f) != nil || f == math.Trunc(f) {
+		return true
+	}
+	w.add(path, n.Line, "%s is not a whole number", errtext.Quote(n.Value))
+	return false
 }
 
 // mapping checks a mapping whose keys are typed by field (false: no such key).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // problemList parses y, which must fail validation, and returns its problems.
@@ -168,5 +169,152 @@ func BenchmarkParseLargeFleet(b *testing.B) {
 		if _, err := Parse(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A list item that cannot be read keeps its place: the problems of the items after it name
+// their own index and line, and an empty item (`- ~`, a bare `-`) is a problem too. yaml.v3
+// leaves null items of a list of structs out, so the bad item used to shift the rest up one
+// (schedules[1].timezone for the third schedule, on the second's line) and hide the second's
+// problem; an empty item was silently dropped.
+func TestListItemsKeepTheirPlace(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		want       []Problem
+	}{
+		{"a schedule that is no mapping", strings.Replace(minimal, "server:", `policy:
+  schedules:
+    - "business-hours"
+    - {name: night, start: "22:00", end: "25:00"}
+    - {name: day, timezone: Mars/Olympus, start: "08:00", end: "18:00"}
+server:`, 1), []Problem{
+			{Path: "policy.schedules[0]", Message: "must be a mapping (key: value)", Line: 4},
+			{Path: "policy.schedules[1].end", Message: `"25:00" is not a time of day HH:MM (or 24:00)`, Line: 5},
+			{Path: "policy.schedules[2].timezone", Message: `unknown time zone "Mars/Olympus"`, Line: 6},
+		}},
+		{"an empty pool before a bad one", minimal + "  - ~\n  - {name: gpu, profile: {cpu_cores: 0}, cost: {hourly: 1}}\n", []Problem{
+			{Path: "pools[1]", Message: "is empty", Line: 11},
+			{Path: "pools[2].profile.cpu_cores", Message: "must be positive", Line: 12},
+		}},
+		{"an empty node", strings.Replace(minimal, "    nodes:\n", "    nodes:\n      -\n", 1), []Problem{
+			{Path: "pools[0].nodes[0]", Message: "is empty", Line: 9},
+		}},
+		{"an empty partition", minimal + "classes: [{name: a, partitions: [x, ~]}, {name: b}]\n", []Problem{
+			{Path: "classes[0].partitions[1]", Message: "is empty", Line: 11},
+		}},
+		{"a bad class before a bad one", minimal + "classes:\n  - [light]\n  - {name: b, max_cpus: -1}\n  - {name: c}\n", []Problem{
+			{Path: "classes[0]", Message: "must be a mapping (key: value)", Line: 12},
+			{Path: "classes[1].max_cpus", Message: "must not be negative", Line: 13},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemList(t, tc.yaml, Daemon)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("problems:\n%v\nwant:\n%v", got, tc.want)
+			}
+		})
+	}
+}
+
+// An anchored value used through aliases of aliases is checked once per use as a type, so a
+// file of a few kilobytes cannot make the check walk millions of values: this one (a pool of
+// 400 nodes, each an alias, listed 400 times) took 12 s. yaml.v3 then refuses it.
+func TestAliasesOfAliasesAreCheap(t *testing.T) {
+	const n = 400
+	var b strings.Builder
+	b.WriteString("server: {webhook_auth_disabled: true}\npools:\n  - &p\n    name: cpu\n    profile: {cpu_cores: 8}\n    cost: {hourly: 1}\n    nodes:\n      - &n\n        name: n1\n        labels: &l {")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "k%d: v", i)
+	}
+	b.WriteString("}\n" + strings.Repeat("      - *n\n", n-1) + strings.Repeat("  - *p\n", n-1))
+	start := time.Now()
+	_, err := Parse([]byte(b.String()))
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "excessive aliasing") {
+		t.Errorf("error %v, want yaml's excessive aliasing", err)
+	}
+}
+
+// Aliases that are used as they are meant to still read, and the problems of an anchored
+// value are reported once, where it is first used.
+func TestAliasesStillRead(t *testing.T) {
+	y := `
+server: {webhook_auth_disabled: true}
+pools:
+  - name: cpu
+    profile: &prof {cpu_cores: 8}
+    cost: {hourly: 1}
+    nodes:
+      - {name: n1, bmc: &bmc {protocol: ipmi, host: 127.0.0.1, username: admin, password_env: PW}}
+      - {name: n2, bmc: *bmc}
+  - name: cpu2
+    profile: *prof
+    cost: {hourly: 1}
+    nodes:
+      - {name: n3, bmc: *bmc}
+`
+	c, err := Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Pools[1].Profile.CPUCores != 8 || c.Pools[1].Nodes[0].BMC.Host != "127.0.0.1" || c.Pools[0].Nodes[1].BMC.Username != "admin" {
+		t.Errorf("aliases not read: %+v", c.Pools)
+	}
+	bad := strings.Replace(y, "profile: &prof {cpu_cores: 8}", "profile: &prof {cpu_cores: 8, cpus: 8}", 1)
+	got := problemList(t, bad, Daemon)
+	if len(got) != 1 || got[0].Path != "pools[0].profile.cpus" || got[0].Line != 5 {
+		t.Errorf("problems %v, want one unknown key at pools[0].profile.cpus (line 5)", got)
+	}
+}
+
+// Every value a validation problem quotes is cut to errtext.Max bytes: a 1 MB value makes a
+// short message wherever it is given.
+func TestValidationDoesNotEchoHugeValues(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	source := "telemetry_sources:\n  - name: fleet\n"
+	cases := map[string]string{
+		"defer until":         "classes:\n  - {name: batch, defer: {until: " + huge + ", max: 1h}}\n  - {name: rest}\n",
+		"gpu signal":          "policy: {gpu_signal: " + huge + "}\n",
+		"source name":         "telemetry_sources:\n  - name: " + huge + "\n",
+		"source name twice":   "telemetry_sources:\n  - name: a" + huge + "\n  - name: a" + huge + "\n",
+		"node label":          source + "    node_exporter: {node_label: '-" + huge + "'}\n",
+		"node regex no group": source + "    node_exporter: {node_regex: " + huge + "}\n",
+		"node regex invalid":  source + "    node_exporter: {node_regex: '(" + huge + "'}\n",
+		"metric name":         source + "    dcgm_exporter: {power: a-" + huge + "}\n    node_exporter: {cpu_seconds: b-" + huge + "}\n",
+		"pool source":         "",
+		"storage name":        "policy: {storage: [{name: '" + huge + "!', regions: [a, b]}]}\n",
+		"storage name twice":  "policy: {storage: [{name: " + huge + ", regions: [a, b]}, {name: " + huge + ", regions: [a, b]}]}\n",
+		"moves adapter":       "jobs: {adapter: " + huge + "}\npolicy: {moves: {enabled: true}}\n",
+		"kubernetes label":    "jobs: {adapter: kubernetes, kubernetes: {node_label: " + huge + "}}\n",
+		"tariff currency":     "",
+	}
+	for name, extra := range cases {
+		t.Run(name, func(t *testing.T) {
+			y := minimal + extra
+			switch name {
+			case "pool source":
+				y = strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: {hourly: 1.5}\n    telemetry_source: "+huge, 1)
+			case "kubernetes label":
+				y = strings.Replace(y, "name: n1", "name: _n1", 1)
+			case "tariff currency":
+				y = strings.Replace(owned, "tariff: berlin}", "tariff: berlin, currency: "+huge+"}", 1)
+			}
+			_, err := Parse([]byte(y))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if n := len(err.Error()); n > 2000 {
+				t.Errorf("the error is %d bytes: %.300s", n, err)
+			}
+			if !strings.Contains(err.Error(), " bytes)") {
+				t.Errorf("the error does not say how long the value was: %v", err)
+			}
+		})
 	}
 }

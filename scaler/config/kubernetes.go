@@ -49,7 +49,7 @@ func (c *Config) validateKubernetes(p *problems) {
 			case k.NodeLabel == "" && !KubeNodeName(n.Name):
 				p.add(path, "%s cannot be a Kubernetes Node name (lower-case letters, digits, '-', '.'); name the servers so or set jobs.kubernetes.node_label", errtext.Quote(n.Name))
 			case k.NodeLabel != "" && !KubeLabelValue(n.Name):
-				p.add(path, "%s cannot be the value of label %s (at most 63 letters, digits, '-', '_', '.')", errtext.Quote(n.Name), k.NodeLabel)
+				p.add(path, "%s cannot be the value of label %s (at most 63 letters, digits, '-', '_', '.')", errtext.Quote(n.Name), errtext.Quote(k.NodeLabel))
 			}
 		}
 	}

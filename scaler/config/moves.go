@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // Moves is rebalancing: rota requeues requeueable work off a server so the rest packs onto
@@ -66,9 +68,7 @@ func (m *Moves) applyDefaults() {
 // manager can move work when moves are on (a replay plays the job manager itself).
 func (c *Config) validateMoves(p *problems, mode Mode) {
 	m := &c.Policy.Moves
-	if m.MinSavingFactor < 0 {
-		p.add("policy.moves.min_saving_factor", "must not be negative")
-	}
+	notNegative(p, "policy.moves.min_saving_factor", m.MinSavingFactor)
 	positive(p, "policy.moves.estimate", m.Estimate)
 	positive(p, "policy.moves.window", m.Window)
 	if time.Duration(m.Window) > 24*time.Hour {
@@ -90,7 +90,7 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 		case "kubernetes":
 			// Moves evict pods whose controller starts them again; nothing to switch on.
 		default:
-			p.add("policy.moves.enabled", "adapter %q cannot requeue jobs; use slurm, exec or kubernetes", c.Jobs.Adapter)
+			p.add("policy.moves.enabled", "adapter %s cannot requeue jobs; use slurm, exec or kubernetes", errtext.Quote(c.Jobs.Adapter))
 		}
 	}
 	names := map[string]bool{}
@@ -98,9 +98,9 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 		path := fmt.Sprintf("policy.storage[%d]", i)
 		switch {
 		case !IsName(s.Name):
-			p.add(path+".name", "%q is not a name (letters, digits, '-', '_', '.')", s.Name)
+			p.add(path+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(s.Name))
 		case names[s.Name]:
-			p.add(path+".name", "%q is used twice", s.Name)
+			p.add(path+".name", "%s is used twice", errtext.Quote(s.Name))
 		}
 		names[s.Name] = true
 		if len(s.Regions) < 2 {

@@ -1,8 +1,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // RotaExporter is the built-in telemetry source: rota-exporter on every server, scraped with
@@ -140,7 +144,7 @@ func (c *Config) validateTelemetry(p *problems) {
 	switch c.Policy.GPUSignal {
 	case SignalAuto, SignalUtilization, SignalSMActive:
 	default:
-		p.add("policy.gpu_signal", "%q is not one of %s, %s, %s", c.Policy.GPUSignal, SignalAuto, SignalUtilization, SignalSMActive)
+		p.add("policy.gpu_signal", "%s is not one of %s, %s, %s", errtext.Quote(c.Policy.GPUSignal), SignalAuto, SignalUtilization, SignalSMActive)
 	}
 	names := map[string]bool{}
 	for i := range c.TelemetrySources {
@@ -148,11 +152,11 @@ func (c *Config) validateTelemetry(p *problems) {
 		path := fmt.Sprintf("telemetry_sources[%d]", i)
 		switch {
 		case !IsName(s.Name):
-			p.add(path+".name", "%q is not a name (letters, digits, '-', '_', '.')", s.Name)
+			p.add(path+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(s.Name))
 		case s.Name == RotaExporter:
-			p.add(path+".name", "%q is the built-in source; pick another name", s.Name)
+			p.add(path+".name", "%s is the built-in source; pick another name", errtext.Quote(s.Name))
 		case names[s.Name]:
-			p.add(path+".name", "%q is used twice", s.Name)
+			p.add(path+".name", "%s is used twice", errtext.Quote(s.Name))
 		}
 		names[s.Name] = true
 		nodeLabel(p, path+".node_exporter", s.NodeExporter.NodeLabel)
@@ -165,13 +169,13 @@ func (c *Config) validateTelemetry(p *problems) {
 			{"dcgm_exporter.processes", d.Processes}, {"dcgm_exporter.power", d.Power},
 		} {
 			if f.v != "" && !metricName.MatchString(f.v) {
-				p.add(path+"."+f.key, "%q is not a metric name", f.v)
+				p.add(path+"."+f.key, "%s is not a metric name", errtext.Quote(f.v))
 			}
 		}
 	}
 	for i := range c.Pools {
 		if src := c.Pools[i].Source(); src != RotaExporter && !names[src] {
-			p.add(fmt.Sprintf("pools[%d].telemetry_source", i), "no telemetry source named %q (the built-in one is %s)", src, RotaExporter)
+			p.add(fmt.Sprintf("pools[%d].telemetry_source", i), "no telemetry source named %s (the built-in one is %s)", errtext.Quote(src), RotaExporter)
 		}
 	}
 }
@@ -181,13 +185,17 @@ func anchor(re string) string { return "^(?:" + re + ")$" }
 
 func nodeLabel(p *problems, path string, l NodeLabel) {
 	if !labelName.MatchString(l.Label) {
-		p.add(path+".node_label", "%q is not a label name", l.Label)
+		p.add(path+".node_label", "%s is not a label name", errtext.Quote(l.Label))
 	}
 	re, err := regexp.Compile(anchor(l.Regex))
+	var syn *syntax.Error
 	switch {
+	case errors.As(err, &syn):
+		// The error holds the expression it could not read, which may be the whole regex.
+		p.add(path+".node_regex", "does not compile: %s: %s", syn.Code, errtext.Quote(syn.Expr))
 	case err != nil:
-		p.add(path+".node_regex", "does not compile: %v", err)
+		p.add(path+".node_regex", "does not compile: %s", errtext.Cut(err.Error(), errtext.Max))
 	case re.NumSubexp() < 1:
-		p.add(path+".node_regex", "%q has no group to take the node name from", l.Regex)
+		p.add(path+".node_regex", "%s has no group to take the node name from", errtext.Quote(l.Regex))
 	}
 }

@@ -48,9 +48,20 @@ func (c *Config) validate(p *problems, mode Mode) {
 // validateCost: rent by the hour, or watts at an energy price (flat or a tariff), never both
 // prices; a rented server may give watts for its energy.
 func validateCost(p *problems, path string, cost Cost) {
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"hourly", cost.Hourly}, {"watts", cost.Watts}, {"price_per_kwh", cost.PricePerKWh}} {
+		if !finite(f.v) {
+			p.add(path+"."+f.key, "%v is not a finite number", f.v)
+		}
+	}
+	if !finite(cost.Hourly) || !finite(cost.Watts) || !finite(cost.PricePerKWh) {
+		return
+	}
 	energyPrice := cost.PricePerKWh > 0 || cost.Tariff != ""
 	switch {
-	case !(cost.Hourly >= 0) || !(cost.Watts >= 0) || !(cost.PricePerKWh >= 0):
+	case cost.Hourly < 0 || cost.Watts < 0 || cost.PricePerKWh < 0:
 		p.add(path, "must not be negative")
 	case cost.PricePerKWh > 0 && cost.Tariff != "":
 		p.add(path, "give price_per_kwh (one price) or tariff (time-of-use prices), not both")
@@ -195,11 +206,31 @@ func positive(p *problems, path string, d model.Duration) {
 	}
 }
 
+// The checks of numbers are written so that NaN fails them: every comparison with NaN is false.
+
 func ratio(p *problems, path string, v float64) {
-	if v <= 0 || v > 1 {
+	if !(v > 0 && v <= 1) {
 		p.add(path, "%v is not a ratio in (0, 1]", v)
 	}
 }
+
+func share(p *problems, path string, v float64) {
+	if !(v >= 0 && v <= 1) {
+		p.add(path, "%v is not a share in [0, 1]", v)
+	}
+}
+
+// notNegative: a finite number, zero or more.
+func notNegative(p *problems, path string, v float64) {
+	switch {
+	case !finite(v):
+		p.add(path, "%v is not a finite number", v)
+	case v < 0:
+		p.add(path, "must not be negative")
+	}
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func (c *Config) validatePolicy(p *problems) {
 	pol := &c.Policy
@@ -222,22 +253,16 @@ func (c *Config) validatePolicy(p *problems) {
 	if pol.Disruption.MaxPowerOffs < 0 {
 		p.add("policy.disruption.max_power_offs", "must not be negative")
 	}
-	if !(pol.Disruption.MaxPowerOffsShare >= 0 && pol.Disruption.MaxPowerOffsShare <= 1) {
-		p.add("policy.disruption.max_power_offs_share", "%v is not a share in [0, 1]", pol.Disruption.MaxPowerOffsShare)
-	}
+	share(p, "policy.disruption.max_power_offs_share", pol.Disruption.MaxPowerOffsShare)
 	if pol.Disruption.MaxConcurrent < 0 {
 		p.add("policy.disruption.max_concurrent", "must not be negative")
 	}
 	positive(p, "policy.disruption.window", pol.Disruption.Window)
 	positive(p, "policy.drain.timeout", pol.Drain.Timeout)
 	positive(p, "policy.spares.window", pol.Spares.Window)
-	if pol.Spares.Factor < 0 {
-		p.add("policy.spares.factor", "must not be negative")
-	}
-	if pol.Spares.MaxShare < 0 || pol.Spares.MaxShare > 1 {
-		p.add("policy.spares.max_share", "%v is not a share in [0, 1]", pol.Spares.MaxShare)
-	}
-	if pol.Spares.Quantile < 0 || pol.Spares.Quantile >= 1 {
+	notNegative(p, "policy.spares.factor", pol.Spares.Factor)
+	share(p, "policy.spares.max_share", pol.Spares.MaxShare)
+	if !(pol.Spares.Quantile >= 0 && pol.Spares.Quantile < 1) {
 		p.add("policy.spares.quantile", "%v is not a probability in [0, 1)", pol.Spares.Quantile)
 	}
 	for _, f := range []struct {
@@ -248,7 +273,7 @@ func (c *Config) validatePolicy(p *problems) {
 		{"policy.break_even.wait_per_job_hour", pol.BreakEven.WaitPerJobHour},
 		{"policy.break_even.wait_per_gpu_hour", pol.BreakEven.WaitPerGPUHour},
 	} {
-		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+		if !(f.v >= 0) || !finite(f.v) {
 			p.add(f.path, "%v is not a price (zero or more)", f.v)
 		}
 	}
@@ -271,9 +296,7 @@ func (c *Config) validatePolicy(p *problems) {
 		}
 		names[s.Name] = true
 		s.compile(p, path)
-		if s.MinOnShare < 0 || s.MinOnShare > 1 {
-			p.add(path+".min_on_share", "%v is not a share in [0, 1]", s.MinOnShare)
-		}
+		share(p, path+".min_on_share", s.MinOnShare)
 		if s.BacklogQueuedJobs != nil && *s.BacklogQueuedJobs < 0 {
 			p.add(path+".backlog_queued_jobs", "must not be negative")
 		}
@@ -316,7 +339,7 @@ func (c *Config) validateClasses(p *problems) {
 		}
 		if d := cl.Defer; d != nil {
 			if c.schedule(d.Until) == nil {
-				p.add(path+".defer.until", "no schedule named %q", d.Until)
+				p.add(path+".defer.until", "no schedule named %s", errtext.Quote(d.Until))
 			}
 			positive(p, path+".defer.max", d.Max)
 			if cl.Service {
@@ -348,8 +371,8 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 			p.add(path+".profile.gpus", "must not be negative")
 		}
 		validateCost(p, path+".cost", pl.Cost)
-		if b := pl.Cost.BaseWatts; !(b >= 0) {
-			p.add(path+".cost.base_watts", "must not be negative")
+		if b := pl.Cost.BaseWatts; !finite(b) || b < 0 {
+			notNegative(p, path+".cost.base_watts", b)
 		} else if b > 0 && pl.Profile.GPUs == 0 {
 			p.add(path+".cost.base_watts", "is the draw apart from the GPUs: the profile declares none")
 		}

@@ -90,20 +90,85 @@ func (w *Window) active(t time.Time, loc *time.Location) bool {
 	return w.openAt(local.Weekday(), local.Hour()*60+local.Minute())
 }
 
-// closesAfter returns when the window, open at t (read in loc), closes.
+// closesAfter returns when the window, open at t (read in loc), closes: the first instant
+// after t at which active is false. While the zone's offset holds, the wall clock keeps pace
+// with the instants and the window closes at its end on the wall clock; where the offset
+// changes first (daylight saving time: the clock jumps over times or back to them), the window
+// is read again at the change, as active reads it, and followed on from there.
 func (w *Window) closesAfter(t time.Time, loc *time.Location) time.Time {
+	at := t
+	for range 4 {
+		local := at.In(loc)
+		name, offset := local.Zone()
+		y, mo, d := local.Date()
+		if w.start >= w.end && local.Hour()*60+local.Minute() >= w.start {
+			d++ // opened today, closes tomorrow
+		}
+		end := time.Date(y, mo, d, 0, w.end, 0, 0, time.FixedZone(name, offset))
+		_, change := local.ZoneBounds()
+		if change.IsZero() || !end.After(change) {
+			return end
+		}
+		if !w.active(change, loc) {
+			return change
+		}
+		at = change
+	}
+	return at // still open after four changes of offset: looked up again there
+}
+
+// spans reports whether t falls in one of the window's openings, each taken from the first
+// instant the wall clock in loc reads its start (or jumps past it) to the first instant it
+// reads its end (or jumps past it). It differs from active only on a day the clock changes:
+// a clock set back while the window is open does not close it and open it again, nor one set
+// back after its end open it again.
+func (w *Window) spans(t time.Time, loc *time.Location) bool {
+	y, mo, d := t.In(loc).Date()
+	for back := range 2 {
+		day := time.Date(y, mo, d-back, 12, 0, 0, 0, time.UTC) // the calendar, not the clock
+		if !w.days[day.Weekday()] {
+			continue
+		}
+		dy, dm, dd := day.Date()
+		endDay := dd
+		if w.end <= w.start {
+			endDay++
+		}
+		if !t.Before(firstReading(dy, dm, dd, w.start, loc)) && t.Before(firstReading(dy, dm, endDay, w.end, loc)) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstReading is the first instant at which the wall clock in loc reads minute m of the day
+// y-mo-d, or, where the clock jumps over that time, the instant of the jump.
+func firstReading(y int, mo time.Month, d, m int, loc *time.Location) time.Time {
+	wall := time.Date(y, mo, d, 0, m, 0, 0, time.UTC)
+	at := time.Date(y, mo, d, 0, m, 0, 0, loc) // one reading of it, or a time beside a jump
+	start, end := at.ZoneBounds()
+	switch got := wallOf(at, loc); {
+	case got.After(wall) && !start.IsZero():
+		return start // skipped: the clock jumped past it when this offset began
+	case got.Before(wall) && !end.IsZero():
+		return end // skipped: the clock jumps past it when this offset ends
+	case start.IsZero():
+		return at
+	}
+	// Read twice (the clock set back): under the offset before this one too?
+	_, before := start.Add(-time.Second).Zone()
+	if first := wall.Add(-time.Duration(before) * time.Second); first.Before(start) && wallOf(first, loc).Equal(wall) {
+		return first
+	}
+	return at
+}
+
+// wallOf is what the wall clock in loc reads at t, as a time in UTC.
+func wallOf(t time.Time, loc *time.Location) time.Time {
 	local := t.In(loc)
 	y, mo, d := local.Date()
-	if w.start >= w.end && local.Hour()*60+local.Minute() >= w.start {
-		d++ // opened today, closes tomorrow
-	}
-	end := time.Date(y, mo, d, 0, w.end, 0, 0, loc)
-	if !end.After(t) {
-		// A clock turned back (daylight saving time) can put the local end before t: move on to
-		// the next minute, where the window is looked up again.
-		end = t.Truncate(time.Minute).Add(time.Minute)
-	}
-	return end
+	h, mi, s := local.Clock()
+	return time.Date(y, mo, d, h, mi, s, local.Nanosecond(), time.UTC)
 }
 
 // loadZone reads a time zone name ("" is UTC), reporting an unknown one at path.
