@@ -38,7 +38,7 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	nonNegativeDuration(c.Flag("idle-timeout", "The idle-timeout baseline's SuspendTime (0: power off as soon as idle), and the timeout rota's rows are judged against (with --sweep, replayed among its timeouts).").Default("600s"), &f.idle)
 	positiveDuration(c.Flag("boot", "Boot time of every server (default: each pool's boot_timeout)."), &f.boot)
 	nonNegativeDuration(c.Flag("shutdown", "Time from power-off to off (0: at once).").Default("1m"), &f.shutdown)
-	c.Flag("gpus-per-node", "GPUs per server for ITP traces.").Default("8").IntVar(&f.gpusPerNode)
+	c.Flag("gpus-per-node", "GPUs per server for ITP traces (default: the config's GPU pool's profile.gpus, the largest where they differ; 8 when no pool has GPUs).").IntVar(&f.gpusPerNode)
 	c.Flag("fleet", "Fleet size: auto (the machine the trace's header states, e.g. SWF MaxNodes, else peak), trace (that machine), peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("auto").StringVar(&f.fleet)
 	positiveDuration(c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h"), &f.maxWait)
 	c.Flag("sweep", "Run the idle timeout at 1, 2, 5, 10, 20, 30 and 60 minutes, and rota under the config's policy and with its knobs moved (spares.quantile, break_even.wear_time, break_even.idle_periods), for the frontier plot.").BoolVar(&f.sweep)
@@ -58,9 +58,16 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	tr, err := readTrace(f)
+	gpus, gpusNote := sim.ITPServerGPUs(cfg, f.gpusPerNode)
+	tr, err := readTrace(f, gpus)
 	if err != nil {
 		return err
+	}
+	if tr.Format == trace.ITP && gpusNote != "" {
+		tr.Notes = append(tr.Notes, gpusNote)
+		if f.gpusPerNode > 0 {
+			fmt.Fprintln(e.stderr, "rotactl: warning:", gpusNote)
+		}
 	}
 	if len(tr.Jobs) == 0 {
 		return fmt.Errorf("%s: the trace has no jobs (%d record(s) skipped as unusable)", f.trace, len(tr.Skipped))
@@ -102,13 +109,14 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	return err
 }
 
-func readTrace(f *simulateFlags) (*trace.Trace, error) {
+// readTrace reads the trace, an ITP one split into servers of gpus GPUs.
+func readTrace(f *simulateFlags, gpus int) (*trace.Trace, error) {
 	file, err := os.Open(f.trace)
 	if err != nil {
 		return nil, fmt.Errorf("opening trace: %w", err)
 	}
 	defer file.Close()
-	tr, err := trace.Read(file, trace.Format(f.format), trace.Options{GPUsPerNode: f.gpusPerNode})
+	tr, err := trace.Read(file, trace.Format(f.format), trace.Options{GPUsPerNode: gpus})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.trace, err)
 	}

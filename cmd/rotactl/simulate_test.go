@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,7 @@ func TestSimulate(t *testing.T) {
 	small := write("small.yml", "pools:\n  - name: cpu\n    profile: {cpu_cores: 4}\n    cost: {hourly: 1}\n")
 	swfCfg := filepath.Join(root, "deploy", "simulate", "rota-swf.yml")
 	machine := filepath.Join(root, "scaler", "sim", "testdata", "machine4.swf")
+	swf8 := write("swf8.yml", "pools:\n  - name: n\n    profile: {cpu_cores: 8}\n    cost: {watts: 300, price_per_kwh: 0.15}\n    boot_timeout: 5m\n")
 	cases := []struct {
 		name   string
 		args   []string
@@ -61,6 +63,10 @@ func TestSimulate(t *testing.T) {
 		// An SWF header's MaxNodes sizes the fleet by default; --fleet peak is still there.
 		{"swf machine size", []string{"--trace", machine, "--config", swfCfg}, 0, []string{"fleet ipsc: 4 servers (the trace's machine; peak need 7)"}, ""},
 		{"swf peak", []string{"--trace", machine, "--config", swfCfg, "--fleet", "peak"}, 0, []string{"fleet ipsc: 7 servers (peak need 7)"}, ""},
+		// A pool of more cores than the log's nodes still gives each job whole servers: with 8,
+		// the four one-processor nodes held the jobs of 32 (peak need 1).
+		{"swf pool of more cores", []string{"--trace", machine, "--config", swf8, "--fleet", "peak"}, 0,
+			[]string{"fleet n: 7 servers (peak need 7)", "pool n replayed with the trace's 1 processor(s) per server, as its jobs take whole servers (its profile has 8 cpu_cores)"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,5 +105,51 @@ func TestSimulateProgressOnlyOnATerminal(t *testing.T) {
 		if drew := strings.Contains(stderr.String(), "100%"); drew != tty {
 			t.Errorf("tty %v: progress drawn %v (%q)", tty, drew, stderr.String())
 		}
+	}
+}
+
+// TestSimulateITPServerSize: an ITP trace is split into servers of the GPU pool's profile.gpus
+// unless --gpus-per-node is given, and a flag that differs from the profile is warned of. It was
+// 8 whatever the profile: on 4-GPU servers the jobs of 8 GPUs and more could not run, on 16-GPU
+// servers a 16-GPU job took two of them and the note said 8 GPUs per server.
+func TestSimulateITPServerSize(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	itp := write("itp.csv", "job_id,submission_time,duration,num_gpu\na,0,3600,8\nb,60,1800,16\nc,120,600,2\n")
+	cfg := func(gpus int) string {
+		return write(fmt.Sprintf("gpu%d.yml", gpus), fmt.Sprintf("pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: %d}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n", gpus))
+	}
+	cases := []struct {
+		name           string
+		args           []string
+		stdout, stderr string
+		notStderr      string
+	}{
+		{"4-GPU servers", []string{"--config", cfg(4)}, "4 GPUs per server", "", "cannot run"},
+		{"16-GPU servers", []string{"--config", cfg(16)}, "16 GPUs per server", "", "cannot run"},
+		{"the flag against the profile", []string{"--config", cfg(4), "--gpus-per-node", "8"}, "8 GPUs per server",
+			"rotactl: warning: --gpus-per-node 8 differs from the profile.gpus of pool gpu (4 GPUs)", ""},
+		{"the flag as the profile", []string{"--config", cfg(8), "--gpus-per-node", "8"}, "8 GPUs per server", "", "warning"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"simulate", "--trace", itp}, c.args...), env{stdout: &stdout, stderr: &stderr})
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stdout.String(), c.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", c.stdout, stdout.String())
+			}
+			if !strings.Contains(stderr.String(), c.stderr) || (c.notStderr != "" && strings.Contains(stderr.String(), c.notStderr)) {
+				t.Errorf("stderr %q; want %q and not %q", stderr.String(), c.stderr, c.notStderr)
+			}
+		})
 	}
 }

@@ -92,7 +92,8 @@ type Env struct {
 	// Unrunnable are jobs no server of the fleet can hold (checked before any replay).
 	Unrunnable []NotRun
 	runnable   []bool
-	// T0 is the first submission; End the last submission plus duration.
+	// T0 is the first submission and End the last end had every job started at its
+	// submission, over the jobs the fleet can run (Unrunnable left out).
 	T0, End int64
 	// Need is servers needed over time with perfect packing and no delay, all pools together.
 	Need       []Point
@@ -157,12 +158,14 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 			boot = int64(opt.Boot / time.Second)
 		}
 		cpus := p.Profile.CPUCores
-		if tr.ServerCPUs > cpus {
-			// The trace's jobs take whole servers of its machine: a profile of fewer cores
-			// would fit none of them.
+		if tr.ServerCPUs > 0 && cpus != tr.ServerCPUs {
+			// The trace's jobs take whole servers of its machine, every processor of each. A
+			// profile of fewer cores would fit none of them; one of more would let a job of
+			// one node take a share of a server, and others share it (on a log of one-processor
+			// nodes and 8 cores, a machine of 4 nodes would hold the jobs of 32).
 			cpus = tr.ServerCPUs
 			c.Pools[i].Profile.CPUCores = cpus // what the planner is told, as the world
-			e.note(fmt.Sprintf("pool %s replayed with the trace's %d processors per server (its profile has %d cpu_cores)", p.Name, cpus, p.Profile.CPUCores))
+			e.note(fmt.Sprintf("pool %s replayed with the trace's %d processor(s) per server, as its jobs take whole servers (its profile has %d cpu_cores)", p.Name, cpus, p.Profile.CPUCores))
 		}
 		e.Pools = append(e.Pools, Pool{
 			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: cpus, PerHour: p.Cost.PerHour(),
@@ -179,7 +182,9 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	e.buildServers()
 	e.checkRunnable()
 	if len(e.Unrunnable) > 0 {
-		// The bound counts the jobs the fleet can run, as every policy's row does.
+		// The bound and the span count the jobs the fleet can run, as every policy's row does:
+		// a job left out at time 0 would otherwise have the whole fleet on from then.
+		e.setSpan(func(i int) bool { return e.runnable[i] })
 		e.setBound(e.bound(func(i int) bool { return e.runnable[i] }))
 	}
 	return e, nil
@@ -201,7 +206,6 @@ func (e *Env) assignPools() error {
 	e.service = make([]bool, len(e.Trace.Jobs))
 	sorted := slices.Clone(e.Trace.Jobs)
 	slices.SortStableFunc(sorted, func(a, b trace.Job) int { return cmp.Compare(a.Submit, b.Submit) })
-	e.T0 = sorted[0].Submit
 	for i, tj := range sorted {
 		best := -1
 		for p := range e.Pools {
@@ -217,14 +221,38 @@ func (e *Env) assignPools() error {
 			return fmt.Errorf("line %d: class %q is not a class of the config", tj.Line, tj.Class)
 		}
 		e.Jobs[i] = Job{Job: tj, Pool: best}
-		e.End = max(e.End, tj.Submit+tj.Duration)
 		if cl := e.Config.Class(tj.Class); cl != nil && cl.Service {
 			e.service[i] = true
 			e.services++
 		}
 	}
+	// Jobs no pool fits never run; until the fleet is sized, every other job may.
+	e.setSpan(func(i int) bool { return e.Jobs[i].Pool >= 0 })
 	return nil
 }
+
+// setSpan sets T0 and End from the jobs include accepts (by index; all of them when it accepts
+// none, so a replay of nothing still has a time to start at).
+func (e *Env) setSpan(include func(i int) bool) {
+	some := false
+	for i := range e.Jobs {
+		some = some || include(i)
+	}
+	first := true
+	for i, j := range e.Jobs {
+		if some && !include(i) {
+			continue
+		}
+		if first {
+			e.T0, e.End, first = j.Submit, j.Submit+j.Duration, false
+		}
+		e.End = max(e.End, j.Submit+j.Duration)
+	}
+}
+
+// Days is the trace's span in days, from T0 to End: the one span over which every row's figures
+// per day and its avoided energy are counted, however long its own replay ran.
+func (e *Env) Days() float64 { return float64(e.End-e.T0) / 86400 }
 
 // sizeFleet sets each pool's server count from the spec, and refuses a fleet of no server (a
 // replay of it would report zeros as if they were results).

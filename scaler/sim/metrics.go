@@ -107,7 +107,8 @@ type Result struct {
 	EnergyKWh float64 `json:"energy_kwh"`
 	Cost      float64 `json:"cost"`
 	Currency  string  `json:"currency"`
-	// AvoidedKWh is the energy not drawn against the whole fleet on for the whole span;
+	// AvoidedKWh is the energy not drawn against the whole fleet on over the trace's span
+	// (Days, the same for every row);
 	// AvoidedCO2Kg its carbon where the pool's region has a grams_per_kwh, and
 	// CarbonUnknownKWh the avoided energy of pools whose intensity is unknown (a query, which a
 	// replay cannot ask, or none): its carbon is not in AvoidedCO2Kg.
@@ -126,7 +127,8 @@ type Result struct {
 	ExtraWaitMean float64 `json:"extra_wait_mean_s"`
 	PowerOns      int     `json:"power_ons"`
 	PowerOffs     int     `json:"power_offs"`
-	// OnsPerServerDay and CyclesPerServerDay are power-ons and power-offs per server per day.
+	// OnsPerServerDay and CyclesPerServerDay are power-ons and power-offs per server per day
+	// of the trace's span (Days).
 	OnsPerServerDay    float64 `json:"power_ons_per_server_day"`
 	CyclesPerServerDay float64 `json:"cycles_per_server_day"`
 	JobsRun            int     `json:"jobs_run"`
@@ -144,11 +146,14 @@ type Result struct {
 	// stale plan); PlannerCalls how often the policy decided, ActingCalls how many of those
 	// decisions started an action (the rest found nothing to do: a replay's cost lies largely
 	// in them).
-	Violations   int     `json:"violations"`
-	Ignored      int     `json:"ignored_actions"`
-	PlannerCalls int     `json:"policy_calls"`
-	ActingCalls  int     `json:"policy_calls_acting"`
-	Days         float64 `json:"days"`
+	Violations   int `json:"violations"`
+	Ignored      int `json:"ignored_actions"`
+	PlannerCalls int `json:"policy_calls"`
+	ActingCalls  int `json:"policy_calls_acting"`
+	// Days is the trace's span (Env.Days), the same in every row: the per-day figures and the
+	// avoided energy are counted over it, not over the row's own replay, which ends when its
+	// last job does (later where jobs waited).
+	Days float64 `json:"days"`
 	// Classes are the waits of each class's jobs, by class name.
 	Classes []ClassWaits `json:"classes"`
 	// Series and Waits feed the plots.
@@ -183,7 +188,7 @@ func (w *world) result(name string) Result {
 		JobsRun: len(a.waits), Violations: a.violations + a.badMoves, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
 		ActingCalls: a.actingCalls,
 		Moves:       a.moves, LostUnitHours: a.lostUnits, LostShare: ratio(a.lostUnits, e.BusyUnits),
-		Days: float64(w.now-e.T0) / 86400, Series: a.series}
+		Days: e.Days(), Series: a.series}
 	r.NotRun = append(append([]NotRun{}, e.Unrunnable...), a.notRun...)
 	var capHours float64
 	for p, sec := range a.onSec {
@@ -191,7 +196,7 @@ func (w *world) result(name string) Result {
 		r.ServerHours += h
 		r.EnergyKWh += h * e.Pools[p].Watts / 1000
 		capHours += h * a.unitsPerSrv[p]
-		e.avoided(&r, p, h, r.Days)
+		e.avoided(&r, p, h)
 	}
 	r.LowerBoundHours = e.LowerBound
 	if len(a.dropped) > 0 {
@@ -219,25 +224,28 @@ func (w *world) result(name string) Result {
 // LowerBoundResult is the lower bound as a row: perfect packing, no delay, no waiting.
 func (e *Env) LowerBoundResult() Result {
 	r := Result{Policy: "lower-bound", ServerHours: e.LowerBound, XLowerBound: 1, LowerBoundHours: e.LowerBound, Currency: e.Pools[0].Currency,
-		JobsRun: len(e.Jobs) - len(e.Unrunnable), NotRun: append([]NotRun{}, e.Unrunnable...), Days: float64(e.End-e.T0) / 86400}
+		JobsRun: len(e.Jobs) - len(e.Unrunnable), NotRun: append([]NotRun{}, e.Unrunnable...), Days: e.Days()}
 	var capHours float64
 	for p, h := range e.poolBound {
 		// The bound has no timing: on a tariff, its hours cost the week's mean price.
 		r.Cost += h * e.Pools[p].PerHour
 		r.EnergyKWh += h * e.Pools[p].Watts / 1000
 		capHours += h * float64(e.Pools[p].capacity())
-		e.avoided(&r, p, h, r.Days)
+		e.avoided(&r, p, h)
 	}
 	r.Utilisation = ratio(e.BusyUnits, capHours)
 	return r
 }
 
 // avoided adds to r the energy pool p did not draw in its hours powered against all its
-// servers on for the days, and that energy's carbon where the pool's region (its labels'
-// region) has a number: a query cannot be asked in a replay, so its carbon is unknown.
-func (e *Env) avoided(r *Result, p int, hours, days float64) {
+// servers on over the trace's span (Env.Days, the same for every row, so the rows' avoided
+// energy ranks as their energy does, the lower bound's highest), and that energy's carbon where
+// the pool's region (its labels' region) has a number: a query cannot be asked in a replay, so
+// its carbon is unknown. A pool that drew more than that (a row whose jobs waited past the
+// span, always-on's among them) avoided nothing.
+func (e *Env) avoided(r *Result, p int, hours float64) {
 	pl := e.Pools[p]
-	kwh := (float64(pl.Servers)*days*24 - hours) * pl.Watts / 1000
+	kwh := (float64(pl.Servers)*e.Days()*24 - hours) * pl.Watts / 1000
 	if kwh <= 0 {
 		return
 	}

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,11 +260,12 @@ func TestFleetFromTheTracesMachine(t *testing.T) {
 }
 
 // TestSWFJobsTakeWholeServers: on a machine of four processors a server, a job takes whole
-// servers whatever its count, and a pool whose profile has fewer cores is replayed with the
-// machine's, for the planner as for the world (told one core, rota's planner saw no server
-// that fits and gave up on every job the baselines ran).
+// servers whatever its count, and a pool whose profile has other than four cores is replayed
+// with the machine's, for the planner as for the world, and the notes say so. Told one core,
+// rota's planner saw no server that fits and gave up on every job the baselines ran; with 16,
+// each job took a quarter of a server and the three of them shared two servers, the lower bound
+// a quarter of the whole servers' (1.03 server-hours against 4).
 func TestSWFJobsTakeWholeServers(t *testing.T) {
-	cfg := replayConfig(t, "pools:\n  - name: sp2\n    profile: {cpu_cores: 1}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n")
 	tr, err := trace.Read(strings.NewReader("; MaxNodes: 3\n; MaxProcs: 12\n"+
 		"1 0 -1 3600 3 -1 -1 3 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"+
 		"2 60 -1 3600 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"+
@@ -272,20 +276,30 @@ func TestSWFJobsTakeWholeServers(t *testing.T) {
 	if tr.ServerCPUs != 4 {
 		t.Fatalf("ServerCPUs %d, want 4", tr.ServerCPUs)
 	}
-	e := tinyEnvFor(t, cfg, tr, "")
-	if e.Pools[0].CPUs != 4 || e.Config.Pools[0].Profile.CPUCores != 4 || cfg.Pools[0].Profile.CPUCores != 1 {
-		t.Errorf("pool replayed with %d CPUs, the planner told %d, the caller's config changed to %d; want 4, 4, 1",
-			e.Pools[0].CPUs, e.Config.Pools[0].Profile.CPUCores, cfg.Pools[0].Profile.CPUCores)
-	}
-	if n := e.Trace.Notes; !strings.Contains(n[len(n)-1], "pool sp2 replayed with the trace's 4 processors per server (its profile has 1 cpu_cores)") {
-		t.Errorf("notes %q", n)
-	}
-	for _, p := range []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")} {
-		r := Run(tinyEnvFor(t, cfg, tr, ""), p, nil)
-		// three servers: the first two jobs (one each) and the third (two) cannot all run at once
-		if r.JobsRun != 3 || len(r.NotRun) != 0 || r.Waits[len(r.Waits)-1] == 0 {
-			t.Errorf("%s: ran %d, not run %v, waits %v; want 3, none, the last job queued", r.Policy, r.JobsRun, r.NotRun, r.Waits)
-		}
+	for _, cores := range []int{1, 4, 16} {
+		t.Run(fmt.Sprintf("%d cores", cores), func(t *testing.T) {
+			cfg := replayConfig(t, fmt.Sprintf("pools:\n  - name: sp2\n    profile: {cpu_cores: %d}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n", cores))
+			e := tinyEnvFor(t, cfg, tr, "")
+			if e.Pools[0].CPUs != 4 || e.Config.Pools[0].Profile.CPUCores != 4 || cfg.Pools[0].Profile.CPUCores != cores {
+				t.Errorf("pool replayed with %d CPUs, the planner told %d, the caller's config changed to %d; want 4, 4, %d",
+					e.Pools[0].CPUs, e.Config.Pools[0].Profile.CPUCores, cfg.Pools[0].Profile.CPUCores, cores)
+			}
+			// one server from 0, two from 60, four from 120 to 3600, three to 3660, two to 3720
+			if want := float64(60*1+60*2+3480*4+60*3+60*2) / 3600; math.Abs(e.LowerBound-want) > 1e-9 {
+				t.Errorf("lower bound %.3f server-hours, want %.3f (whole servers)", e.LowerBound, want)
+			}
+			note := fmt.Sprintf("pool sp2 replayed with the trace's 4 processor(s) per server, as its jobs take whole servers (its profile has %d cpu_cores)", cores)
+			if n := e.Trace.Notes; (cores != 4) != slices.Contains(n, note) {
+				t.Errorf("notes %q; want %q only where the profile differs", n, note)
+			}
+			for _, p := range []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")} {
+				r := Run(tinyEnvFor(t, cfg, tr, ""), p, nil)
+				// three servers: the first two jobs (one each) and the third (two) cannot all run at once
+				if r.JobsRun != 3 || len(r.NotRun) != 0 || r.Waits[len(r.Waits)-1] == 0 {
+					t.Errorf("%s: ran %d, not run %v, waits %v; want 3, none, the last job queued", r.Policy, r.JobsRun, r.NotRun, r.Waits)
+				}
+			}
+		})
 	}
 }
 

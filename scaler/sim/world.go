@@ -133,6 +133,7 @@ func newWorld(e *Env) *world {
 	for p := range e.Pools {
 		w.hist.lastUp[p], w.hist.lastDown[p] = noTime, noTime
 	}
+	w.skipUnrunnable()
 	w.acct.sample(w)
 	return w
 }
@@ -297,12 +298,11 @@ func (w *world) handle() bool {
 		}
 	}
 	for w.next < len(w.env.Jobs) && w.env.Jobs[w.next].Submit <= w.now {
-		if w.env.runnable[w.next] {
-			w.queue = append(w.queue, int32(w.next))
-			w.placeDirty = true
-			changed = true
-		}
+		w.queue = append(w.queue, int32(w.next))
+		w.placeDirty = true
+		changed = true
 		w.next++
+		w.skipUnrunnable()
 	}
 	for len(w.queue) > 0 && w.now-w.env.Jobs[w.queue[0]].Submit >= w.env.MaxWait {
 		j := &w.env.Jobs[w.queue[0]]
@@ -315,6 +315,14 @@ func (w *world) handle() bool {
 		w.seq++
 	}
 	return changed
+}
+
+// skipUnrunnable moves next past the jobs no server of the fleet can hold: they never arrive,
+// so they neither wake the replay nor keep it going after the last job it can run.
+func (w *world) skipUnrunnable() {
+	for w.next < len(w.env.Jobs) && !w.env.runnable[w.next] {
+		w.next++
+	}
 }
 
 // nextTime is when the next thing happens by itself: an event, an arrival, a give-up.

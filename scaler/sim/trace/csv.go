@@ -15,7 +15,8 @@ import (
 //	submit    seconds from the start of the trace (required)
 //	duration  seconds the job holds its servers (required)
 //	gpus      GPUs for the whole job (required; 0 for none)
-//	cpus      CPU cores for the whole job (required; 0 if unknown)
+//	cpus      CPU cores for the whole job (required; 0 if unknown: a job of no GPU and
+//	          no CPU takes one core on each of its servers)
 //	nodes     servers the job spans, all started together (optional, default 1); GPUs and
 //	          CPUs are spread evenly over them, rounded up
 //	class     a class name of the config (optional; empty: classified from the shape)
@@ -34,6 +35,7 @@ func readCSV(r io.Reader) (*Trace, error) {
 	}
 	t := &Trace{Start: time.Unix(0, 0).UTC(), Notes: []string{"generic CSV: gpus and cpus are per job, spread over its nodes"}}
 	var bad rowErrors
+	unknown := 0 // jobs of no GPU and no CPU given
 	err = tab.rows(&bad, []string{"submit", "duration", "gpus", "cpus"}, func(v []int64) error {
 		nodes := int64(1)
 		if tab.has("nodes") && tab.str("nodes") != "" {
@@ -56,9 +58,16 @@ func readCSV(r io.Reader) (*Trace, error) {
 			}
 		}
 		n := int(nodes)
+		cpus := ceilDiv(int(v[3]), n)
+		if v[2] == 0 && v[3] == 0 {
+			// Nothing known of what it holds: one core on each of its servers, so it counts in
+			// the lower bound and in placement alike (a job of no unit would need no server and
+			// any number of them would share one).
+			cpus, unknown = 1, unknown+1
+		}
 		t.Jobs = append(t.Jobs, Job{
 			Line: tab.line, ID: tab.str("id"), Submit: v[0], Duration: v[1], Nodes: n,
-			GPUs: ceilDiv(int(v[2]), n), CPUs: ceilDiv(int(v[3]), n), Class: tab.str("class"),
+			GPUs: ceilDiv(int(v[2]), n), CPUs: cpus, Class: tab.str("class"),
 			Partition: tab.str("partition"), Department: tab.str("department"), Requeueable: requeue, TimeLimit: limit,
 		})
 		return nil
@@ -68,6 +77,9 @@ func readCSV(r io.Reader) (*Trace, error) {
 	}
 	if err := bad.result(CSV); err != nil {
 		return nil, err
+	}
+	if unknown > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d job(s) of gpus 0 and cpus 0 (unknown) take one core on each of their servers", unknown))
 	}
 	return t, nil
 }

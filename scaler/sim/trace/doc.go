@@ -4,6 +4,7 @@
 // number of servers at once (a gang) and a per-server share of GPUs and CPUs.
 //
 // Readers are pure (an io.Reader in, a Trace out) and strict: a malformed row is an error that
-// names its line; records the format itself marks unknown (SWF's -1) are skipped and counted,
-// never dropped silently.
+// names its line; records the format itself marks unknown (SWF's -1) or as a part of a job
+// recorded whole elsewhere (SWF's partial executions) are skipped and counted, never dropped
+// silently. A UTF-8 byte order mark at the start is dropped.
 package trace

@@ -25,6 +25,9 @@ func fuzzRead(t *testing.T, f Format, data []byte) {
 		if j.Nodes < 1 || j.GPUs < 0 || j.CPUs < 0 || j.Duration < 0 || j.Submit < 0 || j.Submit+j.Duration > 2*maxValue {
 			t.Fatalf("job %d out of range: %+v", i, j)
 		}
+		if j.GPUs == 0 && j.CPUs == 0 {
+			t.Fatalf("job %d holds nothing (it would need no server): %+v", i, j)
+		}
 		if i > 0 && tr.Jobs[i-1].Submit > j.Submit {
 			t.Fatalf("jobs not sorted at %d", i)
 		}
@@ -42,6 +45,7 @@ func FuzzSWF(f *testing.F) {
 	f.Add([]byte("; MaxNodes: 128\n; MaxProcs: 128\n1 0 -1 1451 128 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"))
 	f.Add([]byte("; MaxNodes: 2\n; MaxProcs: 8\n1 0 -1 10 -1 -1 -1 5 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 x\n"))
 	f.Add([]byte("1 0 -1 10 3 0.5 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"))
+	f.Add([]byte("\xEF\xBB\xBF; MaxNodes: 4\n1 0.0 -1 3600.5 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n1 0 -1 1800 2 -1 -1 2 -1 -1 2 1 1 -1 -1 -1 -1 -1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, SWF, data) })
 }
 
@@ -49,6 +53,7 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("submit,duration,gpus,cpus,nodes,class\n0,60,16,64,2,heavy\n"))
 	f.Add([]byte("submit,duration,gpus,cpus\n1,2.0,3,4\n1,-2,3,4\n"))
 	f.Add([]byte("duration,submit,cpus,gpus,nodes\n5,5,5,5,99999999999\n"))
+	f.Add([]byte("\xEF\xBB\xBFsubmit,duration,gpus,cpus,nodes\n0,60,0,0,3\n"))
 	f.Add([]byte("submit,duration,gpus,cpus,partition,requeueable,time_limit,department\n0,60,0,1,batch,1,3600,a\n0,1,0,1,,x,-1,\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, CSV, data) })
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -11,14 +12,49 @@ import (
 	"github.com/rotahq/rota/internal/errtext"
 )
 
-// SWF record fields (1-based in the format's documentation).
+// SWF record fields (0-based; the format's documentation counts from 1).
 const (
 	swfFields    = 18
 	swfSubmit    = 1
+	swfWait      = 2
 	swfRunTime   = 3
 	swfAllocProc = 4
 	swfReqProc   = 7
+	swfStatus    = 10
 )
+
+// swfPartial are the status codes of a partial execution's record (2: to be continued, 3: the
+// last part, completed, 4: the last part, failed): the format writes them, one per part, beside
+// the summary record of a job checkpointed or swapped out (same job number, status 0, 1 or 5),
+// which covers the whole job.
+func swfPartial(status int64) bool { return status >= 2 && status <= 4 }
+
+// swfNumber reads field i of a record. Time fields may be decimals (the format allows floats
+// there) and are rounded to whole seconds; the processor counts and the status must be whole
+// numbers ("4.0" passes); any other field need only be a number (some logs write averages as
+// decimals), as the replay does not read it.
+func swfNumber(i int, s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("field %d: %s is not a number", i+1, errtext.Quote(s))
+	}
+	switch i {
+	case swfSubmit, swfWait, swfRunTime:
+		if math.Abs(f) > maxValue {
+			return 0, fmt.Errorf("field %d: %s is out of range", i+1, errtext.Quote(s))
+		}
+		return int64(math.Round(f)), nil
+	case swfAllocProc, swfReqProc, swfStatus:
+		if f != math.Trunc(f) || math.Abs(f) > maxValue {
+			return 0, fmt.Errorf("field %d: %s is not a whole number", i+1, errtext.Quote(s))
+		}
+		return int64(f), nil
+	}
+	return 0, nil
+}
 
 // readSWF reads the Standard Workload Format. The header's MaxNodes and MaxProcs give the
 // processors per server (MaxProcs / MaxNodes rounded up, as some nodes of a machine may have
@@ -27,8 +63,10 @@ const (
 // at once. A job takes ceil(procs / per-server) whole servers, every processor of each (the
 // archive's machines gave a job whole nodes): its CPUs per server are the server's. The
 // machine's size in those servers becomes Trace.Servers (the default fleet), their processors
-// Trace.ServerCPUs. Records whose run time or processor count is unknown (-1) are skipped and
-// counted.
+// Trace.ServerCPUs. Records whose run time or processor count is unknown (-1), and the
+// partial-execution records of a checkpointed or swapped job (status 2, 3 or 4: its summary
+// record is the one replayed), are skipped and counted. Times may be decimals, rounded to whole
+// seconds.
 func readSWF(r io.Reader) (*Trace, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -53,14 +91,10 @@ func readSWF(r io.Reader) (*Trace, error) {
 		}
 		var v [swfFields]int64
 		ok := true
-		for i, s := range f {
-			n, err := strconv.ParseInt(s, 10, 64)
+		for i, field := range f {
+			n, err := swfNumber(i, field)
 			if err != nil {
-				// Some archive logs write averages as decimals; only the integer fields matter.
-				if _, ferr := strconv.ParseFloat(s, 64); ferr == nil && i != swfSubmit && i != swfRunTime && i != swfAllocProc && i != swfReqProc {
-					continue
-				}
-				bad.add(line, "field %d: %s is not a number", i+1, errtext.Quote(s))
+				bad.add(line, "%v", err)
 				ok = false
 				break
 			}
@@ -74,6 +108,8 @@ func readSWF(r io.Reader) (*Trace, error) {
 			procs = v[swfReqProc]
 		}
 		switch {
+		case swfPartial(v[swfStatus]):
+			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "partial execution (its job's summary record is replayed)"})
 		case v[swfSubmit] < 0 || v[swfSubmit] > maxValue:
 			bad.add(line, "field 2: submit time %d is out of range", v[swfSubmit])
 		case v[swfRunTime] > maxValue:

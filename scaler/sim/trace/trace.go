@@ -128,6 +128,9 @@ func (r *rowErrors) result(f Format) error {
 	return &r.err
 }
 
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8 file.
+const utf8BOM = "\xEF\xBB\xBF"
+
 // Read reads a trace in format f (empty: detected from the content), gzip or plain.
 func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
@@ -138,6 +141,11 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 		}
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 1<<16)
+	}
+	// A UTF-8 byte order mark (Excel's "CSV UTF-8" writes one) is not part of the first line:
+	// left there, it glues itself to the first column's name or hides an SWF header.
+	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
+		_, _ = br.Discard(len(utf8BOM))
 	}
 	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
 		return nil, errors.New("the file is empty")

@@ -194,3 +194,112 @@ func TestSWFMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestSWFSkipsPartialExecutions: a job checkpointed or swapped out has a summary record (status
+// 0, 1 or 5) and one record per part run (2: to be continued, 3: the last part, completed, 4:
+// the last part, failed), under the same job number; the parts are skipped and counted, so the
+// work is replayed once, from the summary.
+func TestSWFSkipsPartialExecutions(t *testing.T) {
+	in := "; MaxNodes: 4\n; MaxProcs: 4\n" +
+		"1 0 -1 3000 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n" + // the summary
+		"1 0 -1 1000 2 -1 -1 2 -1 -1 2 1 1 -1 -1 -1 -1 -1\n" +
+		"1 1500 -1 1000 2 -1 -1 2 -1 -1 2 1 1 -1 -1 -1 -1 -1\n" +
+		"1 3000 -1 1000 2 -1 -1 2 -1 -1 3 1 1 -1 -1 -1 -1 -1\n" +
+		"2 10 -1 500 1 -1 -1 1 -1 -1 0 1 1 -1 -1 -1 -1 -1\n" + // failed: it ran, it counts
+		"3 20 -1 500 1 -1 -1 1 -1 -1 5 1 1 -1 -1 -1 -1 -1\n" + // cancelled after it started
+		"4 30 -1 500 1 -1 -1 1 -1 -1 4 1 1 -1 -1 -1 -1 -1\n" // a last part that failed, of a job with no summary here
+	tr, err := Read(strings.NewReader(in), SWF, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, j := range tr.Jobs {
+		ids = append(ids, j.ID)
+	}
+	if !reflect.DeepEqual(ids, []string{"1", "2", "3"}) || tr.Jobs[0].Duration != 3000 {
+		t.Errorf("jobs %v (the first of %d s), want 1, 2, 3 (the first of 3000 s, its summary)", ids, tr.Jobs[0].Duration)
+	}
+	if n := tr.Notes[len(tr.Notes)-1]; n != "4 record(s) skipped: 4 partial execution (its job's summary record is replayed) (the first on line 4)" {
+		t.Errorf("last note %q", n)
+	}
+}
+
+// TestSWFDecimalTimes: the format allows floats in its time fields; they are rounded to whole
+// seconds. A processor count must still be a whole number.
+func TestSWFDecimalTimes(t *testing.T) {
+	tr, err := Read(strings.NewReader("1 0.0 -1.0 3600.5 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n2 10.4 2.5 59.49 1.0 -1 -1 -1 -1 -1 1.0 1 1 -1 -1 -1 -1 -1\n"), SWF, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{
+		{Line: 1, ID: "1", Submit: 0, Duration: 3601, Nodes: 2, CPUs: 1},
+		{Line: 2, ID: "2", Submit: 10, Duration: 59, Nodes: 1, CPUs: 1},
+	}
+	if !reflect.DeepEqual(tr.Jobs, want) {
+		t.Errorf("jobs = %+v\nwant   %+v", tr.Jobs, want)
+	}
+	_, err = Read(strings.NewReader("1 0 -1 10 2.5 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"), SWF, Options{})
+	if err == nil || !strings.Contains(err.Error(), `line 1: field 5: "2.5" is not a whole number`) {
+		t.Errorf("2.5 processors: %v, want a line error", err)
+	}
+}
+
+// TestByteOrderMark: a UTF-8 byte order mark at the start (Excel's "CSV UTF-8") is dropped,
+// plain or gzip: it used to glue itself to the first column's name (a generic CSV lacked
+// "submit", an ITP trace lost its job ids) or hide an SWF header.
+func TestByteOrderMark(t *testing.T) {
+	const bom = "\xEF\xBB\xBF"
+	cases := []struct {
+		name, in string
+		format   Format
+		first    Job
+	}{
+		{"csv", "submit,duration,gpus,cpus\n0,60,1,0\n", CSV, Job{Line: 2, Submit: 0, Duration: 60, Nodes: 1, GPUs: 1}},
+		{"itp", "job_id,submission_time,duration,num_gpu\na,5,60,1\n", ITP, Job{Line: 2, ID: "a", Submit: 5, Duration: 60, Nodes: 1, GPUs: 1}},
+		{"swf", "; MaxNodes: 4\n; MaxProcs: 8\n1 0 -1 60 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n", SWF, Job{Line: 3, ID: "1", Duration: 60, Nodes: 1, CPUs: 2}},
+	}
+	for _, c := range cases {
+		for _, zip := range []bool{false, true} {
+			in := []byte(bom + c.in)
+			if zip {
+				var buf bytes.Buffer
+				zw := gzip.NewWriter(&buf)
+				_, _ = zw.Write(in)
+				_ = zw.Close()
+				in = buf.Bytes()
+			}
+			tr, err := Read(bytes.NewReader(in), "", Options{})
+			if err != nil {
+				t.Errorf("%s (gzip %v): %v", c.name, zip, err)
+				continue
+			}
+			if tr.Format != c.format || len(tr.Jobs) != 1 || tr.Jobs[0] != c.first {
+				t.Errorf("%s (gzip %v): format %s, jobs %+v; want %s, %+v", c.name, zip, tr.Format, tr.Jobs, c.format, c.first)
+			}
+		}
+	}
+	if _, err := Read(strings.NewReader(bom), "", Options{}); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("a file of only a byte order mark: %v, want empty", err)
+	}
+}
+
+// TestCSVJobOfNoUnitTakesACore: gpus 0 and cpus 0 (unknown) is a job of one core on each of its
+// servers, not a job of nothing (which needed no server in the lower bound and shared one with
+// any number of others), and the notes count them.
+func TestCSVJobOfNoUnitTakesACore(t *testing.T) {
+	tr, err := Read(strings.NewReader("submit,duration,gpus,cpus,nodes\n0,60,0,0,\n0,60,0,0,3\n0,60,2,0,\n"), CSV, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{
+		{Line: 2, Duration: 60, Nodes: 1, CPUs: 1},
+		{Line: 3, Duration: 60, Nodes: 3, CPUs: 1},
+		{Line: 4, Duration: 60, Nodes: 1, GPUs: 2},
+	}
+	if !reflect.DeepEqual(tr.Jobs, want) {
+		t.Errorf("jobs = %+v\nwant   %+v", tr.Jobs, want)
+	}
+	if n := tr.Notes[len(tr.Notes)-1]; n != "2 job(s) of gpus 0 and cpus 0 (unknown) take one core on each of their servers" {
+		t.Errorf("last note %q", n)
+	}
+}

@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rotahq/rota/scaler/sim/trace"
+)
+
+// wattsConfig is tinyConfig's pool drawing 1 kW a server.
+const wattsConfig = "pools:\n  - name: gpu\n    profile: {cpu_cores: 96, gpus: 8}\n    cost: {watts: 1000, price_per_kwh: 0.1}\n    boot_timeout: 5m\n"
+
+// TestOneSpanForEveryRow: every row's avoided energy and per-day figures are counted over the
+// trace's span, not over its own replay. Ten servers, a job at 0 and one ten hours later that
+// waits a boot under the idle timeout: counted against its own span (five minutes longer, on
+// ten servers), the timeout avoided more than the lower bound, which draws the least of all.
+func TestOneSpanForEveryRow(t *testing.T) {
+	e := tinyEnv(t, replayConfig(t, wattsConfig), "10", job(1, 0, 3600, 8), job(2, 10*3600, 3600, 8))
+	if e.Days() != 11.0/24 {
+		t.Fatalf("span %v days, want 11 hours", e.Days())
+	}
+	rs, err := Compare(t.Context(), e, []Policy{AlwaysOn(), IdleTimeout(0), Rota("rota")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := rs[0]
+	for _, r := range rs {
+		if r.Days != e.Days() {
+			t.Errorf("%s: %v days, want the trace's %v", r.Policy, r.Days, e.Days())
+		}
+		want := math.Max(0, 10*11-r.ServerHours) // kWh: ten 1 kW servers on for 11 hours, less what the row drew
+		if math.Abs(r.AvoidedKWh-want) > 1e-9 || r.AvoidedKWh > lb.AvoidedKWh {
+			t.Errorf("%s: avoided %.3f kWh, want %.3f, and no more than the lower bound's %.3f", r.Policy, r.AvoidedKWh, want, lb.AvoidedKWh)
+		}
+		if want := float64(r.PowerOffs) / 10 / e.Days(); math.Abs(r.CyclesPerServerDay-want) > 1e-9 {
+			t.Errorf("%s: %.3f cycles a server-day, want %.3f over the trace's span", r.Policy, r.CyclesPerServerDay, want)
+		}
+	}
+	if idle := rs[2]; idle.Waits[1] == 0 || idle.PowerOffs == 0 {
+		t.Errorf("the idle timeout: waits %v, %d power-offs; want the second job to wait a boot", idle.Waits, idle.PowerOffs)
+	}
+}
+
+// TestUnrunnableJobsSetNoSpan: jobs no server of the fleet can hold neither start the replay nor
+// keep it going: a two-server job at 0 and another two days later, on a one-server fleet, used to
+// charge always-on for the day before the one job it ran and the day after.
+func TestUnrunnableJobsSetNoSpan(t *testing.T) {
+	e := tinyEnv(t, replayConfig(t, wattsConfig), "1", job(1, 0, 3600, 16), job(2, 86400, 3600, 8), job(3, 2*86400, 3600, 16))
+	if len(e.Unrunnable) != 2 || e.T0 != 86400 || e.End != 86400+3600 {
+		t.Fatalf("unrunnable %v, span %d to %d; want two, from 86400 to 90000", e.Unrunnable, e.T0, e.End)
+	}
+	for _, p := range []Policy{AlwaysOn(), IdleTimeout(10 * time.Minute), Rota("rota")} {
+		r := Run(e, p, nil)
+		if r.JobsRun != 1 || r.ServerHours > 1+1e-9 || r.Days != 1.0/24 {
+			t.Errorf("%s: ran %d in %.2f server-hours over %v days; want 1, in at most 1, over an hour", r.Policy, r.JobsRun, r.ServerHours, r.Days)
+		}
+	}
+}
+
+// TestJobOfNoUnitTakesACore: a generic CSV's job of gpus 0 and cpus 0 holds one core, in the
+// lower bound and in placement alike: eight of them at once on servers of four cores need two
+// servers (the bound was 0 and the eight shared one server).
+func TestJobOfNoUnitTakesACore(t *testing.T) {
+	tr, err := trace.Read(strings.NewReader("submit,duration,gpus,cpus\n"+strings.Repeat("0,3600,0,0\n", 8)), trace.CSV, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := replayConfig(t, "pools:\n  - name: cpu\n    profile: {cpu_cores: 4}\n    cost: {hourly: 1}\n    boot_timeout: 5m\n")
+	if e := tinyEnvFor(t, cfg, tr, "peak"); e.LowerBound != 2 || e.Pools[0].Servers != 2 {
+		t.Errorf("lower bound %v server-hours, fleet %d; want 2 and 2", e.LowerBound, e.Pools[0].Servers)
+	}
+	r := Run(tinyEnvFor(t, cfg, tr, "1"), AlwaysOn(), nil)
+	if r.JobsRun != 8 || r.Waits[7] != 3600 {
+		t.Errorf("on one server: ran %d, waits %v; want 8, four of them an hour", r.JobsRun, r.Waits)
+	}
+}
