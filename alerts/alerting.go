@@ -52,15 +52,15 @@ func alert(name, signal, severity, expr string, forDur model.Duration, summary, 
 
 func pct(v float64) string { return num(v*100) + "%" }
 
-func alertRules(cfg *config.Config) []Rule {
-	e := NewExpr(cfg)
+func alertRules(cfg *config.Config, exprs []Expr) []Rule {
+	e := fleetExpr{Expr: NewExpr(cfg), all: exprs}
 	p := e.Policy
 	// Each alert holds for one scaler pass before it fires: the windows are in the expressions.
 	pass := p.EvaluationInterval
 	rules := []Rule{
 		alert(AlertIdle, "idle", "info", e.idleAlert(), pass,
 			"{{ $labels.node }} is idle",
-			fmt.Sprintf("CPU under %s and every GPU under %s (%s) for the whole %s window, with complete, fresh data for every GPU its pool declares (pool {{ $labels.pool }}).",
+			fmt.Sprintf("CPU under %s and every GPU under %s (%s) for the whole %s window, with complete, fresh data for every GPU its pool declares or it reports (pool {{ $labels.pool }}).",
 				pct(p.Idle.CPUThreshold), pct(p.Idle.GPUThreshold), signalWords(p.GPUSignal), p.Idle.Window)),
 		alert(AlertBacklog, "backlog", "info",
 			fmt.Sprintf("%s > %d", RecPendingPoolClass, p.Backlog.QueuedJobs), p.Backlog.For,
@@ -136,20 +136,34 @@ func signalWords(signal string) string {
 	return "SM activity where reported, else utilisation"
 }
 
+// fleetExpr builds the alerts on a fleet's servers: the per-server expressions of every
+// telemetry source the pools read (all), and rota-exporter's own checks (Expr: collectors,
+// device counts). Windows evaluate the per-server expression over the raw series at each step
+// (perServer), never the recorded series: those have points only at the rules' evaluations,
+// and a window over them would miss the readings and gaps between evaluations whenever the
+// evaluation interval is longer than the scrape interval. What is read "now" reads the
+// recorded series, recorded earlier in the same evaluation.
+type fleetExpr struct {
+	Expr
+	all []Expr
+}
+
+// node is the per-server expression part gives over every source.
+func (e fleetExpr) node(part func(Expr) string) string { return perServer(e.all, part) }
+
 // idleAlert fires for a server whose CPU stayed under the threshold and every GPU under its
 // own, with readings at every step of the window for the CPU and for every GPU the pool's
-// profile declares, and readings now (a scrape that fails ends the alert at once: rates over
-// the last samples would keep it a while). Absent, partial or stale data is never idle, and
-// neither is a server whose declared GPUs rota's own series do not tell.
-func (e Expr) idleAlert() string {
+// profile declares or the server reports, and readings now (a scrape that fails ends the alert
+// at once: rates over the last samples would keep it a while). Absent, partial or stale data is
+// never idle, and neither is a server whose declared GPUs rota's own series do not tell.
+func (e fleetExpr) idleAlert() string {
 	p := e.Policy.Idle
-	n := e.IdleSteps()
+	cpu := e.node(Expr.CPUUtilization)
 	return strings.Join([]string{
-		fmt.Sprintf("(\n  %s < %s\n  and on (node)\n  %s >= %d\n)", e.IdleMax(RecCPU), num(p.CPUThreshold), e.IdleSamples(RecCPU), n),
+		fmt.Sprintf("(\n  %s < %s\n  and on (node)\n  %s >= %d\n)", indent(e.IdleMax(cpu)), num(p.CPUThreshold), indent(e.IdleSamples(cpu)), e.IdleSteps()),
 		fmt.Sprintf("and on (node) %s", RecCPUs),
 		fmt.Sprintf("and on (node) %s", FleetNodeGPUs),
-		fmt.Sprintf("unless on (node) (%s >= %s)", e.IdleMax(RecGPUBusyMax), num(p.GPUThreshold)),
-		fmt.Sprintf("unless on (node) (%s > 0 unless on (node) %s >= %d)", GPUDevices, e.IdleSamples(RecGPUBusyMax), n),
+		fmt.Sprintf("unless on (node) (\n  %s\n  >= %s\n)", indent(e.IdleMax(e.node(Expr.GPUBusyMax))), num(p.GPUThreshold)),
 		fmt.Sprintf("unless on (node) (%s > 0)", RecGPUProcesses),
 		fmt.Sprintf("unless on (node) (\n  %s\n)", indent(e.failing())),
 		fmt.Sprintf("unless on (node) (\n  %s\n  > 0\n)", indent(e.GPUsUnread(RecGPUBusyCount))),
@@ -157,11 +171,20 @@ func (e Expr) idleAlert() string {
 	}, "\n")
 }
 
-// gpusShort selects the servers whose pool declares GPUs without a reading for each of them
-// at every step of the idle window and now.
-func (e Expr) gpusShort() string {
-	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s >= on (node) %s\n  and on (node) %s >= %d\n  and on (node) %s >= on (node) %s\n)",
-		FleetNodeGPUs, e.IdleMin(RecGPUBusyCount), FleetNodeGPUs, e.IdleSamples(RecGPUBusyCount), e.IdleSteps(), RecGPUBusyCount, FleetNodeGPUs)
+// gpusNeeded is, per server, how many GPUs must have readings: the more of those its pool
+// declares and those its rota-exporter reports (a GPU beyond the profile is held to as well),
+// either where the other is absent. In parentheses, with the label node alone.
+func (e fleetExpr) gpusNeeded() string {
+	declared, devices := "max by (node) ("+FleetNodeGPUs+")", "max by (node) ("+e.src.sel(GPUDevices)+")"
+	return fmt.Sprintf("(\n  %s > on (node) %s\n  or on (node) %s\n  or on (node) %s\n)", declared, devices, devices, declared)
+}
+
+// gpusShort selects the servers that need GPU readings (gpusNeeded) without a reading from
+// each of those GPUs at every step of the idle window and now.
+func (e fleetExpr) gpusShort() string {
+	count, need := e.node(Expr.GPUBusyCount), e.gpusNeeded()
+	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s\n  >= on (node) %s\n  and on (node)\n  %s\n  >= %d\n  and on (node) %s >= on (node) %s\n)",
+		need, indent(e.IdleMin(count)), indent(need), indent(e.IdleSamples(count)), e.IdleSteps(), RecGPUBusyCount, indent(need))
 }
 
 // failing selects the servers with a failing collector: any but the GPU collector, or the GPU
@@ -185,12 +208,16 @@ func (e Expr) gpusMissingAlert() string {
 }
 
 // underuseAlert fires for a GPU server whose mean GPU busy signal stayed under the threshold
-// over the whole window while it works (GPU processes, or CPU above the idle threshold).
-func (e Expr) underuseAlert() string {
+// over the whole window while it works (GPU processes, or CPU above the idle threshold), with a
+// reading at every step from every GPU its pool declares or it reports (the mean of the GPUs
+// read says nothing of one without readings).
+func (e fleetExpr) underuseAlert() string {
 	p := e.Policy
-	return fmt.Sprintf("%s < %s\nand on (node) %s >= %d\nand on (node) (%s > 0 or %s >= %s)",
-		e.UnderuseMean(RecGPUBusyMean), num(p.Underuse.GPUThreshold),
-		e.UnderuseSamples(RecGPUBusyMean), e.UnderuseSteps(),
+	mean := e.node(Expr.GPUBusyMean)
+	return fmt.Sprintf("%s\n< %s\nand on (node)\n%s\n>= %d\nand on (node)\n%s\n>= on (node) %s\nand on (node) (%s > 0 or %s >= %s)",
+		e.UnderuseMean(mean), num(p.Underuse.GPUThreshold),
+		e.UnderuseSamples(mean), e.UnderuseSteps(),
+		e.UnderuseMin(e.node(Expr.GPUBusyCount)), e.gpusNeeded(),
 		RecGPUProcesses, RecCPU, num(p.Idle.CPUThreshold))
 }
 
@@ -208,13 +235,15 @@ func telemetryAlert(cfg *config.Config) string {
 
 // bootAlerts fire for a server stuck powering on or booting past its pool's boot timeout (one
 // rule per pool, labelled with it, and one with the default timeout for pools the config does
-// not name), and for a server rota marked failed.
+// not name), and for a server rota marked failed. The boot is one spell from powering on to up:
+// the state label is aggregated away, so passing from powering_on to booting does not start the
+// hold (for:) again.
 func bootAlerts(pools []config.Pool, pass model.Duration) []Rule {
 	stuck := func(matcher string, timeout model.Duration) Rule {
 		return alert(AlertBootTimeout, "boot", "warning",
-			fmt.Sprintf("%s{state=~\"powering_on|booting\"%s} == 1", FleetNodeState, matcher), timeout,
+			fmt.Sprintf("max without (state) (%s{state=~\"powering_on|booting\"%s}) == 1", FleetNodeState, matcher), timeout,
 			"{{ $labels.node }} did not come up",
-			fmt.Sprintf("{{ $labels.node }} has been {{ $labels.state }} for more than its boot timeout (%s).", timeout))
+			fmt.Sprintf("{{ $labels.node }} has been powering on or booting for more than its boot timeout (%s).", timeout))
 	}
 	var names []string
 	var out []Rule

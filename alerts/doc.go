@@ -3,8 +3,9 @@
 // threshold and window lives in one place.
 //
 // Expr holds the expression builders. The scaler's Prometheus reader (scaler/promfacts) and the
-// rules call the same builders: the rules apply them to recorded series, the reader to the raw
-// exporter series (so the scaler does not depend on the rules being loaded).
+// rules call the same builders on the raw exporter series: the recording rules record them, and
+// the alerts' windows evaluate them at every scrape interval (a window over a recorded series
+// would see only the rules' evaluations); the reader does not depend on the rules being loaded.
 //
 // Generate turns a config into a rule file (Prometheus' format, recorded names follow
 // level:metric:operations); `rotactl rules generate` writes it. rota-rules.yml in this folder is

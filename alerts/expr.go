@@ -14,9 +14,12 @@ import (
 // Per-server expressions return one series per server with the label node (and pool, for
 // rota-exporter, whose series carry it).
 //
-// Window expressions (IdleMax, IdleSamples, ...) take a source expression: the rules pass a
-// recorded series, the scaler the raw expression that series records; both are evaluated at the
-// same resolution (the scrape interval), so they agree.
+// Window expressions (IdleMax, IdleSamples, ...) take a per-server expression over the raw
+// series (CPUUtilization, GPUBusyMax, ...), which the rules and the scaler both pass: a subquery
+// evaluates it at every step of the window (the scrape interval) against the raw samples, so a
+// window sees every scrape and every gap whatever Prometheus' evaluation interval. A recorded
+// series would do only when the rules are evaluated at every scrape: it has points at the
+// evaluations alone, and a window over it misses what happened between them.
 type Expr struct {
 	// Step is the scrape interval: the resolution of window subqueries. Rate windows are 4x.
 	Step   model.Duration
@@ -42,12 +45,30 @@ const byNode = "by (node, pool)"
 
 // CPUUtilization is each server's busy share of its CPUs (0..1): everything but idle and
 // iowait, over the rate window. rate() absorbs a counter reset when the exporter restarts.
+//
+// It has a value only where the server was scraped at this step and at the step before: rate()
+// alone bridges a missed scrape or two from the samples around them (a range keeps no stale
+// marker), so a window counting its values would count the gap as covered. With the check, a
+// missed scrape is a missed step, and so is the first scrape after it (its interval spans the
+// gap), as after a start.
 func (e Expr) CPUUtilization() string {
 	s, w := e.src, e.RateWindow()
 	rate := func(matchers ...string) string {
 		return s.cpu(fmt.Sprintf("rate(%s[%s])", s.sel(s.cpuSeconds(), matchers...), w))
 	}
-	return fmt.Sprintf("1 - sum %s (%s)\n  / sum %s (%s)", s.by(), rate(`mode=~"idle|iowait"`), s.by(), rate())
+	return fmt.Sprintf("(\n  1 - sum %s (%s)\n    / sum %s (%s)\n)\nand on (node) %s\nand on (node) %s",
+		s.by(), rate(`mode=~"idle|iowait"`), s.by(), rate(), e.cpuSample(""), e.cpuSample(" offset "+e.Step.String()))
+}
+
+// cpuSample is the CPU counters rate() reads, as an instant selector (a failed scrape's stale
+// marker ends it at once), offset by the modifier given. node_exporter's are taken in mode idle
+// alone, which every CPU has: one series per CPU, not one per CPU and mode.
+func (e Expr) cpuSample(offset string) string {
+	s := e.src
+	if s.ext == nil {
+		return s.sel(s.cpuSeconds()) + offset
+	}
+	return s.cpu(s.sel(s.cpuSeconds(), `mode="idle"`) + offset)
 }
 
 // CPUs is the number of CPUs each server reports now. A scrape that fails ends it at once
@@ -179,6 +200,11 @@ func (e Expr) UnderuseMean(src string) string {
 	return overTime("avg", src, e.Policy.Underuse.Window, e.Step)
 }
 
+// UnderuseMin is the lowest value of src over the underuse window.
+func (e Expr) UnderuseMin(src string) string {
+	return overTime("min", src, e.Policy.Underuse.Window, e.Step)
+}
+
 // UnderuseSamples counts the steps of the underuse window at which src had a value.
 func (e Expr) UnderuseSamples(src string) string {
 	return overTime("count", src, e.Policy.Underuse.Window, e.Step)
@@ -208,8 +234,11 @@ func agg(op, metric string) string { return fmt.Sprintf("%s %s (%s)", op, byNode
 // to multiples of step and the range excludes its start, so a series present throughout gives
 // exactly window/step points: a count below that means missing or partial data.
 func overTime(op, src string, window, step model.Duration) string {
-	if strings.ContainsAny(src, " ()") {
-		src = "(" + indent(src) + ")"
+	switch {
+	case strings.Contains(src, "\n"):
+		src = "(\n  " + indent(src) + "\n)"
+	case strings.ContainsAny(src, " ()"):
+		src = "(" + src + ")"
 	}
 	return fmt.Sprintf("%s_over_time(%s[%s:%s])", op, src, window, step)
 }

@@ -58,7 +58,7 @@ func FuzzGenerate(f *testing.F) {
 		if n := e.IdleSteps(); time.Duration(n)*time.Duration(e.Step) > time.Duration(e.Policy.Idle.Window) {
 			t.Errorf("%d steps of %s exceed the %s window", n, e.Step, e.Policy.Idle.Window)
 		}
-		if !strings.Contains(e.idleAlert(), num(cpu)) {
+		if !strings.Contains((fleetExpr{Expr: e, all: sourceExprs(c)}).idleAlert(), num(cpu)) {
 			t.Errorf("idle alert lacks the CPU threshold %s", num(cpu))
 		}
 	})

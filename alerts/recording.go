@@ -15,14 +15,8 @@ func record(name, expr string) Rule { return Rule{Record: name, Expr: expr} }
 func nodeRules(exprs []Expr) []Rule {
 	var rules []Rule
 	add := func(name string, part func(Expr) string) {
-		var parts []string
-		for _, e := range exprs {
-			if p := part(e); p != "" {
-				parts = append(parts, e.src.withPool(p))
-			}
-		}
-		if len(parts) > 0 {
-			rules = append(rules, record(name, strings.Join(parts, "\nor\n")))
+		if expr := perServer(exprs, part); expr != "" {
+			rules = append(rules, record(name, expr))
 		}
 	}
 	add(RecCPU, Expr.CPUUtilization)
@@ -36,6 +30,20 @@ func nodeRules(exprs []Expr) []Rule {
 	add(RecGPUMemoryUsed, Expr.GPUMemoryUsed)
 	add(RecGPUMemoryRatio, Expr.GPUMemoryRatio)
 	return rules
+}
+
+// perServer is one per-server expression over every telemetry source: each source's part
+// (with the label pool) joined with "or", their servers being apart; "" when no source has
+// the part. The node recording rules record it, and the alerts' windows evaluate it at every
+// step.
+func perServer(exprs []Expr, part func(Expr) string) string {
+	var parts []string
+	for _, e := range exprs {
+		if p := part(e); p != "" {
+			parts = append(parts, e.src.withPool(p))
+		}
+	}
+	return strings.Join(parts, "\nor\n")
 }
 
 // poolRules are per pool: utilisation of the capacity that is on (servers that report), and the

@@ -31,20 +31,27 @@ type Rule struct {
 }
 
 // Rules builds rota's rules from cfg: the per-server recording rules of each telemetry source
-// the pools use, the per-pool and cost recording rules, then the alerts, all in one group. Prometheus evaluates separate groups independently, in no set
-// order, so an alert reading a series recorded in another group may see the previous cycle's
-// value (a one-interval lag, and a promtool test that passes or fails by chance); within one
-// group the rules run in order, so each rule sees what the rules before it recorded this cycle.
+// the pools use, the per-pool and cost recording rules, then the alerts, all in one group.
+// Prometheus evaluates separate groups independently, in no set order, so an alert reading a
+// series recorded in another group may see the previous cycle's value (a one-interval lag, and
+// a promtool test that passes or fails by chance); within one group the rules run in order, so
+// each rule sees what the rules before it recorded this cycle.
 func Rules(cfg *config.Config) RuleFile {
+	exprs := sourceExprs(cfg)
+	var rules []Rule
+	for _, part := range [][]Rule{nodeRules(exprs), poolRules(), costRules(), {busyRule()}, alertRules(cfg, exprs), costAlerts(cfg)} {
+		rules = append(rules, part...)
+	}
+	return RuleFile{Groups: []Group{{Name: "rota", Rules: rules}}}
+}
+
+// sourceExprs are the builders of each telemetry source the pools read.
+func sourceExprs(cfg *config.Config) []Expr {
 	var exprs []Expr
 	for _, name := range cfg.SourcesInUse() {
 		exprs = append(exprs, NewExprFor(cfg, name))
 	}
-	var rules []Rule
-	for _, part := range [][]Rule{nodeRules(exprs), poolRules(), costRules(), {busyRule()}, alertRules(cfg), costAlerts(cfg)} {
-		rules = append(rules, part...)
-	}
-	return RuleFile{Groups: []Group{{Name: "rota", Rules: rules}}}
+	return exprs
 }
 
 // Generate returns the rule file for cfg as YAML, headed by a comment naming source (the config

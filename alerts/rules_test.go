@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -76,21 +77,21 @@ func TestPolicyDrivesRules(t *testing.T) {
 		want   []string
 	}{
 		{"idle cpu threshold", func(c *config.Config) { c.Policy.Idle.CPUThreshold = 0.35 },
-			[]string{"max_over_time(node:rota_node_cpu_utilization:ratio[2m:15s]) < 0.35", "CPU under 35%"}},
+			[]string{"offset 15s\n            )[2m:15s]) < 0.35\n", "CPU under 35%"}},
 		{"idle gpu threshold", func(c *config.Config) { c.Policy.Idle.GPUThreshold = 0.02 },
-			[]string{"max_over_time(node:rota_gpu_busy:max[2m:15s]) >= 0.02"}},
+			[]string{"(rota_gpu_sm_active_ratio or rota_gpu_utilization_ratio))[2m:15s])\n            >= 0.02\n"}},
 		{"gpu signal utilization", func(c *config.Config) { c.Policy.GPUSignal = config.SignalUtilization },
 			[]string{"max by (node, pool) (rota_gpu_utilization_ratio)\n      - record: node:rota_gpu_busy:avg", "every GPU under 5% (utilisation)"}},
 		{"gpu signal sm_active", func(c *config.Config) { c.Policy.GPUSignal = config.SignalSMActive },
 			[]string{"count by (node, pool) (rota_gpu_sm_active_ratio)\n", "Mean GPU use (SM activity) under 10%"}},
 		{"idle window", func(c *config.Config) { c.Policy.Idle.Window = min(20) },
-			[]string{"count_over_time(node:rota_node_cpu_utilization:ratio[20m:15s]) >= 80"}},
+			[]string{"offset 15s\n            )[20m:15s]) >= 80\n"}},
 		{"scrape interval", func(c *config.Config) { c.Prometheus.ScrapeInterval = model.Duration(30 * time.Second) },
-			[]string{"rota_node_cpu_seconds_total[2m]", "[2m:30s]) >= 4"}},
+			[]string{"rota_node_cpu_seconds_total[2m]", "rota_node_cpu_seconds_total offset 30s\n", "[2m:30s]) >= 4\n"}},
 		{"backlog", func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 25; c.Policy.Backlog.For = min(7) },
 			[]string{"pool_class:rota_scaler_pending_jobs:sum > 25\n        for: 7m"}},
 		{"underuse", func(c *config.Config) { c.Policy.Underuse.GPUThreshold = 0.15; c.Policy.Underuse.Window = min(60) },
-			[]string{"avg_over_time(node:rota_gpu_busy:avg[1h:15s]) < 0.15", ">= 240"}},
+			[]string{"avg_over_time((avg by (node, pool) (rota_gpu_sm_active_ratio or rota_gpu_utilization_ratio))[1h:15s])\n          < 0.15", ">= 240"}},
 		{"telemetry max age", func(c *config.Config) { c.Policy.Telemetry.MaxAge = min(5) },
 			[]string{"count_over_time(rota_node_cpus[5m])"}},
 		{"failure alert", func(c *config.Config) { c.Policy.Failure.AlertAfter = 5; c.Policy.Failure.AlertWindow = min(60) },
@@ -100,9 +101,9 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"pool boot timeouts", func(c *config.Config) {
 			c.Pools = []config.Pool{{Name: "cpu-a", BootTimeout: min(8)}, {Name: "gpu.b", BootTimeout: min(15)}}
 		}, []string{
-			`rota_fleet_node_state{state=~"powering_on|booting",pool="cpu-a"} == 1` + "\n        for: 8m",
-			`rota_fleet_node_state{state=~"powering_on|booting",pool="gpu.b"} == 1` + "\n        for: 15m",
-			`rota_fleet_node_state{state=~"powering_on|booting",pool!~"cpu-a|gpu\\.b"} == 1` + "\n        for: 10m",
+			`max without (state) (rota_fleet_node_state{state=~"powering_on|booting",pool="cpu-a"}) == 1` + "\n        for: 8m",
+			`max without (state) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu.b"}) == 1` + "\n        for: 15m",
+			`max without (state) (rota_fleet_node_state{state=~"powering_on|booting",pool!~"cpu-a|gpu\\.b"}) == 1` + "\n        for: 10m",
 		}},
 	}
 	for _, tc := range cases {
@@ -305,6 +306,63 @@ func TestEveryRuleIsTested(t *testing.T) {
 				t.Errorf("recorded series %s is in no rule test", r.Record)
 			case r.Alert != "" && !strings.Contains(text, "alertname: "+r.Alert+"\n"):
 				t.Errorf("alert %s is in no rule test", r.Alert)
+			}
+		}
+	}
+}
+
+// TestWindowsReadRawSeries: every window of an alert (a subquery under *_over_time) evaluates
+// raw series at each step, never a recorded one: a recorded series has points only at the
+// rules' evaluations, so with an evaluation interval longer than the scrape interval a window
+// over it misses the readings and gaps between evaluations.
+func TestWindowsReadRawSeries(t *testing.T) {
+	srcs, err := config.Load(sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := regexp.MustCompile(`[a-z_]+:[a-z_:]+`)
+	for name, cfg := range map[string]*config.Config{"defaults": config.Default(), "sources": srcs} {
+		windows := 0
+		for _, r := range Rules(cfg).Groups[0].Rules {
+			if r.Alert == "" {
+				continue
+			}
+			for _, body := range windowBodies(r.Expr) {
+				windows++
+				if m := recorded.FindString(body); m != "" {
+					t.Errorf("%s: %s: a window reads the recorded series %s:\n%s", name, r.Alert, m, body)
+				}
+			}
+		}
+		if windows == 0 {
+			t.Errorf("%s: no windows found in the alerts", name)
+		}
+	}
+}
+
+// windowBodies returns the expression each subquery of expr (op_over_time(BODY[w:s])) evaluates.
+func windowBodies(expr string) []string {
+	var out []string
+	for rest := expr; ; {
+		i := strings.Index(rest, "_over_time(")
+		if i < 0 {
+			return out
+		}
+		rest = rest[i+len("_over_time("):]
+		depth := 0
+		for j, c := range rest {
+			switch c {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case '[':
+				if depth == 0 {
+					out = append(out, rest[:j])
+				}
+			}
+			if depth < 0 || (c == '[' && depth == 0) {
+				break
 			}
 		}
 	}

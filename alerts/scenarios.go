@@ -119,6 +119,13 @@ func idleScenarios(tm timing) []scenario {
 		reboot[i] = cpuStep{}
 	}
 	reboot[tm.n(back)].restart = true
+	// blip: two scrapes missed at half (a stale marker, then nothing), the counters going on.
+	// rate() bridges the gap from the samples around it; the window starts again all the same,
+	// and its first step is the second scrape after the gap (the first one's interval spans it).
+	blipBack := half + 3*s
+	blip := busyFor(idleU, n)
+	blip[tm.n(half)+1] = cpuStep{kind: stale}
+	blip[tm.n(half)+2] = cpuStep{}
 	// reset: counters from zero at one sample, none missing, once the server already fires.
 	reset := busyFor(idleU, n)
 	resetAt := tm.held(w, tm.pass) + 4*s
@@ -152,6 +159,7 @@ func idleScenarios(tm timing) []scenario {
 			{tm.held(spellEnd+6*s+w, tm.pass), true},
 		}),
 		cpu("reboot", "a stale gap and counters from zero start the window again", tm.cpu(nodeLabels("reboot", "cpu"), reboot), fires(back+w)),
+		cpu("blip", "two missed scrapes start the window again, though rate() bridges them", tm.cpu(nodeLabels("blip", "cpu"), blip), fires(blipBack+w)),
 		cpu("reset", "a counter reset with no sample missing changes nothing", tm.cpu(nodeLabels("reset", "cpu"), reset),
 			append(fires(w), check{resetAt + s, true}, check{resetAt + 4*s, true})),
 		cpu("memfail", "a failing collector is partial data, never idle",
@@ -219,6 +227,11 @@ func coverageScenarios(tm timing) []scenario {
 	if tm.held(stop, tm.pass) <= back-s {
 		gapMissing = []check{{tm.held(stop, tm.pass), true}, {back, false}}
 	}
+	// beyond: the pool declares one GPU, the server reports two, and the second has the gap
+	// above: a GPU beyond the profile is held to at every step of the window too.
+	beyond := server("beyond", "gpu", 1, series(GPUDevices, gl("beyond"), constant(2, n)),
+		series(GPUUtilization, with(gl("beyond"), "gpu", "0"), constant(gthr/5, n)),
+		series(GPUUtilization, with(gl("beyond"), "gpu", "1"), gapped))
 	// gone and gpugone: a scrape fails once the server already fires: every series of its
 	// exporter, or its GPU series alone, get stale markers.
 	ends := fired + 4*s
@@ -251,8 +264,60 @@ func coverageScenarios(tm timing) []scenario {
 			tm.cpu(nodeLabels("undeclared", "cpu"), busyFor(idleU, n)), never),
 		idle("gap", "gpu", "one GPU of two without readings for a while starts the window again", gap, tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
 		missing("gap", "one GPU of two without readings for a while, held for one pass", 1, gap, gapMissing),
+		idle("beyond", "gpu", "a GPU beyond the one declared without readings for a while starts the window again", beyond,
+			tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
 		idle("gone", "cpu", "a failed scrape ends the alert at the first evaluation after", gone, endsChecks),
 		idle("gpugone", "gpu", "GPU series gone stale end the alert at the first evaluation after", gpugone, endsChecks),
+	}
+}
+
+// slowEvaluation is how many scrape intervals apart evaluation.test.yml evaluates the rules:
+// Prometheus' evaluation_interval may be longer than the scrape interval (deploy/prometheus
+// once shipped 30s against 15s scrapes).
+const slowEvaluation = 2
+
+// evaluationScenarios run with the rules evaluated every slowEvaluation scrape intervals: the
+// windows evaluate the raw series at every scrape all the same, so a GPU busy at one scrape
+// between two evaluations, or a missed scrape of a GPU or of the CPUs between them, starts the
+// window again (a window over recorded series, which have points at the evaluations only,
+// would see none of them).
+func evaluationScenarios(tm timing) []scenario {
+	p := tm.cfg.Policy.Idle
+	w, s := time.Duration(p.Window), tm.step
+	every := slowEvaluation * s
+	fires := func(t time.Duration) []check { return tm.from(heldEvery(t, tm.pass, every)) }
+	// b is a step between two evaluations, about half a window in.
+	b := time.Duration(tm.n(w/2)|1) * s
+	n := tm.n(heldEvery(b+s+w, tm.pass, every)) + 8
+	idleU, gthr := p.CPUThreshold/4, p.GPUThreshold
+	// Every server's pool declares its GPUs: none in pool cpu, one in pool gpu.
+	cpu := func(node, why string, steps []cpuStep) scenario {
+		l := nodeLabels(node, "cpu")
+		return scenario{name: "evaluation: " + node + ": " + why, alert: AlertIdle, labels: l,
+			series: append(tm.cpu(l, steps), declared(l, n, 0)), checks: fires(w)}
+	}
+	gpuNode := func(node, why string, util samples, at time.Duration) scenario {
+		l := nodeLabels(node, "gpu")
+		return scenario{name: "evaluation: " + node + ": " + why, alert: AlertIdle, labels: l,
+			series: append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, 1), series(GPUDevices, l, constant(1, n)),
+				series(GPUUtilization, with(l, "gpu", "0"), util)),
+			checks: fires(at)}
+	}
+	busy := constant(gthr/5, n)
+	busy[tm.n(b)] = val((1 + gthr) / 2)
+	gpuGap := constant(gthr/5, n)
+	gpuGap[tm.n(b)] = sample{kind: stale}
+	// cpugap: a missed scrape at b: no reading at b, nor at the scrape after (its interval
+	// spans the gap).
+	cpuGap := busyFor(idleU, n)
+	cpuGap[tm.n(b)] = cpuStep{kind: stale}
+	gapped := cpu("cpugap", "a missed CPU scrape between evaluations starts the window again", cpuGap)
+	gapped.checks = fires(b + s + w)
+	return []scenario{
+		cpu("idle", "idle from the start fires once the window is covered and held", busyFor(idleU, n)),
+		gpuNode("gpublip", "one busy GPU scrape between evaluations starts the window again", busy, b+w),
+		gpuNode("gpugap", "one missed GPU scrape between evaluations starts the window again", gpuGap, b+w),
+		gapped,
 	}
 }
 
@@ -298,7 +363,8 @@ func backlogScenarios(tm timing) []scenario {
 }
 
 // underuseScenarios: a GPU server working with mean GPU use under the threshold over the whole
-// window fires; one that uses its GPUs, or that is idle, does not.
+// window, with readings from every GPU its pool declares, fires; one that uses its GPUs, one
+// that is idle, or one with a declared GPU that never reads does not.
 func underuseScenarios(tm timing) []scenario {
 	p := tm.cfg.Policy
 	u := time.Duration(p.Underuse.Window)
@@ -307,22 +373,27 @@ func underuseScenarios(tm timing) []scenario {
 	at := tm.held(u-tm.step, tm.pass)
 	n := tm.n(at) + 8
 	l := func(node string) map[string]string { return nodeLabels(node, "gpu") }
-	sc := func(node, why string, series []InputSeries, checks []check) scenario {
-		return scenario{name: "underuse: " + node + ": " + why, alert: AlertUnderused, labels: l(node), series: series, checks: checks}
+	// Every server's pool declares gpus GPUs (rota's own series).
+	sc := func(node, why string, gpus int, series []InputSeries, checks []check) scenario {
+		return scenario{name: "underuse: " + node + ": " + why, alert: AlertUnderused, labels: l(node),
+			series: append(series, declared(l(node), n, gpus)), checks: checks}
 	}
 	out := []scenario{
-		sc("under", "GPUs at a fifth and four fifths of the threshold with a process",
+		sc("under", "GPUs at a fifth and four fifths of the threshold with a process", 2,
 			append(gpu(l("under"), n, thr/5, thr*4/5), processes(l("under"), n, 1)), tm.from(at)),
-		sc("cpuwork", "unused GPUs while the CPUs are busy",
+		sc("cpuwork", "unused GPUs while the CPUs are busy", 1,
 			append(gpu(l("cpuwork"), n, 0), tm.cpu(l("cpuwork"), busyFor((1+p.Idle.CPUThreshold)/2, n))...), tm.from(at)),
-		sc("used", "GPU use over the threshold", append(gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(at+4*tm.step)),
-		sc("idle", "an idle server is idle, not underused",
+		sc("used", "GPU use over the threshold", 1, append(gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(at+4*tm.step)),
+		sc("idle", "an idle server is idle, not underused", 1,
 			append(append(gpu(l("idle"), n, thr/10), processes(l("idle"), n, 0)), tm.cpu(l("idle"), busyFor(p.Idle.CPUThreshold/4, n))...), tm.never(at+4*tm.step)),
+		// unread: two GPUs declared, one found and read: the mean of one says nothing of the other.
+		sc("unread", "a declared GPU without readings all window", 2,
+			append(gpu(l("unread"), n, thr/5), processes(l("unread"), n, 1)), tm.never(at+4*tm.step)),
 	}
 	// burst: full use at the start of the window, then none: the mean still counts.
 	if steps := int(0.6 * thr * float64(tm.n(u))); steps >= 1 {
 		burst := append(constant(1, steps-1), constant(0, n-steps)...)
-		out = append(out, sc("burst", "a burst of full use within a mean under the threshold",
+		out = append(out, sc("burst", "a burst of full use within a mean under the threshold", 1,
 			[]InputSeries{series(GPUDevices, l("burst"), constant(1, n)), series(GPUUtilization, with(l("burst"), "gpu", "0"), burst), processes(l("burst"), n, 1)},
 			tm.from(at)))
 	}
@@ -380,8 +451,9 @@ func scalerScenarios(tm timing) []scenario {
 }
 
 // bootScenarios: a server booting past its pool's boot timeout fires (the pools the config
-// names and any other), one that comes up in time does not, one rota marked failed fires after
-// one pass.
+// names and any other), and so does one powering on, then booting, past it in all (the boot is
+// one spell: the alert carries no state); one that comes up in time does not, one rota marked
+// failed fires after one pass.
 func bootScenarios(tm timing) []scenario {
 	s := tm.step
 	pools := append([]config.Pool{}, tm.cfg.Pools...)
@@ -390,26 +462,36 @@ func bootScenarios(tm timing) []scenario {
 	for _, pl := range pools {
 		at := tm.held(0, time.Duration(pl.BootTimeout))
 		n := tm.n(at) + 4
-		l := map[string]string{"node": "slow", "pool": pl.Name, "state": "booting"}
+		l := map[string]string{"node": "slow", "pool": pl.Name}
 		out = append(out, scenario{name: "boot: slow: booting past the boot timeout of pool " + pl.Name, alert: AlertBootTimeout,
-			labels: l, series: []InputSeries{series(FleetNodeState, l, constant(1, n))}, checks: tm.from(at)})
+			labels: l, series: []InputSeries{series(FleetNodeState, with(l, "state", "booting"), constant(1, n))}, checks: tm.from(at)})
 	}
-	// quick: two steps powering on, three booting, then on (each state's series ends with a
-	// stale marker, as Prometheus writes when rota drops it).
 	timeout := time.Duration(pools[len(pools)-1].BootTimeout)
 	n := tm.n(timeout) + 4
-	l := func(state string) map[string]string {
-		return map[string]string{"node": "quick", "pool": "unlisted", "state": state}
+	state := func(node, st string) map[string]string {
+		return map[string]string{"node": node, "pool": "unlisted", "state": st}
 	}
+	// steps is 1 from step from to step to-1, then a stale marker at to (as Prometheus writes
+	// when rota drops the series of a state left).
 	steps := func(from, to int) samples {
 		v := append(gaps(from-1), constant(1, to-from-1)...)
 		return append(append(v, sample{kind: stale}), gaps(n-to-1)...)
 	}
-	out = append(out, scenario{name: "boot: quick: up well within the boot timeout", alert: AlertBootTimeout, labels: l("booting"),
+	// handoff: powering on for half the timeout, then booting.
+	half := tm.n(timeout) / 2
+	out = append(out, scenario{name: "boot: handoff: powering on, then booting, past the boot timeout in all", alert: AlertBootTimeout,
+		labels: map[string]string{"node": "handoff", "pool": "unlisted"},
 		series: []InputSeries{
-			series(FleetNodeState, l("powering_on"), append(append(constant(1, 1), sample{kind: stale}), gaps(n-3)...)),
-			series(FleetNodeState, l("booting"), steps(2, 5)),
-			series(FleetNodeState, l("on"), append(gaps(4), constant(1, n-5)...)),
+			series(FleetNodeState, state("handoff", "powering_on"), steps(0, half)),
+			series(FleetNodeState, state("handoff", "booting"), append(gaps(half-1), constant(1, n-half)...)),
+		}, checks: tm.from(tm.held(0, timeout))})
+	// quick: two steps powering on, three booting, then on.
+	out = append(out, scenario{name: "boot: quick: up well within the boot timeout", alert: AlertBootTimeout,
+		labels: map[string]string{"node": "quick", "pool": "unlisted"},
+		series: []InputSeries{
+			series(FleetNodeState, state("quick", "powering_on"), append(append(constant(1, 1), sample{kind: stale}), gaps(n-3)...)),
+			series(FleetNodeState, state("quick", "booting"), steps(2, 5)),
+			series(FleetNodeState, state("quick", "on"), append(gaps(4), constant(1, n-5)...)),
 		}, checks: tm.never(tm.held(0, timeout) + 4*s)})
 	failedAt := 3 * s
 	fl := map[string]string{"node": "broken", "pool": "cpu", "state": "failed"}
@@ -452,7 +534,10 @@ func rotaScenarios(tm timing) []scenario {
 
 // powerScenarios: alert_after failed power actions of one kind in one pool within the alert
 // window fire, across a restart of rota (a counter reset) and adding failures and unknown
-// states; one fewer does not, nor do successes, and the window forgets them.
+// states; one fewer does not, nor do successes, and the window forgets them. Every counter
+// the rule reads starts at 0, as rota creates them (success, failure and state_unknown of
+// every action in every pool, at its start): increase() counts a series' first increment only
+// from a sample before it.
 func powerScenarios(tm timing) []scenario {
 	f := tm.cfg.Policy.Failure
 	s := tm.step

@@ -18,8 +18,11 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-// newMetrics registers the action metrics, with the success and failure series of every action
-// in every pool created at 0, so that increase() in the alert rules sees the first failure.
+// newMetrics registers the action metrics, with the success series and those
+// RotaPowerActionsFailing counts (failure, state_unknown) of every action in every pool created
+// at 0: increase() sees a counter's first increment only from a sample before it, so a series
+// born at its first failure would be undercounted (the alert would miss a failure, or a run of
+// unknown power states).
 func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error) {
 	m := &metrics{
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -34,7 +37,7 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 	}
 	for _, p := range pools {
 		for _, k := range fleet.Kinds() {
-			for _, r := range []fleet.Result{fleet.ResultSuccess, fleet.ResultFailure} {
+			for _, r := range []fleet.Result{fleet.ResultSuccess, fleet.ResultFailure, fleet.ResultStateUnknown} {
 				m.actions.WithLabelValues(string(k), p.Name, string(r))
 			}
 		}

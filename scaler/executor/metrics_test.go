@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rotahq/rota/alerts"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -59,6 +62,54 @@ func TestActionResultsAgreeWithTheDocs(t *testing.T) {
 			for _, v := range strings.Split(m[1], "|") {
 				if !slices.Contains(want, v) {
 					t.Errorf("%s matches result %q, which the executor never emits", filepath.Base(f), v)
+				}
+			}
+		}
+	}
+}
+
+// RotaPowerActionsFailing counts failures with increase(), which sees a counter's first
+// increment only from a sample before it: every result the rule matches must exist at 0, for
+// every action in every pool, before the first one happens (state_unknown once did not, and
+// three unknown states in a row counted as about two).
+func TestCountedResultsStartAtZero(t *testing.T) {
+	var rule string
+	for _, r := range alerts.Rules(config.Default()).Groups[0].Rules {
+		if r.Alert == alerts.AlertPowerActionsFails {
+			rule = r.Expr
+		}
+	}
+	m := regexp.MustCompile(`result=~"([^"]+)"`).FindStringSubmatch(rule)
+	if m == nil {
+		t.Fatalf("no result matcher in %s's expression %q", alerts.AlertPowerActionsFails, rule)
+	}
+	reg := prometheus.NewRegistry()
+	if _, err := newMetrics(reg, []config.Pool{{Name: "cpu"}, {Name: "gpu"}}); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]float64{}
+	for _, mf := range families {
+		if mf.GetName() != alerts.ScalerActions {
+			continue
+		}
+		for _, s := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range s.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			exported[l["action"]+"/"+l["pool"]+"/"+l["result"]] = s.GetCounter().GetValue()
+		}
+	}
+	for _, pool := range []string{"cpu", "gpu"} {
+		for _, k := range fleet.Kinds() {
+			for _, result := range strings.Split(m[1], "|") {
+				key := string(k) + "/" + pool + "/" + result
+				if v, ok := exported[key]; !ok || v != 0 {
+					t.Errorf("%s{%s}: exported %v (%v), want 0 from the start", alerts.ScalerActions, key, v, ok)
 				}
 			}
 		}

@@ -11,7 +11,8 @@
 //     store). The caller then sets Snapshot.Telemetry to false and nothing counts as idle.
 //   - A server gets Present=false, with Missing saying why, when it has no CPU sample, its
 //     newest sample is older than policy.telemetry.max_age, its CPU readings miss any step of
-//     the idle window (it was just powered on, or its exporter was down for a while), a
+//     the idle window (it was just powered on, or its exporter missed a scrape: a CPU reading
+//     needs the scrape at its step and the one before, see alerts.Expr.CPUUtilization), a
 //     collector fails (the GPU collector counts on a server whose pool declares GPUs or that
 //     reports some), fewer GPUs have readings now or at any step of the window than its pool's
 //     profile declares (GPU collector off, NVML not started, a GPU lost, the GPU exporter

@@ -70,7 +70,8 @@ func (res *results) view(n string, s server, now time.Time, maxAge time.Duration
 
 // incomplete says what the server's fresh data lacks: CPU readings at every step of the idle
 // window; a reading at every step and now for every GPU its pool declares, and for every GPU it
-// reports; no failing collector. Empty when nothing is missing.
+// reports (a GPU beyond the profile too: the rules hold the window's fewest readings against
+// the more of the two counts); no failing collector. Empty when nothing is missing.
 func (res *results) incomplete(n string, declared, steps int) string {
 	if c, ok := res.get(cpuSteps, n); !ok || c < float64(steps) {
 		return fmt.Sprintf("CPU readings at %.0f of the %d steps of the idle window", c, steps)
@@ -88,14 +89,18 @@ func (res *results) incomplete(n string, declared, steps int) string {
 	if u, ok := res.get(unread, n); ok && u > 0 {
 		return fmt.Sprintf("%.0f of %.0f reported GPUs without a reading", u, devices)
 	}
-	if declared > 0 {
+	need, whose := float64(declared), "its pool declares"
+	if devices > need {
+		need, whose = devices, "its exporter finds"
+	}
+	if need > 0 {
 		now, _ := res.get(gpuCountNow, n)
 		least, hasLeast := res.get(gpuCountMin, n)
 		switch {
-		case now < float64(declared):
-			return fmt.Sprintf("%.0f of the %d GPUs its pool declares report readings", now, declared)
-		case !hasLeast || least < float64(declared):
-			return fmt.Sprintf("as few as %.0f of the %d GPUs its pool declares reported during the idle window", least, declared)
+		case now < need:
+			return fmt.Sprintf("%.0f of the %.0f GPUs %s report readings", now, need, whose)
+		case !hasLeast || least < need:
+			return fmt.Sprintf("as few as %.0f of the %.0f GPUs %s reported during the idle window", least, need, whose)
 		}
 	}
 	if declared > 0 || devices > 0 {

@@ -86,6 +86,10 @@ func TestViews(t *testing.T) {
 			missing: "0 of the 2 GPUs its pool declares report readings"},
 		{name: "no count of gpus over the window", values: gpuServer(), declared: 2, change: func(v map[fact]float64) { delete(v, gpuCountMin) },
 			missing: "as few as 0 of the 2"},
+		// More GPUs reported than declared: each is held to, over the window too.
+		{name: "a gpu beyond the profile read throughout", values: gpuServer(), declared: 1},
+		{name: "a gpu beyond the profile missing during the window", values: gpuServer(), declared: 1, change: func(v map[fact]float64) { v[gpuCountMin] = 1 },
+			missing: "as few as 1 of the 2 GPUs its exporter finds reported during the idle window"},
 
 		// Unknown telemetry: a blocking series absent makes the server not Present, others are
 		// only named.
