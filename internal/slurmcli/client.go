@@ -56,7 +56,7 @@ func (c Client) WithExcludes(ctx context.Context, queue []Job) error {
 	return nil
 }
 
-// Waiting reads the ids of the pending jobs more servers could start: one squeue of two fields
+// Waiting reads the ids of the pending jobs more servers could start: one squeue of three fields
 // per pending job (about what `squeue -t PD` costs slurmctld), read by ParseWaiting.
 func (c Client) Waiting(ctx context.Context) ([]string, error) {
 	return read(ctx, c, "slurm's pending jobs", ParseWaiting, "squeue", WaitingArgs()...)

@@ -3,6 +3,7 @@ package slurmcli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,15 +27,17 @@ var (
 		"Features", "Gres", "Weight", "Memory")
 	squeueFormat = format("JobID", "Partition", "State", "NumNodes", "NumCPUs", "NumTasks", "MinCpus",
 		"tres-alloc", "tres-per-node", "tres-per-job", "tres-per-task", "Requeue", "Account",
-		"SubmitTime", "NodeList", "Reason", "TimeLimit", "StartTime", "Feature", "ReqNodes", "Licenses", "Comment")
+		"SubmitTime", "NodeList", "Reason", "TimeLimit", "StartTime", "Feature", "ReqNodes", "Licenses", "Comment",
+		"PriorityLong")
 )
 
 const (
 	sinfoFields  = 10
-	squeueFields = 22
+	squeueFields = 23
 
-	// waitingFormat is the pending-work watch's squeue: id and reason of each pending job.
-	waitingFormat = "JobID:0|,Reason:0"
+	// waitingFormat is the pending-work watch's squeue: id, priority and reason of each
+	// pending job.
+	waitingFormat = "JobID:0|,PriorityLong:0|,Reason:0"
 )
 
 func format(fields ...string) string {
@@ -136,6 +139,9 @@ type Job struct {
 	GPUType string
 	// Exclude are the nodes it may not use (read apart: squeue -O cannot print them).
 	Exclude []string
+	// Priority is the job's scheduling priority (PriorityLong); 0 while the job is held, by
+	// whoever and however squeue words the reason.
+	Priority uint64
 }
 
 // Pending reports whether the job waits to start.
@@ -217,18 +223,20 @@ func parseCPUsState(s string) (alloc, total int, err error) {
 }
 
 // gresGPUs sums the gpu entries of sinfo's Gres or GresUsed ("gpu:2", "gpu:a100:1(IDX:0)",
-// "gpu:1(IDX:0),nic:0", "gpu:a100:4(S:0-1)") and names their type (the first typed entry's).
-// Other GRES are skipped.
+// "gpu:1(IDX:0),nic:0", "gpu:a100:4(S:0-1)"; an untyped gpu in use as 21.08.5 and later print
+// it, "gpu:(null):2(IDX:0-1)") and names their type (the first typed entry's). Other GRES are
+// skipped.
 func gresGPUs(s string) (total int, typ string, err error) {
 	for _, e := range splitOutside(s, ',', '(', ')') {
 		if e == "" {
 			continue
 		}
-		if i := strings.IndexByte(e, '('); i >= 0 {
-			if !strings.HasSuffix(e, ")") {
-				return 0, "", fmt.Errorf("gres %s", errtext.Quote(s))
-			}
+		// The annotation is the last parenthesis: a "(null)" type may come before it.
+		if i := strings.LastIndexByte(e, '('); i > 0 && strings.HasSuffix(e, ")") {
 			e = e[:i]
+		}
+		if strings.ContainsAny(strings.Replace(e, ":(null):", "::", 1), "()") {
+			return 0, "", fmt.Errorf("gres %s", errtext.Quote(s))
 		}
 		name, t, n, err := gresEntry(e)
 		if err != nil {
@@ -244,9 +252,12 @@ func gresGPUs(s string) (total int, typ string, err error) {
 	return total, typ, nil
 }
 
-// gresEntry reads "name[:type]:count"; a bare "name" counts one.
+// gresEntry reads "name[:type]:count"; a bare "name" counts one; a "(null)" type is none.
 func gresEntry(e string) (name, typ string, n int, err error) {
 	parts := strings.Split(e, ":")
+	if len(parts) == 3 && parts[1] == "(null)" {
+		parts = []string{parts[0], parts[2]}
+	}
 	if parts[0] == "" || len(parts) > 3 {
 		return "", "", 0, fmt.Errorf("entry %s", errtext.Quote(e))
 	}
@@ -336,6 +347,9 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	}
 	if j.ReqNodes, err = ExpandHostlist(f[19]); err != nil {
 		return Job{}, fmt.Errorf("job %s: requested nodes: %v", j.ID, err)
+	}
+	if j.Priority, err = parsePriority(f[22]); err != nil {
+		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
 	return j, nil
 }
@@ -469,8 +483,9 @@ func parseMemory(s string) (size.Bytes, error) {
 
 // gpusPerNode reads the gpu GRES a job asks for, per node, and their type: from
 // --gres/--gpus-per-node (perNode) as is, from --gpus (perJob) spread over its nodes, from
-// --gpus-per-task times the tasks each node runs. Entries read "gres:gpu:2", "gres/gpu:2",
-// "gres:gpu:a100:2" or "gres/gpu=2".
+// --gpus-per-task times the tasks each node runs. Entries read "gres:gpu:2" (21.08, 22.05),
+// "gres/gpu:2" (23.02 and later), "gres:gpu:a100:2", "gres/gpu=2", or "gpu:2" and
+// "gpu:a100:2" (20.11 and earlier, with no kind).
 func gpusPerNode(perNode, perJob, perTask string, nodes, tasks int) (int, string, error) {
 	var typ string
 	var v [3]int
@@ -487,6 +502,12 @@ func gpusPerNode(perNode, perJob, perTask string, nodes, tasks int) (int, string
 	return max(v[0], ceilDiv(v[1], nodes), v[2]*ceilDiv(tasks, nodes)), typ, nil
 }
 
+// notGRES are the TRES kinds that are no generic resource: an entry of one ("cpu=4" of
+// tres-per-task, "license/lustre:1", "bb/datawarp:1G") asks for no GPU. An entry of any other
+// kind with no "gres" before it is a GRES as Slurm 20.11 and earlier printed them ("gpu:2",
+// "shard:1"), read as one, so a GPU request never reads as none.
+var notGRES = []string{"cpu", "mem", "node", "billing", "energy", "license", "bb", "fs", "ic", "pages", "vmem"}
+
 func tresGPUs(s string) (total int, typ string, err error) {
 	for _, e := range strings.Split(s, ",") {
 		if e == "" {
@@ -497,11 +518,18 @@ func tresGPUs(s string) (total int, typ string, err error) {
 		if !ok {
 			kind, rest, ok = strings.Cut(e, ":")
 		}
-		if !ok || kind == "" {
+		switch {
+		case !ok || kind == "":
+			if e == "gpu" { // a bare name counts one
+				kind, rest = "gres", e
+				break
+			}
 			return 0, "", fmt.Errorf("tres %s", errtext.Quote(s))
-		}
-		if kind != "gres" {
+		case kind == "gres":
+		case slices.Contains(notGRES, kind):
 			continue
+		default:
+			kind, rest = "gres", e
 		}
 		name, t, n, err := gresEntry(rest)
 		if err != nil {
@@ -515,6 +543,18 @@ func tresGPUs(s string) (total int, typ string, err error) {
 		}
 	}
 	return total, typ, nil
+}
+
+// parsePriority reads PriorityLong: a whole number up to 2^32 (0 is held).
+func parsePriority(s string) (uint64, error) {
+	if s == "" || len(s) > 20 || strings.Trim(s, "0123456789") != "" {
+		return 0, fmt.Errorf("priority %s", errtext.Quote(s))
+	}
+	p, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("priority %s", errtext.Quote(s))
+	}
+	return p, nil
 }
 
 func parseFlag(s string) (bool, error) {
@@ -586,17 +626,22 @@ func WaitingArgs() []string {
 }
 
 // ParseWaiting parses squeue output in waitingFormat into the ids of the pending jobs that
-// more servers could start (Startable). squeue's JobID field gives an array's pending tasks
-// the array's own id while they wait, and a task that starts (or is requeued) its own.
+// more servers could start (Startable, and not held: priority 0). squeue's JobID field gives an
+// array's pending tasks the array's own id while they wait, and a task that starts (or is
+// requeued) its own.
 func ParseWaiting(out []byte) ([]string, error) {
 	var ids []string
 	for i, line := range lines(out) {
-		id, reason, ok := strings.Cut(line, "|")
-		id = strings.TrimSpace(id)
-		if !ok || id == "" || strings.ContainsAny(id, " \t") {
-			return nil, fmt.Errorf("%w: squeue line %d: want JOBID|REASON, got %q", ErrUnexpected, i+1, line)
+		f := strings.SplitN(line, "|", 3)
+		id := strings.TrimSpace(f[0])
+		if len(f) != 3 || id == "" || strings.ContainsAny(id, " \t") {
+			return nil, fmt.Errorf("%w: squeue line %d: want JOBID|PRIORITY|REASON, got %s", ErrUnexpected, i+1, errtext.Quote(line))
 		}
-		if Startable(nullable(reason)) {
+		prio, err := parsePriority(strings.TrimSpace(f[1]))
+		if err != nil {
+			return nil, fmt.Errorf("%w: squeue line %d: %v", ErrUnexpected, i+1, err)
+		}
+		if prio != 0 && Startable(nullable(f[2])) {
 			ids = append(ids, id)
 		}
 	}

@@ -48,6 +48,17 @@ func TestParseJobLine(t *testing.T) {
 			Job{CPUs: 1, GPUs: 4, Memory: 1024 * mib, Requeue: true}},
 		{"running", "11|gpu|RUNNING|1|1|1|1|cpu=1,mem=100M,node=1,billing=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:54|gpu[01-02]|None",
 			Job{State: "running", CPUs: 1, Memory: 100 * mib, Requeue: true, NodeList: []string{"gpu01", "gpu02"}}},
+		// Slurm 20.11 and earlier printed GRES with no kind (21.08 added "gres:", 23.02 "gres/").
+		{"20.11: gpus per node", "12|gpu|PENDING|1|1|1|1|cpu=1,mem=1G,node=1|gpu:2|N/A|N/A|1|(null)|2026-11-29T21:56:12||Resources",
+			Job{CPUs: 1, GPUs: 2, Memory: 1024 * mib, Requeue: true}},
+		{"20.11: typed gpus per node", "13|gpu|PENDING|1|1|1|1|cpu=1,mem=1G,node=1|gpu:a100:2|N/A|N/A|1|(null)|2026-11-29T21:56:12||Resources",
+			Job{CPUs: 1, GPUs: 2, Memory: 1024 * mib, Requeue: true}},
+		{"20.11: gpus per job", "14|gpu|PENDING|2|2|2|1|cpu=2,node=2|N/A|gpu:4|N/A|1|(null)|2026-11-29T21:56:12||Resources",
+			Job{Nodes: 2, CPUs: 1, GPUs: 2, Requeue: true}},
+		{"20.11: other gres beside gpus", "15|gpu|PENDING|1|1|1|1|cpu=1,node=1|gpu:1,shard:2|N/A|N/A|1|(null)|2026-11-29T21:56:12||Resources",
+			Job{CPUs: 1, GPUs: 1, Requeue: true}},
+		{"23.02: cpus and gpus per task", "16|gpu|PENDING|1|8|2|1|cpu=8,node=1|N/A|N/A|cpu=4,gres/gpu=1|1|(null)|2026-11-29T21:56:12||Resources",
+			Job{CPUs: 8, GPUs: 2, Requeue: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseJobs(slurmclitest.Squeue(tc.line), time.UTC)
@@ -89,12 +100,21 @@ func TestParseErrors(t *testing.T) {
 		{name: "squeue: bad hostlist", squeue: strings.Replace(good, "||Resources", "|n[1-|Resources", 1)},
 		{name: "squeue: bad requeue flag", squeue: strings.Replace(good, "N/A|1|", "N/A|yes|", 1)},
 		{name: "squeue: zero nodes", squeue: strings.Replace(good, "PENDING|1|", "PENDING|0|", 1)},
+		{name: "squeue: a gpu count that does not read", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|gpu:two|N/A|N/A|", 1)},
+		{name: "squeue: a gres with no kind that does not read", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|N/A|gres/gpu:a:b:2|N/A|", 1)},
+		{name: "squeue: a bare word", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|N/A|N/A|gpus|", 1)},
+		{name: "squeue: bad priority", squeue: strings.TrimSuffix(string(slurmclitest.Squeue(good)), "1\n") + "high\n"},
+		{name: "sinfo: a gres annotation not closed", sinfo: "n1|batch|idle|0/2/0/2|gpu:(null):0(IDX:N/A|none\n"},
+		{name: "sinfo: a null type with no count", sinfo: "n1|batch|idle|0/2/0/2|gpu:(null)|none\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
-			if tc.sinfo != "" {
+			switch {
+			case tc.sinfo != "":
 				_, err = ParseNodes(slurmclitest.Sinfo(tc.sinfo))
-			} else {
+			case strings.Contains(tc.squeue, Sep):
+				_, err = ParseJobs([]byte(tc.squeue), time.UTC)
+			default:
 				_, err = ParseJobs(slurmclitest.Squeue(tc.squeue), time.UTC)
 			}
 			if !errors.Is(err, ErrUnexpected) {
@@ -111,6 +131,13 @@ func TestStartable(t *testing.T) {
 		"JobHeldUser": false, "JobHeldAdmin": false, "Dependency": false, "BeginTime": false,
 		"QOSMaxJobsPerUserLimit": false, "AssocGrpCpuLimit": false, "PartitionDown": false,
 		"BadConstraints": false, "Licenses": false,
+		// squeue prints the description, not JobHeld*, for a job requeued held
+		// (scontrol requeuehold; a failed prolog).
+		"job requeued in held state": false, "launch failed requeued held": false,
+		"JobHoldMaxRequeue": false, "AccountingPolicy": false, "MaxMemPerLimit": false, "Constraints": false,
+		"MaxCpuPerAccount": false, "MaxJobsPerAccount": false, "MaxNodePerAccount": false,
+		"MaxGRESPerAccount": false, "MaxMemoryPerAccount": false, "MaxSubmitJobsPerAccount": false,
+		"MaxBillingPerAccount": false,
 	} {
 		if got := Startable(reason); got != want {
 			t.Errorf("Startable(%q) = %v, want %v", reason, got, want)
@@ -125,13 +152,18 @@ func TestParseWaiting(t *testing.T) {
 		bad       bool
 	}{
 		{name: "nothing waits", out: ""},
-		{name: "not yet looked at, resources, priority", out: "7|None\n8|Resources\n9|Priority\n", want: []string{"7", "8", "9"}},
-		{name: "held, dependency, limits left out", out: "1|JobHeldAdmin\n2|Dependency\n3|QOSMaxJobsPerUserLimit\n4|BeginTime\n5|ReqNodeNotAvail, UnavailableNodes:n[1-2]\n",
+		{name: "not yet looked at, resources, priority", out: "7|9|None\n8|9|Resources\n9|4294901759|Priority\n", want: []string{"7", "8", "9"}},
+		{name: "held, dependency, limits left out", out: "1|0|JobHeldAdmin\n2|9|Dependency\n3|9|QOSMaxJobsPerUserLimit\n4|9|BeginTime\n5|9|ReqNodeNotAvail, UnavailableNodes:n[1-2]\n",
 			want: []string{"5"}},
-		{name: "a '|' in the reason", out: "6|Resources|odd\n", want: []string{"6"}},
-		{name: "no reason field", out: "6\n", bad: true},
-		{name: "no id", out: "|Resources\n", bad: true},
-		{name: "a space in the id", out: "6 7|Resources\n", bad: true},
+		{name: "requeued held, by its description", out: "1|0|job requeued in held state\n2|0|launch failed requeued held\n3|9|MaxCpuPerAccount\n",
+			want: nil},
+		{name: "held whatever the reason says", out: "1|0|Resources\n2|1|Resources\n", want: []string{"2"}},
+		{name: "a '|' in the reason", out: "6|9|Resources|odd\n", want: []string{"6"}},
+		{name: "no reason field", out: "6|9\n", bad: true},
+		{name: "no priority", out: "6||Resources\n", bad: true},
+		{name: "a priority that is no number", out: "6|high|Resources\n", bad: true},
+		{name: "no id", out: "|9|Resources\n", bad: true},
+		{name: "a space in the id", out: "6 7|9|Resources\n", bad: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseWaiting([]byte(tc.out))
@@ -196,4 +228,47 @@ func FuzzParseWaiting(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGresGPUs: sinfo's Gres and GresUsed, typed, untyped, and untyped as Slurm 21.08.5 and
+// later print it ("gpu:(null):2(IDX:0-1)").
+func TestGresGPUs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		typ  string
+		fail bool
+	}{
+		{in: "gpu:2", n: 2},
+		{in: "gpu:a100:1(IDX:0),nic:1", n: 1, typ: "a100"},
+		{in: "gpu:h100:3(IDX:0-1,4)", n: 3, typ: "h100"},
+		{in: "gpu:(null):0(IDX:N/A)", n: 0},
+		{in: "gpu:(null):2(IDX:0-1)", n: 2},
+		{in: "gpu:(null):8(S:0-1)", n: 8},
+		{in: "gpu:a100:4(S:0-1),gpu:v100:2(S:1)", n: 6, typ: "a100"},
+		{in: "gpu:nvidia_a100_1g.5gb:0(IDX:N/A)", n: 0, typ: "nvidia_a100_1g.5gb"},
+		{in: "gpu:(null)", fail: true},
+		{in: "gpu:(x):2", fail: true},
+		{in: "gpu:2(IDX:0", fail: true},
+	} {
+		n, typ, err := gresGPUs(tc.in)
+		if (err != nil) != tc.fail || !tc.fail && (n != tc.n || typ != tc.typ) {
+			t.Errorf("gresGPUs(%q) = %d, %q, %v; want %d, %q, fail %v", tc.in, n, typ, err, tc.n, tc.typ, tc.fail)
+		}
+	}
+}
+
+// TestHeldJobIsNoDemand: a job at priority 0 is held whatever its reason says.
+func TestHeldJobIsNoDemand(t *testing.T) {
+	line := "1|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"
+	for prio, want := range map[string]bool{"1": true, "0": false} {
+		b := strings.TrimSuffix(string(slurmclitest.Squeue(line)), "1\n") + prio + "\n"
+		queue, err := ParseJobs([]byte(b), time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := queue[0].WantsServers(); got != want {
+			t.Errorf("priority %s: wants servers %v, want %v", prio, got, want)
+		}
+	}
 }

@@ -10,7 +10,7 @@ const Sep = "\x1f"
 
 // The tests write sinfo and squeue lines with '|' between the fields rota read first, and
 // leave out the fields added since (features, gres, weight and memory of a node; time limit,
-// start, constraint, requested nodes, licenses and comment of a job): Sinfo and Squeue add
+// start, constraint, requested nodes, licenses, comment and priority (1) of a job): Sinfo and Squeue add
 // those with neutral values and put Sep between the fields, as the commands print them. A
 // line with another number of fields (a test of bad input) only has its separators changed.
 
@@ -19,7 +19,7 @@ func Sinfo(out string) []byte { return legacy(out, 6, "(null)", "(null)", "1", "
 
 // Squeue is squeue's output for the lines of out.
 func Squeue(out string) []byte {
-	return legacy(out, 16, "UNLIMITED", "2026-11-29T22:00:54", "(null)", "(null)", "(null)", "(null)")
+	return legacy(out, 16, "UNLIMITED", "2026-11-29T22:00:54", "(null)", "(null)", "(null)", "(null)", "1")
 }
 
 // The output of scontrol show config with Slurm's power saving on, and off.

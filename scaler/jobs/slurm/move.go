@@ -11,12 +11,14 @@ import (
 	"github.com/rotahq/rota/internal/errtext"
 )
 
-// Move implements jobs.Mover with scontrol: requeuehold (each job leaves node and waits,
-// held, so the scheduler cannot start it again before its exclusions are set), update
-// excnodelist (the job's own exclusions plus exclude), release. Only jobs Slurm lets be
-// requeued and that still run on node are held; a job rota held that a crash left held (its
-// reason says it was requeued in held state) is finished. It needs jobs.slurm.requeue (else
-// ErrRequeueDisabled).
+// Move implements jobs.Mover with scontrol: update admincomment (rota's mark, see markFor),
+// requeuehold (each job leaves node and waits, held, so the scheduler cannot start it again
+// before its exclusions are set), update excnodelist (the job's own exclusions plus exclude),
+// release, update admincomment (the job's own admin comment back). Only jobs Slurm lets be
+// requeued and that still run on node are held. A job rota held that a crash left held (its
+// reason says it was requeued in held state, and it carries rota's mark) is finished; a job
+// held by anyone else, or one rota marked that someone held again since, is never released.
+// It needs jobs.slurm.requeue (else ErrRequeueDisabled).
 func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) (int, error) {
 	if !m.opts.Requeue {
 		return 0, fmt.Errorf("moving jobs off %s: %w", node, ErrRequeueDisabled)
@@ -35,18 +37,35 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 	if err == nil {
 		err = m.cli.WithExcludes(ctx, queue)
 	}
+	var comments map[string]string
+	if err == nil {
+		comments, err = m.adminComments(ctx)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("moving jobs off %s: %w", node, err)
 	}
-	var hold, finish []Job
+	var hold, finish, restore []Job
 	for _, j := range queue {
+		ours := movedByRota(comments[j.ID])
 		switch {
 		case !slices.Contains(ids, j.ID):
 		case j.State == "running" && j.Requeue && slices.Contains(j.NodeList, node):
 			hold = append(hold, j)
 			finish = append(finish, j)
-		case j.Pending() && heldByRequeue(j.Reason):
+			restore = append(restore, j)
+		case j.Pending() && heldByRequeue(j.Reason) && ours:
 			finish = append(finish, j)
+			restore = append(restore, j)
+		case ours && !heldByRequeue(j.Reason):
+			// Released before a crash, or held again since by someone else (it stays held):
+			// only its admin comment is given back.
+			restore = append(restore, j)
+		}
+	}
+	// The mark first: a job rota holds is one it may release, after a crash too.
+	for _, j := range hold {
+		if err := m.setAdminComment(ctx, j.ID, markFor(node, comments[j.ID])); err != nil {
+			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
 		}
 	}
 	if len(hold) > 0 {
@@ -70,14 +89,21 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 			return 0, fmt.Errorf("moving jobs off %s: %w", node, err)
 		}
 	}
+	// The mark last: until the release, it says the hold is rota's.
+	for _, j := range restore {
+		if err := m.setAdminComment(ctx, j.ID, originalComment(comments[j.ID])); err != nil {
+			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
+		}
+	}
 	m.opts.Log.WithFields(logrus.Fields{"node": node, "jobs": len(hold), "finished": len(finish) - len(hold)}).Info("moved jobs in slurm")
 	return len(hold), nil
 }
 
-// heldByRequeue reports whether a pending job waits because scontrol requeuehold held it.
+// heldByRequeue reports whether a pending job waits because scontrol requeuehold held it: Slurm
+// 22.05 prints the description "job requeued in held state" as its reason (also once someone
+// holds it again; a job a failed prolog held reads "launch failed requeued held").
 func heldByRequeue(reason string) bool {
-	r := strings.ToLower(reason)
-	return strings.Contains(r, "requeued in held state") || strings.HasPrefix(reason, "JobHeld")
+	return strings.Contains(strings.ToLower(reason), "requeued in held state")
 }
 
 // jobID reports whether id reads as a Slurm job id: "123" or an array element "123_4".

@@ -87,8 +87,27 @@ func TestParseNodeLine(t *testing.T) {
 			fleet.JobsView{Known: true, Drained: true, Responding: true}, "drained"},
 		{"not responding", "gpu02|gpu|mixed+not_responding|2/2/0/4|gpu:2|none",
 			fleet.JobsView{Known: true, CPUs: 2, GPUs: 2}, "not_responding"},
-		{"down", "gpu02|gpu|down+not_responding|0/0/4/4|gpu:0|Not responding",
-			fleet.JobsView{Known: true}, "down"},
+		// DOWN, FAIL and maintenance by anyone but rota: out of service by someone else's hand,
+		// read as a person's drain (the planner leaves it; Drain and Resume refuse it).
+		{"down by slurm, its server not responding", "gpu02|gpu|down+not_responding|0/0/4/4|gpu:0|Not responding",
+			fleet.JobsView{Known: true, Drained: true}, "down"},
+		{"down by a person", "node2|batch*|down|0/0/2/2|gpu:0|bad disk",
+			fleet.JobsView{Known: true, Drained: true}, "down"},
+		{"failed by a person", "node1|batch*|idle+fail|0/2/0/2|gpu:0|bad dimm",
+			fleet.JobsView{Known: true, Drained: true, Responding: true}, "idle"},
+		{"failing, its job still running", "node1|batch*|mixed+fail|1/1/0/2|gpu:0|bad dimm",
+			fleet.JobsView{Known: true, CPUs: 1, Responding: true}, "mixed"},
+		{"failed on rota's drain, reason kept", "node1|batch*|idle+drain+fail|0/0/2/2|gpu:0|rota: idle",
+			fleet.JobsView{Known: true, Drained: true, Responding: true}, "drained"},
+		{"in a maintenance reservation", "node1|batch*|idle+maintenance+reserved|0/2/0/2|gpu:0|none",
+			fleet.JobsView{Known: true, Drained: true, Responding: true}, "idle"},
+		{"down by a person over rota's drain", "node1|batch*|down+drain|0/0/2/2|gpu:0|bad psu",
+			fleet.JobsView{Known: true, Drained: true}, "down"},
+		// rota's own power-off: its reason stays on the node Slurm sees DOWN.
+		{"rota powered off, slurm sees it down", "node2|batch*|down+drain+not_responding|0/0/2/2|gpu:0|rota: powered off",
+			fleet.JobsView{Known: true, Drained: true, DrainedByRota: true}, "down"},
+		{"down by slurm's power saving", "node2|batch*|down+powered_down|0/0/2/2|gpu:0|ResumeTimeout reached",
+			fleet.JobsView{Known: true}, "powered_down"},
 		{"powering down", "node2|batch*|idle+powering_down|0/2/0/2|gpu:0|rota: idle 10m",
 			fleet.JobsView{Known: true}, "powering_down"},
 		{"powered down, rota's reason kept", "node2|batch*|idle+powered_down|0/2/0/2|gpu:0|rota: idle",
@@ -122,6 +141,7 @@ func FuzzParseNodes(f *testing.F) {
 		f.Add(readFixture(f, name+".sinfo"))
 	}
 	f.Add(slurmclitest.Sinfo("g1|gpu|mixed+drain|8/88/0/96|gpu:h100:3(IDX:0-1,4),nic:1|rota: x\n"))
+	f.Add(slurmclitest.Sinfo("g1|gpu|idle+drain+fail|0/96/0/96|gpu:h100:0(IDX:N/A)|rota: x\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		nodes, err := slurmcli.ParseNodes(b)
 		if err != nil {
@@ -138,6 +158,9 @@ func FuzzParseNodes(f *testing.F) {
 			}
 			if v.DrainedByRota && !n.State.Has("drain") {
 				t.Fatalf("%s ours without a drain", n.Name)
+			}
+			if v.DrainedByRota && (n.State.Has("fail") || !OursReason(n.Reason)) {
+				t.Fatalf("%s ours with a person's marking: %+v", n.Name, n)
 			}
 		}
 	})

@@ -19,7 +19,8 @@ func (m *Manager) PowerSave(ctx context.Context) (slurmcli.PowerSave, error) {
 // (rotactl slurm suspend, which finds the server already off), shows the node POWERED_DOWN
 // once SuspendTimeout has passed, and powers it on again through ResumeProgram when work needs
 // it. With power saving off (or not covering the node), the node stays drained with the reason "rota: powered off", so
-// Slurm and a person reading sinfo both see why it does not answer. Idempotent.
+// Slurm and a person reading sinfo both see why it does not answer. A node someone else took
+// out of service meanwhile (OutOfService) is left as it is (jobs.ErrNotOurs). Idempotent.
 func (m *Manager) PoweredOff(ctx context.Context, name string) error {
 	n, err := m.node(ctx, name)
 	if err != nil {
@@ -27,6 +28,11 @@ func (m *Manager) PoweredOff(ctx context.Context, name string) error {
 	}
 	if n.State.Has("powered_down") || n.State.Has("powering_down") {
 		return nil
+	}
+	// Someone else took the node out of service since rota drained it: their state and
+	// reason stay (POWER_DOWN would clear a drain, a drain would replace the reason).
+	if err := notOurs(n); err != nil {
+		return fmt.Errorf("marking %s powered off: %w", name, err)
 	}
 	ps, err := m.PowerSave(ctx)
 	if err != nil {

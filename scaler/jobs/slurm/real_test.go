@@ -90,7 +90,9 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("demand", func(t *testing.T) { testDemand(ctx, t, c, m) })
 	t.Run("drain waits for the running job", func(t *testing.T) { testDrain(ctx, t, c, m) })
 	t.Run("drained by a person is left alone", func(t *testing.T) { testPersonDrain(ctx, t, c, m) })
+	t.Run("down or failed by a person is left alone", func(t *testing.T) { testPersonDownOrFail(ctx, t, c, m) })
 	t.Run("a move empties a server, never moves what may not be requeued", func(t *testing.T) { testMove(ctx, t, c, m) })
+	t.Run("a move never releases a hold it did not make", func(t *testing.T) { testMoveLeavesOthersHolds(ctx, t, c, m) })
 	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
 	t.Run("work wakes only servers it can use", func(t *testing.T) { testConstraints(ctx, t, c, m) })
 	t.Run("powered off and on", func(t *testing.T) { testPower(ctx, t, c, m) })
@@ -241,6 +243,44 @@ func testPersonDrain(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *
 	}
 }
 
+// testPersonDownOrFail: a server a person set FAIL (bad memory) or DOWN (its slurmd gone, a
+// bad disk) is theirs as a drain is: rota's Drain, Resume and PoweredOff are refused with
+// jobs.ErrNotOurs and change neither state nor reason, and the view reads it drained by a
+// person, which the planner leaves alone.
+func testPersonDownOrFail(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	c.StopNode("node2") // the broken server's slurmd is gone: Slurm keeps the DOWN (ReturnToService=2 would lift it once slurmd registers)
+	c.Command("scontrol", "update", "nodename=node1", "state=fail", "reason=bad dimm")
+	c.Command("scontrol", "update", "nodename=node2", "state=down", "reason=bad disk")
+	t.Cleanup(func() {
+		c.Command("scontrol", "update", "nodename=node1", "state=resume")
+		c.StartNode("node2")
+		c.WaitState(60*time.Second, "idle", "node1", "node2")
+	})
+	for _, tc := range []struct{ node, state, reason string }{
+		{"node1", "idle+fail", "bad dimm"},
+		{"node2", "down", "bad disk"},
+	} {
+		for name, act := range map[string]func(context.Context, string) error{
+			"Drain":      func(ctx context.Context, n string) error { return m.Drain(ctx, n, "idle") },
+			"Resume":     m.Resume,
+			"PoweredOff": m.PoweredOff,
+		} {
+			if err := act(ctx, tc.node); !errors.Is(err, jobs.ErrNotOurs) {
+				t.Fatalf("%s %s: %v, want jobs.ErrNotOurs", name, tc.node, err)
+			}
+		}
+		out := c.Command("sinfo", "--noheader", "--nodes="+tc.node, "--Format=StateComplete:0|,Reason:0")
+		state, reason, _ := strings.Cut(strings.TrimSpace(out), "|")
+		// Slurm adds not_responding to the DOWN server once it misses its pings.
+		if strings.TrimSuffix(state, "+not_responding") != tc.state || reason != tc.reason {
+			t.Fatalf("%s after rota's calls: %q, want state %s, reason %s", tc.node, out, tc.state, tc.reason)
+		}
+		if v := view(ctx, t, m)[tc.node]; !v.Drained || v.DrainedByRota {
+			t.Fatalf("%s: %+v, want drained, not by rota", tc.node, v)
+		}
+	}
+}
+
 // testMove: light work on gpu01 is moved (requeued, gpu01 excluded) and starts on gpu02; a
 // job that does not allow requeue stays, however it is asked. Once it ends, gpu01 is empty and
 // drained: the one safe-to-power-off rule lets rota power it off.
@@ -273,6 +313,7 @@ func testMove(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Resume(ctx, "gpu01") })
+	c.Command("scontrol", "update", "jobid="+mover, "admincomment=site: billing 42")
 	n, err := m.Move(ctx, "gpu01", []string{mover, stayer}, []string{"gpu01"})
 	if err != nil || n != 1 {
 		t.Fatalf("Move: %d, %v; want 1 job", n, err)
@@ -285,6 +326,9 @@ func testMove(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager
 	})
 	if out := c.Command("squeue", "--noheader", "--jobs="+mover, "--format=%x"); out != "gpu01\n" {
 		t.Errorf("moved job excludes %q, want gpu01", out)
+	}
+	if out := c.Command("squeue", "--noheader", "--jobs="+mover, "--Format=admin_comment:0"); out != "site: billing 42\n" {
+		t.Errorf("moved job's admin comment %q, want its own back", out)
 	}
 	if err := jobOn(c, stayer, "gpu01"); err != nil {
 		t.Fatalf("the job that may not be requeued: %v", err)
@@ -302,6 +346,32 @@ func testMove(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager
 		}
 		return nil
 	})
+}
+
+// testMoveLeavesOthersHolds: a job a person requeued held (Slurm shows it "job requeued in
+// held state", as rota's own hold) is no demand and no new work for the watch, and is not
+// released by a move that names it, as after a crash between rota's plan and its move: only a
+// hold rota marked is rota's to release.
+func testMoveLeavesOthersHolds(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	id := c.Submit("--partition=batch", "--nodelist=node1", "--requeue", "--wrap=sleep 300")
+	t.Cleanup(func() { c.Command("scancel", id) })
+	testutil.Eventually(t, 30*time.Second, "job running", func() error { return jobIs(c, id, "RUNNING") })
+	c.Command("scontrol", "requeuehold", id)
+	testutil.Eventually(t, 30*time.Second, "job held", func() error { return jobIs(c, id, "PENDING") })
+	// Held (squeue says "job requeued in held state", not JobHeld*): no demand, no new work.
+	if demand, err := m.Demand(ctx); err != nil || len(demand) != 0 {
+		t.Fatalf("demand with only a held job: %+v, %v; want none", demand, err)
+	}
+	if waiting, err := m.Waiting(ctx); err != nil || len(waiting) != 0 {
+		t.Fatalf("waiting with only a held job: %q, %v; want none", waiting, err)
+	}
+	if n, err := m.Move(ctx, "node1", []string{id}, []string{"node1"}); err != nil || n != 0 {
+		t.Fatalf("Move: %d, %v; want 0", n, err)
+	}
+	out := c.Command("squeue", "--noheader", "--jobs="+id, "--Format=State:0|,Reason:0|,PriorityLong:0")
+	if out != "PENDING|job requeued in held state|0\n" {
+		t.Fatalf("the person's held job after a move: %q, want still held", out)
+	}
 }
 
 // testWeights: with the weights rota sets from the pools' cost, a job that may run on any
@@ -445,10 +515,23 @@ func testPower(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manage
 	if out != "idle+drain|rota: powered off\n" {
 		t.Fatalf("gpu02 after PoweredOff: %q", out)
 	}
+	// Its slurmd gone, Slurm soon sees the server not responding, then DOWN: rota's reason
+	// stays on it, so it is still rota's (not a person's DOWN), and PoweredOn resumes it.
+	c.StopNode("gpu02")
+	testutil.Eventually(t, 60*time.Second, "gpu02 down", func() error {
+		if states, err := c.NodeStates(); err != nil || !strings.HasPrefix(states["gpu02"], "down+") {
+			return fmt.Errorf("gpu02 is %q (%v)", states["gpu02"], err)
+		}
+		return nil
+	})
+	if v := view(ctx, t, m)["gpu02"]; !v.Drained || !v.DrainedByRota || v.Responding {
+		t.Fatalf("gpu02 off and down: %+v, want drained by rota, not responding", v)
+	}
+	c.StartNode("gpu02")
 	if err := m.PoweredOn(ctx, "gpu02"); err != nil {
 		t.Fatal(err)
 	}
-	c.WaitState(30*time.Second, "idle", "gpu02")
+	c.WaitState(60*time.Second, "idle", "gpu02")
 }
 
 func view(ctx context.Context, t *testing.T, m *Manager) map[string]fleet.JobsView {

@@ -100,7 +100,7 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	return View{Jobs: queue}.Demand(m.opts.Classify), nil
 }
 
-// Waiting implements jobs.Watcher: one squeue of the pending jobs, two fields each
+// Waiting implements jobs.Watcher: one squeue of the pending jobs, three fields each
 // (slurmcli.Client.Waiting).
 func (m *Manager) Waiting(ctx context.Context) ([]string, error) {
 	return m.cli.Waiting(ctx)
@@ -124,18 +124,19 @@ func (m *Manager) node(ctx context.Context, name string) (Node, error) {
 }
 
 // Drain implements jobs.Manager: the node takes no new work; what runs finishes. The reason
-// Slurm shows is jobs.Marker followed by reason. A node a person drained is left as it is and
-// ErrNotOurs returned, so rota never takes over (and later undoes) someone else's drain.
-// Draining a node rota already drained does nothing.
+// Slurm shows is jobs.Marker followed by reason. A node someone else took out of service (a
+// drain, DOWN, FAIL or maintenance: OutOfService) is left as it is and ErrNotOurs returned, so
+// rota never takes over (and later undoes) a person's state and reason. Draining a node rota
+// already drained does nothing.
 func (m *Manager) Drain(ctx context.Context, name, reason string) error {
 	n, err := m.node(ctx, name)
 	if err != nil {
 		return fmt.Errorf("draining %s: %w", name, err)
 	}
+	if err := notOurs(n); err != nil {
+		return fmt.Errorf("draining %s: %w", name, err)
+	}
 	if n.State.Has("drain") {
-		if !OursReason(n.Reason) {
-			return fmt.Errorf("draining %s: %w (reason %s)", name, jobs.ErrNotOurs, errtext.Quote(n.Reason))
-		}
 		return nil
 	}
 	if err := m.update(ctx, name, "drain", Reason(reason)); err != nil {
@@ -153,18 +154,20 @@ func Reason(reason string) string {
 	return strings.TrimSpace(jobs.Marker + " " + reason)
 }
 
-// Resume implements jobs.Manager: a node rota drained goes back to service. A node drained by
-// anyone else is left drained (jobs.ErrNotOurs); a node not drained is left as it is.
+// Resume implements jobs.Manager: a node rota drained goes back to service. A node someone
+// else took out of service (OutOfService: drained, DOWN, FAIL, maintenance), also one rota had
+// drained before, is left as it is (jobs.ErrNotOurs): Slurm's resume would clear their state
+// too. A node not drained is left as it is.
 func (m *Manager) Resume(ctx context.Context, name string) error {
 	n, err := m.node(ctx, name)
 	if err != nil {
 		return fmt.Errorf("resuming %s: %w", name, err)
 	}
+	if err := notOurs(n); err != nil {
+		return fmt.Errorf("resuming %s: %w", name, err)
+	}
 	if !n.State.Has("drain") {
 		return nil
-	}
-	if !OursReason(n.Reason) {
-		return fmt.Errorf("resuming %s: %w (reason %s)", name, jobs.ErrNotOurs, errtext.Quote(n.Reason))
 	}
 	if err := m.update(ctx, name, "resume", ""); err != nil {
 		return fmt.Errorf("resuming %s: %w", name, err)
@@ -172,6 +175,18 @@ func (m *Manager) Resume(ctx context.Context, name string) error {
 	m.opts.Log.WithField("node", name).Info("resumed in slurm")
 	return nil
 }
+
+// notOurs is jobs.ErrNotOurs, with the node's state and reason, when someone other than rota
+// took the node out of service (OutOfService); nil otherwise.
+func notOurs(n Node) error {
+	if _, other := OutOfService(n); !other {
+		return nil
+	}
+	return fmt.Errorf("%w (state %s, reason %s)", jobs.ErrNotOurs, errtext.Quote(stateText(n.State)), errtext.Quote(n.Reason))
+}
+
+// stateText is the state as StateComplete printed it.
+func stateText(s NodeState) string { return strings.Join(append([]string{s.Base}, s.Flags...), "+") }
 
 // update runs scontrol update for one node.
 func (m *Manager) update(ctx context.Context, name, state, reason string) error {

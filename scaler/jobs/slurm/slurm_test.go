@@ -3,6 +3,7 @@ package slurm
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -19,10 +20,11 @@ import (
 // scontrol updates and requeues it was asked for.
 type fakeSlurm struct {
 	sinfo, squeue, config string
-	// excludes answers squeue's exclusions (slurmcli.ExcludeArgs), "id<Sep>hostlist" lines.
-	excludes string
-	fail     map[string]error
-	calls    []string
+	// excludes answers squeue's exclusions (slurmcli.ExcludeArgs), "id<Sep>hostlist" lines;
+	// comments its admin comments (adminCommentArgs), "id<Sep>comment" lines.
+	excludes, comments string
+	fail               map[string]error
+	calls              []string
 }
 
 func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -34,6 +36,8 @@ func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte,
 		return slurmclitest.Sinfo(f.sinfo), nil
 	case name == "squeue" && slices.Equal(args, slurmcli.ExcludeArgs()):
 		return []byte(f.excludes), nil
+	case name == "squeue" && slices.Equal(args, adminCommentArgs()):
+		return []byte(f.comments), nil
 	case name == "squeue":
 		return slurmclitest.Squeue(f.squeue), nil
 	case name == "scontrol" && args[0] == "show":
@@ -53,6 +57,8 @@ const (
 	idleNode      = "n1|batch|idle|0/2/0/2|gpu:0|none\n"
 	personDrained = "n1|batch|idle+drain|0/0/2/2|gpu:0|disk swap (bob)\n"
 	rotaDrained   = "n1|batch|idle+drain|0/0/2/2|gpu:0|rota: idle\n"
+	personFailed  = "n1|batch|idle+fail|0/2/0/2|gpu:0|bad dimm\n"
+	personDown    = "n1|batch|down+not_responding|0/0/2/2|gpu:0|bad disk\n"
 	rotaDraining  = "n1|batch|mixed+drain|1/1/0/2|gpu:0|rota: light work\n"
 	running       = "7|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|n1|None\n" +
 		"8|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|0|(null)|2026-11-29T22:00:51|n1|None\n" +
@@ -112,6 +118,24 @@ func TestManagerActions(t *testing.T) {
 			act: func(m *Manager) error { return m.PoweredOn(ctx, "n1") }},
 		{name: "powered on keeps a person's drain", sinfo: personDrained,
 			act: func(m *Manager) error { return m.PoweredOn(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
+		// A person's DOWN, FAIL or maintenance is theirs as a drain is: never replaced, never
+		// resumed.
+		{name: "drain never replaces a person's fail", sinfo: personFailed,
+			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
+		{name: "drain never replaces a person's down", sinfo: personDown,
+			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
+		{name: "drain never replaces a failing node's state", sinfo: "n1|batch|mixed+fail|1/1/0/2|gpu:0|bad dimm\n",
+			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
+		{name: "drain leaves a maintenance reservation's node", sinfo: "n1|batch|idle+maintenance+reserved|0/2/0/2|gpu:0|none\n",
+			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
+		{name: "resume never clears a fail set on rota's drain", sinfo: "n1|batch|idle+drain+fail|0/0/2/2|gpu:0|rota: idle\n",
+			act: func(m *Manager) error { return m.Resume(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
+		{name: "resume never clears a person's down", sinfo: personDown,
+			act: func(m *Manager) error { return m.Resume(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
+		{name: "powered off keeps a person's down", sinfo: personDown, config: slurmclitest.PowerSaveOn,
+			act: func(m *Manager) error { return m.PoweredOff(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
+		{name: "powered off keeps a person's drain", sinfo: personDrained, config: slurmclitest.PowerSaveOn,
+			act: func(m *Manager) error { return m.PoweredOff(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeSlurm{sinfo: tc.sinfo, config: tc.config}
@@ -126,13 +150,21 @@ func TestManagerActions(t *testing.T) {
 	}
 }
 
-// TestMove: only requeueable jobs named and still on the node are held, their exclusions
-// extended and released; a job a crash left held is finished; the rest is left alone.
+// TestMove: only requeueable jobs named and still on the node are marked, held, their
+// exclusions extended, released and their admin comment given back; a job a crash left held
+// with rota's mark is finished; a job held by anyone else is never released; the rest is left
+// alone.
 func TestMove(t *testing.T) {
 	ctx := context.Background()
+	const sep = slurmcli.Sep
 	held := "10|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||job requeued in held state\n"
+	heldAdmin := "10|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||JobHeldAdmin\n"
+	released := "10|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||BeginTime\n"
+	marked := "10" + sep + "rota: moving off n1\n"
 	for _, tc := range []struct {
 		name      string
+		squeue    string
+		comments  string
 		ids       []string
 		enabled   bool
 		want      int
@@ -140,17 +172,35 @@ func TestMove(t *testing.T) {
 		wantCalls []string
 	}{
 		{name: "requeueable jobs on the node only", ids: []string{"7", "8", "9"}, enabled: true, want: 1,
-			wantCalls: []string{"scontrol requeuehold 7", "scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7"}},
-		{name: "a job a crash left held is finished", ids: []string{"7", "10"}, enabled: true, want: 1,
-			wantCalls: []string{"scontrol requeuehold 7", "scontrol update jobid=7 excnodelist=old1,n1,n3",
-				"scontrol update jobid=10 excnodelist=n1,n3", "scontrol release 7,10"}},
+			wantCalls: []string{"scontrol update jobid=7 admincomment=rota: moving off n1", "scontrol requeuehold 7",
+				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7", "scontrol update jobid=7 admincomment="}},
+		{name: "a job's own admin comment is kept and given back", ids: []string{"7"}, enabled: true, want: 1,
+			comments: "7" + sep + "site: billing 42\n8" + sep + "(null)\n",
+			wantCalls: []string{"scontrol update jobid=7 admincomment=rota: moving off n1; was: site: billing 42", "scontrol requeuehold 7",
+				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7", "scontrol update jobid=7 admincomment=site: billing 42"}},
+		{name: "a try cut short after the mark keeps the job's comment", ids: []string{"7"}, enabled: true, want: 1,
+			comments: "7" + sep + "rota: moving off n1; was: site: billing 42\n",
+			wantCalls: []string{"scontrol update jobid=7 admincomment=rota: moving off n1; was: site: billing 42", "scontrol requeuehold 7",
+				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7", "scontrol update jobid=7 admincomment=site: billing 42"}},
+		{name: "a job a crash left held is finished", squeue: held, comments: marked, ids: []string{"7", "10"}, enabled: true, want: 1,
+			wantCalls: []string{"scontrol update jobid=7 admincomment=rota: moving off n1", "scontrol requeuehold 7",
+				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol update jobid=10 excnodelist=n1,n3", "scontrol release 7,10",
+				"scontrol update jobid=7 admincomment=", "scontrol update jobid=10 admincomment="}},
+		{name: "a job someone else requeue-held is never released", squeue: held, ids: []string{"10"}, enabled: true},
+		{name: "a job someone else held is never released", squeue: heldAdmin, ids: []string{"10"}, enabled: true},
+		{name: "a job rota marked and someone held since stays held", squeue: heldAdmin, comments: marked, ids: []string{"10"}, enabled: true,
+			wantCalls: []string{"scontrol update jobid=10 admincomment="}},
+		{name: "a job released before a crash gets its comment back", squeue: released, comments: marked, ids: []string{"10"}, enabled: true,
+			wantCalls: []string{"scontrol update jobid=10 admincomment="}},
 		{name: "a job not requeueable is never touched", ids: []string{"8"}, enabled: true},
 		{name: "jobs gone: nothing to do", ids: []string{"99"}, enabled: true},
 		{name: "disabled", ids: []string{"7"}, wantErr: ErrRequeueDisabled},
 		{name: "a job id that is not one", ids: []string{"7 --all"}, enabled: true, wantErr: errors.New("bad job id")},
+		{name: "admin comments unreadable", ids: []string{"7"}, enabled: true, comments: "garbage\n", wantErr: slurmcli.ErrUnexpected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + held, excludes: "7" + slurmcli.Sep + "old1\n8" + slurmcli.Sep + "(null)\n"}
+			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + tc.squeue, comments: tc.comments,
+				excludes: "7" + slurmcli.Sep + "old1\n8" + slurmcli.Sep + "(null)\n"}
 			n, err := newFake(t, f, tc.enabled).Move(ctx, "n1", tc.ids, []string{"n1", "n3"})
 			switch {
 			case tc.wantErr == nil && err != nil:
@@ -162,6 +212,48 @@ func TestMove(t *testing.T) {
 				t.Fatalf("moved %d with %q, want %d with %q", n, f.calls, tc.want, tc.wantCalls)
 			}
 		})
+	}
+}
+
+// TestParseAdminComments: squeue's admin comments by job id; "(null)" is none, a line without
+// the separator continues the comment above, anything else fails.
+func TestParseAdminComments(t *testing.T) {
+	const sep = slurmcli.Sep
+	for _, tc := range []struct {
+		name, out string
+		want      map[string]string
+		wantErr   bool
+	}{
+		{"no jobs", "", map[string]string{}, false},
+		{"none, empty, set", "1" + sep + "(null)\n2" + sep + "\n3_4" + sep + "rota: moving off n1; was: a; b\n",
+			map[string]string{"1": "", "2": "", "3_4": "rota: moving off n1; was: a; b"}, false},
+		{"a comment over two lines", "1" + sep + "first\nsecond\n2" + sep + "x\n", map[string]string{"1": "first\nsecond", "2": "x"}, false},
+		{"a line with no job", "stray\n", nil, true},
+		{"an id with a space", "1 2" + sep + "x\n", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseAdminComments([]byte(tc.out))
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, slurmcli.ErrUnexpected)) {
+				t.Fatalf("error %v, want error %v (slurmcli.ErrUnexpected)", err, tc.wantErr)
+			}
+			if !tc.wantErr && !maps.Equal(got, tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMoveMark: the mark names the node and keeps the job's own admin comment, once however
+// often it is made.
+func TestMoveMark(t *testing.T) {
+	for _, c := range []string{"", "site: billing 42", "a; was: b"} {
+		m := markFor("gpu01", c)
+		if !movedByRota(m) || originalComment(m) != c || markFor("gpu01", m) != m {
+			t.Errorf("comment %q: mark %q reads back %q", c, m, originalComment(m))
+		}
+		if c != "" && movedByRota(c) {
+			t.Errorf("%q read as rota's mark", c)
+		}
 	}
 }
 

@@ -23,9 +23,11 @@ type (
 )
 
 // JobsViews is what the scaler needs of each node, by name. A node counts as Drained only when
-// its drain has completed: the drain flag is set and nothing is allocated or completing on it
-// (Slurm's DRAINED, not DRAINING), so a server whose drain is still under way is never seen as
-// empty.
+// it takes no new work and is empty: drained, or out of service by someone else's hand
+// (OutOfService), with nothing allocated or completing on it (Slurm's DRAINED, not DRAINING),
+// so a server whose drain is still under way is never seen as empty. DrainedByRota only when
+// the drain is rota's and nobody else's marking is on the node, so the planner leaves a
+// person's DOWN, FAIL or maintenance as it leaves a person's drain.
 func (v View) JobsViews() map[string]fleet.JobsView {
 	running := map[string]int{}
 	listed := map[string][]fleet.Job{}
@@ -50,9 +52,9 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 			Responding: n.State.Responding(),
 			Running:    listed[n.Name],
 		}
-		drain := n.State.Has("drain")
-		jv.Drained = drain && !jv.Allocated() && !n.State.Busy()
-		jv.DrainedByRota = drain && OursReason(n.Reason)
+		ours, other := OutOfService(n)
+		jv.Drained = (ours || other) && !jv.Allocated() && !n.State.Busy()
+		jv.DrainedByRota = ours
 		out[n.Name] = jv
 	}
 	return out
@@ -60,6 +62,30 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 
 // OursReason reports whether a drain reason is rota's (starts with jobs.Marker).
 func OursReason(reason string) bool { return strings.HasPrefix(reason, jobs.Marker) }
+
+// OutOfService says who took the node out of service. other: someone other than rota did, and
+// rota must neither take it over nor undo it: a drain without rota's marker; FAIL (FAILING
+// while jobs still run) or a maintenance reservation's MAINT, which rota never sets, whatever
+// the reason; DOWN with a reason not rota's, unless Slurm's power saving is what has the node
+// down (POWERED_DOWN, POWER_DOWN, POWERING_DOWN, POWERING_UP). ours: rota's drain is on the
+// node and nothing of anyone else's. A server rota powers off keeps rota's reason, even once
+// Slurm sees it DOWN and not responding ("down+drain+not_responding", reason "rota: powered
+// off"), or its power saving has cleared the drain flag ("idle+powered_down", "rota: idle").
+// DOWN set by Slurm itself ("Not responding" of a server that crashed, a reboot under way)
+// counts as someone else's too: a person should look before rota drains over it.
+func OutOfService(n Node) (ours, other bool) {
+	s := n.State
+	drain, rotas := s.Has("drain"), OursReason(n.Reason)
+	switch {
+	case s.Has("fail"), s.Has("failing"), s.Has("maint"), s.Has("maintenance"):
+		other = true
+	case drain && !rotas:
+		other = true
+	case s.Base == "down" && !rotas:
+		other = !slices.ContainsFunc([]string{"powered_down", "power_down", "powering_down", "powering_up"}, s.Has)
+	}
+	return drain && rotas && !other, other
+}
 
 // Classifier maps a job's shape to its class (config.Config.Classify).
 type Classifier func(config.Shape) string
