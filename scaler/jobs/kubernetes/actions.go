@@ -3,8 +3,10 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 	policyv1 "k8s.io/api/policy/v1"
@@ -69,7 +71,7 @@ func (m *Manager) patch(ctx context.Context, n kubeview.Node, spec, annotations 
 	if err != nil {
 		return err
 	}
-	_, err = m.opts.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: "rota"})
+	_, err = m.opts.Client.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: kubeview.FieldManager})
 	if err != nil {
 		return apiError("patching kubernetes node "+n.Name, err)
 	}
@@ -77,17 +79,18 @@ func (m *Manager) patch(ctx context.Context, n kubeview.Node, spec, annotations 
 }
 
 // Drain implements jobs.Manager: the Node is cordoned with rota's annotation (jobs.Marker and
-// reason), then the pods a drain may take are evicted (see ContinueDrain). A Node a person
-// cordoned is left as it is and jobs.ErrNotOurs returned. Draining a Node rota already cordoned
-// only evicts again.
+// reason), then the pods a drain may take are evicted (see ContinueDrain). A Node cordoned by
+// anyone but rota (kubeview.Node.CordonedByRota) is left as it is and jobs.ErrNotOurs
+// returned. Draining a Node rota already cordoned only evicts again. A stale annotation (its
+// cordon lifted by someone else) is replaced.
 func (m *Manager) Drain(ctx context.Context, server, reason string) error {
 	n, err := m.node(ctx, server)
 	if err != nil {
 		return fmt.Errorf("draining %s: %w", server, err)
 	}
 	switch {
-	case n.Unschedulable && n.DrainReason == "":
-		return fmt.Errorf("draining %s: %w (node %s cordoned without rota's annotation)", server, jobs.ErrNotOurs, n.Name)
+	case n.CordonedByPerson():
+		return fmt.Errorf("draining %s: %w (node %s %s)", server, jobs.ErrNotOurs, n.Name, cordonedBy(n))
 	case !n.Unschedulable:
 		if err := m.patch(ctx, n, map[string]any{"unschedulable": true}, map[string]any{kubeview.DrainAnnotation: kubeview.Reason(reason)}); err != nil {
 			return fmt.Errorf("draining %s: %w", server, err)
@@ -113,38 +116,52 @@ func (m *Manager) ContinueDrain(ctx context.Context, server string) error {
 	if err != nil {
 		return fmt.Errorf("evicting from %s: %w", server, err)
 	}
-	if !n.Unschedulable || n.DrainReason == "" {
+	if !n.CordonedByRota() {
 		return nil
 	}
 	_, err = m.evictFrom(ctx, server, n.Name)
 	return err
 }
 
+// cordonedBy says who cordoned a Node rota did not: for jobs.ErrNotOurs.
+func cordonedBy(n kubeview.Node) string {
+	switch {
+	case n.DrainReason == "":
+		return "cordoned without rota's annotation"
+	case len(n.CordonOwners) == 0:
+		return "cordoned, and no field manager owns the cordon"
+	}
+	return "cordoned by " + errtext.Quote(strings.Join(n.CordonOwners, ",")) + " since rota's drain, whose annotation it still carries"
+}
+
 // evictFrom evicts from Node node what a drain may take; it returns how many pods it evicted.
+// A pod whose eviction fails (two PodDisruptionBudgets select it: 500) does not stop the
+// others, as with kubectl drain: every failure is returned, joined.
 func (m *Manager) evictFrom(ctx context.Context, server, node string) (int, error) {
 	pods, err := m.pods(ctx, "spec.nodeName="+node)
 	if err != nil {
 		return 0, fmt.Errorf("evicting from %s: %w", server, err)
 	}
 	var evicted, waiting int
+	var errs []error
 	for _, p := range pods {
 		if !p.Drainable() {
 			continue
 		}
 		ok, err := m.evict(ctx, p)
-		if err != nil {
-			return evicted, fmt.Errorf("evicting %s from %s: %w", p.ID(), server, err)
-		}
-		if ok {
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("evicting %s from %s: %w", p.ID(), server, err))
+		case ok:
 			evicted++
-		} else {
+		default:
 			waiting++
 		}
 	}
-	if evicted > 0 || waiting > 0 {
-		m.opts.Log.WithFields(logrus.Fields{"node": server, "evicted": evicted, "held_by_budget": waiting}).Info("evicted pods in kubernetes")
+	if evicted > 0 || waiting > 0 || len(errs) > 0 {
+		m.opts.Log.WithFields(logrus.Fields{"node": server, "evicted": evicted, "held_by_budget": waiting, "failed": len(errs)}).Info("evicted pods in kubernetes")
 	}
-	return evicted, nil
+	return evicted, errors.Join(errs...)
 }
 
 // evict asks the Eviction API to evict pod p, the very pod read (its UID): true when it did;
@@ -168,24 +185,24 @@ func (m *Manager) evict(ctx context.Context, p kubeview.Pod) (bool, error) {
 	return false, apiError("evicting", err)
 }
 
-// Resume implements jobs.Manager: rota's powered-off taint is removed, and a cordon rota made
-// is lifted with its annotation. A cordon a person made stays (jobs.ErrNotOurs, once rota's
-// own taint is gone); a Node neither cordoned nor tainted is left as it is.
+// Resume implements jobs.Manager: rota's powered-off taint and annotation are removed, and a
+// cordon rota made (kubeview.Node.CordonedByRota) is lifted. A cordon anyone else made stays,
+// even over rota's annotation (jobs.ErrNotOurs, once rota's own marks are gone); a Node with
+// none of rota's marks is left as it is.
 func (m *Manager) Resume(ctx context.Context, server string) error {
 	n, err := m.node(ctx, server)
 	if err != nil {
 		return fmt.Errorf("resuming %s: %w", server, err)
 	}
-	byPerson := n.Unschedulable && n.DrainReason == ""
 	spec, annotations := map[string]any{}, map[string]any{}
 	if n.PoweredOff() {
 		spec["taints"] = withoutPoweredOff(n.Taints)
 	}
 	if n.DrainReason != "" {
 		annotations[kubeview.DrainAnnotation] = nil
-		if n.Unschedulable {
-			spec["unschedulable"] = nil
-		}
+	}
+	if n.CordonedByRota() {
+		spec["unschedulable"] = nil
 	}
 	if len(spec) > 0 || len(annotations) > 0 {
 		if err := m.patch(ctx, n, spec, annotations); err != nil {
@@ -193,8 +210,8 @@ func (m *Manager) Resume(ctx context.Context, server string) error {
 		}
 		m.opts.Log.WithField("node", server).Info("resumed in kubernetes")
 	}
-	if byPerson {
-		return fmt.Errorf("resuming %s: %w (node %s cordoned without rota's annotation)", server, jobs.ErrNotOurs, n.Name)
+	if n.CordonedByPerson() {
+		return fmt.Errorf("resuming %s: %w (node %s %s)", server, jobs.ErrNotOurs, n.Name, cordonedBy(n))
 	}
 	return nil
 }

@@ -7,10 +7,13 @@
 //
 //   - Each Node is the rota server of its name, or of the value of jobs.kubernetes.node_label.
 //   - Allocation: the pods bound to the Node that have not finished, DaemonSet pods and static
-//     pods' mirrors excepted, with their CPU, memory and nvidia.com/gpu requests as the
-//     scheduler counts them (init containers, sidecars, overhead, pod-level resources).
+//     pods' mirrors excepted, with their CPU, memory and GPU requests (kubeview.GPUResources) as
+//     the scheduler counts them (init containers, sidecars, overhead, pod-level resources). A pod
+//     that mounts a PersistentVolumeClaim or requests a resource rota does not model is never
+//     requeueable: it may be tied to its Node.
 //   - Demand: the pods the scheduler marked unschedulable, grouped by class, namespace (the
-//     department) and shape.
+//     department) and shape; one that requests a resource rota does not model asks only for the
+//     servers whose Node offers it (status.allocatable).
 //   - Readiness after a boot: the Node's Ready condition (JobsView.Responding).
 //
 // What it does:
@@ -18,14 +21,20 @@
 //   - Drain: cordon, with rota's annotation (DrainAnnotation: jobs.Marker and the reason), then
 //     evict, through the Eviction API so that PodDisruptionBudgets decide, the pods whose
 //     controller starts them elsewhere (ReplicaSet, ReplicationController, StatefulSet) and
-//     that carry no do-not-disrupt annotation (rota's, or Karpenter's karpenter.sh/do-not-disrupt).
-//     Bare pods and a Job's pods run to their end; the drain waits for them. ContinueDrain
-//     (jobs.DrainContinuer) evicts again on each pass what a budget held back.
+//     that carry no do-not-disrupt annotation (rota's, or Karpenter's karpenter.sh/do-not-disrupt)
+//     and mount no PersistentVolumeClaim. Bare pods and a Job's pods run to their end; the drain
+//     waits for them. ContinueDrain (jobs.DrainContinuer) evicts again on each pass what a budget
+//     held back; one pod's failed eviction does not stop the others.
 //   - Resume: rota's cordon and annotation lifted, and its powered-off taint removed.
+//   - Move (jobs.Mover, policy.moves): evict the pods named, if requeueable, off a Node rota
+//     cordoned.
 //   - PoweredOff (jobs.PowerAware): the NoSchedule taint PoweredOffTaint, so nothing is placed
 //     on a Node that is off, whoever lifts its cordon.
 //
-// A Node a person cordoned (no rota annotation) is never drained nor resumed (jobs.ErrNotOurs).
+// A Node cordoned by anyone but rota is never drained, moved from nor uncordoned
+// (jobs.ErrNotOurs): a cordon is rota's only with rota's annotation and rota's field manager
+// the sole owner of spec.unschedulable (kubeview.Node.CordonedByRota), since the annotation
+// outlives a kubectl uncordon and would make a later kubectl cordon look like rota's.
 // Every Node patch carries the resourceVersion read, so a change made in between fails it
 // instead of being overwritten. Permissions lists every API right used: the ClusterRole of
 // deploy/kubernetes/rbac.yaml grants those and no more.

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,11 +17,14 @@ import (
 // evicted through the Eviction API (a PodDisruptionBudget may keep it, for now), so its
 // controller starts it again elsewhere. Only a pod whose controller does start it again is
 // taken (a ReplicaSet, ReplicationController, StatefulSet or Job; never a bare pod, a
-// DaemonSet's or a static pod) and none carrying a do-not-disrupt annotation. The server must
-// be cordoned by rota (the move's drain does that): else the scheduler could place the new pod
-// right back, and jobs.ErrCannotMove is returned. The scheduler, not rota, places the new
-// pods: it keeps them off every cordoned server, but not off the other servers in exclude
-// (Kubernetes takes no per-pod exclusions from rota). Pods already gone are left alone.
+// DaemonSet's or a static pod), none carrying a do-not-disrupt annotation, and none that may be
+// tied to the server (a PersistentVolumeClaim, a resource rota does not model: see
+// kubeview.Pod.Movable). The server must be cordoned by rota (the move's drain does that):
+// else the scheduler could place the new pod right back, and jobs.ErrCannotMove is returned.
+// The scheduler, not rota, places the new pods: it keeps them off every cordoned server, but
+// not off the other servers in exclude (Kubernetes takes no per-pod exclusions from rota).
+// Pods already gone are left alone. A pod whose eviction fails does not keep the others:
+// every failure is returned, joined.
 func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string) (int, error) {
 	for _, id := range ids {
 		ns, name, ok := strings.Cut(id, "/")
@@ -32,7 +36,7 @@ func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string
 	if err != nil {
 		return 0, fmt.Errorf("moving pods off %s: %w", server, err)
 	}
-	if !n.Unschedulable || n.DrainReason == "" {
+	if !n.CordonedByRota() {
 		return 0, fmt.Errorf("moving pods off %s: %w: node %s is not cordoned by rota, and the scheduler could place them back on it", server, jobs.ErrCannotMove, n.Name)
 	}
 	pods, err := m.pods(ctx, "spec.nodeName="+n.Name)
@@ -40,6 +44,7 @@ func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string
 		return 0, fmt.Errorf("moving pods off %s: %w", server, err)
 	}
 	moved, kept := 0, 0
+	var errs []error
 	for _, p := range pods {
 		if !slices.Contains(ids, p.ID()) {
 			continue
@@ -48,16 +53,17 @@ func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string
 			kept++
 			continue
 		}
+		// One pod's failure does not keep the others (see evictFrom).
 		ok, err := m.evict(ctx, p)
-		if err != nil {
-			return moved, fmt.Errorf("moving %s off %s: %w", p.ID(), server, err)
-		}
-		if ok {
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("moving %s off %s: %w", p.ID(), server, err))
+		case ok:
 			moved++
-		} else {
+		default:
 			kept++
 		}
 	}
-	m.opts.Log.WithFields(logrus.Fields{"node": server, "pods": moved, "kept": kept}).Info("moved pods in kubernetes")
-	return moved, nil
+	m.opts.Log.WithFields(logrus.Fields{"node": server, "pods": moved, "kept": kept, "failed": len(errs)}).Info("moved pods in kubernetes")
+	return moved, errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,5 +216,37 @@ func testPoweredOffTaint(t *testing.T, e *env) {
 	}
 	if n := e.getNode(t, "cpu02"); !n.Spec.Unschedulable || n.Annotations[kubeview.DrainAnnotation] != "" {
 		t.Errorf("a person's cordon changed: %+v %v", n.Spec, n.Annotations)
+	}
+}
+
+// testEvictionErrors: two PodDisruptionBudgets select the pod of Deployment aaa, so the API
+// server refuses its eviction (500: more than one budget); the pod of zzz, listed after it, is
+// evicted all the same, as kubectl drain goes on past a pod it cannot evict. The drain holds;
+// ContinueDrain says which pod failed, and why.
+func testEvictionErrors(t *testing.T, e *env) {
+	ctx := context.Background()
+	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 8}, true)
+	e.deployment(t, "aaa", 1, nil, podSpec(1, 0))
+	e.deployment(t, "zzz", 1, nil, podSpec(1, 0))
+	e.kubelet(t, 2, time.Minute)
+	one := intstr.FromInt32(1)
+	for _, name := range []string{"b1", "b2"} {
+		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "aaa"}}}}
+		if _, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.waitBudget(t, name, 1, 1)
+	}
+	if err := e.m.Drain(ctx, "cpu01", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	err := e.m.ContinueDrain(ctx, "cpu01")
+	if err == nil || !strings.Contains(err.Error(), "evicting "+e.ns+"/aaa-") || !strings.Contains(err.Error(), "PodDisruptionBudget") {
+		t.Errorf("ContinueDrain: %v, want the failure of aaa's pod", err)
+	}
+	on := e.podsOn(t, "cpu01")
+	if len(on) != 1 || !strings.HasPrefix(on[0], "aaa-") {
+		t.Errorf("cpu01 holds %v, want aaa's pod alone (zzz's evicted)", on)
 	}
 }

@@ -52,6 +52,10 @@ func TestRealCluster(t *testing.T) {
 		{"APIServerDownMeansNoScaleDown", testAPIServerDown},
 		{"BadAnswersChangeNothing", testBadAnswers},
 		{"InClusterServiceAccount", testInCluster},
+		{"APersonsCordonOverRotasAnnotationStays", testCordonTakenOver},
+		{"NodeLocalVolumesKeepTheirPods", testLocalVolume},
+		{"ExtendedResourcesWakeOnlyTheNodesOfferingThem", testExtendedResources},
+		{"OneFailedEvictionDoesNotStopTheOthers", testEvictionErrors},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newEnv(t, c, kubeconfig)) })
 	}
@@ -167,14 +171,19 @@ func (e *env) node(t *testing.T, n kubelab.NodeSpec, ready bool) {
 	}
 }
 
-// offNode registers a Node as rota leaves a server it powered off: cordoned with its drain
-// annotation, its powered-off taint on, not Ready.
+// offNode registers a Node as rota leaves a server it powered off: not Ready, drained by rota
+// (its cordon, owned by rota's field manager, and its drain annotation) and marked powered off
+// (its taint).
 func (e *env) offNode(t *testing.T, n kubelab.NodeSpec) {
 	t.Helper()
-	n.Cordoned = true
-	n.Annotations = map[string]string{kubeview.DrainAnnotation: "rota: idle"}
-	n.Taints = append(n.Taints, corev1.Taint{Key: kubeview.PoweredOffTaint, Effect: corev1.TaintEffectNoSchedule})
 	e.node(t, n, false)
+	ctx := context.Background()
+	if err := e.m.Drain(ctx, n.Name, "idle"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.PoweredOff(ctx, n.Name); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // pod is a pod of the subtest's namespace that asks for cpu cores and gpus; it ends at once

@@ -2,6 +2,7 @@ package kubeview
 
 import (
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -13,8 +14,13 @@ var ErrBadAnswer = errors.New("unexpected kubernetes api answer")
 // under its GitHub organisation's (rotahq.github.io), as Kubernetes asks of every project.
 const (
 	// DrainAnnotation is on every Node rota cordoned: jobs.Marker and the drain's reason. A
-	// cordon without it was made by a person, and rota never undoes it.
+	// cordon without it, or one rota's field manager does not own (Node.CordonedByRota), was
+	// made by someone else, and rota never undoes it.
 	DrainAnnotation = "rotahq.github.io/drain"
+	// FieldManager is the field manager of every write rota makes: the API server records it
+	// in the Node's managedFields as the owner of the fields rota set, so a cordon that
+	// someone else set since (kubectl cordon: "kubectl-cordon") is told from rota's.
+	FieldManager = "rota"
 	// PoweredOffTaint (effect NoSchedule) is on every Node rota powered off, so nothing is
 	// placed on it; rota removes it once the node is ready again.
 	PoweredOffTaint = "rotahq.github.io/powered-off"
@@ -22,7 +28,8 @@ const (
 	// it, so its server stays on. KarpenterDoNotDisrupt is honoured the same way.
 	DoNotDisrupt          = "rotahq.github.io/do-not-disrupt"
 	KarpenterDoNotDisrupt = "karpenter.sh/do-not-disrupt"
-	// GPUResource is the extended resource GPUs are requested as.
+	// GPUResource is the extended resource NVIDIA GPUs are requested as; GPUResources lists
+	// every resource counted as whole GPUs.
 	GPUResource = "nvidia.com/gpu"
 	// mirrorAnnotation marks a static pod's mirror (the kubelet runs it; the API cannot evict it).
 	mirrorAnnotation = "kubernetes.io/config.mirror"
@@ -50,8 +57,43 @@ type Node struct {
 	// Unschedulable is the cordon; DrainReason rota's annotation ("" when rota did not cordon).
 	Unschedulable bool
 	DrainReason   string
+	// CordonOwners are the field managers that own spec.unschedulable (its managedFields).
+	CordonOwners []string
+	// Allocatable are the resources the Node's status offers (a quantity above zero), as its
+	// kubelet last reported them (a Node that is off keeps its last report).
+	Allocatable []string
 	// Ready is the node's Ready condition (the kubelet reports in).
 	Ready bool
+}
+
+// CordonedByRota reports whether the Node's cordon is rota's: cordoned, rota's annotation on
+// it, and rota's field manager the only owner of spec.unschedulable. Why the owner too: rota's
+// annotation outlives a `kubectl uncordon`, and a later `kubectl cordon` by a person would
+// look exactly like rota's drain; the API server then records kubectl as the field's owner.
+// A cordon whose owner cannot be read (managedFields removed) is not rota's: rota would rather
+// leave its own cordon in place than lift a person's.
+func (n Node) CordonedByRota() bool {
+	return n.Unschedulable && n.DrainReason != "" && len(n.CordonOwners) > 0 &&
+		!slices.ContainsFunc(n.CordonOwners, func(m string) bool { return m != FieldManager })
+}
+
+// CordonedByPerson reports whether the Node is cordoned, and not by rota (see CordonedByRota):
+// rota never drains, resumes nor moves pods off such a Node, and never lifts that cordon.
+func (n Node) CordonedByPerson() bool { return n.Unschedulable && !n.CordonedByRota() }
+
+// StaleDrain reports whether rota's annotation describes a cordon that is no longer rota's
+// (lifted, or taken over, by someone else). The annotation is then ignored, and the next
+// Drain or Resume of the Node replaces or removes it (a read writes nothing).
+func (n Node) StaleDrain() bool { return n.DrainReason != "" && !n.CordonedByRota() }
+
+// Offers reports whether the Node's status offers every resource of rs.
+func (n Node) Offers(rs []string) bool {
+	for _, r := range rs {
+		if !slices.Contains(n.Allocatable, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // Taint is one of a Node's taints, as the API writes it (a patch writes the list back whole).
@@ -73,7 +115,7 @@ func (n Node) PoweredOff() bool {
 }
 
 // Requests are what a pod asks of its server: CPU in thousandths of a core, memory in bytes,
-// whole GPUs.
+// whole GPUs (of every resource of GPUResources together).
 type Requests struct {
 	MilliCPU int64
 	Memory   int64
@@ -97,8 +139,15 @@ type Pod struct {
 	// Unschedulable).
 	Unschedulable bool
 	Requests      Requests
-	Created       time.Time
-	Started       time.Time
+	// Claims are the PersistentVolumeClaims its volumes mount: such a pod may be tied to its
+	// Node by its volume (a local PersistentVolume), which rota does not read.
+	Claims []string
+	// Extended are the resources it requests that rota does not model (every one but cpu,
+	// memory, ephemeral-storage, hugepages-* and nvidia.com/gpu), sorted: amd.com/gpu,
+	// gpu.intel.com/i915, nvidia.com/mig-1g.5gb, a NIC's virtual functions ...
+	Extended []string
+	Created  time.Time
+	Started  time.Time
 	// Deadline is spec.activeDeadlineSeconds (0: none).
 	Deadline  time.Duration
 	Placement Placement

@@ -145,8 +145,9 @@ func TestSpoiledAnswers(t *testing.T) {
 	}
 }
 
-// itemSeeds makes a one-item list of each object of a recorded list, without its
-// managedFields (bookkeeping the parser never reads): small seeds keep the fuzzer quick.
+// itemSeeds makes a one-item list of each object of a recorded list; a pod without its
+// managedFields (bookkeeping the parser reads of Nodes alone): small seeds keep the fuzzer
+// quick.
 func itemSeeds(f *testing.F, name string) [][]byte {
 	f.Helper()
 	var l struct {
@@ -162,7 +163,9 @@ func itemSeeds(f *testing.F, name string) [][]byte {
 		if err := json.Unmarshal(item["metadata"], &md); err != nil {
 			f.Fatal(err)
 		}
-		delete(md, "managedFields")
+		if l.Kind == "PodList" {
+			delete(md, "managedFields")
+		}
 		item["metadata"], _ = json.Marshal(md)
 		b, err := json.Marshal(map[string]any{"kind": l.Kind, "apiVersion": "v1", "metadata": map[string]string{}, "items": []any{item}})
 		if err != nil {
@@ -220,6 +223,7 @@ func FuzzParseNodeList(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Add([]byte(`{"kind":"NodeList","items":[{"metadata":{"name":"n","annotations":{"rotahq.github.io/drain":"rota: x"}},"spec":{"unschedulable":true}}]}`))
+	f.Add([]byte(`{"kind":"NodeList","items":[{"metadata":{"name":"n","annotations":{"rotahq.github.io/drain":"rota: x"},"managedFields":[{"manager":"rota","fieldsV1":{"f:spec":{"f:unschedulable":{}}}}]},"spec":{"unschedulable":true},"status":{"allocatable":{"amd.com/gpu":"1"}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		nodes, _, err := ParseNodeList(b)
 		if err != nil {

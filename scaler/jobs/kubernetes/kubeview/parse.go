@@ -3,6 +3,7 @@ package kubeview
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -42,14 +43,27 @@ type ownerReference struct {
 }
 
 type nodeObject struct {
-	Metadata objectMeta `json:"metadata"`
-	Spec     struct {
+	Metadata struct {
+		objectMeta
+		ManagedFields []managedFields `json:"managedFields"`
+	} `json:"metadata"`
+	Spec struct {
 		Unschedulable bool    `json:"unschedulable"`
 		Taints        []Taint `json:"taints"`
 	} `json:"spec"`
 	Status struct {
-		Conditions []condition `json:"conditions"`
+		Conditions  []condition `json:"conditions"`
+		Allocatable quantities  `json:"allocatable"`
 	} `json:"status"`
+}
+
+// managedFields is one entry of metadata.managedFields: a field manager and the fields it
+// owns; rota reads whether they hold spec.unschedulable.
+type managedFields struct {
+	Manager  string `json:"manager"`
+	FieldsV1 struct {
+		Spec map[string]json.RawMessage `json:"f:spec"`
+	} `json:"fieldsV1"`
 }
 
 type condition struct {
@@ -72,6 +86,12 @@ type container struct {
 	Resources     resources `json:"resources"`
 }
 
+type volume struct {
+	PersistentVolumeClaim *struct {
+		ClaimName string `json:"claimName"`
+	} `json:"persistentVolumeClaim"`
+}
+
 type podSpec struct {
 	NodeName     string            `json:"nodeName"`
 	NodeSelector map[string]string `json:"nodeSelector"`
@@ -86,6 +106,7 @@ type podSpec struct {
 	Overhead              quantities   `json:"overhead"`
 	Resources             *resources   `json:"resources"`
 	ActiveDeadlineSeconds *int64       `json:"activeDeadlineSeconds"`
+	Volumes               []volume     `json:"volumes"`
 }
 
 type podObject struct {
@@ -166,6 +187,17 @@ func ParseNode(data []byte) (Node, error) {
 		Name: o.Metadata.Name, ResourceVersion: o.Metadata.ResourceVersion, Labels: o.Metadata.Labels,
 		Taints: o.Spec.Taints, Unschedulable: o.Spec.Unschedulable, DrainReason: o.Metadata.Annotations[DrainAnnotation],
 	}
+	for _, mf := range o.Metadata.ManagedFields {
+		if _, ok := mf.FieldsV1.Spec["f:unschedulable"]; ok && !slices.Contains(n.CordonOwners, mf.Manager) {
+			n.CordonOwners = append(n.CordonOwners, mf.Manager)
+		}
+	}
+	for r, q := range o.Status.Allocatable {
+		if !zero(q) {
+			n.Allocatable = append(n.Allocatable, r)
+		}
+	}
+	slices.Sort(n.Allocatable)
 	for _, c := range o.Status.Conditions {
 		if c.Type == "Ready" {
 			n.Ready = c.Status == "True"
@@ -202,8 +234,13 @@ func ParsePod(data []byte) (Pod, error) {
 		NodeName: spec.NodeName, Phase: o.Status.Phase, Deleting: md.DeletionTimestamp != nil,
 		Mirror:       md.Annotations[mirrorAnnotation] != "",
 		DoNotDisrupt: md.Annotations[DoNotDisrupt] == "true" || md.Annotations[KarpenterDoNotDisrupt] == "true",
-		Requests:     req, Created: md.CreationTimestamp,
+		Requests:     req, Extended: extended(spec), Created: md.CreationTimestamp,
 		Placement: Placement{Selector: spec.NodeSelector, Tolerations: spec.Tolerations},
+	}
+	for _, v := range spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			p.Claims = append(p.Claims, v.PersistentVolumeClaim.ClaimName)
+		}
 	}
 	if ref := controllerOf(md.OwnerReferences); ref != nil {
 		p.Controller = ref.Kind

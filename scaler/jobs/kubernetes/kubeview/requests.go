@@ -3,7 +3,9 @@ package kubeview
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -15,6 +17,18 @@ const (
 	cpu    = "cpu"
 	memory = "memory"
 )
+
+// GPUResources are the extended resources that each count one whole GPU: NVIDIA's, AMD's and
+// Intel's device plugins (the i915 and xe drivers). A MIG slice (nvidia.com/mig-1g.5gb) or a
+// shared GPU (nvidia.com/gpu.shared) is not a whole GPU: it counts none (see extended).
+var GPUResources = []string{GPUResource, "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe"}
+
+// modelled reports whether rota models resource r: cpu, memory and nvidia.com/gpu are read,
+// ephemeral-storage and huge pages every server has. A pod that asks for any other resource
+// (Pod.Extended) runs only on the Nodes that offer it.
+func modelled(r string) bool {
+	return r == cpu || r == memory || r == GPUResource || r == "ephemeral-storage" || strings.HasPrefix(r, "hugepages-")
+}
 
 // Bounds on one pod's requests: beyond them a request is taken as unreadable, not as a shape.
 const (
@@ -44,10 +58,48 @@ func requests(spec podSpec) (Requests, error) {
 	if out.Memory, err = request(spec, memory); err != nil {
 		return Requests{}, err
 	}
-	if out.GPUs, err = request(spec, GPUResource); err != nil {
-		return Requests{}, err
+	for _, r := range GPUResources {
+		n, err := request(spec, r)
+		if err != nil {
+			return Requests{}, err
+		}
+		if out.GPUs += n; out.GPUs > maxGPUs {
+			return Requests{}, fmt.Errorf("GPU requests add up past %d", maxGPUs)
+		}
 	}
 	return out, nil
+}
+
+// extended are the resources rota does not model that a container of the pod requests (or
+// limits, the request's default), sorted. A quantity that is zero asks nothing; one that
+// cannot be read counts as asked (the scheduler holds the pod to it).
+func extended(spec podSpec) []string {
+	var out []string
+	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		for _, q := range []quantities{c.Resources.Requests, c.Resources.Limits} {
+			for r, v := range q {
+				if !modelled(r) && !zero(v) && !slices.Contains(out, r) {
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// zero reports whether quantity s is readable and zero.
+func zero(s string) bool {
+	if len(s) > maxQuantity {
+		return false
+	}
+	if m := exponent.FindStringSubmatch(s); m != nil {
+		if e, err := strconv.Atoi(m[1]); err != nil || e > maxExponent || e < -maxExponent {
+			return false
+		}
+	}
+	q, err := resource.ParseQuantity(s)
+	return err == nil && q.IsZero()
 }
 
 func request(spec podSpec, r string) (int64, error) {
@@ -86,7 +138,7 @@ func request(spec podSpec, r string) (int64, error) {
 		}
 	}
 	total := max(sum, initMax)
-	if r != GPUResource && spec.Resources != nil {
+	if (r == cpu || r == memory) && spec.Resources != nil {
 		if q, ok := spec.Resources.Requests[r]; ok {
 			v, err := quantity(q, r)
 			if err != nil {
@@ -151,13 +203,11 @@ func quantity(s string, r string) (int64, error) {
 	if q.AsApproximateFloat64() > bound {
 		return 0, fmt.Errorf("%s request %s is out of range", r, s)
 	}
-	switch r {
-	case cpu:
+	if r == cpu {
 		return q.MilliValue(), nil
-	case GPUResource:
-		if q.MilliValue()%1000 != 0 {
-			return 0, fmt.Errorf("%s request %s is not a whole number", r, s)
-		}
+	}
+	if slices.Contains(GPUResources, r) && q.MilliValue()%1000 != 0 {
+		return 0, fmt.Errorf("%s request %s is not a whole number", r, s)
 	}
 	return q.Value(), nil
 }

@@ -62,10 +62,18 @@ func (p Pod) Holds() bool {
 // each evicted: a drain may take their pods.
 var service = []string{"ReplicaSet", "ReplicationController", "StatefulSet"}
 
-// Drainable reports whether a drain evicts pod p (see ContinueDrain).
+// Drainable reports whether a drain evicts pod p (see ContinueDrain): never one that mounts a
+// PersistentVolumeClaim (its volume may be local to this Node: the pod could start nowhere
+// else, and the drain waits for it instead).
 func (p Pod) Drainable() bool {
-	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller)
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller) && len(p.Claims) == 0
 }
+
+// tied reports whether pod p may be tied to its Node by what rota does not read: a
+// PersistentVolumeClaim (its volume may be local to the Node) or a resource rota does not
+// model (a few Nodes may offer it). Such a pod is never moved: rota could not tell that it
+// has room elsewhere, and one evicted with none waits while its server powers off.
+func (p Pod) tied() bool { return len(p.Claims) > 0 || len(p.Extended) > 0 }
 
 // Waits reports whether pod p waits for a node the scheduler could not find: pending,
 // unbound, not being deleted, and marked unschedulable.
@@ -73,11 +81,11 @@ func (p Pod) Waits() bool {
 	return p.NodeName == "" && p.Phase == podPending && !p.Deleting && p.Unschedulable
 }
 
-// ours reports whether rota made node n unschedulable: its drain annotation or its powered-off
-// taint, and no cordon by a person over it.
+// ours reports whether rota made node n unschedulable: its cordon (CordonedByRota), or its
+// powered-off taint and no cordon by anyone else over it. rota's annotation alone, with the
+// cordon it describes lifted or taken over (StaleDrain), is not rota's.
 func ours(n Node) bool {
-	byPerson := n.Unschedulable && n.DrainReason == ""
-	return !byPerson && (n.DrainReason != "" || n.PoweredOff())
+	return n.CordonedByRota() || (n.PoweredOff() && !n.Unschedulable)
 }
 
 // Scope is what a view is read against: which server each Node runs, rota's servers, and when
@@ -117,7 +125,7 @@ func (v View) JobsViews(sc Scope) (map[string]fleet.JobsView, error) {
 			jv.Jobs++
 			milliCPU += p.Requests.MilliCPU
 			jv.GPUs += int(p.Requests.GPUs)
-			needs, _ := fits.needs(p.Placement)
+			needs, _ := fits.needs(p.Placement, p.Extended)
 			jv.Running = append(jv.Running, p.Job(needs, sc.Now))
 		}
 		jv.CPUs = int((milliCPU + 999) / 1000)
@@ -134,13 +142,14 @@ func (v View) JobsViews(sc Scope) (map[string]fleet.JobsView, error) {
 var recreated = append([]string{"Job"}, service...)
 
 // Job is pod p as the planner weighs moving it: its requests, where it could run (needs), and
-// whether its controller starts it again once evicted (Requeueable: never a bare pod). The
-// pod of a ReplicaSet, ReplicationController or StatefulSet keeps no run of its own (its state,
-// if any, lives on its volumes), so its checkpoint is the time of the read: moving it loses its
-// restart only. A Job's pod has no known checkpoint (a move loses its whole run).
+// whether a move may take it (Requeueable: its controller starts it again once evicted, never
+// a bare pod, and nothing ties it to its Node, see tied). The pod of a ReplicaSet,
+// ReplicationController or StatefulSet keeps no run of its own (its state, if any, lives on
+// its volumes), so its checkpoint is the time of the read: moving it loses its restart only. A
+// Job's pod has no known checkpoint (a move loses its whole run).
 func (p Pod) Job(needs fleet.Needs, now time.Time) fleet.Job {
 	j := fleet.Job{ID: p.ID(), Department: p.Namespace, CPUs: p.Shape().CPUs, GPUs: int(p.Requests.GPUs),
-		Memory: p.Requests.Memory, Servers: 1, Needs: needs, Requeueable: slices.Contains(recreated, p.Controller),
+		Memory: p.Requests.Memory, Servers: 1, Needs: needs, Requeueable: slices.Contains(recreated, p.Controller) && !p.tied(),
 		DoNotDisrupt: p.DoNotDisrupt, Started: p.Started, TimeLimit: p.Deadline}
 	if slices.Contains(service, p.Controller) {
 		j.Checkpoint = now
@@ -149,9 +158,10 @@ func (p Pod) Job(needs fleet.Needs, now time.Time) fleet.Job {
 }
 
 // Movable reports whether a move may evict pod p: it holds its node, is not being deleted,
-// carries no do-not-disrupt annotation, and its controller starts it again (never a bare pod).
+// carries no do-not-disrupt annotation, its controller starts it again (never a bare pod), and
+// nothing ties it to its Node (see tied).
 func (p Pod) Movable() bool {
-	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(recreated, p.Controller)
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(recreated, p.Controller) && !p.tied()
 }
 
 // Classifier maps a pod's shape to its class (config.Config.Classify).
@@ -165,7 +175,8 @@ func (p Pod) Shape() config.Shape {
 // Demand groups the pods that wait for a node (Waits) by class, department (the namespace),
 // shape, the servers they could run on (Needs.Nodes, when not all of rota's) and time limit,
 // with the oldest creation of each group (Since), sorted. A pod that fits no server rota
-// manages is no demand for rota: it is left out, and named in unplaced.
+// manages (its placement, or a resource rota does not model that no Node of rota's offers) is
+// no demand for rota: it is left out, and named in unplaced.
 func (v View) Demand(sc Scope, classify Classifier) (demand []fleet.Demand, unplaced []string, err error) {
 	servers, err := v.servers(sc.Mapping)
 	if err != nil {
@@ -183,7 +194,7 @@ func (v View) Demand(sc Scope, classify Classifier) (demand []fleet.Demand, unpl
 		if !p.Waits() {
 			continue
 		}
-		needs, ok := fits.needs(p.Placement)
+		needs, ok := fits.needs(p.Placement, p.Extended)
 		if !ok {
 			unplaced = append(unplaced, p.ID())
 			continue
@@ -236,17 +247,21 @@ func newFits(servers map[string]*Node, inventory []string) *fits {
 	return &fits{servers: servers, all: all, cache: map[string]fitsAnswer{}}
 }
 
-// needs is what a pod with placement pl asks of rota's servers: Needs.Nodes lists the servers
-// it could run on (Placement.Fits, on each server whose Node no person cordoned), empty when
-// that is every one of rota's; ok is false when it is none.
-func (f *fits) needs(pl Placement) (fleet.Needs, bool) {
-	key, _ := json.Marshal(pl) // plain data: it cannot fail
+// needs is what a pod with placement pl that requests the resources rota does not model
+// (extended) asks of rota's servers: Needs.Nodes lists the servers it could run on
+// (Placement.Fits, on each server whose Node no person cordoned and whose Node offers every
+// one of extended), empty when that is every one of rota's; ok is false when it is none.
+func (f *fits) needs(pl Placement, extended []string) (fleet.Needs, bool) {
+	key, _ := json.Marshal(struct { // plain data: it cannot fail
+		Placement
+		Extended []string
+	}{pl, extended})
 	if a, ok := f.cache[string(key)]; ok {
 		return a.needs, a.ok
 	}
 	var on []string
 	for _, s := range f.all {
-		if n, ok := f.servers[s]; ok && !(n.Unschedulable && n.DrainReason == "") && pl.Fits(*n) {
+		if n, ok := f.servers[s]; ok && !n.CordonedByPerson() && n.Offers(extended) && pl.Fits(*n) {
 			on = append(on, s)
 		}
 	}

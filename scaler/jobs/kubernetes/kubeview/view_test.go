@@ -20,6 +20,13 @@ func running(name, node, controller string, milliCPU, gpus int64) Pod {
 // summary is a JobsView without its Running list, which TestJobsViews checks apart.
 func summary(v fleet.JobsView) fleet.JobsView { v.Running = nil; return v }
 
+// rotas is the owner of a cordon rota made (metadata.managedFields).
+var rotas = []string{FieldManager}
+
+// TestJobsViews: what each server holds, and whose its cordon is. rota's annotation makes a
+// cordon rota's only while rota's field manager alone owns spec.unschedulable: after a
+// `kubectl uncordon` the annotation is stale, and a later `kubectl cordon` (owned by
+// kubectl-cordon) is a person's, however rota's annotation reads.
 func TestJobsViews(t *testing.T) {
 	offTaint := []Taint{{Key: PoweredOffTaint, Effect: NoSchedule}}
 	v := View{
@@ -27,12 +34,17 @@ func TestJobsViews(t *testing.T) {
 			{Name: "busy", Ready: true},
 			{Name: "empty", Ready: true},
 			{Name: "daemons-only", Ready: true},
-			{Name: "draining", Ready: true, Unschedulable: true, DrainReason: "rota: idle"},
-			{Name: "drained", Ready: true, Unschedulable: true, DrainReason: "rota: idle"},
+			{Name: "draining", Ready: true, Unschedulable: true, DrainReason: "rota: idle", CordonOwners: rotas},
+			{Name: "drained", Ready: true, Unschedulable: true, DrainReason: "rota: idle", CordonOwners: rotas},
 			{Name: "person", Ready: true, Unschedulable: true},
-			{Name: "off", Unschedulable: true, DrainReason: "rota: idle", Taints: offTaint},
+			{Name: "off", Unschedulable: true, DrainReason: "rota: idle", Taints: offTaint, CordonOwners: rotas},
 			{Name: "off-person", Unschedulable: true, Taints: offTaint},
 			{Name: "tainted-only", Taints: offTaint},
+			{Name: "stale", Ready: true, DrainReason: "rota: idle"},
+			{Name: "taken-over", Ready: true, Unschedulable: true, DrainReason: "rota: idle", CordonOwners: []string{"kubectl-cordon"}},
+			{Name: "shared", Ready: true, Unschedulable: true, DrainReason: "rota: idle", CordonOwners: []string{FieldManager, "admin"}},
+			{Name: "no-owner", Ready: true, Unschedulable: true, DrainReason: "rota: idle"},
+			{Name: "off-taken-over", Unschedulable: true, DrainReason: "rota: idle", Taints: offTaint, CordonOwners: []string{"kubectl-cordon"}},
 		},
 		Pods: []Pod{
 			running("a", "busy", "ReplicaSet", 1500, 0),
@@ -51,15 +63,20 @@ func TestJobsViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]fleet.JobsView{
-		"busy":         {Known: true, Jobs: 2, CPUs: 2, GPUs: 2, Responding: true},
-		"empty":        {Known: true, Responding: true},
-		"daemons-only": {Known: true, Responding: true},
-		"draining":     {Known: true, Jobs: 1, CPUs: 1, DrainedByRota: true, Responding: true},
-		"drained":      {Known: true, Drained: true, DrainedByRota: true, Responding: true},
-		"person":       {Known: true, Drained: true, Responding: true},
-		"off":          {Known: true, Drained: true, DrainedByRota: true},
-		"off-person":   {Known: true, Drained: true},
-		"tainted-only": {Known: true, Drained: true, DrainedByRota: true},
+		"busy":           {Known: true, Jobs: 2, CPUs: 2, GPUs: 2, Responding: true},
+		"empty":          {Known: true, Responding: true},
+		"daemons-only":   {Known: true, Responding: true},
+		"draining":       {Known: true, Jobs: 1, CPUs: 1, DrainedByRota: true, Responding: true},
+		"drained":        {Known: true, Drained: true, DrainedByRota: true, Responding: true},
+		"person":         {Known: true, Drained: true, Responding: true},
+		"off":            {Known: true, Drained: true, DrainedByRota: true},
+		"off-person":     {Known: true, Drained: true},
+		"tainted-only":   {Known: true, Drained: true, DrainedByRota: true},
+		"stale":          {Known: true, Responding: true},
+		"taken-over":     {Known: true, Drained: true, Responding: true},
+		"shared":         {Known: true, Drained: true, Responding: true},
+		"no-owner":       {Known: true, Drained: true, Responding: true},
+		"off-taken-over": {Known: true, Drained: true},
 	}
 	if len(got) != len(want) {
 		t.Errorf("got %d servers, want %d: %+v", len(got), len(want), got)
@@ -72,7 +89,7 @@ func TestJobsViews(t *testing.T) {
 	// The pods on busy, as the planner weighs moving them: the ReplicaSet's is requeueable and
 	// loses nothing but its restart (checkpoint: the read); the bare pod is never requeueable.
 	// Either could go to any server but those a person cordoned.
-	elsewhere := fleet.Needs{Nodes: "busy,daemons-only,drained,draining,empty,off,tainted-only"}
+	elsewhere := fleet.Needs{Nodes: "busy,daemons-only,drained,draining,empty,off,stale,tainted-only"}
 	wantRun := []fleet.Job{
 		{ID: "ml/a", Department: "ml", CPUs: 2, Servers: 1, Needs: elsewhere, Requeueable: true, Started: t0, Checkpoint: t0.Add(time.Hour)},
 		{ID: "ml/b", Department: "ml", CPUs: 1, GPUs: 2, Servers: 1, Needs: elsewhere, Started: t0},
@@ -121,7 +138,7 @@ func TestDemand(t *testing.T) {
 			{Name: "cpu02", Unschedulable: true}, // a person's cordon
 			{Name: "gpu01", Labels: map[string]string{"accelerator": "h100"}, Taints: []Taint{gpuTaint}},
 			{Name: "gpu02", Labels: map[string]string{"accelerator": "a100"}, Taints: []Taint{gpuTaint,
-				{Key: PoweredOffTaint, Effect: NoSchedule}}, Unschedulable: true, DrainReason: "rota: idle"},
+				{Key: PoweredOffTaint, Effect: NoSchedule}}, Unschedulable: true, DrainReason: "rota: idle", CordonOwners: rotas},
 		},
 	}
 	tolerate := []Toleration{{Key: "nvidia.com/gpu", Operator: "Exists"}}

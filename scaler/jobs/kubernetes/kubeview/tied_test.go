@@ -1,0 +1,108 @@
+package kubeview
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/rotahq/rota/scaler/fleet"
+)
+
+// replicaPod is a running ReplicaSet pod on gpu01 with the given spec fields besides
+// nodeName (JSON, ending in a comma or empty) and container resources.
+func replicaPod(t *testing.T, spec, resources string) Pod {
+	t.Helper()
+	p, err := ParsePod([]byte(`{"metadata":{"name":"p","namespace":"ml","uid":"u1",
+		"ownerReferences":[{"kind":"ReplicaSet","name":"p-1","controller":true}]},
+		"spec":{` + spec + `"nodeName":"gpu01","containers":[{"name":"c","resources":` + resources + `}]},
+		"status":{"phase":"Running"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestTiedPods: a pod that mounts a PersistentVolumeClaim (its volume may be local to its
+// Node) or requests a resource rota does not model is never moved nor requeueable, and a
+// claim keeps a drain from evicting it. AMD's and Intel's whole GPUs count as GPUs, MIG slices
+// do not; huge pages, ephemeral storage and a zero request tie nothing.
+func TestTiedPods(t *testing.T) {
+	claim := `"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"data"}},{"name":"tmp","emptyDir":{}}],`
+	for _, tc := range []struct {
+		name, spec, resources string
+		gpus                  int64
+		extended, claims      []string
+		movable, drainable    bool
+	}{
+		{"cpu", ``, `{"requests":{"cpu":"1","memory":"1Gi","ephemeral-storage":"1Gi","hugepages-2Mi":"64Mi"}}`, 0, nil, nil, true, true},
+		{"nvidia", ``, `{"limits":{"nvidia.com/gpu":"2"}}`, 2, nil, nil, true, true},
+		{"amd", ``, `{"requests":{"cpu":"1","amd.com/gpu":"1"},"limits":{"amd.com/gpu":"1"}}`, 1, []string{"amd.com/gpu"}, nil, false, true},
+		{"intel", ``, `{"limits":{"gpu.intel.com/i915":"1"}}`, 1, []string{"gpu.intel.com/i915"}, nil, false, true},
+		{"mig slice", ``, `{"limits":{"nvidia.com/mig-1g.5gb":"1"}}`, 0, []string{"nvidia.com/mig-1g.5gb"}, nil, false, true},
+		{"a zero request", ``, `{"limits":{"example.com/fpga":"0"}}`, 0, nil, nil, true, true},
+		{"a claim", claim, `{"requests":{"cpu":"1"}}`, 0, nil, []string{"data"}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := replicaPod(t, tc.spec, tc.resources)
+			if p.Requests.GPUs != tc.gpus || !reflect.DeepEqual(p.Extended, tc.extended) || !reflect.DeepEqual(p.Claims, tc.claims) {
+				t.Errorf("GPUs %d, extended %v, claims %v; want %d %v %v", p.Requests.GPUs, p.Extended, p.Claims, tc.gpus, tc.extended, tc.claims)
+			}
+			if p.Movable() != tc.movable || p.Job(fleet.Needs{}, t0).Requeueable != tc.movable || p.Drainable() != tc.drainable {
+				t.Errorf("movable %v, requeueable %v, drainable %v; want %v %v %v",
+					p.Movable(), p.Job(fleet.Needs{}, t0).Requeueable, p.Drainable(), tc.movable, tc.movable, tc.drainable)
+			}
+		})
+	}
+	// An init container's request ties the pod too.
+	p, err := ParsePod([]byte(`{"metadata":{"name":"p","namespace":"ml"},"spec":{
+		"initContainers":[{"name":"i","resources":{"limits":{"xilinx.com/fpga":"1"}}}],
+		"containers":[{"name":"c","resources":{"limits":{"amd.com/gpu":"1"}}}]}}`))
+	if err != nil || !reflect.DeepEqual(p.Extended, []string{"amd.com/gpu", "xilinx.com/fpga"}) {
+		t.Errorf("extended %v (%v)", p.Extended, err)
+	}
+}
+
+// TestExtendedDemand: a pod waiting for a resource rota does not model asks only for the
+// servers whose Node offers it (an AMD GPU pod: the AMD server, as GPU work, never a CPU
+// server nor an NVIDIA one); one that no Node offers is no demand (unplaced). The same pod
+// running holds its GPUs, and is not requeueable.
+func TestExtendedDemand(t *testing.T) {
+	nodes := []Node{
+		{Name: "cpu01", Allocatable: []string{"cpu", "memory"}},
+		{Name: "gpu01", Allocatable: []string{"amd.com/gpu", "cpu", "memory"}, Ready: true},
+		{Name: "gpu02", Allocatable: []string{"cpu", "memory", "nvidia.com/gpu"}},
+	}
+	wait := func(name, resources string) Pod {
+		p, err := ParsePod([]byte(`{"metadata":{"name":"` + name + `","namespace":"ml"},
+			"spec":{"containers":[{"name":"c","resources":` + resources + `}]},
+			"status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable"}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Created = t0
+		return p
+	}
+	amd := `{"requests":{"cpu":"2","amd.com/gpu":"1"},"limits":{"amd.com/gpu":"1"}}`
+	v := View{Nodes: nodes, Pods: []Pod{
+		wait("amd", amd),
+		wait("mig", `{"limits":{"nvidia.com/mig-1g.5gb":"1"}}`),
+		replicaPod(t, ``, amd),
+	}}
+	demand, unplaced, err := v.Demand(Scope{}, classify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(demand) != 1 || demand[0].Class != "gpu" || demand[0].Shape.GPUs != 1 || demand[0].Needs.Nodes != "gpu01" {
+		t.Errorf("demand %+v, want the AMD pod as GPU work on gpu01 alone", demand)
+	}
+	if !reflect.DeepEqual(unplaced, []string{"ml/mig"}) {
+		t.Errorf("unplaced %v, want the MIG pod (no Node offers its slice)", unplaced)
+	}
+	views, err := v.JobsViews(Scope{Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := views["gpu01"]
+	if g.GPUs != 1 || len(g.Running) != 1 || g.Running[0].Requeueable || g.Running[0].Needs.Nodes != "gpu01" {
+		t.Errorf("gpu01 %+v, want its AMD pod holding 1 GPU, not requeueable", g)
+	}
+}
