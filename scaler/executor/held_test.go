@@ -11,7 +11,8 @@ import (
 
 // The last check before a power-off asks the planner's own rule (fleet.PowerOffBlock) of a
 // fresh read: a server the job manager no longer lists, or whose drain was lifted since the
-// plan, is not known to be empty and is not powered off. With no job manager (adapter none)
+// plan, is not known to be empty and is not powered off; nor is one a person took over since
+// (their drain, down or cordon over rota's). With no job manager (adapter none)
 // nothing in the job manager's view holds it.
 func TestPowerOffHeldUnlessTheJobManagerShowsItEmpty(t *testing.T) {
 	cases := []struct {
@@ -23,6 +24,7 @@ func TestPowerOffHeldUnlessTheJobManagerShowsItEmpty(t *testing.T) {
 		{name: "drained and empty", adapter: "exec", change: func(*executortest.Server) {}, off: true},
 		{name: "no longer listed", adapter: "exec", change: func(s *executortest.Server) { s.Unmanaged = true }},
 		{name: "drain lifted", adapter: "exec", change: func(s *executortest.Server) { s.Drained, s.DrainedByRota = false, false }},
+		{name: "drain taken over by a person", adapter: "exec", change: func(s *executortest.Server) { s.DrainedByRota = false }},
 		{name: "no job manager", adapter: "none", change: func(s *executortest.Server) { s.Unmanaged = true }, off: true},
 	}
 	for _, tc := range cases {

@@ -55,9 +55,12 @@ func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fl
 		return fleet.SkipInFlight, "repair moved it this pass"
 	case oneStep(n, a):
 		// An On server powered off in one step is drained by the executor on the way: it
-		// must be known and empty now, and drained it will be.
+		// must be known and empty now, and drained by rota it will be (a drain someone
+		// else holds it under stays theirs).
 		v := n.Jobs
-		v.Drained = true
+		if !v.Drained {
+			v.Drained, v.DrainedByRota = true, true
+		}
 		return fleet.PowerOffBlock(v, !snap.NoJobManager)
 	case a.Kind == fleet.PowerOff:
 		// Invariant 1, by the planner's own rule; the executor asks it once more right before

@@ -10,7 +10,8 @@ import (
 )
 
 // The gate holds a power-off by the planner's own rule (fleet.PowerOffBlock), so a planner
-// that got it wrong cannot power off a server with work on it, or one the job manager lost.
+// that got it wrong cannot power off a server with work on it, one the job manager lost, or
+// one a person took over.
 func TestGateHoldsPowerOffByTheSharedRule(t *testing.T) {
 	empty := fleet.JobsView{Known: true, Drained: true, DrainedByRota: true, Responding: true}
 	busy := empty
@@ -24,6 +25,7 @@ func TestGateHoldsPowerOffByTheSharedRule(t *testing.T) {
 		{"drained and empty", empty, false, ""},
 		{"a job landed", busy, false, fleet.SkipAllocated},
 		{"not listed", fleet.JobsView{}, false, fleet.SkipJobsUnknown},
+		{"a person took the drain over", fleet.JobsView{Known: true, Drained: true, Responding: true}, false, fleet.SkipDrainedByPerson},
 		{"no job manager", fleet.JobsView{}, true, ""},
 	}
 	for _, tc := range cases {
