@@ -52,7 +52,7 @@ func (l *Lab) startPrometheus(ctx context.Context) error {
 	conf, err := fill(string(b), map[string]string{
 		"scrape_interval: 15s":                             "scrape_interval: " + interval,
 		"scrape_timeout: 10s":                              "scrape_timeout: " + interval,
-		"evaluation_interval: 30s":                         "evaluation_interval: " + interval,
+		"evaluation_interval: 15s":                         "evaluation_interval: " + interval,
 		"refresh_interval: 1m":                             "refresh_interval: " + interval,
 		`targets: ["127.0.0.1:9093"]`:                      fmt.Sprintf(`targets: ["127.0.0.1:%d"]`, l.port("alertmanager")),
 		`targets: ["` + config.DefaultListenAddress + `"]`: `targets: ["` + l.Config.Server.ListenAddress + `"]`,
