@@ -31,7 +31,8 @@ type Backend interface {
 // sequences of values per name, for the audit log). Valid only inside the function given to
 // Update or View; writes are refused in View. Reads see the transaction's own writes.
 type KV interface {
-	// Get returns the value of key in bucket, nil when there is none.
+	// Get returns the value of key in bucket, nil when there is none: a key holding an empty
+	// value is an empty, non-nil value (a damaged record, not a missing one).
 	Get(bucket, key string) ([]byte, error)
 	// Put sets key of bucket to value.
 	Put(bucket, key string, value []byte) error

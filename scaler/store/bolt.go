@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -14,12 +15,45 @@ type boltBackend struct {
 	db *bolt.DB
 }
 
-func (b *boltBackend) Update(fn func(KV) error) error {
-	return b.db.Update(func(tx *bolt.Tx) error { return fn(boltKV{tx}) })
+func (b *boltBackend) Update(fn func(KV) error) error { return b.guard(b.db.Update, fn) }
+
+func (b *boltBackend) View(fn func(KV) error) error { return b.guard(b.db.View, fn) }
+
+// guard runs fn in a transaction of run (db.Update or db.View). Open read every page, so a
+// panic inside bbolt now (in a KV method, or the commit) is a page damaged since: it is a
+// *DamagedError, not a crash that a restart policy would repeat, and the transaction is rolled
+// back (bbolt does so on a panic). A read past the end of the mapping (the file cut short under
+// rota) panics the same way instead of killing the process (SetPanicOnFault). A panic in fn's
+// own code, outside bbolt, is a bug and is not caught.
+func (b *boltBackend) guard(run func(func(*bolt.Tx) error) error, fn func(KV) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	inFn := false
+	defer func() {
+		if r := recover(); r != nil {
+			if inFn {
+				panic(r)
+			}
+			err = damagedAt(b.db, r)
+		}
+	}()
+	return run(func(tx *bolt.Tx) error {
+		inFn = true
+		err := fn(boltKV{tx})
+		inFn = false
+		return err
+	})
 }
 
-func (b *boltBackend) View(fn func(KV) error) error {
-	return b.db.View(func(tx *bolt.Tx) error { return fn(boltKV{tx}) })
+// damagedAt is the *DamagedError for a panic r inside bbolt on db.
+func damagedAt(db *bolt.DB, r any) error {
+	return &DamagedError{Path: db.Path(), Problem: fmt.Sprintf("a page does not read (bbolt: %v); it read whole when rota opened it", r)}
+}
+
+// caught, deferred by each KV method, turns a panic inside bbolt into its error (guard).
+func caught(tx *bolt.Tx, err *error) {
+	if r := recover(); r != nil {
+		*err = damagedAt(tx.DB(), r)
+	}
 }
 
 // Fence: the file's lock already keeps every other rota out.
@@ -43,7 +77,8 @@ func (b *boltBackend) WriteTo(w io.Writer) (int64, error) {
 // keyed by the sub-bucket's sequence (8 bytes, big-endian).
 type boltKV struct{ tx *bolt.Tx }
 
-func (k boltKV) Get(bucket, key string) ([]byte, error) {
+func (k boltKV) Get(bucket, key string) (_ []byte, err error) {
+	defer caught(k.tx, &err)
 	b := k.tx.Bucket([]byte(bucket))
 	if b == nil {
 		return nil, nil
@@ -51,7 +86,8 @@ func (k boltKV) Get(bucket, key string) ([]byte, error) {
 	return b.Get([]byte(key)), nil
 }
 
-func (k boltKV) Put(bucket, key string, value []byte) error {
+func (k boltKV) Put(bucket, key string, value []byte) (err error) {
+	defer caught(k.tx, &err)
 	b, err := k.tx.CreateBucketIfNotExists([]byte(bucket))
 	if err != nil {
 		return err
@@ -59,7 +95,8 @@ func (k boltKV) Put(bucket, key string, value []byte) error {
 	return b.Put([]byte(key), value)
 }
 
-func (k boltKV) ForEach(bucket string, fn func(key string, value []byte) error) error {
+func (k boltKV) ForEach(bucket string, fn func(key string, value []byte) error) (err error) {
+	defer caught(k.tx, &err)
 	b := k.tx.Bucket([]byte(bucket))
 	if b == nil {
 		return nil
@@ -75,7 +112,8 @@ func (k boltKV) log(log, name string) *bolt.Bucket {
 	return b.Bucket([]byte(name))
 }
 
-func (k boltKV) Append(log, name string, value []byte) (uint64, error) {
+func (k boltKV) Append(log, name string, value []byte) (_ uint64, err error) {
+	defer caught(k.tx, &err)
 	lb, err := k.tx.CreateBucketIfNotExists([]byte(log))
 	if err != nil {
 		return 0, err
@@ -91,7 +129,8 @@ func (k boltKV) Append(log, name string, value []byte) (uint64, error) {
 	return seq, b.Put(seqKey(seq), value)
 }
 
-func (k boltKV) Walk(log, name string, newestFirst bool, fn func(seq uint64, value []byte) (bool, error)) error {
+func (k boltKV) Walk(log, name string, newestFirst bool, fn func(seq uint64, value []byte) (bool, error)) (err error) {
+	defer caught(k.tx, &err)
 	b := k.log(log, name)
 	if b == nil {
 		return nil
@@ -113,7 +152,8 @@ func (k boltKV) Walk(log, name string, newestFirst bool, fn func(seq uint64, val
 	return nil
 }
 
-func (k boltKV) Trim(log, name string, below uint64) error {
+func (k boltKV) Trim(log, name string, below uint64) (err error) {
+	defer caught(k.tx, &err)
 	b := k.log(log, name)
 	if b == nil {
 		return nil
@@ -134,13 +174,14 @@ func (k boltKV) Trim(log, name string, below uint64) error {
 	return nil
 }
 
-func (k boltKV) Names(log string) ([]string, error) {
+func (k boltKV) Names(log string) (_ []string, err error) {
+	defer caught(k.tx, &err)
 	b := k.tx.Bucket([]byte(log))
 	if b == nil {
 		return nil, nil
 	}
 	var out []string
-	err := b.ForEach(func(key, v []byte) error {
+	err = b.ForEach(func(key, v []byte) error {
 		if v == nil { // a sub-bucket
 			out = append(out, string(key))
 		}

@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 )
 
-// DamagedError says an existing store file cannot be opened safely, and why. bbolt maps the file
-// into memory and trusts its first two pages; a file cut short (a full disk, a copy that
-// stopped) or overwritten would make it fault (SIGBUS) or read garbage, so Open checks the file
-// first and returns this instead. The file is left untouched.
+// DamagedError says an existing store file cannot be opened or read safely, and why. bbolt maps
+// the file into memory and trusts its pages; a file cut short (a full disk, a copy that stopped),
+// overwritten, or with a damaged page would make it fault (SIGBUS), panic or read garbage, so
+// Open checks the file, then reads every page in use, and returns this instead. The file is
+// left untouched. A page damaged after Open is this error too, from the read that meets it.
 type DamagedError struct {
 	Path    string
 	Problem string
@@ -93,12 +95,13 @@ func checkFile(path string, f *os.File) (m boltMeta, torn int, err error) {
 		return boltMeta{}, -1, &DamagedError{Path: path, Problem: fmt.Sprintf(format, args...)}
 	}
 	st, err := f.Stat()
-	switch {
-	case err != nil:
+	if err != nil {
 		return boltMeta{}, -1, fmt.Errorf("reading store %s: %w", path, err)
-	case st.IsDir():
-		return damaged("it is a folder, not a file")
-	case st.Size() == 0:
+	}
+	if err := notAFile(path, st.Mode()); err != nil {
+		return boltMeta{}, -1, err
+	}
+	if st.Size() == 0 {
 		return damaged("the file is empty (0 bytes): it holds no store, not even an empty one")
 	}
 	size := st.Size()
@@ -145,7 +148,83 @@ func checkFile(path string, f *os.File) (m boltMeta, torn int, err error) {
 	if need := int64(m.hw) * ps; size < need {
 		return damaged("its last commit (transaction %d) uses %d pages (%d bytes) but the file holds %d bytes: it was cut short", m.txid, m.hw, need, size)
 	}
+	if err := checkFreelist(f, m); err != nil {
+		return damaged("freelist page %d: %v", m.freelist, err)
+	}
 	return m, torn, nil
+}
+
+// bbolt's freelist page: the page header (flags 0x10), then the free page ids (8 bytes each);
+// a count of 0xFFFF means the real count is the first of those 8-byte words.
+const (
+	boltFreelistFlag = 0x10
+	boltCountMax     = 0xFFFF
+)
+
+// checkFreelist reads the freelist page m names without mapping it: bbolt reads the free ids
+// on its own goroutine in a check and while opening for writing, where a count running past
+// the file would fault (SIGSEGV, not a panic). Each id must lie among the pages in use.
+func checkFreelist(f *os.File, m boltMeta) error {
+	if m.freelist == boltNoFreelist {
+		return nil // not kept in the file (NoFreelistSync): bbolt rebuilds it from the tree
+	}
+	ps := int64(m.pageSize)
+	h := make([]byte, pageHeaderSize+8)
+	if _, err := f.ReadAt(h, int64(m.freelist)*ps); err != nil {
+		return fmt.Errorf("reading it: %w", err)
+	}
+	order := binary.NativeEndian
+	id, flags, count, overflow := order.Uint64(h), order.Uint16(h[8:]), uint64(order.Uint16(h[10:])), uint64(order.Uint32(h[12:]))
+	skip := uint64(0)
+	if count == boltCountMax {
+		count, skip = order.Uint64(h[pageHeaderSize:]), 1
+	}
+	span := overflow + 1
+	switch {
+	case id != m.freelist:
+		return fmt.Errorf("the page says it is page %d", id)
+	case flags != boltFreelistFlag:
+		return fmt.Errorf("page flags %#x, not a freelist page", flags)
+	case span > m.hw-m.freelist:
+		return fmt.Errorf("%d overflow pages run past the %d pages in use", overflow, m.hw)
+	case count > m.hw || (skip+count)*8 > uint64(span*uint64(ps))-pageHeaderSize:
+		return fmt.Errorf("%d free ids do not fit in %d pages", count, span)
+	}
+	ids := make([]byte, count*8)
+	if _, err := f.ReadAt(ids, int64(m.freelist)*ps+pageHeaderSize+int64(skip)*8); err != nil {
+		return fmt.Errorf("reading it: %w", err)
+	}
+	for i := 0; i < len(ids); i += 8 {
+		if free := order.Uint64(ids[i:]); free < 2 || free >= m.hw {
+			return fmt.Errorf("free page id %d is outside the %d pages in use", free, m.hw)
+		}
+	}
+	return nil
+}
+
+// notAFile is a *DamagedError for anything at a store's path but a regular file.
+func notAFile(path string, mode fs.FileMode) error {
+	switch {
+	case mode.IsDir():
+		return &DamagedError{Path: path, Problem: "it is a folder, not a file"}
+	case !mode.IsRegular():
+		return &DamagedError{Path: path, Problem: "it is not a regular file but " + kindOf(mode)}
+	}
+	return nil
+}
+
+func kindOf(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case mode&fs.ModeCharDevice != 0:
+		return "a character device"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return fmt.Sprintf("of type %s", mode.Type())
 }
 
 // readMeta reads a meta page at off.

@@ -10,5 +10,7 @@
 // Every write is one bbolt transaction, fsynced on commit. Records are JSON with a version
 // field ("v"), so a later format can migrate old records on read; a record that does not decode
 // is an error naming its bucket and key (RecordError), never silently dropped. Open takes the
-// file's lock with a timeout: a second rota on the same file fails fast with ErrLocked.
+// file's lock with a timeout: a second rota on the same file fails fast with ErrLocked. Open
+// reads every page in use before anything is written: a damaged file is a DamagedError, left
+// as it was.
 package store

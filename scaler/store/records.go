@@ -19,6 +19,13 @@ const recordVersion = 1
 // and no disruption window is longer.
 const CycleWindow = 24 * time.Hour
 
+// clockSkew is how far after now a recorded time (a power-off, a move, a scale-up or -down) may
+// lie and still count, as now: the clocks of rotas taking over from one another on etcd differ
+// a little, and when unsure a power-off counts. A time further ahead was written by a clock that
+// was wrong (a bad NTP step, a dead RTC) and is dropped: counted, it would hold a node's cycle
+// cap, the budgets and the cooldowns for as long as the clock had jumped ahead, a year if it had.
+const clockSkew = 5 * time.Minute
+
 // Intent is the action in flight on a node, written before its first side effect and cleared
 // when the action reached a resting state. A node with an intent after a restart is what the
 // repair pass finishes or rolls back.
@@ -93,11 +100,45 @@ func (n *Node) RecordPowerOff(now time.Time) {
 // CyclesToday counts the node's power-offs within CycleWindow before now.
 func (n *Node) CyclesToday(now time.Time) int { return len(Recent(n.PowerOffs, now)) }
 
-// Recent returns the times within CycleWindow before now, oldest first.
+// Recent returns the times within CycleWindow before now, oldest first: those in
+// (now-CycleWindow, now], a time up to clockSkew after now taken as now, and none further ahead.
+// What is written back through it (RecordPowerOff, the executor's budgets) keeps the times so
+// taken as now, and so forgets them a window later.
 func Recent(ts []time.Time, now time.Time) []time.Time {
 	cutoff := now.Add(-CycleWindow)
-	out := slices.DeleteFunc(slices.Clone(ts), func(t time.Time) bool { return !t.After(cutoff) })
+	out := slices.Clone(ts)[:0]
+	for _, t := range ts {
+		if t, ok := asOf(t, now); ok && t.After(cutoff) {
+			out = append(out, t)
+		}
+	}
 	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+// asOf is a recorded time t as seen at now: t itself when it is not after now; now when it is
+// at most clockSkew after; not at all (false) when it is further ahead.
+func asOf(t, now time.Time) (time.Time, bool) {
+	switch {
+	case !t.After(now):
+		return t, true
+	case !t.After(now.Add(clockSkew)):
+		return now, true
+	}
+	return time.Time{}, false
+}
+
+// asOfEach is asOf over a map of times by pool (nil for nil).
+func asOfEach(m map[string]time.Time, now time.Time) map[string]time.Time {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]time.Time, len(m))
+	for k, t := range m {
+		if t, ok := asOf(t, now); ok {
+			out[k] = t
+		}
+	}
 	return out
 }
 
@@ -114,11 +155,13 @@ type Global struct {
 	Moves []time.Time `json:"moves,omitempty"`
 }
 
-// History is the planner's view of the global record.
+// History is the planner's view of the global record at now: times after now as Recent takes
+// them (a scale-up or -down dated further ahead than clockSkew is none, so a cooldown it began
+// is over).
 func (g Global) History(now time.Time) fleet.History {
 	return fleet.History{
-		LastScaleUp:   g.LastScaleUp,
-		LastScaleDown: g.LastScaleDown,
+		LastScaleUp:   asOfEach(g.LastScaleUp, now),
+		LastScaleDown: asOfEach(g.LastScaleDown, now),
 		PowerOffs:     Recent(g.PowerOffs, now),
 		Moves:         Recent(g.Moves, now),
 	}
@@ -195,6 +238,14 @@ func decodeNode(b []byte) (Node, error) {
 	}
 	if r.FailedKind != "" && !knownKind(r.FailedKind) {
 		return Node{}, fmt.Errorf("decoding: unknown failed kind %s", errtext.Quote(string(r.FailedKind)))
+	}
+	// Counts rota only ever adds to from zero: a negative one is damage, not a count (read as
+	// is, failures -5 would hold the backoff at its shortest for six more failures).
+	if r.Failures < 0 {
+		return Node{}, fmt.Errorf("decoding: negative failure count %d", r.Failures)
+	}
+	if r.Intent != nil && r.Intent.Attempt < 0 {
+		return Node{}, fmt.Errorf("decoding: negative intent attempt %d", r.Intent.Attempt)
 	}
 	return r.Node, nil
 }

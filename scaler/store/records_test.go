@@ -3,20 +3,28 @@ package store
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
-// Property: Recent keeps exactly the times inside the window, sorted, whatever the input order.
+// Property: Recent keeps exactly the times inside the window (now-CycleWindow, now] and those at
+// most clockSkew after now, taken as now, sorted, whatever the input order; nothing it returns
+// lies after now.
 func TestRecentKeepsExactlyTheWindow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 500 {
 		now := t0.Add(time.Duration(rng.Int64N(int64(48 * time.Hour))))
 		var in []time.Time
 		for range rng.IntN(20) {
-			in = append(in, now.Add(-time.Duration(rng.Int64N(int64(60*time.Hour)))))
+			switch ago := time.Duration(rng.Int64N(int64(60 * time.Hour))); rng.IntN(4) {
+			case 0: // ahead of the clock, by a little or by a lot
+				in = append(in, now.Add(ago/100), now.Add(ago))
+			default:
+				in = append(in, now.Add(-ago))
+			}
 		}
 		got := Recent(in, now)
 		if !slices.IsSortedFunc(got, func(a, b time.Time) int { return a.Compare(b) }) {
@@ -24,18 +32,90 @@ func TestRecentKeepsExactlyTheWindow(t *testing.T) {
 		}
 		want := 0
 		for _, ts := range in {
-			if now.Sub(ts) < CycleWindow {
+			if now.Sub(ts) < CycleWindow && ts.Sub(now) <= clockSkew {
 				want++
 			}
 		}
 		for _, ts := range got {
-			if now.Sub(ts) >= CycleWindow {
-				t.Fatalf("case %d: kept %v, outside the window before %v", i, ts, now)
+			if now.Sub(ts) >= CycleWindow || ts.After(now) {
+				t.Fatalf("case %d: kept %v, outside the window (%v, %v]", i, ts, now.Add(-CycleWindow), now)
 			}
 		}
 		if len(got) != want {
 			t.Fatalf("case %d: kept %d of %d in the window", i, len(got), want)
 		}
+	}
+}
+
+// A time recorded by a clock that ran ahead: a little ahead (rotas' clocks differ) it counts, as
+// now, and once written back through Recent is forgotten a window later; further ahead than
+// clockSkew (a clock that jumped, since put right) it counts for nothing, instead of holding the
+// cycle cap, the budgets and the cooldowns until the date it bears.
+func TestTimesAheadOfTheClock(t *testing.T) {
+	cases := []struct {
+		name   string
+		ahead  time.Duration
+		counts bool
+	}{
+		{"a second ahead", time.Second, true},
+		{"clockSkew ahead", clockSkew, true},
+		{"an hour ahead", time.Hour, false},
+		{"a year ahead", 365 * 24 * time.Hour, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			at := t0.Add(c.ahead)
+			want := 0
+			if c.counts {
+				want = 1
+			}
+			n := Node{State: fleet.StateOn, PowerOffs: []time.Time{at}}
+			g := Global{PowerOffs: []time.Time{at}, Moves: []time.Time{at},
+				LastScaleUp: map[string]time.Time{"gpu": at}, LastScaleDown: map[string]time.Time{"gpu": at}}
+			h := g.History(t0)
+			if got := n.CyclesToday(t0); got != want {
+				t.Errorf("CyclesToday = %d, want %d", got, want)
+			}
+			if len(h.PowerOffs) != want || len(h.Moves) != want || len(h.LastScaleUp) != want || len(h.LastScaleDown) != want {
+				t.Errorf("History = %+v; want %d of each", h, want)
+			}
+			for _, ts := range append(slices.Concat(h.PowerOffs, h.Moves), h.LastScaleUp["gpu"], h.LastScaleDown["gpu"]) {
+				if c.counts && !ts.Equal(t0) {
+					t.Errorf("History holds %v; want it taken as now, %v", ts, t0)
+				}
+			}
+			n.RecordPowerOff(t0)
+			if got := n.CyclesToday(t0); got != want+1 {
+				t.Errorf("after a power-off now, CyclesToday = %d, want %d", got, want+1)
+			}
+			if later := t0.Add(CycleWindow + time.Second); n.CyclesToday(later) != 0 {
+				t.Errorf("a window after, CyclesToday = %d (%v), want 0", n.CyclesToday(later), n.PowerOffs)
+			}
+		})
+	}
+}
+
+// A count that is negative is a damaged record; a retry time far ahead is not (it is now plus
+// the backoff, whatever the clock said).
+func TestDecodeNodeRefusesNegativeCounts(t *testing.T) {
+	cases := []struct {
+		name, raw, want string
+	}{
+		{"negative failures", `{"v":1,"state":"failed","failures":-5,"failed_kind":"power_on"}`, "negative failure count"},
+		{"negative attempt", `{"v":1,"state":"powering_off","intent":{"kind":"power_off","attempt":-3}}`, "negative intent attempt"},
+		{"retry far ahead", `{"v":1,"state":"failed","failures":3,"failed_kind":"power_on","retry_after":"9999-12-31T23:59:59Z"}`, ""},
+		{"attempt zero (a record from before attempts)", `{"v":1,"state":"powering_off","intent":{"kind":"power_off"}}`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := decodeNode([]byte(c.raw))
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("decoding %s: %v; want it read", c.raw, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("decoding %s: %v; want an error saying %q", c.raw, err, c.want)
+			}
+		})
 	}
 }
 

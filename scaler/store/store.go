@@ -73,7 +73,9 @@ func (r Retention) withDefaults() Retention {
 }
 
 // Open opens the store at path (creating it only with opts.Create). The file is checked before
-// bbolt maps it: an empty, cut-short or overwritten file is a *DamagedError, not a crash.
+// bbolt maps it, and every page in use is read before anything is written to it: an empty,
+// cut-short, overwritten or otherwise damaged file is a *DamagedError, not a crash, and is left
+// as it was. Opening a whole store writes nothing to it.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = time.Second
@@ -82,7 +84,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
+	if !created {
+		if err := verify(path, opts.LockTimeout); err != nil {
+			return nil, err
+		}
+	}
+	db, err := openBolt(path, opts)
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("opening store %s: %w", path, ErrLocked)
 	}
@@ -98,16 +105,36 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// openBolt is bolt.Open, with a panic (a page that verify passed and yet does not read) a
+// *DamagedError. verify has read the pages bbolt reads here, so none is expected; should one
+// come, bbolt keeps the file open and locked until the process ends (rota stops on it).
+func openBolt(path string, opts Options) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, &DamagedError{Path: path, Problem: fmt.Sprintf("bbolt failed opening it: %v", r)}
+		}
+	}()
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, ReadOnly: opts.ReadOnly})
+}
+
 // precheck opens path for reading and checks it (checkFile); a missing file is created only
-// with opts.Create (created true).
+// with opts.Create (created true). Anything but a regular file (a folder, a named pipe, a
+// device) is refused before it is opened: opening a named pipe would wait for a writer forever.
 func precheck(path string, opts Options) (created bool, torn int, err error) {
-	f, err := os.Open(path)
+	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && opts.Create && !opts.ReadOnly:
 		return true, -1, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return false, -1, fmt.Errorf("opening store %s: no such file", path)
 	case err != nil:
+		return false, -1, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	if err := notAFile(path, st.Mode()); err != nil {
+		return false, -1, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
 		return false, -1, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	defer f.Close()
@@ -128,18 +155,28 @@ func (s *Store) Recovered() string {
 	return fmt.Sprintf("meta page %d did not check (a commit cut short by a crash); opened at the other, the last complete commit", s.torn)
 }
 
-// buckets creates rota's buckets where missing, or read-only checks they are there.
+// buckets creates rota's buckets where missing, or read-only checks they are there. A store
+// that has them all is not written to: a bbolt commit rewrites the freelist and a meta page even
+// when nothing changed.
 func buckets(db *bolt.DB, readOnly bool) error {
 	names := []string{bucketNodes, bucketGlobal, bucketAudit}
-	if readOnly {
-		return db.View(func(tx *bolt.Tx) error {
-			for _, b := range names {
-				if tx.Bucket([]byte(b)) == nil {
-					return fmt.Errorf("not a rota store: no bucket %q", b)
-				}
+	var missing string
+	err := db.View(func(tx *bolt.Tx) error {
+		for _, b := range names {
+			if tx.Bucket([]byte(b)) == nil {
+				missing = b
+				return nil
 			}
-			return nil
-		})
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case missing == "":
+		return nil
+	case readOnly:
+		return fmt.Errorf("not a rota store: no bucket %q", missing)
 	}
 	return db.Update(func(tx *bolt.Tx) error {
 		for _, b := range names {

@@ -57,16 +57,25 @@ func (k *etcdKV) put(key string, v []byte) error {
 	return nil
 }
 
+// Get returns nil only when the key is not there: a key holding an empty value (etcd gives
+// nil for it) is an empty, non-nil value, which does not decode, not a record never written.
 func (k *etcdKV) Get(bucket, key string) ([]byte, error) {
 	full := k.b.dataKey(bucket, key)
 	if v, ok := k.puts[full]; ok {
-		return v, nil
+		return nonNil(v), nil
 	}
 	resp, err := k.get(full)
 	if err != nil || len(resp.Kvs) == 0 {
 		return nil, err
 	}
-	return resp.Kvs[0].Value, nil
+	return nonNil(resp.Kvs[0].Value), nil
+}
+
+func nonNil(v []byte) []byte {
+	if v == nil {
+		return []byte{}
+	}
+	return v
 }
 
 func (k *etcdKV) Put(bucket, key string, value []byte) error {

@@ -33,6 +33,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("audit newest first with retention", func(t *testing.T) { auditRetention(t, open) })
 	t.Run("updates are serialised", func(t *testing.T) { serialised(t, open) })
 	t.Run("copy both ways and backup", func(t *testing.T) { copies(t, open) })
+	t.Run("an empty record is damaged, not missing", func(t *testing.T) { emptyRecord(t, open) })
 }
 
 // names are node names a key layout must keep apart.
@@ -337,4 +338,45 @@ func copies(t *testing.T, open Open) {
 	}
 	defer b.Close()
 	same(t, src, b)
+}
+
+// emptyRecord: a record whose value is empty (a damaged write, a hand's etcdctl put) is a
+// *store.RecordError where it is read, and UpdateNode does not write over it: read as a record
+// never written, the update would replace it with a new one and lose what it held (here, the
+// node's maintenance).
+func emptyRecord(t *testing.T, open Open) {
+	s := open(t, store.Retention{})
+	if err := s.UpdateNode("gpu01", func(n *store.Node) error {
+		n.State, n.Since, n.Maintenance, n.MaintenanceNote = fleet.StateOff, t0, true, "alice: PSU swap"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The store's bucket of node records, written under it as a backend's damage would be.
+	const nodes = "nodes"
+	if err := s.Backend().Update(func(kv store.KV) error { return kv.Put(nodes, "gpu01", []byte{}) }); err != nil {
+		t.Fatal(err)
+	}
+	var re *store.RecordError
+	if n, err := s.Node("gpu01"); !errors.As(err, &re) {
+		t.Errorf("Node over an empty record = %+v, %v; want a *store.RecordError", n, err)
+	}
+	if _, err := s.Nodes(); !errors.As(err, &re) {
+		t.Errorf("Nodes over an empty record: %v; want a *store.RecordError", err)
+	}
+	called := false
+	err := s.UpdateNode("gpu01", func(n *store.Node) error { called, n.State = true, fleet.StateOn; return nil })
+	if !errors.As(err, &re) || called {
+		t.Errorf("UpdateNode over an empty record: %v (its function called: %v); want a *store.RecordError, not called", err, called)
+	}
+	err = s.View(func(tx *store.Tx) error {
+		_, err := tx.Node("gpu01")
+		return err
+	})
+	if !errors.As(err, &re) {
+		t.Errorf("after the refused update: %v; want the record still empty", err)
+	}
+	if n, err := s.Node("nobody"); err != nil || n.State != "" {
+		t.Errorf("Node(absent) = %+v, %v; want zero, no error", n, err)
+	}
 }
