@@ -89,26 +89,34 @@ func TestOpenRefusesDamagedFiles(t *testing.T) {
 		{"both meta checksums broken", smash(pageHeaderSize+20, ps+pageHeaderSize+20), "neither meta page is valid"},
 	}
 	for _, tc := range cases {
-		for _, ro := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/read-only=%v", tc.name, ro), func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "rota.db")
-				if err := os.WriteFile(path, tc.data, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				s, err := Open(path, Options{ReadOnly: ro, Create: true})
-				if err == nil {
-					s.Close()
-					t.Fatal("a damaged file opened as a store")
-				}
-				var de *DamagedError
-				if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
-					t.Errorf("err = %v; want a *DamagedError naming %s and saying %q", err, path, tc.want)
-				}
-				if after, _ := os.ReadFile(path); !bytes.Equal(after, tc.data) {
-					t.Error("the damaged file was changed")
-				}
-			})
-		}
+		refusedAsDamaged(t, tc.name, tc.data, tc.want)
+	}
+}
+
+// refusedAsDamaged opens data as a store file, read-write and read-only, each in a subtest of
+// t: each open must fail with a *DamagedError naming the file and saying want, and leave the
+// file's bytes as they were.
+func refusedAsDamaged(t *testing.T, name string, data []byte, want string) {
+	t.Helper()
+	for _, ro := range []bool{false, true} {
+		t.Run(fmt.Sprintf("%s/read-only=%v", name, ro), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rota.db")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(path, Options{ReadOnly: ro, Create: true})
+			if err == nil {
+				s.Close()
+				t.Fatal("a damaged file opened as a store")
+			}
+			var de *DamagedError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("err = %v; want a *DamagedError naming %s and saying %q", err, path, want)
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
+				t.Error("the damaged file was changed")
+			}
+		})
 	}
 }
 

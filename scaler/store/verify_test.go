@@ -103,26 +103,7 @@ func TestOpenRefusesDamagedPages(t *testing.T) {
 	cases = append(cases, damaged{"a leaf in use listed as free", b})
 
 	for _, tc := range cases {
-		for _, ro := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/read-only=%v", tc.name, ro), func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), "rota.db")
-				if err := os.WriteFile(path, tc.data, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				s, err := Open(path, Options{ReadOnly: ro, Create: true})
-				if err == nil {
-					s.Close()
-					t.Fatal("a store with a damaged page opened")
-				}
-				var de *DamagedError
-				if !errors.As(err, &de) || !strings.Contains(err.Error(), path) {
-					t.Errorf("err = %v; want a *DamagedError naming %s", err, path)
-				}
-				if after, _ := os.ReadFile(path); !bytes.Equal(after, tc.data) {
-					t.Error("the damaged file was changed")
-				}
-			})
-		}
+		refusedAsDamaged(t, tc.name, tc.data, "")
 	}
 	// A page out of use (free) is never read: damage there is no damage.
 	b = bytes.Clone(whole)
