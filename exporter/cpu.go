@@ -2,8 +2,8 @@ package exporter
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/procfs"
@@ -14,12 +14,18 @@ import (
 //
 //	1 - sum(rate(rota_node_cpu_seconds_total{mode=~"idle|iowait"}[5m]))
 //	  / sum(rate(rota_node_cpu_seconds_total[5m]))
+//
+// The counters it publishes never go backwards, though the kernel's may (see cpuCounters):
+// a drop would read as a counter reset and make a busy server look idle.
 type CPUCollector struct {
 	fs      procfs.FS
 	perCPU  bool
 	seconds *prometheus.Desc
 	cpus    *prometheus.Desc
 	logical *prometheus.Desc
+
+	mu       sync.Mutex // held over a read and its update, so reads apply in the order taken
+	counters cpuCounters
 }
 
 // NewCPUCollector reads /proc/stat under fs; perCPU adds one series per logical CPU and mode.
@@ -38,47 +44,41 @@ func NewCPUCollector(fs procfs.FS, perCPU bool) *CPUCollector {
 	}
 }
 
-// cpuMode is one mode's seconds.
-type cpuMode struct {
-	mode    string
-	seconds float64
-}
-
-// cpuModes lists a CPUStat's modes. Guest and guest_nice are left out: the kernel already counts
-// them inside user and nice, so summing every mode stays the CPU's total time.
-func cpuModes(s procfs.CPUStat) [8]cpuMode {
-	return [8]cpuMode{
-		{"user", s.User}, {"nice", s.Nice}, {"system", s.System}, {"idle", s.Idle},
-		{"iowait", s.Iowait}, {"irq", s.IRQ}, {"softirq", s.SoftIRQ}, {"steal", s.Steal},
-	}
-}
-
 // Update implements Collector.
 func (c *CPUCollector) Update(ch chan<- prometheus.Metric) error {
-	st, err := c.fs.Stat()
+	total, ids, perCPU, err := c.read()
 	if err != nil {
-		return fmt.Errorf("reading cpu statistics: %w", err)
+		return err
 	}
-	if len(st.CPU) == 0 {
-		return fmt.Errorf("reading cpu statistics: no per-cpu lines in stat")
+	for m, v := range total {
+		ch <- prometheus.MustNewConstMetric(c.seconds, prometheus.CounterValue, v, cpuModeNames[m])
 	}
-	for _, m := range cpuModes(st.CPUTotal) {
-		ch <- prometheus.MustNewConstMetric(c.seconds, prometheus.CounterValue, m.seconds, m.mode)
-	}
-	ch <- prometheus.MustNewConstMetric(c.cpus, prometheus.GaugeValue, float64(len(st.CPU)))
+	ch <- prometheus.MustNewConstMetric(c.cpus, prometheus.GaugeValue, float64(len(ids)))
 	if !c.perCPU {
 		return nil
 	}
-	ids := make([]int64, 0, len(st.CPU))
-	for id := range st.CPU {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
+	for i, id := range ids {
 		cpu := strconv.FormatInt(id, 10)
-		for _, m := range cpuModes(st.CPU[id]) {
-			ch <- prometheus.MustNewConstMetric(c.logical, prometheus.CounterValue, m.seconds, cpu, m.mode)
+		for m, v := range perCPU[i] {
+			ch <- prometheus.MustNewConstMetric(c.logical, prometheus.CounterValue, v, cpu, cpuModeNames[m])
 		}
 	}
 	return nil
+}
+
+// read takes one reading of /proc/stat into the counters and returns what to publish: the
+// summed counters and, per online CPU (by id), its own.
+func (c *CPUCollector) read() (cpuValues, []int64, []cpuValues, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, err := c.fs.Stat()
+	if err != nil {
+		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w", err)
+	}
+	if len(st.CPU) == 0 {
+		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: no per-cpu lines in stat")
+	}
+	c.counters.update(st.CPUTotal, st.CPU)
+	ids, perCPU := c.counters.onlineCPUs()
+	return c.counters.total, ids, perCPU, nil
 }

@@ -59,7 +59,7 @@ type Config struct {
 	NVML nvml.Interface
 	// GPUTimeout bounds how long one scrape waits for NVML (see GPUCollector).
 	GPUTimeout time.Duration
-	// Now is the clock used to time collectors.
+	// Now is the clock used to time collectors and GPM samples.
 	Now func() time.Time
 	// Log receives the collectors' logs.
 	Log *logrus.Entry
@@ -111,7 +111,7 @@ func build(name string, cfg Config) (Collector, error) {
 		if cfg.NVML == nil {
 			return nil, ErrNoNVML
 		}
-		gpu := NewGPUCollector(cfg.NVML, cfg.GPUTimeout, cfg.Log.WithField("collector", name))
+		gpu := NewGPUCollector(cfg.NVML, cfg.GPUTimeout, cfg.Now, cfg.Log.WithField("collector", name))
 		gpu.Start() // NVML initialises while the web server starts.
 		return gpu, nil
 	}

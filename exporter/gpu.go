@@ -33,9 +33,16 @@ const (
 // Bounded scrapes: every NVML call runs in a background read, and Update waits for the reads at
 // most timeout. A device whose read is not done by then is reported as failed for this scrape
 // (its series are left out, rota_gpu_device_errors_total{reason="timeout"} goes up) and the scrape
-// returns; no stale reading is ever reported. At most one read per device is in flight: a read
-// still stuck in NVML is waited on again by the next scrape, never started twice, so hung calls
-// cannot pile up goroutines. Concurrent scrapes share the reads in flight.
+// returns. At most one read per device is in flight: a read still stuck in NVML is waited on
+// again by the next scrape, never started twice, so hung calls cannot pile up goroutines.
+// Concurrent scrapes share the reads in flight.
+//
+// No stale reading is ever reported: a scrape reports a read only if no scrape ended between
+// the start of the scrape that began the read and its own start (so the read began at most
+// timeout before it). A stuck read that finishes during a later scrape predates the scrape it
+// was begun for, and its readings, taken before that scrape ended, may say idle of a GPU busy
+// since: that later scrape starts a fresh read once the stuck one is done and reports the
+// fresh one, or a timeout.
 //
 // Unavailable NVML: a failed Init is logged once and never followed by another NVML call (after a
 // failed Init any call can kill the process); every scrape then reports rota_gpu_devices 0 and
@@ -43,13 +50,15 @@ const (
 type GPUCollector struct {
 	lib     nvml.Interface
 	timeout time.Duration
+	now     func() time.Time
 	log     *logrus.Entry
 
 	mu      sync.Mutex
-	inv     *pending[inventory]    // started once, by Start or the first Update
-	reads   []*pending[gpuReading] // per device: the last read started
-	gpm     []*gpmState            // per device: GPM sampling, touched only by its read
-	failing []bool                 // per device: failed last time (to log changes only)
+	inv     *pending[inventory] // started once, by Start or the first Update
+	reads   []*gpuRead          // per device: the last read started
+	gpm     []*gpmState         // per device: GPM sampling, touched only by its read
+	failing []bool              // per device: failed last time (to log changes only)
+	ended   uint64              // scrapes (Updates) ended so far
 
 	errors  *prometheus.CounterVec
 	devices *prometheus.Desc
@@ -64,8 +73,9 @@ type gpuDesc struct {
 }
 
 // NewGPUCollector reads GPUs through lib (nvml.New() or a go-nvml mock); a scrape waits at most
-// timeout for NVML. It makes no NVML call until Start or the first Update.
-func NewGPUCollector(lib nvml.Interface, timeout time.Duration, log *logrus.Entry) *GPUCollector {
+// timeout for NVML; now times GPM samples (see gpmState). It makes no NVML call until Start or
+// the first Update.
+func NewGPUCollector(lib nvml.Interface, timeout time.Duration, now func() time.Time, log *logrus.Entry) *GPUCollector {
 	gpu := []string{"gpu", "uuid"}
 	desc := func(name, help string, labels []string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "gpu", name), help, labels, nil)
@@ -73,6 +83,7 @@ func NewGPUCollector(lib nvml.Interface, timeout time.Duration, log *logrus.Entr
 	return &GPUCollector{
 		lib:     lib,
 		timeout: timeout,
+		now:     now,
 		log:     log,
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Subsystem: "gpu", Name: "device_errors_total",
@@ -88,11 +99,11 @@ func NewGPUCollector(lib nvml.Interface, timeout time.Duration, log *logrus.Entr
 			gpuPower:       {desc("power_watts", "GPU power draw.", gpu), prometheus.GaugeValue},
 			gpuEnergy:      {desc("energy_joules_total", "Energy the GPU used since the driver loaded.", gpu), prometheus.CounterValue},
 			gpuTemperature: {desc("temperature_celsius", "GPU core temperature.", gpu), prometheus.GaugeValue},
-			gpuSMActive: {desc("sm_active_ratio", "Share of the GPU's SMs busy over the time since the previous scrape (NVML GPM, Hopper and later; DCGM's SM_ACTIVE).", gpu),
+			gpuSMActive: {desc("sm_active_ratio", "Share of the GPU's SMs busy between the exporter's last two GPM samples, at least 1 s apart: normally the time since the previous scrape (NVML GPM, Hopper and later; DCGM's SM_ACTIVE).", gpu),
 				prometheus.GaugeValue},
-			gpuSMOccupancy: {desc("sm_occupancy_ratio", "Warps resident on the SMs as a share of the most they hold, over the time since the previous scrape (NVML GPM).", gpu),
+			gpuSMOccupancy: {desc("sm_occupancy_ratio", "Warps resident on the SMs as a share of the most they hold, between the last two GPM samples (NVML GPM).", gpu),
 				prometheus.GaugeValue},
-			gpuTensorActive: {desc("tensor_active_ratio", "Share of the time since the previous scrape any tensor core pipe was busy (NVML GPM).", gpu),
+			gpuTensorActive: {desc("tensor_active_ratio", "Share of the time between the last two GPM samples any tensor core pipe was busy (NVML GPM).", gpu),
 				prometheus.GaugeValue},
 		},
 	}
@@ -165,7 +176,13 @@ func (c *GPUCollector) Update(ch chan<- prometheus.Metric) error {
 	c.Start()
 	c.mu.Lock()
 	inv := c.inv
+	ended := c.ended // which reads are fresh enough for this scrape (see GPUCollector)
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.ended++
+		c.mu.Unlock()
+	}()
 	if !wait(ctx, inv.done) {
 		ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, 0)
 		return fmt.Errorf("%w: initialising", ErrGPUTimeout)
@@ -175,9 +192,10 @@ func (c *GPUCollector) Update(ch chan<- prometheus.Metric) error {
 		return inv.err
 	}
 	ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, float64(inv.val.count))
-	for i, p := range c.startReads(inv.val) {
+	for i, r := range c.startReads(inv.val, ended) {
+		p, done := c.await(ctx, i, r, ended)
 		switch {
-		case !wait(ctx, p.done):
+		case !done:
 			c.failed(i, inv.val.uuids[i], reasonTimeout, fmt.Errorf("%w after %s", ErrGPUTimeout, c.timeout))
 		case p.err != nil:
 			c.failed(i, inv.val.uuids[i], reasonError, p.err)
@@ -190,14 +208,40 @@ func (c *GPUCollector) Update(ch chan<- prometheus.Metric) error {
 	return nil
 }
 
-// startReads returns a read per device: the one in flight if a device still has one, else a
-// new one. This is the "at most one NVML read in flight per device" rule.
-func (c *GPUCollector) startReads(inv inventory) []*pending[gpuReading] {
+// gpuRead is one background read of a GPU, begun for a scrape that started after ended
+// scrapes had ended.
+type gpuRead struct {
+	*pending[gpuReading]
+	ended uint64
+}
+
+// await waits until GPU i has a read fresh for a scrape that started after ended scrapes had
+// ended, starting from p: a stale read (see GPUCollector) is waited out, then replaced by a
+// fresh one. It returns false if none finished before ctx ended.
+func (c *GPUCollector) await(ctx context.Context, i int, p *gpuRead, ended uint64) (*gpuRead, bool) {
+	for {
+		if !wait(ctx, p.done) {
+			return nil, false
+		}
+		if p.ended >= ended {
+			return p, true
+		}
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		c.mu.Lock()
+		p = c.startRead(i, ended)
+		c.mu.Unlock()
+	}
+}
+
+// startReads returns a read per device, from startRead.
+func (c *GPUCollector) startReads(inv inventory, ended uint64) []*gpuRead {
 	n := inv.count
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.reads == nil {
-		c.reads = make([]*pending[gpuReading], n)
+		c.reads = make([]*gpuRead, n)
 		c.failing = make([]bool, n)
 		c.gpm = make([]*gpmState, n)
 		// Every error series exists from the start at 0, so increase() sees the first error.
@@ -207,15 +251,22 @@ func (c *GPUCollector) startReads(inv inventory) []*pending[gpuReading] {
 			c.errors.WithLabelValues(strconv.Itoa(i), inv.uuids[i], reasonTimeout)
 		}
 	}
-	out := make([]*pending[gpuReading], n)
+	out := make([]*gpuRead, n)
 	for i := range n {
-		if c.reads[i] == nil || c.reads[i].finished() {
-			gpm := c.gpm[i]
-			c.reads[i] = start(func() (gpuReading, error) { return readDevice(c.lib, i, gpm) })
-		}
-		out[i] = c.reads[i]
+		out[i] = c.startRead(i, ended)
 	}
 	return out
+}
+
+// startRead returns GPU i's read in flight if it has one, else starts a new one for a scrape
+// that began after ended scrapes had ended. This is the "at most one NVML read in flight per
+// device" rule. c.mu is held.
+func (c *GPUCollector) startRead(i int, ended uint64) *gpuRead {
+	if c.reads[i] == nil || c.reads[i].finished() {
+		gpm := c.gpm[i]
+		c.reads[i] = &gpuRead{start(func() (gpuReading, error) { return readDevice(c.lib, i, gpm, c.now) }), ended}
+	}
+	return c.reads[i]
 }
 
 func (c *GPUCollector) failed(i int, uuid, reason string, err error) {

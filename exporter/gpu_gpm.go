@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -17,19 +18,28 @@ var gpmMetrics = []struct {
 	{nvml.GPM_METRIC_ANY_TENSOR_UTIL, gpuTensorActive},
 }
 
+// gpmMinInterval is the least time between two GPM samples of a GPU. NVML asks for more than
+// 100 ms between two nvmlGpmSampleGet calls; a metric over a shorter time is mostly noise.
+const gpmMinInterval = time.Second
+
 // gpmState is one GPU's GPM sampling. A GPM metric is computed from two samples taken some
 // time apart, so each read keeps its sample for the next: the metrics a scrape reports cover
-// the time since the previous scrape's read, as a rate does, and the first read reports none.
-// Only the GPU's one read in flight touches it (reads of a GPU never overlap).
+// the time since the previous sample, as a rate does, and the first read reports none. A read
+// less than gpmMinInterval after the last sample takes none and reports the metrics computed at
+// that sample (covering the time up to under gpmMinInterval ago): of two scrapers a few
+// milliseconds apart, the second reports what the first computed, not a metric over those
+// milliseconds. Only the GPU's one read in flight touches it (reads of a GPU never overlap).
 type gpmState struct {
 	checked, supported bool
 	prev               nvml.GpmSample
+	prevAt             time.Time   // when prev was taken
+	last               []gpuSample // the metrics computed from the last two samples
 }
 
-// read returns the GPM metrics since the previous read, none on a GPU without GPM (before
-// Hopper, or a driver without it) or on the first read. A GPM call that fails is an error,
-// which fails the GPU for the scrape like any other reading.
-func (g *gpmState) read(lib nvml.Interface, dev nvml.Device) ([]gpuSample, error) {
+// read returns the GPM metrics since the previous sample, none on a GPU without GPM (before
+// Hopper, or a driver without it) or before two samples are taken; now is the clock. A GPM
+// call that fails is an error, which fails the GPU for the scrape like any other reading.
+func (g *gpmState) read(lib nvml.Interface, dev nvml.Device, now func() time.Time) ([]gpuSample, error) {
 	if !g.checked {
 		support, ret := lib.GpmQueryDeviceSupport(dev)
 		switch ret {
@@ -45,6 +55,12 @@ func (g *gpmState) read(lib nvml.Interface, dev nvml.Device) ([]gpuSample, error
 	if !g.supported {
 		return nil, nil
 	}
+	at := now()
+	// A clock that went back (a test's, or a wall clock without a monotonic reading) takes a
+	// sample rather than serve the last metrics for as long as it went back.
+	if age := at.Sub(g.prevAt); g.prev != nil && age >= 0 && age < gpmMinInterval {
+		return g.last, nil
+	}
 	cur, ret := lib.GpmSampleAlloc()
 	if ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("allocating a sample: %w", ret)
@@ -54,7 +70,7 @@ func (g *gpmState) read(lib nvml.Interface, dev nvml.Device) ([]gpuSample, error
 		return nil, fmt.Errorf("taking a sample: %w", ret)
 	}
 	prev := g.prev
-	g.prev = cur
+	g.prev, g.prevAt, g.last = cur, at, nil
 	if prev == nil {
 		return nil, nil
 	}
@@ -73,5 +89,6 @@ func (g *gpmState) read(lib nvml.Interface, dev nvml.Device) ([]gpuSample, error
 			out = append(out, gpuSample{gm.metric, m.Metrics[i].Value / 100})
 		}
 	}
+	g.last = out
 	return out, nil
 }

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -39,6 +40,9 @@ type gpuReading struct {
 type gpuStep struct {
 	what string
 	read func(nvml.Device) ([]gpuSample, nvml.Return)
+	// required: the GPU cannot be judged without this reading, so ERROR_NOT_SUPPORTED fails
+	// the GPU's read like any other error instead of leaving the reading out.
+	required bool
 }
 
 // gpuSteps lists the readings taken from every GPU, in order.
@@ -47,35 +51,39 @@ func gpuSteps() []gpuStep {
 		{"utilization", func(d nvml.Device) ([]gpuSample, nvml.Return) {
 			u, ret := d.GetUtilizationRates()
 			return []gpuSample{{gpuUtilization, float64(u.Gpu) / 100}}, ret
-		}},
+		}, false},
 		{"memory", func(d nvml.Device) ([]gpuSample, nvml.Return) {
 			m, ret := d.GetMemoryInfo()
 			return []gpuSample{{gpuMemoryUsed, float64(m.Used)}, {gpuMemoryTotal, float64(m.Total)}}, ret
-		}},
+		}, false},
+		// Required: the rules read a GPU with no process series as running none, so a GPU
+		// that will not list its processes (ERROR_NOT_SUPPORTED) would read idle at low
+		// utilisation however much memory its work holds.
 		{"compute processes", func(d nvml.Device) ([]gpuSample, nvml.Return) {
 			p, ret := d.GetComputeRunningProcesses()
 			return []gpuSample{{gpuProcesses, float64(len(p))}}, ret
-		}},
+		}, true},
 		{"power", func(d nvml.Device) ([]gpuSample, nvml.Return) {
 			mw, ret := d.GetPowerUsage()
 			return []gpuSample{{gpuPower, float64(mw) / 1000}}, ret
-		}},
+		}, false},
 		{"energy", func(d nvml.Device) ([]gpuSample, nvml.Return) {
 			mj, ret := d.GetTotalEnergyConsumption()
 			return []gpuSample{{gpuEnergy, float64(mj) / 1000}}, ret
-		}},
+		}, false},
 		{"temperature", func(d nvml.Device) ([]gpuSample, nvml.Return) {
 			c, ret := d.GetTemperature(nvml.TEMPERATURE_GPU)
 			return []gpuSample{{gpuTemperature, float64(c)}}, ret
-		}},
+		}, false},
 	}
 }
 
 // readDevice takes every reading of GPU index through NVML, its GPM metrics last (gpm is the
-// GPU's sampling state). A reading the GPU does not support (ERROR_NOT_SUPPORTED: no power
-// sensor, utilisation under MIG, energy before Volta, GPM before Hopper) is left out; any
-// other error fails the whole GPU for this scrape.
-func readDevice(lib nvml.Interface, index int, gpm *gpmState) (gpuReading, error) {
+// GPU's sampling state, now its clock). A reading the GPU does not support (ERROR_NOT_SUPPORTED: no power
+// sensor, utilisation under MIG, energy before Volta, GPM before Hopper) is left out, unless
+// the step is required (the compute processes); any other error fails the whole GPU for this
+// scrape.
+func readDevice(lib nvml.Interface, index int, gpm *gpmState, now func() time.Time) (gpuReading, error) {
 	var r gpuReading
 	dev, ret := lib.DeviceGetHandleByIndex(index)
 	if ret != nvml.SUCCESS {
@@ -98,11 +106,14 @@ func readDevice(lib nvml.Interface, index int, gpm *gpmState) (gpuReading, error
 		case nvml.SUCCESS:
 			r.samples = append(r.samples, samples...)
 		case nvml.ERROR_NOT_SUPPORTED:
+			if step.required {
+				return r, fmt.Errorf("gpu %d: reading %s: %w", index, step.what, ret)
+			}
 		default:
 			return r, fmt.Errorf("gpu %d: reading %s: %w", index, step.what, ret)
 		}
 	}
-	samples, err := gpm.read(lib, dev)
+	samples, err := gpm.read(lib, dev, now)
 	if err != nil {
 		return r, fmt.Errorf("gpu %d: reading gpm metrics: %w", index, err)
 	}

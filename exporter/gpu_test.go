@@ -86,7 +86,7 @@ func TestGPUReadings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			log, _ := quietLog()
-			u := &updater{c: NewGPUCollector(busyFake(tc.gpus), neverTimeout, log)}
+			u := &updater{c: NewGPUCollector(busyFake(tc.gpus), neverTimeout, time.Now, log)}
 			got := series(t, u)
 			if u.err != nil {
 				t.Fatalf("update: %v", u.err)
@@ -121,7 +121,7 @@ func TestGPULibraryMissing(t *testing.T) {
 		DeviceGetHandleByIndexFunc: func(int) (nvml.Device, nvml.Return) { after.Add(1); return nil, nvml.SUCCESS },
 	}
 	log, hook := quietLog()
-	u := &updater{c: NewGPUCollector(lib, neverTimeout, log)}
+	u := &updater{c: NewGPUCollector(lib, neverTimeout, time.Now, log)}
 	for range 3 {
 		got := series(t, u)
 		if !errors.Is(u.err, ErrGPUUnavailable) || !errors.Is(u.err, nvml.ERROR_LIBRARY_NOT_FOUND) {
@@ -150,7 +150,7 @@ func TestGPUDeviceFailing(t *testing.T) {
 		return nvml.Utilization{}, nvml.ERROR_GPU_IS_LOST
 	}
 	log, hook := quietLog()
-	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, time.Now, log)}
 	var got map[string]float64
 	for range 2 {
 		got = series(t, u)
@@ -198,7 +198,7 @@ func TestGPUSlowDevice(t *testing.T) {
 	log, _ := quietLog()
 	// The bound only decides how long the test waits for the stuck GPU: the other GPUs answer
 	// in microseconds and the stuck one never answers before release.
-	c := NewGPUCollector(fake, 200*time.Millisecond, log)
+	c := NewGPUCollector(fake, 200*time.Millisecond, time.Now, log)
 	slowUtil := gpuSeries("rota_gpu_utilization_ratio", 1)
 	for scrape := 1; scrape <= 2; scrape++ {
 		var wg sync.WaitGroup
@@ -245,7 +245,7 @@ func TestGPUInitHangs(t *testing.T) {
 	release := make(chan struct{})
 	fake.InitFunc = func() nvml.Return { <-release; return nvml.SUCCESS }
 	log, _ := quietLog()
-	u := &updater{c: NewGPUCollector(fake, 100*time.Millisecond, log)}
+	u := &updater{c: NewGPUCollector(fake, 100*time.Millisecond, time.Now, log)}
 	got := series(t, u)
 	if !errors.Is(u.err, ErrGPUTimeout) || got[`rota_gpu_devices{}`] != 0 {
 		t.Fatalf("error %v, devices %v; want ErrGPUTimeout and 0", u.err, got[`rota_gpu_devices{}`])
@@ -267,7 +267,7 @@ func TestGPUReadingNotSupported(t *testing.T) {
 	dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }
 	dev.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
 	log, _ := quietLog()
-	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, time.Now, log)}
 	got := series(t, u)
 	if u.err != nil {
 		t.Fatalf("update: %v", u.err)
@@ -297,7 +297,7 @@ func TestGPUErrorsUUIDUnknown(t *testing.T) {
 	fake := busyFake(2)
 	fake.GPUs[1].Device.GetUUIDFunc = func() (string, nvml.Return) { return "", nvml.ERROR_GPU_IS_LOST }
 	log, _ := quietLog()
-	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, time.Now, log)}
 	got := series(t, u)
 	if v, ok := got[`rota_gpu_device_errors_total{gpu="1",reason="error",uuid="unknown"}`]; !ok || v != 1 {
 		t.Errorf("error counter of the GPU without a UUID = %v (present %v), want 1; series %v", v, ok, got)
@@ -318,7 +318,8 @@ func TestGPUSMActivity(t *testing.T) {
 	fake.GPUs[1].Set(gpufake.Reading{UtilizationPercent: 60, SMActivePercent: 55.5, SMOccupancyPercent: 40, TensorActivePercent: 30})
 	fake.GPUs[2].WithoutGPM()
 	log, _ := quietLog()
-	u := &updater{c: NewGPUCollector(fake, neverTimeout, log)}
+	clock := newManualClock()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, clock.Now, log)}
 	sm := func(name string, i int) string { return gpuSeries("rota_gpu_"+name, i) }
 
 	first := series(t, u)
@@ -327,6 +328,7 @@ func TestGPUSMActivity(t *testing.T) {
 			t.Errorf("GPU %d reports SM activity from one sample", i)
 		}
 	}
+	clock.Advance(15 * time.Second)
 	got := series(t, u)
 	if u.err != nil {
 		t.Fatalf("update: %v", u.err)
@@ -349,6 +351,7 @@ func TestGPUSMActivity(t *testing.T) {
 
 	// GPU 1's GPM stops answering: the GPU fails for the scrape and its series are left out.
 	fake.GpmMetricsGetFunc = func(*nvml.GpmMetricsGetType) nvml.Return { return nvml.ERROR_UNKNOWN }
+	clock.Advance(15 * time.Second)
 	got = series(t, u)
 	for _, i := range []int{0, 1} {
 		if _, ok := got[sm("utilization_ratio", i)]; ok {
@@ -363,5 +366,134 @@ func TestGPUSMActivity(t *testing.T) {
 	}
 	if n := fake.LiveGPMSamples(); n != 2 {
 		t.Errorf("%d GPM samples live after a failed read, want 2", n)
+	}
+}
+
+// TestGPUProcessesUnreadable: a GPU whose compute processes NVML will not list
+// (ERROR_NOT_SUPPORTED) is a GPU not read: left out of the scrape with its error counted, as
+// for any NVML error, never reported with its utilisation and no process series, which the
+// rules would read as no process (idle at 1% with 40 GiB held by two processes).
+func TestGPUProcessesUnreadable(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(2)
+	fake.GPUs[1].Set(gpufake.Reading{UtilizationPercent: 1, MemoryUsedBytes: 40 << 30, Processes: 2})
+	fake.GPUs[1].Device.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		return nil, nvml.ERROR_NOT_SUPPORTED
+	}
+	log, hook := quietLog()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, time.Now, log)}
+	got := series(t, u)
+	if u.err != nil {
+		t.Fatalf("update: %v (one unreadable GPU must not fail the collector)", u.err)
+	}
+	for k := range got {
+		if strings.Contains(k, `gpu="1"`) && !strings.HasPrefix(k, "rota_gpu_device_errors_total{") {
+			t.Errorf("series of the GPU whose processes are unreadable still reported: %s", k)
+		}
+	}
+	if v := got[errorSeries(1, "error")]; v != 1 {
+		t.Errorf("errors = %v, want 1", v)
+	}
+	if _, ok := got[gpuSeries("rota_gpu_compute_processes", 0)]; !ok {
+		t.Error("the other GPU was not read")
+	}
+	if n := countWarnings(hook.AllEntries()); n != 1 {
+		t.Errorf("%d warnings, want 1", n)
+	}
+}
+
+// TestGPMMinimumInterval: two scrapers a few milliseconds apart do not make GPM samples a few
+// milliseconds apart (NVML asks for more than 100 ms; a metric over 20 ms is noise): a read
+// under gpmMinInterval after the last sample takes none and reports the metrics last computed,
+// and the next sample is taken once the interval has passed.
+func TestGPMMinimumInterval(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := gpufake.New(1)
+	gpu := fake.GPUs[0]
+	var samples atomic.Int32
+	take := fake.GpmSampleGetFunc
+	fake.GpmSampleGetFunc = func(d nvml.Device, s nvml.GpmSample) nvml.Return {
+		samples.Add(1)
+		return take(d, s)
+	}
+	log, _ := quietLog()
+	clock := newManualClock()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, clock.Now, log)}
+	active := gpuSeries("rota_gpu_sm_active_ratio", 0)
+	steps := []struct {
+		name    string
+		advance time.Duration
+		set     float64 // the GPU's SM activity from now on
+		want    float64 // -1: no series
+		samples int32   // GPM samples taken so far
+	}{
+		{"scraper A: first sample", 0, 50, -1, 1},
+		{"scraper B 20 ms later: no sample, nothing computed yet", 20 * time.Millisecond, 50, -1, 1},
+		{"scraper A 15 s on: second sample", 15 * time.Second, 50, 0.5, 2},
+		{"scraper B 20 ms later: A's metrics, no sample", 20 * time.Millisecond, 90, 0.5, 2},
+		{"999 ms after the last sample: still none", 979 * time.Millisecond, 90, 0.5, 2},
+		{"a second after the last sample: a new one", time.Millisecond, 90, 0.9, 3},
+	}
+	for _, st := range steps {
+		clock.Advance(st.advance)
+		gpu.Set(gpufake.Reading{SMActivePercent: st.set})
+		got := series(t, u)
+		if u.err != nil {
+			t.Fatalf("%s: update: %v", st.name, u.err)
+		}
+		v, ok := got[active]
+		switch {
+		case st.want < 0 && ok:
+			t.Errorf("%s: SM activity %v, want none", st.name, v)
+		case st.want >= 0 && (!ok || v != st.want):
+			t.Errorf("%s: SM activity %v (present %v), want %v", st.name, v, ok, st.want)
+		}
+		if _, ok := got[gpuSeries("rota_gpu_utilization_ratio", 0)]; !ok {
+			t.Errorf("%s: the GPU was not read", st.name)
+		}
+		if n := samples.Load(); n != st.samples {
+			t.Errorf("%s: %d GPM samples taken, want %d", st.name, n, st.samples)
+		}
+	}
+	if n := fake.LiveGPMSamples(); n != 1 {
+		t.Errorf("%d GPM samples live, want 1", n)
+	}
+}
+
+// TestGPUStuckReadNotReportedLater: a read stuck past one scrape's timeout that finishes during
+// the next scrape took its readings before the first scrape ended; the next scrape reports a
+// fresh read instead (here: the GPU became busy in between, and must not read idle).
+func TestGPUStuckReadNotReportedLater(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := gpufake.New(1)
+	fake.GPUs[0].WithoutGPM()
+	dev := fake.GPUs[0].Device
+	release := make(chan struct{})
+	var calls atomic.Int32
+	answer := dev.GetPowerUsageFunc
+	dev.GetPowerUsageFunc = func() (uint32, nvml.Return) {
+		if calls.Add(1) == 1 {
+			<-release // after utilisation and processes were read: idle
+		}
+		return answer()
+	}
+	log, _ := quietLog()
+	u := &updater{c: NewGPUCollector(fake, 300*time.Millisecond, time.Now, log)}
+	util, procs := gpuSeries("rota_gpu_utilization_ratio", 0), gpuSeries("rota_gpu_compute_processes", 0)
+	if got := series(t, u); got[errorSeries(0, "timeout")] != 1 {
+		t.Fatalf("first scrape: timeouts = %v, want 1", got[errorSeries(0, "timeout")])
+	}
+	fake.GPUs[0].Set(gpufake.Reading{UtilizationPercent: 95, Processes: 3})
+	time.AfterFunc(50*time.Millisecond, func() { close(release) }) // during the second scrape
+	got := series(t, u)
+	if v, ok := got[util]; !ok || v != 0.95 || got[procs] != 3 {
+		t.Errorf("second scrape: utilisation %v (present %v), %v processes; want the fresh 0.95 and 3, not the stuck read's 0 and 0",
+			v, ok, got[procs])
+	}
+	if v := got[errorSeries(0, "timeout")]; v != 1 {
+		t.Errorf("timeouts = %v, want 1", v)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("power read %d times, want 2 (the stuck read, then one fresh)", n)
 	}
 }

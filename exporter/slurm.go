@@ -25,34 +25,43 @@ type SlurmConfig struct {
 	// (empty: PATH).
 	Conf   string
 	BinDir string
-	// Timeout bounds each Slurm command.
+	// Timeout bounds one whole read (sinfo, then squeue); positive. See DefaultSlurmTimeout.
 	Timeout time.Duration
 	// ClassesFile is rota's config file, of which only the classes: section is read; empty
 	// uses jobclass.Defaults().
 	ClassesFile string
 }
 
+// DefaultSlurmTimeout bounds a scrape's read of Slurm, both commands together. A killed command
+// may keep its pipes up to a second more (slurmcli's WaitDelay), so a scrape answers within 9 s,
+// inside Prometheus's default scrape timeout of 10 s: past it Prometheus drops the whole scrape,
+// and rota_exporter_collector_success{collector="slurm"} 0 would never be seen.
+const DefaultSlurmTimeout = 8 * time.Second
+
 // SlurmCollector reports Slurm's queue and nodes from one whole read per scrape, through the
 // same reader, the same test of what is demand (slurmcli.Job.WantsServers) and the same
 // classes (jobclass) as rota's Slurm adapter, so the alert rules and the scaler count the same
-// demand. A read that fails or prints anything unexpected fails the
-// scrape (rota_exporter_collector_success{collector="slurm"} 0) and sends nothing.
+// demand. A read that fails, prints anything unexpected or does not finish within the timeout
+// fails the scrape (rota_exporter_collector_success{collector="slurm"} 0) and sends nothing.
 type SlurmCollector struct {
 	read    func(context.Context) (slurmcli.View, error)
 	classes []jobclass.Class
+	timeout time.Duration
 
 	jobs, pendingJobs, pendingCPUs, pendingGPUs, nodes *prometheus.Desc
 }
 
-// NewSlurmCollector reads Slurm with read (slurmcli.Client.Read) and names pending work's
-// class with the classes given (not empty).
-func NewSlurmCollector(read func(context.Context) (slurmcli.View, error), classes []jobclass.Class) *SlurmCollector {
+// NewSlurmCollector reads Slurm with read (slurmcli.Client.Read), given at most timeout (a
+// context deadline) for the whole read, and names pending work's class with the classes given
+// (not empty).
+func NewSlurmCollector(read func(context.Context) (slurmcli.View, error), classes []jobclass.Class, timeout time.Duration) *SlurmCollector {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "slurm", name), help, labels, nil)
 	}
 	return &SlurmCollector{
 		read:        read,
 		classes:     classes,
+		timeout:     timeout,
 		jobs:        desc("jobs", "Slurm jobs by partition (the first a job names) and state.", "partition", "state"),
 		pendingJobs: desc("pending_jobs", "Pending Slurm jobs that more servers could start, by partition and rota job class.", "partition", "class"),
 		pendingCPUs: desc("pending_cpus", "CPUs asked for by pending Slurm jobs that more servers could start (all their nodes), by partition and class.", "partition", "class"),
@@ -67,8 +76,9 @@ func NewSlurmCollectorFromConfig(cfg SlurmConfig, log *logrus.Entry) (*SlurmColl
 	if err != nil {
 		return nil, err
 	}
-	c := slurmcli.Client{Run: slurmcli.Commands{Conf: cfg.Conf, BinDir: cfg.BinDir, Timeout: cfg.Timeout}.Run}
-	return NewSlurmCollector(c.Read, classes), nil
+	// No bound per command: the collector's deadline bounds both together.
+	c := slurmcli.Client{Run: slurmcli.Commands{Conf: cfg.Conf, BinDir: cfg.BinDir}.Run}
+	return NewSlurmCollector(c.Read, classes, cfg.Timeout), nil
 }
 
 // LoadClasses reads the classes: section of rota's config file (the rest is ignored); an empty
@@ -115,7 +125,9 @@ func LoadClasses(path string) ([]jobclass.Class, error) {
 
 // Update implements Collector.
 func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
-	v, err := c.read(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	v, err := c.read(ctx)
 	if err != nil {
 		return err
 	}
@@ -175,6 +187,6 @@ func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
 func AddSlurmFlags(app *kingpin.Application, c *SlurmConfig) {
 	app.Flag("collector.slurm.conf", "slurm.conf for sinfo and squeue (SLURM_CONF); empty: Slurm's default.").Envar("SLURM_CONF").StringVar(&c.Conf)
 	app.Flag("collector.slurm.bin-dir", "Folder holding sinfo and squeue; empty: PATH.").StringVar(&c.BinDir)
-	app.Flag("collector.slurm.timeout", "Longest each Slurm command may take; a scrape whose read did not finish fails.").Default("10s").DurationVar(&c.Timeout)
+	app.Flag("collector.slurm.timeout", "Longest one read of Slurm (sinfo and squeue together) may take; a scrape whose read did not finish fails. Keep it under Prometheus's scrape timeout, less a second.").Default(DefaultSlurmTimeout.String()).DurationVar(&c.Timeout)
 	app.Flag("collector.slurm.config-file", "rota's config file, of which only the classes: section is read to name pending work's class; empty: the default classes (light, medium, heavy).").StringVar(&c.ClassesFile)
 }

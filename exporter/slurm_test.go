@@ -44,7 +44,7 @@ func fixtureView(t *testing.T, name string) func(context.Context) (slurmcli.View
 func TestSlurmCollectorGolden(t *testing.T) {
 	for _, name := range []string{"pending", "running", "draining", "powered-down"} {
 		t.Run(name, func(t *testing.T) {
-			u := &updater{c: NewSlurmCollector(fixtureView(t, name), jobclass.Defaults())}
+			u := &updater{c: NewSlurmCollector(fixtureView(t, name), jobclass.Defaults(), time.Minute)}
 			got := gather(t, u)
 			if u.err != nil {
 				t.Fatal(u.err)
@@ -55,7 +55,7 @@ func TestSlurmCollectorGolden(t *testing.T) {
 }
 
 func TestSlurmCollectorSeries(t *testing.T) {
-	u := &updater{c: NewSlurmCollector(fixtureView(t, "pending"), jobclass.Defaults())}
+	u := &updater{c: NewSlurmCollector(fixtureView(t, "pending"), jobclass.Defaults(), time.Minute)}
 	got := series(t, u)
 	for k, want := range map[string]float64{
 		// Seven batch jobs wait (one more is held and not counted): 3+2 of one node, one of two.
@@ -78,7 +78,7 @@ func TestSlurmCollectorSeries(t *testing.T) {
 func TestSlurmCollectorFailure(t *testing.T) {
 	boom := errors.New("slurm_load_jobs error: Unable to contact slurm controller")
 	u := &updater{c: NewSlurmCollector(func(context.Context) (slurmcli.View, error) { return slurmcli.View{}, boom },
-		jobclass.Defaults())}
+		jobclass.Defaults(), time.Minute)}
 	if got := gather(t, u); got != "" || !errors.Is(u.err, boom) {
 		t.Fatalf("sent %q, error %v", got, u.err)
 	}
@@ -198,6 +198,66 @@ func TestSlurmCollectorRealPrometheus(t *testing.T) {
 				return fmt.Errorf("%v, want %v", res, want)
 			}
 			return nil
+		})
+	}
+}
+
+// TestSlurmCollectorDeadline: the whole read runs under the collector's deadline, and a read
+// that outlasts it fails the scrape in time.
+func TestSlurmCollectorDeadline(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	read := func(ctx context.Context) (slurmcli.View, error) {
+		if _, ok := ctx.Deadline(); !ok {
+			return slurmcli.View{}, errors.New("read of slurm without a deadline")
+		}
+		<-ctx.Done()
+		return slurmcli.View{}, ctx.Err()
+	}
+	u := &updater{c: NewSlurmCollector(read, jobclass.Defaults(), timeout)}
+	start := time.Now()
+	got := gather(t, u)
+	if took := time.Since(start); !errors.Is(u.err, context.DeadlineExceeded) || got != "" || took > timeout+time.Second {
+		t.Fatalf("after %s: error %v, sent %q; want a deadline error and nothing, within %s", took, u.err, got, timeout)
+	}
+}
+
+// TestSlurmCommandsShareOneDeadline: sinfo and squeue together get the timeout, not each: two
+// commands of 0.6 s fail the scrape under a 1 s timeout (with a timeout per command the scrape
+// could take twice the timeout, past Prometheus's scrape timeout, which drops the whole
+// scrape) and pass under 3 s.
+func TestSlurmCommandsShareOneDeadline(t *testing.T) {
+	bin, recorded := t.TempDir(), slurmclitest.RecordedDir(t)
+	for _, cmd := range []string{"sinfo", "squeue"} {
+		script := fmt.Sprintf("#!/bin/sh\nsleep 0.6\nexec cat %s\n", filepath.Join(recorded, "pending."+cmd))
+		if err := os.WriteFile(filepath.Join(bin, cmd), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		wantErr error
+	}{
+		{"both within the timeout", 3 * time.Second, nil},
+		{"each within the timeout, not both", time.Second, slurmcli.ErrTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log, _ := quietLog()
+			c, err := NewSlurmCollectorFromConfig(SlurmConfig{BinDir: bin, Timeout: tc.timeout}, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := &updater{c: c}
+			start := time.Now()
+			got := gather(t, u)
+			took := time.Since(start)
+			if !errors.Is(u.err, tc.wantErr) || (tc.wantErr == nil) != (got != "") {
+				t.Fatalf("after %s: error %v, sent %d bytes; want %v", took, u.err, len(got), tc.wantErr)
+			}
+			// The deadline, then at most slurmcli's WaitDelay for a killed command's pipes.
+			if took > tc.timeout+1500*time.Millisecond {
+				t.Errorf("the scrape took %s with a %s timeout", took, tc.timeout)
+			}
 		})
 	}
 }

@@ -111,6 +111,7 @@ func TestBadInput(t *testing.T) {
 		{name: "procfs without stat", args: []string{"--path.procfs=" + emptyProc}, want: "reading cpu statistics"},
 		{name: "bad log format", args: []string{"--log.format=xml"}, want: "enum value must be one of logfmt,json"},
 		{name: "bad gpu timeout", args: []string{"--collector.gpu.timeout=0s"}, want: "must be positive"},
+		{name: "bad slurm timeout", args: []string{"--collector.slurm.timeout=0s"}, want: "--collector.slurm.timeout must be positive"},
 		{name: "negative gomaxprocs", args: []string{"--runtime.gomaxprocs=-1"}, want: "must not be negative"},
 	}
 	for _, tc := range cases {

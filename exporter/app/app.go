@@ -98,6 +98,9 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	if f.gpuTimeout <= 0 {
 		return nil, fmt.Errorf("--collector.gpu.timeout must be positive, got %s", f.gpuTimeout)
 	}
+	if f.slurm.Timeout <= 0 {
+		return nil, fmt.Errorf("--collector.slurm.timeout must be positive, got %s", f.slurm.Timeout)
+	}
 	if f.maxProcs < 0 {
 		return nil, fmt.Errorf("--runtime.gomaxprocs must not be negative, got %d", f.maxProcs)
 	}
