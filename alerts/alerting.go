@@ -181,10 +181,22 @@ func (e fleetExpr) gpusNeeded() string {
 
 // gpusShort selects the servers that need GPU readings (gpusNeeded) without a reading from
 // each of those GPUs at every step of the idle window and now.
+//
+// An external source has no count of the GPUs a server has (rota_gpu_devices is
+// rota-exporter's): there a server must also keep, at every step, as many GPUs read as it had
+// at any step of the window, or a GPU beyond those its pool declares could miss readings
+// without starting the window again.
 func (e fleetExpr) gpusShort() string {
 	count, need := e.node(Expr.GPUBusyCount), e.gpusNeeded()
-	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s\n  >= on (node) %s\n  and on (node)\n  %s\n  >= %d\n  and on (node) %s >= on (node) %s\n)",
-		need, indent(e.IdleMin(count)), indent(need), indent(e.IdleSamples(count)), e.IdleSteps(), RecGPUBusyCount, indent(need))
+	steady := ""
+	for _, x := range e.all {
+		if x.src.ext != nil {
+			steady = fmt.Sprintf("\n  and on (node)\n  %s\n  >= on (node)\n  %s", indent(e.IdleMin(count)), indent(e.IdleMax(count)))
+			break
+		}
+	}
+	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s\n  >= on (node) %s\n  and on (node)\n  %s\n  >= %d\n  and on (node) %s >= on (node) %s%s\n)",
+		need, indent(e.IdleMin(count)), indent(need), indent(e.IdleSamples(count)), e.IdleSteps(), RecGPUBusyCount, indent(need), steady)
 }
 
 // failing selects the servers with a failing collector: any but the GPU collector, or the GPU
@@ -204,7 +216,7 @@ func (e Expr) partialAlert() string {
 func (e Expr) gpusMissingAlert() string {
 	declared := agg("max", FleetNodeGPUs) // without the labels of rota's own scrape (job, instance)
 	return fmt.Sprintf("(\n  %s\n  - on (node) group_left () (%s or on (node) %s * 0)\n) > 0\nand on (node) %s",
-		declared, RecGPUBusyCount, FleetNodeGPUs, RecCPUs)
+		declared, RecGPUBusyCount, declared, RecCPUs)
 }
 
 // underuseAlert fires for a GPU server whose mean GPU busy signal stayed under the threshold

@@ -40,7 +40,7 @@ func perServer(exprs []Expr, part func(Expr) string) string {
 	var parts []string
 	for _, e := range exprs {
 		if p := part(e); p != "" {
-			parts = append(parts, e.src.withPool(p))
+			parts = append(parts, e.src.withPool(p, e.RateWindow()))
 		}
 	}
 	return strings.Join(parts, "\nor\n")

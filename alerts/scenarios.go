@@ -64,13 +64,35 @@ func declared(labels map[string]string, n, gpus int) InputSeries {
 	return series(FleetNodeGPUs, labels, constant(float64(gpus), n))
 }
 
-// gpu is the utilisation gauges of a server's GPUs, one value each for n+1 steps.
-func gpu(labels map[string]string, n int, utils ...float64) []InputSeries {
+// declaredHandover is declared across a handover between two rotas (apart by instance):
+// rota-a's series up to step at+1, then a stale marker; rota-b's from step at-1 on (three
+// steps with both).
+func declaredHandover(labels map[string]string, n, at, gpus int) []InputSeries {
+	a := append(append(constant(float64(gpus), at+1), sample{kind: stale}), gaps(n-at-3)...)
+	b := append(gaps(at-2), constant(float64(gpus), n-at+1)...)
+	return []InputSeries{
+		series(FleetNodeGPUs, with(with(labels, "job", ScalerJob), "instance", "rota-a:10091"), a),
+		series(FleetNodeGPUs, with(with(labels, "job", ScalerJob), "instance", "rota-b:10091"), b),
+	}
+}
+
+// gpu is the busy gauges of a server's GPUs, one value each for n+1 steps.
+func (tm timing) gpu(labels map[string]string, n int, utils ...float64) []InputSeries {
 	out := []InputSeries{series(GPUDevices, labels, constant(float64(len(utils)), n))}
 	for i, u := range utils {
-		out = append(out, series(GPUUtilization, with(labels, "gpu", fmt.Sprint(i)), constant(u, n)))
+		out = append(out, tm.busy(with(labels, "gpu", fmt.Sprint(i)), constant(u, n)))
 	}
 	return out
+}
+
+// busy is one GPU's busy gauge (labels name the GPU) in the series the policy's GPU signal
+// reads: SM activity under sm_active, utilisation otherwise (under auto, a GPU without SM
+// activity is judged by its utilisation).
+func (tm timing) busy(labels map[string]string, v samples) InputSeries {
+	if tm.cfg.Policy.GPUSignal == config.SignalSMActive {
+		return series(GPUSMActive, labels, v)
+	}
+	return series(GPUUtilization, labels, v)
 }
 
 func processes(labels map[string]string, n, procs int) InputSeries {
@@ -167,18 +189,18 @@ func idleScenarios(tm timing) []scenario {
 		cpu("nonvml", "a CPU server whose GPU collector finds no NVML is still idle",
 			append(idle("nonvml"), collector(nodeLabels("nonvml", "cpu"), "gpu", n, false), collector(nodeLabels("nonvml", "cpu"), "cpu", n, true),
 				series(GPUDevices, nodeLabels("nonvml", "cpu"), constant(0, n))), fires(w)),
-		gpuNode("gpuidle", "every GPU under the threshold", 2, append(gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
-		gpuNode("gpuedge", "a GPU at the threshold is not under it", 1, gpu(gl("gpuedge"), n, gthr), never),
-		gpuNode("gpuunder", "a GPU just under the threshold", 1, gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
-		gpuNode("gpubusy", "one busy GPU of two", 2, gpu(gl("gpubusy"), n, (1+gthr)/2, 0), never),
+		gpuNode("gpuidle", "every GPU under the threshold", 2, append(tm.gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
+		gpuNode("gpuedge", "a GPU at the threshold is not under it", 1, tm.gpu(gl("gpuedge"), n, gthr), never),
+		gpuNode("gpuunder", "a GPU just under the threshold", 1, tm.gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
+		gpuNode("gpubusy", "one busy GPU of two", 2, tm.gpu(gl("gpubusy"), n, (1+gthr)/2, 0), never),
 		gpuNode("gpulost", "a GPU without a reading is partial data", 2,
-			[]InputSeries{series(GPUDevices, gl("gpulost"), constant(2, n)), series(GPUUtilization, with(gl("gpulost"), "gpu", "0"), constant(0, n))}, never),
-		gpuNode("gpuprocs", "a compute process on an unused GPU", 1, append(gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), never),
+			[]InputSeries{series(GPUDevices, gl("gpulost"), constant(2, n)), tm.busy(with(gl("gpulost"), "gpu", "0"), constant(0, n))}, never),
+		gpuNode("gpuprocs", "a compute process on an unused GPU", 1, append(tm.gpu(gl("gpuprocs"), n, 0), processes(gl("gpuprocs"), n, 1)), never),
 		gpuNode("gpugap", "a gap in the GPU's readings starts the window again", 1,
-			[]InputSeries{series(GPUDevices, gl("gpugap"), constant(1, n)), series(GPUUtilization, with(gl("gpugap"), "gpu", "0"), gap)},
+			[]InputSeries{series(GPUDevices, gl("gpugap"), constant(1, n)), tm.busy(with(gl("gpugap"), "gpu", "0"), gap)},
 			fires(max(w, back+w-s))),
 		gpuNode("gpufail", "the GPU collector fails on a server with GPUs", 1,
-			append(gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), never),
+			append(tm.gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), never),
 	}
 }
 
@@ -209,7 +231,7 @@ func coverageScenarios(tm timing) []scenario {
 	gl := func(node string) map[string]string { return nodeLabels(node, "gpu") }
 	noCollector := server("nocollector", "gpu", 2, collector(gl("nocollector"), "cpu", n, true))
 	noNVML := server("nonvml", "gpu", 2, series(GPUDevices, gl("nonvml"), constant(0, n)), collector(gl("nonvml"), "gpu", n, false))
-	fewer := server("fewer", "gpu", 2, gpu(gl("fewer"), n, gthr/5)...) // NVML sees one GPU of the two declared, and reads it
+	fewer := server("fewer", "gpu", 2, tm.gpu(gl("fewer"), n, gthr/5)...) // NVML sees one GPU of the two declared, and reads it
 	// gap: GPU 1 of 2 without readings from a stale marker at half a window for four steps.
 	half := time.Duration(tm.n(w/2)) * s
 	stop, back := half+s, half+5*s
@@ -219,8 +241,8 @@ func coverageScenarios(tm timing) []scenario {
 		gapped[i] = sample{}
 	}
 	gap := server("gap", "gpu", 2, series(GPUDevices, gl("gap"), constant(2, n)),
-		series(GPUUtilization, with(gl("gap"), "gpu", "0"), constant(gthr/5, n)),
-		series(GPUUtilization, with(gl("gap"), "gpu", "1"), gapped))
+		tm.busy(with(gl("gap"), "gpu", "0"), constant(gthr/5, n)),
+		tm.busy(with(gl("gap"), "gpu", "1"), gapped))
 	// The gap is missing readings at the evaluations from stop to back-s: it fires only if the
 	// hold is shorter than that.
 	gapMissing := tm.never(back - s)
@@ -230,8 +252,8 @@ func coverageScenarios(tm timing) []scenario {
 	// beyond: the pool declares one GPU, the server reports two, and the second has the gap
 	// above: a GPU beyond the profile is held to at every step of the window too.
 	beyond := server("beyond", "gpu", 1, series(GPUDevices, gl("beyond"), constant(2, n)),
-		series(GPUUtilization, with(gl("beyond"), "gpu", "0"), constant(gthr/5, n)),
-		series(GPUUtilization, with(gl("beyond"), "gpu", "1"), gapped))
+		tm.busy(with(gl("beyond"), "gpu", "0"), constant(gthr/5, n)),
+		tm.busy(with(gl("beyond"), "gpu", "1"), gapped))
 	// gone and gpugone: a scrape fails once the server already fires: every series of its
 	// exporter, or its GPU series alone, get stale markers.
 	ends := fired + 4*s
@@ -247,11 +269,22 @@ func coverageScenarios(tm timing) []scenario {
 	gone := append(tm.cpu(nodeLabels("gone", "cpu"), goneSteps), declared(nodeLabels("gone", "cpu"), n, 0))
 	gpugone := server("gpugone", "gpu", 1,
 		series(GPUDevices, gl("gpugone"), staleFrom(constant(1, n))),
-		series(GPUUtilization, with(gl("gpugone"), "gpu", "0"), staleFrom(constant(0, n))))
+		tm.busy(with(gl("gpugone"), "gpu", "0"), staleFrom(constant(0, n))))
 	endsChecks := []check{{fired, true}, {ends - s, true}, {ends, false}}
+	// handover: rota's leader changes once the server fires: the new leader's first scrape
+	// lands before the old one's series go stale, so rota's fleet series come twice
+	// (apart by instance) for three steps.
+	handover := func(node, pool string, gpus int, extra ...InputSeries) []InputSeries {
+		l := nodeLabels(node, pool)
+		return append(append(tm.cpu(l, busyFor(idleU, n)), declaredHandover(l, n, tm.n(ends), gpus)...), extra...)
+	}
 	return []scenario{
+		idle("handover", "gpu", "two rotas' fleet series at a leader handover: still idle",
+			handover("handover", "gpu", 2, tm.gpu(gl("handover"), n, gthr/5, gthr/5)...), append(tm.from(fired), check{ends, true}, check{ends + 4*s, true})),
+		missing("handover", "two rotas' fleet series at a leader handover: still missing", 2,
+			handover("handover", "gpu", 2, collector(gl("handover"), "cpu", n, true)), append(tm.from(now), check{ends, true}, check{ends + 4*s, true})),
 		idle("cpu", "cpu", "no GPUs declared and no GPU collector: idle", server("cpu", "cpu", 0), tm.from(fired)),
-		idle("full", "gpu", "every declared GPU read: idle", server("full", "gpu", 2, gpu(gl("full"), n, gthr/5, gthr/5)...), tm.from(fired)),
+		idle("full", "gpu", "every declared GPU read: idle", server("full", "gpu", 2, tm.gpu(gl("full"), n, gthr/5, gthr/5)...), tm.from(fired)),
 		idle("nocollector", "gpu", "GPUs declared and no GPU series: never idle", noCollector, never),
 		missing("nocollector", "GPUs declared and no GPU series are missing readings", 2, noCollector, tm.from(now)),
 		idle("nonvml", "gpu", "NVML did not start on a server with GPUs declared: never idle", noNVML, never),
@@ -300,7 +333,7 @@ func evaluationScenarios(tm timing) []scenario {
 		l := nodeLabels(node, "gpu")
 		return scenario{name: "evaluation: " + node + ": " + why, alert: AlertIdle, labels: l,
 			series: append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, 1), series(GPUDevices, l, constant(1, n)),
-				series(GPUUtilization, with(l, "gpu", "0"), util)),
+				tm.busy(with(l, "gpu", "0"), util)),
 			checks: fires(at)}
 	}
 	busy := constant(gthr/5, n)
@@ -380,21 +413,21 @@ func underuseScenarios(tm timing) []scenario {
 	}
 	out := []scenario{
 		sc("under", "GPUs at a fifth and four fifths of the threshold with a process", 2,
-			append(gpu(l("under"), n, thr/5, thr*4/5), processes(l("under"), n, 1)), tm.from(at)),
+			append(tm.gpu(l("under"), n, thr/5, thr*4/5), processes(l("under"), n, 1)), tm.from(at)),
 		sc("cpuwork", "unused GPUs while the CPUs are busy", 1,
-			append(gpu(l("cpuwork"), n, 0), tm.cpu(l("cpuwork"), busyFor((1+p.Idle.CPUThreshold)/2, n))...), tm.from(at)),
-		sc("used", "GPU use over the threshold", 1, append(gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(at+4*tm.step)),
+			append(tm.gpu(l("cpuwork"), n, 0), tm.cpu(l("cpuwork"), busyFor((1+p.Idle.CPUThreshold)/2, n))...), tm.from(at)),
+		sc("used", "GPU use over the threshold", 1, append(tm.gpu(l("used"), n, (1+thr)/2), processes(l("used"), n, 1)), tm.never(at+4*tm.step)),
 		sc("idle", "an idle server is idle, not underused", 1,
-			append(append(gpu(l("idle"), n, thr/10), processes(l("idle"), n, 0)), tm.cpu(l("idle"), busyFor(p.Idle.CPUThreshold/4, n))...), tm.never(at+4*tm.step)),
+			append(append(tm.gpu(l("idle"), n, thr/10), processes(l("idle"), n, 0)), tm.cpu(l("idle"), busyFor(p.Idle.CPUThreshold/4, n))...), tm.never(at+4*tm.step)),
 		// unread: two GPUs declared, one found and read: the mean of one says nothing of the other.
 		sc("unread", "a declared GPU without readings all window", 2,
-			append(gpu(l("unread"), n, thr/5), processes(l("unread"), n, 1)), tm.never(at+4*tm.step)),
+			append(tm.gpu(l("unread"), n, thr/5), processes(l("unread"), n, 1)), tm.never(at+4*tm.step)),
 	}
 	// burst: full use at the start of the window, then none: the mean still counts.
 	if steps := int(0.6 * thr * float64(tm.n(u))); steps >= 1 {
 		burst := append(constant(1, steps-1), constant(0, n-steps)...)
 		out = append(out, sc("burst", "a burst of full use within a mean under the threshold", 1,
-			[]InputSeries{series(GPUDevices, l("burst"), constant(1, n)), series(GPUUtilization, with(l("burst"), "gpu", "0"), burst), processes(l("burst"), n, 1)},
+			[]InputSeries{series(GPUDevices, l("burst"), constant(1, n)), tm.busy(with(l("burst"), "gpu", "0"), burst), processes(l("burst"), n, 1)},
 			tm.from(at)))
 	}
 	return out
@@ -438,7 +471,7 @@ func telemetryScenarios(tm timing) []scenario {
 		sc(AlertTelemetryMissing, "off", "off sends nothing", fleet("off", 0, "off"), tm.never(stops+4*s)),
 		sc(AlertCollectorFailing, "memfail", "a failing collector", []InputSeries{collector(l("memfail"), "memory", n, false)}, tm.from(now)),
 		{name: "telemetry: lost: a GPU without a reading", alert: AlertCollectorFailing, labels: gl,
-			series: []InputSeries{series(GPUDevices, gl, constant(2, n)), series(GPUUtilization, with(gl, "gpu", "0"), constant(0, n))},
+			series: []InputSeries{series(GPUDevices, gl, constant(2, n)), tm.busy(with(gl, "gpu", "0"), constant(0, n))},
 			checks: tm.from(now)},
 		sc(AlertCollectorFailing, "nonvml", "no NVML on a CPU server is no failure",
 			[]InputSeries{collector(l("nonvml"), "gpu", n, false), series(GPUDevices, l("nonvml"), constant(0, n))}, tm.never(stops+4*s)),

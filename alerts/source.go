@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -153,11 +155,18 @@ func (s source) gpuProcesses() string {
 // withPool gives a per-server expression of an external source the label pool, from rota's
 // fleet series, keeping only the servers of the pools that read the source. rota-exporter's
 // series have pool from their target labels already.
-func (s source) withPool(expr string) string {
+//
+// The fleet series is taken once per server and pool (max by), as during a leader handover two
+// rotas (apart by instance) both send it, and the join needs one. Where rota's own scrape has
+// no sample now (one missed scrape: a stale marker), its newest sample within hold is taken,
+// so a window evaluating expr at every step does not lose the server for rota's gap.
+func (s source) withPool(expr string, hold model.Duration) string {
 	if s.ext == nil {
 		return expr
 	}
-	return fmt.Sprintf("(\n  %s\n)\n* on (node) group_left (pool) (0 * %s{pool=~%q} + 1)", indent(expr), FleetNodeGPUs, quoteAll(s.pools))
+	sel := fmt.Sprintf("%s{pool=~%q}", FleetNodeGPUs, quoteAll(s.pools))
+	return fmt.Sprintf("(\n  %s\n)\n* on (node) group_left (pool) (\n  0 * (max by (node, pool) (%s) or on (node) max by (node, pool) (last_over_time(%s[%s]))) + 1\n)",
+		indent(expr), sel, sel, hold)
 }
 
 // Mapped is one series an external source's mapping names.
