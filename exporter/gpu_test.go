@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rotahq/rota/exporter/gpufake"
+	"github.com/rotahq/rota/internal/clock"
 )
 
 // neverTimeout is a GPU timeout no mock call comes near: tests that are not about timeouts
@@ -318,8 +319,8 @@ func TestGPUSMActivity(t *testing.T) {
 	fake.GPUs[1].Set(gpufake.Reading{UtilizationPercent: 60, SMActivePercent: 55.5, SMOccupancyPercent: 40, TensorActivePercent: 30})
 	fake.GPUs[2].WithoutGPM()
 	log, _ := quietLog()
-	clock := newManualClock()
-	u := &updater{c: NewGPUCollector(fake, neverTimeout, clock.Now, log)}
+	clk := clock.NewManual(fixedClock())
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, clk.Now, log)}
 	sm := func(name string, i int) string { return gpuSeries("rota_gpu_"+name, i) }
 
 	first := series(t, u)
@@ -328,7 +329,7 @@ func TestGPUSMActivity(t *testing.T) {
 			t.Errorf("GPU %d reports SM activity from one sample", i)
 		}
 	}
-	clock.Advance(15 * time.Second)
+	clk.Advance(15 * time.Second)
 	got := series(t, u)
 	if u.err != nil {
 		t.Fatalf("update: %v", u.err)
@@ -351,7 +352,7 @@ func TestGPUSMActivity(t *testing.T) {
 
 	// GPU 1's GPM stops answering: the GPU fails for the scrape and its series are left out.
 	fake.GpmMetricsGetFunc = func(*nvml.GpmMetricsGetType) nvml.Return { return nvml.ERROR_UNKNOWN }
-	clock.Advance(15 * time.Second)
+	clk.Advance(15 * time.Second)
 	got = series(t, u)
 	for _, i := range []int{0, 1} {
 		if _, ok := got[sm("utilization_ratio", i)]; ok {
@@ -417,8 +418,8 @@ func TestGPMMinimumInterval(t *testing.T) {
 		return take(d, s)
 	}
 	log, _ := quietLog()
-	clock := newManualClock()
-	u := &updater{c: NewGPUCollector(fake, neverTimeout, clock.Now, log)}
+	clk := clock.NewManual(fixedClock())
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, clk.Now, log)}
 	active := gpuSeries("rota_gpu_sm_active_ratio", 0)
 	steps := []struct {
 		name    string
@@ -435,7 +436,7 @@ func TestGPMMinimumInterval(t *testing.T) {
 		{"a second after the last sample: a new one", time.Millisecond, 90, 0.9, 3},
 	}
 	for _, st := range steps {
-		clock.Advance(st.advance)
+		clk.Advance(st.advance)
 		gpu.Set(gpufake.Reading{SMActivePercent: st.set})
 		got := series(t, u)
 		if u.err != nil {

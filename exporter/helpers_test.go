@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,26 +22,6 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // fixedClock makes every collector take 0 s, so golden files are stable.
 func fixedClock() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
-
-// manualClock is a clock a test moves by hand. Safe for concurrent use.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newManualClock() *manualClock { return &manualClock{t: fixedClock()} }
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // quietLog returns a logger that records entries (for "logs once" checks) and prints nothing.
 func quietLog() (*logrus.Entry, *test.Hook) {

@@ -5,6 +5,7 @@ package clock
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -32,4 +33,27 @@ func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
 // AfterFunc calls f in its own goroutine after d; the returned stop cancels it.
 func (Real) AfterFunc(d time.Duration, f func()) (stop func() bool) {
 	return time.AfterFunc(d, f).Stop
+}
+
+// Manual is a clock a test moves by hand (Now and Advance only). Safe for concurrent use.
+type Manual struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewManual returns a clock reading now.
+func NewManual(now time.Time) *Manual { return &Manual{now: now} }
+
+// Now returns the clock's time.
+func (c *Manual) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Manual) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/api/apifake"
-	"github.com/rotahq/rota/scaler/executor/executortest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -39,14 +38,14 @@ type harness struct {
 	backend *apifake.Backend
 	reg     *prometheus.Registry
 	logs    *logtest.Hook
-	clock   *executortest.Clock
+	clock   *clock.Manual
 }
 
 func newHarness(t testing.TB, edit func(*api.Options)) *harness {
 	t.Helper()
 	logger, hook := logtest.NewNullLogger()
 	logger.SetLevel(logrus.DebugLevel)
-	h := &harness{backend: apifake.Example(), reg: prometheus.NewRegistry(), logs: hook, clock: executortest.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))}
+	h := &harness{backend: apifake.Example(), reg: prometheus.NewRegistry(), logs: hook, clock: clock.NewManual(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))}
 	o := api.Options{
 		Backend: h.backend, Registry: h.reg, Clock: h.clock,
 		APIToken: api.NewToken(apiToken), WebhookToken: api.NewToken(webhookToken),

@@ -11,6 +11,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
@@ -24,7 +25,7 @@ type fx struct {
 	t     *testing.T
 	cfg   *config.Config
 	world *executortest.World
-	clock *executortest.Clock
+	clock *clock.Manual
 	path  string
 	st    *store.Store
 	ex    *Executor
@@ -37,7 +38,7 @@ func newFx(t *testing.T, readyOnBoot bool, mod func(*config.Config)) *fx {
 		t:     t,
 		cfg:   executortest.Config(t, mod),
 		world: executortest.NewWorld(readyOnBoot),
-		clock: executortest.NewClock(t0),
+		clock: clock.NewManual(t0),
 		path:  filepath.Join(t.TempDir(), "rota.db"),
 	}
 	for _, n := range executortest.NodeNames(f.cfg) {

@@ -11,6 +11,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/rotahq/rota/bmc"
+	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor"
 	"github.com/rotahq/rota/scaler/executor/executortest"
@@ -20,17 +21,17 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
-// clock is a settable clock whose timers the test fires: After hands each timer to the test
+// timerClock is a settable clock whose timers the test fires: After hands each timer to the test
 // through calls, so the test knows the loop finished a pass and now waits; the pending-work
 // watch's timers (of jobs.watch_interval) come through watchCalls instead, so the test knows
 // the watch finished a read.
-type clock struct {
-	*executortest.Clock
+type timerClock struct {
+	*clock.Manual
 	calls, watchCalls chan chan time.Time
 	watchEvery        time.Duration
 }
 
-func (c *clock) After(d time.Duration) <-chan time.Time {
+func (c *timerClock) After(d time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	if d == c.watchEvery {
 		c.watchCalls <- ch
@@ -88,7 +89,7 @@ type fx struct {
 	t     *testing.T
 	cfg   *config.Config
 	world *executortest.World
-	clock *clock
+	clock *timerClock
 	tele  *telemetry
 	st    *store.Store
 	ex    *executor.Executor
@@ -110,7 +111,7 @@ func newFx(t *testing.T, mod func(*config.Config), planner Planner) *fx {
 		t:     t,
 		cfg:   executortest.Config(t, mod),
 		world: executortest.NewWorld(true),
-		clock: &clock{Clock: executortest.NewClock(t0), calls: make(chan chan time.Time), watchCalls: make(chan chan time.Time)},
+		clock: &timerClock{Manual: clock.NewManual(t0), calls: make(chan chan time.Time), watchCalls: make(chan chan time.Time)},
 		tele:  &telemetry{views: map[string]fleet.TelemetryView{}},
 		path:  filepath.Join(t.TempDir(), "rota.db"),
 	}
