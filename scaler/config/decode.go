@@ -88,6 +88,8 @@ type walker struct {
 	// walked holds the anchored nodes already checked (and pruned) as a type: an alias of one
 	// is not walked again, so aliases of aliases cost what the file's text does.
 	walked map[anchorUse]bool
+	// values counts the nodes checked: what the walk cost.
+	values int
 }
 
 // anchorUse is an anchored node checked as a type.
@@ -134,6 +136,7 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) bool {
 
 // value is walk for a node that is no alias.
 func (w *walker) value(n *yaml.Node, t reflect.Type, path string) bool {
+	w.values++
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return true // null decodes into anything: the zero value
 	}
