@@ -242,18 +242,18 @@ func telemetryAlert(cfg *config.Config) string {
 		fresh = append(fresh, NewExprFor(cfg, name).Fresh())
 	}
 	return fmt.Sprintf("(%s == 1)\nunless on (node) (%s{state=~\"powering_on|booting|powering_off\"} == 1)\nunless on (node) %s",
-		FleetNodePowered, FleetNodeState, strings.Join(fresh, "\nunless on (node) "))
+		once(FleetNodePowered, "node", "pool", "region", "department"), FleetNodeState, strings.Join(fresh, "\nunless on (node) "))
 }
 
 // bootAlerts fire for a server stuck powering on or booting past its pool's boot timeout (one
 // rule per pool, labelled with it, and one with the default timeout for pools the config does
 // not name), and for a server rota marked failed. The boot is one spell from powering on to up:
-// the state label is aggregated away, so passing from powering_on to booting does not start the
-// hold (for:) again.
+// the state label is aggregated away (and rota's instance, once), so passing from powering_on
+// to booting, or a leader handover, does not start the hold (for:) again.
 func bootAlerts(pools []config.Pool, pass model.Duration) []Rule {
 	stuck := func(matcher string, timeout model.Duration) Rule {
 		return alert(AlertBootTimeout, "boot", "warning",
-			fmt.Sprintf("max without (state) (%s{state=~\"powering_on|booting\"%s}) == 1", FleetNodeState, matcher), timeout,
+			once(fmt.Sprintf("%s{state=~\"powering_on|booting\"%s}", FleetNodeState, matcher), "node", "pool")+" == 1", timeout,
 			"{{ $labels.node }} did not come up",
 			fmt.Sprintf("{{ $labels.node }} has been powering on or booting for more than its boot timeout (%s).", timeout))
 	}
@@ -270,8 +270,12 @@ func bootAlerts(pools []config.Pool, pass model.Duration) []Rule {
 		other = fmt.Sprintf(",pool!~%q", strings.Join(names, "|"))
 	}
 	out = append(out, stuck(other, model.Duration(config.DefaultBootTimeout)))
-	return append(out, alert(AlertFailed, "boot", "warning",
-		fmt.Sprintf("%s{state=\"failed\"} == 1", FleetNodeState), pass,
+	return append(out, alert(AlertFailed, "boot", "warning", failedAlert(), pass,
 		"{{ $labels.node }} failed",
 		"rota marked {{ $labels.node }} failed (it did not come up or a power action failed); it retries after a backoff."))
+}
+
+// failedAlert selects the servers rota marked failed, once each.
+func failedAlert() string {
+	return once(FleetNodeState+`{state="failed"}`, "node", "pool", "state") + " == 1"
 }

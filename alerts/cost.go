@@ -52,11 +52,11 @@ func costAlerts(cfg *config.Config) []Rule {
 	p := cfg.Policy
 	pass, stuck := p.EvaluationInterval, 3*p.EvaluationInterval
 	return []Rule{
-		alert(AlertPowerUnknown, "cost", "warning", FleetNodeState+unknownSeriesFilter, stuck,
+		alert(AlertPowerUnknown, "cost", "warning", once(FleetNodeState+unknownSeriesFilter, "node", "pool", "state"), stuck,
 			"The power state of {{ $labels.node }} is unknown",
 			fmt.Sprintf("rota has not read {{ $labels.node }}'s power state for %s (BMC unreachable or answering nonsense): it sends the server no power command, and books it as on (%s{power=\"unknown\"}), never as a saving.", stuck, CostSpend)),
 		alert(AlertFailedPowered, "cost", "warning",
-			fmt.Sprintf("%s{state=\"failed\"} == 1\nand on (node) %s == 1", FleetNodeState, FleetNodePowered), pass,
+			fmt.Sprintf("%s\nand on (node) %s == 1", failedAlert(), FleetNodePowered), pass,
 			"{{ $labels.node }} failed and is still on",
 			fmt.Sprintf("rota marked {{ $labels.node }} failed and its BMC says it is on: it keeps costing (%s{power=\"failed\"}) until someone looks at it.", CostSpend)),
 		alert(AlertBooksFailing, "cost", "warning", CostBooksOK+" == 0", stuck,

@@ -55,7 +55,7 @@ func poolRules() []Rule {
 		record(RecPoolCPU, fmt.Sprintf("%s / %s", RecPoolCPUsBusy, RecPoolCPUs)),
 		// The servers of a pool are alike, so the mean of their means is the mean of the GPUs.
 		record(RecPoolGPU, fmt.Sprintf("avg by (pool) (%s)", RecGPUMean)),
-		record(RecPendingPoolClass, fmt.Sprintf("sum by (pool, class) (%s)", ScalerPendingJobs)),
+		record(RecPendingPoolClass, once(ScalerPendingJobs, "pool", "class")),
 		record(RecSlurmPendingJobs, fmt.Sprintf("sum by (class) (%s)", SlurmPendingJobs)),
 		record(RecSlurmPendingCPUs, fmt.Sprintf("sum by (class) (%s)", SlurmPendingCPUs)),
 		record(RecSlurmPendingGPUs, fmt.Sprintf("sum by (class) (%s)", SlurmPendingGPUs)),
@@ -67,11 +67,13 @@ func poolRules() []Rule {
 // counts in the all-on spend and never as a saving. A server whose power state is unknown
 // costs as if on and saves nothing: only a server its BMC says is off saves.
 func costRules() []Rule {
+	cost := once(FleetNodeCostPerHour, "node", "pool", "region", "department", "currency")
+	powered := once(FleetNodePowered, "node", "pool", "region", "department")
 	drawing := fmt.Sprintf("clamp_max(\n    %s\n    + on (node) (count by (node) (%s%s) or on (node) 0 * %s),\n    1\n  )",
-		FleetNodePowered, FleetNodeState, unknownSeriesFilter, FleetNodePowered)
-	spend := fmt.Sprintf("%s\n  * on (node) group_left ()\n  %s", FleetNodeCostPerHour, drawing)
+		powered, FleetNodeState, unknownSeriesFilter, powered)
+	spend := fmt.Sprintf("%s\n  * on (node) group_left ()\n  %s", cost, drawing)
 	saving := fmt.Sprintf("%s\n  * on (node) group_left () (1 - %s)\n  * on (node) group_left () %s",
-		FleetNodeCostPerHour, drawing, FleetNodeSavesWhenOff)
+		cost, drawing, once(FleetNodeSavesWhenOff, "node", "pool"))
 	sum := func(by, src string) string { return fmt.Sprintf("sum by (%s, currency) (%s)", by, src) }
 	return []Rule{
 		record(RecNodeSpend, spend),
@@ -84,8 +86,8 @@ func costRules() []Rule {
 		record(RecDepartmentSaving, sum("department", RecNodeSaving)),
 		record(RecRegionSaving, sum("region", RecNodeSaving)),
 		record(RecFleetSaving, fmt.Sprintf("sum by (currency) (%s)", RecNodeSaving)),
-		record(RecPoolAllOnSpend, sum("pool", FleetNodeCostPerHour)),
-		record(RecFleetAllOnSpend, fmt.Sprintf("sum by (currency) (%s)", FleetNodeCostPerHour)),
+		record(RecPoolAllOnSpend, sum("pool", cost)),
+		record(RecFleetAllOnSpend, fmt.Sprintf("sum by (currency) (%s)", cost)),
 		record(RecFleetSavingRatio, fmt.Sprintf("%s / %s", RecFleetSaving, RecFleetAllOnSpend)),
 	}
 }

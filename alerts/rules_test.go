@@ -101,9 +101,9 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"pool boot timeouts", func(c *config.Config) {
 			c.Pools = []config.Pool{{Name: "cpu-a", BootTimeout: min(8)}, {Name: "gpu.b", BootTimeout: min(15)}}
 		}, []string{
-			`max without (state) (rota_fleet_node_state{state=~"powering_on|booting",pool="cpu-a"}) == 1` + "\n        for: 8m",
-			`max without (state) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu.b"}) == 1` + "\n        for: 15m",
-			`max without (state) (rota_fleet_node_state{state=~"powering_on|booting",pool!~"cpu-a|gpu\\.b"}) == 1` + "\n        for: 10m",
+			`max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="cpu-a"}) == 1` + "\n        for: 8m",
+			`max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu.b"}) == 1` + "\n        for: 15m",
+			`max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool!~"cpu-a|gpu\\.b"}) == 1` + "\n        for: 10m",
 		}},
 	}
 	for _, tc := range cases {

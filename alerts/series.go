@@ -1,5 +1,10 @@
 package alerts
 
+import (
+	"fmt"
+	"strings"
+)
+
 // The series contract: what rota reads and writes (docs/prometheus.md lists them with their labels).
 // Exporter series carry the target labels node and pool (and region, department) from file-based
 // service discovery.
@@ -41,6 +46,14 @@ const (
 
 // ScalerJob is the Prometheus job name that scrapes rota itself (deploy/prometheus).
 const ScalerJob = "rota"
+
+// once is a series of rota's own (sel) taken once per the labels named: during a leader
+// handover two rotas (apart by instance) send it for a scrape or two, where a join refuses
+// two series, a sum counts both, and an alert's hold would start again under the new instance.
+// Where both send, the larger value counts: on over off, so the books count spend, not saving.
+func once(sel string, by ...string) string {
+	return fmt.Sprintf("max by (%s) (%s)", strings.Join(by, ", "), sel)
+}
 
 // Recorded series (level:metric:operations). Node level keeps the labels node and pool.
 const (
