@@ -9,8 +9,9 @@
 //   - Allocation: the pods bound to the Node that have not finished, DaemonSet pods and static
 //     pods' mirrors excepted, with their CPU, memory and GPU requests (kubeview.GPUResources) as
 //     the scheduler counts them (init containers, sidecars, overhead, pod-level resources). A pod
-//     that mounts a PersistentVolumeClaim or requests a resource rota does not model is never
-//     requeueable: it may be tied to its Node.
+//     that mounts a PersistentVolumeClaim, claims devices through dynamic resource allocation
+//     (spec.resourceClaims) or requests a resource rota does not model is never requeueable: it
+//     may be tied to its Node.
 //   - Demand: the pods the scheduler marked unschedulable, grouped by class, namespace (the
 //     department) and shape; one that requests a resource rota does not model asks only for the
 //     servers whose Node offers it (status.allocatable).
@@ -22,9 +23,9 @@
 //     evict, through the Eviction API so that PodDisruptionBudgets decide, the pods whose
 //     controller starts them elsewhere (ReplicaSet, ReplicationController, StatefulSet) and
 //     that carry no do-not-disrupt annotation (rota's, or Karpenter's karpenter.sh/do-not-disrupt)
-//     and mount no PersistentVolumeClaim. Bare pods and a Job's pods run to their end; the drain
-//     waits for them. ContinueDrain (jobs.DrainContinuer) evicts again on each pass what a budget
-//     held back; one pod's failed eviction does not stop the others.
+//     and mount no PersistentVolumeClaim nor claim devices. Bare pods and a Job's pods run to
+//     their end; the drain waits for them. ContinueDrain (jobs.DrainContinuer) evicts again on
+//     each pass what a budget held back; one pod's failed eviction does not stop the others.
 //   - Resume: rota's cordon and annotation lifted, and its powered-off taint removed.
 //   - Move (jobs.Mover, policy.moves): evict the pods named, if requeueable, off a Node rota
 //     cordoned.

@@ -18,7 +18,7 @@ import (
 // controller starts it again elsewhere. Only a pod whose controller does start it again is
 // taken (a ReplicaSet, ReplicationController, StatefulSet or Job; never a bare pod, a
 // DaemonSet's or a static pod), none carrying a do-not-disrupt annotation, and none that may be
-// tied to the server (a PersistentVolumeClaim, a resource rota does not model: see
+// tied to the server (a PersistentVolumeClaim, a device claim, a resource rota does not model: see
 // kubeview.Pod.Movable). The server must be cordoned by rota (the move's drain does that):
 // else the scheduler could place the new pod right back, and jobs.ErrCannotMove is returned.
 // The scheduler, not rota, places the new pods: it keeps them off every cordoned server, but

@@ -54,6 +54,7 @@ func TestRealCluster(t *testing.T) {
 		{"InClusterServiceAccount", testInCluster},
 		{"APersonsCordonOverRotasAnnotationStays", testCordonTakenOver},
 		{"NodeLocalVolumesKeepTheirPods", testLocalVolume},
+		{"DeviceClaimsKeepTheirPods", testDeviceClaim},
 		{"ExtendedResourcesWakeOnlyTheNodesOfferingThem", testExtendedResources},
 		{"OneFailedEvictionDoesNotStopTheOthers", testEvictionErrors},
 	} {

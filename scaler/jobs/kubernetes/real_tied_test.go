@@ -22,19 +22,46 @@ import (
 // server keeps it, and is never left empty for a power-off with the pod's replacement waiting
 // for it.
 func testLocalVolume(t *testing.T, e *env) {
-	ctx := context.Background()
-	for _, n := range []string{"cpu01", "cpu02"} {
-		e.node(t, kubelab.NodeSpec{Name: n, CPUs: 8, Labels: map[string]string{"kubernetes.io/hostname": n}}, true)
-	}
+	e.twoServers(t)
 	e.localVolume(t, "data", "cpu01")
 	spec := podSpec(1, 0)
 	spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
 	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	e.keepsItsPod(t, spec)
+}
+
+// testDeviceClaim: a Deployment's pod that claims its devices through dynamic resource
+// allocation (spec.resourceClaims; here bound to cpu01 by name, as an allocation binds it to
+// the Node whose devices it got) is kept on its server like one with a local volume: rota
+// reads no ResourceSlice, so it cannot tell where else the devices are.
+func testDeviceClaim(t *testing.T, e *env) {
+	e.twoServers(t)
+	spec := podSpec(1, 0)
+	spec.NodeName = "cpu01"
+	template := "one-device"
+	spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "device", ResourceClaimTemplateName: &template}}
+	spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "device"}}
+	e.keepsItsPod(t, spec)
+}
+
+// twoServers makes the Ready Nodes cpu01 and cpu02, 8 CPUs each.
+func (e *env) twoServers(t *testing.T) {
+	for _, n := range []string{"cpu01", "cpu02"} {
+		e.node(t, kubelab.NodeSpec{Name: n, CPUs: 8, Labels: map[string]string{"kubernetes.io/hostname": n}}, true)
+	}
+}
+
+// keepsItsPod runs one pod of a Deployment with spec, which must land on cpu01 and be tied
+// to it: rota offers it as not requeueable, its drain and a move leave it running there, and
+// cpu01 stays undrained with one job.
+func (e *env) keepsItsPod(t *testing.T, spec corev1.PodSpec) {
+	t.Helper()
+	ctx := context.Background()
 	e.deployment(t, "db", 1, nil, spec)
 	e.kubelet(t, 1, time.Minute)
 	pods := e.podsOn(t, "cpu01")
 	if len(pods) != 1 {
-		t.Fatalf("cpu01 holds %v, want the pod of the local volume", pods)
+		t.Fatalf("cpu01 holds %v, want the tied pod", pods)
 	}
 	views, err := e.m.Nodes(ctx)
 	if err != nil {
@@ -51,7 +78,7 @@ func testLocalVolume(t *testing.T, e *env) {
 	}
 	moved, err := e.m.Move(ctx, "cpu01", []string{e.ns + "/" + pods[0]}, []string{"cpu01"})
 	if err != nil || moved != 0 {
-		t.Errorf("moving the pod of a local volume: %d moved, %v", moved, err)
+		t.Errorf("moving the tied pod: %d moved, %v", moved, err)
 	}
 	time.Sleep(time.Second) // an eviction would have ended the pod by now (no grace period)
 	if got := e.podsOn(t, "cpu01"); !slices.Equal(got, pods) {

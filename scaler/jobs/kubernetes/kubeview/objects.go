@@ -142,6 +142,10 @@ type Pod struct {
 	// Claims are the PersistentVolumeClaims its volumes mount: such a pod may be tied to its
 	// Node by its volume (a local PersistentVolume), which rota does not read.
 	Claims []string
+	// ResourceClaims name the devices it claims through dynamic resource allocation
+	// (spec.resourceClaims): an allocated claim may hold it to its Node's devices, which rota
+	// does not read (ResourceSlices), so such a pod is tied like one with a volume claim.
+	ResourceClaims []string
 	// Extended are the resources it requests that rota does not model (every one but cpu,
 	// memory, ephemeral-storage, hugepages-* and nvidia.com/gpu), sorted: amd.com/gpu,
 	// gpu.intel.com/i915, nvidia.com/mig-1g.5gb, a NIC's virtual functions ...

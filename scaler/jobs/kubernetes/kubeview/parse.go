@@ -107,6 +107,9 @@ type podSpec struct {
 	Resources             *resources   `json:"resources"`
 	ActiveDeadlineSeconds *int64       `json:"activeDeadlineSeconds"`
 	Volumes               []volume     `json:"volumes"`
+	ResourceClaims        []struct {
+		Name string `json:"name"`
+	} `json:"resourceClaims"`
 }
 
 type podObject struct {
@@ -241,6 +244,9 @@ func ParsePod(data []byte) (Pod, error) {
 		if v.PersistentVolumeClaim != nil {
 			p.Claims = append(p.Claims, v.PersistentVolumeClaim.ClaimName)
 		}
+	}
+	for _, c := range spec.ResourceClaims {
+		p.ResourceClaims = append(p.ResourceClaims, c.Name)
 	}
 	if ref := controllerOf(md.OwnerReferences); ref != nil {
 		p.Controller = ref.Kind

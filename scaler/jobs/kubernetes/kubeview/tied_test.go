@@ -22,11 +22,13 @@ func replicaPod(t *testing.T, spec, resources string) Pod {
 }
 
 // TestTiedPods: a pod that mounts a PersistentVolumeClaim (its volume may be local to its
-// Node) or requests a resource rota does not model is never moved nor requeueable, and a
-// claim keeps a drain from evicting it. AMD's and Intel's whole GPUs count as GPUs, MIG slices
+// Node), claims devices through dynamic resource allocation, or requests a resource rota does
+// not model is never moved nor requeueable, and a claim of either kind keeps a drain from
+// evicting it. AMD's and Intel's whole GPUs count as GPUs, MIG slices
 // do not; huge pages, ephemeral storage and a zero request tie nothing.
 func TestTiedPods(t *testing.T) {
 	claim := `"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"data"}},{"name":"tmp","emptyDir":{}}],`
+	dra := `"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],`
 	for _, tc := range []struct {
 		name, spec, resources string
 		gpus                  int64
@@ -40,6 +42,8 @@ func TestTiedPods(t *testing.T) {
 		{"mig slice", ``, `{"limits":{"nvidia.com/mig-1g.5gb":"1"}}`, 0, []string{"nvidia.com/mig-1g.5gb"}, nil, false, true},
 		{"a zero request", ``, `{"limits":{"example.com/fpga":"0"}}`, 0, nil, nil, true, true},
 		{"a claim", claim, `{"requests":{"cpu":"1"}}`, 0, nil, []string{"data"}, false, false},
+		// Dynamic resource allocation: the devices are allocated on this Node.
+		{"a device claim", dra, `{"requests":{"cpu":"1"},"claims":[{"name":"gpu"}]}`, 0, nil, nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := replicaPod(t, tc.spec, tc.resources)

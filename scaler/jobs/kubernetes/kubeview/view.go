@@ -63,17 +63,22 @@ func (p Pod) Holds() bool {
 var service = []string{"ReplicaSet", "ReplicationController", "StatefulSet"}
 
 // Drainable reports whether a drain evicts pod p (see ContinueDrain): never one that mounts a
-// PersistentVolumeClaim (its volume may be local to this Node: the pod could start nowhere
-// else, and the drain waits for it instead).
+// PersistentVolumeClaim or claims devices through dynamic resource allocation (its volume or
+// its allocated devices may be this Node's: the pod could start nowhere else, and the drain
+// waits for it instead).
 func (p Pod) Drainable() bool {
-	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller) && len(p.Claims) == 0
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller) && !p.claims()
 }
 
-// tied reports whether pod p may be tied to its Node by what rota does not read: a
-// PersistentVolumeClaim (its volume may be local to the Node) or a resource rota does not
-// model (a few Nodes may offer it). Such a pod is never moved: rota could not tell that it
-// has room elsewhere, and one evicted with none waits while its server powers off.
-func (p Pod) tied() bool { return len(p.Claims) > 0 || len(p.Extended) > 0 }
+// claims reports whether pod p holds a claim that may be bound to its Node: a
+// PersistentVolumeClaim (a local volume) or a ResourceClaim (devices allocated on the Node).
+func (p Pod) claims() bool { return len(p.Claims) > 0 || len(p.ResourceClaims) > 0 }
+
+// tied reports whether pod p may be tied to its Node by what rota does not read: a claim (see
+// claims) or a resource rota does not model (a few Nodes may offer it). Such a pod is never
+// moved: rota could not tell that it has room elsewhere, and one evicted with none waits while
+// its server powers off.
+func (p Pod) tied() bool { return p.claims() || len(p.Extended) > 0 }
 
 // Waits reports whether pod p waits for a node the scheduler could not find: pending,
 // unbound, not being deleted, and marked unschedulable.
