@@ -118,6 +118,7 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.WebhookAuthDisabled {
 		switch err := checkBearer(r.Header.Get("Authorization"), s.tokens.Load().webhook); {
 		case errors.Is(err, errNoCredentials):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="rota"`)
 			s.rejectWebhook(w, http.StatusUnauthorized, resultUnauthorized, err.Error())
 			return
 		case err != nil:

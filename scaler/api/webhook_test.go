@@ -149,6 +149,11 @@ func TestWebhookRejects(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.want, rec.Body)
 			}
 			assertJSONError(t, rec)
+			// RFC 9110: a 401 carries the challenge, as the operator API's does (and the docs
+			// promise for every 401); it had none on the webhook.
+			if tc.want == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
 			if n := h.backend.Nudges(); len(n) != 0 {
 				t.Errorf("a rejected webhook nudged: %q", n)
 			}
