@@ -146,11 +146,28 @@ func (s *Server) pause(paused bool) http.HandlerFunc {
 // readNote reads the optional NoteRequest body; an empty body is an empty note.
 func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 	var req NoteRequest
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes)).Decode(&req)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return NoteRequest{}, errors.New("reading request body: " + errtext.Of(err))
+	if err := decodeBody(w, r, maxRequestBytes, &req); err != nil && !errors.Is(err, io.EOF) {
+		return NoteRequest{}, err
 	}
 	return req, nil
+}
+
+// decodeBody reads a request body of at most limit bytes that is one JSON object into v:
+// an unknown field (a misspelt "note" would be dropped in silence) and anything after the
+// object are refused, as the webhook refuses them. An empty body is io.EOF, unwrapped. A
+// decoding error may quote the body: it is cut short.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); errors.Is(err, io.EOF) {
+		return err
+	} else if err != nil {
+		return errors.New("reading request body: " + errtext.Of(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("reading request body: data after the JSON object")
+	}
+	return nil
 }
 
 // backendError answers 404 for an unknown node, 503 naming the leader for a write asked of a

@@ -239,6 +239,14 @@ func TestAPIErrors(t *testing.T) {
 		{name: "wake with a misspelt field", method: http.MethodPost, path: "/api/v1/wake", body: `{"node":["cpu01"]}`, want: http.StatusBadRequest},
 		{name: "wake fails", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]}`, backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
 		{name: "wake by GET", method: http.MethodGet, path: "/api/v1/wake", want: http.StatusMethodNotAllowed},
+		// A body is one JSON object: data after it, or a field the endpoint does not take, is
+		// a malformed request, refused before anything is written (they were written).
+		{name: "pin with data after the body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":"a"} trailing`, want: http.StatusBadRequest},
+		{name: "pin with two bodies", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":"a"}{"note":"b"}`, want: http.StatusBadRequest},
+		{name: "pin with a misspelt note", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"notes":"why"}`, want: http.StatusBadRequest},
+		{name: "maintenance with data after the body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/maintenance", body: `{} x`, want: http.StatusBadRequest},
+		{name: "pause with a misspelt note", method: http.MethodPost, path: "/api/v1/pause", body: `{"Note ":"why"}`, want: http.StatusBadRequest},
+		{name: "wake with data after the body", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]} junk`, want: http.StatusBadRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,8 +2,9 @@ package api
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -61,11 +62,11 @@ func (r WakeResult) OK() bool {
 
 func (s *Server) wake(w http.ResponseWriter, r *http.Request) {
 	var req WakeRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxWakeBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		// A decoding error may quote the body (an unknown field's name): cut it short.
-		writeError(w, http.StatusBadRequest, "reading request body: "+errtext.Of(err))
+	if err := decodeBody(w, r, maxWakeBytes, &req); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("reading request body: no body")
+		}
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if err := checkWake(req); err != nil {
