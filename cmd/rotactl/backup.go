@@ -29,6 +29,10 @@ func registerBackup(app *kingpin.Application, cmds map[string]command) {
 		if err != nil {
 			return apiFailed(e, err)
 		}
+		if err := notALiveStore(f.output); err != nil {
+			fmt.Fprintln(e.stderr, "rotactl:", err)
+			return 1
+		}
 		tmp, err := os.CreateTemp(filepath.Dir(f.output), "."+filepath.Base(f.output)+".*")
 		if err != nil {
 			fmt.Fprintln(e.stderr, "rotactl:", err)
@@ -43,6 +47,9 @@ func registerBackup(app *kingpin.Application, cmds map[string]command) {
 			return apiFailed(e, err)
 		}
 		nodes, err := checkStore(tmp.Name())
+		if err == nil {
+			err = notALiveStore(f.output)
+		}
 		if err == nil {
 			err = os.Rename(tmp.Name(), f.output)
 		}
@@ -69,4 +76,19 @@ func checkStore(path string) (int, error) {
 	}
 	nodes, err := s.Nodes()
 	return len(nodes), errors.Join(err, s.Close())
+}
+
+// notALiveStore refuses an output a running process (a rota) holds locked: renaming the copy
+// over a live store (--output=/var/lib/rota/rota.db) would leave that rota writing to a file
+// no longer there, its pins and intents lost at its next start, and its lock no longer
+// guarding the path: a second rota, or rotactl slurm resume acting alone, would take it.
+func notALiveStore(path string) error {
+	locked, err := lockedByProcess(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("checking %s: %w", path, err)
+	case locked:
+		return fmt.Errorf("%s is locked by a running process (a rota's store?): not replaced; write the backup elsewhere", path)
+	}
+	return nil
 }

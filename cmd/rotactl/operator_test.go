@@ -390,4 +390,31 @@ func testBackup(t *testing.T, bin string) {
 			}
 		})
 	}
+	// --output naming the running rota's own store: the copy was renamed over it, the rota
+	// went on writing to the unlinked file (a pin made after it was lost at the next start)
+	// and its lock no longer guarded the path (a second rota started on it). The store stays.
+	t.Run("the running rota's store", func(t *testing.T) {
+		backend.SetBackup(snapshot.Bytes(), nil)
+		live := filepath.Join(t.TempDir(), "rota.db")
+		held, err := store.Open(live, store.Options{Create: true}) // this process is the rota
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		before, err := os.Stat(live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runRotactl(t, bin, nil, "backup", "--output", live, "--rota.url", url, "--rota.token-file", tokenFile)
+		if code != 1 || !strings.Contains(stderr, "locked by a running process") {
+			t.Fatalf("exit %d, want 1 saying the file is locked\nstdout: %s\nstderr: %s", code, stdout, stderr)
+		}
+		after, err := os.Stat(live)
+		if err != nil || !os.SameFile(before, after) {
+			t.Fatalf("the live store was replaced (%v)", err)
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(live)); len(entries) != 1 {
+			t.Errorf("files left: %v", entries)
+		}
+	})
 }
