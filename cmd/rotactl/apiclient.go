@@ -71,6 +71,8 @@ func apiFailed(e env, err error) int {
 			fmt.Fprintln(e.stderr, "rotactl: pass --rota.token-file (or set ROTA_TOKEN_FILE) to the file rota's server.api_token_file names")
 		case http.StatusForbidden:
 			fmt.Fprintln(e.stderr, "rotactl: the token is not rota's server.api_token_file token, or rota has no API token set")
+		case http.StatusNotFound:
+			fmt.Fprintln(e.stderr, "rotactl: no rota operator API answers at --rota.url: is it rota's listener (server.listen_address)?")
 		case http.StatusServiceUnavailable:
 			fmt.Fprintln(e.stderr, "rotactl: that rota does not lead; send the write to the leader (rotactl status names it; with store.etcd.advertise_url set, rotactl follows it itself)")
 		}

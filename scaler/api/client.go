@@ -59,7 +59,11 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 // Explain calls GET /api/v1/nodes/{node}/explain; an unknown node is ErrUnknownNode.
 func (c *Client) Explain(ctx context.Context, node string) (Explanation, error) {
 	var e Explanation
-	return e, nodeError(node, c.do(ctx, http.MethodGet, "nodes/"+url.PathEscape(node)+"/explain", nil, &e))
+	path, err := nodePath(node, "explain")
+	if err != nil {
+		return e, err
+	}
+	return e, nodeError(node, c.do(ctx, http.MethodGet, path, nil, &e))
 }
 
 // Plan calls POST /api/v1/plan: a dry-run plan made now.
@@ -71,14 +75,22 @@ func (c *Client) Plan(ctx context.Context) (fleet.Decision, error) {
 // SetPinned pins (POST) or unpins (DELETE) node; an unknown node is ErrUnknownNode.
 func (c *Client) SetPinned(ctx context.Context, node string, pinned bool, note string) error {
 	var resp PinResponse
-	return nodeError(node, c.do(ctx, method(pinned), "nodes/"+url.PathEscape(node)+"/pin", NoteRequest{Note: note}, &resp))
+	path, err := nodePath(node, "pin")
+	if err != nil {
+		return err
+	}
+	return nodeError(node, c.do(ctx, method(pinned), path, NoteRequest{Note: note}, &resp))
 }
 
 // SetMaintenance puts node in maintenance (POST) or takes it out (DELETE); an unknown node is
 // ErrUnknownNode.
 func (c *Client) SetMaintenance(ctx context.Context, node string, on bool, note string) error {
 	var resp MaintenanceResponse
-	return nodeError(node, c.do(ctx, method(on), "nodes/"+url.PathEscape(node)+"/maintenance", NoteRequest{Note: note}, &resp))
+	path, err := nodePath(node, "maintenance")
+	if err != nil {
+		return err
+	}
+	return nodeError(node, c.do(ctx, method(on), path, NoteRequest{Note: note}, &resp))
 }
 
 // Backup calls GET /api/v1/store/backup and copies the store's snapshot to w; it returns the
@@ -112,13 +124,25 @@ func method(on bool) string {
 	return http.MethodDelete
 }
 
-// nodeError turns a 404 about a node into ErrUnknownNode.
+// nodeError turns rota's 404 about a node into ErrUnknownNode. Any other 404 (a --rota.url
+// that is not rota's listener: a proxy's prefix, another server's port) stays the StatusError
+// it is: it says nothing of the node.
 func nodeError(node string, err error) error {
 	var se *StatusError
-	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+	if errors.As(err, &se) && se.Code == http.StatusNotFound && strings.Contains(se.Message, ErrUnknownNode.Error()) {
 		return fmt.Errorf("%s: %w", node, ErrUnknownNode)
 	}
 	return err
+}
+
+// nodePath is the API path of node's endpoint; a name no path segment can carry (empty, "."
+// or "..", which a server cleans away) is ErrUnknownNode without a call.
+func nodePath(node, endpoint string) (string, error) {
+	switch node {
+	case "", ".", "..":
+		return "", fmt.Errorf("%s: %w", errtext.Quote(node), ErrUnknownNode)
+	}
+	return "nodes/" + url.PathEscape(node) + "/" + endpoint, nil
 }
 
 // do makes one call and decodes its answer into out. A rota that does not lead answers a

@@ -98,7 +98,9 @@ func TestClientErrors(t *testing.T) {
 		name     string
 		token    string
 		call     func(*api.Client) error
+		base     string // added to the server's URL
 		wantIs   error
+		wantNot  error
 		wantCode int
 	}{
 		{name: "explain unknown node", token: apiToken, call: func(c *api.Client) error { _, err := c.Explain(ctx, "nope"); return err }, wantIs: api.ErrUnknownNode},
@@ -107,16 +109,26 @@ func TestClientErrors(t *testing.T) {
 		{name: "backup without a token", call: func(c *api.Client) error { _, err := c.Backup(ctx, io.Discard); return err }, wantCode: http.StatusUnauthorized},
 		{name: "no token", call: func(c *api.Client) error { _, err := c.Status(ctx); return err }, wantCode: http.StatusUnauthorized},
 		{name: "wrong token", token: "nope", call: func(c *api.Client) error { _, err := c.Status(ctx); return err }, wantCode: http.StatusForbidden},
+		{name: "explain of an empty name", token: apiToken, call: func(c *api.Client) error { _, err := c.Explain(ctx, ""); return err }, wantIs: api.ErrUnknownNode},
+		{name: "pin of ..", token: apiToken, call: func(c *api.Client) error { return c.SetPinned(ctx, "..", true, "") }, wantIs: api.ErrUnknownNode},
+		// A URL that is not rota's API (a proxy's prefix, another server) answers 404 too:
+		// that said "no such node in the inventory" of a node rota has.
+		{name: "explain at a wrong URL", base: "/prefix", token: apiToken, call: func(c *api.Client) error { _, err := c.Explain(ctx, "cpu01"); return err }, wantCode: http.StatusNotFound, wantNot: api.ErrUnknownNode},
+		{name: "pin at a wrong URL", base: "/prefix", token: apiToken, call: func(c *api.Client) error { return c.SetPinned(ctx, "cpu01", true, "") }, wantCode: http.StatusNotFound, wantNot: api.ErrUnknownNode},
+		{name: "maintenance at a wrong URL", base: "/prefix", token: apiToken, call: func(c *api.Client) error { return c.SetMaintenance(ctx, "cpu01", true, "") }, wantCode: http.StatusNotFound, wantNot: api.ErrUnknownNode},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := api.NewClient(ts.URL, api.NewToken(tc.token), ts.Client())
+			c, err := api.NewClient(ts.URL+tc.base, api.NewToken(tc.token), ts.Client())
 			if err != nil {
 				t.Fatal(err)
 			}
 			err = tc.call(c)
 			if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
 				t.Fatalf("error %v, want %v", err, tc.wantIs)
+			}
+			if tc.wantNot != nil && errors.Is(err, tc.wantNot) {
+				t.Fatalf("error %v, want anything but %v", err, tc.wantNot)
 			}
 			var se *api.StatusError
 			if tc.wantCode != 0 && (!errors.As(err, &se) || se.Code != tc.wantCode) {
