@@ -44,6 +44,11 @@ func NewClient(baseURL string, token Token, hc *http.Client) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%s is not an http(s) URL", errtext.Quote(baseURL))
 	}
+	// The API's paths are added after the base: behind a query or a fragment they would be
+	// sent as part of it, to the server's root.
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, fmt.Errorf("%s: rota's URL takes no query or fragment", errtext.Quote(baseURL))
+	}
 	if hc == nil {
 		hc = http.DefaultClient
 	}

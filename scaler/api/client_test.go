@@ -157,7 +157,8 @@ func TestClientEscapesNodeNames(t *testing.T) {
 }
 
 func TestNewClientRejectsBadURLs(t *testing.T) {
-	for _, u := range []string{"", "127.0.0.1:10091", "ftp://rota", "http://"} {
+	// A query or fragment took the API's path into it (GET http://rota:10091?x=1/api/v1/status).
+	for _, u := range []string{"", "127.0.0.1:10091", "ftp://rota", "http://", "http://rota:10091?x=1", "http://rota:10091/?", "http://rota:10091#top"} {
 		if _, err := api.NewClient(u, api.Token{}, nil); err == nil {
 			t.Errorf("NewClient(%q) accepted it", u)
 		}
