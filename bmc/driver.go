@@ -1,6 +1,7 @@
 package bmc
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -60,9 +61,80 @@ type bmclibDialer struct {
 	mu          sync.Mutex
 	tlsSessions map[string]tls.ClientSessionCache
 	systems     map[string]systemChoice // by node: the Redfish system its commands reach
+	suites      map[string]int          // by node: the IPMI cipher suite its BMC took last
 }
 
+// Dial opens a connection. An IPMI BMC with no cipher suite configured is asked with
+// DefaultCipherSuite, then, where it refuses that session (it answers, see classify),
+// FallbackCipherSuite; the suite it took is asked first from then on. Only a refused session
+// moves on: no command has been sent then (bmclib's own fallback would send the same command
+// again after any failure).
 func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, password Secret) (conn, error) {
+	if ep.Protocol != ProtocolIPMI {
+		return d.dial(ctx, node, ep, password, 0)
+	}
+	suites := d.cipherSuites(node, ep)
+	var first error
+	for i, cs := range suites {
+		c, err := d.dial(ctx, node, ep, password, cs)
+		if err == nil {
+			d.took(node, ep, cs)
+			return c, nil
+		}
+		var auth *AuthError
+		if first == nil {
+			first = err
+		} else if errors.As(first, &auth) {
+			auth.Err = fmt.Errorf("%w (cipher suite %d refused too)", auth.Err, cs)
+		}
+		if !errors.As(err, &auth) || ctx.Err() != nil || i == len(suites)-1 {
+			break
+		}
+	}
+	return nil, first
+}
+
+// cipherSuites are the IPMI cipher suites to ask node's BMC with, in order: the configured
+// one alone, else the one it took last first.
+func (d *bmclibDialer) cipherSuites(node string, ep Endpoint) []int {
+	if ep.CipherSuite != 0 {
+		return []int{ep.CipherSuite}
+	}
+	if d.cipherSuite(node, ep) == FallbackCipherSuite {
+		return []int{FallbackCipherSuite, DefaultCipherSuite}
+	}
+	return []int{DefaultCipherSuite, FallbackCipherSuite}
+}
+
+// cipherSuite is the IPMI cipher suite to ask node's BMC with: the configured one, else the
+// one it took last, else DefaultCipherSuite.
+func (d *bmclibDialer) cipherSuite(node string, ep Endpoint) int {
+	if ep.CipherSuite != 0 {
+		return ep.CipherSuite
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return cmp.Or(d.suites[node], DefaultCipherSuite)
+}
+
+// took remembers the cipher suite node's BMC took, when none is configured.
+func (d *bmclibDialer) took(node string, ep Endpoint, cs int) {
+	if ep.CipherSuite != 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.suites == nil {
+		d.suites = map[string]int{}
+	}
+	if d.suites[node] != cs && cs != DefaultCipherSuite {
+		d.log.WithFields(logrus.Fields{"node": node, "cipher_suite": cs}).Infof("the BMC refused IPMI cipher suite %d; using %d (set bmc.cipher_suite to skip the first try)", DefaultCipherSuite, cs)
+	}
+	d.suites[node] = cs
+}
+
+// dial opens one connection; cs is the IPMI cipher suite (unused for Redfish).
+func (d *bmclibDialer) dial(ctx context.Context, node string, ep Endpoint, password Secret, cs int) (conn, error) {
 	opts := []bmclib.Option{
 		bmclib.WithLogger(logrusr.New(d.log.WithField("node", node))),
 		bmclib.WithPerProviderTimeout(d.callTimeout),
@@ -71,10 +143,6 @@ func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, passw
 	var hc *http.Client
 	switch ep.Protocol {
 	case ProtocolIPMI:
-		cs := ep.CipherSuite
-		if cs == 0 {
-			cs = DefaultCipherSuite
-		}
 		opts = append(opts, bmclib.WithIpmitoolPort(port), bmclib.WithIpmitoolCipherSuite(strconv.Itoa(cs)))
 	case ProtocolRedfish:
 		// No If-Match on the Reset: gofish would send the system's ETag with every Reset, which

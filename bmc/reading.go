@@ -69,7 +69,7 @@ type bmcMeter struct {
 
 func (m bmcMeter) read(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error) {
 	if ep.Protocol == ProtocolIPMI {
-		return readDCMI(ctx, node, ep, password)
+		return readDCMI(ctx, node, ep, password, m.d.cipherSuite(node, ep))
 	}
 	return m.readRedfish(ctx, node, ep, password)
 }
@@ -191,12 +191,8 @@ func classifyRedfish(node string, err error) error {
 }
 
 // readDCMI runs `ipmitool dcmi power reading` with the password in the environment (-E), never
-// on the command line.
-func readDCMI(ctx context.Context, node string, ep Endpoint, password Secret) (Reading, error) {
-	cs := ep.CipherSuite
-	if cs == 0 {
-		cs = DefaultCipherSuite
-	}
+// on the command line, in cipher suite cs (the one the BMC took for commands).
+func readDCMI(ctx context.Context, node string, ep Endpoint, password Secret, cs int) (Reading, error) {
 	tool, err := exec.LookPath("ipmitool")
 	if err != nil {
 		return Reading{}, &RefusedError{Node: node, Err: fmt.Errorf("ipmitool not found: %w", err)}

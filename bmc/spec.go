@@ -19,9 +19,10 @@ type (
 
 // The protocols, the default IPMI cipher suite and the power states (see package spec).
 const (
-	ProtocolIPMI       = spec.ProtocolIPMI
-	ProtocolRedfish    = spec.ProtocolRedfish
-	DefaultCipherSuite = spec.DefaultCipherSuite
+	ProtocolIPMI        = spec.ProtocolIPMI
+	ProtocolRedfish     = spec.ProtocolRedfish
+	DefaultCipherSuite  = spec.DefaultCipherSuite
+	FallbackCipherSuite = spec.FallbackCipherSuite
 
 	StateUnknown       = spec.StateUnknown
 	StateOn            = spec.StateOn

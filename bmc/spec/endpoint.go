@@ -18,9 +18,14 @@ const (
 	ProtocolRedfish Protocol = "redfish"
 )
 
-// DefaultCipherSuite is the IPMI RMCP+ cipher suite used when none is configured (3:
-// HMAC-SHA1 authentication and integrity, AES-128 confidentiality).
-const DefaultCipherSuite = 3
+// DefaultCipherSuite is the IPMI RMCP+ cipher suite tried first when none is configured (3:
+// HMAC-SHA1 authentication and integrity, AES-128 confidentiality), and FallbackCipherSuite
+// the one tried when a BMC refuses it (17: the same with SHA-256, which hardened BMCs keep
+// alone).
+const (
+	DefaultCipherSuite  = 3
+	FallbackCipherSuite = 17
+)
 
 // Endpoint is how to reach one server's BMC. The config package embeds it under each node's
 // `bmc:` key. The password is never written here: it is read from PasswordFile or PasswordEnv
@@ -46,7 +51,8 @@ type Endpoint struct {
 	BasicAuth bool `yaml:"basic_auth,omitempty" json:"basic_auth,omitempty"`
 	// SystemName picks the Redfish ComputerSystem (its Name) on BMCs that have several.
 	SystemName string `yaml:"system_name,omitempty" json:"system_name,omitempty"`
-	// CipherSuite is the IPMI RMCP+ cipher suite (0 means DefaultCipherSuite).
+	// CipherSuite is the IPMI RMCP+ cipher suite (0: DefaultCipherSuite, then
+	// FallbackCipherSuite where the BMC refuses the session).
 	CipherSuite int `yaml:"cipher_suite,omitempty" json:"cipher_suite,omitempty"`
 }
 
