@@ -214,14 +214,28 @@ func zeroNode(t reflect.Type, line int) *yaml.Node {
 	return n
 }
 
+// maxNumber bounds every number of the config: far beyond any price, power, factor or
+// intensity rota takes (a server at 10^12 a hour in any currency), and small enough that the
+// books' sums of such numbers over centuries and fleets stay finite and exact to the cent.
+const maxNumber = 1e12
+
 // finite refuses .nan and .inf for a number (n decoded as one): no key of the config takes
-// them, and a NaN passes every comparison a range check makes with it the wrong way round.
+// them, and a NaN passes every comparison a range check makes with it the wrong way round. A
+// finite number beyond maxNumber is refused too: `hourly: 1e308` would make the books'
+// sums infinite, which the store cannot keep.
 func (w *walker) finite(n *yaml.Node, path string) bool {
 	var f float64
-	if n.Kind != yaml.ScalarNode || n.Decode(&f) != nil || !math.IsNaN(f) && !math.IsInf(f, 0) {
+	if n.Kind != yaml.ScalarNode || n.Decode(&f) != nil {
 		return true
 	}
-	w.add(path, n.Line, "%s is not a finite number", errtext.Quote(n.Value))
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		w.add(path, n.Line, "%s is not a finite number", errtext.Quote(n.Value))
+	case math.Abs(f) > maxNumber:
+		w.add(path, n.Line, "%s is beyond %g, the largest number a key takes", errtext.Quote(n.Value), float64(maxNumber))
+	default:
+		return true
+	}
 	return false
 }
 

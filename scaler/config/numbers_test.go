@@ -41,6 +41,29 @@ func TestNumbersMustBeFinite(t *testing.T) {
 	}
 }
 
+// A finite number past 10^12 is refused too: an hourly cost of 1e308 made the books' spend
+// infinite after two hours, and the store refuses to keep an infinity, so the books stopped
+// for good. 10^12 itself passes.
+func TestNumbersAreBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, path string
+	}{
+		{"hourly", strings.Replace(minimal, "hourly: 1.5", "hourly: 1e308", 1), "pools[0].cost.hourly"},
+		{"price per kWh", strings.Replace(minimal, "hourly: 1.5", "watts: 500, price_per_kwh: 2e12", 1), "pools[0].cost.price_per_kwh"},
+		{"wear", minimal + "policy: {break_even: {wear_cost: -1e300}}\n", "policy.break_even.wear_cost"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemsOf(t, tc.yaml, Daemon)
+			if p, ok := got[tc.path]; !ok || !strings.Contains(p.Message, "is beyond 1e+12") || p.Line == 0 {
+				t.Errorf("no bound problem with a line at %s; got %v", tc.path, got)
+			}
+		})
+	}
+	if c, err := Parse([]byte(strings.Replace(minimal, "hourly: 1.5", "hourly: 1e12", 1))); err != nil || c.Pools[0].Cost.Hourly != 1e12 {
+		t.Errorf("hourly: 1e12 refused: %v", err)
+	}
+}
+
 // Validation refuses NaN and infinities too, for a config built in Go (or one whose
 // numbers came from anywhere but the decoder): each range check fails for NaN.
 func TestValidateRefusesNonFiniteNumbers(t *testing.T) {
