@@ -195,6 +195,9 @@ func (l *Loop) decide(ctx context.Context, obs observation, now time.Time) (flee
 	if err != nil {
 		return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("reading the store: %w", err)
 	}
+	if err := l.clockAhead(before, now); err != nil {
+		return fleet.Snapshot{}, fleet.Decision{}, err
+	}
 	g, err := l.o.Store.Global()
 	if err != nil {
 		return fleet.Snapshot{}, fleet.Decision{}, fmt.Errorf("reading the store: %w", err)
@@ -216,6 +219,31 @@ func (l *Loop) decide(ctx context.Context, obs observation, now time.Time) (flee
 	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
 	l.answerWakes(snap, dec, asked, callers)
 	return snap, dec, nil
+}
+
+// clockAhead writes back the records in recs whose times a clock that had jumped ahead stamped
+// (store.Node.AheadOfTheClock), with those times taken as now, before repair and the plan
+// read them; recs is updated alike. A dry run writes nothing.
+func (l *Loop) clockAhead(recs map[string]store.Node, now time.Time) error {
+	if l.cfg.Policy.DryRun {
+		return nil
+	}
+	limit := time.Duration(l.cfg.Policy.Failure.MaxBackoff)
+	for name, r := range recs {
+		if !r.AheadOfTheClock(now, limit) {
+			continue
+		}
+		err := l.o.Store.UpdateNode(name, func(n *store.Node) error {
+			n.AheadOfTheClock(now, limit)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("writing back %s's times dated ahead of the clock: %w", name, err)
+		}
+		recs[name] = r
+		l.o.Log.WithField("node", name).Warn("the node's record held times ahead of the clock (stamped by a clock that had jumped ahead): taken as now")
+	}
+	return nil
 }
 
 // broughtOn: a server repair brought On this pass (a boot found ready, a drain given back) has

@@ -11,9 +11,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
@@ -413,5 +415,50 @@ func TestGateHoldsOneStepPowerOff(t *testing.T) {
 		if c.Node != "cpu01" && (c.Op == "off" || c.Op == "drain") {
 			t.Errorf("%s sent to %s", c.Op, c.Node)
 		}
+	}
+}
+
+// TestTimesAheadOfTheClockAreTakenAsNow: cpu01 was left draining by rota with its drain's start
+// stamped a year ahead, and gpu01 failed with its retry a year ahead, by a clock that had
+// jumped (since put right). The pass writes both back as now: cpu01's drain times out
+// drain.timeout from now and is given back (never drained for a year), and gpu01 may be tried
+// again after the longest backoff.
+func TestTimesAheadOfTheClockAreTakenAsNow(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass()
+	now, year := f.clock.Now(), 365*24*time.Hour
+	set := func(node string, fn func(n *store.Node)) {
+		if err := f.st.UpdateNode(node, func(n *store.Node) error { fn(n); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("cpu01", func(n *store.Node) {
+		n.State, n.Since, n.DrainedByRota = fleet.StateDraining, now.Add(year), true
+	})
+	f.world.Set("cpu01", func(s *executortest.Server) { s.Drained, s.DrainedByRota = true, true })
+	f.world.Set("gpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+	set("gpu01", func(n *store.Node) {
+		n.State, n.Since, n.Failures, n.FailedKind, n.RetryAfter = fleet.StateFailed, now, 1, fleet.PowerOn, now.Add(year)
+	})
+	f.pass()
+	cpu, err := f.st.Node("cpu01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err := f.st.Node("gpu01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxBackoff := time.Duration(f.cfg.Policy.Failure.MaxBackoff)
+	if !cpu.Since.Equal(now) || !gpu.RetryAfter.Equal(now.Add(maxBackoff)) {
+		t.Errorf("cpu01 draining since %v, gpu01 retried after %v; want %v and %v", cpu.Since, gpu.RetryAfter, now, now.Add(maxBackoff))
+	}
+	if got := f.state("cpu01"); got != fleet.StateDraining {
+		t.Fatalf("cpu01 is %s, want still draining until its timeout", got)
+	}
+	f.clock.Advance(time.Duration(f.cfg.Policy.Drain.Timeout) + time.Minute)
+	f.pass()
+	if got := f.state("cpu01"); got != fleet.StateOn {
+		t.Errorf("cpu01 is %s past its drain timeout, want given back (on)", got)
 	}
 }

@@ -91,6 +91,32 @@ func (n *Node) Succeeded(kind fleet.Kind) {
 	}
 }
 
+// AheadOfTheClock corrects the times a clock that had jumped ahead stamped on the record (see
+// clockSkew): the state's start, the last power-on and power-off and the intent's start, dated
+// further ahead of now than clockSkew, are taken as now (when unsure, a hold runs from now:
+// min_on, min_off, a drain's or a boot's timeout), and a retry later than now plus limit (the
+// longest backoff) is moved to it. Left as they were, each would hold the node until the date
+// the clock had jumped to: a drain never timed out, a boot never failed, a failed server never
+// tried again. It reports whether anything changed, for the caller to write the record back.
+func (n *Node) AheadOfTheClock(now time.Time, limit time.Duration) bool {
+	changed := false
+	asNow := func(t *time.Time) {
+		if t.After(now.Add(clockSkew)) {
+			*t, changed = now, true
+		}
+	}
+	asNow(&n.Since)
+	asNow(&n.LastOn)
+	asNow(&n.LastOff)
+	if n.Intent != nil {
+		asNow(&n.Intent.Started)
+	}
+	if n.RetryAfter.After(now.Add(limit + clockSkew)) {
+		n.RetryAfter, changed = now.Add(limit), true
+	}
+	return changed
+}
+
 // RecordPowerOff notes a confirmed power-off at now and forgets those older than CycleWindow.
 func (n *Node) RecordPowerOff(now time.Time) {
 	n.LastOff = now

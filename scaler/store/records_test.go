@@ -228,3 +228,25 @@ func TestFailuresLastUntilTheSameKindSucceeds(t *testing.T) {
 		t.Errorf("two failures recorded as %+v", n)
 	}
 }
+
+// TestNodeTimesAheadOfTheClock: a node's times further ahead than clockSkew are taken as now,
+// a retry past the longest backoff is moved to it; times within clockSkew, and a retry within
+// the backoff, are left as they are.
+func TestNodeTimesAheadOfTheClock(t *testing.T) {
+	limit := time.Hour
+	near, far := t0.Add(clockSkew), t0.Add(clockSkew+time.Second)
+	n := Node{Since: far, LastOn: near, LastOff: far, Intent: &Intent{Started: far}, RetryAfter: t0.Add(limit + clockSkew)}
+	if !n.AheadOfTheClock(t0, limit) {
+		t.Fatal("nothing changed")
+	}
+	if !n.Since.Equal(t0) || !n.LastOn.Equal(near) || !n.LastOff.Equal(t0) || !n.Intent.Started.Equal(t0) || !n.RetryAfter.Equal(t0.Add(limit+clockSkew)) {
+		t.Errorf("got %+v (intent %+v)", n, *n.Intent)
+	}
+	n.RetryAfter = t0.Add(limit + clockSkew + time.Second)
+	if !n.AheadOfTheClock(t0, limit) || !n.RetryAfter.Equal(t0.Add(limit)) {
+		t.Errorf("retry after %v, want %v", n.RetryAfter, t0.Add(limit))
+	}
+	if n.AheadOfTheClock(t0, limit) {
+		t.Error("a second call changed something")
+	}
+}
