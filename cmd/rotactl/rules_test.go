@@ -43,7 +43,7 @@ func TestRulesGenerate(t *testing.T) {
 			wantStdout: func(s string) bool { return s == string(committed) }},
 		{name: "example config to a file", args: []string{"--config.file=" + example, "--output=" + filepath.Join(dir, "out.yml")},
 			wantStdout: func(s string) bool { return s == "" },
-			wantFile:   `max without (state) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu-h100"}) == 1` + "\n        for: 15m"},
+			wantFile:   `max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu-h100"}) == 1` + "\n        for: 15m"},
 		{name: "invalid config", args: []string{"--config.file=" + broken}, code: 1,
 			wantStdout: func(s string) bool { return s == "" }, wantStderr: "policy.idle.cpu_threshold"},
 		{name: "unwritable output", args: []string{"--output=" + filepath.Join(dir, "missing", "out.yml")}, code: 1,
