@@ -106,11 +106,11 @@ func (b *Backend) Update(fn func(store.KV) error) error {
 	return nil
 }
 
-// View runs fn with reads pinned at one revision: one consistent state.
+// View runs fn with reads pinned at one revision: one consistent state. Each read is bounded
+// by the request timeout, not the whole of fn: a View may walk the whole store (a backup,
+// rotactl store migrate --to bbolt), which takes longer than one request on a large fleet.
 func (b *Backend) View(fn func(store.KV) error) error {
-	ctx, cancel := b.reqCtx(b.ctx, time.Time{})
-	defer cancel()
-	return fn(&etcdKV{b: b, ctx: ctx})
+	return fn(&etcdKV{b: b, ctx: b.ctx, timeout: b.timeout})
 }
 
 // Fence asks etcd whether the guard's conditions hold now (a linearizable read): nil only when

@@ -341,3 +341,39 @@ func FuzzParseMarker(f *testing.F) {
 		}
 	})
 }
+
+// A View's reads are bounded each by the request timeout, not all together: a backup (or
+// rotactl store migrate --to bbolt) walks the whole store in one View, and on a fleet of a
+// few hundred servers at the audit log's retention that takes longer than one request may.
+func TestViewBoundsEachReadNotTheWhole(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const timeout = 300 * time.Millisecond
+	s, prefix := f.store(t, open{}, store.Retention{})
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if err := s.UpdateNode(n, func(r *store.Node) error { r.State = fleet.StateOn; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _, err := Open(ctx, f.cli, OpenOptions{Prefix: prefix, Fleet: "lab", By: "t", Guard: ReadOnly{}, RequestTimeout: timeout, Clock: clock.Real{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	err = r.View(func(tx *store.Tx) error {
+		for _, n := range []string{"n1", "n2", "n3"} {
+			if _, err := tx.Node(n); err != nil {
+				return err
+			}
+			time.Sleep(timeout)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a View of reads each quick, %s apart: %v", timeout, err)
+	}
+	var buf strings.Builder
+	if _, err := r.Backup(&buf); err != nil {
+		t.Fatalf("backup: %v", err)
+	}
+}

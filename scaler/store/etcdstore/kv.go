@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -24,8 +25,11 @@ var errReadOnly = errors.New("a write in a read-only transaction")
 // etcdKV is one transaction: reads pinned at the revision of the first, writes gathered for
 // the commit (and seen by the transaction's own reads).
 type etcdKV struct {
-	b        *Backend
-	ctx      context.Context
+	b   *Backend
+	ctx context.Context
+	// timeout, if set, bounds each read on its own (a View: a walk of the whole store, as a
+	// backup makes, is many reads); an Update is bounded as a whole by its ctx.
+	timeout  time.Duration
 	writable bool
 	rev      int64
 	puts     map[string][]byte // full key -> value
@@ -36,7 +40,13 @@ func (k *etcdKV) get(key string, opts ...clientv3.OpOption) (*clientv3.GetRespon
 	if k.rev != 0 {
 		opts = append(opts, clientv3.WithRev(k.rev))
 	}
-	resp, err := k.b.cli.Get(k.ctx, key, opts...)
+	ctx := k.ctx
+	if k.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, k.timeout)
+		defer cancel()
+	}
+	resp, err := k.b.cli.Get(ctx, key, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("reading etcd: %w", err)
 	}
