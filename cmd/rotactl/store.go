@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -90,18 +91,31 @@ func toEtcd(ctx context.Context, e env, cfg *config.Config, cli *clientv3.Client
 	return etcdstore.Import(ctx, cli, etcdOpts(e, cfg), src)
 }
 
-// toBolt writes the etcd store of a stopped fleet into a new bbolt file; a copy that fails
-// leaves no file behind.
+// toBolt writes the etcd store of a stopped fleet into a new bbolt file.
 func toBolt(ctx context.Context, e env, cfg *config.Config, cli *clientv3.Client, file string) (int, error) {
 	src, err := openEtcdReadOnly(ctx, e, cfg, cli)
 	if err != nil {
 		return 0, err
 	}
 	defer src.Close()
+	return writeBolt(src, file)
+}
+
+// writeBolt copies src into a new bbolt file at file. The copy is written beside it, in a
+// folder of its own, and linked to file only once it is whole and closed: a copy that fails
+// leaves no file behind, and one cut short (rotactl killed, the host lost) leaves at most the
+// folder .FILE.migrating-*, never a partial store at file that a rota would start on.
+func writeBolt(src *store.Store, file string) (int, error) {
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 		return 0, fmt.Errorf("%s exists; migrate writes a new file only", file)
 	}
-	dst, err := store.Open(file, store.Options{Create: true})
+	dir, err := os.MkdirTemp(filepath.Dir(file), "."+filepath.Base(file)+".migrating-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, filepath.Base(file))
+	dst, err := store.Open(tmp, store.Options{Create: true})
 	if err != nil {
 		return 0, err
 	}
@@ -110,7 +124,13 @@ func toBolt(ctx context.Context, e env, cfg *config.Config, cli *clientv3.Client
 		err = cerr
 	}
 	if err != nil {
-		_ = os.Remove(file)
+		return 0, err
+	}
+	// A link, not a rename: a file that appeared at file meanwhile is kept, and refused.
+	switch err := os.Link(tmp, file); {
+	case errors.Is(err, os.ErrExist):
+		return 0, fmt.Errorf("%s exists; migrate writes a new file only", file)
+	case err != nil:
 		return 0, err
 	}
 	return n, nil

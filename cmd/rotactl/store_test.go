@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,5 +114,77 @@ func TestStoreMigrate(t *testing.T) {
 	}
 	if h, err := b.Audit("n1", 0); err != nil || len(h) != 3 || !h[0].Time.Equal(at.Add(2*time.Minute)) {
 		t.Errorf("history after the round trip: %+v, %v", h, err)
+	}
+}
+
+// stalling is a store backend whose View waits, inside, until release is closed: a copy out
+// of it is caught mid-way.
+type stalling struct {
+	store.Backend
+	entered, release chan struct{}
+}
+
+func (s *stalling) View(fn func(store.KV) error) error {
+	return s.Backend.View(func(kv store.KV) error {
+		select {
+		case s.entered <- struct{}{}:
+		default:
+		}
+		<-s.release
+		return fn(kv)
+	})
+}
+
+// While migrate --to bbolt copies, nothing is at the output path: a migration killed mid-way
+// leaves no partial store there for a rota to start on; the file appears whole at the end.
+func TestStoreMigrateWritesTheFileWholeOrNot(t *testing.T) {
+	dir := t.TempDir()
+	s, err := store.Open(filepath.Join(dir, "src.db"), store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range []string{"n1", "n2"} {
+		if err := s.UpdateNode(n, func(r *store.Node) error { r.State, r.Pinned = fleet.StateOff, true; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	be := &stalling{Backend: s.Backend(), entered: make(chan struct{}), release: make(chan struct{})}
+	src := store.New(be, store.Options{}, false)
+	out := filepath.Join(dir, "rota.db")
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := writeBolt(src, out)
+		done <- result{n, err}
+	}()
+	select {
+	case <-be.entered:
+	case r := <-done:
+		t.Fatalf("the copy ended before it read: %d, %v", r.n, r.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the copy never read its source")
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("mid-copy, %s is there (stat: %v): a migration killed now leaves a partial store a rota starts on", out, err)
+	}
+	close(be.release)
+	r := <-done
+	if r.err != nil || r.n != 2 {
+		t.Fatalf("the copy: %d, %v", r.n, r.err)
+	}
+	b, err := store.Open(out, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if m, err := b.Nodes(); err != nil || len(m) != 2 || !m["n2"].Pinned {
+		t.Errorf("the file: %v, %v", m, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".rota.db.migrating-*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
