@@ -213,6 +213,8 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"store.etcd.tls_config"}},
 		{"etcd request longer than the lease", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e:2379'], fleet: a, lease_ttl: 2s, request_timeout: 5s}}\n",
 			[]string{"store.etcd.request_timeout"}},
+		{"etcd lease longer than etcd grants", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e:2379'], fleet: a, lease_ttl: 290y}}\n",
+			[]string{"store.etcd.lease_ttl"}},
 		{"kubernetes names", strings.Replace(minimal, "name: n1", "name: N_1", 1) + "jobs: {adapter: kubernetes}\n",
 			[]string{"pools[0].nodes[0].name"}},
 		{"kubernetes label", strings.Replace(minimal, "name: n1", "name: n1/x", 1) + "jobs: {adapter: kubernetes, kubernetes: {node_label: 'Example.com/server'}}\n",
