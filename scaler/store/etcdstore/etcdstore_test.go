@@ -377,3 +377,53 @@ func TestViewBoundsEachReadNotTheWhole(t *testing.T) {
 		t.Fatalf("backup: %v", err)
 	}
 }
+
+// A fleet's prefix never lies under another's, nor above it: /nest/election under a fleet at
+// /nest would be read as that fleet's election (its candidates, its leader), and its keys
+// cleared by that fleet's migration. A prefix that only begins with the same characters
+// (/nest2) is a prefix of its own.
+func TestFleetMarkerRefusesANestedPrefix(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	opts := OpenOptions{Prefix: "/nest", Fleet: "site-a", By: "a", Guard: open{}, RequestTimeout: 5 * time.Second, Clock: clock.Real{}, Create: true}
+	s, created, err := Open(ctx, f.cli, opts)
+	if err != nil || !created {
+		t.Fatalf("the first fleet: %v, %v", created, err)
+	}
+	_ = s.Close()
+	for _, p := range []string{"/nest/election", "/nest/data/nodes", "/nest/x/y"} {
+		o := opts
+		o.Prefix, o.Fleet = p, "election"
+		s, _, err := Open(ctx, f.cli, o)
+		var fe *FleetError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), `it lies under "/nest", the prefix of fleet "site-a"`) {
+			if s != nil {
+				_ = s.Close()
+			}
+			t.Errorf("a fleet at %s: %v, want a FleetError naming /nest", p, err)
+		}
+		if n := f.count(p); n != 0 {
+			t.Errorf("a refused open wrote %d keys under %s", n, p)
+		}
+	}
+	if n, err := Candidates(ctx, f.cli, "/nest"); err != nil || n != 0 {
+		t.Errorf("site-a's election holds %d keys (%v), with no rota", n, err)
+	}
+	src, err := store.Open(filepath.Join(t.TempDir(), "rota.db"), store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	imp := opts
+	imp.Prefix, imp.Fleet = "/nest/imported", "lab"
+	if _, err := Import(ctx, f.cli, imp, src); err == nil || !strings.Contains(err.Error(), "lies under") {
+		t.Errorf("import under another fleet: %v", err)
+	}
+	o := opts
+	o.Prefix, o.Fleet = "/nest2", "site-b"
+	if s, created, err := Open(ctx, f.cli, o); err != nil || !created {
+		t.Errorf("/nest2 beside /nest: %v, %v", created, err)
+	} else {
+		_ = s.Close()
+	}
+}

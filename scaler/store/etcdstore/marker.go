@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -122,6 +123,9 @@ func (b *Backend) checkMarker(ctx context.Context, o OpenOptions) (created bool,
 		}
 		return false, &FleetError{Prefix: b.prefix, Problem: "no rota fleet's state is there (it is empty)"}
 	}
+	if err := b.checkAncestors(ctx); err != nil {
+		return false, err
+	}
 	rev, err := b.putMarker(ctx, o, stateReady, b.emptyPrefix())
 	switch {
 	case err != nil:
@@ -132,6 +136,30 @@ func (b *Backend) checkMarker(ctx context.Context, o OpenOptions) (created bool,
 		return b.checkMarker(ctx, o)
 	}
 	return true, nil
+}
+
+// checkAncestors refuses a prefix that lies under another fleet's (/rota/election under a
+// fleet at /rota): its keys would be read as that fleet's (its election, its records) and
+// cleared by that fleet's migration. A prefix above another fleet's is not empty, and refused
+// as such.
+func (b *Backend) checkAncestors(ctx context.Context) error {
+	for i := strings.LastIndex(b.prefix, "/"); i > 0; i = strings.LastIndex(b.prefix[:i], "/") {
+		above := b.prefix[:i]
+		rctx, cancel := b.reqCtx(ctx, time.Time{})
+		resp, err := b.cli.Get(rctx, above+"/fleet")
+		cancel()
+		switch {
+		case err != nil:
+			return fmt.Errorf("reading %s/fleet: %w", above, err)
+		case len(resp.Kvs) > 0:
+			what := "a rota fleet"
+			if m, err := parseMarker(resp.Kvs[0].Value); err == nil {
+				what = "fleet " + errtext.Quote(m.Fleet)
+			}
+			return &FleetError{Prefix: b.prefix, Problem: fmt.Sprintf("it lies under %s, the prefix of %s, whose keys it would mix with; give each fleet a prefix of its own, neither under the other", errtext.Quote(above), what)}
+		}
+	}
+	return nil
 }
 
 // emptyPrefix is the condition that nothing at all lies under the prefix.

@@ -63,6 +63,11 @@ func Import(ctx context.Context, cli *clientv3.Client, o OpenOptions, src *store
 		}
 		cond, _, _ = noRota{prefix: o.Prefix, markerRev: rev}.Conditions()
 	}
+	if m == nil {
+		if err := b.checkAncestors(ctx); err != nil {
+			return 0, err
+		}
+	}
 	if n, err := Candidates(ctx, cli, o.Prefix); err != nil || n > 0 {
 		if err == nil {
 			err = fmt.Errorf("%d rotas take part in the election under %s: stop every rota of the fleet first", n, o.Prefix)
