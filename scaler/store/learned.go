@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/rotahq/rota/scaler/learn"
 )
@@ -93,23 +95,24 @@ func readPools[T any](s *Store, names []string, get func(*Tx, string) (*T, error
 	return got, bad, err
 }
 
-// writePools writes each record of recs but those in skip with put, in one transaction.
+// writePools writes each record of recs but those in skip with put, each pool in a transaction
+// of its own: a pool's statistics are some 50 KB, and an etcd transaction holds at most
+// 1.5 MiB (--max-request-bytes) and 100 writes, so all pools in one would be refused on a
+// fleet of some 30 pools. It stops at the first that fails.
 func writePools[T any](s *Store, recs map[string]*T, skip map[string]error, put func(*Tx, string, *T) error) error {
-	return s.Update(func(tx *Tx) error {
-		for n, v := range recs {
-			if _, no := skip[n]; no {
-				continue
-			}
-			if err := put(tx, n, v); err != nil {
-				return err
-			}
+	for _, n := range slices.Sorted(maps.Keys(recs)) {
+		if _, no := skip[n]; no {
+			continue
 		}
-		return nil
-	})
+		if err := s.Update(func(tx *Tx) error { return put(tx, n, recs[n]) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// PutLearned writes the statistics of every pool of stats but those in skip, in one
-// transaction.
+// PutLearned writes the statistics of every pool of stats but those in skip, a transaction
+// each.
 func (s *Store) PutLearned(stats learn.Stats, skip map[string]error) error {
 	return writePools(s, stats.Pools, skip, (*Tx).PutLearned)
 }
@@ -158,8 +161,8 @@ func (s *Store) LearnedIdle(names []string) (idle map[string]*learn.Idle, bad ma
 	return readPools(s, names, (*Tx).LearnedIdle)
 }
 
-// PutLearnedIdle writes the idle periods of every pool of idle but those in skip, in one
-// transaction.
+// PutLearnedIdle writes the idle periods of every pool of idle but those in skip, a
+// transaction each.
 func (s *Store) PutLearnedIdle(idle map[string]*learn.Idle, skip map[string]error) error {
 	return writePools(s, idle, skip, (*Tx).PutLearnedIdle)
 }

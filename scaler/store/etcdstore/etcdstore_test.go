@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/rotahq/rota/internal/etcdtest"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/learn"
 	"github.com/rotahq/rota/scaler/store"
 	"github.com/rotahq/rota/scaler/store/storetest"
 )
@@ -425,5 +427,35 @@ func TestFleetMarkerRefusesANestedPrefix(t *testing.T) {
 		t.Errorf("/nest2 beside /nest: %v, %v", created, err)
 	} else {
 		_ = s.Close()
+	}
+}
+
+// What rota learned is saved on a fleet of many pools: each pool's statistics are some 50 KB
+// once mature, so 40 pools' in one etcd transaction were more than etcd takes (1.5 MiB) and
+// were refused at every save, losing the learning at every failover.
+func TestLearnedOfManyPoolsIsSaved(t *testing.T) {
+	f := newFixture(t)
+	s, _ := f.store(t, open{}, store.Retention{})
+	st := learn.Stats{}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := rand.New(rand.NewSource(1))
+	const pools = 40
+	need := map[string]int{}
+	var names []string
+	for p := range pools {
+		names = append(names, fmt.Sprintf("pool-%02d", p))
+	}
+	for m := 0; m < 10*7*24*60; m++ { // ten weeks of a noisy need, a sample a minute
+		for _, n := range names {
+			need[n] = max(0, min(400, need[n]+r.Intn(21)-10))
+		}
+		st.Observe(t0.Add(time.Duration(m)*time.Minute), need)
+	}
+	if err := s.PutLearned(st, nil); err != nil {
+		t.Fatalf("the statistics of %d pools not saved: %v", pools, err)
+	}
+	got, bad, err := s.Learned(names)
+	if err != nil || len(bad) > 0 || len(got.Pools) != pools {
+		t.Fatalf("read back: %d pools, bad %v, %v", len(got.Pools), bad, err)
 	}
 }
