@@ -164,6 +164,9 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.volumes(ctx, pods); err != nil {
+		return nil, err
+	}
 	demand, unplaced, err := kubeview.View{Nodes: nodes, Pods: pods}.Demand(m.scope(), m.opts.Classify)
 	if err != nil {
 		return nil, fmt.Errorf("reading kubernetes demand: %w", err)
@@ -172,6 +175,69 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 		m.opts.Log.WithFields(logrus.Fields{"pods": len(unplaced), "first": unplaced[0]}).Info("unschedulable pods fit none of rota's servers: no demand for them")
 	}
 	return demand, nil
+}
+
+// volumes puts, into the placement of each waiting pod that mounts a PersistentVolumeClaim
+// bound to a PersistentVolume, that volume's required node affinity (a local volume names its
+// Node), so that the pod wakes only a server it could start on: a StatefulSet's pod whose local
+// volume is on a server that is off waits for that server. A claim not bound yet, or not
+// there, says nothing of where the pod can run. Each claim is read once a call.
+func (m *Manager) volumes(ctx context.Context, pods []kubeview.Pod) error {
+	affinity := map[string]*kubeview.NodeSelector{} // by namespace/claim
+	for i := range pods {
+		p := &pods[i]
+		if !p.Waits() {
+			continue
+		}
+		for _, c := range p.Claims {
+			key := p.Namespace + "/" + c
+			sel, ok := affinity[key]
+			if !ok {
+				var err error
+				if sel, err = m.claimAffinity(ctx, p.Namespace, c); err != nil {
+					return err
+				}
+				affinity[key] = sel
+			}
+			if sel != nil {
+				p.Placement.Volumes = append(p.Placement.Volumes, *sel)
+			}
+		}
+	}
+	return nil
+}
+
+// claimAffinity is the required node affinity of the volume claim ns/claim is bound to; nil
+// when it is bound to none, it or its volume is not there, or the volume names no Node.
+func (m *Manager) claimAffinity(ctx context.Context, ns, claim string) (*kubeview.NodeSelector, error) {
+	what := "reading kubernetes persistentvolumeclaim " + ns + "/" + claim
+	data, err := raw(m.opts.Client.CoreV1().RESTClient().Get().Namespace(ns).Resource("persistentvolumeclaims").Name(claim).Do(ctx))
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, apiError(what, err)
+	}
+	volume, err := kubeview.ParseClaimVolume(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if volume == "" {
+		return nil, nil
+	}
+	what = "reading kubernetes persistentvolume " + volume
+	data, err = raw(m.opts.Client.CoreV1().RESTClient().Get().Resource("persistentvolumes").Name(volume).Do(ctx))
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, apiError(what, err)
+	}
+	sel, err := kubeview.ParseVolumeAffinity(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return sel, nil
 }
 
 // Waiting implements jobs.Watcher: the UIDs of the pods marked unschedulable, from one list of

@@ -30,6 +30,44 @@ func testLocalVolume(t *testing.T, e *env) {
 	e.keepsItsPod(t, spec)
 }
 
+// testLocalVolumeWakesItsServer: both servers are off, and a pod waits whose claim is bound to
+// a local volume of cpu02 (node affinity: cpu02 alone). Its demand names cpu02 alone, and rota
+// powers on cpu02 and not cpu01, which any other pod of its shape would take first; the
+// scheduler places the pod there.
+func testLocalVolumeWakesItsServer(t *testing.T, e *env) {
+	ctx := context.Background()
+	for _, n := range []string{"cpu01", "cpu02"} {
+		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 8, Labels: map[string]string{"kubernetes.io/hostname": n}})
+	}
+	e.localVolume(t, "data", "cpu02")
+	db := e.pod("db-0", 1, 0)
+	db.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	e.create(t, db)
+	e.waitDemand(t, 1)
+	d, err := e.m.Demand(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 1 || d[0].Needs.Nodes != "cpu02" {
+		t.Fatalf("demand %+v, want the pod of the local volume on cpu02 alone", d)
+	}
+	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOff, "cpu02": bmc.StateOff})
+	e.boot(t, r)
+	testutil.Eventually(t, 2*time.Minute, "the pod runs on cpu02", func() error {
+		if _, err := kubelab.RunBound(ctx, e.admin, time.Now()); err != nil {
+			return err
+		}
+		return e.wantPods(1, corev1.PodRunning)
+	})
+	r.stop()
+	if sent := r.sent(); !slices.Equal(sent, []string{"on cpu02"}) {
+		t.Errorf("commands %v, want only cpu02 powered on", sent)
+	}
+	if on := e.podsOn(t, "cpu02"); !slices.Equal(on, []string{"db-0"}) {
+		t.Errorf("cpu02 holds %v", on)
+	}
+}
+
 // testDeviceClaim: a Deployment's pod that claims its devices through dynamic resource
 // allocation (spec.resourceClaims; here bound to cpu01 by name, as an allocation binds it to
 // the Node whose devices it got) is kept on its server like one with a local volume: rota

@@ -16,8 +16,8 @@ var powerTaints = []string{
 }
 
 // Fits reports whether a pod with placement pl could be scheduled on node n once rota powered
-// it on and resumed it: the node selector and the required node affinity match the node, and
-// the pod tolerates every NoSchedule and NoExecute taint but those of powerTaints. Resources
+// it on and resumed it: the node selector, the required node affinity and that of each volume
+// bound to its claims match the node, and the pod tolerates every NoSchedule and NoExecute taint but those of powerTaints. Resources
 // are not weighed here (the planner matches shapes to pools). A requirement rota cannot read
 // (an operator newer than this code) counts as met: rota would rather wake a server the pod
 // then cannot use than leave it waiting for ever; the scheduler still holds the pod to it.
@@ -27,8 +27,13 @@ func (pl Placement) Fits(n Node) bool {
 			return false
 		}
 	}
-	if pl.Affinity != nil && !slices.ContainsFunc(pl.Affinity.Terms, func(t SelectorTerm) bool { return termMatches(t, n) }) {
+	if pl.Affinity != nil && !pl.Affinity.matches(n) {
 		return false
+	}
+	for _, v := range pl.Volumes {
+		if !v.matches(n) {
+			return false
+		}
 	}
 	for _, t := range n.Taints {
 		if t.Effect == PreferNoSchedule || slices.Contains(powerTaints, t.Key) {
@@ -39,6 +44,11 @@ func (pl Placement) Fits(n Node) bool {
 		}
 	}
 	return true
+}
+
+// matches: one of the selector's terms matches node n.
+func (s NodeSelector) matches(n Node) bool {
+	return slices.ContainsFunc(s.Terms, func(t SelectorTerm) bool { return termMatches(t, n) })
 }
 
 // termMatches: every expression of a term holds (a term with none matches no node, as in

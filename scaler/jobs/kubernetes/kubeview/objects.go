@@ -169,6 +169,10 @@ type Placement struct {
 	// Affinity is the required node affinity (nil: none).
 	Affinity    *NodeSelector
 	Tolerations []Toleration
+	// Volumes are the required node affinities of the PersistentVolumes its claims are bound
+	// to (a local volume's names its Node): the pod can start only where each one matches.
+	// Filled for waiting pods (Manager.Demand), which the pod object alone does not tell.
+	Volumes []NodeSelector `json:",omitempty"`
 }
 
 // NodeSelector is a required node affinity: its terms are ORed.

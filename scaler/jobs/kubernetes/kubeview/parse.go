@@ -280,3 +280,44 @@ func controllerOf(refs []ownerReference) *ownerReference {
 
 // maxDeadline bounds activeDeadlineSeconds so that it fits a time.Duration.
 const maxDeadline = 100 * 365 * 24 * time.Hour
+
+// ParseClaimVolume reads a PersistentVolumeClaim: the PersistentVolume it is bound to (""
+// while it is bound to none).
+func ParseClaimVolume(data []byte) (string, error) {
+	var o struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			VolumeName string `json:"volumeName"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(data, &o); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrBadAnswer, errtext.Of(err))
+	}
+	if o.Kind != "PersistentVolumeClaim" {
+		return "", fmt.Errorf("%w: asked for a PersistentVolumeClaim, got kind %s", ErrBadAnswer, errtext.Quote(o.Kind))
+	}
+	return o.Spec.VolumeName, nil
+}
+
+// ParseVolumeAffinity reads a PersistentVolume: the Nodes it can be used from, its required
+// node affinity (a local volume names its Node); nil when it names none (any Node).
+func ParseVolumeAffinity(data []byte) (*NodeSelector, error) {
+	var o struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			NodeAffinity *struct {
+				Required *NodeSelector `json:"required"`
+			} `json:"nodeAffinity"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(data, &o); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrBadAnswer, errtext.Of(err))
+	}
+	if o.Kind != "PersistentVolume" {
+		return nil, fmt.Errorf("%w: asked for a PersistentVolume, got kind %s", ErrBadAnswer, errtext.Quote(o.Kind))
+	}
+	if o.Spec.NodeAffinity == nil {
+		return nil, nil
+	}
+	return o.Spec.NodeAffinity.Required, nil
+}

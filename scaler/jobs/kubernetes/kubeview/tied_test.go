@@ -1,6 +1,7 @@
 package kubeview
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -109,4 +110,61 @@ func TestExtendedDemand(t *testing.T) {
 	if g.GPUs != 1 || len(g.Running) != 1 || g.Running[0].Requeueable || g.Running[0].Needs.Nodes != "gpu01" {
 		t.Errorf("gpu01 %+v, want its AMD pod holding 1 GPU, not requeueable", g)
 	}
+}
+
+// TestVolumeAffinity: a waiting pod whose claim is bound to a local volume fits only the Node
+// the volume names; a claim not bound, or a volume naming no Node, rules nothing out. An
+// answer of another kind, or not JSON, is a bad answer.
+func TestVolumeAffinity(t *testing.T) {
+	vol, err := ParseClaimVolume([]byte(`{"kind":"PersistentVolumeClaim","spec":{"volumeName":"pv-1"}}`))
+	if err != nil || vol != "pv-1" {
+		t.Fatalf("claim bound to %q, %v", vol, err)
+	}
+	if vol, err := ParseClaimVolume([]byte(`{"kind":"PersistentVolumeClaim","spec":{}}`)); err != nil || vol != "" {
+		t.Errorf("unbound claim: %q, %v", vol, err)
+	}
+	sel, err := ParseVolumeAffinity([]byte(`{"kind":"PersistentVolume","spec":{"nodeAffinity":{"required":{"nodeSelectorTerms":[
+		{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["cpu02"]}]}]}}}}`))
+	if err != nil || sel == nil {
+		t.Fatalf("volume affinity %v, %v", sel, err)
+	}
+	if sel, err := ParseVolumeAffinity([]byte(`{"kind":"PersistentVolume","spec":{"nfs":{"server":"x"}}}`)); err != nil || sel != nil {
+		t.Errorf("a volume naming no node: %v, %v", sel, err)
+	}
+	node := func(name string) Node {
+		return Node{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name}}
+	}
+	pl := Placement{Volumes: []NodeSelector{*sel}}
+	if !pl.Fits(node("cpu02")) || pl.Fits(node("cpu01")) {
+		t.Error("the pod of a local volume of cpu02 fits elsewhere, or not there")
+	}
+	for _, bad := range []string{`{"kind":"PersistentVolume"}`, `[]`, `{"kind":"PersistentVolumeClaim","spec":{"volumeName":7}}`} {
+		if _, err := ParseClaimVolume([]byte(bad)); !errors.Is(err, ErrBadAnswer) {
+			t.Errorf("claim %s: %v", bad, err)
+		}
+	}
+	for _, bad := range []string{`{"kind":"PersistentVolumeClaim"}`, `"x"`, `{"kind":"PersistentVolume","spec":{"nodeAffinity":{"required":{"nodeSelectorTerms":{}}}}}`} {
+		if _, err := ParseVolumeAffinity([]byte(bad)); !errors.Is(err, ErrBadAnswer) {
+			t.Errorf("volume %s: %v", bad, err)
+		}
+	}
+}
+
+// FuzzParseVolumes: any answer for a claim or a volume either fails with ErrBadAnswer or is
+// read; it never panics, and a placement with what was read can be matched.
+func FuzzParseVolumes(f *testing.F) {
+	f.Add([]byte(`{"kind":"PersistentVolumeClaim","spec":{"volumeName":"pv-1"}}`))
+	f.Add([]byte(`{"kind":"PersistentVolume","spec":{"nodeAffinity":{"required":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"In","values":["v"]}]}]}}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := ParseClaimVolume(b); err != nil && !errors.Is(err, ErrBadAnswer) {
+			t.Fatalf("claim: error without ErrBadAnswer: %v", err)
+		}
+		sel, err := ParseVolumeAffinity(b)
+		if err != nil && !errors.Is(err, ErrBadAnswer) {
+			t.Fatalf("volume: error without ErrBadAnswer: %v", err)
+		}
+		if sel != nil {
+			_ = Placement{Volumes: []NodeSelector{*sel}}.Fits(Node{Name: "n", Labels: map[string]string{"k": "v"}})
+		}
+	})
 }
