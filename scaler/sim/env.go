@@ -264,6 +264,9 @@ func (e *Env) sizeFleet(spec string, needs []poolNeed) error {
 	for _, p := range e.Pools {
 		total += p.Servers
 	}
+	if total > MaxServers {
+		return e.tooLarge(total)
+	}
 	if total > 0 {
 		return nil
 	}
@@ -278,6 +281,35 @@ func (e *Env) sizeFleet(spec string, needs []poolNeed) error {
 	return fmt.Errorf("no pool of the config fits any of the trace's %d jobs, so the fleet would have no server "+
 		"(the first, line %d, needs %d GPUs and %d CPUs on each server; the pools offer %s)",
 		len(e.Jobs), j.Line, j.GPUs, j.CPUs, strings.Join(offers, "; "))
+}
+
+// MaxServers is the largest fleet a replay builds (all pools together): the most servers a
+// generic CSV job may span. A trace whose jobs would need more (an SWF record of 10^8
+// processors on a machine of one-processor nodes) is refused rather than allocated: the
+// replay keeps state for every server, and such a fleet ran it out of memory.
+const MaxServers = 1 << 20
+
+// tooLarge is the error for a fleet of total servers, over MaxServers: it names the pools and
+// the job that needs the most servers at once.
+func (e *Env) tooLarge(total int) error {
+	var parts []string
+	for _, p := range e.Pools {
+		if p.Servers > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (%s)", p.Name, p.Servers, p.FleetWhy))
+		}
+	}
+	widest := -1
+	for i, j := range e.Jobs {
+		if j.Pool >= 0 && (widest < 0 || j.Nodes > e.Jobs[widest].Nodes) {
+			widest = i
+		}
+	}
+	msg := fmt.Sprintf("the fleet would have %d servers (%s), more than a replay holds (%d)", total, strings.Join(parts, ", "), MaxServers)
+	if widest >= 0 {
+		j := e.Jobs[widest]
+		msg += fmt.Sprintf("; the widest job, line %d, spans %d server(s)", j.Line, j.Nodes)
+	}
+	return errors.New(msg)
 }
 
 // setFleet is sizeFleet's sizing.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/sim/trace"
 )
 
@@ -74,5 +75,24 @@ func TestJobOfNoUnitTakesACore(t *testing.T) {
 	r := Run(tinyEnvFor(t, cfg, tr, "1"), AlwaysOn(), nil)
 	if r.JobsRun != 8 || r.Waits[7] != 3600 {
 		t.Errorf("on one server: ran %d, waits %v; want 8, four of them an hour", r.JobsRun, r.Waits)
+	}
+}
+
+// A trace whose widest job needs more servers than a replay holds is refused with the job's
+// line, not allocated: an SWF record of 10^8 one-processor nodes ran the replay out of memory.
+func TestFleetTooLargeIsRefused(t *testing.T) {
+	cfg, err := config.Parse([]byte("server: {webhook_auth_disabled: true}\npools:\n  - {name: c, profile: {cpu_cores: 1}, cost: {hourly: 1}, boot_timeout: 5m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fleet := range []string{"auto", "peak", "2000000"} {
+		tr := &trace.Trace{Format: trace.SWF, Start: time.Unix(0, 0).UTC(), Jobs: []trace.Job{
+			{Line: 3, Submit: 0, Duration: 60, Nodes: 1, CPUs: 1},
+			{Line: 7, Submit: 10, Duration: 60, Nodes: 100_000_000, CPUs: 1},
+		}}
+		_, err := NewEnv(cfg, tr, Options{Fleet: fleet})
+		if err == nil || !strings.Contains(err.Error(), "more than a replay holds") || (fleet != "2000000" && !strings.Contains(err.Error(), "line 7")) {
+			t.Errorf("--fleet %s: err = %v, want the fleet refused, naming line 7", fleet, err)
+		}
 	}
 }
