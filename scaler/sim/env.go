@@ -181,6 +181,11 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	}
 	e.buildServers()
 	e.checkRunnable()
+	if n := len(e.Unrunnable); n > 0 && n == len(e.Jobs) {
+		// Every row would be zeros, as for a fleet of no server, yet read as results.
+		return nil, fmt.Errorf("no job of the trace can run on this fleet (%s): all %d cannot; the first, line %d, %s",
+			e.Describe(), n, e.Unrunnable[0].Line, e.Unrunnable[0].Reason)
+	}
 	if len(e.Unrunnable) > 0 {
 		// The bound and the span count the jobs the fleet can run, as every policy's row does:
 		// a job left out at time 0 would otherwise have the whole fleet on from then.

@@ -96,3 +96,25 @@ func TestFleetTooLargeIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A fleet that can run none of the trace's jobs (a count given, too small for every one) is an
+// error, as a fleet of no server is: its replay gave a table of zeros and exit status 0.
+func TestNoRunnableJobIsAnError(t *testing.T) {
+	cfg, err := config.Parse([]byte("server: {webhook_auth_disabled: true}\npools:\n  - {name: c, profile: {cpu_cores: 8}, cost: {hourly: 1}, boot_timeout: 5m}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &trace.Trace{Format: trace.CSV, Start: time.Unix(0, 0).UTC(), Jobs: []trace.Job{
+		{Line: 2, Submit: 0, Duration: 600, Nodes: 4, CPUs: 8},
+		{Line: 3, Submit: 100, Duration: 600, Nodes: 5, CPUs: 8},
+	}}
+	_, err = NewEnv(cfg, tr, Options{Fleet: "3"})
+	if err == nil || !strings.Contains(err.Error(), "no job of the trace can run") || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("err = %v, want an error naming line 2", err)
+	}
+	// One job that fits is enough for a replay.
+	tr.Jobs = append(tr.Jobs, trace.Job{Line: 4, Submit: 200, Duration: 60, Nodes: 1, CPUs: 8})
+	if _, err := NewEnv(cfg, tr, Options{Fleet: "3"}); err != nil {
+		t.Errorf("with a job that fits: %v", err)
+	}
+}
