@@ -54,6 +54,9 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 }
 
 func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
+	if f.gpusPerNode < 0 {
+		return fmt.Errorf("--gpus-per-node %d: want a count of GPUs above zero (or leave it out for the config's)", f.gpusPerNode)
+	}
 	cfg, err := config.LoadFor(f.config, config.Replay)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,6 +137,12 @@ func TestSimulateITPServerSize(t *testing.T) {
 		{"the flag against the profile", []string{"--config", cfg(4), "--gpus-per-node", "8"}, "8 GPUs per server",
 			"rotactl: warning: --gpus-per-node 8 differs from the profile.gpus of pool gpu (4 GPUs)", ""},
 		{"the flag as the profile", []string{"--config", cfg(8), "--gpus-per-node", "8"}, "8 GPUs per server", "", "warning"},
+	}
+	// A negative size is refused, never taken for the default.
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"simulate", "--trace", itp, "--config", cfg(4), "--gpus-per-node=-3"}, env{stdout: io.Discard, stderr: &stderr}); code != 1 ||
+		!strings.Contains(stderr.String(), "--gpus-per-node -3: want a count of GPUs above zero") {
+		t.Errorf("--gpus-per-node -3: exit %d, %q", code, stderr.String())
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
