@@ -175,7 +175,7 @@ func (e fleetExpr) idleAlert() string {
 // declares and those its rota-exporter reports (a GPU beyond the profile is held to as well),
 // either where the other is absent. In parentheses, with the label node alone.
 func (e fleetExpr) gpusNeeded() string {
-	declared, devices := "max by (node) ("+FleetNodeGPUs+")", "max by (node) ("+e.src.sel(GPUDevices)+")"
+	declared, devices := once(FleetNodeGPUs, "node"), "max by (node) ("+e.src.sel(GPUDevices)+")"
 	return fmt.Sprintf("(\n  %s > on (node) %s\n  or on (node) %s\n  or on (node) %s\n)", declared, devices, devices, declared)
 }
 
@@ -214,7 +214,7 @@ func (e Expr) partialAlert() string {
 // gpusMissingAlert fires for a server that sends CPU readings but fewer GPU readings than
 // its pool declares; its value is how many are missing.
 func (e Expr) gpusMissingAlert() string {
-	declared := agg("max", FleetNodeGPUs) // without the labels of rota's own scrape (job, instance)
+	declared := once(FleetNodeGPUs, "node", "pool")
 	return fmt.Sprintf("(\n  %s\n  - on (node) group_left () (%s or on (node) %s * 0)\n) > 0\nand on (node) %s",
 		declared, RecGPUBusyCount, declared, RecCPUs)
 }

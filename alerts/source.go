@@ -165,8 +165,8 @@ func (s source) withPool(expr string, hold model.Duration) string {
 		return expr
 	}
 	sel := fmt.Sprintf("%s{pool=~%q}", FleetNodeGPUs, quoteAll(s.pools))
-	return fmt.Sprintf("(\n  %s\n)\n* on (node) group_left (pool) (\n  0 * (max by (node, pool) (%s) or on (node) max by (node, pool) (last_over_time(%s[%s]))) + 1\n)",
-		indent(expr), sel, sel, hold)
+	return fmt.Sprintf("(\n  %s\n)\n* on (node) group_left (pool) (\n  0 * (%s or on (node) %s) + 1\n)",
+		indent(expr), once(sel, "node", "pool"), once(fmt.Sprintf("last_over_time(%s[%s])", sel, hold), "node", "pool"))
 }
 
 // Mapped is one series an external source's mapping names.

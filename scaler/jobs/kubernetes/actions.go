@@ -27,12 +27,12 @@ func (m *Manager) node(ctx context.Context, server string) (kubeview.Node, error
 		if !config.KubeNodeName(server) {
 			return kubeview.Node{}, fmt.Errorf("%w: %s is not a node name", ErrUnknownNode, errtext.Quote(server))
 		}
-		data, err := raw(m.opts.Client.CoreV1().RESTClient().Get().Resource("nodes").Name(server).Do(ctx))
+		data, found, err := get(ctx, "reading kubernetes node "+server, m.opts.Client.CoreV1().RESTClient().Get().Resource("nodes").Name(server))
 		switch {
-		case apierrors.IsNotFound(err):
-			return kubeview.Node{}, fmt.Errorf("%w: %s", ErrUnknownNode, server)
 		case err != nil:
-			return kubeview.Node{}, apiError("reading kubernetes node "+server, err)
+			return kubeview.Node{}, err
+		case !found:
+			return kubeview.Node{}, fmt.Errorf("%w: %s", ErrUnknownNode, server)
 		}
 		n, err := kubeview.ParseNode(data)
 		if err != nil {

@@ -211,12 +211,9 @@ func (m *Manager) volumes(ctx context.Context, pods []kubeview.Pod) error {
 // when it is bound to none, it or its volume is not there, or the volume names no Node.
 func (m *Manager) claimAffinity(ctx context.Context, ns, claim string) (*kubeview.NodeSelector, error) {
 	what := "reading kubernetes persistentvolumeclaim " + ns + "/" + claim
-	data, err := raw(m.opts.Client.CoreV1().RESTClient().Get().Namespace(ns).Resource("persistentvolumeclaims").Name(claim).Do(ctx))
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, apiError(what, err)
+	data, found, err := get(ctx, what, m.opts.Client.CoreV1().RESTClient().Get().Namespace(ns).Resource("persistentvolumeclaims").Name(claim))
+	if err != nil || !found {
+		return nil, err
 	}
 	volume, err := kubeview.ParseClaimVolume(data)
 	if err != nil {
@@ -226,12 +223,9 @@ func (m *Manager) claimAffinity(ctx context.Context, ns, claim string) (*kubevie
 		return nil, nil
 	}
 	what = "reading kubernetes persistentvolume " + volume
-	data, err = raw(m.opts.Client.CoreV1().RESTClient().Get().Resource("persistentvolumes").Name(volume).Do(ctx))
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, apiError(what, err)
+	data, found, err = get(ctx, what, m.opts.Client.CoreV1().RESTClient().Get().Resource("persistentvolumes").Name(volume))
+	if err != nil || !found {
+		return nil, err
 	}
 	sel, err := kubeview.ParseVolumeAffinity(data)
 	if err != nil {
@@ -293,6 +287,19 @@ func listAll[T any](ctx context.Context, m *Manager, resource, fields, labels st
 		}
 		cont = next
 	}
+}
+
+// get reads one object: its body, or found false when the API server has no such object (404);
+// any other failure is an error saying what was read.
+func get(ctx context.Context, what string, req *rest.Request) (data []byte, found bool, err error) {
+	data, err = raw(req.Do(ctx))
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, apiError(what, err)
+	}
+	return data, true, nil
 }
 
 // raw is a result's body, or its error with the API server's own message (its Status).

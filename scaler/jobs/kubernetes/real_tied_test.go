@@ -13,7 +13,6 @@ import (
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/kubelab"
-	"github.com/rotahq/rota/internal/testutil"
 )
 
 // testLocalVolume: a Deployment's pod whose PersistentVolumeClaim is bound to a local
@@ -51,20 +50,26 @@ func testLocalVolumeWakesItsServer(t *testing.T, e *env) {
 	if len(d) != 1 || d[0].Needs.Nodes != "cpu02" {
 		t.Fatalf("demand %+v, want the pod of the local volume on cpu02 alone", d)
 	}
-	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOff, "cpu02": bmc.StateOff})
-	e.boot(t, r)
-	testutil.Eventually(t, 2*time.Minute, "the pod runs on cpu02", func() error {
-		if _, err := kubelab.RunBound(ctx, e.admin, time.Now()); err != nil {
-			return err
-		}
-		return e.wantPods(1, corev1.PodRunning)
-	})
-	r.stop()
-	if sent := r.sent(); !slices.Equal(sent, []string{"on cpu02"}) {
-		t.Errorf("commands %v, want only cpu02 powered on", sent)
+	e.wakesOnly(t, []string{"cpu01", "cpu02"}, "cpu02", "db-0")
+}
+
+// wakesOnly starts rota with the servers off, plays the kubelets until the one waiting pod
+// runs, and checks that rota powered on server alone and that the pod runs there.
+func (e *env) wakesOnly(t *testing.T, off []string, server, pod string) {
+	t.Helper()
+	states := map[string]bmc.State{}
+	for _, s := range off {
+		states[s] = bmc.StateOff
 	}
-	if on := e.podsOn(t, "cpu02"); !slices.Equal(on, []string{"db-0"}) {
-		t.Errorf("cpu02 holds %v", on)
+	r := startRota(t, e.cfg, e.m, states)
+	e.boot(t, r)
+	e.kubelet(t, 1, 2*time.Minute)
+	r.stop()
+	if sent := r.sent(); !slices.Equal(sent, []string{"on " + server}) {
+		t.Errorf("commands %v, want only %s powered on", sent, server)
+	}
+	if on := e.podsOn(t, server); !slices.Equal(on, []string{pod}) {
+		t.Errorf("%s holds %v, want %s", server, on, pod)
 	}
 }
 
@@ -215,21 +220,7 @@ func testExtendedResources(t *testing.T, e *env) {
 		t.Fatalf("demand %+v, want the AMD pod as one GPU on gpu01 alone", d)
 	}
 
-	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOff, "cpu02": bmc.StateOff, "gpu01": bmc.StateOff, "gpu02": bmc.StateOff})
-	e.boot(t, r)
-	testutil.Eventually(t, 2*time.Minute, "the AMD pod runs on gpu01", func() error {
-		if _, err := kubelab.RunBound(ctx, e.admin, time.Now()); err != nil {
-			return err
-		}
-		return e.wantPods(1, corev1.PodRunning)
-	})
-	r.stop()
-	if sent := r.sent(); !slices.Equal(sent, []string{"on gpu01"}) {
-		t.Errorf("commands %v, want only gpu01 powered on", sent)
-	}
-	if on := e.podsOn(t, "gpu01"); !slices.Equal(on, []string{"train-amd"}) {
-		t.Errorf("gpu01 holds %v", on)
-	}
+	e.wakesOnly(t, []string{"cpu01", "cpu02", "gpu01", "gpu02"}, "gpu01", "train-amd")
 	views, err := e.m.Nodes(ctx)
 	if err != nil {
 		t.Fatal(err)
