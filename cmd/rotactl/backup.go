@@ -83,7 +83,7 @@ func checkStore(path string) (int, error) {
 // no longer there, its pins and intents lost at its next start, and its lock no longer
 // guarding the path: a second rota, or rotactl slurm resume acting alone, would take it.
 func notALiveStore(path string) error {
-	locked, err := lockedByProcess(path)
+	locked, err := store.Locked(path)
 	switch {
 	case err != nil:
 		return fmt.Errorf("checking %s: %w", path, err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package store
 
 import (
 	"errors"
@@ -8,9 +8,10 @@ import (
 	"syscall"
 )
 
-// lockedByProcess reports whether a process holds path's lock as bbolt takes it (flock): a
-// running rota holds its store's. A path that is not a regular file holds no store.
-func lockedByProcess(path string) (bool, error) {
+// Locked reports whether a process holds the lock of the store file at path, as bbolt takes it
+// (flock), without opening the store: a running rota holds its store's. A path that is not a
+// regular file holds no store.
+func Locked(path string) (bool, error) {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return false, nil
 	}
