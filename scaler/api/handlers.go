@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -154,18 +155,27 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 
 // decodeBody reads a request body of at most limit bytes that is one JSON object into v:
 // an unknown field (a misspelt "note" would be dropped in silence) and anything after the
-// object are refused, as the webhook refuses them. An empty body is io.EOF, unwrapped. A
-// decoding error may quote the body: it is cut short.
+// object are refused. An empty body is io.EOF, unwrapped.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); errors.Is(err, io.EOF) {
+	err := decodeOne(dec, v)
+	if err == nil || errors.Is(err, io.EOF) {
 		return err
+	}
+	return fmt.Errorf("reading request body: %w", err)
+}
+
+// decodeOne decodes the one JSON value dec holds into v: anything after it is refused. An
+// empty input is io.EOF. A decoding error may quote the input: it is cut short.
+func decodeOne(dec *json.Decoder, v any) error {
+	if err := dec.Decode(v); errors.Is(err, io.EOF) {
+		return io.EOF
 	} else if err != nil {
-		return errors.New("reading request body: " + errtext.Of(err))
+		return errors.New(errtext.Of(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("reading request body: data after the JSON object")
+		return errors.New("data after the JSON object")
 	}
 	return nil
 }

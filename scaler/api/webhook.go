@@ -50,12 +50,8 @@ type WebhookAlert struct {
 // fingerprint. Fields Alertmanager may add later are ignored.
 func ParseWebhook(body []byte) (WebhookMessage, error) {
 	var m WebhookMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&m); err != nil {
-		return WebhookMessage{}, errors.New("decoding webhook: " + errtext.Of(err))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return WebhookMessage{}, errors.New("decoding webhook: data after the JSON object")
+	if err := decodeOne(json.NewDecoder(bytes.NewReader(body)), &m); err != nil {
+		return WebhookMessage{}, fmt.Errorf("decoding webhook: %w", err)
 	}
 	if err := m.validate(); err != nil {
 		return WebhookMessage{}, fmt.Errorf("invalid webhook: %w", err)
