@@ -17,7 +17,8 @@ type Summary struct {
 	Start, End time.Time
 	// OnHours is the server-hours spent on; AllOnHours what every server on would have spent.
 	OnHours, AllOnHours float64
-	// Spend and AllOnSpend are the same in money (each pool's cost per hour), in Currency.
+	// Spend and AllOnSpend are the same in money (each pool's cost per hour), in Currency
+	// (accounting.currency).
 	Spend, AllOnSpend float64
 	Currency          string
 	// Jobs counts finished jobs by Slurm's final state (COMPLETED, FAILED, CANCELLED, ...).
@@ -72,10 +73,10 @@ func Summarize(cfg *config.Config, dir string, end time.Time) (Summary, error) {
 		s.add(cfg, node, end.Sub(t))
 	}
 	window := end.Sub(s.Start).Hours()
+	s.Currency = cfg.Accounting.Currency
 	for _, p := range cfg.Pools {
 		s.AllOnHours += window * float64(len(p.Nodes))
-		s.AllOnSpend += window * float64(len(p.Nodes)) * p.Cost.PerHour()
-		s.Currency = p.Cost.Currency
+		s.AllOnSpend += window * float64(len(p.Nodes)) * p.Cost.PlanPerHour()
 	}
 	if b, err := os.ReadFile(JobCompLog(dir)); err == nil {
 		s.Jobs = parseJobComp(string(b))
@@ -86,7 +87,7 @@ func Summarize(cfg *config.Config, dir string, end time.Time) (Summary, error) {
 func (s *Summary) add(cfg *config.Config, node string, d time.Duration) {
 	s.OnHours += d.Hours()
 	if ref, ok := cfg.Node(node); ok {
-		s.Spend += d.Hours() * ref.Pool.Cost.PerHour()
+		s.Spend += d.Hours() * ref.Pool.Cost.PlanPerHour()
 	}
 }
 

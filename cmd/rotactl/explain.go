@@ -51,7 +51,7 @@ func writeExplanation(w io.Writer, x api.Explanation) error {
 	n := x.Node
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "node\t%s (pool %s)\n", n.Name, n.Pool)
-	fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %.2f/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), n.CostPerHour)
+	fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %s/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), money(n.CostPerHour, n.Currency))
 	if f := inFlightText(n.InFlight); f != "" {
 		fmt.Fprintf(tw, "action\t%s\n", f)
 	}

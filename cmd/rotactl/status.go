@@ -119,8 +119,8 @@ func writeStatus(w io.Writer, st api.Status) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tPOOL\tSTATE\tSINCE\tPOWER\tPINNED\tCOST/H\tREASON\tDETAIL")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", n.Name, n.Pool, n.State, timestamp(n.Since),
-			orDash(n.Power), yesNo(n.Pinned), n.CostPerHour, orDash(string(n.Reason)), orDash(nodeDetail(n)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Pool, n.State, timestamp(n.Since),
+			orDash(n.Power), yesNo(n.Pinned), money(n.CostPerHour, n.Currency), orDash(string(n.Reason)), orDash(nodeDetail(n)))
 	}
 	return tw.Flush()
 }

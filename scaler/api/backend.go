@@ -64,7 +64,8 @@ type Status struct {
 	Nodes     []NodeStatus `json:"nodes"`
 	Pools     []PoolStatus `json:"pools"`
 	// SpendPerHour is what the powered servers cost per hour; AllOnPerHour what the whole
-	// fleet would cost on.
+	// fleet would cost on; both in Currency (accounting.currency: pools billed in another
+	// converted at accounting.exchange_rates).
 	SpendPerHour float64 `json:"spend_per_hour"`
 	AllOnPerHour float64 `json:"all_on_per_hour"`
 	Currency     string  `json:"currency"`
@@ -98,7 +99,9 @@ type NodeStatus struct {
 	Power       string      `json:"power"`
 	Pinned      bool        `json:"pinned"`
 	Maintenance bool        `json:"maintenance,omitempty"`
-	CostPerHour float64     `json:"cost_per_hour"`
+	// CostPerHour is what the server costs per hour while on, in Currency (its pool's).
+	CostPerHour float64 `json:"cost_per_hour"`
+	Currency    string  `json:"currency"`
 	// Reason and Detail are the last pass's action or skip for this server.
 	Reason fleet.Reason `json:"reason,omitempty"`
 	Detail string       `json:"detail,omitempty"`

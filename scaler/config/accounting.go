@@ -20,6 +20,13 @@ type Accounting struct {
 	// has an unknown intensity (its avoided energy is counted, its carbon is not).
 	Carbon     []Carbon   `yaml:"carbon"`
 	Chargeback Chargeback `yaml:"chargeback"`
+	// Currency is the one rota plans in: pools are ranked by cost, a power cycle is weighed
+	// against an idle hour, and totals across pools are summed, in it. Default: the pools'
+	// currency, where they share one.
+	Currency string `yaml:"currency"`
+	// ExchangeRates gives what one unit of each other currency a pool bills in is worth in
+	// Currency (with USD, `EUR: 1.08`). The books keep each pool's own currency.
+	ExchangeRates map[string]float64 `yaml:"exchange_rates"`
 	// StaleAfter bounds how long one observation of the fleet stands for it: time since the
 	// last pass beyond this (a pass that failed, rota stopped) is booked as unknown power:
 	// spend as if on, no saving. Default: three evaluation intervals.
@@ -336,6 +343,56 @@ func (c *Config) resolveTariffs(p *problems) {
 		default:
 			cost.tariff = t
 		}
+	}
+}
+
+// resolveCurrencies settles the currency rota plans in and what each pool's money is worth in
+// it: ranking pools by their price numbers across currencies would take 1,000 JPY an hour for
+// dearer than 10 USD.
+func (c *Config) resolveCurrencies(p *problems) {
+	a := &c.Accounting
+	for code, rate := range a.ExchangeRates {
+		path := "accounting.exchange_rates." + code
+		switch {
+		case !validCurrency(code):
+			p.add(path, "%s is not a currency code (three capital letters, ISO 4217)", errtext.Quote(code))
+		case !(rate > 0):
+			p.add(path, "%v: what one %s is worth must be a positive number", rate, code)
+		}
+	}
+	if a.Currency == "" {
+		for i := range c.Pools {
+			cur := c.Pools[i].Cost.Currency
+			if a.Currency != "" && cur != a.Currency {
+				p.add("accounting.currency", "pools bill in %s (%s) and %s (%s): name the currency rota ranks them in, and accounting.exchange_rates for the others",
+					a.Currency, c.Pools[0].Name, cur, c.Pools[i].Name)
+				return
+			}
+			a.Currency = cur
+		}
+		if a.Currency == "" { // no pools: validatePools says so
+			return
+		}
+	}
+	if !validCurrency(a.Currency) {
+		p.add("accounting.currency", "%s is not a currency code (three capital letters, ISO 4217)", errtext.Quote(a.Currency))
+		return
+	}
+	if _, ok := a.ExchangeRates[a.Currency]; ok {
+		p.add("accounting.exchange_rates."+a.Currency, "%s is accounting.currency, which needs no rate", a.Currency)
+	}
+	for i := range c.Pools {
+		cost := &c.Pools[i].Cost
+		cost.rate = 0
+		if cost.Currency == a.Currency {
+			continue
+		}
+		rate, ok := a.ExchangeRates[cost.Currency]
+		if !ok {
+			p.add(fmt.Sprintf("pools[%d].cost.currency", i), "%s is not %s, the currency rota plans in (accounting.currency), and accounting.exchange_rates gives no rate for it",
+				cost.Currency, a.Currency)
+		}
+		cost.rate = rate
 	}
 }
 

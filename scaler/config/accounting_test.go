@@ -115,6 +115,17 @@ func TestAccountingRejects(t *testing.T) {
 		{"carbon negative", strings.Replace(owned, "grams_per_kwh: 300", "grams_per_kwh: -1", 1), "accounting.carbon[0].grams_per_kwh", "must not be negative"},
 		{"carbon of a region with no server", strings.Replace(owned, "region: eu-west, grams", "region: mars, grams", 1),
 			"accounting.carbon[0].region", `no server is in region "mars"`},
+		{"pools in two currencies and none to plan in", usdPool(owned), "accounting.currency", "pools bill in EUR (cpu) and USD (rented)"},
+		{"a pool's currency without a rate", usdPool(strings.Replace(owned, "accounting:\n", "accounting:\n  currency: EUR\n", 1)),
+			"pools[1].cost.currency", "accounting.exchange_rates gives no rate for it"},
+		{"a rate for the currency planned in", usdPool(strings.Replace(owned, "accounting:\n", "accounting:\n  currency: EUR\n  exchange_rates: {USD: 0.9, EUR: 1}\n", 1)),
+			"accounting.exchange_rates.EUR", "EUR is accounting.currency"},
+		{"a rate of nothing", usdPool(strings.Replace(owned, "accounting:\n", "accounting:\n  currency: EUR\n  exchange_rates: {USD: 0}\n", 1)),
+			"accounting.exchange_rates.USD", "must be a positive number"},
+		{"a rate for no currency", strings.Replace(owned, "accounting:\n", "accounting:\n  exchange_rates: {dollar: 1.1}\n", 1),
+			"accounting.exchange_rates.dollar", "not a currency code"},
+		{"planning in no currency", strings.Replace(owned, "accounting:\n", "accounting:\n  currency: euros\n", 1),
+			"accounting.currency", "not a currency code"},
 		{"an unknown idle rule", strings.Replace(owned, "accounting:\n", "accounting:\n  chargeback: {idle: everyone}\n", 1), "accounting.chargeback.idle", "not one of owner, pool"},
 	}
 	for _, tc := range cases {
@@ -131,6 +142,40 @@ func TestAccountingRejects(t *testing.T) {
 			}
 			t.Errorf("no problem at %s saying %q; got:\n%v", tc.path, tc.msg, err)
 		})
+	}
+}
+
+// usdPool adds to the config y a rented pool billed in USD.
+func usdPool(y string) string {
+	return y + `  - name: rented
+    profile: {cpu_cores: 8}
+    cost: {hourly: 2, currency: USD}
+    nodes:
+      - name: r1
+        bmc: {protocol: ipmi, host: 127.0.0.2, username: admin, password_env: PW}
+`
+}
+
+// Pools billed in two currencies are ranked in one, accounting.currency: converted at the
+// configured rate, the books keeping each pool's own. One currency needs no setting.
+func TestCurrencies(t *testing.T) {
+	c, err := Parse([]byte(owned))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Accounting.Currency != "EUR" || c.Pools[0].Cost.PlanPerHour() != c.Pools[0].Cost.PerHour() {
+		t.Errorf("one pool in EUR: plans in %q at %v/h, want EUR at its own %v", c.Accounting.Currency, c.Pools[0].Cost.PlanPerHour(), c.Pools[0].Cost.PerHour())
+	}
+	c, err = Parse([]byte(usdPool(strings.Replace(owned, "accounting:\n", "accounting:\n  currency: EUR\n  exchange_rates: {USD: 0.9, JPY: 0.006}\n", 1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rented := c.Pools[1].Cost
+	if rented.Currency != "USD" || rented.PerHour() != 2 || math.Abs(rented.PlanPerHour()-1.8) > 1e-12 || math.Abs(rented.InPlanCurrency(10)-9) > 1e-12 {
+		t.Errorf("2 USD/h at 0.9 EUR a dollar: %v %s/h, planned at %v EUR/h; want 2 USD and 1.8 EUR", rented.PerHour(), rented.Currency, rented.PlanPerHour())
+	}
+	if own := c.Pools[0].Cost; own.PlanPerHour() != own.PerHour() {
+		t.Errorf("a pool billed in EUR planned at %v, want its own %v", own.PlanPerHour(), own.PerHour())
 	}
 }
 

@@ -86,6 +86,18 @@ func (c Cost) PerHour() float64 {
 	return c.Watts / 1000 * c.PricePerKWh
 }
 
+// PlanPerHour is PerHour in accounting.currency: what pools are ranked and a power cycle is
+// weighed by.
+func (c Cost) PlanPerHour() float64 { return c.InPlanCurrency(c.PerHour()) }
+
+// InPlanCurrency converts an amount of the pool's currency into accounting.currency.
+func (c Cost) InPlanCurrency(amount float64) float64 {
+	if c.rate == 0 {
+		return amount
+	}
+	return amount * c.rate
+}
+
 // PerHourAt is PerHour at the price that holds at t.
 func (c Cost) PerHourAt(t time.Time) float64 {
 	if c.Hourly > 0 || c.tariff == nil {

@@ -236,8 +236,8 @@ type Spares struct {
 // shutdown at the pool's cost per hour; its wear, WearCost plus WearTime at the pool's cost
 // per hour (wear said as the time on it is worth, whatever the pool costs); and the waiting
 // it causes: the work expected to arrive during a boot, waiting one boot, at WaitPerJobHour per
-// job and WaitPerGPUHour per GPU. Prices are in the pools' currency (a pool without a cost
-// counts one per server-hour).
+// job and WaitPerGPUHour per GPU. Prices are in accounting.currency (a pool without a cost
+// counts one of it per server-hour).
 type BreakEven struct {
 	WearCost       float64        `yaml:"wear_cost"`
 	WearTime       model.Duration `yaml:"wear_time"`
@@ -401,6 +401,7 @@ type Cost struct {
 	SavesWhenOff *bool   `yaml:"saves_when_off"`
 
 	tariff *Tariff // resolved by validation
+	rate   float64 // one Currency in accounting.currency, resolved by validation; 0: the same
 }
 
 // Node is one server.

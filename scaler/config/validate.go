@@ -43,6 +43,7 @@ func (c *Config) validate(p *problems, mode Mode) {
 	c.validateMoves(p, mode)
 	c.validateAccounting(p)
 	c.resolveTariffs(p)
+	c.resolveCurrencies(p)
 }
 
 // validateCost: rent by the hour, or watts at an energy price (flat or a tariff), never both

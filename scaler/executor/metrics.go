@@ -94,7 +94,7 @@ func WouldSavePerHour(cfg *config.Config, actions []fleet.Action) float64 {
 			continue
 		}
 		if ref, ok := cfg.Node(a.Node); ok && ref.Pool.Cost.Saves() {
-			sum += ref.Pool.Cost.PerHour()
+			sum += ref.Pool.Cost.PlanPerHour()
 		}
 	}
 	return sum

@@ -71,7 +71,7 @@ func cheapestFit(cfg *config.Config, s config.Shape) int {
 	best := -1
 	for i := range cfg.Pools {
 		pl := &cfg.Pools[i]
-		if pl.Profile.Fits(s) && (best < 0 || pl.Cost.PerHour() < cfg.Pools[best].Cost.PerHour()) {
+		if pl.Profile.Fits(s) && (best < 0 || pl.Cost.PlanPerHour() < cfg.Pools[best].Cost.PlanPerHour()) {
 			best = i
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
 )
@@ -58,7 +59,7 @@ func (l *Loop) Status(ctx context.Context) (api.Status, error) {
 // shows the state the executor reached, and one with an action under way shows it (InFlight).
 func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 	st := api.Status{
-		Paused: p.snap.Paused, DryRun: l.cfg.Policy.DryRun, LastPass: p.at, LastPassOK: p.ok,
+		Paused: p.snap.Paused, DryRun: l.cfg.Policy.DryRun, LastPass: p.at, LastPassOK: p.ok, Currency: l.cfg.Accounting.Currency,
 		Telemetry: p.snap.Telemetry, JobsKnown: p.snap.JobsKnown, JobsError: p.jobsErr,
 	}
 	if p.err != nil {
@@ -67,7 +68,6 @@ func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 	pools := map[string]*api.PoolStatus{}
 	for _, pl := range l.cfg.Pools {
 		st.Pools = append(st.Pools, api.PoolStatus{Name: pl.Name, Servers: len(pl.Nodes), Desired: p.dec.Desired[pl.Name]})
-		st.Currency = pl.Cost.Currency
 	}
 	for i := range st.Pools {
 		pools[st.Pools[i].Name] = &st.Pools[i]
@@ -75,19 +75,28 @@ func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 	for _, n := range p.snap.Nodes {
 		ns := l.liveStatus(n, p, recs[n.Name])
 		st.Nodes = append(st.Nodes, ns)
-		st.AllOnPerHour += ns.CostPerHour
-		if ns.State.Powered() {
-			st.SpendPerHour += ns.CostPerHour
+		if tally(&st, ns, l.cfg.Pool(n.Pool).Cost) {
 			pools[n.Pool].Powered++
 		}
 	}
 	return st
 }
 
+// tally adds server ns, of a pool that costs cost, to st's spend and all-on cost, in the
+// currency rota plans in, and reports whether it is powered.
+func tally(st *api.Status, ns api.NodeStatus, cost config.Cost) bool {
+	st.AllOnPerHour += cost.PlanPerHour()
+	if !ns.State.Powered() {
+		return false
+	}
+	st.SpendPerHour += cost.PlanPerHour()
+	return true
+}
+
 func (l *Loop) nodeStatus(n fleet.Node, dec fleet.Decision) api.NodeStatus {
 	ns := api.NodeStatus{Name: n.Name, Pool: n.Pool, State: n.State, Since: n.Since, Power: string(n.Power), Pinned: n.Pinned, Maintenance: n.Maintenance}
 	if pl := l.cfg.Pool(n.Pool); pl != nil {
-		ns.CostPerHour = pl.Cost.PerHour()
+		ns.CostPerHour, ns.Currency = pl.Cost.PerHour(), pl.Cost.Currency
 	}
 	if a, s := verdict(n.Name, dec); a != nil {
 		ns.Reason, ns.Detail = a.Reason, a.Detail

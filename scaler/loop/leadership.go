@@ -36,7 +36,7 @@ func (l *Loop) refuseWrite() error {
 // term (a follower: it reads no BMC and decides nothing): each server's recorded state,
 // since, pin and maintenance, with no power reading and no verdict.
 func (l *Loop) storedStatus(ctx context.Context) (api.Status, error) {
-	st := api.Status{DryRun: l.cfg.Policy.DryRun}
+	st := api.Status{DryRun: l.cfg.Policy.DryRun, Currency: l.cfg.Accounting.Currency}
 	g, err := l.o.Store.Global()
 	if err != nil {
 		return st, fmt.Errorf("reading the store: %w", err)
@@ -48,18 +48,15 @@ func (l *Loop) storedStatus(ctx context.Context) (api.Status, error) {
 	st.Paused = g.Paused
 	for _, pl := range l.cfg.Pools {
 		ps := api.PoolStatus{Name: pl.Name, Servers: len(pl.Nodes)}
-		st.Currency = pl.Cost.Currency
 		for _, cn := range pl.Nodes {
 			r := recs[cn.Name]
 			ns := api.NodeStatus{Name: cn.Name, Pool: pl.Name, State: r.State, Since: r.Since,
-				Pinned: r.Pinned, Maintenance: r.Maintenance, CostPerHour: pl.Cost.PerHour(), InFlight: inFlight(r)}
+				Pinned: r.Pinned, Maintenance: r.Maintenance, CostPerHour: pl.Cost.PerHour(), Currency: pl.Cost.Currency, InFlight: inFlight(r)}
 			if ns.State == "" {
 				ns.State = fleet.StateUnknown
 			}
 			st.Nodes = append(st.Nodes, ns)
-			st.AllOnPerHour += ns.CostPerHour
-			if ns.State.Powered() {
-				st.SpendPerHour += ns.CostPerHour
+			if tally(&st, ns, pl.Cost) {
 				ps.Powered++
 			}
 		}

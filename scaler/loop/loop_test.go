@@ -17,6 +17,7 @@ import (
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/api"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
@@ -226,6 +227,34 @@ func TestPausedIsExported(t *testing.T) {
 	f.pass()
 	if testutil.ToFloat64(f.loop.metrics.paused) != 0 {
 		t.Error("still exported as paused")
+	}
+}
+
+// TestStatusTotalsInOneCurrency: the fleet's spend sums each server in the currency rota plans
+// in (a USD pool converted at its rate), where each server shows its own.
+func TestStatusTotalsInOneCurrency(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+server: {webhook_auth_disabled: true}
+accounting: {currency: EUR, exchange_rates: {USD: 0.5}}
+pools:
+  - name: eu
+    profile: {cpu_cores: 8}
+    cost: {hourly: 3, currency: EUR}
+    nodes: [{name: e1, bmc: {protocol: ipmi, host: h1, username: u, password_env: P}}]
+  - name: us
+    profile: {cpu_cores: 8}
+    cost: {hourly: 4, currency: USD}
+    nodes: [{name: u1, bmc: {protocol: ipmi, host: h2, username: u, password_env: P}}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := api.Status{}
+	on := tally(&st, api.NodeStatus{State: fleet.StateOn}, cfg.Pools[1].Cost)
+	off := tally(&st, api.NodeStatus{State: fleet.StateOff}, cfg.Pools[0].Cost)
+	if !on || off || st.SpendPerHour != 2 || st.AllOnPerHour != 5 {
+		t.Errorf("4 USD/h on and 3 EUR/h off at 0.5 EUR a dollar: powered %v %v, spend %v of %v EUR/h; want 2 of 5",
+			on, off, st.SpendPerHour, st.AllOnPerHour)
 	}
 }
 

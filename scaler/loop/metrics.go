@@ -55,7 +55,7 @@ func newMetrics(reg prometheus.Registerer, leading func() bool) (*metrics, error
 		jobsOK:      gauge("rota_scaler_jobs_ok", "1 if the last pass read the job manager, else 0 (no scale-down)."),
 		paused:      gauge("rota_scaler_paused", "1 while the operator has paused the scaler."),
 		dryRun:      gauge("rota_scaler_dry_run", "1 when policy.dry_run is set."),
-		wouldSave:   gauge("rota_scaler_would_save_per_hour", "Hourly cost of the servers the last pass decided to take down (drain or power off)."),
+		wouldSave:   gauge("rota_scaler_would_save_per_hour", "Hourly cost of the servers the last pass decided to take down (drain or power off), in accounting.currency."),
 		passDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "rota_scaler_pass_duration_seconds", Help: "Time one pass took, actions started but not awaited.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14), // 10 ms .. about 80 s
@@ -159,7 +159,7 @@ func drawsPower(n fleet.Node) bool {
 func pendingPool(cfg *config.Config, s config.Shape) string {
 	pools := slices.Clone(cfg.Pools)
 	slices.SortStableFunc(pools, func(a, b config.Pool) int {
-		return cmp.Or(cmp.Compare(a.Cost.PerHour(), b.Cost.PerHour()), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(a.Cost.PlanPerHour(), b.Cost.PlanPerHour()), cmp.Compare(a.Name, b.Name))
 	})
 	for i := range pools {
 		if pools[i].Profile.Fits(s) {

@@ -68,7 +68,7 @@ type ruleKey struct {
 
 func ruleKeyOf(pl *pool, pol *config.Policy, bmc *config.BMCLimits) ruleKey {
 	k := ruleKey{
-		view: pl.view, cost: pl.cfg.Cost.PerHour(),
+		view: pl.view, cost: pl.cfg.Cost.PlanPerHour(),
 		bootTimeout: time.Duration(pl.cfg.BootTimeout), gracefulTimeout: time.Duration(bmc.GracefulTimeout),
 		gpus: pl.cfg.Profile.GPUs, maxCyclesPerDay: pol.Node.MaxCyclesPerDay, breakEven: pol.BreakEven,
 	}
@@ -86,7 +86,7 @@ const typicalShutdown = time.Minute
 // Before a boot was seen it is taken to last the pool's boot_timeout (rota's bound on it).
 func poolCosts(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits, v learn.View) costs {
 	be := pol.BreakEven
-	c := costs{idle: pl.Cost.PerHour(), boot: v.Boot, shutdown: v.Shutdown, arrivals: 1}
+	c := costs{idle: pl.Cost.PlanPerHour(), boot: v.Boot, shutdown: v.Shutdown, arrivals: 1}
 	if c.idle <= 0 {
 		c.idle = 1
 	}

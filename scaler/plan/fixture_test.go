@@ -46,7 +46,13 @@ pools:
 // gives pool cpu nCPU nodes and pool gpu nGPU nodes (c1.., g1..), Max = all, Min = 0.
 func newConfig(t testing.TB, policy string, nCPU, nGPU int) *config.Config {
 	t.Helper()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(baseYAML, policy)))
+	return configOf(t, fmt.Sprintf(baseYAML, policy), nCPU, nGPU)
+}
+
+// configOf is newConfig of a config file y with pools cpu and gpu.
+func configOf(t testing.TB, y string, nCPU, nGPU int) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}

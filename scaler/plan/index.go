@@ -329,7 +329,7 @@ func (p *pass) place(k int) {
 func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, follow bool) {
 	old := *pl
 	*pl = pool{
-		cfg: c, name: c.Name, cost: c.Cost.PerHour(), saves: c.Cost.Saves(),
+		cfg: c, name: c.Name, cost: c.Cost.PlanPerHour(), saves: c.Cost.Saves(),
 		ceiling:    len(c.Nodes),
 		threshold:  cfg.Policy.Backlog.QueuedJobs,
 		members:    old.members,

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +69,20 @@ func TestConstraints(t *testing.T) {
 				fleet.Demand{Region: "eu", Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 1, Since: t0}),
 			want: map[string]string{"ca": "skip/not_needed", "ga": "power_on/backlog"}},
 	})
+}
+
+// TestPoolsInTwoCurrencies: pools are ranked by cost in the currency rota plans in, not by
+// their price numbers: 1,000 JPY an hour (6.5 USD) is the cheaper pool against 10 USD.
+func TestPoolsInTwoCurrencies(t *testing.T) {
+	y := strings.Replace(fmt.Sprintf(baseYAML, ""), "cost: {hourly: 1}", "cost: {hourly: 1000, currency: JPY}", 1) +
+		"accounting: {currency: USD, exchange_rates: {JPY: 0.0065}}\n"
+	cfg := configOf(t, y, 3, 3)
+	snap := withDemand(snapshot(append(offNodes("c", "cpu", 3), offNodes("g", "gpu", 3)...)...), jobs(1, 1, 0))
+	d := Plan(snap, cfg, t0)
+	if got := outcome(d); got["ca"] != "power_on/backlog" || got["ga"] == "power_on/backlog" {
+		t.Errorf("one small job woke ca: %q, ga: %q; want the JPY pool's server, the cheaper\n%s", got["ca"], got["ga"], describe(d))
+	}
+	checkInvariants(t, snap, cfg, t0, d)
 }
 
 // TestCheaperTier: light work passes over an idle GPU server and wakes a CPU server when

@@ -47,7 +47,6 @@ type Pool struct {
 	CPUs     int
 	PerHour  float64
 	Watts    float64
-	Currency string
 	Boot     int64
 	Shutdown int64
 	Servers  int
@@ -168,8 +167,8 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 			e.note(fmt.Sprintf("pool %s replayed with the trace's %d processor(s) per server, as its jobs take whole servers (its profile has %d cpu_cores)", p.Name, cpus, p.Profile.CPUCores))
 		}
 		e.Pools = append(e.Pools, Pool{
-			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: cpus, PerHour: p.Cost.PerHour(),
-			Watts: p.Cost.Watts, Currency: p.Cost.Currency, Boot: boot, Shutdown: shutdown, Partitions: p.Profile.Partitions,
+			Name: p.Name, GPUs: p.Profile.GPUs, CPUs: cpus, PerHour: p.Cost.PlanPerHour(),
+			Watts: p.Cost.Watts, Boot: boot, Shutdown: shutdown, Partitions: p.Profile.Partitions,
 		})
 	}
 	if err := e.assignPools(); err != nil {

@@ -71,7 +71,7 @@ func (a *accounting) cost() float64 {
 	c := 0.0
 	for p, sec := range a.onSec {
 		if a.priced[p] {
-			c += a.touCost[p]
+			c += a.prices[p].InPlanCurrency(a.touCost[p])
 			continue
 		}
 		c += float64(sec) * a.perHour[p] / 3600
@@ -102,8 +102,9 @@ type Result struct {
 	ServerHours     float64 `json:"server_hours"`
 	XLowerBound     float64 `json:"x_lower_bound"`
 	LowerBoundHours float64 `json:"lower_bound_server_hours"`
-	// EnergyKWh is 0 when no pool gives watts; Cost is in Currency, at each pool's
-	// tariff (accounting.tariffs) price of each hour of the trace's time where it has one.
+	// EnergyKWh is 0 when no pool gives watts; Cost is in Currency (accounting.currency), at
+	// each pool's tariff (accounting.tariffs) price of each hour of the trace's time where it
+	// has one.
 	EnergyKWh float64 `json:"energy_kwh"`
 	Cost      float64 `json:"cost"`
 	Currency  string  `json:"currency"`
@@ -184,7 +185,7 @@ func waitsOf(waits []int64) (sorted []int64, p50, p95, mean float64) {
 // result turns the replay's accounting into a Result.
 func (w *world) result(name string) Result {
 	e, a := w.env, &w.acct
-	r := Result{Policy: name, Cost: a.cost(), Currency: e.Pools[0].Currency, PowerOns: a.powerOns, PowerOffs: a.powerOffs,
+	r := Result{Policy: name, Cost: a.cost(), Currency: e.Config.Accounting.Currency, PowerOns: a.powerOns, PowerOffs: a.powerOffs,
 		JobsRun: len(a.waits), Violations: a.violations + a.badMoves, Ignored: a.ignored, PlannerCalls: a.plannerCalls,
 		ActingCalls: a.actingCalls,
 		Moves:       a.moves, LostUnitHours: a.lostUnits, LostShare: ratio(a.lostUnits, e.BusyUnits),
@@ -223,7 +224,7 @@ func (w *world) result(name string) Result {
 
 // LowerBoundResult is the lower bound as a row: perfect packing, no delay, no waiting.
 func (e *Env) LowerBoundResult() Result {
-	r := Result{Policy: "lower-bound", ServerHours: e.LowerBound, XLowerBound: 1, LowerBoundHours: e.LowerBound, Currency: e.Pools[0].Currency,
+	r := Result{Policy: "lower-bound", ServerHours: e.LowerBound, XLowerBound: 1, LowerBoundHours: e.LowerBound, Currency: e.Config.Accounting.Currency,
 		JobsRun: len(e.Jobs) - len(e.Unrunnable), NotRun: append([]NotRun{}, e.Unrunnable...), Days: e.Days()}
 	var capHours float64
 	for p, h := range e.poolBound {

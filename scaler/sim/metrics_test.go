@@ -35,6 +35,11 @@ pools:
 	if math.Abs(on.Cost-want) > 1e-9 || on.Currency != "EUR" {
 		t.Errorf("always-on cost %v %s, want %v EUR (night and day prices)", on.Cost, on.Currency, want)
 	}
+	// Planned in USD, the same spend at 1.1 dollars a euro.
+	e = tinyEnv(t, replayConfig(t, "accounting:\n  currency: USD\n  exchange_rates: {EUR: 1.1}\n"+strings.TrimPrefix(y, "accounting:\n")), "2", job(1, 0, 10*3600, 16))
+	if usd := Run(e, AlwaysOn(), nil); math.Abs(usd.Cost-1.1*want) > 1e-9 || usd.Currency != "USD" {
+		t.Errorf("planned in USD: %v %s, want %v USD", usd.Cost, usd.Currency, 1.1*want)
+	}
 	if on.AvoidedKWh != 0 || on.CarbonUnknownKWh != 0 {
 		t.Errorf("always-on avoided %v kWh", on.AvoidedKWh)
 	}

@@ -13,9 +13,9 @@ import (
 func Example() *Backend {
 	at := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 	nodes := []api.NodeStatus{
-		{Name: "cpu01", Pool: "cpu-epyc", State: fleet.StateOn, Since: at.Add(-3 * time.Hour), Power: "on", CostPerHour: 0.135, Reason: fleet.SkipAllocated, Detail: "3 jobs running"},
-		{Name: "cpu02", Pool: "cpu-epyc", State: fleet.StateOff, Since: at.Add(-time.Hour), Power: "off", CostPerHour: 0.135, Reason: fleet.SkipNotNeeded, Detail: "no demand for cpu-epyc"},
-		{Name: "gpu01", Pool: "gpu-h100", State: fleet.StateDraining, Since: at.Add(-5 * time.Minute), Power: "on", CostPerHour: 24, Reason: fleet.ReasonIdle, Detail: "cpu max 2% and gpu max 0% over 10m"},
+		{Name: "cpu01", Pool: "cpu-epyc", State: fleet.StateOn, Since: at.Add(-3 * time.Hour), Power: "on", CostPerHour: 0.135, Currency: "EUR", Reason: fleet.SkipAllocated, Detail: "3 jobs running"},
+		{Name: "cpu02", Pool: "cpu-epyc", State: fleet.StateOff, Since: at.Add(-time.Hour), Power: "off", CostPerHour: 0.135, Currency: "EUR", Reason: fleet.SkipNotNeeded, Detail: "no demand for cpu-epyc"},
+		{Name: "gpu01", Pool: "gpu-h100", State: fleet.StateDraining, Since: at.Add(-5 * time.Minute), Power: "on", CostPerHour: 24, Currency: "EUR", Reason: fleet.ReasonIdle, Detail: "cpu max 2% and gpu max 0% over 10m"},
 	}
 	b := New(api.Status{
 		LastPass: at, LastPassOK: true, Telemetry: true, JobsKnown: true,

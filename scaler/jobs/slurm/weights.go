@@ -23,7 +23,7 @@ const maxWeight = 1_000_000
 func Weights(cfg *config.Config) map[string]int {
 	w := map[string]int{}
 	for _, p := range cfg.Pools {
-		weight := min(max(int(math.Round(p.Cost.PerHour()*100)), 1), maxWeight)
+		weight := min(max(int(math.Round(p.Cost.PlanPerHour()*100)), 1), maxWeight)
 		for _, n := range p.Nodes {
 			w[n.Name] = weight
 		}
