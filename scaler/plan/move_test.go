@@ -214,6 +214,39 @@ func TestQuotaGuarantee(t *testing.T) {
 	}
 }
 
+// TestQuotaGivesBackTheLendersOwnServer: a server labelled with a department counts toward
+// its quota, yet while borrowed work runs on it it holds none of the department's work. The
+// lender's work waiting gets that server back (it used to count as held, so the lender was
+// "at its quota" and waited behind the borrower), and the borrower keeps the servers labelled
+// with its own department: what is taken back is what it borrowed.
+func TestQuotaGivesBackTheLendersOwnServer(t *testing.T) {
+	quotas := func(c *config.Config) {
+		c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}, {Department: "b", Pool: "cpu", MaxServers: 1, Borrow: true}}
+	}
+	owned := func(dept string) func(*fleet.Node) { return func(n *fleet.Node) { n.Department = dept } }
+	runCases(t, []planCase{
+		{name: "the lender's own server comes back", policy: movesOn, cfg: quotas,
+			snap: withDemand(snapshot(
+				running(with(onNode("c1", "cpu"), owned("b")), ofDept(runningJob("1", 8, 0), "b")),
+				running(with(onNode("c2", "cpu"), owned("a")), ofDept(runningJob("2", 8, 0), "b"))),
+				inDept(jobs(1, 32, 0), "a")),
+			want: map[string]string{"c1": "skip/demand_waits", "c2": "move/quota"}},
+		{name: "the borrower keeps its own server", policy: movesOn, cfg: quotas,
+			snap: withDemand(snapshot(
+				running(with(onNode("c1", "cpu"), owned("b")), ofDept(runningJob("1", 8, 0), "b")),
+				running(onNode("c2", "cpu"), ofDept(runningJob("2", 8, 0), "b"))),
+				inDept(jobs(1, 32, 0), "a")),
+			want: map[string]string{"c1": "skip/demand_waits", "c2": "move/quota"}},
+		{name: "a lender holding its quota in work gets nothing back", policy: movesOn, cfg: quotas,
+			snap: withDemand(snapshot(
+				running(with(onNode("c1", "cpu"), owned("a")), ofDept(runningJob("1", 8, 0), "a")),
+				running(onNode("c2", "cpu"), ofDept(runningJob("2", 8, 0), "b")),
+				running(onNode("c3", "cpu"), ofDept(runningJob("3", 8, 0), "b"))),
+				inDept(jobs(1, 32, 0), "a")),
+			want: map[string]string{"c2": "skip/demand_waits", "c3": "skip/demand_waits"}},
+	})
+}
+
 // TestLendersFirst: the work of a department within its quota is placed before the work of
 // one past it, whatever order the groups sort in.
 func TestLendersFirst(t *testing.T) {

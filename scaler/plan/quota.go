@@ -70,7 +70,7 @@ func (p *pass) reclaim(mv *mover) {
 	for _, g := range p.waiting {
 		for _, pl := range g.pools {
 			q, ok := pl.quotas[g.dept]
-			for ok && g.slots > 0 && pl.held[g.dept] < q.MaxServers && mv.left > 0 {
+			for ok && g.slots > 0 && pl.held[g.dept]-p.lentOut(pl, g.dept) < q.MaxServers && mv.left > 0 {
 				i, found := p.borrowed(pl, g.dept)
 				if !found {
 					break
@@ -82,8 +82,39 @@ func (p *pass) reclaim(mv *mover) {
 	}
 }
 
+// lentOut counts dept's own servers of pl lent out: labelled with it (so counted toward its
+// quota, see hold), powered, and running only other departments' work, not yet taken back
+// this pass. They hold none of its work, so its quota does not count them as used.
+func (p *pass) lentOut(pl *pool, dept string) int {
+	n := 0
+	for _, i := range pl.members {
+		node := p.servers[i].node
+		if node.Department == dept && powered(node.State) && !p.state[i].isAction && othersOnly(node, dept) {
+			n++
+		}
+	}
+	return n
+}
+
+// othersOnly reports whether every job on the node is listed and of a department other than
+// dept, and there is one.
+func othersOnly(n *fleet.Node, dept string) bool {
+	run := n.Jobs.Running
+	if len(run) == 0 || len(run) != n.Jobs.Jobs {
+		return false
+	}
+	for _, j := range run {
+		if j.Department == dept {
+			return false
+		}
+	}
+	return true
+}
+
 // borrowed is a server of pl, left on for its work, whose every job belongs to a department
-// other than dept that runs work on more of pl's servers than its quota there, with borrow.
+// other than dept that runs work on more of pl's servers than its quota there, with borrow,
+// and is not labelled with one of those departments (a department's own server is not
+// borrowed). dept's own servers come first: they go back to their owner.
 func (p *pass) borrowed(pl *pool, dept string) (int, bool) {
 	servers := map[string]int{}
 	for _, i := range pl.members {
@@ -95,24 +126,28 @@ func (p *pass) borrowed(pl *pool, dept string) (int, bool) {
 			}
 		}
 	}
+	found, ok := 0, false
 	for _, i := range pl.members {
-		run := p.servers[i].node.Jobs.Running
-		if !p.leftAllocated(i) || len(run) == 0 || len(run) != p.servers[i].node.Jobs.Jobs {
+		node := p.servers[i].node
+		if !p.leftAllocated(i) || !othersOnly(node, dept) {
 			continue
 		}
 		lent := true
-		for _, j := range run {
-			q, ok := pl.quotas[j.Department]
-			if j.Department == dept || !ok || !q.Borrow || servers[j.Department] <= q.MaxServers {
+		for _, j := range node.Jobs.Running {
+			q, quota := pl.quotas[j.Department]
+			if !quota || !q.Borrow || servers[j.Department] <= q.MaxServers || node.Department == j.Department {
 				lent = false
 				break
 			}
 		}
-		if lent {
+		switch {
+		case lent && node.Department == dept:
 			return i, true
+		case lent && !ok:
+			found, ok = i, true
 		}
 	}
-	return 0, false
+	return found, ok
 }
 
 // reclaimFrom moves the borrowed work off server i for group g, if the rules allow: the jobs
