@@ -157,6 +157,9 @@ func (p *pass) tryMove(mv *mover, i int) {
 		// The room is on a server of a cheaper pool that is off: wake it; the move follows
 		// once it is up.
 		p.powerOn(wake, fleet.ReasonRebalance, "to take the work of "+s.node.Name+": "+numbers)
+		for _, j := range run {
+			p.hold(p.servers[wake].pool, wake, j.Department)
+		}
 		mv.dest = append(mv.dest, wake)
 		p.skip(i, fleet.SkipInFlight, "its work waits for "+p.servers[wake].node.Name+" to come up")
 		return
@@ -180,7 +183,7 @@ func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement)
 		if pl.cost >= src.pool.cost {
 			break
 		}
-		if pl.powered >= pl.ceiling {
+		if pl.powered >= pl.ceiling || p.quotaRefuses(pl, run) {
 			continue
 		}
 		room := profileCapacity(pl.cfg.Profile)

@@ -83,6 +83,19 @@ func moveCases() []planCase {
 		{name: "light work on a gpu server wakes a cpu server to go to", policy: movesOn,
 			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), offNode("c1", "cpu")),
 			want: map[string]string{"g1": "skip/in_flight", "c1": "power_on/rebalance"}},
+		// a quota caps waking (scale-up.md), a server woken for moved work too
+		{name: "no server is woken for moved work past its department's quota", policy: movesOn,
+			cfg: func(c *config.Config) {
+				c.Policy.Quotas = []config.Quota{{Department: "b", Pool: "cpu", MaxServers: 0}}
+			},
+			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("9", 2, 0), "b")), offNode("c1", "cpu")),
+			want: map[string]string{"g1": "skip/allocated", "c1": "skip/not_needed"}},
+		{name: "a department that may borrow takes the room left for moved work", policy: movesOn,
+			cfg: func(c *config.Config) {
+				c.Policy.Quotas = []config.Quota{{Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
+			},
+			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("9", 2, 0), "b")), offNode("c1", "cpu")),
+			want: map[string]string{"g1": "skip/in_flight", "c1": "power_on/rebalance"}},
 		{name: "the woken server still coming: the work waits for it", policy: movesOn,
 			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), booting(offNode("c1", "cpu"))),
 			want: map[string]string{"g1": "skip/in_flight"}},

@@ -65,6 +65,18 @@ func (p *pass) pastQuota(g *group) bool {
 	return false
 }
 
+// quotaRefuses reports whether waking a server of pl for the jobs would take a department
+// past its quota there: quotas cap waking, for moved work too. One that may borrow may take
+// it: rebalancing runs after every department's waiting work was served.
+func (p *pass) quotaRefuses(pl *pool, run []fleet.Job) bool {
+	for _, j := range run {
+		if q, ok := pl.quotas[j.Department]; ok && !q.Borrow && pl.held[j.Department] >= q.MaxServers {
+			return true
+		}
+	}
+	return false
+}
+
 // reclaim moves borrowed work off servers for waiting work of departments below their quota.
 func (p *pass) reclaim(mv *mover) {
 	for _, g := range p.waiting {
