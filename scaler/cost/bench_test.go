@@ -42,7 +42,7 @@ pools:
 		for j, nd := range pl.Nodes {
 			o := Observation{Node: nd.Name, Pool: pl.Name, Region: "eu", Owner: fmt.Sprintf("d%d", i), Power: []Power{PowerOn, PowerOff}[j%2]}
 			if o.Power == PowerOn {
-				o.Holds = []Hold{{Account: fmt.Sprintf("d%d", j%10), CPUs: 32, GPUs: 4 * i}}
+				o.Holds = []Hold{{Department: fmt.Sprintf("d%d", j%10), CPUs: 32, GPUs: 4 * i}}
 				o.Watts, o.Measured, o.Source = 500, j%3 == 0, SourceBMC
 			}
 			p.Nodes = append(p.Nodes, o)

@@ -144,7 +144,7 @@ func (b *booker) split(charges []charge, dt time.Duration) {
 	poolUse := map[string]map[string]float64{} // pool -> department -> spend on held capacity
 	for _, c := range charges {
 		o, cur := c.o, c.pool.Cost.Currency
-		shares := heldShares(c, cb)
+		shares := heldShares(c)
 		rest := 1.0
 		for dept, share := range shares {
 			amount := c.amount * share
@@ -187,10 +187,9 @@ func (b *booker) split(charges []charge, dt time.Duration) {
 }
 
 // heldShares is the share of the server each department's jobs held, by department: per
-// account the larger of its CPUs over the profile's and its GPUs over the profile's, scaled
-// down when the holds add up to more than the whole server. A job without an account is the
-// owner's.
-func heldShares(c charge, cb config.Chargeback) map[string]float64 {
+// department the larger of its CPUs over the profile's and its GPUs over the profile's, scaled
+// down when the holds add up to more than the whole server. A job without one is the owner's.
+func heldShares(c charge) map[string]float64 {
 	if len(c.o.Holds) == 0 {
 		return nil
 	}
@@ -206,8 +205,8 @@ func heldShares(c charge, cb config.Chargeback) map[string]float64 {
 			share = max(share, float64(h.GPUs)/float64(prof.GPUs))
 		}
 		share = min(max(share, 0), 1)
-		dept := cb.Department(h.Account)
-		if h.Account == "" {
+		dept := h.Department
+		if dept == "" {
 			dept = c.o.Owner
 		}
 		out[dept] += share

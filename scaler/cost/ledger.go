@@ -55,14 +55,15 @@ type Pass struct {
 	Carbon map[string]float64
 }
 
-// Hold is what the jobs of one account (the job manager's: Slurm's account, the exec
-// adapter's department) held on one server.
+// Hold is what the jobs of one department held on one server: the job manager's account
+// (Slurm's account, the exec adapter's department, a pod's namespace) as the snapshot gives it,
+// already charged to its department (accounting.chargeback.accounts, by the loop).
 type Hold struct {
-	Account    string
+	Department string
 	CPUs, GPUs int
 }
 
-// holds sums the running jobs' CPUs and GPUs per account, in the order they first appear.
+// holds sums the running jobs' CPUs and GPUs per department, in the order they first appear.
 func holds(jobs []fleet.Job) []Hold {
 	var out []Hold
 	at := map[string]int{}
@@ -71,7 +72,7 @@ func holds(jobs []fleet.Job) []Hold {
 		if !ok {
 			i = len(out)
 			at[j.Department] = i
-			out = append(out, Hold{Account: j.Department})
+			out = append(out, Hold{Department: j.Department})
 		}
 		out[i].CPUs += j.CPUs
 		out[i].GPUs += j.GPUs
@@ -304,7 +305,7 @@ func signature(o Observation, carbon map[string]float64) string {
 	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%t\x00%t", o.Pool, o.Region, o.Owner, o.Source, o.TakeDown, known)
 	for _, h := range o.Holds {
 		b.WriteString("\x00")
-		b.WriteString(h.Account)
+		b.WriteString(h.Department)
 	}
 	return b.String()
 }

@@ -258,6 +258,35 @@ pools:
 	}
 }
 
+// TestAccountsAreChargedToDepartments: the planner (quotas, lending) sees each account the job
+// manager names as the department accounting.chargeback.accounts charges it to, as the books
+// do; an account not listed is its own department, and no account stays none.
+func TestAccountsAreChargedToDepartments(t *testing.T) {
+	var seen fleet.Snapshot
+	f := newFx(t, func(c *config.Config) {
+		c.Accounting.Chargeback.Accounts = map[string]string{"phys-a": "physics"}
+	}, func(s fleet.Snapshot, _ *config.Config, _ time.Time) fleet.Decision {
+		seen = s
+		return fleet.Decision{}
+	})
+	f.world.SetDemand([]fleet.Demand{{Department: "phys-a", Count: 1}, {Department: "chem", Count: 1}, {Count: 1}})
+	f.pass()
+	var got []string
+	for _, d := range seen.Demand {
+		got = append(got, d.Department)
+	}
+	if !slices.Equal(got, []string{"physics", "chem", ""}) {
+		t.Errorf("the planner saw demand of %q, want physics, chem and none", got)
+	}
+	cb := config.Chargeback{Accounts: map[string]string{"phys-a": "physics"}}
+	running := []fleet.Job{{ID: "1", Department: "phys-a"}, {ID: "2", Department: "bio"}}
+	jobs, _ := chargedTo(cb, map[string]fleet.JobsView{"n1": {Known: true, Running: running}}, nil)
+	if r := jobs["n1"].Running; r[0].Department != "physics" || r[1].Department != "bio" || running[0].Department != "phys-a" {
+		t.Errorf("running jobs charged to %q and %q (the job manager's own view now %q); want physics, bio and its own untouched",
+			r[0].Department, r[1].Department, running[0].Department)
+	}
+}
+
 func TestPlanActsOnNothing(t *testing.T) {
 	f := newFx(t, nil, nil)
 	f.propose = []fleet.Action{act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle)}

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +47,8 @@ func (l *Loop) observe(ctx context.Context, now time.Time) observation {
 	if o.jobsOK = err == nil; !o.jobsOK {
 		l.log.WithError(err).Warn("job manager not read: no scale-down this pass")
 		o.jobs, o.demand, o.jobsErr = nil, nil, err
+	} else {
+		o.jobs, o.demand = chargedTo(l.cfg.Accounting.Chargeback, o.jobs, o.demand)
 	}
 	pctx, cancelProm := context.WithTimeout(ctx, time.Duration(l.cfg.Prometheus.Timeout))
 	defer cancelProm()
@@ -55,6 +58,28 @@ func (l *Loop) observe(ctx context.Context, now time.Time) observation {
 		o.telemetry = nil
 	}
 	return o
+}
+
+// chargedTo is the job manager's jobs and demand with each account (Slurm's account, the exec
+// adapter's department, a pod's namespace) as the department it is charged as
+// (accounting.chargeback.accounts): quotas and the books read the same departments.
+func chargedTo(cb config.Chargeback, jobs map[string]fleet.JobsView, demand []fleet.Demand) (map[string]fleet.JobsView, []fleet.Demand) {
+	if len(cb.Accounts) == 0 {
+		return jobs, demand
+	}
+	out := make(map[string]fleet.JobsView, len(jobs))
+	for name, v := range jobs {
+		v.Running = slices.Clone(v.Running)
+		for i := range v.Running {
+			v.Running[i].Department = cb.Department(v.Running[i].Department)
+		}
+		out[name] = v
+	}
+	demand = slices.Clone(demand)
+	for i := range demand {
+		demand[i].Department = cb.Department(demand[i].Department)
+	}
+	return out, demand
 }
 
 func (l *Loop) readPower(ctx context.Context, names []string, now time.Time) map[string]bmc.State {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -13,13 +14,12 @@ type holdKey struct {
 }
 
 // hold counts server i toward dept's quota in pool pl, once. A department holds the powered
-// servers labelled with it, plus every server its waiting work is placed on or woken for this
-// pass. The job manager does not say whose work runs where, so this is what rota can see; the
-// placed-on part keeps the quota from leaking pass after pass while the servers it woke are
-// still coming up.
+// servers labelled with it or running its jobs (counted with the pool's tally), plus every
+// server its waiting work is placed on or woken for this pass: that part keeps the quota from
+// leaking while the servers it woke are still coming up, before its jobs run there.
 func (p *pass) hold(pl *pool, i int, dept string) {
 	n := p.servers[i].node
-	if _, ok := pl.quotas[dept]; !ok || n.Department == dept && powered(n.State) {
+	if _, ok := pl.quotas[dept]; !ok || powered(n.State) && (n.Department == dept || slices.Contains(runners(n, pl), dept)) {
 		return
 	}
 	k := holdKey{i, dept}

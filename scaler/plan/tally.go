@@ -25,11 +25,13 @@ type tally struct {
 }
 
 // nodeShare is what one node adds to the tally: its state, whether work is allocated on it, its
-// department, and its pool (nil: none in the config).
+// department, the other departments with a quota in its pool whose jobs run on it (runs), and
+// its pool (nil: none in the config).
 type nodeShare struct {
 	state     fleet.State
 	allocated bool
 	dept      string
+	runs      []string
 	pool      *pool
 }
 
@@ -55,7 +57,7 @@ func (t *tally) recount(i int, n *fleet.Node, pl *pool) {
 	old := &t.shares[i]
 	t.add(old, -1)
 	was := old.state
-	*old = nodeShare{state: n.State, allocated: n.Jobs.Allocated(), dept: n.Department, pool: pl}
+	*old = nodeShare{state: n.State, allocated: n.Jobs.Allocated(), dept: n.Department, runs: runners(n, pl), pool: pl}
 	t.add(old, 1)
 	if n.State != was {
 		t.on = listed(t.on, i, n.State == fleet.StateOn, nil)
@@ -92,10 +94,33 @@ func (c *counts) add(sh *nodeShare, d int) {
 		}
 	}
 	if sh.dept != "" {
-		if c.held[sh.dept] += d; c.held[sh.dept] == 0 {
-			delete(c.held, sh.dept)
+		c.hold(sh.dept, d)
+	}
+	for _, dept := range sh.runs {
+		c.hold(dept, d)
+	}
+}
+
+// hold adds d servers to what dept holds.
+func (c *counts) hold(dept string, d int) {
+	if c.held[dept] += d; c.held[dept] == 0 {
+		delete(c.held, dept)
+	}
+}
+
+// runners are the departments with a quota in pl, other than n's own, whose jobs run on n: a
+// server its work holds counts toward its quota, whoever's it is.
+func runners(n *fleet.Node, pl *pool) []string {
+	if pl == nil || len(pl.quotas) == 0 {
+		return nil
+	}
+	var out []string
+	for _, j := range n.Jobs.Running {
+		if _, ok := pl.quotas[j.Department]; ok && j.Department != n.Department && !slices.Contains(out, j.Department) {
+			out = append(out, j.Department)
 		}
 	}
+	return out
 }
 
 // listed puts i into list when in, and takes it out when not. The list is sorted by rank (of

@@ -142,3 +142,22 @@ func TestUnknownClassInTrace(t *testing.T) {
 		t.Errorf("err = %v, want the line and class named", err)
 	}
 }
+
+// A quota is of a department: the trace's accounts are charged to departments
+// (accounting.chargeback.accounts) before the planner sees them, as in the daemon, so two
+// jobs of account phys-a share physics's one server and the second waits for the first.
+func TestQuotasReadChargedDepartments(t *testing.T) {
+	cfg := replayConfig(t, `policy:
+  quotas: [{department: physics, pool: gpu, max_servers: 1}]
+accounting: {chargeback: {accounts: {phys-a: physics}}}
+pools:
+  - {name: gpu, profile: {cpu_cores: 96, gpus: 8}, cost: {hourly: 1}, boot_timeout: 5m}
+`)
+	day := int64(24 * 3600)
+	first, second := job(3, day, 3600, 8), job(4, day, 3600, 8)
+	first.Department, second.Department = "phys-a", "phys-a"
+	r := Run(tinyEnv(t, cfg, "2", job(2, 0, 60, 8), first, second), Rota("rota"), nil)
+	if slices.Max(r.Waits) < 3600 {
+		t.Errorf("waits %v: the second job of physics's quota of one server waited less than the first's hour", r.Waits)
+	}
+}

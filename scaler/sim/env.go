@@ -128,6 +128,17 @@ func requeueAll(tr *trace.Trace) *trace.Trace {
 	return &c
 }
 
+// chargedTo is tr with each job's department (the trace's account) the one
+// accounting.chargeback.accounts charges it to, as the daemon's planner sees it.
+func chargedTo(tr *trace.Trace, cb config.Chargeback) *trace.Trace {
+	c := *tr
+	c.Jobs = slices.Clone(tr.Jobs)
+	for i := range c.Jobs {
+		c.Jobs[i].Department = cb.Department(c.Jobs[i].Department)
+	}
+	return &c
+}
+
 // NewEnv sizes the fleet for the trace and prepares the replay. cfg is not modified.
 func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	if len(tr.Jobs) == 0 {
@@ -149,6 +160,10 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	}
 	if opt.RequeueAll {
 		tr = requeueAll(tr)
+		e.Trace = tr
+	}
+	if cb := c.Accounting.Chargeback; len(cb.Accounts) > 0 {
+		tr = chargedTo(tr, cb)
 		e.Trace = tr
 	}
 	for i, p := range c.Pools {

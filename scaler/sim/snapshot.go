@@ -332,10 +332,11 @@ func (s *snapshotter) buildDemand(w *world) {
 	}
 }
 
-// running lists a server's jobs as the planner weighs moving them; none when moves are off
-// (the planner would not read them).
+// running lists a server's jobs as the planner weighs moving them and counts them toward
+// their department's quota; none when neither moves nor quotas are on (the planner would not
+// read them).
 func (s *snapshotter) running(w *world, sv *server) []fleet.Job {
-	if len(sv.jobs) == 0 || !w.env.Config.Policy.Moves.Enabled {
+	if pol := &w.env.Config.Policy; len(sv.jobs) == 0 || !pol.Moves.Enabled && len(pol.Quotas) == 0 {
 		return nil
 	}
 	out := make([]fleet.Job, 0, len(sv.jobs))
