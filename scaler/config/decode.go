@@ -146,6 +146,7 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) bool {
 	switch t.Kind() {
 	case reflect.Struct:
 		fields := w.structFields(t)
+		w.required(n, t, path)
 		return w.mapping(n, path, func(key string) (reflect.Type, bool) { ft, ok := fields[key]; return ft, ok })
 	case reflect.Map:
 		return w.mapping(n, path, func(string) (reflect.Type, bool) { return t.Elem(), true })
@@ -322,6 +323,32 @@ func leafMessage(n *yaml.Node, t reflect.Type, err error) string {
 		return "must be a single value, not a mapping"
 	}
 	return cleanYAMLError(err)
+}
+
+// required reports each field of t tagged `required:"true"` that the mapping n leaves out:
+// one whose zero value is a setting of its own (a quota's max_servers: 0), so leaving it out
+// must not choose that.
+func (w *walker) required(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.Tag.Get("required") == "true" && !hasKey(n, name) {
+			w.add(joinPath(path, name), n.Line, "required")
+		}
+	}
+}
+
+// hasKey reports whether the mapping n has the key.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // structFields maps t's yaml field names to their types (exported fields only).

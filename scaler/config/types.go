@@ -338,7 +338,7 @@ type Schedule struct {
 type Quota struct {
 	Department string `yaml:"department"`
 	Pool       string `yaml:"pool"`
-	MaxServers int    `yaml:"max_servers"`
+	MaxServers int    `yaml:"max_servers" required:"true"` // 0 is a quota: wake none unless borrowing
 	Borrow     bool   `yaml:"borrow"`
 }
 

@@ -176,6 +176,10 @@ func loadZone(p *problems, path, tz string) *time.Location {
 	if tz == "" {
 		return time.UTC
 	}
+	if tz == "Local" { // Go's name for the host's zone: the same config would mean another hour elsewhere
+		p.add(path, "\"Local\" is this host's zone, whatever it is: name the zone (an IANA name such as Europe/Berlin)")
+		return time.UTC
+	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		p.add(path, "unknown time zone %s", errtext.Quote(tz))
