@@ -39,8 +39,8 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 		return fleet.SkipDemandWaits, p.say(func() string { return "work waits for pool " + pl.name })
 	case p.cooling(pl):
 		return fleet.SkipCooldown, p.say(func() string { return pl.cooldown + " at " + pl.cooldownAt.UTC().Format(time.RFC3339) })
-	case pl.floorCount()-1 < pl.floor:
-		return fleet.SkipFloor, p.say(func() string { return fmt.Sprintf("%d servers on, floor %d", pl.floorCount(), pl.floor) })
+	case pl.belowFloor(1):
+		return fleet.SkipFloor, p.say(pl.floorDetail)
 	case pl.keepsSpare():
 		// Warm capacity for work arriving within a boot (spares.go).
 		return fleet.ReasonSpare, p.say(pl.spareDetail)

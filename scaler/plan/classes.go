@@ -48,11 +48,17 @@ func (p *pass) deferWake(g *group) bool {
 	return true
 }
 
-// floorCount is what holds the pool's floor: its servers on or coming, and while a schedule
-// protecting services is open, only those of them with no work on them.
-func (pl *pool) floorCount() int {
-	if pl.protect {
-		return pl.up - pl.busy
+// belowFloor reports whether the pool would be below its floors with less of its servers
+// with no work: the servers on or coming against the floor, and those of them with no work
+// against the floor the open schedules that protect services keep free for them.
+func (pl *pool) belowFloor(less int) bool {
+	return pl.up-less < pl.floor || pl.freeFloor > 0 && pl.up-pl.busy-less < pl.freeFloor
+}
+
+// floorDetail says where the pool stands against its floors.
+func (pl *pool) floorDetail() string {
+	if pl.freeFloor == 0 {
+		return fmt.Sprintf("%d of %d servers on, floor %d", pl.up, len(pl.cfg.Nodes), pl.floor)
 	}
-	return pl.up
+	return fmt.Sprintf("%d of %d servers on, %d with no work; floor %d, %d kept free for services", pl.up, len(pl.cfg.Nodes), pl.up-pl.busy, pl.floor, pl.freeFloor)
 }

@@ -68,6 +68,13 @@ func classesCases() []planCase {
 			// day window: half of gpu's two servers kept free for services; g1 runs work
 			snap: snapshot(with(onNode("g1", "gpu"), busy), offNode("g2", "gpu")),
 			want: map[string]string{"g1": "skip/allocated", "g2": "power_on/floor"}},
+		{name: "each schedule's floor keeps its own protection",
+			// day keeps half of gpu's four servers on, unprotected; services keep a quarter (one
+			// server) free: g1 and g2 run work, so g3 is woken for services, and g4 stays off
+			policy: "  schedules: [{name: day, start: '08:00', end: '18:00', min_on_share: 0.5, pools: [gpu]}, " +
+				"{name: services, start: '08:00', end: '18:00', min_on_share: 0.25, protect_services: true, pools: [gpu]}]",
+			snap: snapshot(with(onNode("g1", "gpu"), busy), with(onNode("g2", "gpu"), busy), offNode("g3", "gpu"), offNode("g4", "gpu")),
+			want: map[string]string{"g3": "power_on/floor", "g4": "skip/not_needed"}, desired: map[string]int{"cpu": 0, "gpu": 3}},
 		{name: "an unprotected floor counts every server on", policy: "  schedules: [{name: day, start: '08:00', end: '18:00', min_on_share: 0.5, pools: [gpu]}]",
 			snap: snapshot(with(onNode("g1", "gpu"), busy), offNode("g2", "gpu")),
 			want: map[string]string{"g1": "skip/allocated", "g2": "skip/not_needed"}},

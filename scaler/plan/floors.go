@@ -12,17 +12,17 @@ import (
 // could not be read; resuming does need the job manager, so only waking is left then.
 func (p *pass) raiseFloors() {
 	for _, pl := range p.pools {
-		if pl.floorCount() >= pl.floor {
+		if !pl.belowFloor(0) {
 			continue
 		}
 		for _, rb := range pl.bins {
 			for _, i := range rb.tiers[tierResume] {
-				if pl.floorCount() < pl.floor && !p.state[i].done {
-					p.resume(i, fleet.ReasonFloor, p.floorDetail(pl))
+				if pl.belowFloor(0) && !p.state[i].done {
+					p.resume(i, fleet.ReasonFloor, p.say(pl.floorDetail))
 				}
 			}
 		}
-		for pl.floorCount() < pl.floor {
+		for pl.belowFloor(0) {
 			if pl.powered >= pl.ceiling {
 				pl.blockWake(fleet.SkipCeiling, pl.ceilingDetail)
 				break
@@ -31,13 +31,9 @@ func (p *pass) raiseFloors() {
 			if !ok {
 				break
 			}
-			p.powerOn(i, fleet.ReasonFloor, p.floorDetail(pl))
+			p.powerOn(i, fleet.ReasonFloor, p.say(pl.floorDetail))
 		}
 	}
-}
-
-func (p *pass) floorDetail(pl *pool) string {
-	return p.say(func() string { return fmt.Sprintf("%d of %d servers on, floor %d", pl.up, len(pl.cfg.Nodes), pl.floor) })
 }
 
 func (pl *pool) ceilingDetail() string {

@@ -19,10 +19,10 @@ type pool struct {
 	saves bool
 	// members are the pool's servers (indices into pass.servers), by name.
 	members []int
-	// floor and ceiling bound the servers on; threshold is the backlog threshold in force;
-	// protect is set while a schedule protecting services is open (see floorCount).
-	floor, ceiling, threshold int
-	protect                   bool
+	// floor and ceiling bound the servers on; freeFloor is the servers with no work kept on
+	// for services, by the open schedules that protect them (see belowFloor); threshold is the
+	// backlog threshold in force.
+	floor, freeFloor, ceiling, threshold int
 	// up counts servers On or coming (PoweringOn, Booting), after this pass's actions so far:
 	// what floors hold and what Decision.Desired reports. powered adds the Draining servers
 	// (they still draw power): what the ceiling caps. Counting Draining in one and not the
@@ -355,14 +355,16 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, f
 	if c.Max != nil {
 		pl.ceiling = *c.Max
 	}
-	share := 0.0
+	share, free := 0.0, 0.0
 	for i := range cfg.Policy.Schedules {
 		s := &cfg.Policy.Schedules[i]
 		if !s.Active(now) || !s.AppliesTo(c.Name) {
 			continue
 		}
 		share = max(share, s.MinOnShare)
-		pl.protect = pl.protect || s.ProtectServices
+		if s.ProtectServices {
+			free = max(free, s.MinOnShare)
+		}
 		// Several windows open at once: the most eager threshold wins, as the floor takes the
 		// highest share.
 		if s.BacklogQueuedJobs != nil {
@@ -371,8 +373,9 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, f
 	}
 	// The ceiling caps everything, floors included: a share that asks for more servers than
 	// Max allows gets Max. The tiny epsilon keeps 0.3 of 10 servers at 3, not 4.
-	byShare := int(math.Ceil(share*float64(len(c.Nodes)) - 1e-9))
-	pl.floor = min(max(c.Min, byShare), pl.ceiling)
+	servers := func(share float64) int { return int(math.Ceil(share*float64(len(c.Nodes)) - 1e-9)) }
+	pl.floor = min(max(c.Min, servers(share)), pl.ceiling)
+	pl.freeFloor = min(servers(free), pl.ceiling)
 	for _, q := range cfg.Policy.Quotas {
 		if q.Pool == c.Name {
 			pl.quotas[q.Department] = q
