@@ -80,6 +80,10 @@ func TestNodes(t *testing.T) {
 		{name: "missing field", body: `echo '{"nodes": {"n1": {"cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "are all required"},
 		{name: "negative jobs", body: `echo '{"nodes": {"n1": {"jobs": -1, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}'`, wantErr: "negative"},
 		{name: "two objects", body: `echo '{"nodes": {}}{"nodes": {}}'`, wantErr: "data after"},
+		// encoding/json keeps the last of a key given twice: the busy n1 would read idle.
+		{name: "node listed twice", body: `echo '{"nodes": {"n1": {"jobs": 3, "cpus": 8, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}, "n1": {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}}}'`, wantErr: `"n1" given twice`},
+		{name: "field given twice", body: `echo '{"nodes": {"n1": {"jobs": 3, "cpus": 8, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true, "jobs": 0}}}'`, wantErr: `"jobs" given twice`},
+		{name: "field in another case", body: `echo '{"nodes": {"n1": {"jobs": 3, "JOBS": 0, "cpus": 8, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}}}'`, wantErr: `unknown field "JOBS"`},
 		{name: "exit 1", body: `echo '{"nodes": {}}'; echo 'sinfo: error: slurmctld down' >&2; exit 1`, wantErr: "exit status 1: sinfo: error: slurmctld down"},
 		{name: "hangs past the timeout", body: `sleep 60 & wait`, timeout: 200 * time.Millisecond, wantErr: "no answer within 200ms"},
 		{name: "huge output", body: `while :; do echo '{"nodes": {}}'; done`, maxBytes: 4096, wantErr: "printed more than 4096 bytes"},
@@ -153,6 +157,7 @@ func TestDemandRejects(t *testing.T) {
 		{"bad since", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "since": "yesterday"}]}`, "not the documented JSON"},
 		{"zero count", `{"demand": [{"cpus": 1, "nodes": 1, "count": 0, "since": "2026-11-20T09:00:00Z"}]}`, "at least 1"},
 		{"negative memory", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "memory_bytes": -1, "since": "2026-11-20T09:00:00Z"}]}`, "not the documented JSON"},
+		{"field given twice", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "count": 5, "since": "2026-11-20T09:00:00Z"}]}`, `"count" given twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

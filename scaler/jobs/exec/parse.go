@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -113,7 +114,8 @@ type WaitingOutput struct {
 	Waiting *[]string `json:"waiting"`
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields and trailing data.
+// decodeStrict decodes one JSON value into v, refusing unknown fields, trailing data, a key
+// given twice and a field in another case (see checkKeys).
 func decodeStrict(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -122,6 +124,9 @@ func decodeStrict(b []byte, v any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("not the documented JSON: data after the JSON object")
+	}
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(b)), reflect.TypeOf(v)); err != nil {
+		return errors.New("not the documented JSON: " + err.Error())
 	}
 	return nil
 }
