@@ -83,6 +83,10 @@ func TestNodes(t *testing.T) {
 		// encoding/json keeps the last of a key given twice: the busy n1 would read idle.
 		{name: "node listed twice", body: `echo '{"nodes": {"n1": {"jobs": 3, "cpus": 8, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}, "n1": {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}}}'`, wantErr: `"n1" given twice`},
 		{name: "field given twice", body: `echo '{"nodes": {"n1": {"jobs": 3, "cpus": 8, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true, "jobs": 0}}}'`, wantErr: `"jobs" given twice`},
+		// Allocated reads jobs, cpus and gpus: a running job listed on a server they call empty
+		// must not let it be powered off.
+		{name: "running jobs on a server with none", body: `echo '{"nodes": {"n1": {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true, "running": [{"id": "7", "cpus": 4, "started": "2026-11-20T09:00:00Z"}]}}}'`, wantErr: `lists 1 running jobs but "jobs" is 0`},
+		{name: "a job listed twice on a server", body: `echo '{"nodes": {"n1": {"jobs": 2, "cpus": 8, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true, "running": [{"id": "7", "cpus": 4, "started": "2026-11-20T09:00:00Z"}, {"id": "7", "cpus": 4, "started": "2026-11-20T09:00:00Z"}]}}}'`, wantErr: `running[1]: job "7" listed twice`},
 		{name: "field in another case", body: `echo '{"nodes": {"n1": {"jobs": 3, "JOBS": 0, "cpus": 8, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true}}}'`, wantErr: `unknown field "JOBS"`},
 		{name: "exit 1", body: `echo '{"nodes": {}}'; echo 'sinfo: error: slurmctld down' >&2; exit 1`, wantErr: "exit status 1: sinfo: error: slurmctld down"},
 		{name: "hangs past the timeout", body: `sleep 60 & wait`, timeout: 200 * time.Millisecond, wantErr: "no answer within 200ms"},

@@ -158,6 +158,11 @@ func parseState(b []byte) (map[string]fleet.JobsView, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(running) > *n.Jobs {
+			// Allocation is read from jobs, cpus and gpus: a server listing work they call
+			// empty could be powered off under it.
+			return nil, fmt.Errorf(`node %s: lists %d running jobs but "jobs" is %d`, errtext.Quote(name), len(running), *n.Jobs)
+		}
 		views[name] = fleet.JobsView{
 			Known: true, Jobs: *n.Jobs, CPUs: *n.CPUs, GPUs: *n.GPUs,
 			Drained: *n.Drained, DrainedByRota: *n.DrainedByRota, Responding: *n.Responding,
@@ -169,13 +174,17 @@ func parseState(b []byte) (map[string]fleet.JobsView, error) {
 
 func parseRunning(node string, list []RunningJob) ([]fleet.Job, error) {
 	var out []fleet.Job
+	seen := make(map[string]bool, len(list))
 	for i, j := range list {
 		switch {
 		case j.ID == "" || j.CPUs == nil || j.Started == nil:
 			return nil, fmt.Errorf("node %s: running[%d]: id, cpus and started are required", errtext.Quote(node), i)
+		case seen[j.ID]:
+			return nil, fmt.Errorf("node %s: running[%d]: job %s listed twice", errtext.Quote(node), i, errtext.Quote(j.ID))
 		case *j.CPUs < 0 || j.GPUs < 0 || j.Servers < 0 || j.TimeLimitSeconds < 0:
 			return nil, fmt.Errorf("node %s: running[%d]: negative cpus, gpus, servers or time limit", errtext.Quote(node), i)
 		}
+		seen[j.ID] = true
 		fj := fleet.Job{ID: j.ID, Partition: j.Partition, Department: j.Department, CPUs: *j.CPUs, GPUs: j.GPUs,
 			Memory: int64(min(j.MemoryBytes, 1<<62)), Servers: max(j.Servers, 1), Needs: j.Needs.fleet(),
 			Requeueable: j.Requeueable, DoNotDisrupt: j.DoNotDisrupt, Started: *j.Started,

@@ -32,7 +32,15 @@ func FuzzParseState(f *testing.F) {
 			if name == "" || !v.Known || v.Jobs < 0 || v.CPUs < 0 || v.GPUs < 0 || (v.DrainedByRota && !v.Drained) {
 				t.Fatalf("accepted %q: %+v", name, v)
 			}
+			if len(v.Running) > v.Jobs {
+				t.Fatalf("accepted %q: %d running jobs listed, jobs %d", name, len(v.Running), v.Jobs)
+			}
+			seen := map[string]bool{}
 			for _, j := range v.Running {
+				if seen[j.ID] {
+					t.Fatalf("accepted %q: job %q listed twice", name, j.ID)
+				}
+				seen[j.ID] = true
 				if j.ID == "" || j.CPUs < 0 || j.GPUs < 0 || j.Servers < 1 || j.Started.IsZero() || j.TimeLimit < 0 {
 					t.Fatalf("accepted %q running %+v", name, j)
 				}
