@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // PowerSave is what slurmctld's configuration says of Slurm's own power saving.
@@ -79,7 +81,8 @@ func ParsePowerSave(out []byte) (PowerSave, error) {
 }
 
 // excludedNodes expands SuspendExcNodes: hostlists, each with an optional ":count" (keep that
-// many of them up), "node[1-4]:2,gpu01". Every node named counts as excluded.
+// many of them up), "node[1-4]:2,gpu01". Every node named counts as excluded; at most MaxHosts
+// in all, as for one hostlist.
 func excludedNodes(v string) ([]string, error) {
 	var names []string
 	for _, term := range splitOutside(v, ',', '[', ']') {
@@ -92,6 +95,9 @@ func excludedNodes(v string) ([]string, error) {
 		expanded, err := ExpandHostlist(term)
 		if err != nil {
 			return nil, err
+		}
+		if len(names)+len(expanded) > MaxHosts {
+			return nil, fmt.Errorf("%w %s: more than %d names", ErrHostlist, errtext.Quote(v), MaxHosts)
 		}
 		names = append(names, expanded...)
 	}

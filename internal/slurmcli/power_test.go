@@ -20,6 +20,9 @@ func TestParsePowerSave(t *testing.T) {
 		{"no programs", strings.Replace(slurmclitest.PowerSaveOn, "/usr/bin/rota-resume", "(null)", 1), false, false},
 		{"missing keys", "Configuration data as of now\nClusterName = lab\n", false, true},
 		{"bad excluded nodes", strings.Replace(slurmclitest.PowerSaveOn, "SuspendTime ", "SuspendExcNodes = n[1-\nSuspendTime ", 1), false, true},
+		// Each hostlist of SuspendExcNodes is bounded by MaxHosts; so must their sum be, or a
+		// short line expands to millions of names.
+		{"excluded nodes past MaxHosts", strings.Replace(slurmclitest.PowerSaveOn, "SuspendTime ", "SuspendExcNodes = "+strings.Repeat("n[1-65536]:1,", 200)+"m1\nSuspendTime ", 1), false, true},
 		{"recorded from the lab", string(slurmclitest.ReadRecorded(t, "show-config.txt")), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
