@@ -272,3 +272,25 @@ func TestHeldJobIsNoDemand(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseExcludes: any input parses or fails with ErrUnexpected, never panics; every id read
+// is non-empty and without a space, with at least one name and at most MaxHosts, none empty.
+func FuzzParseExcludes(f *testing.F) {
+	for _, s := range []string{"", "1" + Sep + "(null)\n", "7_2" + Sep + "n[1-3],gpu01\n8" + Sep + "\n", "9" + Sep + "n[1-99999999]\n", "1 2" + Sep + "n1\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseExcludes(b)
+		if err != nil {
+			if !errors.Is(err, ErrUnexpected) {
+				t.Fatalf("error %v is not ErrUnexpected", err)
+			}
+			return
+		}
+		for id, nodes := range m {
+			if id == "" || strings.ContainsAny(id, " \n"+Sep) || len(nodes) == 0 || len(nodes) > MaxHosts || slices.Contains(nodes, "") {
+				t.Fatalf("id %q: %d nodes", id, len(nodes))
+			}
+		}
+	})
+}

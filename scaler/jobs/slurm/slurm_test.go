@@ -243,6 +243,29 @@ func TestParseAdminComments(t *testing.T) {
 	}
 }
 
+// FuzzParseAdminComments: any input parses or fails with slurmcli.ErrUnexpected, never panics;
+// every id read is non-empty and one word.
+func FuzzParseAdminComments(f *testing.F) {
+	const sep = slurmcli.Sep
+	for _, s := range []string{"", "1" + sep + "(null)\n2" + sep + "\n", "1" + sep + "first\nsecond\n", "stray\n", "1 2" + sep + "x\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		comments, err := parseAdminComments(b)
+		if err != nil {
+			if !errors.Is(err, slurmcli.ErrUnexpected) {
+				t.Fatalf("error %v is not slurmcli.ErrUnexpected", err)
+			}
+			return
+		}
+		for id := range comments {
+			if id == "" || strings.ContainsAny(id, " \t\n"+sep) {
+				t.Fatalf("id %q", id)
+			}
+		}
+	})
+}
+
 // TestMoveMark: the mark names the node and keeps the job's own admin comment, once however
 // often it is made.
 func TestMoveMark(t *testing.T) {
