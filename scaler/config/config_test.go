@@ -173,6 +173,7 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"policy.idle.cpu_threshold", "jobs.adapter"}},
 		{"bad schedule", minimal + "policy:\n  schedules:\n    - {name: x, timezone: Mars/Olympus, days: [funday], start: '25:00', end: '08:00', pools: [nope]}\n",
 			[]string{"policy.schedules[0].timezone", "policy.schedules[0].days[0]", "policy.schedules[0].start", "policy.schedules[0].pools[0]"}},
+		{"a node named as an option", strings.Replace(minimal, "name: n1", "name: -rf", 1), []string{"pools[0].nodes[0].name"}},
 		{"quota without its number", minimal + "policy:\n  quotas:\n    - {department: max_servers, pool: cpu, borrow: true}\n",
 			[]string{"policy.quotas[0].max_servers"}},
 		{"a host's own time zone", minimal + "policy:\n  schedules:\n    - {name: x, timezone: Local, start: '08:00', end: '18:00'}\n",

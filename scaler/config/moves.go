@@ -98,7 +98,7 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 		path := fmt.Sprintf("policy.storage[%d]", i)
 		switch {
 		case !IsName(s.Name):
-			p.add(path+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(s.Name))
+			p.add(path+".name", "%s is not a name (%s)", errtext.Quote(s.Name), nameRule)
 		case names[s.Name]:
 			p.add(path+".name", "%s is used twice", errtext.Quote(s.Name))
 		}

@@ -152,7 +152,7 @@ func (c *Config) validateTelemetry(p *problems) {
 		path := fmt.Sprintf("telemetry_sources[%d]", i)
 		switch {
 		case !IsName(s.Name):
-			p.add(path+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(s.Name))
+			p.add(path+".name", "%s is not a name (%s)", errtext.Quote(s.Name), nameRule)
 		case s.Name == RotaExporter:
 			p.add(path+".name", "%s is the built-in source; pick another name", errtext.Quote(s.Name))
 		case names[s.Name]:

@@ -397,7 +397,7 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 			n := &pl.Nodes[j]
 			npath := fmt.Sprintf("%s.nodes[%d]", path, j)
 			if !IsName(n.Name) {
-				p.add(npath+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(n.Name))
+				p.add(npath+".name", "%s is not a name (%s)", errtext.Quote(n.Name), nameRule)
 			} else if prev, dup := nodes[n.Name]; dup {
 				p.add(npath+".name", "%s is already a node of %s", errtext.Quote(n.Name), prev)
 			} else {
@@ -421,17 +421,22 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 // uniqueName checks the name at path+".name": a name, and not one of seen (which it joins).
 func uniqueName(p *problems, seen map[string]bool, path, name string) {
 	if !IsName(name) {
-		p.add(path+".name", "%s is not a name (letters, digits, '-', '_', '.')", errtext.Quote(name))
+		p.add(path+".name", "%s is not a name (%s)", errtext.Quote(name), nameRule)
 	} else if seen[name] {
 		p.add(path+".name", "%s is used twice", errtext.Quote(name))
 	}
 	seen[name] = true
 }
 
+// nameRule says what IsName takes.
+const nameRule = "up to 128 letters, digits, '-', '_', '.', not starting with '-'"
+
 // IsName reports whether s may be a name in the config (a pool's, a class's, a node's, a
-// telemetry source's, a storage's): 1 to 128 letters, digits, '-', '_' and '.'.
+// telemetry source's, a storage's): 1 to 128 letters, digits, '-', '_' and '.', not starting
+// with '-' (a node's name is the first argument of the job manager's commands, never an
+// option).
 func IsName(s string) bool {
-	if s == "" || len(s) > 128 {
+	if s == "" || len(s) > 128 || s[0] == '-' {
 		return false
 	}
 	for _, r := range s {

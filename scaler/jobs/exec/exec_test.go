@@ -162,6 +162,8 @@ func TestDemandRejects(t *testing.T) {
 		{"zero count", `{"demand": [{"cpus": 1, "nodes": 1, "count": 0, "since": "2026-11-20T09:00:00Z"}]}`, "at least 1"},
 		{"negative memory", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "memory_bytes": -1, "since": "2026-11-20T09:00:00Z"}]}`, "not the documented JSON"},
 		{"field given twice", `{"demand": [{"cpus": 1, "nodes": 1, "count": 1, "count": 5, "since": "2026-11-20T09:00:00Z"}]}`, `"count" given twice`},
+		// nodes times count past 2^63 read as no demand at all
+		{"a count past any queue", `{"demand": [{"cpus": 1, "nodes": 2, "count": 4611686018427387904, "since": "2026-11-20T09:00:00Z"}]}`, "count at most"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,6 +328,9 @@ func TestMove(t *testing.T) {
 	bad := script(t, dir, "badmove", `echo moved`)
 	if _, err := newManager(t, fill(t, dir, config.ExecJobs{Move: bad}), nil).Move(context.Background(), "g1", []string{"7"}, nil); err == nil {
 		t.Fatal("a move_command that prints no count succeeded")
+	}
+	if n, err := m.Move(context.Background(), "g1", []string{"7"}, nil); err == nil {
+		t.Fatalf("a move_command that moved 2 of the 1 job asked: %d, no error", n)
 	}
 }
 

@@ -20,7 +20,7 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 	if err != nil {
 		return 0, fmt.Errorf("moving jobs off %s: %w", node, err)
 	}
-	n, err := parseMove(out)
+	n, err := parseMove(out, len(ids))
 	if err != nil {
 		return 0, fmt.Errorf("moving jobs off %s: %w", node, &Error{Command: m.move.key, Program: m.move.argv[0], Problem: err.Error(), Err: err})
 	}

@@ -217,6 +217,8 @@ func parseDemand(b []byte, classify func(config.Shape) string) ([]fleet.Demand, 
 			return nil, fmt.Errorf("demand[%d]: gpus must not be negative", i)
 		case *g.Nodes < 1 || *g.Count < 1:
 			return nil, fmt.Errorf("demand[%d]: nodes and count must be at least 1", i)
+		case *g.Nodes > maxNodes || *g.Count > maxCount:
+			return nil, fmt.Errorf("demand[%d]: nodes may be at most %d and count at most %d", i, maxNodes, maxCount)
 		case g.Since.IsZero():
 			return nil, fmt.Errorf("demand[%d]: since is the zero time", i)
 		case g.TimeLimitSeconds < 0:
@@ -249,6 +251,14 @@ func parseWaiting(b []byte) ([]string, error) {
 	return *out.Waiting, nil
 }
 
+// maxNodes and maxCount bound a demand group: past any real queue (Slurm's largest job is
+// 65,536 nodes), and small enough that the planner's sums of servers asked for (nodes times
+// count, over every group the output can hold) cannot overflow.
+const (
+	maxNodes = 1 << 16
+	maxCount = 1 << 24
+)
+
 // MoveOutput is what move_command prints: how many of the jobs it moved.
 //
 //	{"moved": 2}
@@ -256,13 +266,14 @@ type MoveOutput struct {
 	Moved *int `json:"moved"`
 }
 
-func parseMove(b []byte) (int, error) {
+// parseMove reads move_command's output for asked jobs: it cannot have moved more.
+func parseMove(b []byte, asked int) (int, error) {
 	var out MoveOutput
 	if err := decodeStrict(b, &out); err != nil {
 		return 0, err
 	}
-	if out.Moved == nil || *out.Moved < 0 {
-		return 0, errors.New(`"moved" is required and not negative`)
+	if out.Moved == nil || *out.Moved < 0 || *out.Moved > asked {
+		return 0, fmt.Errorf(`"moved" is required, from 0 to the %d jobs asked`, asked)
 	}
 	return *out.Moved, nil
 }

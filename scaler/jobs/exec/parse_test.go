@@ -103,7 +103,7 @@ func FuzzParseMove(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if n, err := parseMove(b); err == nil && n < 0 {
+		if n, err := parseMove(b, 3); err == nil && (n < 0 || n > 3) {
 			t.Fatalf("accepted %d", n)
 		}
 	})
