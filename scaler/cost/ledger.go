@@ -3,6 +3,7 @@ package cost
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -181,8 +182,8 @@ type Counter struct {
 }
 
 // Restore rebuilds the books from what the store kept (no observation: the time until the
-// next pass is unknown power). A counter of an unknown family or with the wrong number of
-// labels is an error.
+// next pass is unknown power). A counter of an unknown family, with the wrong number of
+// labels, a value that is no total (negative, NaN, infinite) or listed twice is an error.
 func Restore(at time.Time, counters []Counter) (*Ledger, error) {
 	l := &Ledger{At: at, totals: make(map[key]float64, len(counters))}
 	for _, c := range counters {
@@ -193,10 +194,15 @@ func Restore(at time.Time, counters []Counter) (*Ledger, error) {
 		if len(c.Labels) != len(familyLabels[f]) {
 			return nil, fmt.Errorf("books: counter %s has %d labels, want %d", c.Family, len(c.Labels), len(familyLabels[f]))
 		}
-		if !(c.Value >= 0) {
+		if !(c.Value >= 0) || math.IsInf(c.Value, 1) {
 			return nil, fmt.Errorf("books: counter %s%v is %v, not a total", c.Family, c.Labels, c.Value)
 		}
-		l.totals[newKey(f, c.Labels...)] = c.Value
+		k := newKey(f, c.Labels...)
+		if _, ok := l.totals[k]; ok {
+			// Which of two totals is the series'? Either would lose or invent money.
+			return nil, fmt.Errorf("books: counter %s%v is listed twice", c.Family, c.Labels)
+		}
+		l.totals[k] = c.Value
 	}
 	return l, nil
 }

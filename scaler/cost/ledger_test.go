@@ -221,6 +221,8 @@ func TestStaleAndRestart(t *testing.T) {
 		{{Family: "saving", Labels: []string{"a"}, Value: 1}},
 		{{Family: "saving", Labels: []string{"a", "b", "c", "d"}, Value: -1}},
 		{{Family: "saving", Labels: []string{"a", "b", "c", "d"}, Value: math.NaN()}},
+		{{Family: "saving", Labels: []string{"a", "b", "c", "d"}, Value: math.Inf(1)}},
+		{{Family: "saving", Labels: []string{"a", "b", "c", "d"}, Value: 1}, {Family: "saving", Labels: []string{"a", "b", "c", "d"}, Value: 2}},
 	} {
 		if _, err := Restore(t0, bad); err == nil {
 			t.Errorf("restored %+v", bad)
