@@ -168,7 +168,9 @@ func newKey(f family, values ...string) key {
 type Ledger struct {
 	At     time.Time
 	totals map[key]float64
-	prev   *Pass // the observation the next interval is booked at (none after a restart)
+	// prev is the observation the next interval is booked at (none after a restart); after
+	// the first pass since a restart it is later than At, and the time between is unobserved.
+	prev *Pass
 	// prepared is, per server, what its series were last prepared for (prepare skips a server
 	// whose pool, labels, accounts and measurement are as they were).
 	prepared map[string]string
@@ -234,9 +236,11 @@ func (l *Ledger) Counters() []Counter {
 
 // Accrue books the time from l.At to p.At and returns the books that follow, with p as the
 // observation for the next interval. The first pass of new books books nothing. Time after
-// the previous observation by more than cfg.Accounting.StaleAfter, or with no previous
-// observation (after a restart), is booked as unknown power for the servers p names. A pass no
-// later than l.At (a clock that stepped back) books nothing and replaces the observation.
+// the previous observation by more than cfg.Accounting.StaleAfter is booked as unknown power
+// for the servers p names. The first pass after a restart books nothing either: the next one
+// books the time up to it as unknown power for the servers it named (so that every series
+// that time goes to was exported at 0 first). A pass no later than l.At (a clock that stepped
+// back) books nothing and replaces the observation.
 func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
 	next := &Ledger{At: l.At, totals: maps.Clone(l.totals), prev: &p, prepared: maps.Clone(l.prepared)}
 	if next.totals == nil {
@@ -252,16 +256,27 @@ func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
 		}
 		return next
 	}
+	if l.prev == nil {
+		// Restored books: the time since l.At is booked by the next pass, once the series it
+		// books into (a server new in the config has none) were exported at 0.
+		return next
+	}
 	b := &booker{cfg: cfg, totals: next.totals}
 	from, to := l.At, p.At
-	if l.prev != nil {
-		end := to
-		if stale := from.Add(time.Duration(cfg.Accounting.StaleAfter)); stale.Before(end) {
-			end = stale
+	if gap := l.prev.At; gap.After(from) {
+		// The first pass after a restart: the time until it no pass observed.
+		if gap.After(to) {
+			gap = to
 		}
-		b.book(*l.prev, from, end)
-		from = end
+		b.book(unobserved(*l.prev), from, gap)
+		from = gap
 	}
+	end := to
+	if stale := from.Add(time.Duration(cfg.Accounting.StaleAfter)); stale.Before(end) {
+		end = stale
+	}
+	b.book(*l.prev, from, end)
+	from = end
 	if from.Before(to) {
 		b.book(unobserved(p), from, to)
 	}
