@@ -291,15 +291,26 @@ func (l *Ledger) Accrue(cfg *config.Config, p Pass) *Ledger {
 //
 // The series prepared are those each server could book into next: in any power bucket, by
 // its pool's watts and, where they may come, by a BMC's reading or by its GPUs' readings.
+// With idle time shared by pool, a server's idle time goes to the departments that held any
+// server of its pool, under its own region and power: a change to one server prepares its
+// whole pool again.
 func (l *Ledger) prepare(cfg *config.Config, p Pass) {
 	b := &booker{cfg: cfg, totals: l.totals, touch: true}
 	variants := Pass{At: p.At, Carbon: p.Carbon}
-	for _, o := range p.Nodes {
-		sig := signature(o, p.Carbon)
-		if l.prepared[o.Node] == sig {
+	sigs := make([]string, len(p.Nodes))
+	changed := map[string]bool{} // pools with a server not prepared as it is now
+	for i, o := range p.Nodes {
+		sigs[i] = signature(o, p.Carbon)
+		if l.prepared[o.Node] != sigs[i] {
+			changed[o.Pool] = true
+		}
+	}
+	byPool := cfg.Accounting.Chargeback.Idle == config.IdleToPool
+	for i, o := range p.Nodes {
+		if l.prepared[o.Node] == sigs[i] && !(byPool && changed[o.Pool]) {
 			continue
 		}
-		l.prepared[o.Node] = sig
+		l.prepared[o.Node] = sigs[i]
 		for _, pw := range []Power{PowerOn, PowerFailed, PowerOff, PowerUnknown} {
 			v := o
 			v.Power, v.Measured = pw, false

@@ -277,8 +277,10 @@ func TestBooksAddUp(t *testing.T) {
 		var allOn float64
 		for step := range 20 {
 			var nodes []Observation
-			for _, n := range []string{"g1", "g2"} {
-				o := obs(n, "gpu", "eu", "research", powers[rng.IntN(len(powers))])
+			for i, n := range []string{"g1", "g2"} {
+				// in two regions: with idle shared by pool, one's idle goes to whoever
+				// held the other, under its own region
+				o := obs(n, "gpu", []string{"eu", "us"}[i], "research", powers[rng.IntN(len(powers))])
 				if o.Power != PowerOff && rng.IntN(2) == 0 {
 					o.Holds = []Hold{{Department: []string{"a", "b", ""}[rng.IntN(3)], GPUs: rng.IntN(5), CPUs: rng.IntN(80)}}
 				}
