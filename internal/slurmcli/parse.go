@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/internal/size"
@@ -303,6 +304,9 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	}
 	if j.ID == "" || j.State == "" || strings.ContainsAny(j.ID+j.State, " ") {
 		return Job{}, fmt.Errorf("job %s state %s", errtext.Quote(j.ID), errtext.Quote(j.State))
+	}
+	if !utf8.ValidString(j.Account) { // a label value of the books, which Prometheus takes only as UTF-8
+		return Job{}, fmt.Errorf("job %s: account %s is not UTF-8 text", j.ID, errtext.Quote(j.Account))
 	}
 	j.Partition, _, _ = strings.Cut(f[1], ",")
 	if j.Partition == "" {

@@ -99,6 +99,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "squeue: memory too large", squeue: strings.Replace(good, "mem=200M", "mem=999999999999P", 1)},
 		{name: "squeue: bad hostlist", squeue: strings.Replace(good, "||Resources", "|n[1-|Resources", 1)},
 		{name: "squeue: bad requeue flag", squeue: strings.Replace(good, "N/A|1|", "N/A|yes|", 1)},
+		// the account becomes the department label of rota's books: not UTF-8, /metrics fails whole
+		{name: "squeue: an account that is not text", squeue: strings.Replace(good, "|1|(null)|", "|1|ph\xffys|", 1)},
 		{name: "squeue: zero nodes", squeue: strings.Replace(good, "PENDING|1|", "PENDING|0|", 1)},
 		{name: "squeue: a gpu count that does not read", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|gpu:two|N/A|N/A|", 1)},
 		{name: "squeue: a gres with no kind that does not read", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|N/A|gres/gpu:a:b:2|N/A|", 1)},

@@ -45,6 +45,10 @@ func (r *Reader) Number(ctx context.Context, query string, now time.Time) (float
 	return f, nil
 }
 
+// maxWatts bounds a believable GPU draw of one server (10 MW): past it (+Inf, a broken
+// exporter) the reading is none, as a BMC's is.
+const maxWatts = 1e7
+
 // GPUPower is, per server, what its GPUs draw now in watts (rota-exporter's
 // rota_gpu_power_watts, dcgm-exporter's power field), for the servers with a reading from every
 // GPU their pool declares: a sum short of a GPU would under-count the server.
@@ -64,7 +68,7 @@ func (r *Reader) GPUPower(ctx context.Context, now time.Time) (map[string]float6
 		}
 		for node, w := range sum {
 			ref, ok := r.servers[node]
-			if !ok || ref.source != i || ref.gpus == 0 || !(count[node] >= float64(ref.gpus)) || !(w >= 0) {
+			if !ok || ref.source != i || ref.gpus == 0 || !(count[node] >= float64(ref.gpus)) || !(w >= 0 && w < maxWatts) {
 				continue
 			}
 			out[node] = w

@@ -59,7 +59,8 @@ func TestNumber(t *testing.T) {
 
 // TestGPUPower reads each server's GPU draw from a real Prometheus scraping rota-exporters:
 // the sum over its GPUs when every GPU its pool declares has a reading, nothing when one lacks
-// it (a sum short of a GPU would under-count).
+// it (a sum short of a GPU would under-count), and nothing for a reading no GPU draws (+Inf,
+// which the books would sum for ever).
 func TestGPUPower(t *testing.T) {
 	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "# TYPE rota_gpu_power_watts gauge\n")
@@ -68,13 +69,15 @@ func TestGPUPower(t *testing.T) {
 			fmt.Fprint(w, "rota_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0\"} 300\nrota_gpu_power_watts{gpu=\"1\",uuid=\"GPU-1\"} 350.5\n")
 		case "/g2":
 			fmt.Fprint(w, "rota_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0\"} 300\n")
+		case "/g3":
+			fmt.Fprint(w, "rota_gpu_power_watts{gpu=\"0\",uuid=\"GPU-0\"} +Inf\nrota_gpu_power_watts{gpu=\"1\",uuid=\"GPU-1\"} 300\n")
 		}
 	}))
 	t.Cleanup(exp.Close)
 	host := exp.Listener.Addr().String()
 	var sc strings.Builder
 	sc.WriteString("  - job_name: rota-exporter\n    static_configs:\n")
-	for _, n := range []string{"g1", "g2"} {
+	for _, n := range []string{"g1", "g2", "g3"} {
 		fmt.Fprintf(&sc, "      - targets: [%q]\n        labels: {node: %q, pool: gpu, __metrics_path__: /%s}\n", host, n, n)
 	}
 	url := startPrometheusWith(t, sc.String(), []byte("groups: []\n"))
@@ -82,7 +85,7 @@ func TestGPUPower(t *testing.T) {
   - name: gpu
     profile: {cpu_cores: 8, gpus: 2}
     cost: {hourly: 1}
-    nodes: [{name: g1}, {name: g2}]
+    nodes: [{name: g1}, {name: g2}, {name: g3}]
 `), config.Replay)
 	if err != nil {
 		t.Fatal(err)
