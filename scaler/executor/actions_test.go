@@ -65,6 +65,11 @@ func TestActionsHappyPath(t *testing.T) {
 				if f.world.Get("cpu01").Drained {
 					t.Error("booted node still drained")
 				}
+				// The scale-up cooldown runs from the power-on: no scale-down of the pool
+				// while the work that asked for it may still be arriving.
+				if g, _ := f.st.Global(); !g.LastScaleUp["cpu"].Equal(t0) {
+					t.Errorf("last scale-up of cpu = %v, want %v", g.LastScaleUp["cpu"], t0)
+				}
 			}},
 		{name: "power on, not ready yet", kind: fleet.PowerOn, want: fleet.StateBooting,
 			setup:    func(f *fx) { f.off("cpu01") },

@@ -201,3 +201,35 @@ func TestRepairOfAPowerOnFoundOff(t *testing.T) {
 		})
 	}
 }
+
+// Invariant 5 in repair: a pinned server, or one in maintenance, is never touched, not even to
+// finish what a crash left in flight or to give back a drain past its timeout. Whoever pinned
+// it owns it now: no command, and its record stays as it was.
+func TestRepairLeavesPinnedAndMaintenanceAlone(t *testing.T) {
+	kept := map[string]func(*store.Node){
+		"pinned":         func(n *store.Node) { n.Pinned = true },
+		"in maintenance": func(n *store.Node) { n.Maintenance = true },
+	}
+	inFlight := map[string]store.Node{
+		"power-off in flight, drained and empty": {State: fleet.StatePoweringOff, Since: t0, DrainedByRota: true,
+			Intent: &store.Intent{Kind: fleet.PowerOff, Reason: fleet.ReasonIdle, Started: t0, Attempt: 1}},
+		"drain past its timeout": {State: fleet.StateDraining, Since: t0.Add(-48 * time.Hour), DrainedByRota: true},
+	}
+	for why, keep := range kept {
+		for what, rec := range inFlight {
+			t.Run(why+"/"+what, func(t *testing.T) {
+				f := newFx(t, true, nil)
+				keep(&rec)
+				f.put("cpu01", rec)
+				f.world.Set("cpu01", func(s *executortest.Server) { s.Drained, s.DrainedByRota = true, true })
+				f.repair()
+				if got := f.world.Commands(); len(got) != 0 {
+					t.Errorf("commands %v, want none", got)
+				}
+				if got := f.node("cpu01"); got.State != rec.State || (got.Intent == nil) != (rec.Intent == nil) {
+					t.Errorf("record %+v, want it left as %+v", got, rec)
+				}
+			})
+		}
+	}
+}
