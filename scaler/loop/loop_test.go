@@ -456,10 +456,17 @@ func TestGateHoldsOneStepPowerOff(t *testing.T) {
 	f.pass() // adopt the fleet
 	f.tele.views["gpu01"] = fleet.TelemetryView{LastSample: f.clock.Now(), CPUMax: 0.01, Missing: "no GPU readings"}
 	f.world.Set("gpu02", func(s *executortest.Server) { s.Jobs = 1 })
+	// A person drained cpu02 (empty, On in the store): theirs to power, not rota's to drain
+	// over and power off.
+	f.world.Set("cpu02", func(s *executortest.Server) { s.Drained = true })
 	f.propose = []fleet.Action{act(fleet.PowerOff, "gpu01", "gpu", fleet.ReasonIdle),
-		act(fleet.PowerOff, "gpu02", "gpu", fleet.ReasonIdle), act(fleet.PowerOff, "cpu01", "cpu", fleet.ReasonIdle)}
+		act(fleet.PowerOff, "gpu02", "gpu", fleet.ReasonIdle), act(fleet.PowerOff, "cpu01", "cpu", fleet.ReasonIdle),
+		act(fleet.PowerOff, "cpu02", "cpu", fleet.ReasonIdle)}
 	f.pass()
 	dec := f.loop.lastPass().dec
+	if got := skipFor(dec, "cpu02"); got != fleet.SkipDrainedByPerson {
+		t.Errorf("cpu02 drained by a person: %q, want %q", got, fleet.SkipDrainedByPerson)
+	}
 	if got := skipFor(dec, "gpu01"); got != fleet.SkipNoTelemetry {
 		t.Errorf("gpu01 without whole telemetry: %q, want %q", got, fleet.SkipNoTelemetry)
 	}
@@ -518,5 +525,34 @@ func TestTimesAheadOfTheClockAreTakenAsNow(t *testing.T) {
 	f.pass()
 	if got := f.state("cpu01"); got != fleet.StateOn {
 		t.Errorf("cpu01 is %s past its drain timeout, want given back (on)", got)
+	}
+}
+
+// TestGateHoldsWhatRepairJustMoved: the pass read the world before its repair; a server repair
+// moved (here a boot found ready, so On) has an observation older than its state, and gets no
+// action until the next pass reads it again.
+func TestGateHoldsWhatRepairJustMoved(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass() // adopt the fleet
+	err := f.st.UpdateNode("cpu01", func(n *store.Node) error {
+		n.State, n.Since = fleet.StateBooting, f.clock.Now()
+		n.Intent = &store.Intent{Kind: fleet.PowerOn, Reason: fleet.ReasonBacklog, Started: f.clock.Now(), Attempt: 1}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.propose = []fleet.Action{act(fleet.PowerOff, "cpu01", "cpu", fleet.ReasonIdle)}
+	f.pass()
+	if got := skipFor(f.loop.lastPass().dec, "cpu01"); got != fleet.SkipInFlight {
+		t.Errorf("cpu01, brought On by this pass's repair: %q, want %q", got, fleet.SkipInFlight)
+	}
+	if got := f.state("cpu01"); got != fleet.StateOn {
+		t.Errorf("cpu01 is %s, want on", got)
+	}
+	for _, c := range f.world.Commands() {
+		if c.Op == "off" || c.Op == "drain" {
+			t.Errorf("%s sent to %s", c.Op, c.Node)
+		}
 	}
 }
