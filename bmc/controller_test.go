@@ -74,6 +74,10 @@ func TestControllerOperations(t *testing.T) {
 		{name: "transient read failure is retried", bmc: script{raw: "off", stateErr: []error{errTransient}}, op: on, wantCmds: []string{"on"}},
 		{name: "auth failure is not retried", bmc: script{raw: "off", dialErr: []error{authErr}}, op: on, wantErr: ErrAuth},
 		{name: "failed command retried after looking", bmc: script{raw: "off", setErr: []error{errTransient}}, op: on, wantCmds: []string{"on", "on"}},
+		// A command that failed may have reached the BMC: with the state then unreadable, it
+		// is not sent again blind.
+		{name: "failed command, then unreadable state: no re-send", bmc: script{raw: "off", setErr: []error{errTransient}, stateErr: []error{nil, errTransient, errTransient, errTransient}}, op: on, wantErr: ErrStateUnknown, wantCmds: []string{"on"}},
+		{name: "failed hard off, then unreadable state: no re-send", bmc: script{raw: "on", setErr: []error{errTransient}, stateErr: []error{nil, errTransient, errTransient, errTransient}}, op: off(false), wantErr: ErrStateUnknown, wantCmds: []string{"off"}},
 		{name: "failed command that took effect is not re-sent", bmc: script{raw: "off", setErr: []error{errTransient}, applyOnErr: true}, op: on, wantCmds: []string{"on"}},
 		{name: "refused command with node already there", bmc: script{raw: "off", setErr: []error{&RefusedError{Status: 409}}, applyOnErr: true}, op: on, wantCmds: []string{"on"}},
 		{name: "refused command is not retried", bmc: script{raw: "off", setErr: []error{&RefusedError{Status: 400}}}, op: on, wantErr: ErrRefused, wantCmds: []string{"on"}},
