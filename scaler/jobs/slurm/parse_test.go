@@ -134,6 +134,30 @@ func TestParseNodeLine(t *testing.T) {
 	}
 }
 
+// TestEveryJobHeldCounts: a job holds its servers until it is gone, not only while running.
+// slurmctld sets a node whose only job is suspended to IDLE with its CPUs released (the job
+// keeps its memory), and a completing job's CPUs may be freed before it ends: sinfo then shows
+// nothing allocated, and only squeue says the server is not empty. Powering it off would kill
+// the suspended job (invariant 1).
+func TestEveryJobHeldCounts(t *testing.T) {
+	for _, tc := range []struct{ name, line, state string }{
+		{"suspended", "node1|batch*|idle+drain|0/2/0/2|gpu:0|rota: idle", "suspended"},
+		{"completing", "node1|batch*|idle+drain|0/2/0/2|gpu:0|rota: idle", "completing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes, err := slurmcli.ParseNodes(slurmclitest.Sinfo(tc.line + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs := []Job{{ID: "7", State: tc.state, Nodes: 1, CPUs: 2, NodeList: []string{"node1"}}}
+			v := View{Nodes: nodes, Jobs: jobs}.JobsViews()["node1"]
+			if !v.Allocated() || v.Drained {
+				t.Errorf("node1 holding a %s job: %+v, want it allocated and not drained", tc.state, v)
+			}
+		})
+	}
+}
+
 // FuzzParseNodes: any input parses or fails with slurmcli.ErrUnexpected, never panics; what parses
 // reads back consistently.
 func FuzzParseNodes(f *testing.F) {
