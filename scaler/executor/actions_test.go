@@ -573,3 +573,34 @@ func TestHungBMCFailsTheStep(t *testing.T) {
 		t.Errorf("recorded %+v, want Failed", n)
 	}
 }
+
+// Every side effect follows its intent in the store: with a store that takes no write (here
+// opened read-only: every Update fails), no action sends anything, so a crash can never leave
+// a drain or a power command the next start's repair does not know of.
+func TestNoSideEffectWithoutItsIntent(t *testing.T) {
+	cases := []struct {
+		name  string
+		kind  fleet.Kind
+		setup func(f *fx)
+	}{
+		{"drain", fleet.Drain, func(f *fx) { f.put("cpu01", nodeOn()) }},
+		{"power off of a drained server", fleet.PowerOff, func(f *fx) { f.draining("cpu01") }},
+		{"power off in one step", fleet.PowerOff, func(f *fx) { f.put("cpu01", nodeOn()) }},
+		{"power on", fleet.PowerOn, func(f *fx) { f.off("cpu01") }},
+		{"move", fleet.Move, func(f *fx) { f.busyWith("cpu01") }},
+		{"resume", fleet.Resume, func(f *fx) { f.draining("cpu01") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			c.setup(f)
+			f.readOnly()
+			if err := f.ex.run(context.Background(), act(c.kind, "cpu01")); err == nil {
+				t.Error("action succeeded without writing its intent")
+			}
+			if got := f.world.Commands(); len(got) != 0 {
+				t.Errorf("commands %v sent without their intent in the store", got)
+			}
+		})
+	}
+}

@@ -79,6 +79,29 @@ func (f *fx) restart(fault func(string, fleet.Kind, Step) error) {
 	f.start(fault)
 }
 
+// readOnly reopens the store read-only, with a new executor over it: every write fails.
+func (f *fx) readOnly() {
+	f.t.Helper()
+	f.ex.Wait()
+	if err := f.st.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+	st, err := store.Open(f.path, store.Options{ReadOnly: true})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { _ = st.Close() })
+	logger, _ := logtest.NewNullLogger()
+	ex, err := New(Options{
+		Store: st, Power: f.world, Jobs: f.world, Config: f.cfg, Clock: f.clock,
+		Log: logger.WithField("component", "executor"),
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.st, f.ex = st, ex
+}
+
 // observe reads the world as a pass would.
 func (f *fx) observe() Observed {
 	ctx := context.Background()
