@@ -143,9 +143,18 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	return d, nil
 }
 
-// Drain runs drain_command NODE "rota: REASON". The program must be idempotent and must put
-// the reason on the drain, so that state_command can report drained_by_rota.
+// Drain runs drain_command NODE "rota: REASON", after state_command shows that no one else
+// drained the node (ErrNotOurs otherwise: a person's drain made since the pass read the fleet
+// is never taken over). The program must be idempotent and must put the reason on the drain,
+// so that state_command can report drained_by_rota.
 func (m *Manager) Drain(ctx context.Context, node, reason string) error {
+	v, err := m.view(ctx, node)
+	switch {
+	case err != nil:
+		return fmt.Errorf("draining %s: %w", node, err)
+	case v.Drained && !v.DrainedByRota:
+		return fmt.Errorf("draining %s: %w", node, jobs.ErrNotOurs)
+	}
 	if _, err := m.run(ctx, m.drain, node, jobs.Marker+" "+reason); err != nil {
 		return fmt.Errorf("draining %s: %w", node, err)
 	}
@@ -153,17 +162,27 @@ func (m *Manager) Drain(ctx context.Context, node, reason string) error {
 	return nil
 }
 
+// view is node's view in state_command's output, read now: what a drain or a resume is
+// decided by, not the pass's older read (a person may have drained it since).
+func (m *Manager) view(ctx context.Context, node string) (fleet.JobsView, error) {
+	views, err := m.Nodes(ctx)
+	if err != nil {
+		return fleet.JobsView{}, err
+	}
+	v, ok := views[node]
+	if !ok {
+		return fleet.JobsView{}, errors.New("state_command does not list it")
+	}
+	return v, nil
+}
+
 // Resume runs resume_command NODE, after state_command shows that rota made the drain
 // (ErrNotOurs otherwise). A node that is not drained is left alone.
 func (m *Manager) Resume(ctx context.Context, node string) error {
-	views, err := m.Nodes(ctx)
-	if err != nil {
-		return fmt.Errorf("resuming %s: %w", node, err)
-	}
-	v, ok := views[node]
+	v, err := m.view(ctx, node)
 	switch {
-	case !ok:
-		return fmt.Errorf("resuming %s: state_command does not list it", node)
+	case err != nil:
+		return fmt.Errorf("resuming %s: %w", node, err)
 	case !v.Drained:
 		return nil
 	case !v.DrainedByRota:

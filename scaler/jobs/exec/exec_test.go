@@ -186,7 +186,8 @@ func TestDrainPassesArgumentsWithoutShell(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "args")
 	drain := script(t, dir, "drain", `for a in "$@"; do printf '%s\n' "$a" >> "`+log+`"; done`)
-	cmds := fill(t, dir, config.ExecJobs{Drain: drain + ` --partition 'gpu nodes'`})
+	state := script(t, dir, "state", "cat <<'EOF'\n"+goodState+"\nEOF")
+	cmds := fill(t, dir, config.ExecJobs{State: state, Drain: drain + ` --partition 'gpu nodes'`})
 	if err := newManager(t, cmds, nil).Drain(context.Background(), "n1", "idle; $(rm -rf /)"); err != nil {
 		t.Fatal(err)
 	}
@@ -202,29 +203,36 @@ func TestDrainPassesArgumentsWithoutShell(t *testing.T) {
 
 func TestDrainFailure(t *testing.T) {
 	dir := t.TempDir()
-	cmds := fill(t, dir, config.ExecJobs{Drain: script(t, dir, "drain", `echo 'scontrol: Invalid node name' >&2; exit 2`)})
-	err := newManager(t, cmds, nil).Drain(context.Background(), "n9", "idle")
-	if err == nil || !strings.Contains(err.Error(), "draining n9") || !strings.Contains(err.Error(), "Invalid node name") {
+	cmds := fill(t, dir, config.ExecJobs{State: script(t, dir, "state", "cat <<'EOF'\n"+goodState+"\nEOF"),
+		Drain: script(t, dir, "drain", `echo 'scontrol: Invalid node name' >&2; exit 2`)})
+	err := newManager(t, cmds, nil).Drain(context.Background(), "n1", "idle")
+	if err == nil || !strings.Contains(err.Error(), "draining n1") || !strings.Contains(err.Error(), "Invalid node name") {
 		t.Fatalf("error %v", err)
 	}
 }
 
-func TestResume(t *testing.T) {
+// TestDrainAndResumeReadTheStateFirst: each reads state_command now, not the pass's older
+// view: neither takes over a person's drain (made since), and neither acts on a node that
+// state_command does not list; a resume leaves a node that is not drained alone.
+func TestDrainAndResumeReadTheStateFirst(t *testing.T) {
 	state := `{"nodes": {
 	  "ours":    {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": true, "responding": true},
 	  "theirs":  {"jobs": 0, "cpus": 0, "gpus": 0, "drained": true, "drained_by_rota": false, "responding": true},
 	  "running": {"jobs": 1, "cpus": 4, "gpus": 0, "drained": false, "drained_by_rota": false, "responding": true}}}`
 	tests := []struct {
-		name    string
-		node    string
-		wantRun bool
-		wantIs  error
-		wantErr bool
+		name, verb, node string
+		wantRun          bool
+		wantIs           error
+		wantErr          bool
 	}{
-		{name: "rota's drain is resumed", node: "ours", wantRun: true},
-		{name: "a person's drain is left", node: "theirs", wantIs: jobs.ErrNotOurs},
-		{name: "a node not drained is left", node: "running"},
-		{name: "an unknown node is an error", node: "ghost", wantErr: true},
+		{name: "rota's drain is resumed", verb: "resume", node: "ours", wantRun: true},
+		{name: "a person's drain is not resumed", verb: "resume", node: "theirs", wantIs: jobs.ErrNotOurs},
+		{name: "a node not drained is left", verb: "resume", node: "running"},
+		{name: "an unknown node is not resumed", verb: "resume", node: "ghost", wantErr: true},
+		{name: "a node in service is drained", verb: "drain", node: "running", wantRun: true},
+		{name: "rota's drain is drained again", verb: "drain", node: "ours", wantRun: true},
+		{name: "a person's drain is not taken over", verb: "drain", node: "theirs", wantIs: jobs.ErrNotOurs},
+		{name: "an unknown node is not drained", verb: "drain", node: "ghost", wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,9 +240,16 @@ func TestResume(t *testing.T) {
 			ran := filepath.Join(dir, "ran")
 			cmds := fill(t, dir, config.ExecJobs{
 				State:  script(t, dir, "state", "cat <<'EOF'\n"+state+"\nEOF"),
+				Drain:  script(t, dir, "drain", `echo "$1" > "`+ran+`"`),
 				Resume: script(t, dir, "resume", `echo "$1" > "`+ran+`"`),
 			})
-			err := newManager(t, cmds, nil).Resume(context.Background(), tc.node)
+			m := newManager(t, cmds, nil)
+			var err error
+			if tc.verb == "drain" {
+				err = m.Drain(context.Background(), tc.node, "idle")
+			} else {
+				err = m.Resume(context.Background(), tc.node)
+			}
 			switch {
 			case tc.wantIs != nil && !errors.Is(err, tc.wantIs):
 				t.Fatalf("error %v, want %v", err, tc.wantIs)
@@ -245,7 +260,7 @@ func TestResume(t *testing.T) {
 			}
 			b, _ := os.ReadFile(ran)
 			if got := strings.TrimSpace(string(b)); (got == tc.node) != tc.wantRun {
-				t.Errorf("resume_command ran with %q, want run %v", got, tc.wantRun)
+				t.Errorf("%s_command ran with %q, want run %v", tc.verb, got, tc.wantRun)
 			}
 		})
 	}
