@@ -26,10 +26,13 @@ type group struct {
 	// limit is the shortest time limit of its jobs (0: none given), the run the planner
 	// expects of them.
 	limit time.Duration
-	// pools that fit the shape and needs in the regions, cheapest first; home is the first of
-	// them, the pool whose backlog threshold the group counts against.
-	pools []*pool
-	home  *pool
+	// pools that fit the shape and needs in the regions, cheapest first; home (pools[homeAt])
+	// is the first of them its department's quota does not close (max_servers 0, no borrow:
+	// work below the threshold would wait there for ever), the pool whose backlog threshold
+	// the group counts against and that it wakes servers in below it.
+	pools  []*pool
+	home   *pool
+	homeAt int
 	// due: the backlog threshold of home is passed, so the group may wake servers beyond
 	// home; waiting and oldest are what it was judged on when it is not.
 	due     bool
@@ -93,7 +96,8 @@ func (p *pass) groups() []*group {
 			}
 		}
 		if len(g.pools) > 0 {
-			g.home = g.pools[0]
+			g.homeAt = max(slices.IndexFunc(g.pools, func(pl *pool) bool { return !pl.closedTo(g.dept) }), 0)
+			g.home = g.pools[g.homeAt]
 		}
 	}
 	// Biggest shapes first (first-fit decreasing packs tighter), then oldest first.

@@ -182,7 +182,7 @@ func (p *pass) markDue(groups []*group) {
 // belowBacklog marks the dearer pools a group below the threshold could not spill to.
 func (p *pass) belowBacklog(g *group) {
 	wait := time.Duration(p.pol.Backlog.For)
-	for _, pl := range g.pools[1:] {
+	for _, pl := range g.pools[g.homeAt+1:] {
 		pl.blockWake(fleet.SkipBelowBacklog, func() string {
 			return fmt.Sprintf("%d %s jobs wait for pool %s, oldest since %s; spills past its pool at more than %d for %s",
 				g.waiting, g.class, g.home.name, g.oldest.UTC().Format(time.RFC3339), g.home.threshold, wait)
@@ -191,13 +191,13 @@ func (p *pass) belowBacklog(g *group) {
 }
 
 // wakeFor powers on servers for the group, cheapest pool first, until its slots have a place
-// or no pool that fits has room; a group below the backlog threshold (not due) only in its
-// home pool. It reports whether the group's department is past its quota
+// or no pool that fits has room; a group below the backlog threshold (not due) up to its home
+// pool (those before it are closed to it by its quota). It reports whether the group's department is past its quota
 // in a pool that allows borrowing (the group then waits for the borrowing round).
 func (p *pass) wakeFor(g *group, borrowing bool) bool {
 	pools := g.pools
 	if !g.due {
-		pools = pools[:1]
+		pools = pools[:g.homeAt+1]
 		defer func() {
 			if g.slots > 0 {
 				p.belowBacklog(g)

@@ -83,6 +83,10 @@ func placementCases() []planCase {
 			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}}
 		}, snap: withDemand(snapshot(append(offNodes("c", "cpu", 2), with(onNode("c9", "cpu"), func(n *fleet.Node) { busy(n); n.Department = "a" }))...), inDept(jobs(3, 32, 0), "a")),
 			want: map[string]string{"ca": "skip/quota"}},
+		{name: "a pool the quota closes is not the work's home", cfg: func(c *config.Config) {
+			c.Policy.Quotas = []config.Quota{{Department: "b", Pool: "cpu", MaxServers: 0}}
+		}, snap: withDemand(snapshot(mixed...), inDept(jobs(1, 4, 0), "b")),
+			want: map[string]string{"ca": "skip/quota", "ga": "power_on/backlog"}},
 		{name: "quota counts servers its jobs run on, whoever's they are", cfg: func(c *config.Config) {
 			c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}}
 		}, snap: withDemand(snapshot(append(offNodes("c", "cpu", 2), running(onNode("c9", "cpu"), ofDept(runningJob("1", 32, 0), "a")))...), inDept(jobs(3, 32, 0), "a")),

@@ -65,6 +65,13 @@ func (p *pass) pastQuota(g *group) bool {
 	return false
 }
 
+// closedTo reports whether dept's quota in pl lets it wake no server there, ever: none, and
+// no borrowing.
+func (pl *pool) closedTo(dept string) bool {
+	q, ok := pl.quotas[dept]
+	return ok && q.MaxServers == 0 && !q.Borrow
+}
+
 // quotaRefuses reports whether waking a server of pl for the jobs would take a department
 // past its quota there: quotas cap waking, for moved work too. One that may borrow may take
 // it: rebalancing runs after every department's waiting work was served.
