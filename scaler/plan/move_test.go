@@ -250,6 +250,13 @@ func TestQuotaGivesBackTheLendersOwnServer(t *testing.T) {
 				running(onNode("c2", "cpu"), ofDept(runningJob("2", 8, 0), "b"))),
 				inDept(jobs(1, 32, 0), "a")),
 			want: map[string]string{"c1": "skip/demand_waits", "c2": "move/quota"}},
+		{name: "a job without a department is its server's owner's", policy: movesOn, cfg: quotas,
+			snap: withDemand(snapshot(
+				running(with(onNode("c1", "cpu"), owned("a")), runningJob("1", 8, 0)),
+				running(onNode("c2", "cpu"), ofDept(runningJob("2", 8, 0), "b")),
+				running(onNode("c3", "cpu"), ofDept(runningJob("3", 8, 0), "b"))),
+				inDept(jobs(1, 32, 0), "a")),
+			want: map[string]string{"c2": "skip/demand_waits", "c3": "skip/demand_waits"}},
 		{name: "a lender holding its quota in work gets nothing back", policy: movesOn, cfg: quotas,
 			snap: withDemand(snapshot(
 				running(with(onNode("c1", "cpu"), owned("a")), ofDept(runningJob("1", 8, 0), "a")),

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -116,14 +117,14 @@ func (p *pass) lentOut(pl *pool, dept string) int {
 }
 
 // othersOnly reports whether every job on the node is listed and of a department other than
-// dept, and there is one.
+// dept, and there is one. A job without a department is the server's owner's, as in the books.
 func othersOnly(n *fleet.Node, dept string) bool {
 	run := n.Jobs.Running
 	if len(run) == 0 || len(run) != n.Jobs.Jobs {
 		return false
 	}
 	for _, j := range run {
-		if j.Department == dept {
+		if cmp.Or(j.Department, n.Department) == dept {
 			return false
 		}
 	}
