@@ -206,12 +206,13 @@ func TestValidationNamesEveryField(t *testing.T) {
   etcd:
     endpoints: [etcd1:2379, "https://etcd2:2379"]
     fleet: "site a"
+    name: "rota a\n"
     prefix: rota/
     advertise_url: rota-a
     lease_ttl: 1500ms
     request_timeout: 0s
     username: rota
-`, []string{"store.etcd.endpoints[0]", "store.etcd.fleet", "store.etcd.prefix", "store.etcd.advertise_url", "store.etcd.lease_ttl", "store.etcd.request_timeout", "store.etcd.password_file"}},
+`, []string{"store.etcd.endpoints[0]", "store.etcd.fleet", "store.etcd.name", "store.etcd.prefix", "store.etcd.advertise_url", "store.etcd.lease_ttl", "store.etcd.request_timeout", "store.etcd.password_file"}},
 		{"etcd schemes mixed", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e1:2379', 'https://e2:2379'], fleet: a}}\n",
 			[]string{"store.etcd.endpoints"}},
 		{"etcd TLS over http", minimal + "store: {backend: etcd, etcd: {endpoints: ['http://e1:2379'], fleet: a, tls_config: {ca_file: ca.pem}}}\n",

@@ -151,6 +151,9 @@ func (c *Config) validateStore(p *problems) {
 	if !fleetName.MatchString(e.Fleet) {
 		p.add("store.etcd.fleet", "%s is not a fleet name (letters, digits, '.', '_', '-'; up to 64)", errtext.Quote(e.Fleet))
 	}
+	if e.Name != "" && !fleetName.MatchString(e.Name) { // it names the leader in logs, status and alerts
+		p.add("store.etcd.name", "%s is not a name (letters, digits, '.', '_', '-'; up to 64)", errtext.Quote(e.Name))
+	}
 	if e.Prefix != "" && (!strings.HasPrefix(e.Prefix, "/") || strings.HasSuffix(e.Prefix, "/") || strings.ContainsAny(e.Prefix, " \t\n")) {
 		p.add("store.etcd.prefix", "%s must start with / and not end with one, without spaces", errtext.Quote(e.Prefix))
 	}
@@ -181,7 +184,7 @@ func (c *Config) validateStore(p *problems) {
 // maxLeaseTTL is the longest lease etcd grants (its lease.MaxLeaseTTL): it refuses a longer one.
 const maxLeaseTTL = 9_000_000_000 * time.Second
 
-// fleetName is what store.etcd.fleet may be.
+// fleetName is what store.etcd.fleet and store.etcd.name may be.
 var fleetName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // EtcdPrefix is the fleet's key prefix: store.etcd.prefix, else /rota/FLEET.
