@@ -335,20 +335,10 @@ func (w *walker) required(n *yaml.Node, t reflect.Type, path string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if f.Tag.Get("required") == "true" && !hasKey(n, name) {
+		if f.Tag.Get("required") == "true" && child(n, name, -1) == nil {
 			w.add(joinPath(path, name), n.Line, "required")
 		}
 	}
-}
-
-// hasKey reports whether the mapping n has the key.
-func hasKey(n *yaml.Node, key string) bool {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
-		}
-	}
-	return false
 }
 
 // structFields maps t's yaml field names to their types (exported fields only).

@@ -20,7 +20,7 @@ type holdKey struct {
 // leaking while the servers it woke are still coming up, before its jobs run there.
 func (p *pass) hold(pl *pool, i int, dept string) {
 	n := p.servers[i].node
-	if _, ok := pl.quotas[dept]; !ok || powered(n.State) && (n.Department == dept || slices.Contains(runners(n, pl), dept)) {
+	if _, ok := pl.quotas[dept]; !ok || powered(n.State) && (n.Department == dept || slices.Contains(p.mem.tally.shares[i].runs, dept)) {
 		return
 	}
 	k := holdKey{i, dept}
