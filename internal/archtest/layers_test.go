@@ -20,7 +20,7 @@ var layers = []layer{
 		"bmc/spec", "internal/archtest", "internal/clock", "internal/doccmd", "internal/errtext",
 		"internal/etcdtest", "internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/kubelab",
 		"internal/logflags",
-		"internal/size", "internal/slurmlab", "internal/testutil", "internal/webconfig",
+		"internal/size", "internal/slurmlab", "internal/strictjson", "internal/testutil", "internal/webconfig",
 	}},
 	{"config", []string{"scaler/config"}},
 	{"fleet", []string{"scaler/fleet", "scaler/learn"}},

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/strictjson"
 )
 
 // maxRequestBytes bounds the small JSON bodies of pin and pause.
@@ -154,30 +154,17 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 }
 
 // decodeBody reads a request body of at most limit bytes that is one JSON object into v:
-// an unknown field (a misspelt "note" would be dropped in silence) and anything after the
-// object are refused. An empty body is io.EOF, unwrapped.
+// an unknown field (a misspelt "note" would be dropped in silence), a key given twice and
+// anything after the object are refused. An empty body is io.EOF, unwrapped.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	err := decodeOne(dec, v)
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err == nil {
+		err = strictjson.Decode(b, v, strictjson.RefuseUnknown)
+	}
 	if err == nil || errors.Is(err, io.EOF) {
 		return err
 	}
 	return fmt.Errorf("reading request body: %w", err)
-}
-
-// decodeOne decodes the one JSON value dec holds into v: anything after it is refused. An
-// empty input is io.EOF. A decoding error may quote the input: it is cut short.
-func decodeOne(dec *json.Decoder, v any) error {
-	if err := dec.Decode(v); errors.Is(err, io.EOF) {
-		return io.EOF
-	} else if err != nil {
-		return errors.New(errtext.Of(err))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("data after the JSON object")
-	}
-	return nil
 }
 
 // backendError answers 404 for an unknown node, 503 naming the leader for a write asked of a

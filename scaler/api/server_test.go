@@ -247,6 +247,10 @@ func TestAPIErrors(t *testing.T) {
 		{name: "maintenance with data after the body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/maintenance", body: `{} x`, want: http.StatusBadRequest},
 		{name: "pause with a misspelt note", method: http.MethodPost, path: "/api/v1/pause", body: `{"Note ":"why"}`, want: http.StatusBadRequest},
 		{name: "wake with data after the body", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]} junk`, want: http.StatusBadRequest},
+		// encoding/json keeps the last of a key given twice and reads "NODES" as "nodes".
+		{name: "wake with nodes given twice", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"],"nodes":["cpu02"]}`, want: http.StatusBadRequest},
+		{name: "wake with nodes in another case", method: http.MethodPost, path: "/api/v1/wake", body: `{"NODES":["cpu01"]}`, want: http.StatusBadRequest},
+		{name: "pin with a note given twice", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":"a","note":"b"}`, want: http.StatusBadRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

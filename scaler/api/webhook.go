@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/rotahq/rota/alerts"
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/strictjson"
 )
 
 // maxHintNames bounds how many alert names a nudge's reason lists.
@@ -50,7 +49,7 @@ type WebhookAlert struct {
 // fingerprint. Fields Alertmanager may add later are ignored.
 func ParseWebhook(body []byte) (WebhookMessage, error) {
 	var m WebhookMessage
-	if err := decodeOne(json.NewDecoder(bytes.NewReader(body)), &m); err != nil {
+	if err := strictjson.Decode(body, &m, strictjson.IgnoreUnknown); err != nil {
 		return WebhookMessage{}, fmt.Errorf("decoding webhook: %w", err)
 	}
 	if err := m.validate(); err != nil {

@@ -131,6 +131,11 @@ func TestWebhookRejects(t *testing.T) {
 		{name: "alert without fingerprint", header: "Bearer " + webhookToken, body: replace(`"fingerprint":"5c96f36bc751ffda"`, `"fingerprint":""`), want: http.StatusBadRequest, result: "malformed"},
 		{name: "bad startsAt", header: "Bearer " + webhookToken, body: replace(`"startsAt":"2026`, `"startsAt":"yesterday`), want: http.StatusBadRequest, result: "malformed"},
 		{name: "no alerts", header: "Bearer " + webhookToken, body: []byte(`{"version":"4","status":"firing","alerts":[]}`), want: http.StatusBadRequest, result: "malformed"},
+		// encoding/json keeps the last of a key given twice and reads "Status" as "status":
+		// the webhook would mean what its last copy says.
+		{name: "status given twice", header: "Bearer " + webhookToken, body: replace(`"status":"firing","alerts"`, `"status":"resolved","status":"firing","alerts"`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "label given twice", header: "Bearer " + webhookToken, body: replace(`"alertname":"RotaQueueBacklog",`, `"alertname":"RotaQueueBacklog","alertname":"Other",`), want: http.StatusBadRequest, result: "malformed"},
+		{name: "status in another case", header: "Bearer " + webhookToken, body: replace(`"status":"firing","alerts"`, `"status":"firing","STATUS":"resolved","alerts"`), want: http.StatusBadRequest, result: "malformed"},
 		{name: "alerts not a list", header: "Bearer " + webhookToken, body: []byte(`{"version":"4","status":"firing","alerts":{}}`), want: http.StatusBadRequest, result: "malformed"},
 	}
 	for _, tc := range tests {

@@ -1,15 +1,13 @@
 package exec
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/strictjson"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
@@ -115,17 +113,12 @@ type WaitingOutput struct {
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields, trailing data, a key
-// given twice and a field in another case (see checkKeys).
+// given twice and a field in another case (see strictjson).
 func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errors.New("not the documented JSON: " + errtext.Of(err))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("not the documented JSON: data after the JSON object")
-	}
-	if err := checkKeys(json.NewDecoder(bytes.NewReader(b)), reflect.TypeOf(v)); err != nil {
+	switch err := strictjson.Decode(b, v, strictjson.RefuseUnknown); {
+	case errors.Is(err, io.EOF):
+		return errors.New("not the documented JSON: no output")
+	case err != nil:
 		return errors.New("not the documented JSON: " + err.Error())
 	}
 	return nil
