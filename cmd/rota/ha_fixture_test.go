@@ -170,6 +170,10 @@ func (f *haFleet) config(i int, port int, endpoints []string) string {
 		host, p, _ := strings.Cut(f.emu.Server(n).Addr(), ":")
 		fmt.Fprintf(&nodes, "      - name: %s\n        bmc: {protocol: redfish, host: %s, port: %s, username: rota, password_env: ROTA_TEST_BMC_PASSWORD, insecure_skip_verify: true}\n", n, host, p)
 	}
+	// dial_timeout is only a budget for rota's first contact with etcd, and for the diagnosis
+	// of a bad start (2s timed the TLS handshake out on a loaded 2-core CI machine).
+	// request_timeout stays short: a follower's status reads the store within it, and the
+	// tests' status client gives up after 3s, etcd down included.
 	cfg := fmt.Sprintf(`prometheus: {url: %q, timeout: 2s, scrape_interval: 1s}
 server:
   listen_address: 127.0.0.1:%d
@@ -183,7 +187,7 @@ store:
     name: rota-%d
     advertise_url: http://127.0.0.1:%d
     lease_ttl: %s
-    dial_timeout: 2s
+    dial_timeout: 10s
     request_timeout: 1s
 jobs:
   adapter: exec

@@ -183,13 +183,18 @@ func TestHAFollowersServeReadsAndRefuseWrites(t *testing.T) {
 			follower = r
 		}
 	}
-	st, err := follower.status()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.HA.Leading || st.HA.Leader != lead.name || st.HA.LeaderURL != lead.base || len(st.Nodes) != 1 || st.Nodes[0].State != fleet.StateOn {
-		t.Errorf("a follower's status: HA %+v, nodes %+v", st.HA, st.Nodes)
-	}
+	// A follower reads who leads every half TTL: it names the leader within one read of the
+	// election (one read that timed out on a loaded machine names none until the next).
+	testutil.Eventually(t, 30*time.Second, "a follower names the leader", func() error {
+		st, err := follower.status()
+		if err != nil {
+			return err
+		}
+		if st.HA.Leading || st.HA.Leader != lead.name || st.HA.LeaderURL != lead.base || len(st.Nodes) != 1 || st.Nodes[0].State != fleet.StateOn {
+			return fmt.Errorf("HA %+v, nodes %+v", st.HA, st.Nodes)
+		}
+		return nil
+	})
 	metrics := get(t, follower.base+"/metrics")
 	if !strings.Contains(metrics, "rota_ha_leader 0") || strings.Contains(metrics, "rota_fleet_node_state") || strings.Contains(metrics, "rota_scaler_last_pass_success_timestamp_seconds") {
 		t.Errorf("a follower's metrics: want rota_ha_leader 0 and no fleet view:\n%s", grepLines(metrics, "rota_ha_|rota_fleet_node_state|rota_scaler_last"))
@@ -408,11 +413,7 @@ func TestHARefusesABadStart(t *testing.T) {
 		want      string
 	}{
 		{"unreachable", []string{closed}, nil, closed + ": unreachable"},
-		// The diagnosis's handshake has dial_timeout: 2s is too short on a loaded 2-core CI
-		// machine (it read "TLS handshake failed: context deadline exceeded").
-		{"untrusted TLS", tlsEtcd.Endpoints(), func(c string) string {
-			return strings.Replace(c, "dial_timeout: 2s", "dial_timeout: 10s", 1)
-		}, "TLS handshake failed: tls: failed to verify certificate"},
+		{"untrusted TLS", tlsEtcd.Endpoints(), nil, "TLS handshake failed: tls: failed to verify certificate"},
 		{"another fleet's prefix", plain.Endpoints(), func(c string) string {
 			return strings.Replace(c, "fleet: site-a", "fleet: site-a\n    prefix: /rota/site-b", 1)
 		}, "another rota fleet uses this prefix"},
