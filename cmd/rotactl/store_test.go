@@ -56,9 +56,11 @@ func TestStoreMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "rota.yml")
+	// The etcd timeouts are budgets only (requests take milliseconds); a loaded 2-core CI
+	// machine can outrun a few seconds.
 	write := func(backend string) {
 		t.Helper()
-		y := fmt.Sprintf("store:\n  backend: %s\n  path: %s\n  etcd: {endpoints: [%q], fleet: lab, dial_timeout: 2s, request_timeout: 2s}\nserver: {webhook_auth_disabled: true}\n%s",
+		y := fmt.Sprintf("store:\n  backend: %s\n  path: %s\n  etcd: {endpoints: [%q], fleet: lab, dial_timeout: 10s, request_timeout: 10s}\nserver: {webhook_auth_disabled: true}\n%s",
 			backend, src, c.Endpoints()[0], migratePool)
 		if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
 			t.Fatal(err)
@@ -82,7 +84,7 @@ func TestStoreMigrate(t *testing.T) {
 		t.Errorf("a second migrate into etcd: %d %s", code, errOut)
 	}
 
-	cli, err := etcdstore.Connect(context.Background(), etcdstore.Options{Endpoints: c.Endpoints(), DialTimeout: 2 * time.Second, RequestTimeout: 2 * time.Second})
+	cli, err := etcdstore.Connect(context.Background(), etcdstore.Options{Endpoints: c.Endpoints(), DialTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
