@@ -34,13 +34,22 @@ func redfishEndpoint(t testing.TB, emu *redfishemu.Emulator, name, ca string) En
 	return Endpoint{Protocol: ProtocolRedfish, Host: host, Port: p, Username: "admin", PasswordFile: writeSecret(t, emuPassword), CAFile: ca}
 }
 
+// redfishOptions are realOptions for the emulator. The emulator's transitions take 150 ms, so
+// the confirmation and grace windows are budgets: a long one costs nothing when things go
+// well, where a short one on a loaded 2-core CI machine could end a graceful off in a hard one
+// or a power-on in not confirmed. The cases that wait a window out set it short themselves.
 func redfishOptions(log Options) Options {
 	o := realOptions(log)
 	o.ResendAfter = 400 * time.Millisecond
-	o.ConfirmTimeout = 3 * time.Second
+	o.ConfirmTimeout = 10 * time.Second
+	o.GracePeriod = 10 * time.Second
 	o.Attempts = 4
 	return o
 }
+
+// waitedOut are the windows of the cases that wait one out (a command never confirmed, an OS
+// that ignores the graceful shutdown).
+func waitedOut(o *Options) { o.ConfirmTimeout, o.GracePeriod = 3*time.Second, time.Second }
 
 // TestRedfishOperations: every operation through bmclib against the emulator, with session
 // and basic auth, with the certificate verified against its CA and with verification off, and
@@ -189,7 +198,7 @@ func TestRedfishFaults(t *testing.T) {
 		},
 		{
 			name: "power-ons always dropped: not confirmed after one re-send", power: "Off", faults: redfishemu.Faults{DropPowerOn: -1},
-			op: on, wantErr: ErrNotConfirmed, endPower: "Off",
+			tweak: waitedOut, op: on, wantErr: ErrNotConfirmed, endPower: "Off",
 			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On", "On") },
 		},
 		{
@@ -273,12 +282,12 @@ func TestRedfishFaults(t *testing.T) {
 		},
 		{
 			name: "stuck transition: not confirmed, no re-send", power: "Off", faults: redfishemu.Faults{StuckTransition: true},
-			op: on, wantErr: ErrNotConfirmed, endPower: "PoweringOn",
+			tweak: waitedOut, op: on, wantErr: ErrNotConfirmed, endPower: "PoweringOn",
 			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "On") },
 		},
 		{
 			name: "hung OS: graceful off ends in a hard off", power: "On", faults: redfishemu.Faults{IgnoreGracefulShutdown: true},
-			op: off(true), endPower: "Off",
+			tweak: waitedOut, op: off(true), endPower: "Off",
 			want: func(t *testing.T, s redfishemu.Stats) { wantResets(t, s, "GracefulShutdown", "ForceOff") },
 		},
 		{
