@@ -47,6 +47,10 @@ type group struct {
 	unsteered   bool
 	// deferred: of a deferrable class outside its window (see classes.go).
 	deferred bool
+	// filled once placement first went through the capacity there is for the group;
+	// yielded: it left a server to its owner's work then, and takes what is left after
+	// (see yields).
+	filled, yielded bool
 }
 
 type groupKey struct {

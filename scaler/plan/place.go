@@ -30,16 +30,19 @@ func (p *pass) placeDemand() {
 	groups := p.groups()
 	p.waiting = groups
 	p.classes(groups)
-	// A department within its quota takes the room there is before one past it: lending stops
-	// when the lender needs its servers (quota.go).
-	for _, g := range p.lendersFirst(groups) {
-		for t := tierOn; t <= g.lastTier() && g.slots > 0; t++ {
-			for _, pl := range g.pools {
-				if t == tierResume && pl != g.home {
-					p.unsteerPastHome(g)
-				}
-				p.fill(g, pl, t)
-			}
+	// A department within its quota takes the room there is before one past it, and on a
+	// department's own server its work comes first: lending stops when the lender needs its
+	// servers (quota.go). Work that left an owner its server takes what the owner left after.
+	order := p.lendersFirst(groups)
+	p.owners = p.ownersOf(order)
+	for _, g := range order {
+		p.fillGroup(g)
+		g.filled = true
+	}
+	p.owners = nil
+	for _, g := range order {
+		if g.yielded {
+			p.fillGroup(g)
 		}
 	}
 	p.markDue(groups)
@@ -65,6 +68,23 @@ func (p *pass) placeDemand() {
 			for _, pl := range g.pools {
 				pl.deferred = true
 			}
+		}
+	}
+}
+
+// fillGroup places the group's slots on the capacity on, coming, then resumable, cheapest pool
+// first within each. While owners come first (p.owners), a group that left an owner its
+// server resumes nothing: what the owner leaves may hold it (see yields).
+func (p *pass) fillGroup(g *group) {
+	for t := tierOn; t <= g.lastTier() && g.slots > 0; t++ {
+		if t == tierResume && g.yielded && p.owners != nil {
+			return
+		}
+		for _, pl := range g.pools {
+			if t == tierResume && pl != g.home {
+				p.unsteerPastHome(g)
+			}
+			p.fill(g, pl, t)
 		}
 	}
 }
@@ -109,7 +129,7 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 			continue
 		}
 		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated())
-		if n := min(st.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver {
+		if n := min(st.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver && !p.yields(g, i, t) {
 			if t == tierResume {
 				p.resume(i, fleet.ReasonDemandReturn, p.say(func() string { return fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class) }))
 			}

@@ -117,3 +117,36 @@ func placementCases() []planCase {
 			desired: map[string]int{"cpu": 0, "gpu": 0}},
 	}
 }
+
+// TestOwnerTakesItsServerFirst: a department's own server, coming up or on with room, is its
+// work's (of the pool it is home to) before a borrower's, whatever order their work sorts in;
+// the borrower takes what is left, or borrows elsewhere.
+func TestOwnerTakesItsServerFirst(t *testing.T) {
+	var cases []planCase
+	for _, c := range []struct{ owner, borrower string }{{"a", "b"}, {"z", "b"}} {
+		quotas := func(cf *config.Config) {
+			cf.Policy.Quotas = []config.Quota{{Department: c.owner, Pool: "cpu", MaxServers: 1}, {Department: c.borrower, Pool: "cpu", MaxServers: 0, Borrow: true}}
+		}
+		own := func(n *fleet.Node) { n.Department = c.owner }
+		demand := []fleet.Demand{inDept(jobs(1, 32, 0), c.borrower), inDept(jobs(1, 32, 0), c.owner)}
+		cases = append(cases,
+			planCase{name: "booting, owner " + c.owner, cfg: quotas,
+				snap: withDemand(snapshot(with(booting(offNode("c1", "cpu")), own), offNode("c2", "cpu"), offNode("c3", "cpu")), demand...),
+				want: map[string]string{"c2": "power_on/backlog", "c3": "skip/not_needed"}, desired: map[string]int{"cpu": 2, "gpu": 0}},
+			planCase{name: "on with room, owner " + c.owner, cfg: quotas,
+				snap: withDemand(snapshot(with(onNode("c1", "cpu"), own), offNode("c2", "cpu"), offNode("c3", "cpu")), demand...),
+				want: map[string]string{"c1": "skip/demand_waits", "c2": "power_on/backlog", "c3": "skip/not_needed"}, desired: map[string]int{"cpu": 2, "gpu": 0}},
+		)
+	}
+	// Light work is owed no room on its department's GPU server before others' GPU work: its
+	// home is the CPU pool, where it wakes a server rather than send the GPU work to wake one.
+	cases = append(cases, planCase{name: "light work of a gpu server's owner leaves its room to gpu work",
+		cfg: func(cf *config.Config) {
+			cf.Policy.Quotas = []config.Quota{{Department: "z", Pool: "gpu", MaxServers: 1}, {Department: "b", Pool: "gpu", MaxServers: 0, Borrow: true}}
+		},
+		snap: withDemand(snapshot(running(with(onNode("g1", "gpu"), func(n *fleet.Node) { n.Department = "z" }), ofDept(runningJob("1", 8, 0), "z")),
+			offNode("g2", "gpu"), offNode("c1", "cpu"), offNode("c2", "cpu")),
+			inDept(jobs(1, 16, 8), "b"), inDept(jobs(2, 24, 0), "z")),
+		want: map[string]string{"g2": "skip/not_needed", "c1": "power_on/backlog", "c2": "skip/not_needed"}})
+	runCases(t, cases)
+}

@@ -119,6 +119,9 @@ type pass struct {
 	// oneRegion the regions of work that may run in one region only, shared by its groups.
 	waiting   []*group
 	oneRegion map[string][]string
+	// owners are the groups by department while owners' work comes first on their own
+	// servers (see yields); nil otherwise.
+	owners map[string][]*group
 
 	actions []fleet.Action
 	skips   []fleet.Skip

@@ -36,10 +36,11 @@ func (p *pass) hold(pl *pool, i int, dept string) {
 
 // Quotas that are guarantees: a department below its quota in a pool gets its capacity back.
 // Its work takes the room on servers that are on before the work of departments past their
-// quota (lendersFirst), so rota stops lending; and when its work still has no place (the
-// pool is at its ceiling, or has nothing left to wake), a server held by borrowed work (every
-// job on it of departments past their quota there, with borrow) has that work moved off it,
-// by the same rules and scoring as any move (reclaim), so the lender's work takes it.
+// quota (lendersFirst), and on its own servers before any other's (yields), so rota stops
+// lending; and when its work still has no place (the pool is at its ceiling, or has nothing
+// left to wake), a server held by borrowed work (every job on it of departments past their
+// quota there, with borrow) has that work moved off it, by the same rules and scoring as any
+// move (reclaim), so the lender's work takes it.
 
 // lendersFirst orders the groups so that those of departments within their quota in every
 // pool they fit come first, each side in the order given.
@@ -54,6 +55,63 @@ func (p *pass) lendersFirst(groups []*group) []*group {
 		}
 	}
 	return append(out, past...)
+}
+
+// ownersOf lists the groups by department, in the order given (the order they are placed
+// in), for the departments with a quota in some pool: nil when there are none.
+func (p *pass) ownersOf(groups []*group) map[string][]*group {
+	if len(p.pol.Quotas) == 0 {
+		return nil
+	}
+	var out map[string][]*group
+	for _, g := range groups {
+		if g.dept == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string][]*group{}
+		}
+		out[g.dept] = append(out[g.dept], g)
+	}
+	return out
+}
+
+// yields reports whether group g leaves server i, of tier t, to its owner: the server is
+// labelled with another department with a quota in its pool, whose work not yet placed
+// (after g in the order) may take it, and has the pool for home (light work of a department
+// owning GPU servers is not owed their room before others' GPU work: its home is a CPU pool).
+// So on each server its owner's work comes first, whatever order the groups sort in (both
+// departments may be past their quota: the owner by its own server, coming up for the
+// borrower); g is marked to take what the owner leaves.
+func (p *pass) yields(g *group, i int, t tier) bool {
+	s := &p.servers[i]
+	owner := s.node.Department
+	if p.owners == nil || owner == "" || owner == g.dept {
+		return false
+	}
+	if _, ok := s.pool.quotas[owner]; !ok {
+		return false
+	}
+	waiting := p.owners[owner]
+	for len(waiting) > 0 && waiting[0].filled {
+		waiting = waiting[1:] // placed in order: those placed come first
+	}
+	p.owners[owner] = waiting
+	for _, o := range waiting {
+		if o.slots > 0 && o.home == s.pool && t <= o.lastTier() && p.mayTake(o, i) {
+			g.yielded = true
+			return true
+		}
+	}
+	return false
+}
+
+// mayTake reports whether group g may be placed on server i: its pool fits the group, the
+// server is in one of its regions and one it may use, with room for one of its jobs.
+func (p *pass) mayTake(g *group, i int) bool {
+	s := &p.servers[i]
+	return slices.Contains(g.pools, s.pool) && (g.regions == nil || slices.Contains(g.regions, s.node.Region)) &&
+		(!g.nd.bounded() || g.nd.allows(s.node.Name)) && p.state[i].free.holds(g.shape) > 0
 }
 
 // pastQuota reports whether the group's department holds its whole quota in a pool it fits.
