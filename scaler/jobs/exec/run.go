@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rotahq/rota/internal/output"
 )
 
 // Error is a program that failed: it could not start, exited non-zero, ran past its timeout,
@@ -37,38 +38,6 @@ type program struct {
 	argv []string // split command line
 }
 
-// errTooMuch stops reading a program's stdout at the cap.
-var errTooMuch = errors.New("output over the limit")
-
-// capped keeps up to max bytes and fails the write past that, which closes the pipe.
-type capped struct {
-	buf  bytes.Buffer
-	max  int64
-	over bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if int64(c.buf.Len()+len(p)) > c.max {
-		c.over = true
-		return 0, errTooMuch
-	}
-	return c.buf.Write(p)
-}
-
-// tail keeps the last max bytes written.
-type tail struct {
-	b   []byte
-	max int
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
 // run runs p with extra arguments, bounded by timeout, and returns its stdout.
 func (m *Manager) run(ctx context.Context, p program, extra ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
@@ -79,8 +48,8 @@ func (m *Manager) run(ctx context.Context, p program, extra ...string) ([]byte, 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	stdout := &capped{max: m.maxOutput}
-	stderr := &tail{max: stderrTail}
+	stdout := &output.Capped{Max: m.maxOutput}
+	stderr := &output.Tail{Max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
 	err := cmd.Run()
@@ -92,16 +61,16 @@ func (m *Manager) run(ctx context.Context, p program, extra ...string) ([]byte, 
 		return nil, fail(fmt.Sprintf("no answer within %s (killed)", m.timeout), ctx.Err())
 	case ctx.Err() != nil && err != nil:
 		return nil, fail("cancelled", ctx.Err())
-	case stdout.over:
-		return nil, fail(fmt.Sprintf("printed more than %d bytes", m.maxOutput), errTooMuch)
+	case stdout.Over():
+		return nil, fail(fmt.Sprintf("printed more than %d bytes", m.maxOutput), output.ErrTooMuch)
 	case err != nil:
 		msg := err.Error()
-		if s := strings.TrimSpace(string(stderr.b)); s != "" {
+		if s := strings.TrimSpace(stderr.String()); s != "" {
 			msg += ": " + lastLine(s)
 		}
 		return nil, fail(msg, err)
 	}
-	return stdout.buf.Bytes(), nil
+	return stdout.Bytes(), nil
 }
 
 func lastLine(s string) string {
