@@ -13,6 +13,14 @@ import (
 // rather than allocated (a typo such as node[1-99999999] must not take the process down).
 const MaxHosts = 1 << 16
 
+// MaxReadHosts bounds the names one read expands in all, across its hostlists: MaxHosts bounds
+// each, but every line of squeue may carry one (n[1-65536] on each line of a queue would make
+// hundreds of millions). It is 64 times MaxHosts, about 4.2 million: the design's largest
+// queue, 100,000 jobs, may name 40 nodes each (run on, asked for by name, excluded) where most
+// name one or a few; held as about 130 MiB of names (some 32 bytes each), less than what a
+// read of MaxOutput holds.
+const MaxReadHosts = 64 * MaxHosts
+
 // Bounds on one name's expression (one item of the comma-separated list): longer than a host
 // name may be, or with more bracket groups than any cluster uses, it is refused. With MaxHosts,
 // they bound the work and memory one expression can cost.
@@ -149,4 +157,24 @@ func number(s string) (uint64, error) {
 		return 0, fmt.Errorf("%s is not a range bound", errtext.Quote(s))
 	}
 	return strconv.ParseUint(s, 10, 64)
+}
+
+// hostBudget bounds the names a read expands across all its hostlists, each of which
+// ExpandHostlist bounds alone.
+type hostBudget struct{ left, max int }
+
+func newHostBudget(max int) *hostBudget { return &hostBudget{left: max, max: max} }
+
+// expand expands expr as ExpandHostlist does and takes its names from the budget; past the
+// budget it fails with ErrHostlist.
+func (b *hostBudget) expand(expr string) ([]string, error) {
+	names, err := ExpandHostlist(expr)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) > b.left {
+		return nil, fmt.Errorf("%w %s: the read's hostlists name more than %d nodes in all", ErrHostlist, errtext.Quote(expr), b.max)
+	}
+	b.left -= len(names)
+	return names, nil
 }

@@ -65,15 +65,20 @@ func ExcludeArgs() []string {
 	return []string{"--noheader", "--all", "--array", "--format=%i" + Sep + "%x"}
 }
 
-// ParseExcludes reads squeue's job ids and excluded nodes (ExcludeArgs), by job id.
+// ParseExcludes reads squeue's job ids and excluded nodes (ExcludeArgs), by job id; at most
+// MaxReadHosts names in all.
 func ParseExcludes(out []byte) (map[string][]string, error) {
+	return parseExcludes(out, newHostBudget(MaxReadHosts))
+}
+
+func parseExcludes(out []byte, hosts *hostBudget) (map[string][]string, error) {
 	m := map[string][]string{}
 	for i, line := range lines(out) {
-		id, hosts, ok := strings.Cut(strings.TrimSpace(line), Sep)
+		id, list, ok := strings.Cut(strings.TrimSpace(line), Sep)
 		if !ok || id == "" || strings.ContainsAny(id, " ") {
 			return nil, fmt.Errorf("%w: squeue exclusions line %d: %s", ErrUnexpected, i+1, errtext.Quote(line))
 		}
-		nodes, err := ExpandHostlist(nullable(hosts))
+		nodes, err := hosts.expand(nullable(list))
 		if err != nil {
 			return nil, fmt.Errorf("%w: squeue exclusions line %d: %v", ErrUnexpected, i+1, err)
 		}
@@ -275,11 +280,15 @@ func gresEntry(e string) (name, typ string, n int, err error) {
 }
 
 // ParseJobs parses squeue output in squeueFormat; times are read in loc (Slurm prints the
-// controller's local time).
+// controller's local time). Its node lists name at most MaxReadHosts nodes in all.
 func ParseJobs(out []byte, loc *time.Location) ([]Job, error) {
+	return parseJobs(out, loc, newHostBudget(MaxReadHosts))
+}
+
+func parseJobs(out []byte, loc *time.Location, hosts *hostBudget) ([]Job, error) {
 	var jobs []Job
 	for i, line := range lines(out) {
-		j, err := parseJobLine(line, loc)
+		j, err := parseJobLine(line, loc, hosts)
 		if err != nil {
 			return nil, fmt.Errorf("%w: squeue line %d: %v", ErrUnexpected, i+1, err)
 		}
@@ -288,7 +297,7 @@ func ParseJobs(out []byte, loc *time.Location) ([]Job, error) {
 	return jobs, nil
 }
 
-func parseJobLine(line string, loc *time.Location) (Job, error) {
+func parseJobLine(line string, loc *time.Location, hosts *hostBudget) (Job, error) {
 	f, err := split(line, squeueFields)
 	if err != nil {
 		return Job{}, err
@@ -337,7 +346,7 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 	if j.Submitted, err = time.ParseInLocation("2006-01-02T15:04:05", f[13], loc); err != nil {
 		return Job{}, fmt.Errorf("job %s: submit time %s", j.ID, errtext.Quote(f[13]))
 	}
-	if j.NodeList, err = ExpandHostlist(f[14]); err != nil {
+	if j.NodeList, err = hosts.expand(f[14]); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
 	if j.TimeLimit, err = parseLimit(f[16]); err != nil {
@@ -349,7 +358,7 @@ func parseJobLine(line string, loc *time.Location) (Job, error) {
 			return Job{}, fmt.Errorf("job %s: start time %s", j.ID, errtext.Quote(f[17]))
 		}
 	}
-	if j.ReqNodes, err = ExpandHostlist(f[19]); err != nil {
+	if j.ReqNodes, err = hosts.expand(f[19]); err != nil {
 		return Job{}, fmt.Errorf("job %s: requested nodes: %v", j.ID, err)
 	}
 	if j.Priority, err = parsePriority(f[22]); err != nil {

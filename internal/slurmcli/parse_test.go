@@ -276,7 +276,8 @@ func TestHeldJobIsNoDemand(t *testing.T) {
 }
 
 // FuzzParseExcludes: any input parses or fails with ErrUnexpected, never panics; every id read
-// is non-empty and without a space, with at least one name and at most MaxHosts, none empty.
+// is non-empty and without a space, with at least one name and at most MaxHosts, none empty,
+// and MaxReadHosts in all.
 func FuzzParseExcludes(f *testing.F) {
 	for _, s := range []string{"", "1" + Sep + "(null)\n", "7_2" + Sep + "n[1-3],gpu01\n8" + Sep + "\n", "9" + Sep + "n[1-99999999]\n", "1 2" + Sep + "n1\n"} {
 		f.Add([]byte(s))
@@ -289,10 +290,62 @@ func FuzzParseExcludes(f *testing.F) {
 			}
 			return
 		}
+		total := 0
 		for id, nodes := range m {
 			if id == "" || strings.ContainsAny(id, " \n"+Sep) || len(nodes) == 0 || len(nodes) > MaxHosts || slices.Contains(nodes, "") {
 				t.Fatalf("id %q: %d nodes", id, len(nodes))
 			}
+			total += len(nodes)
+		}
+		if total > MaxReadHosts {
+			t.Fatalf("%d nodes in all", total)
 		}
 	})
+}
+
+// TestReadHostsInAll: each hostlist is bounded by MaxHosts, and a whole read's hostlists (a
+// queue's node lists and requested nodes, its excluded nodes) by a budget: one short line per
+// job, each with a large hostlist, must not multiply into millions of names.
+func TestReadHostsInAll(t *testing.T) {
+	running := func(id, nodes string) string {
+		return id + "|gpu|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|" + nodes + "|None\n"
+	}
+	twoJobs := string(slurmclitest.Squeue(running("1", "n[1-6]") + running("2", "n[7-10]")))
+	// job 3 names no node it runs on, but one it asks for by name (ReqNodes)
+	asking := strings.Replace(string(slurmclitest.Squeue(running("3", ""))), Sep+"(null)"+Sep+"(null)"+Sep+"(null)"+Sep+"1\n", Sep+"n11"+Sep+"(null)"+Sep+"(null)"+Sep+"1\n", 1)
+	excludes := "1" + Sep + "n[1-6]\n2" + Sep + "n[7-10]\n"
+	for _, tc := range []struct {
+		name, out string
+		excludes  bool
+		wantErr   bool
+	}{
+		{name: "squeue: within the budget", out: twoJobs},
+		{name: "squeue: one name past it", out: twoJobs + string(slurmclitest.Squeue(running("3", "n11"))), wantErr: true},
+		{name: "squeue: a requested name past it", out: twoJobs + asking, wantErr: true},
+		{name: "exclusions: within the budget", out: excludes, excludes: true},
+		{name: "exclusions: one name past it", out: excludes + "3" + Sep + "n11\n", excludes: true, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.excludes {
+				_, err = parseExcludes([]byte(tc.out), newHostBudget(10))
+			} else {
+				_, err = parseJobs([]byte(tc.out), time.UTC, newHostBudget(10))
+			}
+			switch {
+			case !tc.wantErr && err != nil:
+				t.Fatal(err)
+			case tc.wantErr && (!errors.Is(err, ErrUnexpected) || !strings.Contains(err.Error(), "more than 10 nodes in all")):
+				t.Fatalf("got %v, want ErrUnexpected saying more than 10 nodes in all", err)
+			}
+		})
+	}
+	// The budget of ParseJobs and ParseExcludes is not one hostlist's: a queue may name more.
+	big := string(slurmclitest.Squeue(running("1", "n[1-65536]") + running("2", "m[1-65536]")))
+	if _, err := ParseJobs([]byte(big), time.UTC); err != nil {
+		t.Fatalf("two jobs of MaxHosts nodes each: %v", err)
+	}
+	if _, err := ParseExcludes([]byte("1" + Sep + "n[1-65536]\n2" + Sep + "m[1-65536]\n")); err != nil {
+		t.Fatalf("two jobs excluding MaxHosts nodes each: %v", err)
+	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/rotahq/rota/internal/errtext"
 )
 
 // PowerSave is what slurmctld's configuration says of Slurm's own power saving.
@@ -85,6 +83,7 @@ func ParsePowerSave(out []byte) (PowerSave, error) {
 // in all, as for one hostlist.
 func excludedNodes(v string) ([]string, error) {
 	var names []string
+	hosts := newHostBudget(MaxHosts)
 	for _, term := range splitOutside(v, ',', '[', ']') {
 		if i := strings.LastIndexByte(term, ':'); i >= 0 {
 			if _, err := count(term[i+1:]); err != nil {
@@ -92,12 +91,9 @@ func excludedNodes(v string) ([]string, error) {
 			}
 			term = term[:i]
 		}
-		expanded, err := ExpandHostlist(term)
+		expanded, err := hosts.expand(term)
 		if err != nil {
 			return nil, err
-		}
-		if len(names)+len(expanded) > MaxHosts {
-			return nil, fmt.Errorf("%w %s: more than %d names", ErrHostlist, errtext.Quote(v), MaxHosts)
 		}
 		names = append(names, expanded...)
 	}

@@ -190,7 +190,8 @@ func FuzzParseNodes(f *testing.F) {
 	})
 }
 
-// FuzzParseJobs: any input parses or fails with slurmcli.ErrUnexpected, never panics.
+// FuzzParseJobs: any input parses or fails with slurmcli.ErrUnexpected, never panics; its
+// node lists name at most slurmcli.MaxReadHosts nodes in all.
 func FuzzParseJobs(f *testing.F) {
 	for _, name := range slurmclitest.Recorded(f) {
 		f.Add(readFixture(f, name+".squeue"))
@@ -202,6 +203,13 @@ func FuzzParseJobs(f *testing.F) {
 				t.Fatalf("error %v is not slurmcli.ErrUnexpected", err)
 			}
 			return
+		}
+		total := 0
+		for _, j := range queue {
+			total += len(j.NodeList) + len(j.ReqNodes)
+		}
+		if total > slurmcli.MaxReadHosts {
+			t.Fatalf("%d nodes in all", total)
 		}
 		for _, d := range (View{Jobs: queue}).Demand(func(config.Shape) string { return "c" }) {
 			if d.Count < 1 || d.Nodes < 1 {
