@@ -60,26 +60,34 @@ func (m *Manager) adminComments(ctx context.Context) (map[string]string, error) 
 }
 
 // parseAdminComments reads squeue's "id<Sep>comment" lines (adminCommentArgs). A line without
-// the separator continues the comment above it (an admin comment may hold a newline).
+// the separator continues the comment above it (an admin comment may hold a newline). A comment
+// is read as the stretch of the output it spans, never built line by line: one over many lines
+// costs no more than its bytes.
 func parseAdminComments(out []byte) (map[string]string, error) {
 	comments := map[string]string{}
-	last := ""
-	for i, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+	s := strings.TrimSuffix(string(out), "\n")
+	last, from := "", 0 // the job whose comment goes on, and where in s it starts
+	for i, at := 0, 0; at <= len(s); i++ {
+		line, _, _ := strings.Cut(s[at:], "\n")
+		end := at + len(line)
 		id, comment, ok := strings.Cut(line, slurmcli.Sep)
 		switch {
 		case !ok && last != "":
-			comments[last] += "\n" + line
-			continue
+			comments[last] = s[from:end]
 		case !ok && line == "" && i == 0:
-			continue // no jobs
+			// no jobs
 		case !ok || strings.TrimSpace(id) == "" || strings.ContainsAny(strings.TrimSpace(id), " \t"):
 			return nil, fmt.Errorf("%w: squeue admin comments line %d: %s", slurmcli.ErrUnexpected, i+1, errtext.Quote(line))
+		default:
+			last, from = strings.TrimSpace(id), end-len(comment)
+			comments[last] = comment
 		}
-		last = strings.TrimSpace(id)
-		if comment == "(null)" {
-			comment = ""
+		at = end + 1
+	}
+	for id, c := range comments {
+		if c == "(null)" {
+			comments[id] = ""
 		}
-		comments[last] = comment
 	}
 	return comments, nil
 }

@@ -266,6 +266,38 @@ func FuzzParseAdminComments(f *testing.F) {
 	})
 }
 
+// longComment is squeue's admin comments of two jobs, the first with a comment of n lines.
+func longComment(n int) []byte {
+	return []byte("1" + slurmcli.Sep + strings.Repeat("a line of an admin comment, forty bytes\n", n) + "2" + slurmcli.Sep + "x\n")
+}
+
+// TestParseAdminCommentsLinear: a comment over many lines is read in allocations that do not
+// grow with its lines (it was built by concatenation, one copy of all it held so far per line:
+// a 1 MB comment copied about 13 GB).
+func TestParseAdminCommentsLinear(t *testing.T) {
+	for _, n := range []int{10, 10000} {
+		b := longComment(n)
+		got, err := parseAdminComments(b)
+		if err != nil || len(got["1"]) != 40*n-1 || got["2"] != "x" {
+			t.Fatalf("%d lines: %d bytes, %q, %v", n, len(got["1"]), got["2"], err)
+		}
+		if allocs := testing.AllocsPerRun(5, func() { _, _ = parseAdminComments(b) }); allocs > 16 {
+			t.Errorf("a comment of %d lines: %.0f allocations", n, allocs)
+		}
+	}
+}
+
+// BenchmarkParseAdminComments reads a comment of 10,000 lines (400 KB).
+func BenchmarkParseAdminComments(b *testing.B) {
+	out := longComment(10000)
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := parseAdminComments(out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // TestMoveMark: the mark names the node and keeps the job's own admin comment, once however
 // often it is made.
 func TestMoveMark(t *testing.T) {
