@@ -65,8 +65,19 @@ func ExcludeArgs() []string {
 	return []string{"--noheader", "--all", "--array", "--format=%i" + Sep + "%x"}
 }
 
-// ParseExcludes reads squeue's job ids and excluded nodes (ExcludeArgs), by job id; at most
-// MaxReadHosts names in all.
+// CheckJobID fails for anything squeue never prints as a job id (%i, -O JobID): a job's id
+// (1234), an array task's (1234_5), an array's pending tasks (1234_[1-5,7%2], cut short when
+// long) or a heterogeneous job's component (1234+0). A digit first, then digits and "_+[]-,%"
+// alone: no space, tab or other character a job manager's output could slip in.
+func CheckJobID(id string) error {
+	if id == "" || id[0] < '0' || id[0] > '9' || strings.Trim(id, "0123456789_+[]-,%") != "" {
+		return fmt.Errorf("job id %s is none of Slurm's forms (1234, 1234_5, 1234_[1-5], 1234+0)", errtext.Quote(id))
+	}
+	return nil
+}
+
+// ParseExcludes reads squeue's job ids and excluded nodes (ExcludeArgs), by job id; each id
+// passes CheckJobID, and the hostlists name at most MaxReadHosts nodes in all.
 func ParseExcludes(out []byte) (map[string][]string, error) {
 	return parseExcludes(out, newHostBudget(MaxReadHosts))
 }
@@ -75,8 +86,11 @@ func parseExcludes(out []byte, hosts *hostBudget) (map[string][]string, error) {
 	m := map[string][]string{}
 	for i, line := range lines(out) {
 		id, list, ok := strings.Cut(strings.TrimSpace(line), Sep)
-		if !ok || id == "" || strings.ContainsAny(id, " ") {
+		if !ok {
 			return nil, fmt.Errorf("%w: squeue exclusions line %d: %s", ErrUnexpected, i+1, errtext.Quote(line))
+		}
+		if err := CheckJobID(id); err != nil {
+			return nil, fmt.Errorf("%w: squeue exclusions line %d: %v", ErrUnexpected, i+1, err)
 		}
 		nodes, err := hosts.expand(nullable(list))
 		if err != nil {

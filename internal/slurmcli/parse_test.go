@@ -276,10 +276,10 @@ func TestHeldJobIsNoDemand(t *testing.T) {
 }
 
 // FuzzParseExcludes: any input parses or fails with ErrUnexpected, never panics; every id read
-// is non-empty and without a space, with at least one name and at most MaxHosts, none empty,
+// passes CheckJobID, with at least one name and at most MaxHosts, none empty,
 // and MaxReadHosts in all.
 func FuzzParseExcludes(f *testing.F) {
-	for _, s := range []string{"", "1" + Sep + "(null)\n", "7_2" + Sep + "n[1-3],gpu01\n8" + Sep + "\n", "9" + Sep + "n[1-99999999]\n", "1 2" + Sep + "n1\n"} {
+	for _, s := range []string{"", "1" + Sep + "(null)\n", "7_2" + Sep + "n[1-3],gpu01\n8" + Sep + "\n", "9" + Sep + "n[1-99999999]\n", "1 2" + Sep + "n1\n", "1\t2" + Sep + "n1\n", "3_[1-5%2]" + Sep + "n1\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -292,7 +292,7 @@ func FuzzParseExcludes(f *testing.F) {
 		}
 		total := 0
 		for id, nodes := range m {
-			if id == "" || strings.ContainsAny(id, " \n"+Sep) || len(nodes) == 0 || len(nodes) > MaxHosts || slices.Contains(nodes, "") {
+			if CheckJobID(id) != nil || len(nodes) == 0 || len(nodes) > MaxHosts || slices.Contains(nodes, "") {
 				t.Fatalf("id %q: %d nodes", id, len(nodes))
 			}
 			total += len(nodes)
@@ -347,5 +347,23 @@ func TestReadHostsInAll(t *testing.T) {
 	}
 	if _, err := ParseExcludes([]byte("1" + Sep + "n[1-65536]\n2" + Sep + "m[1-65536]\n")); err != nil {
 		t.Fatalf("two jobs excluding MaxHosts nodes each: %v", err)
+	}
+}
+
+// TestParseExcludesJobIDs: the ids squeue prints (%i: a job, an array task, an array's pending
+// tasks, a heterogeneous job's component) read; an id with a tab or anything else Slurm never
+// prints in one fails the read, naming it.
+func TestParseExcludesJobIDs(t *testing.T) {
+	for _, id := range []string{"1234", "1234_5", "1234_[1-5,7%2]", "1234_[1,3,5,7,9,11,13,15,17,1", "1234+0"} {
+		m, err := ParseExcludes([]byte(id + Sep + "n1\n"))
+		if err != nil || !slices.Equal(m[id], []string{"n1"}) {
+			t.Errorf("%q: %v, %v", id, m, err)
+		}
+	}
+	for _, id := range []string{"1\t2", "12\t", "1 2", "1\v2", "1\r", "job1", "_5", "1234_5\x00"} {
+		_, err := ParseExcludes([]byte(id + Sep + "n1\n"))
+		if !errors.Is(err, ErrUnexpected) || !strings.Contains(err.Error(), "job id") {
+			t.Errorf("%q: got %v, want ErrUnexpected naming the job id", id, err)
+		}
 	}
 }
