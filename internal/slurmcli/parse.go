@@ -325,8 +325,11 @@ func parseJobLine(line string, loc *time.Location, hosts *hostBudget) (Job, erro
 	if j.Comment == "(null)" {
 		j.Comment = ""
 	}
-	if j.ID == "" || j.State == "" || strings.ContainsAny(j.ID+j.State, " ") {
-		return Job{}, fmt.Errorf("job %s state %s", errtext.Quote(j.ID), errtext.Quote(j.State))
+	if err := CheckJobID(j.ID); err != nil {
+		return Job{}, err
+	}
+	if j.State == "" || strings.ContainsAny(j.State, " ") {
+		return Job{}, fmt.Errorf("job %s state %s", j.ID, errtext.Quote(j.State))
 	}
 	if !utf8.ValidString(j.Account) { // a label value of the books, which Prometheus takes only as UTF-8
 		return Job{}, fmt.Errorf("job %s: account %s is not UTF-8 text", j.ID, errtext.Quote(j.Account))
@@ -661,8 +664,11 @@ func ParseWaiting(out []byte) ([]string, error) {
 	for i, line := range lines(out) {
 		f := strings.SplitN(line, "|", 3)
 		id := strings.TrimSpace(f[0])
-		if len(f) != 3 || id == "" || strings.ContainsAny(id, " \t") {
+		if len(f) != 3 {
 			return nil, fmt.Errorf("%w: squeue line %d: want JOBID|PRIORITY|REASON, got %s", ErrUnexpected, i+1, errtext.Quote(line))
+		}
+		if err := CheckJobID(id); err != nil {
+			return nil, fmt.Errorf("%w: squeue line %d: %v", ErrUnexpected, i+1, err)
 		}
 		prio, err := parsePriority(strings.TrimSpace(f[1]))
 		if err != nil {

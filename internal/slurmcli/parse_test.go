@@ -92,6 +92,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "sinfo: bad gres", sinfo: "n1|batch|idle|0/2/0/2|gpu:x|none\n"},
 		{name: "sinfo: error text", sinfo: "slurm_load_node error: Unable to contact slurm controller\n"},
 		{name: "squeue: a bad line after a good one", squeue: good + "2|batch|PENDING|one|2|1|2|cpu=2|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"},
+		{name: "squeue: a tab in the job id", squeue: strings.Replace(good, "1|batch", "1\t2|batch", 1)},
 		{name: "squeue: bad time", squeue: strings.Replace(good, "2026-11-29T22:00:51", "yesterday", 1)},
 		{name: "squeue: bad memory", squeue: strings.Replace(good, "mem=200M", "mem=lots", 1)},
 		{name: "squeue: unknown memory unit", squeue: strings.Replace(good, "mem=200M", "mem=200X", 1)},
@@ -166,6 +167,8 @@ func TestParseWaiting(t *testing.T) {
 		{name: "a priority that is no number", out: "6|high|Resources\n", bad: true},
 		{name: "no id", out: "|9|Resources\n", bad: true},
 		{name: "a space in the id", out: "6 7|9|Resources\n", bad: true},
+		{name: "a tab in the id", out: "6\t7|9|Resources\n", bad: true},
+		{name: "an array's pending tasks", out: "6_[1-3%2]|9|Resources\n", want: []string{"6_[1-3%2]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseWaiting([]byte(tc.out))
@@ -211,7 +214,7 @@ func TestWaitingMatchesDemand(t *testing.T) {
 }
 
 // FuzzParseWaiting: any input parses or fails with ErrUnexpected, never panics; every id read
-// is non-empty and one word.
+// passes CheckJobID.
 func FuzzParseWaiting(f *testing.F) {
 	for _, name := range slurmclitest.Recorded(f) {
 		f.Add(slurmclitest.ReadRecorded(f, name+".waiting"))
@@ -225,7 +228,7 @@ func FuzzParseWaiting(f *testing.F) {
 			return
 		}
 		for _, id := range ids {
-			if id == "" || strings.ContainsAny(id, " \t\n|") {
+			if CheckJobID(id) != nil {
 				t.Fatalf("id %q", id)
 			}
 		}

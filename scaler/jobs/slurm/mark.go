@@ -76,10 +76,13 @@ func parseAdminComments(out []byte) (map[string]string, error) {
 			comments[last] = s[from:end]
 		case !ok && line == "" && i == 0:
 			// no jobs
-		case !ok || strings.TrimSpace(id) == "" || strings.ContainsAny(strings.TrimSpace(id), " \t"):
+		case !ok:
 			return nil, fmt.Errorf("%w: squeue admin comments line %d: %s", slurmcli.ErrUnexpected, i+1, errtext.Quote(line))
 		default:
 			last, from = strings.TrimSpace(id), end-len(comment)
+			if err := slurmcli.CheckJobID(last); err != nil {
+				return nil, fmt.Errorf("%w: squeue admin comments line %d: %v", slurmcli.ErrUnexpected, i+1, err)
+			}
 			comments[last] = comment
 		}
 		at = end + 1

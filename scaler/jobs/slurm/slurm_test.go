@@ -230,6 +230,7 @@ func TestParseAdminComments(t *testing.T) {
 		{"a comment over two lines", "1" + sep + "first\nsecond\n2" + sep + "x\n", map[string]string{"1": "first\nsecond", "2": "x"}, false},
 		{"a line with no job", "stray\n", nil, true},
 		{"an id with a space", "1 2" + sep + "x\n", nil, true},
+		{"an id with a tab", "1\t2" + sep + "x\n", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseAdminComments([]byte(tc.out))
@@ -244,7 +245,7 @@ func TestParseAdminComments(t *testing.T) {
 }
 
 // FuzzParseAdminComments: any input parses or fails with slurmcli.ErrUnexpected, never panics;
-// every id read is non-empty and one word.
+// every id read passes slurmcli.CheckJobID.
 func FuzzParseAdminComments(f *testing.F) {
 	const sep = slurmcli.Sep
 	for _, s := range []string{"", "1" + sep + "(null)\n2" + sep + "\n", "1" + sep + "first\nsecond\n", "stray\n", "1 2" + sep + "x\n"} {
@@ -259,7 +260,7 @@ func FuzzParseAdminComments(f *testing.F) {
 			return
 		}
 		for id := range comments {
-			if id == "" || strings.ContainsAny(id, " \t\n"+sep) {
+			if slurmcli.CheckJobID(id) != nil {
 				t.Fatalf("id %q", id)
 			}
 		}
