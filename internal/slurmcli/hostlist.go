@@ -29,6 +29,11 @@ const (
 	maxTermGroups = 8
 )
 
+// hostSpace is the white space Slurm's own hostlist reader takes for a separator (with the
+// comma) and never prints in a hostlist; rota refuses it inside one, where it would make a name
+// no node has.
+const hostSpace = " \t\n\r\v\f"
+
 // ErrHostlist is wrapped by every error ExpandHostlist returns.
 var ErrHostlist = errors.New("bad hostlist")
 
@@ -37,7 +42,7 @@ var ErrHostlist = errors.New("bad hostlist")
 // comma-separated lists ("node1,gpu01"), bracketed ranges and lists with zero padding kept
 // ("node[1-3,7]", "gpu[01-04]"), and several bracket groups in one name, expanded as a product
 // ("rack[1-2]-n[3-4]" is rack1-n3, rack1-n4, rack2-n3, rack2-n4). An empty string is an empty
-// list.
+// list; white space inside is refused (hostSpace).
 func ExpandHostlist(expr string) ([]string, error) {
 	var out []string
 	for _, term := range splitOutside(expr, ',', '[', ']') {
@@ -63,6 +68,9 @@ func ExpandHostlist(expr string) ([]string, error) {
 func expandTerm(term string, limit int) ([]string, error) {
 	if len(term) > maxTermLen || strings.Count(term, "[") > maxTermGroups {
 		return nil, fmt.Errorf("name expression longer than %d bytes or with more than %d bracket groups", maxTermLen, maxTermGroups)
+	}
+	if strings.ContainsAny(term, hostSpace) {
+		return nil, errors.New("white space inside (Slurm prints names apart with commas alone)")
 	}
 	names := []string{""}
 	for term != "" {

@@ -50,6 +50,11 @@ func TestExpandHostlistErrors(t *testing.T) {
 		{"negative", "n[-1-2]"},
 		{"too many groups", strings.Repeat("[0]", 9)},
 		{"name too long", strings.Repeat("n", 256)},
+		// Slurm reads a space or a tab as a separator and never prints one: a name holding one
+		// matches no node.
+		{"space after a comma", "n[1-2], n3"},
+		{"space between names", "n1 n2"},
+		{"tab in brackets", "n[1,\t2]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, err := ExpandHostlist(tc.in); !errors.Is(err, ErrHostlist) {
@@ -60,7 +65,7 @@ func TestExpandHostlistErrors(t *testing.T) {
 }
 
 // FuzzExpandHostlist: never panics, never exceeds MaxHosts, every name is non-empty and free of
-// the list syntax, and a plain comma-separated list expands to itself.
+// the list syntax and of white space, and a plain comma-separated list expands to itself.
 func FuzzExpandHostlist(f *testing.F) {
 	for _, s := range []string{"", "node1", "node[1-3,7]", "gpu[01-04]", "rack[1-2]-n[3-4]", "a,b[1-2]", "n[1-99999999]"} {
 		f.Add(s)
@@ -74,7 +79,7 @@ func FuzzExpandHostlist(f *testing.F) {
 			t.Fatalf("%d names", len(names))
 		}
 		for _, n := range names {
-			if n == "" || strings.ContainsAny(n, "[],") {
+			if n == "" || strings.ContainsAny(n, "[],"+hostSpace) {
 				t.Fatalf("%q gave name %q", s, n)
 			}
 		}
