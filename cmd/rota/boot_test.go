@@ -183,7 +183,18 @@ func TestDaemonSIGTERMDuringAPowerOnIsNoFailure(t *testing.T) {
 	if err := r.emu.Server("n1").SetFaults(redfishemu.Faults{StuckTransition: true, Latency: redfishemu.Duration(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second) // longer than the controller's 2s poll interval
+	// SIGTERM goes once a BMC request is held by the latency, however long rota takes to send
+	// one: the emulator counts a request and reads the faults for it under one lock, so a
+	// request counted after this read of the count waits an hour. (One counted between
+	// SetFaults and this read waits too; missing it only means waiting for the next, once
+	// rota's BMC call times out, 20 s.)
+	before := r.emu.Server("n1").Stats().Requests
+	testutil.Eventually(t, 2*time.Minute, "a BMC request held by the latency", func() error {
+		if n := r.emu.Server("n1").Stats().Requests; n <= before {
+			return fmt.Errorf("no request since the latency was set (%d in all)", n)
+		}
+		return nil
+	})
 	r.stop()
 
 	st, err := store.Open(r.db, store.Options{ReadOnly: true})
