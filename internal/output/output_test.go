@@ -28,6 +28,45 @@ func TestCapped(t *testing.T) {
 	}
 }
 
+// TestCappedStorage: filled to its cap by writes of any size, a Capped's storage never passes
+// Max (a bytes.Buffer's doubling took it to about twice near the cap: 2 MiB for this 1 MiB and
+// a little, written a byte at a time), and it keeps every write until the one that would pass
+// the cap.
+func TestCappedStorage(t *testing.T) {
+	const max = 1<<20 + 1000
+	for _, tc := range []struct {
+		name string
+		// sizes are the writes, in order, the last repeated until one is refused.
+		sizes []int
+	}{
+		{"a byte at a time", []int{1}},
+		{"os/exec's 32 KiB reads", []int{32 << 10}},
+		{"odd sizes", []int{1, 7777}},
+		{"one write of the whole cap", []int{max, 1}},
+		{"one byte short of the cap, then bytes", []int{max - 1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Capped{Max: max}
+			kept, refused := 0, 0
+			for i := 0; refused == 0; i++ {
+				n := tc.sizes[min(i, len(tc.sizes)-1)]
+				if _, err := c.Write(make([]byte, n)); err != nil {
+					refused = n
+				} else {
+					kept += n
+				}
+				if cap(c.Bytes()) > max {
+					t.Fatalf("storage of %d bytes holding %d, over the cap %d", cap(c.Bytes()), kept, max)
+				}
+			}
+			if len(c.Bytes()) != kept || kept+refused <= max {
+				t.Fatalf("holds %d bytes of %d written, refused a write of %d under the cap %d",
+					len(c.Bytes()), kept, refused, max)
+			}
+		})
+	}
+}
+
 // TestTail: the last Max bytes are kept, whatever the size of each write, and no write fails.
 func TestTail(t *testing.T) {
 	for _, writes := range [][]string{
