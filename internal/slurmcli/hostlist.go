@@ -37,6 +37,10 @@ const hostSpace = " \t\n\r\v\f"
 // ErrHostlist is wrapped by every error ExpandHostlist returns.
 var ErrHostlist = errors.New("bad hostlist")
 
+// errTooMany is what expandTerm and expandRanges return past the limit they were given, the
+// room left in the hostlist; ExpandHostlist, which knows the hostlist's own limit, names it.
+var errTooMany = errors.New("too many names")
+
 // ExpandHostlist expands a Slurm hostlist expression into node names, in order, duplicates
 // kept as Slurm prints them. It accepts the forms Slurm prints and takes: plain names and
 // comma-separated lists ("node1,gpu01"), bracketed ranges and lists with zero padding kept
@@ -46,9 +50,6 @@ var ErrHostlist = errors.New("bad hostlist")
 func ExpandHostlist(expr string) ([]string, error) {
 	var out []string
 	for _, term := range splitOutside(expr, ',', '[', ']') {
-		if len(out) >= MaxHosts {
-			return nil, fmt.Errorf("%w %s: more than %d names", ErrHostlist, errtext.Quote(expr), MaxHosts)
-		}
 		if term == "" {
 			if expr == "" {
 				return nil, nil
@@ -56,6 +57,9 @@ func ExpandHostlist(expr string) ([]string, error) {
 			return nil, fmt.Errorf("%w %s: empty name", ErrHostlist, errtext.Quote(expr))
 		}
 		names, err := expandTerm(term, MaxHosts-len(out))
+		if errors.Is(err, errTooMany) {
+			return nil, fmt.Errorf("%w %s: more than %d names", ErrHostlist, errtext.Quote(expr), MaxHosts)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w %s: %v", ErrHostlist, errtext.Quote(expr), err)
 		}
@@ -64,8 +68,12 @@ func ExpandHostlist(expr string) ([]string, error) {
 	return out, nil
 }
 
-// expandTerm expands one name with zero or more bracket groups, at most limit names.
+// expandTerm expands one name with zero or more bracket groups, at most limit names (past them,
+// errTooMany).
 func expandTerm(term string, limit int) ([]string, error) {
+	if limit < 1 {
+		return nil, errTooMany
+	}
 	if len(term) > maxTermLen || strings.Count(term, "[") > maxTermGroups {
 		return nil, fmt.Errorf("name expression longer than %d bytes or with more than %d bracket groups", maxTermLen, maxTermGroups)
 	}
@@ -94,7 +102,7 @@ func expandTerm(term string, limit int) ([]string, error) {
 			return nil, err
 		}
 		if len(names)*len(values) > limit {
-			return nil, fmt.Errorf("more than %d names", MaxHosts)
+			return nil, errTooMany
 		}
 		suffixed := make([]string, len(values))
 		for i, v := range values {
@@ -117,7 +125,8 @@ func appendAll(names, suffixes []string) []string {
 	return out
 }
 
-// expandRanges expands the inside of one bracket group: "1-3,7", "01-04".
+// expandRanges expands the inside of one bracket group: "1-3,7", "01-04", at most limit values
+// (past them, errTooMany).
 func expandRanges(body string, limit int) ([]string, error) {
 	if body == "" {
 		return nil, errors.New("empty brackets")
@@ -140,7 +149,7 @@ func expandRanges(body string, limit int) ([]string, error) {
 			return nil, fmt.Errorf("range %s ends before it starts", r)
 		}
 		if room := limit - len(out); room <= 0 || h-l >= uint64(room) {
-			return nil, fmt.Errorf("more than %d names", MaxHosts)
+			return nil, errTooMany
 		}
 		for v := l; v <= h; v++ {
 			out = append(out, padded(v, len(lo)))

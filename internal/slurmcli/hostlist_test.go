@@ -64,6 +64,25 @@ func TestExpandHostlistErrors(t *testing.T) {
 	}
 }
 
+// TestExpandHostlistNamesItsLimit: a hostlist past MaxHosts fails naming MaxHosts, whichever
+// of its names passes it: each is expanded within the room the ones before it leave, a smaller
+// limit the error must not name.
+func TestExpandHostlistNamesItsLimit(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"one range", "n[1-65537]"},
+		{"a later range", "a[1-60000],b[1-10000]"},
+		{"a later product", "a[1-60000],b[1-3]c[1-4000]"},
+		{"a plain name after a full list", "n[1-65536],x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ExpandHostlist(tc.in)
+			if !errors.Is(err, ErrHostlist) || !strings.Contains(err.Error(), ": more than 65536 names") {
+				t.Fatalf("got %v, want ErrHostlist saying more than 65536 names", err)
+			}
+		})
+	}
+}
+
 // FuzzExpandHostlist: never panics, never exceeds MaxHosts, every name is non-empty and free of
 // the list syntax and of white space, and a plain comma-separated list expands to itself.
 func FuzzExpandHostlist(f *testing.F) {
