@@ -114,8 +114,20 @@ func (p *pass) fill(g *group, pl *pool, t tier) {
 // which moves them to the coming tier) are dropped from it, so later groups skip them; a walk
 // to the end leaves the tier's room exact. Servers the group may not use (by name), and empty
 // servers of a dearer pool when waking a cheaper one costs less (see cheaperToWake), are
-// passed over and kept for others.
+// passed over and kept for others. A server being drained is resumed as one is woken (see
+// wakeIn): the group's own and unlabelled servers first, then those another department owns.
 func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
+	if t == tierResume {
+		p.walkTier(g, pl, rb, t, true)
+	}
+	if g.slots > 0 {
+		p.walkTier(g, pl, rb, t, false)
+	}
+}
+
+// walkTier is one first-fit walk of fillTier over the tier's servers; ownFirst: passing over
+// the servers of other departments (see othersServer).
+func (p *pass) walkTier(g *group, pl *pool, rb *regionBins, t tier, ownFirst bool) {
 	if !rb.room[t].mayHold(g.shape) {
 		return
 	}
@@ -128,7 +140,8 @@ func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 		if t == tierResume && st.done {
 			continue
 		}
-		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated())
+		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated()) ||
+			(ownFirst && p.othersServer(g, i))
 		if n := min(st.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver && !p.yields(g, i, t) {
 			if t == tierResume {
 				p.resume(i, fleet.ReasonDemandReturn, p.say(func() string { return fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class) }))
@@ -287,12 +300,31 @@ func (p *pass) wakeNext(pl *pool, g *group) (int, bool) {
 	return 0, false
 }
 
-// wakeIn is the next server of pl to wake for the group in region (empty: any).
+// wakeIn is the next server of pl to wake for the group in region (empty: any), among the
+// servers it may use: its department's own and unlabelled servers before one labelled with
+// another department (work without one takes every labelled server as another's), each in
+// wear order. A borrower wakes a lender's server only when none of its own or unlabelled is off:
+// waking it lends it, and its owner would later find it running the borrower's work.
 func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
-	if !g.nd.bounded() {
-		return pl.wake.next(p, region)
+	q := &pl.wake
+	if q.screen(p); q.mixed {
+		if i, ok := q.first(p, region, func(i int) bool {
+			return !p.othersServer(g, i) && (!g.nd.bounded() || g.nd.allows(p.servers[i].node.Name))
+		}); ok {
+			return i, true
+		}
 	}
-	return pl.wake.first(p, region, func(i int) bool { return g.nd.allows(p.servers[i].node.Name) })
+	if !g.nd.bounded() {
+		return q.next(p, region)
+	}
+	return q.first(p, region, func(i int) bool { return g.nd.allows(p.servers[i].node.Name) })
+}
+
+// othersServer reports whether server i is labelled with a department other than the
+// group's: every labelled server, for work without a department.
+func (p *pass) othersServer(g *group, i int) bool {
+	d := p.servers[i].node.Department
+	return d != "" && d != g.dept
 }
 
 // first is the first server of the queue in region not yet decided that ok accepts; unlike

@@ -150,3 +150,54 @@ func TestOwnerTakesItsServerFirst(t *testing.T) {
 		want: map[string]string{"g2": "skip/not_needed", "c1": "power_on/backlog", "c2": "skip/not_needed"}})
 	runCases(t, cases)
 }
+
+// TestWorkWakesServersNobodyElseOwns: of a pool's off servers it may use, a department's work
+// wakes its own and unlabelled ones before a server labelled with another department (wear
+// order within each), so a borrower never takes a lender's server while capacity nobody else
+// owns is off; work without a department takes every labelled server as another's. Another's
+// server still wakes when nothing else is left: work is never starved. A server being drained
+// is resumed by the same rule.
+func TestWorkWakesServersNobodyElseOwns(t *testing.T) {
+	quotas := func(c *config.Config) {
+		c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}, {Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
+	}
+	// off longest: first in wear order, so the lender's server is the one wear picks.
+	of := func(dept string, hours int) func(*fleet.Node) {
+		return func(n *fleet.Node) { n.Department, n.LastOff = dept, t0.Add(-time.Duration(hours)*time.Hour) }
+	}
+	one := jobs(1, 32, 0)
+	runCases(t, []planCase{
+		{name: "a borrower wakes an unlabelled server before the lender's", cfg: quotas,
+			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("", 1))), inDept(one, "b")),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "power_on/backlog"}},
+		{name: "a borrower wakes its own server before the lender's", cfg: quotas,
+			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("b", 1))), inDept(one, "b")),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "power_on/backlog"}},
+		{name: "its own and unlabelled servers by wear", cfg: quotas,
+			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("b", 1)), with(offNode("c3", "cpu"), of("", 3))), inDept(one, "b")),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "skip/not_needed", "c3": "power_on/backlog"}},
+		{name: "the lender's server when nothing else is off", cfg: quotas,
+			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(onNode("c2", "cpu"), busy)), inDept(one, "b")),
+			want: map[string]string{"c1": "power_on/backlog"}},
+		{name: "work without a department wakes an unlabelled server first", cfg: quotas,
+			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("", 1))), one),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "power_on/backlog"}},
+		{name: "without quotas too", snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("", 1))), inDept(one, "b")),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "power_on/backlog"}},
+		{name: "the servers a job may use first, then whose they are", cfg: quotas,
+			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("", 4)), with(offNode("c3", "cpu"), of("", 1))),
+				inDept(fleet.Demand{Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 1, Since: t0, Needs: fleet.Needs{Exclude: "c2"}}, "b")),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "skip/not_needed", "c3": "power_on/backlog"}},
+		{name: "in the job's region", cfg: quotas,
+			snap: withDemand(snapshot(append(inRegion([]fleet.Node{with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("", 1))}, "eu"),
+				inRegion([]fleet.Node{with(offNode("c3", "cpu"), of("", 6))}, "us")...)...),
+				inDept(fleet.Demand{Region: "eu", Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 1, Since: t0}, "b")),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "power_on/backlog", "c3": "skip/not_needed"}},
+		{name: "a borrower resumes an unlabelled server before the lender's", cfg: quotas,
+			snap: withDemand(snapshot(with(drainingNode("c1", "cpu"), of("a", 0)), drainingNode("c2", "cpu")), inDept(one, "b")),
+			want: map[string]string{"c1": "power_off/drained", "c2": "resume/demand_return"}},
+		{name: "the lender's server being drained before waking one", cfg: quotas,
+			snap: withDemand(snapshot(with(drainingNode("c1", "cpu"), of("a", 0)), offNode("c2", "cpu")), inDept(one, "b")),
+			want: map[string]string{"c1": "resume/demand_return", "c2": "skip/not_needed"}},
+	})
+}

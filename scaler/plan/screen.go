@@ -142,8 +142,7 @@ func (p *pass) screenAsleep(i int) {
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
 		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
-		pl := p.servers[i].pool
-		pl.wake.all = append(pl.wake.all, i)
+		p.servers[i].pool.wake.add(p, i)
 	}
 }
 
@@ -174,6 +173,20 @@ type wakeQueue struct {
 	// queue or a walk past refused servers needs it. The keys do not change within a pass, so
 	// ordering late gives the same order.
 	sorted bool
+	// dept is the department of the first server queued, mixed whether another's differs:
+	// only then does whose a server is change which wakes (see pass.wakeIn).
+	dept  string
+	mixed bool
+}
+
+// add queues server i.
+func (q *wakeQueue) add(p *pass, i int) {
+	if d := p.servers[i].node.Department; len(q.all) == 0 {
+		q.dept = d
+	} else if d != q.dept {
+		q.mixed = true
+	}
+	q.all = append(q.all, i)
 }
 
 // before orders servers of a wake queue for hardware wear: cost is the same within a pool,
