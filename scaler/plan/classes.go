@@ -10,9 +10,10 @@ import (
 // Work that can wait, and work that cannot. A deferrable class (classes[].defer) waiting
 // outside its schedule's window is placed on capacity that is on or coming, but wakes nothing
 // and takes back no drained server; at the window's start, or once its oldest job waited
-// defer.max, it is served as usual. A service class's work is placed before any other; and
-// while a schedule that protects services is open, its floor counts only servers with no work
-// on them, so what other work takes of it is woken again.
+// defer.max, it is served as usual. A service class's work is placed before any other,
+// quotas aside (a department gets its capacity back first: lendersFirst, yields); and while a
+// schedule that protects services is open, its floor counts only servers with no work on
+// them, so what other work takes of it is woken again.
 
 // classes marks the deferred groups and moves service work to the front (stable: within
 // each kind the order stays biggest shapes first).
