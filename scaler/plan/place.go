@@ -301,23 +301,32 @@ func (p *pass) wakeNext(pl *pool, g *group) (int, bool) {
 }
 
 // wakeIn is the next server of pl to wake for the group in region (empty: any), among the
-// servers it may use: its department's own and unlabelled servers before one labelled with
-// another department (work without one takes every labelled server as another's), each in
-// wear order. A borrower wakes a lender's server only when none of its own or unlabelled is off:
-// waking it lends it, and its owner would later find it running the borrower's work.
+// servers it may use, in wear order; but a server labelled with another department (every
+// labelled server, for work without one) gives way to the first of its own and unlabelled
+// servers that is no worse (not failed where it is not). A borrower wakes a lender's server
+// only when none of its own or unlabelled is off: waking it lends it, and its owner would
+// later find it running the borrower's work. A failed server is never tried again for its
+// label while a healthy one is off.
 func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
 	q := &pl.wake
-	if q.screen(p); q.mixed {
-		if i, ok := q.first(p, region, func(i int) bool {
-			return !p.othersServer(g, i) && (!g.nd.bounded() || g.nd.allows(p.servers[i].node.Name))
-		}); ok {
-			return i, true
-		}
-	}
+	mayUse := func(i int) bool { return !g.nd.bounded() || g.nd.allows(p.servers[i].node.Name) }
+	var i int
+	var ok bool
 	if !g.nd.bounded() {
-		return q.next(p, region)
+		i, ok = q.next(p, region)
+	} else {
+		i, ok = q.first(p, region, mayUse)
 	}
-	return q.first(p, region, func(i int) bool { return g.nd.allows(p.servers[i].node.Name) })
+	if !ok || !q.mixed || !p.othersServer(g, i) {
+		return i, ok
+	}
+	failed := p.mem.screens[i].wake.failed
+	if j, ok := q.first(p, region, func(j int) bool {
+		return !p.othersServer(g, j) && p.mem.screens[j].wake.failed == failed && mayUse(j)
+	}); ok {
+		return j, true
+	}
+	return i, true
 }
 
 // othersServer reports whether server i is labelled with a department other than the

@@ -165,6 +165,8 @@ func TestWorkWakesServersNobodyElseOwns(t *testing.T) {
 	of := func(dept string, hours int) func(*fleet.Node) {
 		return func(n *fleet.Node) { n.Department, n.LastOff = dept, t0.Add(-time.Duration(hours)*time.Hour) }
 	}
+	// failed, its backoff over: tried again after every healthy server.
+	failed := func(n *fleet.Node) { n.State, n.Failures, n.RetryAfter = fleet.StateFailed, 1, t0.Add(-time.Minute) }
 	one := jobs(1, 32, 0)
 	runCases(t, []planCase{
 		{name: "a borrower wakes an unlabelled server before the lender's", cfg: quotas,
@@ -179,6 +181,13 @@ func TestWorkWakesServersNobodyElseOwns(t *testing.T) {
 		{name: "the lender's server when nothing else is off", cfg: quotas,
 			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(onNode("c2", "cpu"), busy)), inDept(one, "b")),
 			want: map[string]string{"c1": "power_on/backlog"}},
+		// Whose a server is never makes rota try a failed one again while a healthy one is off.
+		{name: "the lender's server before an unlabelled one that failed", cfg: quotas,
+			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(with(offNode("c2", "cpu"), of("", 1)), failed)), inDept(one, "b")),
+			want: map[string]string{"c1": "power_on/backlog", "c2": "skip/not_needed"}},
+		{name: "an unlabelled failed server before the lender's failed one", cfg: quotas,
+			snap: withDemand(snapshot(with(with(offNode("c1", "cpu"), of("a", 5)), failed), with(with(offNode("c2", "cpu"), of("", 1)), failed)), inDept(one, "b")),
+			want: map[string]string{"c1": "skip/not_needed", "c2": "power_on/retry"}},
 		{name: "work without a department wakes an unlabelled server first", cfg: quotas,
 			snap: withDemand(snapshot(with(offNode("c1", "cpu"), of("a", 5)), with(offNode("c2", "cpu"), of("", 1))), one),
 			want: map[string]string{"c1": "skip/not_needed", "c2": "power_on/backlog"}},
