@@ -175,8 +175,9 @@ func (p *pass) tryMove(mv *mover, i int) {
 }
 
 // roomToWake finds, when no server on or coming has room for server i's jobs, one server of a
-// cheaper pool that is off and could hold them all: the cheapest pool first. wake is -1 when
-// there is none.
+// cheaper pool that is off and could hold them all: the cheapest pool first, and in it the
+// server waiting work of the jobs' department would wake (firstFor, see movedDept). wake is -1
+// when there is none.
 func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement) {
 	src := &p.servers[i]
 	for _, pl := range p.pools {
@@ -202,7 +203,7 @@ func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement)
 		if !fits {
 			continue
 		}
-		d, ok := pl.wake.first(p, "", func(d int) bool {
+		d, ok := pl.wake.firstFor(p, "", movedDept(run), func(d int) bool {
 			return !slices.ContainsFunc(nds, func(nd needs) bool { return !nd.allows(p.servers[d].node.Name) })
 		})
 		if !ok {
@@ -214,6 +215,16 @@ func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement)
 		return d, places
 	}
 	return -1, nil
+}
+
+// movedDept is the department a server is woken for when it takes the jobs moved: theirs when
+// they all share one; else none, so every labelled server counts as another's (woken for a mix,
+// it would be lent to whichever of them is not its owner), as for waiting work without one.
+func movedDept(run []fleet.Job) string {
+	if len(run) == 0 || slices.ContainsFunc(run, func(j fleet.Job) bool { return j.Department != run[0].Department }) {
+		return ""
+	}
+	return run[0].Department
 }
 
 // jobsMovable says which of a server's jobs forbids moving them all ("" when none does).

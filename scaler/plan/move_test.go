@@ -44,6 +44,10 @@ func moveCases() []planCase {
 			running(onNode("c3", "cpu"), runningJob("3", 1, 0)))
 	}
 	same := func(*fleet.Job) {}
+	// owner labels a server with a department, off for hours: the longer, the earlier in wear order.
+	owner := func(dept string, hours int) func(*fleet.Node) {
+		return func(n *fleet.Node) { n.Department, n.LastOff = dept, t0.Add(-time.Duration(hours)*time.Hour) }
+	}
 	return []planCase{
 		{name: "moves off: the work stays", snap: frag(same),
 			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated", "c3": "skip/allocated"}},
@@ -95,6 +99,22 @@ func moveCases() []planCase {
 				c.Policy.Quotas = []config.Quota{{Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}
 			},
 			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("9", 2, 0), "b")), offNode("c1", "cpu")),
+			want: map[string]string{"g1": "skip/in_flight", "c1": "power_on/rebalance"}},
+		// A server woken for moved work is chosen as one for waiting work (scale-up.md, which
+		// server wakes): the moved jobs' department's own and unlabelled servers first.
+		{name: "moved work wakes an unlabelled server before another department's", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("9", 2, 0), "b")), with(offNode("c1", "cpu"), owner("a", 5)), with(offNode("c2", "cpu"), owner("", 1))),
+			want: map[string]string{"g1": "skip/in_flight", "c1": "skip/not_needed", "c2": "power_on/rebalance"}},
+		{name: "moved work wakes its department's server before another's", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("8", 1, 0), "b"), ofDept(runningJob("9", 1, 0), "b")),
+				with(offNode("c1", "cpu"), owner("a", 5)), with(offNode("c2", "cpu"), owner("b", 1))),
+			want: map[string]string{"g1": "skip/in_flight", "c1": "skip/not_needed", "c2": "power_on/rebalance"}},
+		{name: "moved work of two departments takes every labelled server as another's", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("8", 1, 0), "a"), ofDept(runningJob("9", 1, 0), "b")),
+				with(offNode("c1", "cpu"), owner("b", 5)), with(offNode("c2", "cpu"), owner("", 1))),
+			want: map[string]string{"g1": "skip/in_flight", "c1": "skip/not_needed", "c2": "power_on/rebalance"}},
+		{name: "moved work wakes another department's server when nothing else is off", policy: movesOn,
+			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("9", 2, 0), "b")), with(offNode("c1", "cpu"), owner("a", 5))),
 			want: map[string]string{"g1": "skip/in_flight", "c1": "power_on/rebalance"}},
 		{name: "the woken server still coming: the work waits for it", policy: movesOn,
 			snap: snapshot(running(onNode("g1", "gpu"), runningJob("9", 2, 0)), booting(offNode("c1", "cpu"))),

@@ -115,7 +115,7 @@ func (p *pass) fill(g *group, pl *pool, t tier) {
 // to the end leaves the tier's room exact. Servers the group may not use (by name), and empty
 // servers of a dearer pool when waking a cheaper one costs less (see cheaperToWake), are
 // passed over and kept for others. A server being drained is resumed as one is woken (see
-// wakeIn): the group's own and unlabelled servers first, then those another department owns.
+// firstFor): the group's own and unlabelled servers first, then those another department owns.
 func (p *pass) fillTier(g *group, pl *pool, rb *regionBins, t tier) {
 	if t == tierResume {
 		p.walkTier(g, pl, rb, t, true)
@@ -141,7 +141,7 @@ func (p *pass) walkTier(g *group, pl *pool, rb *regionBins, t tier, ownFirst boo
 			continue
 		}
 		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated()) ||
-			(ownFirst && p.othersServer(g, i))
+			(ownFirst && p.othersServer(g.dept, i))
 		if n := min(st.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver && !p.yields(g, i, t) {
 			if t == tierResume {
 				p.resume(i, fleet.ReasonDemandReturn, p.say(func() string { return fmt.Sprintf("%d %s jobs wait", g.unmetJobs(), g.class) }))
@@ -301,39 +301,48 @@ func (p *pass) wakeNext(pl *pool, g *group) (int, bool) {
 }
 
 // wakeIn is the next server of pl to wake for the group in region (empty: any), among the
-// servers it may use, in wear order; but a server labelled with another department (every
-// labelled server, for work without one) gives way to the first of its own and unlabelled
-// servers that is no worse (not failed where it is not). A borrower wakes a lender's server
-// only when none of its own or unlabelled is off: waking it lends it, and its owner would
-// later find it running the borrower's work. A failed server is never tried again for its
-// label while a healthy one is off.
+// servers it may use, by the rule of firstFor.
 func (p *pass) wakeIn(pl *pool, g *group, region string) (int, bool) {
-	q := &pl.wake
-	mayUse := func(i int) bool { return !g.nd.bounded() || g.nd.allows(p.servers[i].node.Name) }
+	var mayUse func(int) bool
+	if g.nd.bounded() {
+		mayUse = func(i int) bool { return g.nd.allows(p.servers[i].node.Name) }
+	}
+	return pl.wake.firstFor(p, region, g.dept, mayUse)
+}
+
+// firstFor is the next server of the queue to wake in region (empty: any) for work of
+// department dept, among the servers mayUse accepts (nil: all), in wear order; but a server
+// labelled with another department (every labelled server, for work without one) gives way
+// to the first of its own and unlabelled servers that is no worse (not failed where it is
+// not). A borrower wakes a lender's server only when none of its own or unlabelled is off:
+// waking it lends it, and its owner would later find it running the borrower's work. A failed
+// server is never tried again for its label while a healthy one is off. Waiting work (wakeIn)
+// and moved work (roomToWake) both wake by it.
+func (q *wakeQueue) firstFor(p *pass, region, dept string, mayUse func(int) bool) (int, bool) {
 	var i int
 	var ok bool
-	if !g.nd.bounded() {
+	if mayUse == nil {
 		i, ok = q.next(p, region)
 	} else {
 		i, ok = q.first(p, region, mayUse)
 	}
-	if !ok || !q.mixed || !p.othersServer(g, i) {
+	if !ok || !q.mixed || !p.othersServer(dept, i) {
 		return i, ok
 	}
 	failed := p.mem.screens[i].wake.failed
 	if j, ok := q.first(p, region, func(j int) bool {
-		return !p.othersServer(g, j) && p.mem.screens[j].wake.failed == failed && mayUse(j)
+		return !p.othersServer(dept, j) && p.mem.screens[j].wake.failed == failed && (mayUse == nil || mayUse(j))
 	}); ok {
 		return j, true
 	}
 	return i, true
 }
 
-// othersServer reports whether server i is labelled with a department other than the
-// group's: every labelled server, for work without a department.
-func (p *pass) othersServer(g *group, i int) bool {
+// othersServer reports whether server i is labelled with a department other than dept:
+// every labelled server, for work without a department.
+func (p *pass) othersServer(dept string, i int) bool {
 	d := p.servers[i].node.Department
-	return d != "" && d != g.dept
+	return d != "" && d != dept
 }
 
 // first is the first server of the queue in region not yet decided that ok accepts; unlike

@@ -174,7 +174,7 @@ type wakeQueue struct {
 	// ordering late gives the same order.
 	sorted bool
 	// dept is the department of the first server queued, mixed whether another's differs:
-	// only then does whose a server is change which wakes (see pass.wakeIn).
+	// only then does whose a server is change which wakes (see firstFor).
 	dept  string
 	mixed bool
 }
