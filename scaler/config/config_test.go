@@ -108,6 +108,7 @@ func TestDefaults(t *testing.T) {
 		{"pool max = nodes", *c.Pools[0].Max, 1},
 		{"saves when off", c.Pools[0].Cost.Saves(), true},
 		{"classes", len(c.Classes), 3},
+		{"gpu device classes", strings.Join(c.Jobs.Kubernetes.GPUDeviceClasses, ","), "gpu.nvidia.com"},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -125,7 +126,7 @@ func TestExplicitZerosAreKept(t *testing.T) {
   cooldown: {scale_up: 0s}
   node: {min_off: 0s, max_cycles_per_day: 0}
   disruption: {max_power_offs: 0}
-jobs: {watch_interval: 0s}
+jobs: {watch_interval: 0s, kubernetes: {gpu_device_classes: []}}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +147,7 @@ jobs: {watch_interval: 0s}
 		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 2 * time.Minute},
 		{"pool max = nodes", *c.Pools[0].Max, 1},
 		{"jobs.watch_interval (0: no watch)", time.Duration(c.Jobs.WatchInterval), time.Duration(0)},
+		{"jobs.kubernetes.gpu_device_classes (none)", len(c.Jobs.Kubernetes.GPUDeviceClasses), 0},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -225,6 +227,8 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"pools[0].nodes[0].name"}},
 		{"kubernetes label", strings.Replace(minimal, "name: n1", "name: n1/x", 1) + "jobs: {adapter: kubernetes, kubernetes: {node_label: 'Example.com/server'}}\n",
 			[]string{"jobs.kubernetes.node_label", "pools[0].nodes[0].name"}},
+		{"kubernetes GPU device class", minimal + "jobs: {adapter: kubernetes, kubernetes: {gpu_device_classes: [gpu.nvidia.com, 'GPU NVIDIA']}}\n",
+			[]string{"jobs.kubernetes.gpu_device_classes[1]"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

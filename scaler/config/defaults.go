@@ -81,6 +81,9 @@ func (c *Config) applyDefaults() {
 	setString(&c.Jobs.Adapter, "none")
 	setDur(&c.Jobs.Timeout, 30*time.Second)
 	setDur(&c.Jobs.WatchInterval, 2*time.Second)
+	if c.Jobs.Kubernetes.GPUDeviceClasses == nil {
+		c.Jobs.Kubernetes.GPUDeviceClasses = []string{DefaultGPUDeviceClass}
+	}
 	setInt(&c.BMC.Concurrency, 64)
 	setDur(&c.BMC.MinCommandInterval, 5*time.Second)
 	setDur(&c.BMC.OperationTimeout, 5*time.Minute)

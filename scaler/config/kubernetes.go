@@ -35,12 +35,21 @@ func KubeLabelKey(s string) bool {
 	return KubeLabelValue(name)
 }
 
+// DefaultGPUDeviceClass is jobs.kubernetes.gpu_device_classes' default: the DeviceClass of
+// NVIDIA's DRA driver for whole GPUs.
+const DefaultGPUDeviceClass = "gpu.nvidia.com"
+
 // validateKubernetes checks jobs.kubernetes and that every server can be found in the cluster:
 // by its name (a Node name), or by jobs.kubernetes.node_label (a label value).
 func (c *Config) validateKubernetes(p *problems) {
 	k := c.Jobs.Kubernetes
 	if k.NodeLabel != "" && !KubeLabelKey(k.NodeLabel) {
 		p.add("jobs.kubernetes.node_label", "%s is not a Kubernetes label key", errtext.Quote(k.NodeLabel))
+	}
+	for i, class := range k.GPUDeviceClasses {
+		if !KubeNodeName(class) {
+			p.add(fmt.Sprintf("jobs.kubernetes.gpu_device_classes[%d]", i), "%s cannot be a DeviceClass name (lower-case letters, digits, '-', '.')", errtext.Quote(class))
+		}
 	}
 	for i, pl := range c.Pools {
 		for j, n := range pl.Nodes {

@@ -149,6 +149,10 @@ type KubernetesJobs struct {
 	// NodeLabel is the label on each Node whose value is the rota server it runs on; empty
 	// maps a Node to the server of the same name.
 	NodeLabel string `yaml:"node_label"`
+	// GPUDeviceClasses are the DeviceClasses (dynamic resource allocation) whose devices are
+	// whole GPUs: a waiting pod's claims on them count as GPUs in its shape. A claim on any
+	// other class asks for the Nodes whose ResourceSlices offer its driver's devices.
+	GPUDeviceClasses []string `yaml:"gpu_device_classes"`
 }
 
 // BMCLimits bound how rota talks to BMCs.

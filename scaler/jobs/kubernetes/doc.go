@@ -14,7 +14,10 @@
 //     may be tied to its Node.
 //   - Demand: the pods the scheduler marked unschedulable, grouped by class, namespace (the
 //     department) and shape; one that requests a resource rota does not model asks only for the
-//     servers whose Node offers it (status.allocatable).
+//     servers whose Node offers it (status.allocatable). The devices a waiting pod claims through
+//     dynamic resource allocation (its ResourceClaims, or their templates) count as GPUs when of
+//     a class of jobs.kubernetes.gpu_device_classes; any other class asks for the servers whose
+//     Node a ResourceSlice of that class's driver offers devices on.
 //   - Readiness after a boot: the Node's Ready condition (JobsView.Responding).
 //
 // What it does:

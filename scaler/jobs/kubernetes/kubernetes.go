@@ -33,6 +33,9 @@ type Options struct {
 	Servers []string
 	// Classify maps a pod's shape to its class (config.Config.Classify).
 	Classify kubeview.Classifier
+	// GPUClasses are the DeviceClasses whose devices count as whole GPUs
+	// (jobs.kubernetes.gpu_device_classes).
+	GPUClasses []string
 	// Clock dates each read (see kubeview.Pod.Job).
 	Clock Clock
 	// PageSize is how many objects one list call asks for (default 500).
@@ -89,7 +92,7 @@ func NewFromConfig(cfg *config.Config, clock Clock, log *logrus.Entry) (*Manager
 		}
 	}
 	return New(Options{Client: c, Mapping: kubeview.Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel},
-		Servers: servers, Classify: cfg.Classify, Clock: clock, Log: log}), nil
+		Servers: servers, Classify: cfg.Classify, GPUClasses: cfg.Jobs.Kubernetes.GPUDeviceClasses, Clock: clock, Log: log}), nil
 }
 
 // RESTConfig is how rota reaches the API server: the kubeconfig file and context named, or the
@@ -165,6 +168,9 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 		return nil, err
 	}
 	if err := m.volumes(ctx, pods); err != nil {
+		return nil, err
+	}
+	if err := m.devices(ctx, pods, nodes); err != nil {
 		return nil, err
 	}
 	demand, unplaced, err := kubeview.View{Nodes: nodes, Pods: pods}.Demand(m.scope(), m.opts.Classify)
@@ -252,21 +258,22 @@ func (m *Manager) Waiting(ctx context.Context) ([]string, error) {
 
 // nodes lists the Nodes, those with label selector only when it is not empty.
 func (m *Manager) nodes(ctx context.Context, selector string) ([]kubeview.Node, error) {
-	return listAll(ctx, m, "nodes", "", selector, kubeview.ParseNodeList)
+	return listAll(ctx, m, m.opts.Client.CoreV1().RESTClient(), "nodes", "", selector, kubeview.ParseNodeList)
 }
 
 // pods lists the pods of every namespace that match field selector fields.
 func (m *Manager) pods(ctx context.Context, fields string) ([]kubeview.Pod, error) {
-	return listAll(ctx, m, "pods", fields, "", kubeview.ParsePodList)
+	return listAll(ctx, m, m.opts.Client.CoreV1().RESTClient(), "pods", fields, "", kubeview.ParsePodList)
 }
 
-// listAll lists a resource of every namespace page by page; the API server serves the pages
-// from one snapshot, or fails the list (410 Gone) when it no longer can.
-func listAll[T any](ctx context.Context, m *Manager, resource, fields, labels string, parse func([]byte) ([]T, string, error)) ([]T, error) {
+// listAll lists a resource of every namespace page by page, through the client of its API
+// group; the API server serves the pages from one snapshot, or fails the list (410 Gone) when
+// it no longer can.
+func listAll[T any](ctx context.Context, m *Manager, client rest.Interface, resource, fields, labels string, parse func([]byte) ([]T, string, error)) ([]T, error) {
 	var out []T
 	cont := ""
 	for {
-		req := m.opts.Client.CoreV1().RESTClient().Get().Resource(resource).
+		req := client.Get().Resource(resource).
 			Param("limit", strconv.FormatInt(m.opts.PageSize, 10))
 		for k, v := range map[string]string{"continue": cont, "fieldSelector": fields, "labelSelector": labels} {
 			if v != "" {

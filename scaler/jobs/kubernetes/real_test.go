@@ -55,6 +55,7 @@ func TestRealCluster(t *testing.T) {
 		{"APersonsCordonOverRotasAnnotationStays", testCordonTakenOver},
 		{"NodeLocalVolumesKeepTheirPods", testLocalVolume},
 		{"DeviceClaimsKeepTheirPods", testDeviceClaim},
+		{"DeviceClaimsWakeServersWithTheirDevices", testDeviceClaimsWake},
 		{"ALocalVolumeWakesItsServer", testLocalVolumeWakesItsServer},
 		{"ExtendedResourcesWakeOnlyTheNodesOfferingThem", testExtendedResources},
 		{"OneFailedEvictionDoesNotStopTheOthers", testEvictionErrors},

@@ -17,7 +17,8 @@ var powerTaints = []string{
 
 // Fits reports whether a pod with placement pl could be scheduled on node n once rota powered
 // it on and resumed it: the node selector, the required node affinity and that of each volume
-// bound to its claims match the node, and the pod tolerates every NoSchedule and NoExecute taint but those of powerTaints. Resources
+// bound to its claims match the node, the node offers every device class of pl.Devices, and
+// the pod tolerates every NoSchedule and NoExecute taint but those of powerTaints. Resources
 // are not weighed here (the planner matches shapes to pools). A requirement rota cannot read
 // (an operator newer than this code) counts as met: rota would rather wake a server the pod
 // then cannot use than leave it waiting for ever; the scheduler still holds the pod to it.
@@ -32,6 +33,11 @@ func (pl Placement) Fits(n Node) bool {
 	}
 	for _, v := range pl.Volumes {
 		if !v.matches(n) {
+			return false
+		}
+	}
+	for _, d := range pl.Devices {
+		if !slices.Contains(n.Devices, d) {
 			return false
 		}
 	}

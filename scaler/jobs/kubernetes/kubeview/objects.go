@@ -64,6 +64,9 @@ type Node struct {
 	Allocatable []string
 	// Ready is the node's Ready condition (the kubelet reports in).
 	Ready bool
+	// Devices are the device classes whose devices its ResourceSlices offer (see
+	// Node.OfferDevices), sorted; filled only when a waiting pod asks for such a class.
+	Devices []string
 }
 
 // CordonedByRota reports whether the Node's cordon is rota's: cordoned, rota's annotation on
@@ -142,10 +145,11 @@ type Pod struct {
 	// Claims are the PersistentVolumeClaims its volumes mount: such a pod may be tied to its
 	// Node by its volume (a local PersistentVolume), which rota does not read.
 	Claims []string
-	// ResourceClaims name the devices it claims through dynamic resource allocation
+	// ResourceClaims are the devices it claims through dynamic resource allocation
 	// (spec.resourceClaims): an allocated claim may hold it to its Node's devices, which rota
-	// does not read (ResourceSlices), so such a pod is tied like one with a volume claim.
-	ResourceClaims []string
+	// does not read for a running pod, so such a pod is tied like one with a volume claim. A
+	// waiting pod's claims are read (Pod.AddDevices) for its shape and where it can run.
+	ResourceClaims []DeviceClaim
 	// Extended are the resources it requests that rota does not model (every one but cpu,
 	// memory, ephemeral-storage, hugepages-* and nvidia.com/gpu), sorted: amd.com/gpu,
 	// gpu.intel.com/i915, nvidia.com/mig-1g.5gb, a NIC's virtual functions ...
@@ -173,6 +177,10 @@ type Placement struct {
 	// to (a local volume's names its Node): the pod can start only where each one matches.
 	// Filled for waiting pods (Manager.Demand), which the pod object alone does not tell.
 	Volumes []NodeSelector `json:",omitempty"`
+	// Devices are the device classes rota does not count as GPUs that its resource claims ask
+	// for, sorted: the pod can start only on a Node that offers each (Node.Devices). Filled
+	// for waiting pods, as Volumes.
+	Devices []string `json:",omitempty"`
 }
 
 // NodeSelector is a required node affinity: its terms are ORed.

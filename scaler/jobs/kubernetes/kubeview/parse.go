@@ -108,7 +108,9 @@ type podSpec struct {
 	ActiveDeadlineSeconds *int64       `json:"activeDeadlineSeconds"`
 	Volumes               []volume     `json:"volumes"`
 	ResourceClaims        []struct {
-		Name string `json:"name"`
+		Name                      string `json:"name"`
+		ResourceClaimName         string `json:"resourceClaimName"`
+		ResourceClaimTemplateName string `json:"resourceClaimTemplateName"`
 	} `json:"resourceClaims"`
 }
 
@@ -119,6 +121,11 @@ type podObject struct {
 		Phase      string      `json:"phase"`
 		Conditions []condition `json:"conditions"`
 		StartTime  *time.Time  `json:"startTime"`
+		// ResourceClaimStatuses name the claim made for the pod from each template.
+		ResourceClaimStatuses []struct {
+			Name              string `json:"name"`
+			ResourceClaimName string `json:"resourceClaimName"`
+		} `json:"resourceClaimStatuses"`
 	} `json:"status"`
 }
 
@@ -246,7 +253,13 @@ func ParsePod(data []byte) (Pod, error) {
 		}
 	}
 	for _, c := range spec.ResourceClaims {
-		p.ResourceClaims = append(p.ResourceClaims, c.Name)
+		dc := DeviceClaim{Name: c.Name, Claim: c.ResourceClaimName, Template: c.ResourceClaimTemplateName}
+		for _, st := range o.Status.ResourceClaimStatuses {
+			if dc.Claim == "" && st.Name == c.Name {
+				dc.Claim = st.ResourceClaimName
+			}
+		}
+		p.ResourceClaims = append(p.ResourceClaims, dc)
 	}
 	if ref := controllerOf(md.OwnerReferences); ref != nil {
 		p.Controller = ref.Kind
