@@ -172,8 +172,9 @@ func (f *haFleet) config(i int, port int, endpoints []string) string {
 	}
 	// dial_timeout is only a budget for rota's first contact with etcd, and for the diagnosis
 	// of a bad start (2s timed the TLS handshake out on a loaded 2-core CI machine).
-	// request_timeout stays short: a follower's status reads the store within it, and the
-	// tests' status client gives up after 3s, etcd down included.
+	// request_timeout is 2s (1s timed the fleet marker's first write out, and rota would not
+	// start, on the loaded CI machine); a status reads the store within it, so the tests'
+	// status client waits 6s, etcd down included.
 	cfg := fmt.Sprintf(`prometheus: {url: %q, timeout: 2s, scrape_interval: 1s}
 server:
   listen_address: 127.0.0.1:%d
@@ -188,7 +189,7 @@ store:
     advertise_url: http://127.0.0.1:%d
     lease_ttl: %s
     dial_timeout: 10s
-    request_timeout: 1s
+    request_timeout: 2s
 jobs:
   adapter: exec
   timeout: 5s
@@ -299,7 +300,7 @@ func (r *haRota) alive() bool {
 }
 
 func (r *haRota) status() (api.Status, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	return r.client.Status(ctx)
 }
