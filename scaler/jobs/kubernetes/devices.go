@@ -4,8 +4,30 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
+
+// claimed are the GPUs (devices of a class of Options.GPUClasses) that each allocated
+// ResourceClaim holds, by namespace/name, so that a running pod's GPUs claimed through dynamic
+// resource allocation count in its Node's allocation; nil, with no request made, when no pod
+// that holds its Node claims devices. The claims of every namespace are read with one list
+// (not a get per pod): a pass's cost does not grow with the pods that run. A cluster that does
+// not serve resource.k8s.io/v1 (404) has none rota can read.
+func (m *Manager) claimed(ctx context.Context, pods []kubeview.Pod) (map[string][]string, error) {
+	if !kubeview.ClaimsDevices(pods) {
+		return nil, nil
+	}
+	claims, err := listAll(ctx, m, m.opts.Client.ResourceV1().RESTClient(), "resourceclaims", "", "", kubeview.ParseResourceClaimList)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return kubeview.ClaimedGPUs(claims, m.opts.GPUClasses), nil
+}
 
 // devices puts into each waiting pod what its resource claims (dynamic resource allocation)
 // ask: devices of a GPU class (Options.GPUClasses) are whole GPUs of its shape, and any other

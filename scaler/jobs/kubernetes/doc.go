@@ -8,8 +8,9 @@
 //   - Each Node is the rota server of its name, or of the value of jobs.kubernetes.node_label.
 //   - Allocation: the pods bound to the Node that have not finished, DaemonSet pods and static
 //     pods' mirrors excepted, with their CPU, memory and GPU requests (kubeview.GPUResources) as
-//     the scheduler counts them (init containers, sidecars, overhead, pod-level resources). A pod
-//     that mounts a PersistentVolumeClaim, claims devices through dynamic resource allocation
+//     the scheduler counts them (init containers, sidecars, overhead, pod-level resources), and
+//     the GPUs their allocated ResourceClaims hold (one list of the claims, each device once a
+//     Node; only when such a pod claims devices). A pod that mounts a PersistentVolumeClaim, claims devices through dynamic resource allocation
 //     (spec.resourceClaims) or requests a resource rota does not model is never requeueable: it
 //     may be tied to its Node.
 //   - Demand: the pods the scheduler marked unschedulable, grouped by class, namespace (the

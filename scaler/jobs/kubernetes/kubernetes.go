@@ -120,8 +120,10 @@ func RESTConfig(k config.KubernetesJobs, timeout time.Duration) (*rest.Config, e
 	return rc, nil
 }
 
-// Read returns one whole View: every Node and every pod that has not finished. A list that
-// fails, or one object in it that does not parse, fails the read.
+// Read returns one whole View: every Node, every pod that has not finished and, when a pod
+// that holds its Node claims devices, the GPUs the allocated ResourceClaims hold (see
+// Manager.claimed). A list that fails, or one object in it that does not parse, fails the
+// read.
 func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	nodes, err := m.nodes(ctx, "")
 	if err != nil {
@@ -131,7 +133,11 @@ func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	if err != nil {
 		return kubeview.View{}, err
 	}
-	return kubeview.View{Nodes: nodes, Pods: pods}, nil
+	claimed, err := m.claimed(ctx, pods)
+	if err != nil {
+		return kubeview.View{}, err
+	}
+	return kubeview.View{Nodes: nodes, Pods: pods, Claimed: claimed}, nil
 }
 
 // scope is the Scope of a read made now.

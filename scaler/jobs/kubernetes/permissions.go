@@ -9,14 +9,16 @@ import rbacv1 "k8s.io/api/rbac/v1"
 // Eviction API (create pods/eviction), never deleted; the volume claims of waiting pods and
 // the volumes they are bound to are read (get), for where those pods can start; their
 // resource claims, the templates those are made from and the device classes they name are
-// read (get), and the ResourceSlices listed, for the devices they ask and where they are.
+// read (get), and the ResourceSlices listed, for the devices they ask and where they are; the
+// resource claims of every namespace are listed for the GPUs that running pods hold.
 func Permissions() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "persistentvolumes"}, Verbs: []string{"get"}},
-		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims", "resourceclaimtemplates", "deviceclasses"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaimtemplates", "deviceclasses"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices"}, Verbs: []string{"list"}},
 	}
 }

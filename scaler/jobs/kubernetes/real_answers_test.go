@@ -300,11 +300,10 @@ func (s *spoiler) kubeconfig(t *testing.T, token string) string {
 // testdata/: the parser's fixtures, read by TestRecordedAnswers and the fuzz targets' seeds.
 func recordFixtures(t *testing.T, e *env) {
 	ctx := context.Background()
-	gpuTaint := []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
 	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Memory: "128Gi", Labels: map[string]string{"zone": "a"}}, true)
 	e.node(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32, Memory: "128Gi", Cordoned: true}, true) // a person's cordon
-	e.offNode(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint, Labels: map[string]string{"accelerator": "h100"}})
-	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint, Labels: map[string]string{"accelerator": "a100"}})
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint(), Labels: map[string]string{"accelerator": "h100"}})
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint(), Labels: map[string]string{"accelerator": "a100"}})
 	e.deployment(t, "web", 2, nil, podSpec(1, 0))
 	e.deployment(t, "keep", 1, map[string]string{kubeview.KarpenterDoNotDisrupt: "true"}, podSpec(2, 0))
 	e.create(t, e.pod("bare", 1, 0))

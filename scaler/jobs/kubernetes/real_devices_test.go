@@ -27,12 +27,9 @@ import (
 // and memory alone, the GPU pod woke a CPU server it could never run on, and waited for ever.
 func testDeviceClaimsWake(t *testing.T, e *env) {
 	ctx := context.Background()
-	gpuTaint := []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
-	for _, n := range []string{"cpu01", "cpu02"} {
-		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 32, Memory: "128Gi"})
-	}
+	e.cpuServersOff(t)
 	for _, n := range []string{"gpu01", "gpu02"} {
-		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", Taints: gpuTaint})
+		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", Taints: gpuTaint()})
 	}
 	e.deviceClass(t, "gpu.nvidia.com")
 	e.deviceClass(t, "fpga.example.com")
@@ -54,7 +51,7 @@ func testDeviceClaimsWake(t *testing.T, e *env) {
 	template, claim := "two-gpus", "shared-fpga"
 	train.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimTemplateName: &template}}
 	train.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpus"}}
-	train.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	train.Spec.Tolerations = gpuToleration()
 	e.create(t, train)
 	e.claimFromTemplate(t, "train", "gpus", gpus)
 	accel := e.pod("accel", 1, 0)
@@ -82,6 +79,103 @@ func testDeviceClaimsWake(t *testing.T, e *env) {
 	r.stop()
 	if on := poweredOn(r); len(on) != 2 || !strings.Contains(strings.Join(on, ","), "cpu02") || !strings.Contains(strings.Join(on, ","), "gpu0") {
 		t.Errorf("powered on %v, want one GPU server and cpu02 (commands %v)", on, r.sent())
+	}
+}
+
+// testDeviceClaimsHold: gpu01 is on and every one of its eight GPUs is held through dynamic
+// resource allocation by running pods: six by train's claim, two by a claim that left and right
+// share (no nvidia.com/gpu request, no such resource on the Node). The other servers are off.
+// gpu01's allocation counts the eight GPUs, the shared two once; a pod waiting for two GPUs
+// then makes rota power on gpu02. Before, gpu01 read as holding none: the planner placed the
+// waiting pod on its free-looking GPUs, woke nothing, and the pod waited as long as train ran.
+func testDeviceClaimsHold(t *testing.T, e *env) {
+	ctx := context.Background()
+	e.cpuServersOff(t)
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, Memory: "1Ti", Taints: gpuTaint()})
+	e.node(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, Memory: "1Ti", Taints: gpuTaint()}, true)
+	e.deviceClass(t, "gpu.nvidia.com")
+	tolerate := gpuToleration()
+	withClaim := func(name, claim string, node string) *corev1.Pod {
+		p := e.pod(name, 4, 0)
+		p.Spec.NodeName, p.Spec.Tolerations = node, tolerate
+		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpus", ResourceClaimName: &claim}}
+		p.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpus"}}
+		return p
+	}
+	for claim, count := range map[string]int64{"train-gpus": 6, "shared-gpus": 2, "next-gpus": 2} {
+		e.gpuClaim(t, claim, count)
+	}
+	running := map[string]*corev1.Pod{"train": withClaim("train", "train-gpus", "gpu01"),
+		"left": withClaim("left", "shared-gpus", "gpu01"), "right": withClaim("right", "shared-gpus", "gpu01")}
+	for _, p := range running {
+		e.create(t, p)
+	}
+	e.kubelet(t, 3, time.Minute)
+	e.allocate(t, "train-gpus", "gpu01", 0, 6, "train")
+	e.allocate(t, "shared-gpus", "gpu01", 6, 2, "left", "right")
+	views, err := e.m.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := views["gpu01"]; v.GPUs != 8 || v.Jobs != 3 {
+		t.Errorf("gpu01 holds %d GPUs, %d jobs; want its 8 GPUs (train's 6, the shared 2 once) and 3 jobs", v.GPUs, v.Jobs)
+	}
+	e.create(t, withClaim("next", "next-gpus", ""))
+	e.waitDemand(t, 1)
+	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOff, "cpu02": bmc.StateOff, "gpu01": bmc.StateOn, "gpu02": bmc.StateOff})
+	e.boot(t, r)
+	testutil.Eventually(t, 2*time.Minute, "gpu02 powered on", func() error {
+		if on := poweredOn(r); !slices.Contains(on, "gpu02") {
+			return fmt.Errorf("powered on %v", on)
+		}
+		return nil
+	})
+	r.stop()
+	if on := poweredOn(r); len(on) != 1 {
+		t.Errorf("powered on %v, want gpu02 alone (commands %v)", on, r.sent())
+	}
+}
+
+// gpuClaim makes the ResourceClaim name of count GPUs (device class gpu.nvidia.com).
+func (e *env) gpuClaim(t *testing.T, name string, count int64) {
+	t.Helper()
+	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpus",
+			Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.nvidia.com", AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: count}}}}}}
+	if _, err := e.admin.ResourceV1().ResourceClaims(e.ns).Create(context.Background(), c, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.admin.ResourceV1().ResourceClaims(e.ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+// allocate does what the scheduler does for claim once it picks node: count devices of
+// node's pool (gpu-<first> onwards) allocated to its request "gpus", and the claim reserved
+// for pods.
+func (e *env) allocate(t *testing.T, claim, node string, first, count int, pods ...string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := e.admin.ResourceV1().ResourceClaims(e.ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := &resourcev1.AllocationResult{NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+		MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}}}}}}
+	for i := first; i < first+count; i++ {
+		alloc.Devices.Results = append(alloc.Devices.Results, resourcev1.DeviceRequestAllocationResult{
+			Request: "gpus", Driver: "gpu.nvidia.com", Pool: node, Device: fmt.Sprintf("gpu-%d", i)})
+	}
+	c.Status.Allocation = alloc
+	for _, name := range pods {
+		p, err := e.admin.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Status.ReservedFor = append(c.Status.ReservedFor, resourcev1.ResourceClaimConsumerReference{Resource: "pods", Name: name, UID: p.UID})
+	}
+	if _, err := e.admin.ResourceV1().ResourceClaims(e.ns).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

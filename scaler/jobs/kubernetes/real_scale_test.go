@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,16 +121,13 @@ func testUnknown(t *testing.T, e *env) {
 // reports Ready, rota lifts its cordon and powered-off taint, and the scheduler places both
 // pods there.
 func testGPUWake(t *testing.T, e *env) {
-	gpuTaint := []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
-	for _, n := range []string{"cpu01", "cpu02"} {
-		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 32, Memory: "128Gi"})
-	}
+	e.cpuServersOff(t)
 	for _, n := range []string{"gpu01", "gpu02"} {
-		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint})
+		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint()})
 	}
 	for _, name := range []string{"train-1", "train-2"} {
 		p := e.pod(name, 4, 1)
-		p.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		p.Spec.Tolerations = gpuToleration()
 		e.create(t, p)
 	}
 	e.waitDemand(t, 2)

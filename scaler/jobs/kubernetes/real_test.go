@@ -56,6 +56,7 @@ func TestRealCluster(t *testing.T) {
 		{"NodeLocalVolumesKeepTheirPods", testLocalVolume},
 		{"DeviceClaimsKeepTheirPods", testDeviceClaim},
 		{"DeviceClaimsWakeServersWithTheirDevices", testDeviceClaimsWake},
+		{"DeviceClaimsOfRunningPodsHoldTheirGPUs", testDeviceClaimsHold},
 		{"ALocalVolumeWakesItsServer", testLocalVolumeWakesItsServer},
 		{"ExtendedResourcesWakeOnlyTheNodesOfferingThem", testExtendedResources},
 		{"OneFailedEvictionDoesNotStopTheOthers", testEvictionErrors},
@@ -187,6 +188,23 @@ func (e *env) offNode(t *testing.T, n kubelab.NodeSpec) {
 	if err := e.m.PoweredOff(ctx, n.Name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cpuServersOff registers cpu01 and cpu02 (32 CPUs, 128 GiB each) as servers rota powered off.
+func (e *env) cpuServersOff(t *testing.T) {
+	t.Helper()
+	for _, n := range []string{"cpu01", "cpu02"} {
+		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 32, Memory: "128Gi"})
+	}
+}
+
+// gpuTaint is the GPU servers' taint: only a pod that tolerates it (gpuToleration) runs there.
+func gpuTaint() []corev1.Taint {
+	return []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
+}
+
+func gpuToleration() []corev1.Toleration {
+	return []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 }
 
 // pod is a pod of the subtest's namespace that asks for cpu cores and gpus; it ends at once

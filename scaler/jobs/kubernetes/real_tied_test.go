@@ -192,14 +192,11 @@ func (e *env) localVolume(t *testing.T, claim, node string) {
 // slice no Node offers is no demand.
 func testExtendedResources(t *testing.T, e *env) {
 	ctx := context.Background()
-	gpuTaint := []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
-	for _, n := range []string{"cpu01", "cpu02"} {
-		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 32, Memory: "128Gi"})
-	}
-	e.offNode(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, Memory: "1Ti", Taints: gpuTaint})
+	e.cpuServersOff(t)
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, Memory: "1Ti", Taints: gpuTaint()})
 	e.offer(t, "gpu01", "amd.com/gpu", 8)
-	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint})
-	tolerate := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint()})
+	tolerate := gpuToleration()
 	amd := e.pod("train-amd", 4, 0)
 	one := resource.MustParse("1")
 	amd.Spec.Containers[0].Resources.Requests["amd.com/gpu"] = one

@@ -44,6 +44,7 @@ type deviceRequest struct {
 }
 
 type deviceSubject struct {
+	Name            string `json:"name"` // of an alternative (firstAvailable)
 	DeviceClassName string `json:"deviceClassName"`
 	AllocationMode  string `json:"allocationMode"`
 	Count           *int64 `json:"count"`

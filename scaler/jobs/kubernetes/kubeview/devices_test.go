@@ -154,13 +154,15 @@ func TestParseDeviceClassDriver(t *testing.T) {
 	}
 }
 
-// FuzzParseDevices: the parsers of dynamic resource allocation's objects fail only with
-// ErrBadAnswer, and what they read stays within bounds.
+// FuzzParseDevices: the parsers of dynamic resource allocation's objects (a waiting pod's
+// claims and templates, slices, classes, and the allocated claims of running pods) fail only
+// with ErrBadAnswer, and what they read stays within bounds.
 func FuzzParseDevices(f *testing.F) {
 	f.Add([]byte(claimJSON(`{"name":"gpus","exactly":{"deviceClassName":"gpu.nvidia.com","count":4}}`)))
 	f.Add([]byte(`{"kind":"ResourceClaimTemplate","spec":{"spec":{"devices":{"requests":[{"name":"a","firstAvailable":[{"deviceClassName":"c","allocationMode":"All"}]}]}}}}`))
 	f.Add([]byte(`{"kind":"ResourceSliceList","items":[{"spec":{"driver":"d","nodeName":"n","devices":[{"name":"g0"}]}}]}`))
 	f.Add([]byte(`{"kind":"DeviceClass","spec":{"selectors":[{"cel":{"expression":"device.driver == 'd'"}}]}}`))
+	f.Add(claimList(allocatedJSON("c", `{"name":"any","firstAvailable":[{"name":"big","deviceClassName":"c"}]}`, gpuResult("any/big", "g0"))))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, parse := range []func([]byte) ([]DeviceRequest, error){ParseResourceClaim, ParseResourceClaimTemplate} {
 			reqs, err := parse(b)
@@ -186,5 +188,20 @@ func FuzzParseDevices(f *testing.F) {
 			t.Fatalf("class: error without ErrBadAnswer: %v", err)
 		}
 		OfferDevices([]Node{{Name: "n"}}, offered, map[string]string{"c": driver})
+		claims, _, err := ParseResourceClaimList(b)
+		if err != nil && !errors.Is(err, ErrBadAnswer) {
+			t.Fatalf("claims: error without ErrBadAnswer: %v", err)
+		}
+		for _, c := range claims {
+			if c.Name == "" || c.Namespace == "" || len(c.Devices) > maxDeviceRequests {
+				t.Fatalf("claim read as %s/%s with %d devices", c.Namespace, c.Name, len(c.Devices))
+			}
+			for _, d := range c.Devices {
+				if d.Class == "" || strings.Count(d.Device, "/") < 2 {
+					t.Fatalf("device read as %+v", d)
+				}
+			}
+		}
+		ClaimedGPUs(claims, []string{"c"})
 	})
 }

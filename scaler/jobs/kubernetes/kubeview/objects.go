@@ -146,9 +146,10 @@ type Pod struct {
 	// Node by its volume (a local PersistentVolume), which rota does not read.
 	Claims []string
 	// ResourceClaims are the devices it claims through dynamic resource allocation
-	// (spec.resourceClaims): an allocated claim may hold it to its Node's devices, which rota
-	// does not read for a running pod, so such a pod is tied like one with a volume claim. A
-	// waiting pod's claims are read (Pod.AddDevices) for its shape and where it can run.
+	// (spec.resourceClaims): an allocated claim may hold it to its Node's devices, so such a
+	// pod is tied like one with a volume claim; of a running pod's, only the GPUs they hold
+	// are read (View.Claimed). A waiting pod's claims are read (Pod.AddDevices) for its shape
+	// and where it can run.
 	ResourceClaims []DeviceClaim
 	// Extended are the resources it requests that rota does not model (every one but cpu,
 	// memory, ephemeral-storage, hugepages-* and nvidia.com/gpu), sorted: amd.com/gpu,

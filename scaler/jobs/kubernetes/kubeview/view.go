@@ -18,6 +18,9 @@ import (
 type View struct {
 	Nodes []Node
 	Pods  []Pod
+	// Claimed are the GPUs each allocated ResourceClaim holds, by namespace/name (see
+	// ClaimedGPUs): read only when a pod that holds its Node claims devices (ClaimsDevices).
+	Claimed map[string][]string
 }
 
 // Mapping says which rota server each Node runs on: the label Label names it, or (Label
@@ -106,10 +109,11 @@ type Scope struct {
 }
 
 // JobsViews is what the scaler needs of each server, by server name: what the pods that hold
-// it request (Holds) and the pods themselves (Running, see Job), whether it takes no new pods
-// (cordoned, or tainted by rota) and holds none (Drained), whether rota did that
-// (DrainedByRota), and whether its Ready condition is true (Responding: a booted server
-// counts as ready only then).
+// it request (Holds; their GPUs are those they request and those their allocated resource
+// claims hold, each device once though several pods share its claim) and the pods themselves
+// (Running, see Job), whether it takes no new pods (cordoned, or tainted by rota) and holds
+// none (Drained), whether rota did that (DrainedByRota), and whether its Ready condition is
+// true (Responding: a booted server counts as ready only then).
 func (v View) JobsViews(sc Scope) (map[string]fleet.JobsView, error) {
 	servers, err := v.servers(sc.Mapping)
 	if err != nil {
@@ -126,14 +130,22 @@ func (v View) JobsViews(sc Scope) (map[string]fleet.JobsView, error) {
 	for name, n := range servers {
 		jv := fleet.JobsView{Known: true, Responding: n.Ready}
 		var milliCPU int64
+		claimed := map[string]bool{} // devices held through claims, each once
 		for _, p := range held[n.Name] {
 			jv.Jobs++
 			milliCPU += p.Requests.MilliCPU
 			jv.GPUs += int(p.Requests.GPUs)
 			needs, _ := fits.needs(p.Placement, p.Extended)
-			jv.Running = append(jv.Running, p.Job(needs, sc.Now))
+			j := p.Job(needs, sc.Now)
+			gpus := p.heldGPUs(v.Claimed)
+			j.GPUs += len(gpus)
+			for _, g := range gpus {
+				claimed[g] = true
+			}
+			jv.Running = append(jv.Running, j)
 		}
 		jv.CPUs = int((milliCPU + 999) / 1000)
+		jv.GPUs += len(claimed)
 		closed := n.Unschedulable || n.PoweredOff()
 		jv.Drained = closed && !jv.Allocated()
 		jv.DrainedByRota = ours(*n)
