@@ -93,9 +93,8 @@ func (j JobsView) Allocated() bool { return j.Jobs > 0 || j.CPUs > 0 || j.GPUs >
 
 // TelemetryView is what Prometheus says about a server over the idle window.
 type TelemetryView struct {
-	// Present is true when the server's series exist and are fresh (newest sample no older
-	// than policy.telemetry.max_age) and cover the whole idle window, for its CPUs and for
-	// every GPU its pool's profile declares.
+	// Present is true when the server's series exist and are fresh (see SampleFresh) and
+	// cover the whole idle window, for its CPUs and for every GPU its pool's profile declares.
 	Present bool `json:"present"`
 	// LastSample is the time of the newest sample.
 	LastSample time.Time `json:"last_sample"`
@@ -114,6 +113,14 @@ type TelemetryView struct {
 	// not have at all (a mapping that names a series nothing exports); a blocking one makes
 	// the server not Present.
 	UnknownTelemetry string `json:"unknown_telemetry,omitempty"`
+}
+
+// SampleFresh reports whether a sample taken at t is fresh at now: younger than maxAge
+// (policy.telemetry.max_age). A sample exactly maxAge old is not: Prometheus's range
+// selector [maxAge] leaves its start out, so RotaTelemetryMissing already counts it missing,
+// and rota must never call fresh what the rule calls missing.
+func SampleFresh(t, now time.Time, maxAge time.Duration) bool {
+	return !t.IsZero() && now.Sub(t) < maxAge
 }
 
 // Demand is work waiting for servers: Count jobs of one shape and class.

@@ -72,7 +72,7 @@ func known(n *fleet.Node) bool { return n.Power == bmc.StateOn || n.Power == bmc
 
 func fresh(n *fleet.Node, snap fleet.Snapshot, cfg *config.Config, now time.Time) bool {
 	return snap.Telemetry && n.Telemetry.Present && !n.Telemetry.LastSample.IsZero() &&
-		now.Sub(n.Telemetry.LastSample) <= time.Duration(cfg.Policy.Telemetry.MaxAge)
+		now.Sub(n.Telemetry.LastSample) < time.Duration(cfg.Policy.Telemetry.MaxAge)
 }
 
 // actionFault says what is wrong with one action ("" if nothing).

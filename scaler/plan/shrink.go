@@ -207,11 +207,10 @@ func (p *pass) jobsDetail(n *fleet.Node, reason fleet.Reason) string {
 }
 
 // telemetryFresh: Prometheus answered this pass, the server's series cover the idle window,
-// and its newest sample is no older than policy.telemetry.max_age.
+// and its newest sample is still fresh now (the pass may run a while after the read).
 func (p *pass) telemetryFresh(n *fleet.Node) bool {
 	t := n.Telemetry
-	return p.snap.Telemetry && t.Present && !t.LastSample.IsZero() &&
-		p.now.Sub(t.LastSample) <= time.Duration(p.pol.Telemetry.MaxAge)
+	return p.snap.Telemetry && t.Present && fleet.SampleFresh(t.LastSample, p.now, time.Duration(p.pol.Telemetry.MaxAge))
 }
 
 func (p *pass) telemetryDetail(n *fleet.Node) string {

@@ -59,7 +59,7 @@ func (res *results) view(n string, s server, now time.Time, maxAge time.Duration
 		v.Missing = "unknown telemetry: " + s.unknown
 	case !hasNewest:
 		v.Missing = "no sample"
-	case now.Sub(v.LastSample) > maxAge:
+	case !fleet.SampleFresh(v.LastSample, now, maxAge):
 		v.Missing = fmt.Sprintf("newest sample %s old (max age %s)", now.Sub(v.LastSample).Round(time.Second), maxAge)
 	default:
 		v.Missing = res.incomplete(n, s.gpus, steps)

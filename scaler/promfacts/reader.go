@@ -102,7 +102,7 @@ func (r *Reader) Read(ctx context.Context, nodes []string, now time.Time) (map[s
 }
 
 // Ready reports whether a booted server's exporter serves: Prometheus scrapes it and its
-// newest CPU sample is no older than policy.telemetry.max_age at now. It answers an error
+// newest CPU sample is fresh at now (fleet.SampleFresh). It answers an error
 // when Prometheus cannot be read; the executor counts that as not ready, so the pool's boot
 // timeout governs a boot during a Prometheus outage.
 func (r *Reader) Ready(ctx context.Context, node string, now time.Time) (bool, error) {
@@ -114,7 +114,7 @@ func (r *Reader) Ready(ctx context.Context, node string, now time.Time) (bool, e
 	if !ok || math.IsNaN(newest) {
 		return false, nil
 	}
-	return now.Sub(time.UnixMilli(int64(newest*1000))) <= r.maxAge, nil
+	return fleet.SampleFresh(time.UnixMilli(int64(newest*1000)), now, r.maxAge), nil
 }
 
 type namedQuery struct {

@@ -260,7 +260,8 @@ func TestReady(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "fresh sample", result: []string{sample("n", time.Second)}, want: true},
-		{name: "sample at max age", result: []string{sample("n", 3*time.Second)}, want: true},
+		{name: "sample just under max age", result: []string{sample("n", 2*time.Second)}, want: true},
+		{name: "sample at max age (out of the rules' [max_age] window)", result: []string{sample("n", 3*time.Second)}},
 		{name: "sample past max age", result: []string{sample("n", 4*time.Second)}},
 		{name: "no series (target down or not scraped yet)", result: []string{}},
 		{name: "another server's series", result: []string{sample("other", 0)}},
