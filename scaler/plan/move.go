@@ -247,8 +247,9 @@ func (p *pass) jobsMovable(run []fleet.Job) (fleet.Reason, string) {
 
 // roomFor finds a place for every job of server i on servers that stay on (or are coming),
 // best fit, in pools no dearer than its own: servers already running work first (they add
-// nothing), then empty ones, cheapest pool first. Nil when some job has no place. Nothing is
-// taken: commitMove takes it.
+// nothing), then empty ones, cheapest pool first, and the job's own department's and
+// unlabelled servers before another's (betterDest). Nil when some job has no place. Nothing
+// is taken: commitMove takes it.
 func (p *pass) roomFor(mv *mover, i int, run []fleet.Job) []placement {
 	src := &p.servers[i]
 	free := map[int]capacity{}
@@ -278,7 +279,7 @@ func (p *pass) roomFor(mv *mover, i int, run []fleet.Job) []placement {
 			if room.holds(sh) == 0 {
 				continue
 			}
-			if best < 0 || p.betterDest(d, best, free) {
+			if best < 0 || p.betterDest(j.Department, d, best, free) {
 				best = d
 			}
 		}
@@ -296,9 +297,11 @@ func (p *pass) roomFor(mv *mover, i int, run []fleet.Job) []placement {
 	return out
 }
 
-// betterDest orders destinations: running work (adds nothing) before empty, cheaper pool,
-// least room left (best fit), then by name.
-func (p *pass) betterDest(a, b int, free map[int]capacity) bool {
+// betterDest orders destinations for a job of department dept: running work (adds nothing)
+// before empty, cheaper pool, then whose the server is as for a wake (firstFor): dept's own
+// and unlabelled servers before another department's, which the job would be lent and its
+// owner's work find taken; then least room left (best fit), then by name.
+func (p *pass) betterDest(dept string, a, b int, free map[int]capacity) bool {
 	sa, sb := &p.servers[a], &p.servers[b]
 	room := func(d int) int {
 		if c, ok := free[d]; ok {
@@ -309,6 +312,7 @@ func (p *pass) betterDest(a, b int, free map[int]capacity) bool {
 	return cmp.Or(
 		cmp.Compare(boolInt(!p.staysOn(a, free)), boolInt(!p.staysOn(b, free))),
 		cmp.Compare(sa.pool.cost, sb.pool.cost),
+		cmp.Compare(boolInt(p.othersServer(dept, a)), boolInt(p.othersServer(dept, b))),
 		cmp.Compare(room(a), room(b)),
 		cmp.Compare(sa.node.Name, sb.node.Name),
 	) < 0

@@ -214,6 +214,50 @@ func TestMovePrefersTheCheapTierHeldOn(t *testing.T) {
 	t.Fatalf("no move of g1:\n%s", describe(d))
 }
 
+// TestMoveDestinationOwner: a moved job takes room on servers that are on as waiting work wakes
+// them (scale-up.md, which server wakes): among destinations that cost the same, its own
+// department's and unlabelled servers before another department's, so a move lends no
+// server; a destination that adds nothing still comes before one that would otherwise go off.
+func TestMoveDestinationOwner(t *testing.T) {
+	cfg := newConfig(t, movesOn, 2, 1)
+	// dest is a cpu server labelled dept running a job of cpus CPUs that stays (not requeueable).
+	dest := func(name, dept string, cpus int) fleet.Node {
+		stays := jobWith(ofDept(runningJob("on-"+name, cpus, 0), dept), func(j *fleet.Job) { j.Requeueable = false })
+		return running(with(onNode(name, "cpu"), func(n *fleet.Node) { n.Department = dept }), stays)
+	}
+	moved := running(onNode("g1", "gpu"), ofDept(runningJob("9", 2, 0), "a"))
+	for _, c := range []struct {
+		name string
+		snap fleet.Snapshot
+		want string
+	}{
+		{"an unlabelled server before another department's, though it fits worse",
+			snapshot(moved, dest("c1", "b", 28), dest("c2", "", 1)), "c2"},
+		{"its department's server before another department's",
+			snapshot(moved, dest("c1", "b", 28), dest("c2", "a", 1)), "c2"},
+		{"best fit among its own and unlabelled servers",
+			snapshot(moved, dest("c1", "", 28), dest("c2", "a", 1)), "c1"},
+		{"another department's server when none other has room",
+			snapshot(moved, dest("c1", "b", 28), dest("c2", "", 31)), "c1"},
+		{"another department's server running work before an empty unlabelled one",
+			snapshot(moved, dest("c1", "b", 28), with(onNode("c2", "cpu"), func(n *fleet.Node) { n.IdleSince = t0.Add(-time.Minute) })), "c1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := Plan(c.snap, cfg, t0)
+			checkInvariants(t, c.snap, cfg, t0, d)
+			for _, a := range d.Actions {
+				if a.Kind == fleet.Move && a.Node == "g1" {
+					if !strings.Contains(a.Detail, "to "+c.want+",") {
+						t.Errorf("move %s, want to %s", a.Detail, c.want)
+					}
+					return
+				}
+			}
+			t.Fatalf("no move of g1:\n%s", describe(d))
+		})
+	}
+}
+
 func ofDept(j fleet.Job, dept string) fleet.Job { j.Department = dept; return j }
 
 // TestQuotaGuarantee: a department below its quota whose work finds no server (the pool is at
