@@ -203,7 +203,7 @@ func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement)
 		if !fits {
 			continue
 		}
-		d, ok := pl.wake.firstFor(p, "", movedDept(run), func(d int) bool {
+		d, ok := pl.wake.firstFor(p, "", movedDept(src.node, run), func(d int) bool {
 			return !slices.ContainsFunc(nds, func(nd needs) bool { return !nd.allows(p.servers[d].node.Name) })
 		})
 		if !ok {
@@ -217,14 +217,19 @@ func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement)
 	return -1, nil
 }
 
-// movedDept is the department a server is woken for when it takes the jobs moved: theirs when
-// they all share one; else none, so every labelled server counts as another's (woken for a mix,
-// it would be lent to whichever of them is not its owner), as for waiting work without one.
-func movedDept(run []fleet.Job) string {
-	if len(run) == 0 || slices.ContainsFunc(run, func(j fleet.Job) bool { return j.Department != run[0].Department }) {
+// movedDept is the department a server is woken for when it takes the jobs moved off node n:
+// theirs (jobDept) when they all share one; else none, so every labelled server counts as
+// another's (woken for a mix, it would be lent to whichever of them is not its owner), as for
+// waiting work without one.
+func movedDept(n *fleet.Node, run []fleet.Job) string {
+	if len(run) == 0 {
 		return ""
 	}
-	return run[0].Department
+	dept := jobDept(run[0], n)
+	if slices.ContainsFunc(run, func(j fleet.Job) bool { return jobDept(j, n) != dept }) {
+		return ""
+	}
+	return dept
 }
 
 // jobsMovable says which of a server's jobs forbids moving them all ("" when none does).
@@ -279,7 +284,7 @@ func (p *pass) roomFor(mv *mover, i int, run []fleet.Job) []placement {
 			if room.holds(sh) == 0 {
 				continue
 			}
-			if best < 0 || p.betterDest(j.Department, d, best, free) {
+			if best < 0 || p.betterDest(jobDept(*j, src.node), d, best, free) {
 				best = d
 			}
 		}

@@ -175,18 +175,26 @@ func (p *pass) lentOut(pl *pool, dept string) int {
 }
 
 // othersOnly reports whether every job on the node is listed and of a department other than
-// dept, and there is one. A job without a department is the server's owner's, as in the books.
+// dept (jobDept), and there is one.
 func othersOnly(n *fleet.Node, dept string) bool {
 	run := n.Jobs.Running
 	if len(run) == 0 || len(run) != n.Jobs.Jobs {
 		return false
 	}
 	for _, j := range run {
-		if cmp.Or(j.Department, n.Department) == dept {
+		if jobDept(j, n) == dept {
 			return false
 		}
 	}
 	return true
+}
+
+// jobDept is the department whose work job j, running on node n, is: its own, else n's
+// owner's, as the books charge it (an unlabelled server's: nobody's). The quota give-back
+// (othersOnly) and where moved work goes (movedDept, roomFor) read it alike, so a job without
+// a department is never the lender's for one and a stranger's for the other.
+func jobDept(j fleet.Job, n *fleet.Node) string {
+	return cmp.Or(j.Department, n.Department)
 }
 
 // borrowed is a server of pl, left on for its work, whose every job belongs to a department
