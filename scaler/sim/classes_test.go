@@ -161,3 +161,33 @@ pools:
 		t.Errorf("waits %v: the second job of physics's quota of one server waited less than the first's hour", r.Waits)
 	}
 }
+
+// A server labelled with a department is that department's in a replay as in the daemon:
+// work of department b wakes b's own server, not a's that comes first by name (the replay
+// gave its servers no labels, so every server was nobody's and quotas never gave back).
+func TestReplayReadsServersDepartments(t *testing.T) {
+	cfg := replayConfig(t, `pools:
+  - name: gpu
+    profile: {cpu_cores: 96, gpus: 8}
+    cost: {hourly: 1}
+    boot_timeout: 5m
+    nodes:
+      - {name: a1, labels: {department: a}}
+      - {name: a2, labels: {department: a}}
+      - {name: b1, labels: {department: b}}
+`)
+	day := int64(24 * 3600)
+	bjob := job(3, day, 3600, 8)
+	bjob.Department = "b"
+	log := &actionLog{Policy: Rota("rota")}
+	Run(tinyEnv(t, cfg, "3", job(2, 0, 60, 8), bjob), log, nil)
+	var woken []string
+	for _, a := range log.log {
+		if a.Kind == fleet.PowerOn && a.at >= day {
+			woken = append(woken, a.Node)
+		}
+	}
+	if !slices.Equal(woken, []string{"b1"}) {
+		t.Errorf("woken for department b's job: %q, want its own server b1", woken)
+	}
+}

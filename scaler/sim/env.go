@@ -83,9 +83,12 @@ type Env struct {
 	Config *config.Config
 	Trace  *trace.Trace
 	Pools  []Pool
-	// Servers holds each server's pool index; names come from the config.
+	// Servers holds each server's pool index; names come from the config, and each server's
+	// labels (its own, else its pool's) give its region and owning department, as the
+	// daemon reads them: quotas give back and work wakes its own servers first in a replay too.
 	Servers []int
 	Names   []string
+	labels  []serverLabels
 	byName  map[string]int32
 	Jobs    []Job
 	// Unrunnable are jobs no server of the fleet can hold (checked before any replay).
@@ -116,6 +119,9 @@ type Env struct {
 func (p *Pool) takes(j *trace.Job) bool {
 	return j.GPUs <= p.GPUs && j.CPUs <= p.CPUs && (j.Partition == "" || len(p.Partitions) == 0 || slices.Contains(p.Partitions, j.Partition))
 }
+
+// serverLabels are the labels of a server the planner reads.
+type serverLabels struct{ region, department string }
 
 // requeueAll is tr with every job requeueable.
 func requeueAll(tr *trace.Trace) *trace.Trace {
@@ -399,10 +405,12 @@ func (e *Env) buildServers() {
 		}
 		cp.Nodes = nodes
 		cp.Min = min(cp.Min, n)
-		for _, nd := range nodes {
-			e.byName[nd.Name] = int32(len(e.Servers))
+		for k := range nodes {
+			ref := config.NodeRef{Pool: cp, Node: &nodes[k]}
+			e.byName[nodes[k].Name] = int32(len(e.Servers))
 			e.Servers = append(e.Servers, p)
-			e.Names = append(e.Names, nd.Name)
+			e.Names = append(e.Names, nodes[k].Name)
+			e.labels = append(e.labels, serverLabels{region: ref.Label("region"), department: ref.Label("department")})
 		}
 	}
 	e.order = make([]int32, len(e.Servers))

@@ -109,7 +109,7 @@ func (s *snapshotter) refresh(w *world, i int, window int64) {
 	day := w.now - 24*3600
 	cycles := countSince(sv.offs, day)
 	n := fleet.Node{
-		Name: e.Names[i], Pool: pl.Name, State: sv.state, Since: w.wall(sv.since), Power: powerOf(sv.state),
+		Name: e.Names[i], Pool: pl.Name, Region: e.labels[i].region, Department: e.labels[i].department, State: sv.state, Since: w.wall(sv.since), Power: powerOf(sv.state),
 		Jobs: fleet.JobsView{Known: true, Jobs: len(sv.jobs), CPUs: pl.CPUs - sv.freeCPU, GPUs: pl.GPUs - sv.freeGPU,
 			Drained: drained, DrainedByRota: drained, Responding: up, Running: s.running(w, sv)},
 		LastOn: w.wall(sv.lastOn), LastOff: w.wall(sv.lastOff),
