@@ -140,7 +140,7 @@ func (p *pass) walkTier(g *group, pl *pool, rb *regionBins, t tier, ownFirst boo
 		if t == tierResume && st.done {
 			continue
 		}
-		passOver := (g.nd.bounded() && !g.nd.allows(s.node.Name)) || (steer && !s.node.Jobs.Allocated()) ||
+		passOver := !g.nd.allows(s.node.Name) || (steer && !s.node.Jobs.Allocated()) ||
 			(ownFirst && p.othersServer(g.dept, i))
 		if n := min(st.free.holds(g.shape), g.perServer(), g.slots); n > 0 && !passOver && !p.yields(g, i, t) {
 			if t == tierResume {

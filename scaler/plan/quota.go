@@ -111,7 +111,7 @@ func (p *pass) yields(g *group, i int, t tier) bool {
 func (p *pass) mayTake(g *group, i int) bool {
 	s := &p.servers[i]
 	return slices.Contains(g.pools, s.pool) && (g.regions == nil || slices.Contains(g.regions, s.node.Region)) &&
-		(!g.nd.bounded() || g.nd.allows(s.node.Name)) && p.state[i].free.holds(g.shape) > 0
+		g.nd.allows(s.node.Name) && p.state[i].free.holds(g.shape) > 0
 }
 
 // pastQuota reports whether the group's department holds its whole quota in a pool it fits.

@@ -78,7 +78,7 @@ func (p *pass) roomIn(g *group, rb *regionBins, t tier) bool {
 	for _, i := range rb.tiers[t] {
 		// One of the resume tier resumed already is in the coming tier too, with the same
 		// room: counting it in either answers the same.
-		if p.state[i].free.holds(g.shape) > 0 && (!g.nd.bounded() || g.nd.allows(p.servers[i].node.Name)) {
+		if p.state[i].free.holds(g.shape) > 0 && g.nd.allows(p.servers[i].node.Name) {
 			return true
 		}
 	}
