@@ -21,6 +21,9 @@ import (
 type Options struct {
 	// CertFile and KeyFile serve TLS to clients (https:// endpoints).
 	CertFile, KeyFile string
+	// ClientCertAuth refuses clients without a certificate signed by CertFile (which the
+	// members' health checks present themselves).
+	ClientCertAuth bool
 }
 
 // Cluster is a set of etcd members started together.
@@ -89,6 +92,9 @@ func (c *Cluster) start(m *Member) {
 	if c.opts.CertFile != "" {
 		args = append(args, "--cert-file", c.opts.CertFile, "--key-file", c.opts.KeyFile)
 	}
+	if c.opts.ClientCertAuth {
+		args = append(args, "--client-cert-auth", "--trusted-ca-file", c.opts.CertFile)
+	}
 	m.proc = testutil.Start(c.t, c.bin, args...)
 }
 
@@ -96,7 +102,15 @@ func (c *Cluster) start(m *Member) {
 // only waits for it to serve).
 func (c *Cluster) waitHealthy(m *Member) {
 	c.t.Helper()
-	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	tc := &tls.Config{InsecureSkipVerify: true}
+	if c.opts.ClientCertAuth {
+		cert, err := tls.LoadX509KeyPair(c.opts.CertFile, c.opts.KeyFile)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
 	testutil.WaitHTTPClient(c.t, hc, m.ClientURL+"/health", 60*time.Second)
 }
 

@@ -14,7 +14,8 @@ import (
 )
 
 // SelfSigned returns a self-signed certificate for 127.0.0.1 and its key, PEM-encoded, for
-// servers a test runs with TLS (the certificate is its own CA: trust certPEM).
+// servers a test runs with TLS (the certificate is its own CA: trust certPEM), and for their
+// clients where a server asks for one.
 func SelfSigned(t testing.TB) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -28,7 +29,7 @@ func SelfSigned(t testing.TB) (certPEM, keyPEM []byte) {
 		NotAfter:     time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC),
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

@@ -96,16 +96,20 @@ func probe(ctx context.Context, ep string, o Options) string {
 	if err := tc.HandshakeContext(hctx); err != nil {
 		return "TLS handshake failed: " + err.Error()
 	}
-	// A server that wants a client certificate says so after the handshake (TLS 1.3), at
-	// once; one that is content waits for the client's request.
-	rctx, rcancel := context.WithTimeout(hctx, 500*time.Millisecond)
-	defer rcancel()
-	if dl, ok := rctx.Deadline(); ok {
-		_ = tc.SetReadDeadline(dl)
-	}
+	// A TLS 1.3 server that wants a client certificate refuses it after the handshake, when
+	// it reads the client's first bytes: ask for /health (etcd serves HTTP on its client port
+	// too) and read the answer or the refusal, however slow the host, rather than guess from
+	// silence.
+	dl, _ := hctx.Deadline()
+	_ = tc.SetDeadline(dl)
+	req := "GET /health HTTP/1.1\r\nHost: " + cfg.ServerName + "\r\nConnection: close\r\n\r\n"
 	var one [1]byte
+	_, err = tc.Write([]byte(req))
+	if err == nil {
+		_, err = tc.Read(one[:])
+	}
 	var ne net.Error
-	if _, err := tc.Read(one[:]); err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+	if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
 		return "TLS refused: " + err.Error()
 	}
 	return "TLS works, but it does not answer etcd requests (credentials refused, or no quorum)"

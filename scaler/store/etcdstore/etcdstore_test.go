@@ -291,9 +291,19 @@ func TestConnectSaysWhy(t *testing.T) {
 		{"untrusted certificate", Options{Endpoints: c.Endpoints(), TLS: &tls.Config{}}, "TLS handshake failed: tls: failed to verify certificate"},
 		{"plain HTTP to TLS", Options{Endpoints: []string{strings.Replace(c.Endpoints()[0], "https", "http", 1)}}, "does not answer etcd requests"},
 	}
+	// A member that asks every client for a certificate refuses one without, after the TLS
+	// handshake: the diagnosis waits for the refusal, not a fixed while (a loaded host said
+	// "TLS works" when the refusal came later than half a second).
+	mtls := etcdtest.Start(t, 1, etcdtest.Options{CertFile: certFile, KeyFile: keyFile, ClientCertAuth: true})
+	cases = append(cases, struct {
+		name string
+		o    Options
+		want string
+	}{"client certificate required", Options{Endpoints: mtls.Endpoints(), TLS: &tls.Config{RootCAs: pool}},
+		"TLS refused: remote error: tls: certificate required"})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.o.DialTimeout, tc.o.RequestTimeout = 2*time.Second, 2*time.Second
+			tc.o.DialTimeout, tc.o.RequestTimeout = 5*time.Second, 5*time.Second
 			cli, err := Connect(context.Background(), tc.o)
 			if err == nil {
 				_ = cli.Close()
@@ -304,11 +314,21 @@ func TestConnectSaysWhy(t *testing.T) {
 			}
 		})
 	}
-	cli, err := Connect(context.Background(), Options{Endpoints: c.Endpoints(), TLS: &tls.Config{RootCAs: pool}, DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+	clientCert, err := tls.X509KeyPair(cert, key)
 	if err != nil {
-		t.Fatalf("with the CA: %v", err)
+		t.Fatal(err)
 	}
-	_ = cli.Close()
+	for name, o := range map[string]Options{
+		"with the CA":                          {Endpoints: c.Endpoints(), TLS: &tls.Config{RootCAs: pool}},
+		"with the CA and a client certificate": {Endpoints: mtls.Endpoints(), TLS: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{clientCert}}},
+	} {
+		o.DialTimeout, o.RequestTimeout = 10*time.Second, 10*time.Second
+		cli, err := Connect(context.Background(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		_ = cli.Close()
+	}
 }
 
 // FuzzParseMarker: a fleet marker read from etcd (anything a program with access to the prefix
