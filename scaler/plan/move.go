@@ -158,7 +158,7 @@ func (p *pass) tryMove(mv *mover, i int) {
 		// once it is up.
 		p.powerOn(wake, fleet.ReasonRebalance, "to take the work of "+s.node.Name+": "+numbers)
 		for _, j := range run {
-			p.hold(p.servers[wake].pool, wake, j.Department)
+			p.hold(p.servers[wake].pool, wake, jobDept(j, s.node))
 		}
 		mv.dest = append(mv.dest, wake)
 		p.skip(i, fleet.SkipInFlight, "its work waits for "+p.servers[wake].node.Name+" to come up")
@@ -184,7 +184,7 @@ func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement)
 		if pl.cost >= src.pool.cost {
 			break
 		}
-		if pl.powered >= pl.ceiling || p.quotaRefuses(pl, run) {
+		if pl.powered >= pl.ceiling || p.quotaRefuses(pl, src.node, run) {
 			continue
 		}
 		room := profileCapacity(pl.cfg.Profile)

@@ -94,6 +94,13 @@ func moveCases() []planCase {
 			},
 			snap: snapshot(running(onNode("g1", "gpu"), ofDept(runningJob("9", 2, 0), "b")), offNode("c1", "cpu")),
 			want: map[string]string{"g1": "skip/allocated", "c1": "skip/not_needed"}},
+		// A job without a department is its server's owner's (planner.md): b's quota caps it.
+		{name: "no server is woken for moved work without a department past its server's owner's quota", policy: movesOn,
+			cfg: func(c *config.Config) {
+				c.Policy.Quotas = []config.Quota{{Department: "b", Pool: "cpu", MaxServers: 0}}
+			},
+			snap: snapshot(running(with(onNode("g1", "gpu"), func(n *fleet.Node) { n.Department = "b" }), runningJob("9", 2, 0)), offNode("c1", "cpu")),
+			want: map[string]string{"g1": "skip/allocated", "c1": "skip/not_needed"}},
 		{name: "a department that may borrow takes the room left for moved work", policy: movesOn,
 			cfg: func(c *config.Config) {
 				c.Policy.Quotas = []config.Quota{{Department: "b", Pool: "cpu", MaxServers: 0, Borrow: true}}

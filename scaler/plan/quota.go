@@ -131,12 +131,14 @@ func (pl *pool) closedTo(dept string) bool {
 	return ok && q.MaxServers == 0 && !q.Borrow
 }
 
-// quotaRefuses reports whether waking a server of pl for the jobs would take a department
-// past its quota there: quotas cap waking, for moved work too. One that may borrow may take
-// it: rebalancing runs after every department's waiting work was served.
-func (p *pass) quotaRefuses(pl *pool, run []fleet.Job) bool {
+// quotaRefuses reports whether waking a server of pl for the jobs moved off node n would take
+// a department (jobDept) past its quota there: quotas cap waking, for moved work too. One
+// that may borrow may take it: rebalancing runs after every department's waiting work was
+// served.
+func (p *pass) quotaRefuses(pl *pool, n *fleet.Node, run []fleet.Job) bool {
 	for _, j := range run {
-		if q, ok := pl.quotas[j.Department]; ok && !q.Borrow && pl.held[j.Department] >= q.MaxServers {
+		dept := jobDept(j, n)
+		if q, ok := pl.quotas[dept]; ok && !q.Borrow && pl.held[dept] >= q.MaxServers {
 			return true
 		}
 	}
