@@ -8,6 +8,7 @@ require (
 	github.com/alecthomas/units v0.0.0-20240927000941-0f3dac36c52b
 	github.com/bmc-toolbox/bmclib/v2 v2.3.4
 	github.com/bombsimon/logrusr/v2 v2.0.1
+	github.com/google/renameio/v2 v2.0.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.73.1
 	github.com/prometheus/exporter-toolkit v0.20.0

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/internal/atomicfile"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/inventory"
 )
@@ -78,7 +79,7 @@ func (l *Lab) startPrometheus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := inventory.WriteFile(filepath.Join(d, "targets", "lab.json"), targets); err != nil {
+	if err := atomicfile.Write(filepath.Join(d, "targets", "lab.json"), targets); err != nil {
 		return err
 	}
 	promURL := l.PrometheusURL()

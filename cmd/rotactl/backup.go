@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/rotahq/rota/internal/atomicfile"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -33,16 +32,13 @@ func registerBackup(app *kingpin.Application, cmds map[string]command) {
 			fmt.Fprintln(e.stderr, "rotactl:", err)
 			return 1
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(f.output), "."+filepath.Base(f.output)+".*")
+		tmp, err := atomicfile.Pending(f.output)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "rotactl:", err)
 			return 1
 		}
-		defer os.Remove(tmp.Name()) // gone after the rename; removes a failed copy
+		defer tmp.Cleanup() // a no-op once it replaced the output; removes a failed copy
 		n, err := c.Backup(ctx, tmp)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
 		if err != nil {
 			return apiFailed(e, err)
 		}
@@ -51,7 +47,7 @@ func registerBackup(app *kingpin.Application, cmds map[string]command) {
 			err = notALiveStore(f.output)
 		}
 		if err == nil {
-			err = os.Rename(tmp.Name(), f.output)
+			err = tmp.CloseAtomicallyReplace()
 		}
 		if err != nil {
 			fmt.Fprintln(e.stderr, "rotactl: backup not kept:", err)

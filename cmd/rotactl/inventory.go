@@ -6,6 +6,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/rotahq/rota/internal/atomicfile"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/inventory"
 )
@@ -44,5 +45,5 @@ func writeTargets(e env, output string, groups []inventory.TargetGroup) error {
 		_, err = e.stdout.Write(b)
 		return err
 	}
-	return inventory.WriteFile(output, b)
+	return atomicfile.Write(output, b)
 }

@@ -20,6 +20,7 @@ func TestInventoryTargets(t *testing.T) {
 	}
 	bin := operatorBinary(t)
 	out := filepath.Join(t.TempDir(), "rota.json")
+	absent := filepath.Join(t.TempDir(), "absent")
 	tests := []struct {
 		name       string
 		args       []string
@@ -32,8 +33,10 @@ func TestInventoryTargets(t *testing.T) {
 		{name: "output file", args: []string{"--config.file=" + example, "--output=" + out}, wantFile: string(golden)},
 		{name: "missing config", args: []string{"--config.file=" + filepath.Join(t.TempDir(), "absent.yml")},
 			wantCode: 1, wantStderr: "reading config"},
-		{name: "output folder missing", args: []string{"--config.file=" + example, "--output=" + filepath.Join(out, "x", "rota.json")},
-			wantCode: 1, wantStderr: "writing targets"},
+		{name: "output folder missing", args: []string{"--config.file=" + example, "--output=" + filepath.Join(absent, "rota.json")},
+			wantCode: 1, wantStderr: "rotactl: writing " + filepath.Join(absent, "rota.json") + ": no folder " + absent + "\n"},
+		{name: "output folder a file", args: []string{"--config.file=" + example, "--output=" + filepath.Join(out, "x", "rota.json")},
+			wantCode: 1, wantStderr: "writing " + filepath.Join(out, "x", "rota.json") + ": "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

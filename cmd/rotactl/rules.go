@@ -9,6 +9,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/internal/atomicfile"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -39,7 +40,7 @@ func registerRules(app *kingpin.Application, cmds map[string]command) {
 			if output == "" {
 				_, err = e.stdout.Write(b)
 			} else {
-				err = writeFileAtomic(output, b)
+				err = atomicfile.Write(output, b)
 			}
 		}
 		if err == nil && tests != "" {
@@ -75,31 +76,9 @@ func writeRuleTests(cfg *config.Config, rulesFile, dir string) error {
 		return err
 	}
 	for name, b := range files {
-		if err := writeFileAtomic(filepath.Join(dir, name), b); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), b); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic replaces path with b through a temporary file in the same folder, so
-// Prometheus never reads half a rule file.
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

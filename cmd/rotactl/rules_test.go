@@ -47,7 +47,8 @@ func TestRulesGenerate(t *testing.T) {
 		{name: "invalid config", args: []string{"--config.file=" + broken}, code: 1,
 			wantStdout: func(s string) bool { return s == "" }, wantStderr: "policy.idle.cpu_threshold"},
 		{name: "unwritable output", args: []string{"--output=" + filepath.Join(dir, "missing", "out.yml")}, code: 1,
-			wantStdout: func(s string) bool { return s == "" }, wantStderr: "rules generate"},
+			wantStdout: func(s string) bool { return s == "" },
+			wantStderr: "rotactl: rules generate: writing " + filepath.Join(dir, "missing", "out.yml") + ": no folder " + filepath.Join(dir, "missing") + "\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rotahq/rota/internal/atomicfile"
 	"github.com/rotahq/rota/internal/testutil"
 )
 
@@ -77,7 +78,7 @@ func writeTargets(t *testing.T, path string, groups []TargetGroup) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(path, b); err != nil {
+	if err := atomicfile.Write(path, b); err != nil {
 		t.Fatal(err)
 	}
 }

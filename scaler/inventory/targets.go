@@ -3,8 +3,6 @@ package inventory
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/rotahq/rota/scaler/config"
 )
@@ -62,37 +60,4 @@ func Marshal(groups []TargetGroup) ([]byte, error) {
 		out = append(out, '\n')
 	}
 	return append(out, "]\n"...), nil
-}
-
-// WriteFile writes data to path through a temporary file in the same folder, synced and then
-// renamed over path: a reader sees the old file or the new one, never a part. The temporary
-// name ends in .tmp, so a file_sd glob such as targets/*.json never picks it up.
-func WriteFile(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing targets: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("writing targets: %w", err)
-	}
-	// Prometheus usually runs as its own user: the targets are no secret.
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing targets: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("writing targets: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("writing targets: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing targets: %w", err)
-	}
-	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/rotahq/rota/internal/testutil"
@@ -107,45 +106,5 @@ func TestTargetsLabels(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})
-	}
-}
-
-// TestWriteFileReplaces: the new content replaces the old, readable by others (Prometheus's
-// user), and no temporary file is left beside it.
-func TestWriteFileReplaces(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "rota.json")
-	for _, content := range []string{"[]\n", "[{\"targets\":[\"a:1\"],\"labels\":{}}]\n"} {
-		if err := WriteFile(path, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != content {
-			t.Errorf("file holds %q, want %q", got, content)
-		}
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 1 {
-		t.Errorf("folder holds %d entries, want only rota.json", len(entries))
-	}
-}
-
-func TestWriteFileMissingFolder(t *testing.T) {
-	err := WriteFile(filepath.Join(t.TempDir(), "absent", "rota.json"), []byte("[]"))
-	if err == nil || !strings.HasPrefix(err.Error(), "writing targets: ") {
-		t.Fatalf("error = %v, want a wrapped write error", err)
 	}
 }
