@@ -243,8 +243,11 @@ func (v *verdict) words(view *learn.View) string {
 // offSaving is what freeing server i of pool pl now, as its level-th warm server, is expected
 // to save against keeping it on for d and then powering it off: the other side of the rule
 // above. With history, idle·E[min(X, d)] - F(d)·cycle, X the time until the pool needs it
-// back (past the longest horizon it stays off with the chance it was not needed by then);
-// without, idle·d - cycle, as if it were not needed again within d.
+// back, d cut to the longest horizon (2 h): what was learned says nothing of the time past
+// it, and counting the server off there with the chance it was not needed by 2 h (as this
+// did) priced a job's long time limit as hours off: on replays with time limits, moves then
+// lost more work than they saved (TestMoveWeighsTheTimeOff, "needed back within hours").
+// Without history, idle·d - cycle, as if it were not needed again within d.
 func (p *pass) offSaving(i, level int, d time.Duration) float64 {
 	pl := p.servers[i].pool
 	c := p.costs(pl).spending(p.servers[i].node.CyclesToday, p.pol.Node.MaxCyclesPerDay)
@@ -255,8 +258,7 @@ func (p *pass) offSaving(i, level int, d time.Duration) float64 {
 	for st := range horizonSteps(&pl.view, level, d) {
 		last = st
 	}
-	e := last.e + max(d-last.t, 0).Hours()*(1-last.f)
-	return c.idle*e - last.f*c.cycle
+	return c.idle*last.e - last.f*c.cycle
 }
 
 // horizonStep is the learned view at horizon t: F(t), the chance the pool's need rises by

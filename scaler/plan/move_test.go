@@ -172,27 +172,40 @@ func TestMovePlan(t *testing.T) {
 // TestMoveWeighsTheTimeOff: a move saves only while the pool does not need the server back.
 // With history of the GPU pool's need rising by more than its idle server every five
 // minutes, the server freed would be needed back within minutes, and the move is refused on
-// its saving; with history of a need that never comes back, the move is made.
+// its saving; with history of a need that never comes back, the move is made. With a need
+// that rises every three hours, just past what was learned (2 h), a job of a quarter of the
+// server with 40 h left is not moved: its 8 h run lost (20.21) is worth more than half of
+// what the server saves off up to 2 h (18.55). Before, the 38 h past them counted as off
+// with the chance (0.84) the need had not come by 2 h: 336.80, and the move was made, though
+// the need is back within the hour after.
 func TestMoveWeighsTheTimeOff(t *testing.T) {
 	cfg := newConfig(t, movesOn, 1, 2)
-	gpuLearned := func(need func(minute int) int) map[string]learn.View {
+	gpuLearned := func(need func(at time.Time) int) map[string]learn.View {
 		var st learn.Stats
 		for at := t0.Add(-72 * time.Hour); !at.After(t0); at = at.Add(time.Minute) {
-			st.Observe(at, map[string]int{"gpu": need(at.Minute())})
+			st.Observe(at, map[string]int{"gpu": need(at)})
 		}
 		return map[string]learn.View{"gpu": st.View("gpu", t0, 24*time.Hour)}
 	}
 	for _, c := range []struct {
 		name string
-		need func(int) int
+		need func(time.Time) int
+		cpus int
 		want string
 	}{
-		{"needed back within minutes", bursts, "skip/saving_too_small"},
-		{"never needed back", func(int) int { return 0 }, "move/rebalance"},
+		// 8 h run of a 2/64 share at 10/h: 2.5 lost, a move must save 5
+		{"needed back within minutes", func(at time.Time) int { return bursts(at.Minute()) }, 2, "skip/saving_too_small"},
+		{"never needed back", func(time.Time) int { return 0 }, 2, "move/rebalance"},
+		// 8 h run of a 16/64 share: 20.2 lost, a move must save 40.4
+		{"needed back within hours", func(at time.Time) int {
+			if at.Sub(t0.Add(-72*time.Hour))%(3*time.Hour) < 30*time.Minute {
+				return 4
+			}
+			return 0
+		}, 16, "skip/saving_too_small"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			// 8 h run of a 2/64 share at 10/h: 2.5 lost, a move must save 5
-			long := jobWith(runningJob("9", 2, 0), func(j *fleet.Job) { j.Started = t0.Add(-8 * time.Hour) })
+			long := jobWith(runningJob("9", c.cpus, 0), func(j *fleet.Job) { j.Started = t0.Add(-8 * time.Hour) })
 			snap := withLearned(snapshot(running(onNode("g1", "gpu"), long), onNode("g2", "gpu"),
 				running(onNode("c1", "cpu"), runningJob("1", 1, 0))), gpuLearned(c.need))
 			d := Plan(snap, cfg, t0)
