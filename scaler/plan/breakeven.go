@@ -244,9 +244,9 @@ func (v *verdict) words(view *learn.View) string {
 // to save against keeping it on for d and then powering it off: the other side of the rule
 // above. With history, idle·E[min(X, d)] - F(d)·cycle, X the time until the pool needs it
 // back, d cut to the longest horizon (2 h): what was learned says nothing of the time past
-// it, and counting the server off there with the chance it was not needed by 2 h (as this
-// did) priced a job's long time limit as hours off: on replays with time limits, moves then
-// lost more work than they saved (TestMoveWeighsTheTimeOff, "needed back within hours").
+// it, and counting the server off there with the chance it was not needed by 2 h would price
+// a job's long time limit as hours off, and moves would lose more work than they save
+// (TestMoveWeighsTheTimeOff, "needed back within hours").
 // Without history, idle·d - cycle, as if it were not needed again within d.
 func (p *pass) offSaving(i, level int, d time.Duration) float64 {
 	pl := p.servers[i].pool
