@@ -231,13 +231,20 @@ func (e *Env) assignPools() error {
 	e.service = make([]bool, len(e.Trace.Jobs))
 	sorted := slices.Clone(e.Trace.Jobs)
 	slices.SortStableFunc(sorted, func(a, b trace.Job) int { return cmp.Compare(a.Submit, b.Submit) })
+	several := 0 // jobs more than one pool takes
 	for i, tj := range sorted {
-		best := -1
+		best, fits := -1, 0
 		for p := range e.Pools {
 			pl := &e.Pools[p]
-			if pl.takes(&tj) && (best < 0 || pl.PerHour < e.Pools[best].PerHour) {
+			if !pl.takes(&tj) {
+				continue
+			}
+			if fits++; best < 0 || pl.PerHour < e.Pools[best].PerHour {
 				best = p
 			}
+		}
+		if fits > 1 {
+			several++
 		}
 		switch {
 		case tj.Class == "":
@@ -250,6 +257,11 @@ func (e *Env) assignPools() error {
 			e.service[i] = true
 			e.services++
 		}
+	}
+	if several > 0 {
+		e.note(fmt.Sprintf("%d job(s) fit more than one pool: the lower bound counts each in its cheapest, while the replay's "+
+			"job manager starts it on any server on that fits it, so a row can use fewer server-hours than the bound "+
+			"(x LB under 1); pools' partitions and the jobs' partition keep such work apart", several))
 	}
 	// Jobs no pool fits never run; until the fleet is sized, every other job may.
 	e.setSpan(func(i int) bool { return e.Jobs[i].Pool >= 0 })
