@@ -17,8 +17,9 @@ const MaxHosts = 1 << 16
 // each, but every line of squeue may carry one (n[1-65536] on each line of a queue would make
 // hundreds of millions). It is 64 times MaxHosts, about 4.2 million: the design's largest
 // queue, 100,000 jobs, may name 40 nodes each (run on, asked for by name, excluded) where most
-// name one or a few; held as about 130 MiB of names (some 32 bytes each), less than what a
-// read of MaxOutput holds.
+// name one or a few, and a hostlist repeated on several lines (an array's tasks) counts once;
+// held as about 130 MiB of names (some 32 bytes each), less than what a read of MaxOutput
+// holds.
 const MaxReadHosts = 64 * MaxHosts
 
 // Bounds on one name's expression (one item of the comma-separated list): longer than a host
@@ -177,14 +178,26 @@ func number(s string) (uint64, error) {
 }
 
 // hostBudget bounds the names a read expands across all its hostlists, each of which
-// ExpandHostlist bounds alone.
-type hostBudget struct{ left, max int }
+// ExpandHostlist bounds alone. A hostlist that repeats one read earlier (every task line of a job
+// array prints its job's) is not expanded again: its names are shared, and taken from the budget
+// once, so an array of 100,000 tasks that excludes 40 nodes holds 40 names, not four million.
+type hostBudget struct {
+	left, max int
+	seen      map[string][]string
+}
 
-func newHostBudget(max int) *hostBudget { return &hostBudget{left: max, max: max} }
+func newHostBudget(max int) *hostBudget {
+	return &hostBudget{left: max, max: max, seen: map[string][]string{}}
+}
 
 // expand expands expr as ExpandHostlist does and takes its names from the budget; past the
-// budget it fails with ErrHostlist.
+// budget it fails with ErrHostlist. The names it returns may be shared with other lines of the
+// read: callers read them, never write them (their capacity is their length, so an append
+// copies).
 func (b *hostBudget) expand(expr string) ([]string, error) {
+	if names, ok := b.seen[expr]; ok {
+		return names, nil
+	}
 	names, err := ExpandHostlist(expr)
 	if err != nil {
 		return nil, err
@@ -193,5 +206,7 @@ func (b *hostBudget) expand(expr string) ([]string, error) {
 		return nil, fmt.Errorf("%w %s: the read's hostlists name more than %d nodes in all", ErrHostlist, errtext.Quote(expr), b.max)
 	}
 	b.left -= len(names)
+	names = names[:len(names):len(names)]
+	b.seen[expr] = names
 	return names, nil
 }

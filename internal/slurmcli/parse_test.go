@@ -280,7 +280,7 @@ func TestHeldJobIsNoDemand(t *testing.T) {
 
 // FuzzParseExcludes: any input parses or fails with ErrUnexpected, never panics; every id read
 // passes CheckJobID, with at least one name and at most MaxHosts, none empty,
-// and MaxReadHosts in all.
+// and MaxReadHosts in all (a hostlist repeated on several lines shares its names, counted once).
 func FuzzParseExcludes(f *testing.F) {
 	for _, s := range []string{"", "1" + Sep + "(null)\n", "7_2" + Sep + "n[1-3],gpu01\n8" + Sep + "\n", "9" + Sep + "n[1-99999999]\n", "1 2" + Sep + "n1\n", "1\t2" + Sep + "n1\n", "3_[1-5%2]" + Sep + "n1\n"} {
 		f.Add([]byte(s))
@@ -293,12 +293,15 @@ func FuzzParseExcludes(f *testing.F) {
 			}
 			return
 		}
-		total := 0
+		total, held := 0, map[*string]bool{}
 		for id, nodes := range m {
 			if CheckJobID(id) != nil || len(nodes) == 0 || len(nodes) > MaxHosts || slices.Contains(nodes, "") {
 				t.Fatalf("id %q: %d nodes", id, len(nodes))
 			}
-			total += len(nodes)
+			if !held[&nodes[0]] {
+				held[&nodes[0]] = true
+				total += len(nodes)
+			}
 		}
 		if total > MaxReadHosts {
 			t.Fatalf("%d nodes in all", total)
@@ -327,6 +330,9 @@ func TestReadHostsInAll(t *testing.T) {
 		{name: "squeue: a requested name past it", out: twoJobs + asking, wantErr: true},
 		{name: "exclusions: within the budget", out: excludes, excludes: true},
 		{name: "exclusions: one name past it", out: excludes + "3" + Sep + "n11\n", excludes: true, wantErr: true},
+		// an array's tasks print their job's hostlists on every line: a repeat costs nothing more
+		{name: "squeue: hostlists repeated", out: twoJobs + string(slurmclitest.Squeue(running("3", "n[7-10]")+running("4", "n[1-6]")))},
+		{name: "exclusions: hostlists repeated", out: excludes + "3" + Sep + "n[1-6]\n4" + Sep + "n[7-10]\n", excludes: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
@@ -342,6 +348,14 @@ func TestReadHostsInAll(t *testing.T) {
 				t.Fatalf("got %v, want ErrUnexpected saying more than 10 nodes in all", err)
 			}
 		})
+	}
+	// A repeated hostlist's names are shared, and an append to one line's list copies them.
+	ex, err := ParseExcludes([]byte("1" + Sep + "n[1-3]\n2" + Sep + "n[1-3]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one := append(ex["1"], "x"); &ex["1"][0] != &ex["2"][0] || &one[0] == &ex["2"][0] || !slices.Equal(ex["2"], []string{"n1", "n2", "n3"}) {
+		t.Fatalf("repeated hostlist: %q and %q, shared %v", ex["1"], ex["2"], &ex["1"][0] == &ex["2"][0])
 	}
 	// The budget of ParseJobs and ParseExcludes is not one hostlist's: a queue may name more.
 	big := string(slurmclitest.Squeue(running("1", "n[1-65536]") + running("2", "m[1-65536]")))
