@@ -62,18 +62,21 @@ func poolRules() []Rule {
 	}
 }
 
-// costRules are what the powered-on servers cost per hour, and what the servers that are off
-// save against keeping everything on. A server paid whether on or off (saves_when_off false)
-// counts in the all-on spend and never as a saving. A server whose power state is unknown
-// costs as if on and saves nothing: only a server its BMC says is off saves.
+// costRules are what the servers cost per hour now, and what the servers that are off save
+// against keeping everything on. A server paid whether on or off (saves_when_off false) costs
+// its rent while off too, as rota_cost_spend_total books it, and never saves. A server whose
+// power state is unknown costs as if on and saves nothing: only a server its BMC says is off
+// saves. So spend and saving add up to the all-on spend.
 func costRules() []Rule {
 	cost := once(FleetNodeCostPerHour, "node", "pool", "region", "department", "currency")
 	powered := once(FleetNodePowered, "node", "pool", "region", "department")
+	saves := once(FleetNodeSavesWhenOff, "node", "pool")
 	drawing := fmt.Sprintf("clamp_max(\n    %s\n    + on (node) (count by (node) (%s%s) or on (node) 0 * %s),\n    1\n  )",
 		powered, FleetNodeState, unknownSeriesFilter, powered)
-	spend := fmt.Sprintf("%s\n  * on (node) group_left ()\n  %s", cost, drawing)
+	paid := fmt.Sprintf("clamp_max(\n    %s\n    + on (node) (1 - %s),\n    1\n  )", strings.ReplaceAll(drawing, "\n", "\n  "), saves)
+	spend := fmt.Sprintf("%s\n  * on (node) group_left ()\n  %s", cost, paid)
 	saving := fmt.Sprintf("%s\n  * on (node) group_left () (1 - %s)\n  * on (node) group_left () %s",
-		cost, drawing, once(FleetNodeSavesWhenOff, "node", "pool"))
+		cost, drawing, saves)
 	sum := func(by, src string) string { return fmt.Sprintf("sum by (%s, currency) (%s)", by, src) }
 	return []Rule{
 		record(RecNodeSpend, spend),
