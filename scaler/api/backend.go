@@ -63,9 +63,10 @@ type Status struct {
 	JobsError string       `json:"jobs_error,omitempty"`
 	Nodes     []NodeStatus `json:"nodes"`
 	Pools     []PoolStatus `json:"pools"`
-	// SpendPerHour is what the powered servers cost per hour; AllOnPerHour what the whole
-	// fleet would cost on; both in Currency (accounting.currency: pools billed in another
-	// converted at accounting.exchange_rates).
+	// SpendPerHour is what the servers cost per hour now (powered, of unknown power, or paid
+	// whether on or off: as the books spend them); AllOnPerHour what the whole fleet would cost
+	// on; both in Currency (accounting.currency: pools billed in another converted at
+	// accounting.exchange_rates).
 	SpendPerHour float64 `json:"spend_per_hour"`
 	AllOnPerHour float64 `json:"all_on_per_hour"`
 	Currency     string  `json:"currency"`

@@ -83,14 +83,16 @@ func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 }
 
 // tally adds server ns, of a pool that costs cost, to st's spend and all-on cost, in the
-// currency rota plans in, and reports whether it is powered.
+// currency rota plans in, and reports whether it is powered. A server is spent as the books
+// and the hourly rules spend it: when powered, when its power state is unknown (as if on), and
+// when it is paid whether on or off (saves_when_off false).
 func tally(st *api.Status, ns api.NodeStatus, cost config.Cost) bool {
 	st.AllOnPerHour += cost.PlanPerHour()
-	if !ns.State.Powered() {
-		return false
+	powered := ns.State.Powered()
+	if powered || ns.State == fleet.StateUnknown || !cost.Saves() {
+		st.SpendPerHour += cost.PlanPerHour()
 	}
-	st.SpendPerHour += cost.PlanPerHour()
-	return true
+	return powered
 }
 
 func (l *Loop) nodeStatus(n fleet.Node, dec fleet.Decision) api.NodeStatus {

@@ -256,6 +256,25 @@ pools:
 		t.Errorf("4 USD/h on and 3 EUR/h off at 0.5 EUR a dollar: powered %v %v, spend %v of %v EUR/h; want 2 of 5",
 			on, off, st.SpendPerHour, st.AllOnPerHour)
 	}
+	// Spent as the books spend it: a server whose power is unknown as if on, a rented one
+	// (paid whether on or off) while off too; neither is counted powered.
+	rented := cfg.Pools[0].Cost
+	rented.SavesWhenOff = new(false)
+	for _, tc := range []struct {
+		name  string
+		state fleet.State
+		cost  config.Cost
+		spend float64
+	}{
+		{"unknown power", fleet.StateUnknown, cfg.Pools[0].Cost, 3},
+		{"rented and off", fleet.StateOff, rented, 3},
+		{"owned and off", fleet.StateOff, cfg.Pools[0].Cost, 0},
+	} {
+		st := api.Status{}
+		if tally(&st, api.NodeStatus{State: tc.state}, tc.cost) || st.SpendPerHour != tc.spend || st.AllOnPerHour != 3 {
+			t.Errorf("%s: spend %v of %v EUR/h, want %v of 3, not powered", tc.name, st.SpendPerHour, st.AllOnPerHour, tc.spend)
+		}
+	}
 }
 
 // TestAccountsAreChargedToDepartments: the planner (quotas, lending) sees each account the job
