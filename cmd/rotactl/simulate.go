@@ -96,7 +96,11 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 		return err
 	}
 	name := traceName(f.trace)
-	rep := report.New(name, senv, results, fmt.Sprintf("boot %s, shutdown %s, policy from %s", bootText(senv), f.shutdown, f.config))
+	notes := []string{fmt.Sprintf("boot %s, shutdown %s, policy from %s", bootText(senv), f.shutdown, f.config)}
+	if n := sim.SparesNote(senv, f.sweep); n != "" {
+		notes = append(notes, n)
+	}
+	rep := report.New(name, senv, results, notes...)
 	rep.Judge(sim.IdleTimeout(f.idle).Name())
 	if err := rep.Table(e.stdout); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -18,11 +19,17 @@ import (
 // are kept (never woken). Either way at most policy.spares.max_share of the pool's servers
 // (rounded down), so a forecast never keeps a small pool's last servers on.
 
+// SparesCap is the most warm spares a pool of n servers keeps: policy.spares.max_share of
+// them, rounded down, so a pool of fewer than 1/max_share servers keeps none.
+func SparesCap(sp *config.Spares, n int) int {
+	return int(math.Floor(sp.MaxShare*float64(n) + 1e-9))
+}
+
 // keepWarm counts each pool's warm capacity, sets its spares and wakes servers it lacks.
 func (p *pass) keepWarm() {
 	sp := &p.pol.Spares
 	for _, pl := range p.pools {
-		capN := int(math.Floor(sp.MaxShare*float64(len(pl.members)) + 1e-9))
+		capN := SparesCap(sp, len(pl.members))
 		p.countWarm(pl)
 		if capN == 0 {
 			continue

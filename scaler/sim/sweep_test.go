@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +100,58 @@ func sameValue(yamlValue, named string) bool {
 		return err == nil && time.Duration(y) == d
 	}
 	return yamlValue == named
+}
+
+// TestSparesNote: a pool under 10 servers keeps no warm spares at the default max_share (a
+// tenth, rounded down), so the sweep's rows that move only the spares' settings replay as rota
+// does; the note says so, naming them, and names no row that moves anything else. On 20
+// servers the cap is 2 and nothing is said. A second pool of 20 leaves those rows free to
+// differ there.
+func TestSparesNote(t *testing.T) {
+	jobs := randomJobs(30, 5)
+	small := tinyEnv(t, tinyConfig(t, ""), "6", jobs...)
+	n := SparesNote(small, true)
+	for _, want := range []string{"pool gpu (6 servers) keeps no warm spares", "max_share 0.1", "none under 10 servers",
+		"so rota spares.quantile=0, rota spares.quantile=0.5, rota spares.quantile=0.95 replay as rota does"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("note %q lacks %q", n, want)
+		}
+	}
+	if strings.Contains(n, "break_even") {
+		t.Errorf("note %q names a row that moves more than the spares", n)
+	}
+	// What the note says holds: those rows replay as rota does.
+	rs, err := Compare(t.Context(), small, SweepPolicies(small, 10*time.Minute), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Result{}
+	for _, r := range rs {
+		byName[r.Policy] = r
+	}
+	rota := byName["rota"]
+	for _, row := range sparesRows(&small.Config.Policy) {
+		r := byName[row]
+		if r.ServerHours != rota.ServerHours || r.WaitP95 != rota.WaitP95 || r.PowerOns != rota.PowerOns {
+			t.Errorf("%s: %.1f server-hours, p95 %.0fs, %d power-ons; rota %.1f, %.0fs, %d", row,
+				r.ServerHours, r.WaitP95, r.PowerOns, rota.ServerHours, rota.WaitP95, rota.PowerOns)
+		}
+	}
+	if n := SparesNote(small, false); !strings.Contains(n, "keeps no warm spares") || strings.Contains(n, "rota spares") {
+		t.Errorf("without a sweep: note %q, want the pool and no rows", n)
+	}
+	if n := SparesNote(tinyEnv(t, tinyConfig(t, ""), "20", jobs...), true); n != "" {
+		t.Errorf("20 servers: note %q, want none", n)
+	}
+	if n := SparesNote(tinyEnv(t, tinyConfig(t, "  spares: {max_share: 0}\n"), "20", jobs...), false); !strings.Contains(n, "max_share is 0") {
+		t.Errorf("max_share 0: note %q", n)
+	}
+	var dear []string
+	for i := range 20 {
+		dear = append(dear, fmt.Sprintf("{name: d%d}", i+1))
+	}
+	mixed := tinyEnv(t, replayConfig(t, strings.Replace(twoPools, "[{name: d1}, {name: d2}, {name: d3}]", "["+strings.Join(dear, ", ")+"]", 1)), "config", jobs...)
+	if n := SparesNote(mixed, true); !strings.Contains(n, "pool cheap (3 servers) keeps no warm spares") || !strings.Contains(n, "differ from rota only on the other pools") {
+		t.Errorf("pools of 3 and 20: note %q, want cheap named and the rows free to differ on dear", n)
+	}
 }
