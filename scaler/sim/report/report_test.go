@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,5 +157,19 @@ func TestFilesOfTinyTraces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A row waiting less at p95 than always-on (extra_p95 under 0) is named in a note saying why
+// that can be; with none, nothing is said.
+func TestBelowAlwaysOnNote(t *testing.T) {
+	rows := []sim.Result{{Policy: "lower-bound"}, {Policy: "always-on"}, {Policy: "idle-10m0s", ExtraWaitP95: 60}, {Policy: "rota", ExtraWaitP95: -533}}
+	n := belowAlwaysOn(rows)
+	if len(n) != 1 || !strings.Contains(n[0], "extra_p95 below 0 (rota)") || !strings.Contains(n[0], "no floor") {
+		t.Errorf("note %q, want rota named", n)
+	}
+	rows[3].ExtraWaitP95 = 0
+	if n := belowAlwaysOn(rows); n != nil {
+		t.Errorf("no row below always-on: note %q", n)
 	}
 }
