@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -16,7 +18,7 @@ import (
 
 // plotPareto draws each policy as a point: server-hours over the lower bound against p95
 // wait, the marker's area growing with cycles per server per day. The idle-timeout points are
-// joined in order of their timeout (the baseline's frontier); the others are labelled.
+// joined in order of their timeout (the baseline's frontier). Every point is labelled (callouts).
 func (r *Report) plotPareto(path string) error {
 	p := newPlot(r.Trace+": server-hours vs p95 wait (marker: cycles per server per day)",
 		"server-hours / lower bound", "p95 wait (minutes)")
@@ -45,16 +47,16 @@ func (r *Report) plotPareto(path string) error {
 		l.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 		p.Add(l)
 	}
+	labels := &callouts{style: text.Style{Font: font.From(plot.DefaultFont, plotter.DefaultFontSize), Handler: plot.DefaultTextHandler}}
 	add := func(set []sim.Result, c color.Color, shape draw.GlyphDrawer, legend string) error {
 		if len(set) == 0 {
 			return nil
 		}
 		xys := make(plotter.XYs, len(set))
-		labels := make([]string, len(set))
 		for i, x := range set {
 			xys[i] = plotter.XY{X: x.XLowerBound, Y: x.WaitP95 / 60}
-			labels[i] = strings.NewReplacer("idle-", "", "rota ", "", "spares.quantile", "q",
-				"break_even.wear_time", "wear").Replace(x.Policy)
+			labels.points = append(labels.points, callout{at: xys[i], r: radius(x.CyclesPerServerDay), color: c,
+				text: strings.NewReplacer("idle-", "", "rota ", "", "spares.quantile", "q", "break_even.wear_time", "wear").Replace(x.Policy)})
 		}
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
@@ -64,15 +66,7 @@ func (r *Report) plotPareto(path string) error {
 		s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
 			return draw.GlyphStyle{Color: c, Radius: radius(set[i].CyclesPerServerDay), Shape: shape}
 		}
-		l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-		if err != nil {
-			return err
-		}
-		for i := range l.TextStyle {
-			l.TextStyle[i].Color = c
-		}
-		l.Offset = vg.Point{X: vg.Points(7), Y: vg.Points(-3)}
-		p.Add(s, l)
+		p.Add(s)
 		p.Legend.Add(legend, s)
 		return nil
 	}
@@ -82,6 +76,7 @@ func (r *Report) plotPareto(path string) error {
 	if err := add(others, color.RGBA{R: 200, G: 40, B: 40, A: 255}, draw.BoxGlyph{}, "rota"); err != nil {
 		return err
 	}
+	p.Add(labels) // after every marker: it places its labels clear of them
 	// From no wait up, so a second's difference does not look like a chasm.
 	top := 0.0
 	for _, x := range r.Results {
