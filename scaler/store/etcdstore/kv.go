@@ -34,6 +34,10 @@ type etcdKV struct {
 	rev      int64
 	puts     map[string][]byte // full key -> value
 	trims    map[string]uint64 // a log's entries prefix -> the first sequence kept
+	// lasts is a log's entries prefix -> its last sequence number, stored or appended in this
+	// transaction: only Append writes entries and reads are pinned, so one read finds it for
+	// all the transaction's appends to the log (a migration appends 100 entries a transaction).
+	lasts map[string]uint64
 }
 
 func (k *etcdKV) get(key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
@@ -158,25 +162,27 @@ func parseSeq(entries, rest string) (uint64, error) {
 
 func (k *etcdKV) Append(log, name string, value []byte) (uint64, error) {
 	entries := k.b.entriesPrefix(log, name)
-	var last uint64
-	resp, err := k.get(entries, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(1), clientv3.WithKeysOnly())
-	if err != nil {
-		return 0, err
-	}
-	if len(resp.Kvs) > 0 {
-		if last, err = parseSeq(entries, strings.TrimPrefix(string(resp.Kvs[0].Key), entries)); err != nil {
+	last, ok := k.lasts[entries]
+	if !ok {
+		resp, err := k.get(entries, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+		if err != nil {
 			return 0, err
 		}
-	}
-	mine, err := k.pending(entries)
-	if err != nil {
-		return 0, err
-	}
-	if len(mine) > 0 {
-		last = max(last, mine[len(mine)-1].seq)
+		if len(resp.Kvs) > 0 {
+			if last, err = parseSeq(entries, strings.TrimPrefix(string(resp.Kvs[0].Key), entries)); err != nil {
+				return 0, err
+			}
+		}
 	}
 	seq := last + 1
-	return seq, k.put(entryKey(entries, seq), value)
+	if err := k.put(entryKey(entries, seq), value); err != nil {
+		return 0, err
+	}
+	if k.lasts == nil {
+		k.lasts = map[string]uint64{}
+	}
+	k.lasts[entries] = seq
+	return seq, nil
 }
 
 func (k *etcdKV) Walk(log, name string, newestFirst bool, fn func(seq uint64, value []byte) (bool, error)) error {
