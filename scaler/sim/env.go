@@ -64,11 +64,13 @@ func (p *Pool) capacity() int {
 	return p.CPUs
 }
 
-// Job is a trace job with the pool the lower bound packs it on.
+// Job is a trace job with the pools that fit it.
 type Job struct {
 	trace.Job
 	// Pool is the cheapest pool whose profile fits the job's per-server shape (-1: none).
 	Pool int
+	// fitSet indexes Env.fitSets: every pool that fits it.
+	fitSet int
 }
 
 // NotRun is a job the replay could not run, and why.
@@ -91,6 +93,8 @@ type Env struct {
 	labels  []serverLabels
 	byName  map[string]int32
 	Jobs    []Job
+	// fitSets are the sets of pools that fit some job (each in the config's order), one each.
+	fitSets [][]int
 	// Unrunnable are jobs no server of the fleet can hold (checked before any replay).
 	Unrunnable []NotRun
 	runnable   []bool
@@ -101,7 +105,10 @@ type Env struct {
 	Need       []Point
 	LowerBound float64 // server-hours
 	poolBound  []float64
-	BusyUnits  float64 // unit-hours of work (GPU-hours, or core-hours on CPU pools)
+	BusyUnits  float64 // unit-hours of work (GPU-hours, or core-hours on CPU pools), each job in its cheapest pool
+	// boundUnits is the work's unit-hours as the bound places it: CPU work the bound puts on
+	// GPU servers holds no GPU (as the replay counts it for a row's utilisation).
+	boundUnits float64
 	MaxWait    int64
 	// WatchDelay is Options.WatchDelay in seconds (-1: no watch).
 	WatchDelay int64
@@ -232,18 +239,20 @@ func (e *Env) assignPools() error {
 	sorted := slices.Clone(e.Trace.Jobs)
 	slices.SortStableFunc(sorted, func(a, b trace.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	several := 0 // jobs more than one pool takes
+	var fits []int
 	for i, tj := range sorted {
-		best, fits := -1, 0
+		best := -1
+		fits = fits[:0]
 		for p := range e.Pools {
 			pl := &e.Pools[p]
 			if !pl.takes(&tj) {
 				continue
 			}
-			if fits++; best < 0 || pl.PerHour < e.Pools[best].PerHour {
+			if fits = append(fits, p); best < 0 || pl.PerHour < e.Pools[best].PerHour {
 				best = p
 			}
 		}
-		if fits > 1 {
+		if len(fits) > 1 {
 			several++
 		}
 		switch {
@@ -252,20 +261,31 @@ func (e *Env) assignPools() error {
 		case e.Config.Class(tj.Class) == nil:
 			return fmt.Errorf("line %d: class %q is not a class of the config", tj.Line, tj.Class)
 		}
-		e.Jobs[i] = Job{Job: tj, Pool: best}
+		e.Jobs[i] = Job{Job: tj, Pool: best, fitSet: e.fitSetOf(fits)}
 		if cl := e.Config.Class(tj.Class); cl != nil && cl.Service {
 			e.service[i] = true
 			e.services++
 		}
 	}
 	if several > 0 {
-		e.note(fmt.Sprintf("%d job(s) fit more than one pool: the lower bound counts each in its cheapest, while the replay's "+
-			"job manager starts it on any server on that fits it, so a row can use fewer server-hours than the bound "+
-			"(x LB under 1); pools' partitions and the jobs' partition keep such work apart", several))
+		e.note(fmt.Sprintf("%d job(s) fit more than one pool: as the replay's job manager starts such a job on any server "+
+			"on that fits it, the lower bound places it where the fewest servers hold the work (CPU work on GPU servers' "+
+			"spare cores); --fleet peak and p95 size each pool with such jobs in their cheapest pool", several))
 	}
 	// Jobs no pool fits never run; until the fleet is sized, every other job may.
 	e.setSpan(func(i int) bool { return e.Jobs[i].Pool >= 0 })
 	return nil
+}
+
+// fitSetOf is the index in e.fitSets of the set fits, added if new.
+func (e *Env) fitSetOf(fits []int) int {
+	for i, s := range e.fitSets {
+		if slices.Equal(s, fits) {
+			return i
+		}
+	}
+	e.fitSets = append(e.fitSets, slices.Clone(fits))
+	return len(e.fitSets) - 1
 }
 
 // setSpan sets T0 and End from the jobs include accepts (by index; all of them when it accepts

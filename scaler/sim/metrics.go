@@ -234,7 +234,7 @@ func (e *Env) LowerBoundResult() Result {
 		capHours += h * float64(e.Pools[p].capacity())
 		e.avoided(&r, p, h)
 	}
-	r.Utilisation = ratio(e.BusyUnits, capHours)
+	r.Utilisation = ratio(e.boundUnits, capHours)
 	return r
 }
 

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 )
 
@@ -16,13 +18,16 @@ type poolNeed struct {
 }
 
 // bound is the no-delay, perfectly packed replay of a set of jobs: every job started at its
-// submission on perfectly packed servers of its pool (for 8-GPU servers: ceil(busy GPUs / 8)).
+// submission on perfectly packed servers (for 8-GPU servers: ceil(busy GPUs / 8)). A job only
+// one pool fits counts in that pool; one that several fit counts where the servers are fewest
+// (the relaxation), as the replay's job manager starts it on any server on that fits it.
 type bound struct {
 	need    []Point    // servers needed over time, all pools together
 	total   float64    // server-hours: the lower bound
-	perPool []float64  // server-hours per pool
-	busy    float64    // unit-hours of work
-	pools   []poolNeed // per-pool peak, p95 and largest job, for sizing
+	perPool []float64  // server-hours per pool, the relaxation's cheapest split of the need
+	busy    float64    // unit-hours of work, each job in its cheapest pool
+	placed  float64    // unit-hours of work as the relaxation places it (perPool's)
+	pools   []poolNeed // per-pool peak, p95 and largest job, each job in its cheapest pool, for sizing
 }
 
 // needs is the bound of every job some pool fits, which sizes the fleet.
@@ -34,56 +39,86 @@ func (e *Env) needs() []poolNeed {
 
 // setBound makes b the environment's lower bound.
 func (e *Env) setBound(b bound) {
-	e.Need, e.LowerBound, e.poolBound, e.BusyUnits = b.need, b.total, b.perPool, b.busy
+	e.Need, e.LowerBound, e.poolBound, e.BusyUnits, e.boundUnits = b.need, b.total, b.perPool, b.busy, b.placed
 }
 
 // bound sweeps the jobs that include accepts (by index; jobs no pool fits are always left out).
+// Sizing counts each job in its cheapest pool (it says how many servers of each pool the work
+// would want, not the fewest servers it can do with).
 func (e *Env) bound(include func(i int) bool) bound {
 	type delta struct {
 		t          int64
-		pool       int
+		pool       int // the cheapest pool that fits the job: sizing
+		fixed      int // the one pool that fits it, else -1
+		group      int // its flexible group where several pools fit it, else -1
 		gpus, cpus int
 	}
 	var ds []delta
 	b := bound{perPool: make([]float64, len(e.Pools)), pools: make([]poolNeed, len(e.Pools))}
+	var groups []flexGroup
+	groupOf := map[groupKey]int{}
 	for i, j := range e.Jobs {
 		if j.Pool < 0 || !include(i) {
 			continue
 		}
 		g, c := j.GPUs*j.Nodes, j.CPUs*j.Nodes
-		ds = append(ds, delta{j.Submit, j.Pool, g, c}, delta{j.Submit + j.Duration, j.Pool, -g, -c})
+		fixed, group := j.Pool, -1
+		// (a job of no GPU and no CPU loads no pool: it stays in its cheapest)
+		if fits := e.fitSets[j.fitSet]; len(fits) > 1 && g+c > 0 {
+			fixed = -1
+			k := keyOf(j.fitSet, j.GPUs, j.CPUs)
+			id, ok := groupOf[k]
+			if !ok {
+				id = len(groups)
+				groupOf[k] = id
+				byPrice := slices.Clone(fits)
+				slices.SortStableFunc(byPrice, func(a, b int) int { return cmp.Compare(e.Pools[a].PerHour, e.Pools[b].PerHour) })
+				groups = append(groups, flexGroup{pools: byPrice})
+			}
+			group = id
+		}
+		ds = append(ds, delta{j.Submit, j.Pool, fixed, group, g, c}, delta{j.Submit + j.Duration, j.Pool, fixed, group, -g, -c})
 		b.pools[j.Pool].largest = max(b.pools[j.Pool].largest, j.Nodes)
 		b.busy += float64(j.Nodes*unitsOf(&e.Pools[j.Pool], j.GPUs, j.CPUs)) * float64(j.Duration) / 3600
 	}
 	sort.SliceStable(ds, func(a, b int) bool { return ds[a].t < ds[b].t })
 	gpus := make([]int, len(e.Pools))
 	cpus := make([]int, len(e.Pools))
-	need := make([]int, len(e.Pools))
-	// time spent at each need level, per pool, for the p95
+	sized := make([]int, len(e.Pools))
+	servers := make([]float64, len(e.Pools))
+	r := newRelaxation(e.Pools, groups)
+	// time spent at each sizing need level, per pool, for the p95
 	hist := make([]map[int]int64, len(e.Pools))
 	for i := range hist {
 		hist[i] = map[int]int64{}
 	}
-	total, prevT := 0, e.T0
+	total, moved, prevT := 0, 0.0, e.T0
 	for i := 0; i < len(ds); {
 		t := ds[i].t
 		for p := range e.Pools {
-			hist[p][need[p]] += t - prevT
-			b.perPool[p] += float64(need[p]) * float64(t-prevT) / 3600
+			hist[p][sized[p]] += t - prevT
+			b.perPool[p] += servers[p] * float64(t-prevT) / 3600
 		}
 		b.total += float64(total) * float64(t-prevT) / 3600
+		b.placed += moved * float64(t-prevT) / 3600
 		for ; i < len(ds) && ds[i].t == t; i++ {
-			gpus[ds[i].pool] += ds[i].gpus
-			cpus[ds[i].pool] += ds[i].cpus
+			d := &ds[i]
+			gpus[d.pool] += d.gpus
+			cpus[d.pool] += d.cpus
+			if d.group >= 0 {
+				r.groups[d.group].gpus += d.gpus
+				r.groups[d.group].cpus += d.cpus
+			} else {
+				r.fixedGPUs[d.fixed] += d.gpus
+				r.fixedCPUs[d.fixed] += d.cpus
+			}
 		}
-		total = 0
 		for p := range e.Pools {
 			pl := &e.Pools[p]
-			need[p] = ceilDiv(gpus[p], pl.GPUs)
-			need[p] = max(need[p], ceilDiv(cpus[p], pl.CPUs))
-			b.pools[p].peak = max(b.pools[p].peak, need[p])
-			total += need[p]
+			sized[p] = max(ceilDiv(gpus[p], pl.GPUs), ceilDiv(cpus[p], pl.CPUs))
+			b.pools[p].peak = max(b.pools[p].peak, sized[p])
 		}
+		total, moved = r.servers(servers)
 		if n := len(b.need); n > 0 && b.need[n-1].T == t {
 			b.need[n-1].Value = float64(total)
 		} else {
@@ -94,6 +129,7 @@ func (e *Env) bound(include func(i int) bool) bound {
 	for p := range e.Pools {
 		b.pools[p].p95 = quantileOfTime(hist[p], 0.95)
 	}
+	b.placed += b.busy
 	return b
 }
 

@@ -108,38 +108,6 @@ func TestLowerBound(t *testing.T) {
 	}
 }
 
-// TestBoundOfWorkSeveralPoolsTake: the lower bound counts a job in its cheapest pool, while the
-// replay's job manager may start it on a dearer pool's server that is on anyway (CPU work on a
-// GPU server's spare cores), so a row can beat the bound; the notes say so where some job fits
-// more than one pool, and not where partitions keep the work apart.
-func TestBoundOfWorkSeveralPoolsTake(t *testing.T) {
-	pools := func(cpu, gpu string) *config.Config {
-		return replayConfig(t, `pools:
-  - {name: cpu, profile: {cpu_cores: 64`+cpu+`}, cost: {watts: 500, price_per_kwh: 0.15}, boot_timeout: 5m}
-  - {name: gpu, profile: {cpu_cores: 96, gpus: 8`+gpu+`}, cost: {watts: 6500, price_per_kwh: 0.15}, boot_timeout: 5m}
-`)
-	}
-	jobs := func(cpuPart, gpuPart string) []trace.Job {
-		return []trace.Job{
-			{Line: 2, Submit: 0, Duration: 36000, Nodes: 1, GPUs: 1, CPUs: 8, Partition: gpuPart},
-			{Line: 3, Submit: 0, Duration: 60, Nodes: 1, CPUs: 8, Partition: cpuPart},
-			{Line: 4, Submit: 3600, Duration: 28800, Nodes: 1, CPUs: 8, Partition: cpuPart},
-		}
-	}
-	const note = "2 job(s) fit more than one pool"
-	e := tinyEnvFor(t, pools("", ""), &trace.Trace{Format: trace.CSV, Jobs: jobs("", "")}, "peak")
-	if !slices.ContainsFunc(e.Trace.Notes, func(n string) bool { return strings.HasPrefix(n, note) }) {
-		t.Errorf("notes %q, want one starting %q", e.Trace.Notes, note)
-	}
-	if r := Run(e, IdleTimeout(10*time.Minute), nil); r.XLowerBound >= 1 {
-		t.Errorf("idle-10m at %.3f x LB: the CPU work on the GPU server's spare cores no longer beats the bound, so the note may be wrong", r.XLowerBound)
-	}
-	apart := tinyEnvFor(t, pools(", partitions: [cpu]", ", partitions: [gpu]"), &trace.Trace{Format: trace.CSV, Jobs: jobs("cpu", "gpu")}, "peak")
-	if slices.ContainsFunc(apart.Trace.Notes, func(n string) bool { return strings.Contains(n, "more than one pool") }) {
-		t.Errorf("notes %q with the work kept apart by partitions", apart.Trace.Notes)
-	}
-}
-
 // TestBackfill: B needs both servers and waits for A (its shadow time is 3600). C ends before
 // then and may jump ahead on the free server; D would still run at 3600 and must wait behind B.
 func TestBackfill(t *testing.T) {
