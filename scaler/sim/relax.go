@@ -43,8 +43,8 @@ func gcd(a, b int) int {
 
 // relaxation is the lower bound's placement at one instant: how few servers can hold the work
 // running, each pool's fixed load (jobs only it fits) on its own servers and the flexible
-// groups split over their pools, as a linear program. It keeps the answers it found, as a
-// load seen once is often seen again (after a job ends, the load of before it started).
+// groups split over their pools, as a linear program. It keeps the answers it found by what
+// the program reads, which events in pools no flexible work fits leave the same.
 type relaxation struct {
 	pools []Pool
 	// Per pool: the load of the jobs only it fits, and the servers that load alone needs.
