@@ -145,24 +145,20 @@ func place(marks []mark, clear []vg.Rectangle, area vg.Rectangle) []placed {
 // boxAt is label m's box d from its marker's centre in direction dir: beyond the point there
 // on each axis dir moves along, centred on the marker on an axis it does not.
 func boxAt(m mark, dir [2]vg.Length, d vg.Length) vg.Rectangle {
-	var min vg.Point
-	switch dir[0] {
-	case 1:
-		min.X = m.at.X + d
-	case -1:
-		min.X = m.at.X - d - m.size.X
-	default:
-		min.X = m.at.X - m.size.X/2
-	}
-	switch dir[1] {
-	case 1:
-		min.Y = m.at.Y + d
-	case -1:
-		min.Y = m.at.Y - d - m.size.Y
-	default:
-		min.Y = m.at.Y - m.size.Y/2
-	}
+	min := vg.Point{X: along(m.at.X, dir[0], d, m.size.X), Y: along(m.at.Y, dir[1], d, m.size.Y)}
 	return vg.Rectangle{Min: min, Max: min.Add(m.size)}
+}
+
+// along is where a box of length size starts on one axis, for a marker at at: d beyond it
+// in the direction dir (1 or -1), centred on it for 0.
+func along(at, dir, d, size vg.Length) vg.Length {
+	switch dir {
+	case 1:
+		return at + d
+	case -1:
+		return at - d - size
+	}
+	return at - size/2
 }
 
 // cost is what a candidate runs into: the area its box shares with others, and how many
