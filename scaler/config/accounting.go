@@ -123,9 +123,7 @@ func (c *Config) validateAccounting(p *problems) {
 			p.add("accounting.chargeback.accounts", "an account and its department must both be named (%s: %s)", errtext.Quote(acct), errtext.Quote(dept))
 		}
 	}
-	if a.StaleAfter < 0 {
-		p.add("accounting.stale_after", "must not be negative")
-	}
+	positive(p, "accounting.stale_after", a.StaleAfter)
 	names := map[string]bool{}
 	for i := range a.Tariffs {
 		t := &a.Tariffs[i]

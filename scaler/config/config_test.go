@@ -162,6 +162,43 @@ jobs: {watch_interval: 0s, kubernetes: {gpu_device_classes: []}}
 	}
 }
 
+// A zero the file gives for a key whose default is filled after decoding (a pool's
+// boot_timeout, accounting.stale_after) is refused like any other zero that makes no sense;
+// it used to become the default silently (`boot_timeout: 0s` read as 10m).
+func TestExplicitZerosOfLateDefaultsAreRefused(t *testing.T) {
+	y := strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: {hourly: 1.5}\n    boot_timeout: 0s", 1) +
+		"accounting: {stale_after: 0s}\n"
+	got := problemsOf(t, y, Daemon)
+	for _, want := range []string{"pools[0].boot_timeout", "accounting.stale_after"} {
+		if p, ok := got[want]; !ok || !strings.Contains(p.Message, "positive") {
+			t.Errorf("no problem at %s; got:\n%v", want, got)
+		}
+	}
+	c, err := Parse([]byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(c.Pools[0].BootTimeout) != DefaultBootTimeout || time.Duration(c.Accounting.StaleAfter) != 3*time.Minute {
+		t.Errorf("left out: boot_timeout %v, stale_after %v; want the defaults", c.Pools[0].BootTimeout, c.Accounting.StaleAfter)
+	}
+}
+
+// A pool's min beyond its nodes is one problem, the min's: max, left out (all the nodes), is
+// not blamed for being under it too.
+func TestMinBeyondNodesBlamesMinAlone(t *testing.T) {
+	got := problemsOf(t, strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: {hourly: 1.5}\n    min: 3", 1), Daemon)
+	if _, ok := got["pools[0].min"]; !ok {
+		t.Errorf("no problem at pools[0].min; got:\n%v", got)
+	}
+	if p, ok := got["pools[0].max"]; ok {
+		t.Errorf("max, left out, is blamed: %v", p)
+	}
+	got = problemsOf(t, strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: {hourly: 1.5}\n    min: 3\n    max: 4", 1), Daemon)
+	if _, ok := got["pools[0].max"]; !ok {
+		t.Errorf("max beyond the nodes is not reported; got:\n%v", got)
+	}
+}
+
 func TestValidationNamesEveryField(t *testing.T) {
 	cases := []struct {
 		name  string

@@ -36,6 +36,19 @@ func decodeChecked(doc *yaml.Node, c *Config, p *problems) error {
 // lineOf is the line of path (pools[1].nodes[3].bmc.host) in doc, or of the nearest key above
 // it that doc has (0: none).
 func lineOf(doc *yaml.Node, path string) int {
+	line, _ := lookup(doc, path)
+	return line
+}
+
+// given reports whether doc sets path (pools[1].boot_timeout), to any value.
+func given(doc *yaml.Node, path string) bool {
+	_, found := lookup(doc, path)
+	return found
+}
+
+// lookup follows path in doc as far as doc has it: the line of the deepest key found, and
+// whether the whole path was.
+func lookup(doc *yaml.Node, path string) (int, bool) {
 	line, n := 0, doc
 	for path != "" && n != nil {
 		var key string
@@ -44,7 +57,7 @@ func lineOf(doc *yaml.Node, path string) int {
 		case path[0] == '[':
 			end := strings.IndexByte(path, ']')
 			if end < 0 {
-				return line
+				return line, false
 			}
 			fmt.Sscanf(path[1:end], "%d", &index)
 			path = strings.TrimPrefix(path[end+1:], ".")
@@ -60,7 +73,7 @@ func lineOf(doc *yaml.Node, path string) int {
 			line = n.Line
 		}
 	}
-	return line
+	return line, n != nil
 }
 
 // child is the value of key in mapping n, or item index of sequence n (nil: none).

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -44,7 +45,7 @@ func setString(v *string, def string) {
 // when it is given no file. It is not validated (it has no pools).
 func Default() *Config {
 	c := defaults()
-	c.applyPoolDefaults()
+	c.applyPoolDefaults(func(string) bool { return false })
 	return c
 }
 
@@ -123,18 +124,24 @@ func (c *Config) applyDefaults() {
 }
 
 // applyPoolDefaults fills what the file cannot give before it is read: the classes when it
-// lists none, and each pool's fields it left out.
-func (c *Config) applyPoolDefaults() {
+// lists none, and each pool's fields it left out. given reports whether the file sets a path:
+// a duration it sets to zero stays zero, for validation to refuse, rather than silently
+// becoming the default (`boot_timeout: 0s` read as 10m).
+func (c *Config) applyPoolDefaults(given func(path string) bool) {
 	if len(c.Classes) == 0 {
 		c.Classes = DefaultClasses()
 	}
 	for i := range c.TelemetrySources {
 		c.TelemetrySources[i].applyDefaults()
 	}
-	setDur(&c.Accounting.StaleAfter, 3*time.Duration(c.Policy.EvaluationInterval))
+	if !given("accounting.stale_after") {
+		setDur(&c.Accounting.StaleAfter, 3*time.Duration(c.Policy.EvaluationInterval))
+	}
 	for i := range c.Pools {
 		pl := &c.Pools[i]
-		setDur(&pl.BootTimeout, DefaultBootTimeout)
+		if !given(fmt.Sprintf("pools[%d].boot_timeout", i)) {
+			setDur(&pl.BootTimeout, DefaultBootTimeout)
+		}
 		if t := c.Accounting.Tariff(pl.Cost.Tariff); t != nil && pl.Cost.Tariff != "" {
 			setString(&pl.Cost.Currency, t.Currency)
 		}

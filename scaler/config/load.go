@@ -79,7 +79,7 @@ func ParseFor(b []byte, mode Mode) (*Config, error) {
 	if err := decodeChecked(doc, c, &p); err != nil {
 		return nil, err
 	}
-	c.applyPoolDefaults()
+	c.applyPoolDefaults(func(path string) bool { return given(doc, path) })
 	undecoded := slices.Clone(p)
 	c.validate(&p, mode)
 	p = dropUnder(p, undecoded)

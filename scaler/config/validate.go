@@ -390,11 +390,13 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 		if pl.Min < 0 {
 			p.add(path+".min", "must not be negative")
 		}
-		if pl.Max != nil && (*pl.Max < pl.Min || *pl.Max > len(pl.Nodes)) {
-			p.add(path+".max", "%d is not between min (%d) and the number of nodes (%d)", *pl.Max, pl.Min, len(pl.Nodes))
-		}
+		// A min beyond the nodes is the min's problem: max (by default the number of nodes) is
+		// then held to the nodes alone, not blamed for being under that min too.
 		if pl.Min > len(pl.Nodes) {
 			p.add(path+".min", "%d is more than the pool's %d nodes", pl.Min, len(pl.Nodes))
+		}
+		if pl.Max != nil && ((*pl.Max < pl.Min && pl.Min <= len(pl.Nodes)) || *pl.Max > len(pl.Nodes)) {
+			p.add(path+".max", "%d is not between min (%d) and the number of nodes (%d)", *pl.Max, pl.Min, len(pl.Nodes))
 		}
 		for j := range pl.Nodes {
 			n := &pl.Nodes[j]
