@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,36 @@ func TestExplicitZerosOfLateDefaultsAreRefused(t *testing.T) {
 	}
 }
 
+// server.listen_address is what net.Listen takes; one it cannot open used to pass validation
+// and stop rota at start.
+func TestListenAddress(t *testing.T) {
+	cases := []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:10091", true},
+		{":10091", true},
+		{"[::1]:10091", true},
+		{"127.0.0.1:0", true},
+		{"localhost:http", true},
+		{"not an address", false},
+		{"127.0.0.1", false},
+		{":99999", false},
+		{"127.0.0.1:-1", false},
+		{"::1:10091", false},
+		{"rota host:10091", false},
+		{"http://127.0.0.1:10091", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.addr, func(t *testing.T) {
+			_, err := Parse([]byte(strings.Replace(minimal, "server:\n", "server:\n  listen_address: "+strconv.Quote(tc.addr)+"\n", 1)))
+			if bad := err != nil && strings.Contains(err.Error(), "server.listen_address: "); bad == tc.ok {
+				t.Errorf("listen_address %q: %v, want ok %v", tc.addr, err, tc.ok)
+			}
+		})
+	}
+}
+
 // A pool's min beyond its nodes is one problem, the min's: max, left out (all the nodes), is
 // not blamed for being under it too.
 func TestMinBeyondNodesBlamesMinAlone(t *testing.T) {
@@ -233,6 +264,8 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"jobs.exec.state_command", "jobs.exec.demand_command", "jobs.exec.drain_command", "jobs.exec.resume_command"}},
 		{"zeros that make no sense", minimal + "policy:\n  idle: {window: 0s, cpu_threshold: 0}\n  evaluation_interval: 0s\nprometheus: {timeout: 0s}\nbmc: {concurrency: 0}\n",
 			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
+		{"graceful shutdown of no time", minimal + "bmc: {graceful_timeout: 0s}\n", []string{"bmc.graceful_timeout"}},
+		{"graceful shutdown as long as the operation", minimal + "bmc: {graceful_timeout: 5m, operation_timeout: 5m}\n", []string{"bmc.graceful_timeout"}},
 		{"last class must catch all", minimal + "classes:\n  - {name: light, max_gpus: 0}\n", []string{"classes[0]"}},
 		{"deferral and service", minimal + "classes:\n  - {name: b, partitions: [b], defer: {until: night}}\n  - {name: w, service: true, defer: {until: x, max: 1h}}\n  - {name: rest}\n",
 			[]string{"classes[0].defer.until", "classes[0].defer.max", "classes[1].defer", "classes[1].defer.until"}},

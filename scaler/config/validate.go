@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"path/filepath"
 	"reflect"
@@ -79,12 +80,11 @@ func (c *Config) validateWiring(p *problems) {
 	}
 	positive(p, "prometheus.scrape_interval", c.Prometheus.ScrapeInterval)
 	positive(p, "prometheus.timeout", c.Prometheus.Timeout)
-	if c.Server.ListenAddress == "" {
-		p.add("server.listen_address", "must not be empty")
-	}
+	validateListen(p, c.Server.ListenAddress)
 	c.validateStore(p)
 	positive(p, "jobs.timeout", c.Jobs.Timeout)
 	positive(p, "bmc.operation_timeout", c.BMC.OperationTimeout)
+	validateGraceful(p, c.BMC)
 	if err := c.Prometheus.HTTPClient.Validate(); err != nil {
 		p.add("prometheus.http_client", "%v", err)
 	}
@@ -111,6 +111,46 @@ func (c *Config) validateWiring(p *problems) {
 	}
 	if c.BMC.Concurrency <= 0 {
 		p.add("bmc.concurrency", "must be positive")
+	}
+}
+
+// validateListen: what net.Listen takes, host:port (the host may be empty: every address),
+// so a listener rota cannot open is named here rather than by rota failing at start.
+func validateListen(p *problems, addr string) {
+	if addr == "" {
+		p.add("server.listen_address", "must not be empty")
+		return
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	var reason string
+	var ae *net.AddrError
+	var de *net.DNSError
+	switch {
+	case errors.As(err, &ae):
+		reason = ae.Err // missing port in address, invalid port, ...
+	case errors.As(err, &de):
+		reason = de.Err // unknown port
+	case err != nil:
+		reason = "not an address"
+	case strings.ContainsAny(host, " \t\r\n/"):
+		reason = "a host has no spaces or slashes"
+	default:
+		return
+	}
+	p.add("server.listen_address", "%s is not host:port (127.0.0.1:10091, :10091): %s", errtext.Quote(addr), reason)
+}
+
+// validateGraceful: the graceful shutdown's wait is a positive time within the operation that
+// holds it. bmc.operation_timeout bounds the whole power-off, so a wait as long would end the
+// operation before the hard off is sent; and a zero would not mean "hard off at once" (the
+// BMC controller reads it as its own default).
+func validateGraceful(p *problems, b BMCLimits) {
+	positive(p, "bmc.graceful_timeout", b.GracefulTimeout)
+	if b.GracefulTimeout > 0 && b.OperationTimeout > 0 && b.GracefulTimeout >= b.OperationTimeout {
+		p.add("bmc.graceful_timeout", "%s is not shorter than bmc.operation_timeout (%s), which bounds the whole power-off: the hard off after it would never be sent", b.GracefulTimeout, b.OperationTimeout)
 	}
 }
 
