@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/stmcginnis/gofish"
@@ -97,7 +99,7 @@ func (d *bmclibDialer) openRedfish(ctx context.Context, node string, ep Endpoint
 		return nil, &RefusedError{Node: node, Err: err}
 	}
 	client, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
-		Endpoint: fmt.Sprintf("https://%s:%d", ep.Host, portOrDefault(ep)), Username: ep.Username,
+		Endpoint: "https://" + net.JoinHostPort(ep.Host, strconv.Itoa(portOrDefault(ep))), Username: ep.Username,
 		Password: password.Reveal(), HTTPClient: hc, BasicAuth: ep.BasicAuth,
 	})
 	if err != nil {

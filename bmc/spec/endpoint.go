@@ -3,7 +3,10 @@ package spec
 import (
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -81,8 +84,8 @@ func (e Endpoint) Validate() []error {
 	}
 	if strings.TrimSpace(e.Host) == "" {
 		add("host", "required")
-	} else if strings.Contains(e.Host, "://") || strings.ContainsAny(e.Host, " /") {
-		add("host", "want a host name or address without scheme or path, got %s", errtext.Quote(e.Host))
+	} else if msg := hostProblem(e.Host); msg != "" {
+		add("host", "%s", msg)
 	}
 	if e.Port < 0 || e.Port > 65535 {
 		add("port", "out of range 1-65535: %d", e.Port)
@@ -119,7 +122,44 @@ func (e Endpoint) Validate() []error {
 	return errs
 }
 
-// Address returns host:port with the protocol's default port when none is set.
+// hostProblem says what makes host no BMC host ("" when it is one): an IP address (IPv6
+// without brackets) or a DNS name, without scheme, user, port or path. ipmitool takes it as
+// -H and the Redfish client puts it in a URL, so "bmc:623" or "admin@bmc" would reach
+// another port or send another user, and a leading '-' reads as an option.
+func hostProblem(host string) string {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return ""
+	}
+	if h, port, err := net.SplitHostPort(host); err == nil && h != "" && strings.Trim(port, "0123456789") == "" && port != "" {
+		return fmt.Sprintf("%s has a port: give the host alone, and the port in port", errtext.Quote(host))
+	}
+	if !isDNSName(host) {
+		return fmt.Sprintf("want a host name (letters, digits, '-', '.') or IP address, without scheme, user, port or path, got %s", errtext.Quote(host))
+	}
+	return ""
+}
+
+// isDNSName reports whether s is a host name: dot-separated labels of 1 to 63 ASCII letters,
+// digits, '-' and '_', none starting or ending with '-', 253 bytes at most.
+func isDNSName(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Address returns host:port with the protocol's default port when none is set (an IPv6
+// host in brackets).
 func (e Endpoint) Address() string {
 	port := e.Port
 	if port == 0 {
@@ -128,7 +168,7 @@ func (e Endpoint) Address() string {
 			port = 623
 		}
 	}
-	return fmt.Sprintf("%s:%d", e.Host, port)
+	return net.JoinHostPort(e.Host, strconv.Itoa(port))
 }
 
 // Password reads the endpoint's password from its file or environment variable. lookupEnv is

@@ -22,7 +22,14 @@ func TestEndpointValidate(t *testing.T) {
 		{"valid ipmi", func(e *Endpoint) { e.Protocol, e.CipherSuite, e.Port = ProtocolIPMI, 17, 623 }, nil},
 		{"everything missing", func(e *Endpoint) { *e = Endpoint{} }, []string{"protocol: required (ipmi or redfish)", "host: required", "username: required", "password_file: required, or password_env"}},
 		{"unknown protocol", func(e *Endpoint) { e.Protocol = "snmp" }, []string{`protocol: unknown protocol "snmp" (want ipmi or redfish)`}},
-		{"host with scheme", func(e *Endpoint) { e.Host = "https://bmc" }, []string{`host: want a host name or address without scheme or path, got "https://bmc"`}},
+		{"host with scheme", func(e *Endpoint) { e.Host = "https://bmc" }, []string{`host: want a host name (letters, digits, '-', '.') or IP address, without scheme, user, port or path, got "https://bmc"`}},
+		{"host with a port", func(e *Endpoint) { e.Host = "bmc:99999" }, []string{`host: "bmc:99999" has a port: give the host alone, and the port in port`}},
+		{"host with a user", func(e *Endpoint) { e.Host = "admin@bmc" }, []string{`host: want a host name (letters, digits, '-', '.') or IP address, without scheme, user, port or path, got "admin@bmc"`}},
+		{"host as an option", func(e *Endpoint) { e.Host = "-oProxyCommand=x" }, []string{`host: want a host name (letters, digits, '-', '.') or IP address, without scheme, user, port or path, got "-oProxyCommand=x"`}},
+		{"host not ASCII", func(e *Endpoint) { e.Host = "bmç.example" }, []string{`host: want a host name (letters, digits, '-', '.') or IP address, without scheme, user, port or path, got "bmç.example"`}},
+		{"host with empty label", func(e *Endpoint) { e.Host = "bmc..example" }, []string{`host: want a host name (letters, digits, '-', '.') or IP address, without scheme, user, port or path, got "bmc..example"`}},
+		{"host a name", func(e *Endpoint) { e.Host = "gpu01-bmc.example.internal" }, nil},
+		{"host an IPv6 address", func(e *Endpoint) { e.Host = "fd00::5" }, nil},
 		{"port out of range", func(e *Endpoint) { e.Port = 70000 }, []string{"port: out of range 1-65535: 70000"}},
 		{"two password sources", func(e *Endpoint) { e.PasswordEnv = "PW" }, []string{"password_env: set only one of password_file and password_env"}},
 		{"tls options on ipmi", func(e *Endpoint) { e.Protocol, e.CAFile, e.SystemName = ProtocolIPMI, "ca.pem", "s" }, []string{"ca_file: only for protocol redfish", "system_name: only for protocol redfish"}},
@@ -69,6 +76,9 @@ cipher_suite: 3
 	}
 	if e.Address() != "10.1.2.3:9623" {
 		t.Errorf("Address() = %s", e.Address())
+	}
+	if e.Host = "fd00::5"; e.Address() != "[fd00::5]:9623" {
+		t.Errorf("Address() of an IPv6 host = %s, want [fd00::5]:9623", e.Address())
 	}
 }
 
