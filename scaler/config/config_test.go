@@ -266,6 +266,13 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
 		{"graceful shutdown of no time", minimal + "bmc: {graceful_timeout: 0s}\n", []string{"bmc.graceful_timeout"}},
 		{"graceful shutdown as long as the operation", minimal + "bmc: {graceful_timeout: 5m, operation_timeout: 5m}\n", []string{"bmc.graceful_timeout"}},
+		{"exporters that are no host:port, or another node's", strings.Replace(minimal, "name: n1\n", "name: n1\n        exporter: n1\n", 1) + `  - name: cpu2
+    profile: {cpu_cores: 8}
+    nodes:
+      - {name: a, exporter: "a:10090", bmc: {protocol: ipmi, host: h, username: u, password_env: PW}}
+      - {name: b, exporter: "a:10090", bmc: {protocol: ipmi, host: h, username: u, password_env: PW}}
+      - {name: c, exporter: "c:99999", bmc: {protocol: ipmi, host: h, username: u, password_env: PW}}
+`, []string{"pools[0].nodes[0].exporter", "pools[1].nodes[1].exporter", "pools[1].nodes[2].exporter"}},
 		{"last class must catch all", minimal + "classes:\n  - {name: light, max_gpus: 0}\n", []string{"classes[0]"}},
 		{"deferral and service", minimal + "classes:\n  - {name: b, partitions: [b], defer: {until: night}}\n  - {name: w, service: true, defer: {until: x, max: 1h}}\n  - {name: rest}\n",
 			[]string{"classes[0].defer.until", "classes[0].defer.max", "classes[1].defer", "classes[1].defer.until"}},

@@ -103,7 +103,14 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 			p.add(path+".name", "%s is used twice", errtext.Quote(s.Name))
 		}
 		names[s.Name] = true
-		if len(s.Regions) < 2 {
+		regions := map[string]bool{}
+		for j, r := range s.Regions {
+			if regions[r] {
+				p.add(fmt.Sprintf("%s.regions[%d]", path, j), "%s is named twice", errtext.Quote(r))
+			}
+			regions[r] = true
+		}
+		if len(regions) < 2 {
 			p.add(path+".regions", "a shared storage names at least two regions")
 		}
 	}

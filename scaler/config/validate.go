@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -409,7 +410,7 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 	if len(c.Pools) == 0 {
 		p.add("pools", "at least one pool is required")
 	}
-	pools, nodes := map[string]bool{}, map[string]string{}
+	pools, nodes, exporters := map[string]bool{}, map[string]string{}, map[string]string{}
 	for i := range c.Pools {
 		pl := &c.Pools[i]
 		path := fmt.Sprintf("pools[%d]", i)
@@ -449,8 +450,9 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 				nodes[n.Name] = path
 			}
 			if mode != Daemon {
-				continue // a replay sends no power command
+				continue // a replay sends no power command and scrapes nothing
 			}
+			validateExporter(p, exporters, npath, n.Exporter)
 			for _, err := range n.BMC.Validate() {
 				var fe *spec.FieldError
 				if errors.As(err, &fe) {
@@ -461,6 +463,24 @@ func (c *Config) validatePools(p *problems, mode Mode) {
 			}
 		}
 	}
+}
+
+// validateExporter checks a node's exporter (when given): host:port, and no other node's, for
+// the target's series would be read as both servers'.
+func validateExporter(p *problems, seen map[string]string, npath, addr string) {
+	if addr == "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 || host == "" || strings.ContainsAny(host, " \t\r\n/@") {
+		p.add(npath+".exporter", "%s is not host:port of the server's rota-exporter (gpu01.example.internal:10090)", errtext.Quote(addr))
+		return
+	}
+	if prev, dup := seen[addr]; dup {
+		p.add(npath+".exporter", "%s is already the exporter of %s", errtext.Quote(addr), prev)
+		return
+	}
+	seen[addr] = npath
 }
 
 // uniqueName checks the name at path+".name": a name, and not one of seen (which it joins).
