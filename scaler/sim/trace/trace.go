@@ -147,8 +147,12 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
 		_, _ = br.Discard(len(utf8BOM))
 	}
+	// A read that fails (the path is a folder, an I/O error) is said as such: taken for the end
+	// of the file, it read as "the file holds only blank lines".
 	if _, err := br.Peek(1); errors.Is(err, io.EOF) {
 		return nil, errors.New("the file is empty")
+	} else if err != nil {
+		return nil, fmt.Errorf("reading: %w", err)
 	}
 	if f == "" {
 		var err error

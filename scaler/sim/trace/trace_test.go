@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/rotahq/rota/internal/testutil"
 )
@@ -137,6 +138,17 @@ func TestGzipAndDetection(t *testing.T) {
 	}
 	if _, err := Read(strings.NewReader("a;b\n"), "", Options{}); err == nil {
 		t.Error("an unknown format was accepted")
+	}
+}
+
+// A trace that cannot be read is said to be so, with the reader's error, in every format: a
+// folder given as --trace used to read as "the file holds only blank lines".
+func TestUnreadableTraceSaysWhy(t *testing.T) {
+	for _, f := range []Format{"", SWF, ITP, CSV} {
+		_, err := Read(iotest.ErrReader(errors.New("is a directory")), f, Options{})
+		if err == nil || !strings.Contains(err.Error(), "is a directory") {
+			t.Errorf("format %q: %v, want the read error", f, err)
+		}
 	}
 }
 
