@@ -14,9 +14,10 @@ import (
 // kingpin reports any bad flag; it used to run (rotactl power --timeout=-5s sent commands with
 // an already expired deadline).
 type durationFlag struct {
-	name      string
-	d         *time.Duration
-	allowZero bool
+	name          string
+	d             *time.Duration
+	allowZero     bool
+	allowNegative bool
 }
 
 // positiveDuration makes fc a duration flag stored in d that must be above zero.
@@ -30,12 +31,18 @@ func nonNegativeDuration(fc *kingpin.FlagClause, d *time.Duration) {
 	fc.SetValue(&durationFlag{name: fc.Model().Name, d: d, allowZero: true})
 }
 
+// signedDuration is a duration flag where any sign means something (its help says what): it
+// only names the flag when the value is no duration, as kingpin's own duration flag does not.
+func signedDuration(fc *kingpin.FlagClause, d *time.Duration) {
+	fc.SetValue(&durationFlag{name: fc.Model().Name, d: d, allowZero: true, allowNegative: true})
+}
+
 func (f *durationFlag) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	switch {
 	case err != nil:
 		return fmt.Errorf("--%s: %s is not a duration (e.g. 30s, 5m, 1h30m)", f.name, errtext.Quote(s))
-	case d < 0:
+	case d < 0 && !f.allowNegative:
 		return fmt.Errorf("--%s: %s is negative: give a duration above zero", f.name, s)
 	case d == 0 && !f.allowZero:
 		return fmt.Errorf("--%s: %s means nothing here: give a duration above zero", f.name, s)

@@ -42,7 +42,7 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	c.Flag("fleet", "Fleet size: auto (the machine the trace's header states, e.g. SWF MaxNodes, else peak), trace (that machine), peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("auto").StringVar(&f.fleet)
 	positiveDuration(c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h"), &f.maxWait)
 	c.Flag("sweep", "Run the idle timeout at 1, 2, 5, 10, 20, 30 and 60 minutes, and rota under the config's policy and with its knobs moved (spares.quantile, break_even.wear_time, break_even.idle_periods), for the frontier plot.").BoolVar(&f.sweep)
-	c.Flag("watch-delay", "How long after a job arrives rota's planner runs for it (the job manager's pending-work watch); negative: only at evaluation intervals.").Default("1s").DurationVar(&f.watchDelay)
+	signedDuration(c.Flag("watch-delay", "How long after a job arrives rota's planner runs for it (the job manager's pending-work watch); negative: only at evaluation intervals.").Default("1s"), &f.watchDelay)
 	c.Flag("requeue-all", "Take every job of the trace as requeueable (rebalancing may move it), whatever the trace says.").BoolVar(&f.requeueAll)
 	cmds[c.FullCommand()] = func(ctx context.Context, e env) int {
 		if err := runSimulate(ctx, e, f); err != nil {
