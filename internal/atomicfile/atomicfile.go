@@ -23,14 +23,18 @@ func Write(path string, data []byte) error {
 }
 
 // Pending is a file that replaces path once its CloseAtomicallyReplace is called (its Cleanup
-// removes it otherwise), private to its owner (0600).
+// removes it otherwise), private to its owner (0600). A path that is a folder is refused here,
+// before anything is written into the pending file.
 func Pending(path string) (*renameio.PendingFile, error) {
+	if isFolder(path) {
+		return nil, named(path, fs.ErrExist)
+	}
 	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o600))
 	return f, named(path, err)
 }
 
 // named says which file could not be written (renameio's errors name its temporary file), and
-// a missing folder in those words.
+// a missing folder, or a folder where the file would go, in those words.
 func named(path string, err error) error {
 	if err == nil {
 		return nil
@@ -39,5 +43,13 @@ func named(path string, err error) error {
 	if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
 		return fmt.Errorf("writing %s: no folder %s", path, dir)
 	}
+	if isFolder(path) {
+		return fmt.Errorf("writing %s: it is a folder; name a file", path)
+	}
 	return fmt.Errorf("writing %s: %w", path, err)
+}
+
+func isFolder(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

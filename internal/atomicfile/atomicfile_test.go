@@ -37,6 +37,27 @@ func TestMissingFolder(t *testing.T) {
 	}
 }
 
+// TestFolderInTheWay: a folder where the file would go is named as such, not as renameio's
+// failed rename of its temporary file, and nothing is left beside it.
+func TestFolderInTheWay(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "targets")
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := "writing " + path + ": it is a folder; name a file"
+	if err := Write(path, []byte("[]\n")); err == nil || err.Error() != want {
+		t.Errorf("Write: %v, want %q", err, want)
+	}
+	if _, err := Pending(path); err == nil || err.Error() != want {
+		t.Errorf("Pending: %v, want %q", err, want)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("left beside the folder: %v, %v", entries, err)
+	}
+}
+
 // TestPending: a pending file replaces its path only when told, private to its owner; cleaned
 // up, it leaves the old file as it was and nothing beside it.
 func TestPending(t *testing.T) {
