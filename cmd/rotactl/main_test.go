@@ -16,6 +16,8 @@ func TestHelpStopsBeforeTheVerb(t *testing.T) {
 	}{
 		{"verb help", []string{"validate", "--help"}, 0, "validate"},
 		{"top-level help", []string{"--help"}, 0, "power"},
+		// every command that needs the config reads the daemon's by default, power too
+		{"power's default config", []string{"power", "status", "--help"}, 0, "/etc/rota/rota.yml"},
 		{"no verb", nil, 2, "command"},
 		{"unknown verb", []string{"frobnicate"}, 2, "frobnicate"},
 	}

@@ -33,7 +33,7 @@ type powerFlags struct {
 func registerPower(app *kingpin.Application, cmds map[string]command) {
 	f := &powerFlags{}
 	power := app.Command("power", "Read or change servers' power through their BMCs (IPMI or Redfish), as the inventory in the config file describes them.")
-	power.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("rota.yml").StringVar(&f.configFile)
+	power.Flag("config.file", "rota's config file (pools and nodes with their bmc endpoints).").Default("/etc/rota/rota.yml").StringVar(&f.configFile)
 	power.Flag("output", "Output format: table or json.").Short('o').Default("table").EnumVar(&f.output, "table", "json")
 	positiveDuration(power.Flag("timeout", "Bound on each node's operation, confirmation included (default: bmc.operation_timeout of the config)."), &f.timeout)
 	logflags.Add(power, &f.log, "error") // BMC details on stderr
