@@ -333,6 +333,9 @@ func (c *Config) validatePolicy(p *problems) {
 		p.add("policy.failure.alert_after", "must be positive")
 	}
 	positive(p, "policy.failure.alert_window", pol.Failure.AlertWindow)
+	// a server whose power step failed would be retried at every pass, and doubling no wait
+	// never reaches max_backoff
+	positive(p, "policy.failure.backoff", pol.Failure.Backoff)
 	if pol.Failure.MaxBackoff < pol.Failure.Backoff {
 		p.add("policy.failure.max_backoff", "is shorter than policy.failure.backoff")
 	}
