@@ -57,6 +57,13 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	if f.gpusPerNode < 0 {
 		return fmt.Errorf("--gpus-per-node %d: want a count of GPUs above zero (or leave it out for the config's)", f.gpusPerNode)
 	}
+	if f.out != "" {
+		// made before the replay, so that a folder that cannot be is said at once, not once a
+		// sweep of minutes is done
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
 	cfg, err := config.LoadFor(f.config, config.Replay)
 	if err != nil {
 		return err

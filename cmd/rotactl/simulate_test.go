@@ -53,6 +53,8 @@ func TestSimulate(t *testing.T) {
 			[]string{"idle-15m0s", "idle-20m0s", "dominate idle-15m0s ("}, ""},
 		{"malformed row named by line", []string{"--trace", bad, "--config", cfg}, 1, nil, "line 3: duration"},
 		{"bad fleet", []string{"--trace", good, "--config", cfg, "--fleet", "most"}, 1, nil, `fleet "most"`},
+		// --out naming a file is refused before the replay (the trace here cannot even be read)
+		{"out is a file", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg, "--out", good}, 1, nil, "--out: mkdir " + good + ": not a directory"},
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg}, 1, nil, "opening trace"},
 		// --out panicked in the wait plot (a log axis with no line) on a one-job trace.
 		{"one job with files", []string{"--trace", one, "--config", cfg, "--out", filepath.Join(dir, "one")}, 0, []string{"one-waits.png"}, ""},
