@@ -21,7 +21,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// MaxConcurrent caps operations in flight across all BMCs (64).
 	MaxConcurrent int
-	// MinCommandInterval is the least time between two commands to one BMC (1s).
+	// MinCommandInterval is the least time between two commands to one BMC (1s; negative:
+	// no spacing).
 	MinCommandInterval time.Duration
 	// OperationTimeout bounds one whole operation, waits and confirmation included (5m); the
 	// caller's context may end it sooner.

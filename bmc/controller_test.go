@@ -217,6 +217,33 @@ func TestControllerConcurrency(t *testing.T) {
 	}
 }
 
+// TestCommandSpacing: a second command to one BMC waits out MinCommandInterval after the
+// first (zero: the default second), and a negative interval asks for no wait: the on then
+// follows the off's confirmation, one poll later.
+func TestCommandSpacing(t *testing.T) {
+	for _, tt := range []struct {
+		interval, want time.Duration
+	}{{0, time.Second}, {3 * time.Second, 3 * time.Second}, {-1, 100 * time.Millisecond}} {
+		clock := newFakeClock()
+		b := &fakeBMC{clock: clock, script: script{raw: "on"}}
+		c, _ := newTestController(t, ProtocolIPMI, map[string]*fakeBMC{"n": b}, clock, func(o *Options) {
+			o.MinCommandInterval, o.PollInterval = tt.interval, 100*time.Millisecond
+		})
+		if err := c.Off(context.Background(), "n", false); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.On(context.Background(), "n"); err != nil {
+			t.Fatal(err)
+		}
+		if len(b.at) != 2 {
+			t.Fatalf("interval %s: commands %q, want off and on", tt.interval, b.commands)
+		}
+		if gap := b.at[1].Sub(b.at[0]); gap != tt.want {
+			t.Errorf("interval %s: commands %s apart, want %s", tt.interval, gap, tt.want)
+		}
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	c := &Controller{opts: Options{BackoffBase: 100 * time.Millisecond, BackoffMax: time.Second}}
 	tests := []struct {

@@ -13,7 +13,7 @@ import (
 )
 
 // Power builds the BMC controller for every node of the inventory, with the bmc: section's cap,
-// command interval and timeouts. timeout bounds each operation, confirmation included; zero
+// command interval (0s: none) and timeouts. timeout bounds each operation, confirmation included; zero
 // takes bmc.operation_timeout.
 func Power(cfg *config.Config, log *logrus.Entry, clock bmc.Clock, reg prometheus.Registerer, timeout time.Duration) (*bmc.Controller, error) {
 	endpoints := map[string]bmc.Endpoint{}
@@ -30,9 +30,19 @@ func Power(cfg *config.Config, log *logrus.Entry, clock bmc.Clock, reg prometheu
 		Clock:              clock,
 		Registerer:         reg,
 		MaxConcurrent:      cfg.BMC.Concurrency,
-		MinCommandInterval: time.Duration(cfg.BMC.MinCommandInterval),
+		MinCommandInterval: spacing(cfg.BMC),
 		OperationTimeout:   timeout,
 		ConfirmTimeout:     timeout,
 		GracePeriod:        time.Duration(cfg.BMC.GracefulTimeout),
 	})
+}
+
+// spacing is bmc.Options' MinCommandInterval for the bmc: section's: the section is defaulted
+// already, so a zero there is the file asking for no spacing, which bmc.Options spells
+// negative (its zero is its own default).
+func spacing(b config.BMCLimits) time.Duration {
+	if b.MinCommandInterval == 0 {
+		return -1
+	}
+	return time.Duration(b.MinCommandInterval)
 }
