@@ -82,7 +82,8 @@ func NewSlurmCollectorFromConfig(cfg SlurmConfig, log *logrus.Entry) (*SlurmColl
 }
 
 // LoadClasses reads the classes: section of rota's config file (the rest is ignored); an empty
-// path, or a file without classes, gives jobclass.Defaults().
+// path, or a file without the key, gives jobclass.Defaults(); a key with no class is refused,
+// as rota refuses it.
 func LoadClasses(path string) ([]jobclass.Class, error) {
 	if path == "" {
 		return jobclass.Defaults(), nil
@@ -113,7 +114,7 @@ func LoadClasses(path string) ([]jobclass.Class, error) {
 		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
 	}
 	if len(classes) == 0 {
-		return jobclass.Defaults(), nil
+		return nil, fmt.Errorf("reading classes from %s: %s", path, jobclass.EmptyList)
 	}
 	for i, c := range classes {
 		if c.Name == "" {

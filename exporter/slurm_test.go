@@ -95,6 +95,8 @@ func TestLoadClasses(t *testing.T) {
 		{"missing file", "testdata/no-such-file.yml", nil, true},
 		{"misspelt class field", writeTemp(t, "classes:\n  - name: light\n    max_gpu: 0\n"), nil, true},
 		{"no classes section", writeTemp(t, "jobs: {adapter: slurm}\n"), []string{"light", "medium", "heavy"}, false},
+		{"an empty list", writeTemp(t, "classes: []\n"), nil, true},
+		{"a key with nothing", writeTemp(t, "classes:\npools: []\n"), nil, true},
 		{"own classes", writeTemp(t, "pools: []\nclasses:\n  - name: small\n    max_cpus: 4\n  - name: big\n"), []string{"small", "big"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

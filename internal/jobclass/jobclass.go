@@ -9,6 +9,9 @@ import (
 	"github.com/rotahq/rota/internal/size"
 )
 
+// EmptyList is what rota and its exporter say of a `classes:` key holding no class.
+const EmptyList = "an empty list: every job needs a class; leave the key out for the defaults (light, medium, heavy)"
+
 // Class is a kind of work. Zero limits mean no limit, except MaxGPUs, where nil means no limit
 // and 0 means no GPUs. A class may be deferrable (Defer) or a service (Service), not both.
 type Class struct {

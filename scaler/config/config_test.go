@@ -275,6 +275,8 @@ func TestValidationNamesEveryField(t *testing.T) {
       - {name: c, exporter: "c:99999", bmc: {protocol: ipmi, host: h, username: u, password_env: PW}}
 `, []string{"pools[0].nodes[0].exporter", "pools[1].nodes[1].exporter", "pools[1].nodes[2].exporter"}},
 		{"last class must catch all", minimal + "classes:\n  - {name: light, max_gpus: 0}\n", []string{"classes[0]"}},
+		{"classes: an empty list is no default", minimal + "classes: []\n", []string{"classes"}},
+		{"classes: a key with nothing", minimal + "classes:\n", []string{"classes"}},
 		{"deferral and service", minimal + "classes:\n  - {name: b, partitions: [b], defer: {until: night}}\n  - {name: w, service: true, defer: {until: x, max: 1h}}\n  - {name: rest}\n",
 			[]string{"classes[0].defer.until", "classes[0].defer.max", "classes[1].defer", "classes[1].defer.until"}},
 		{"break-even and forecast", minimal + "policy:\n  spares: {quantile: 1}\n  break_even: {wear_cost: -1, wait_per_job_hour: -2, wait_per_gpu_hour: .nan}\n",

@@ -124,11 +124,12 @@ func (c *Config) applyDefaults() {
 }
 
 // applyPoolDefaults fills what the file cannot give before it is read: the classes when it
-// lists none, and each pool's fields it left out. given reports whether the file sets a path:
+// has no `classes` key (an empty list is for validation to refuse), and each pool's fields it
+// left out. given reports whether the file sets a path:
 // a duration it sets to zero stays zero, for validation to refuse, rather than silently
 // becoming the default (`boot_timeout: 0s` read as 10m).
 func (c *Config) applyPoolDefaults(given func(path string) bool) {
-	if len(c.Classes) == 0 {
+	if !given("classes") {
 		c.Classes = DefaultClasses()
 	}
 	for i := range c.TelemetrySources {

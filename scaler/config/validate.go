@@ -17,6 +17,7 @@ import (
 
 	"github.com/rotahq/rota/bmc/spec"
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/jobclass"
 )
 
 // Validate checks the whole config for the daemon and reports every problem at once as a
@@ -401,7 +402,9 @@ func (c *Config) validateClasses(p *problems) {
 			}
 		}
 	}
-	if len(c.Classes) > 0 {
+	if len(c.Classes) == 0 {
+		p.add("classes", "%s", jobclass.EmptyList)
+	} else {
 		last := c.Classes[len(c.Classes)-1]
 		if len(last.Partitions) > 0 || last.MaxCPUs != 0 || last.MaxGPUs != nil || last.MaxMemory != 0 {
 			p.add(fmt.Sprintf("classes[%d]", len(c.Classes)-1), "the last class must have no limits and no partitions, so every job has a class")
