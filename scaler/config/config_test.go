@@ -264,6 +264,8 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"jobs.exec.state_command", "jobs.exec.demand_command", "jobs.exec.drain_command", "jobs.exec.resume_command"}},
 		{"zeros that make no sense", minimal + "policy:\n  idle: {window: 0s, cpu_threshold: 0}\n  evaluation_interval: 0s\nprometheus: {timeout: 0s}\nbmc: {concurrency: 0}\n",
 			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
+		{"a negative cost names its field", strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: {watts: -5, price_per_kwh: 0.2}", 1),
+			[]string{"pools[0].cost.watts"}},
 		{"retries without a wait", minimal + "policy: {failure: {backoff: 0s}}\n", []string{"policy.failure.backoff"}},
 		{"graceful shutdown of no time", minimal + "bmc: {graceful_timeout: 0s}\n", []string{"bmc.graceful_timeout"}},
 		{"graceful shutdown as long as the operation", minimal + "bmc: {graceful_timeout: 5m, operation_timeout: 5m}\n", []string{"bmc.graceful_timeout"}},

@@ -157,6 +157,22 @@ pools:
 	}
 }
 
+// TestUndecodedFieldAlone: a value that could not be decoded is its field's one problem; the
+// checks that weigh it with its siblings would judge the default it kept.
+func TestUndecodedFieldAlone(t *testing.T) {
+	for _, cost := range []string{"{watts: abc, price_per_kwh: 0.2}", "{watts: 500, price_per_kwh: cheap}", "{hourly: x, watts: 300}"} {
+		got := problemsOf(t, strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: "+cost, 1), Daemon)
+		if len(got) != 1 {
+			t.Errorf("cost %s: problems %v, want the undecoded field alone", cost, got)
+		}
+	}
+	// A problem of the field above that reads other fields stays.
+	got := problemsOf(t, strings.Replace(minimal, "profile: {cpu_cores: 8}", "profile: {cpu_cores: 8}\n    min: lots\n    max: -1", 1), Daemon)
+	if _, ok := got["pools[0].max"]; !ok || len(got) != 2 {
+		t.Errorf("problems %v, want pools[0].min and pools[0].max", got)
+	}
+}
+
 // BenchmarkParseLargeFleet parses a config of 10,000 servers (the target scale): the checked
 // decode walks every value once.
 func BenchmarkParseLargeFleet(b *testing.B) {

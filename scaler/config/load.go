@@ -95,13 +95,17 @@ func ParseFor(b []byte, mode Mode) (*Config, error) {
 }
 
 // dropUnder drops the validation problems at or under a path whose value could not be decoded
-// (it kept its default, or is empty): they would only repeat the first.
+// (it kept its default, or is empty): they would only repeat the first. So are those of the
+// field holding it: they weigh it with its siblings (`watts: abc` is no reason to say that
+// watts and an energy price go together).
 func dropUnder(p problems, undecoded problems) problems {
 	out := p[:len(undecoded)]
 	for _, q := range p[len(undecoded):] {
 		under := false
 		for _, u := range undecoded {
-			rest, ok := strings.CutPrefix(q.Path, u.Path)
+			rest, ok := strings.CutPrefix(u.Path, q.Path)
+			under = under || ok && rest != "" && (rest[0] == '.' || rest[0] == '[') && !strings.ContainsAny(rest[1:], ".[")
+			rest, ok = strings.CutPrefix(q.Path, u.Path)
 			under = under || ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
 		}
 		if !under {

@@ -52,21 +52,26 @@ func (c *Config) validate(p *problems, mode Mode) {
 // validateCost: rent by the hour, or watts at an energy price (flat or a tariff), never both
 // prices; a rented server may give watts for its energy.
 func validateCost(p *problems, path string, cost Cost) {
+	bad := false
 	for _, f := range []struct {
 		key string
 		v   float64
 	}{{"hourly", cost.Hourly}, {"watts", cost.Watts}, {"price_per_kwh", cost.PricePerKWh}} {
-		if !finite(f.v) {
+		switch {
+		case !finite(f.v):
 			p.add(path+"."+f.key, "%v is not a finite number", f.v)
+		case f.v < 0:
+			p.add(path+"."+f.key, "must not be negative")
+		default:
+			continue
 		}
+		bad = true
 	}
-	if !finite(cost.Hourly) || !finite(cost.Watts) || !finite(cost.PricePerKWh) {
+	if bad {
 		return
 	}
 	energyPrice := cost.PricePerKWh > 0 || cost.Tariff != ""
 	switch {
-	case cost.Hourly < 0 || cost.Watts < 0 || cost.PricePerKWh < 0:
-		p.add(path, "must not be negative")
 	case cost.PricePerKWh > 0 && cost.Tariff != "":
 		p.add(path, "give price_per_kwh (one price) or tariff (time-of-use prices), not both")
 	case cost.Hourly > 0 && energyPrice:
