@@ -29,7 +29,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"protocol", "operation"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rota_bmc_requests_total",
-			Help: "Calls made to BMCs through bmclib (open, state, on, off, soft, cycle) by protocol and result.",
+			Help: "Calls made to BMCs, through bmclib (open, state, on, off, soft, cycle) and for power readings (power_reading), by protocol and result.",
 		}, []string{"protocol", "operation", "result"}),
 		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rota_bmc_request_duration_seconds",
