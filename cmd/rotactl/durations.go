@@ -43,12 +43,20 @@ func (f *durationFlag) Set(s string) error {
 	case err != nil:
 		return fmt.Errorf("--%s: %s is not a duration (e.g. 30s, 5m, 1h30m)", f.name, errtext.Quote(s))
 	case d < 0 && !f.allowNegative:
-		return fmt.Errorf("--%s: %s is negative: give a duration above zero", f.name, s)
+		return fmt.Errorf("--%s: %s is negative: give %s", f.name, s, f.wanted())
 	case d == 0 && !f.allowZero:
-		return fmt.Errorf("--%s: %s means nothing here: give a duration above zero", f.name, s)
+		return fmt.Errorf("--%s: %s means nothing here: give %s", f.name, s, f.wanted())
 	}
 	*f.d = d
 	return nil
+}
+
+// wanted says what values the flag takes, for a refusal.
+func (f *durationFlag) wanted() string {
+	if f.allowZero {
+		return "zero or a duration above it"
+	}
+	return "a duration above zero"
 }
 
 func (f *durationFlag) String() string { return f.d.String() }

@@ -54,6 +54,8 @@ func TestMeaninglessDurationsAreUsageErrors(t *testing.T) {
 		{"not a duration", []string{"status", "--rota.timeout=soon"}, 2, "not a duration"},
 		{"max wait zero", []string{"simulate", "--trace=t", "--config=c", "--max-wait=0s"}, 2, "--max-wait"},
 		{"shutdown negative", []string{"simulate", "--trace=t", "--config=c", "--shutdown=-1m"}, 2, "--shutdown"},
+		// Where zero means something, the message offers it (it asked for "above zero").
+		{"idle timeout negative", []string{"simulate", "--trace=t", "--config=c", "--idle-timeout=-1s"}, 2, "--idle-timeout: -1s is negative: give zero or a duration above it"},
 		{"watch delay not a duration", []string{"simulate", "--trace=t", "--config=c", "--watch-delay=soon"}, 2, "--watch-delay: \"soon\" is not a duration"},
 		{"watch delay negative is no watch", []string{"simulate", "--trace=/nonexistent", "--config=/nonexistent", "--watch-delay=-1s"}, 1, "nonexistent"},
 		// Zero where zero means something runs on (and fails later, for want of the file).
