@@ -98,9 +98,6 @@ const (
 	SkipDemandWaits Reason = "demand_waits"
 	// SkipUnknownPool: the server's pool is not in the config (the inventory changed).
 	SkipUnknownPool Reason = "unknown_pool"
-	// SkipCheaperTier: waiting work could use the idle server, but waking a cheaper one costs
-	// less over the work's expected run.
-	SkipCheaperTier Reason = "cheaper_tier"
 	// Refusals of a move: each names the job and the rule that kept it.
 	SkipNotRequeueable Reason = "not_requeueable"
 	SkipDoNotDisrupt   Reason = "do_not_disrupt"
