@@ -22,7 +22,7 @@ func TestPrometheusConfig(t *testing.T) {
 	src := filepath.Join(testutil.RepoRoot(t), "deploy", "prometheus")
 	dst := t.TempDir()
 	copyFile(t, filepath.Join(src, "prometheus.yml"), filepath.Join(dst, "prometheus.yml"))
-	copyFile(t, filepath.Join(src, "targets", "example.json"), filepath.Join(dst, "targets", "example.json"))
+	copyFile(t, filepath.Join(src, "targets", "rota.json"), filepath.Join(dst, "targets", "rota.json"))
 	copyFile(t, committed, filepath.Join(dst, "rules", "rota-rules.yml"))
 	b, err := os.ReadFile(filepath.Join(dst, "prometheus.yml"))
 	if err != nil {
@@ -99,52 +99,6 @@ func getJSON(t *testing.T, url string, v any) {
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
-	}
-}
-
-// TestExampleTargetsMatchInventory checks that the example file_sd targets are the example
-// inventory's servers, each with the labels the rules group by.
-func TestExampleTargetsMatchInventory(t *testing.T) {
-	root := testutil.RepoRoot(t)
-	cfg, err := config.Load(filepath.Join(root, "deploy", "rota", "rota.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "deploy", "prometheus", "targets", "example.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var groups []struct {
-		Targets []string          `json:"targets"`
-		Labels  map[string]string `json:"labels"`
-	}
-	if err := json.Unmarshal(b, &groups); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for _, g := range groups {
-		ref, ok := cfg.Node(g.Labels["node"])
-		if !ok {
-			t.Errorf("target group for unknown node %q", g.Labels["node"])
-			continue
-		}
-		seen[ref.Node.Name] = true
-		want := map[string]string{"node": ref.Node.Name, "pool": ref.Pool.Name, "region": ref.Label("region"), "department": ref.Label("department")}
-		for k, v := range want {
-			if g.Labels[k] != v {
-				t.Errorf("%s: label %s = %q, want %q", ref.Node.Name, k, g.Labels[k], v)
-			}
-		}
-		if len(g.Targets) != 1 || g.Targets[0] != ref.Node.Exporter {
-			t.Errorf("%s: targets %v, want [%s]", ref.Node.Name, g.Targets, ref.Node.Exporter)
-		}
-	}
-	for _, p := range cfg.Pools {
-		for _, n := range p.Nodes {
-			if !seen[n.Name] {
-				t.Errorf("no target for %s", n.Name)
-			}
-		}
 	}
 }
 

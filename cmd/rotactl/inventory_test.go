@@ -9,12 +9,12 @@ import (
 	"github.com/rotahq/rota/internal/testutil"
 )
 
-// TestInventoryTargets: the verb writes the inventory package's golden targets for the example
-// config, to standard output or to --output, and refuses a config that does not load.
+// TestInventoryTargets: the verb writes deploy/prometheus's targets for the example config, to
+// standard output or to --output, and refuses a config that does not load.
 func TestInventoryTargets(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	example := filepath.Join(root, "deploy", "rota", "rota.yml")
-	golden, err := os.ReadFile(filepath.Join(root, "scaler", "inventory", "testdata", "example.json"))
+	golden, err := os.ReadFile(filepath.Join(root, "deploy", "prometheus", "targets", "rota.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+var update = flag.Bool("update", false, "rewrite the golden file deploy/prometheus/targets/rota.json")
 
 func exampleConfig(t *testing.T) *config.Config {
 	t.Helper()
@@ -23,7 +23,10 @@ func exampleConfig(t *testing.T) *config.Config {
 	return cfg
 }
 
-// TestExampleGolden: the targets of deploy/rota/rota.yml, byte for byte.
+// TestExampleGolden: the targets of deploy/rota/rota.yml, byte for byte, are the example file
+// deploy/prometheus installs as targets/rota.json, the file `rotactl inventory targets
+// --output=/etc/prometheus/targets/rota.json` then replaces (an example under another name
+// would stay beside it, and Prometheus would scrape its servers too).
 func TestExampleGolden(t *testing.T) {
 	groups, err := Targets(exampleConfig(t))
 	if err != nil {
@@ -33,7 +36,7 @@ func TestExampleGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "example.json")
+	golden := filepath.Join(testutil.RepoRoot(t), "deploy", "prometheus", "targets", "rota.json")
 	if *update {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
