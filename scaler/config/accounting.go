@@ -141,7 +141,7 @@ func (c *Config) validateAccounting(p *problems) {
 		case seen[cb.Region]:
 			p.add(path+".region", "%s is given twice", errtext.Quote(cb.Region))
 		case !regions[cb.Region]:
-			p.add(path+".region", "no server is in region %s (pools[].labels.region or nodes[].labels.region)", errtext.Quote(cb.Region))
+			p.add(path+".region", "%s", noRegion(cb.Region))
 		}
 		seen[cb.Region] = true
 		switch {
@@ -397,4 +397,9 @@ func (c *Config) resolveCurrencies(p *problems) {
 // HasBaseWatts reports whether a pool measures its servers by their GPUs (cost.base_watts).
 func (c *Config) HasBaseWatts() bool {
 	return slices.ContainsFunc(c.Pools, func(p Pool) bool { return p.Cost.BaseWatts > 0 })
+}
+
+// noRegion says that a region a config names has no server.
+func noRegion(r string) string {
+	return fmt.Sprintf("no server is in region %s (pools[].labels.region or nodes[].labels.region)", errtext.Quote(r))
 }

@@ -93,7 +93,7 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 			p.add("policy.moves.enabled", "adapter %s cannot requeue jobs; use slurm, exec or kubernetes", errtext.Quote(c.Jobs.Adapter))
 		}
 	}
-	names := map[string]bool{}
+	names, known := map[string]bool{}, c.regions()
 	for i, s := range c.Policy.Storage {
 		path := fmt.Sprintf("policy.storage[%d]", i)
 		switch {
@@ -105,8 +105,11 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 		names[s.Name] = true
 		regions := map[string]bool{}
 		for j, r := range s.Regions {
-			if regions[r] {
+			switch {
+			case regions[r]:
 				p.add(fmt.Sprintf("%s.regions[%d]", path, j), "%s is named twice", errtext.Quote(r))
+			case !known[r]:
+				p.add(fmt.Sprintf("%s.regions[%d]", path, j), "%s", noRegion(r))
 			}
 			regions[r] = true
 		}

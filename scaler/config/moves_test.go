@@ -25,6 +25,8 @@ func TestMovesValidation(t *testing.T) {
 		{"zeros that mean what they say", "policy: {moves: {restart_cost: 0s, tail: 0s, max_moves: 0}}", nil},
 		{"storage", "policy: {storage: [{name: lustre, regions: [eu]}, {name: lustre, regions: [a, b]}, {name: 'bad name', regions: [a, b]}]}",
 			[]string{"policy.storage[0].regions", "policy.storage[1].name", "policy.storage[2].name"}},
+		{"storage naming a region no server is in", "policy: {storage: [{name: lustre, regions: [eu-west, eu-nroth]}]}",
+			[]string{"policy.storage[0].regions[0]", "policy.storage[0].regions[1]"}},
 		{"storage naming one region twice", "policy: {storage: [{name: lustre, regions: [eu, eu]}]}",
 			[]string{"policy.storage[0].regions[1]", "policy.storage[0].regions"}},
 	} {
