@@ -46,6 +46,7 @@ func FuzzSWF(f *testing.F) {
 	f.Add([]byte("; MaxNodes: 2\n; MaxProcs: 8\n1 0 -1 10 -1 -1 -1 5 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 x\n"))
 	f.Add([]byte("1 0 -1 10 3 0.5 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"))
 	f.Add([]byte("\xEF\xBB\xBF; MaxNodes: 4\n1 0.0 -1 3600.5 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n1 0 -1 1800 2 -1 -1 2 -1 -1 2 1 1 -1 -1 -1 -1 -1\n"))
+	f.Add([]byte("; MaxNodes: 4\r\n; MaxProcs: 4\r\n2\t100\t-1\t0\t-1\t-1\t-1\t4\t3600\t-1\t5\t3\t1\t-1\t1\t-1\t-1\t-1 \r\n3 300 -1 -1 -1 -1 -1 2 3600 -1 5 3 1 -1 1 -1 -1 -1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, SWF, data) })
 }
 

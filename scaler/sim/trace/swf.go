@@ -23,6 +23,10 @@ const (
 	swfStatus    = 10
 )
 
+// swfCancelled is the status of a cancelled job; with a run time of 0 or -1 it was cancelled
+// in the queue and never held a processor.
+const swfCancelled = 5
+
 // swfPartial are the status codes of a partial execution's record (2: to be continued, 3: the
 // last part, completed, 4: the last part, failed): the format writes them, one per part, beside
 // the summary record of a job checkpointed or swapped out (same job number, status 0, 1 or 5),
@@ -63,9 +67,10 @@ func swfNumber(i int, s string) (int64, error) {
 // at once. A job takes ceil(procs / per-server) whole servers, every processor of each (the
 // archive's machines gave a job whole nodes): its CPUs per server are the server's. The
 // machine's size in those servers becomes Trace.Servers (the default fleet), their processors
-// Trace.ServerCPUs. Records whose run time or processor count is unknown (-1), and the
-// partial-execution records of a checkpointed or swapped job (status 2, 3 or 4: its summary
-// record is the one replayed), are skipped and counted. Times may be decimals, rounded to whole
+// Trace.ServerCPUs. Records whose run time or processor count is unknown (-1), those of a job
+// cancelled before it started (status 5, run time 0 or -1), and the partial-execution records
+// of a checkpointed or swapped job (status 2, 3 or 4: its summary record is the one replayed),
+// are skipped and counted. Times may be decimals, rounded to whole
 // seconds.
 func readSWF(r io.Reader) (*Trace, error) {
 	sc := bufio.NewScanner(r)
@@ -114,6 +119,9 @@ func readSWF(r io.Reader) (*Trace, error) {
 			bad.add(line, "field 2: submit time %d is out of range", v[swfSubmit])
 		case v[swfRunTime] > maxValue:
 			bad.add(line, "field 4: run time %d is out of range", v[swfRunTime])
+		case v[swfStatus] == swfCancelled && v[swfRunTime] <= 0:
+			// Replayed, it waited for servers it never held, and counted that wait as a job's.
+			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "cancelled before it started"})
 		case v[swfRunTime] < 0:
 			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "run time unknown"})
 		case procs <= 0:
