@@ -142,6 +142,10 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 1<<16)
 	}
+	head, _ := br.Peek(6)
+	if p := packedBy(head); p != "" {
+		return nil, fmt.Errorf("the file is packed with %s, and only gzip is read: unpack it first", p)
+	}
 	// A UTF-8 byte order mark (Excel's "CSV UTF-8" writes one) is not part of the first line:
 	// left there, it glues itself to the first column's name or hides an SWF header.
 	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
@@ -184,6 +188,28 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 		t.Notes = append(t.Notes, n)
 	}
 	return t, nil
+}
+
+// packedBy names the compression other than gzip that a file starting with head is packed
+// with ("" when none is known): read as text, such a file could not be told from its first
+// line, or every row of the format given was malformed.
+func packedBy(head []byte) string {
+	h := string(head)
+	switch {
+	case len(h) >= 4 && h[:3] == "BZh" && h[3] >= '1' && h[3] <= '9':
+		return "bzip2"
+	case strings.HasPrefix(h, "\xFD7zXZ\x00"):
+		return "xz"
+	case strings.HasPrefix(h, "\x28\xB5\x2F\xFD"):
+		return "zstd"
+	case strings.HasPrefix(h, "\x1F\x9D"):
+		return "compress (.Z)"
+	case strings.HasPrefix(h, "PK\x03\x04"):
+		return "zip"
+	case strings.HasPrefix(h, "7z\xBC\xAF\x27\x1C"):
+		return "7z"
+	}
+	return ""
 }
 
 // skippedNote says how many records were skipped and why ("" when none): "3 record(s)

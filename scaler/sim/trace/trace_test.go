@@ -345,3 +345,29 @@ func TestSWFSkipsJobsCancelledBeforeTheyStarted(t *testing.T) {
 		t.Errorf("last note %q", n)
 	}
 }
+
+// TestOtherCompressionsAreRefused: a trace packed with another tool than gzip is refused as
+// such, gzip'd or not; it read as text and said "cannot tell the trace format from its first
+// line; give --format", and given --format, that every row was malformed.
+func TestOtherCompressionsAreRefused(t *testing.T) {
+	cases := map[string]string{
+		"bzip2":         "BZh91AY&SY\x12\x34",
+		"xz":            "\xFD7zXZ\x00\x00\x04",
+		"zstd":          "\x28\xB5\x2F\xFD\x04\x58",
+		"compress (.Z)": "\x1F\x9D\x90\x31\x20",
+		"zip":           "PK\x03\x04\x14\x00\x00\x00",
+		"7z":            "7z\xBC\xAF\x27\x1C\x00\x04",
+	}
+	for name, in := range cases {
+		for _, f := range []Format{"", SWF, CSV} {
+			_, err := Read(strings.NewReader(in), f, Options{})
+			if err == nil || !strings.Contains(err.Error(), "packed with "+name+", and only gzip is read") {
+				t.Errorf("%s, format %q: %v", name, f, err)
+			}
+		}
+	}
+	// Text that starts as a magic number might is read as text.
+	if _, err := Read(strings.NewReader("BZh,submit,duration,gpus,cpus\n,0,60,1,0\n"), "", Options{}); err != nil {
+		t.Errorf("a CSV whose first column is BZh: %v", err)
+	}
+}
