@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,6 +84,10 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 		return fmt.Errorf("%s: the trace has no jobs (%d record(s) skipped as unusable)", f.trace, len(tr.Skipped))
 	}
 	senv, err := sim.NewEnv(cfg, tr, sim.Options{Boot: f.boot, Shutdown: f.shutdown, Fleet: f.fleet, MaxWait: f.maxWait, RequeueAll: f.requeueAll, WatchDelay: f.watchDelay})
+	var row trace.LineError
+	if errors.As(err, &row) {
+		return fmt.Errorf("%s: %w", f.trace, err) // a row the config rejects
+	}
 	if err != nil {
 		return err
 	}

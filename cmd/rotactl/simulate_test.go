@@ -31,6 +31,7 @@ func TestSimulate(t *testing.T) {
 	cpuOnly := write("cpu.csv", "submit,duration,gpus,cpus,nodes\n0,3600,0,200,1\n")
 	empty := write("empty.csv", "")
 	header := write("header.csv", "submit,duration,gpus,cpus\n")
+	class := write("class.csv", "submit,duration,gpus,cpus,class\n0,60,1,0,heavy\n5,60,1,0,Heavy\n")
 	// A replay config holds no daemon settings: no server, store, prometheus or bmc section.
 	small := write("small.yml", "pools:\n  - name: cpu\n    profile: {cpu_cores: 4}\n    cost: {hourly: 1}\n")
 	swfCfg := filepath.Join(root, "deploy", "simulate", "rota-swf.yml")
@@ -63,6 +64,9 @@ func TestSimulate(t *testing.T) {
 		// Jobs that cannot run were in the JSON only.
 		{"jobs that cannot run on stderr", []string{"--trace", gang, "--config", cfg, "--fleet", "2"}, 0, []string{"lower-bound"}, "1 job(s) cannot run on this fleet and are left out of every row; the first, line 3: needs 4 server(s)"},
 		{"empty trace", []string{"--trace", empty, "--config", cfg}, 1, nil, "empty.csv: the file is empty"},
+		// A class the config lacks was said without the file or the column.
+		{"class of no config class", []string{"--trace", class, "--config", cfg}, 1, nil,
+			`class.csv: line 3: class: "Heavy" is not a class of the config (it has light, medium, heavy)`},
 		{"header only", []string{"--trace", header, "--config", cfg}, 1, nil, "header.csv: the trace has no jobs"},
 		// An SWF header's MaxNodes sizes the fleet by default; --fleet peak is still there.
 		{"swf machine size", []string{"--trace", machine, "--config", swfCfg}, 0, []string{"fleet ipsc: 4 servers (the trace's machine; peak need 7)"}, ""},

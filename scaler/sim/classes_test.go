@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -138,8 +139,10 @@ func TestUnknownClassInTrace(t *testing.T) {
 	j.Class = "gold"
 	tr := &trace.Trace{Format: trace.CSV, Start: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Jobs: []trace.Job{j}}
 	_, err := NewEnv(classConfig(t), tr, Options{Fleet: "1"})
-	if err == nil || !strings.Contains(err.Error(), `line 7: class "gold"`) {
-		t.Errorf("err = %v, want the line and class named", err)
+	// A trace.LineError, so that rotactl names the file too.
+	var row trace.LineError
+	if !errors.As(err, &row) || row.Line != 7 || err.Error() != `line 7: class: "gold" is not a class of the config (it has batch, web, other)` {
+		t.Errorf("err = %v, want the line, column and class named, and the config's", err)
 	}
 }
 

@@ -259,7 +259,8 @@ func (e *Env) assignPools() error {
 		case tj.Class == "":
 			tj.Class = e.Config.Classify(config.Shape{Partition: tj.Partition, CPUs: tj.CPUs, GPUs: tj.GPUs})
 		case e.Config.Class(tj.Class) == nil:
-			return fmt.Errorf("line %d: class %q is not a class of the config", tj.Line, tj.Class)
+			// A trace.LineError, as a malformed row's: the caller names the file.
+			return trace.LineError{Line: tj.Line, Msg: fmt.Sprintf("class: %s is not a class of the config (it has %s)", errtext.Quote(tj.Class), e.classNames())}
 		}
 		e.Jobs[i] = Job{Job: tj, Pool: best, fitSet: e.fitSetOf(fits)}
 		if cl := e.Config.Class(tj.Class); cl != nil && cl.Service {
@@ -275,6 +276,16 @@ func (e *Env) assignPools() error {
 	// Jobs no pool fits never run; until the fleet is sized, every other job may.
 	e.setSpan(func(i int) bool { return e.Jobs[i].Pool >= 0 })
 	return nil
+}
+
+// classNames lists the config's classes for a message (a loaded config has at least the
+// defaults).
+func (e *Env) classNames() string {
+	names := make([]string, len(e.Config.Classes))
+	for i, c := range e.Config.Classes {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // fitSetOf is the index in e.fitSets of the set fits, added if new.
