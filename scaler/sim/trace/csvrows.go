@@ -42,6 +42,11 @@ func newTable(r io.Reader, required ...string) (*table, error) {
 			missing = append(missing, name)
 		}
 	}
+	if len(missing) > 0 && len(head) == 1 && strings.ContainsAny(head[0], ";\t") {
+		// Excel's CSV where the decimal mark is a comma, or a TSV: "lacks submit, duration"
+		// of a header that names them misled.
+		return nil, fmt.Errorf("line 1: the header is one column, %s: separate the columns with commas", errtext.Quote(head[0]))
+	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("line 1: header lacks column(s) %s", strings.Join(missing, ", "))
 	}

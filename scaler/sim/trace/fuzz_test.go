@@ -56,5 +56,6 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("duration,submit,cpus,gpus,nodes\n5,5,5,5,99999999999\n"))
 	f.Add([]byte("\xEF\xBB\xBFsubmit,duration,gpus,cpus,nodes\n0,60,0,0,3\n"))
 	f.Add([]byte("submit,duration,gpus,cpus,partition,requeueable,time_limit,department\n0,60,0,1,batch,1,3600,a\n0,1,0,1,,x,-1,\n"))
+	f.Add([]byte("submit;duration;gpus;cpus\r\n0;60;1;0\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, CSV, data) })
 }

@@ -249,8 +249,8 @@ func detect(br *bufio.Reader) (Format, error) {
 			return SWF, nil
 		case strings.Contains(line, "submission_time") && strings.Contains(line, "num_gpu"):
 			return ITP, nil
-		case strings.Contains(line, "submit") && strings.Contains(line, ","):
-			return CSV, nil
+		case strings.Contains(line, "submit"):
+			return CSV, nil // its reader says what is wrong with the header, if anything
 		case line[0] >= '0' && line[0] <= '9' && !strings.Contains(line, ","):
 			return SWF, nil
 		}

@@ -371,3 +371,24 @@ func TestOtherCompressionsAreRefused(t *testing.T) {
 		t.Errorf("a CSV whose first column is BZh: %v", err)
 	}
 }
+
+// TestHeaderOfOtherSeparators: a CSV separated by semicolons (Excel's, where the decimal mark is
+// a comma) or tabs is said to be so, detected or not; it could not be told from its first line,
+// and with --format, its header "lacked" the columns it names.
+func TestHeaderOfOtherSeparators(t *testing.T) {
+	cases := []struct {
+		name, in string
+		format   Format
+	}{
+		{"semicolons", "submit;duration;gpus;cpus\n0;60;1;0\n", ""},
+		{"semicolons, format given", "submit;duration;gpus;cpus\n0;60;1;0\n", CSV},
+		{"tabs", "submit\tduration\tgpus\tcpus\n0\t60\t1\t0\n", ""},
+		{"itp of tabs", "job_id\tsubmission_time\tduration\tnum_gpu\na\t0\t60\t1\n", ""},
+	}
+	for _, c := range cases {
+		_, err := Read(strings.NewReader(c.in), c.format, Options{})
+		if err == nil || !strings.Contains(err.Error(), "line 1: the header is one column, ") || !strings.HasSuffix(err.Error(), ": separate the columns with commas") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
