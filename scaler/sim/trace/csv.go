@@ -29,14 +29,15 @@ import (
 //
 // Submit 0 is 1970-01-01 UTC unless the times are Unix seconds anyway.
 func readCSV(r io.Reader) (*Trace, error) {
-	tab, err := newTable(r, "submit", "duration", "gpus", "cpus")
+	ints := []string{"submit", "duration", "gpus", "cpus"} // required
+	tab, err := newTable(r, ints, []string{"nodes", "class", "id", "partition", "requeueable", "time_limit", "department"})
 	if err != nil {
 		return nil, fmt.Errorf("csv trace: %w", err)
 	}
 	t := &Trace{Start: time.Unix(0, 0).UTC(), Notes: []string{"generic CSV: gpus and cpus are per job, spread over its nodes"}}
 	var bad rowErrors
 	unknown := 0 // jobs of no GPU and no CPU given
-	err = tab.rows(&bad, []string{"submit", "duration", "gpus", "cpus"}, func(v []int64) error {
+	err = tab.rows(&bad, ints, func(v []int64) error {
 		nodes := int64(1)
 		if tab.has("nodes") && tab.str("nodes") != "" {
 			var err error

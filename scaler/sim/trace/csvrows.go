@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,8 +20,9 @@ type table struct {
 	line int
 }
 
-// newTable reads the header; required names must all be present (in any order).
-func newTable(r io.Reader, required ...string) (*table, error) {
+// newTable reads the header. The required names must all be present (in any order); a name
+// the reader reads, required or optional, may be given once.
+func newTable(r io.Reader, required, optional []string) (*table, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
@@ -32,9 +34,15 @@ func newTable(r io.Reader, required ...string) (*table, error) {
 		}
 		return nil, fmt.Errorf("reading header: %w", err)
 	}
+	line, _ := cr.FieldPos(0)
 	t := &table{r: cr, cols: map[string]int{}}
 	for i, name := range head {
-		t.cols[strings.ToLower(strings.TrimSpace(name))] = i
+		name = strings.ToLower(strings.TrimSpace(name))
+		if j, ok := t.cols[name]; ok && (slices.Contains(required, name) || slices.Contains(optional, name)) {
+			// One of the two would be read, unsaid (a join of two exports, a column pasted twice).
+			return nil, fmt.Errorf("line %d: column %s is given twice (columns %d and %d)", line, name, j+1, i+1)
+		}
+		t.cols[name] = i
 	}
 	var missing []string
 	for _, name := range required {
@@ -45,10 +53,10 @@ func newTable(r io.Reader, required ...string) (*table, error) {
 	if len(missing) > 0 && len(head) == 1 && strings.ContainsAny(head[0], ";\t") {
 		// Excel's CSV where the decimal mark is a comma, or a TSV: "lacks submit, duration"
 		// of a header that names them misled.
-		return nil, fmt.Errorf("line 1: the header is one column, %s: separate the columns with commas", errtext.Quote(head[0]))
+		return nil, fmt.Errorf("line %d: the header is one column, %s: separate the columns with commas", line, errtext.Quote(head[0]))
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("line 1: header lacks column(s) %s", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("line %d: header lacks column(s) %s", line, strings.Join(missing, ", "))
 	}
 	return t, nil
 }

@@ -11,7 +11,8 @@ import (
 // GPU says nothing of the CPU servers it ran on (the trace has no inventory): it is skipped
 // and counted.
 func readITP(r io.Reader, opt Options) (*Trace, error) {
-	tab, err := newTable(r, "submission_time", "duration", "num_gpu")
+	ints := []string{"submission_time", "duration", "num_gpu"} // required
+	tab, err := newTable(r, ints, []string{"job_id"})
 	if err != nil {
 		return nil, fmt.Errorf("itp trace: %w", err)
 	}
@@ -21,7 +22,7 @@ func readITP(r io.Reader, opt Options) (*Trace, error) {
 		Notes: []string{fmt.Sprintf("%d GPUs per server; jobs of more GPUs take whole servers, started together", opt.GPUsPerNode)},
 	}
 	var bad rowErrors
-	err = tab.rows(&bad, []string{"submission_time", "duration", "num_gpu"}, func(v []int64) error {
+	err = tab.rows(&bad, ints, func(v []int64) error {
 		switch {
 		case v[2] > 1<<20:
 			return fmt.Errorf("num_gpu: %d is not a GPU count", v[2])

@@ -392,3 +392,25 @@ func TestHeaderOfOtherSeparators(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnGivenTwice: a column the reader reads given twice is refused, naming both; the
+// last was read, unsaid. Other columns may repeat (a spreadsheet's unnamed ones).
+func TestColumnGivenTwice(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"csv", "submit,duration,gpus,cpus,Submit\n0,60,1,0,100\n", "csv trace: line 1: column submit is given twice (columns 1 and 5)"},
+		{"csv optional", "\nid,submit,duration,gpus,cpus,id\na,0,60,1,0,b\n", "csv trace: line 2: column id is given twice (columns 1 and 6)"},
+		{"itp", "job_id,submission_time,duration,num_gpu,num_gpu\na,0,60,1,2\n", "itp trace: line 1: column num_gpu is given twice (columns 4 and 5)"},
+	}
+	for _, c := range cases {
+		_, err := Read(strings.NewReader(c.in), "", Options{})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		}
+	}
+	tr, err := Read(strings.NewReader(",submit,duration,gpus,cpus,,note,note\n0,0,60,1,0,,a,b\n"), "", Options{})
+	if err != nil || len(tr.Jobs) != 1 {
+		t.Errorf("unread columns given twice: %v", err)
+	}
+}
