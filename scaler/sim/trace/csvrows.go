@@ -62,9 +62,13 @@ func newTable(r io.Reader, required, optional []string) (*table, error) {
 }
 
 // next advances to the next row; false at the end. A row the CSV reader rejects is returned
-// as an error with its line, and reading goes on.
+// as an error with its line, and reading goes on. A row of blank fields (",,,", or spaces:
+// a spreadsheet's leftovers) is skipped as the CSV reader skips an empty line.
 func (t *table) next() (bool, error) {
 	row, err := t.r.Read()
+	for err == nil && blank(row) {
+		row, err = t.r.Read()
+	}
 	if errors.Is(err, io.EOF) {
 		return false, nil
 	}
@@ -79,6 +83,16 @@ func (t *table) next() (bool, error) {
 	t.line, _ = t.r.FieldPos(0)
 	t.row = row
 	return true, nil
+}
+
+// blank reports whether every field of row is empty (TrimLeadingSpace took any spaces).
+func blank(row []string) bool {
+	for _, f := range row {
+		if f != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // rows calls row for every data row, with the named integer columns parsed in order. A row the

@@ -414,3 +414,17 @@ func TestColumnGivenTwice(t *testing.T) {
 		t.Errorf("unread columns given twice: %v", err)
 	}
 }
+
+// TestRowsOfBlankFieldsAreSkipped: a row of empty fields (",,,", a spreadsheet's leftovers
+// below the data) or of spaces is skipped, as an empty line is; each was a malformed row
+// ("submit: missing"). A row with one field given is still read, and refused.
+func TestRowsOfBlankFieldsAreSkipped(t *testing.T) {
+	tr, err := Read(strings.NewReader("submit,duration,gpus,cpus\n0,60,1,0\n,,,\n  \n\t, ,\n5,60,1,0\n,,,\n"), CSV, Options{})
+	if err != nil || len(tr.Jobs) != 2 || tr.Jobs[1].Line != 6 {
+		t.Fatalf("jobs %+v, %v; want the rows of lines 2 and 6", tr, err)
+	}
+	_, err = Read(strings.NewReader("job_id,submission_time,duration,num_gpu\n,,,\na,,,\n"), ITP, Options{})
+	if err == nil || !strings.Contains(err.Error(), "1 malformed row(s)\n  line 3: submission_time: missing") {
+		t.Errorf("a row of one field: %v", err)
+	}
+}
