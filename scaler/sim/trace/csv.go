@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,8 +44,11 @@ func readCSV(r io.Reader) (*Trace, error) {
 				return fmt.Errorf("nodes: %s is not a server count", errtext.Quote(tab.str("nodes")))
 			}
 		}
-		if v[2] > 1<<30 || v[3] > 1<<30 {
-			return errors.New("gpus or cpus out of range")
+		switch {
+		case v[2] > 1<<30:
+			return fmt.Errorf("gpus: %d is out of range", v[2])
+		case v[3] > 1<<30:
+			return fmt.Errorf("cpus: %d is out of range", v[3])
 		}
 		requeue, err := parseBool(tab.str("requeueable"))
 		if err != nil {

@@ -67,10 +67,10 @@ func swfNumber(i int, s string) (int64, error) {
 // at once. A job takes ceil(procs / per-server) whole servers, every processor of each (the
 // archive's machines gave a job whole nodes): its CPUs per server are the server's. The
 // machine's size in those servers becomes Trace.Servers (the default fleet), their processors
-// Trace.ServerCPUs. Records whose run time or processor count is unknown (-1), those of a job
-// cancelled before it started (status 5, run time 0 or -1), and the partial-execution records
-// of a checkpointed or swapped job (status 2, 3 or 4: its summary record is the one replayed),
-// are skipped and counted. Times may be decimals, rounded to whole
+// Trace.ServerCPUs. Records whose submit time, run time or processor count is unknown (-1),
+// those of a job cancelled before it started (status 5, run time 0 or -1), and the
+// partial-execution records of a checkpointed or swapped job (status 2, 3 or 4: its summary
+// record is the one replayed), are skipped and counted. Times may be decimals, rounded to whole
 // seconds.
 func readSWF(r io.Reader) (*Trace, error) {
 	sc := bufio.NewScanner(r)
@@ -108,13 +108,16 @@ func readSWF(r io.Reader) (*Trace, error) {
 		if !ok {
 			continue
 		}
-		procs := v[swfAllocProc]
-		if procs <= 0 {
-			procs = v[swfReqProc]
+		procField := swfAllocProc // the field the processor count is read from
+		if v[procField] <= 0 {
+			procField = swfReqProc
 		}
+		procs := v[procField]
 		switch {
 		case swfPartial(v[swfStatus]):
 			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "partial execution (its job's summary record is replayed)"})
+		case v[swfSubmit] == -1: // the format's unknown, as for the run time
+			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "submit time unknown"})
 		case v[swfSubmit] < 0 || v[swfSubmit] > maxValue:
 			bad.add(line, "field 2: submit time %d is out of range", v[swfSubmit])
 		case v[swfRunTime] > maxValue:
@@ -127,7 +130,7 @@ func readSWF(r io.Reader) (*Trace, error) {
 		case procs <= 0:
 			t.Skipped = append(t.Skipped, Skipped{Line: line, Reason: "processor count unknown"})
 		case procs > 1<<30:
-			bad.add(line, "field 5: %d processors is out of range", procs)
+			bad.add(line, "field %d: %d processors is out of range", procField+1, procs)
 		default:
 			t.Jobs = append(t.Jobs, Job{Line: line, ID: f[0], Submit: v[swfSubmit], Duration: v[swfRunTime], Nodes: int(procs)})
 		}

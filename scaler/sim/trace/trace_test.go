@@ -98,16 +98,17 @@ func TestParseErrorListsTwentyAndCountsAll(t *testing.T) {
 }
 
 func TestSWFSkipsUnknownRecords(t *testing.T) {
-	in := "1 0 -1 -1 2 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 0 -1 5 -1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n3 0 -1 5 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"
+	in := "1 0 -1 -1 2 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 0 -1 5 -1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n3 0 -1 5 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n" +
+		"4 -1 -1 5 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n" // its -1 failed the read: "submit time -1 is out of range"
 	tr, err := Read(strings.NewReader(in), SWF, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Skipped{{Line: 1, Reason: "run time unknown"}, {Line: 2, Reason: "processor count unknown"}}
+	want := []Skipped{{Line: 1, Reason: "run time unknown"}, {Line: 2, Reason: "processor count unknown"}, {Line: 4, Reason: "submit time unknown"}}
 	if len(tr.Jobs) != 1 || !reflect.DeepEqual(tr.Skipped, want) {
 		t.Errorf("jobs %d, skipped %+v", len(tr.Jobs), tr.Skipped)
 	}
-	if n := tr.Notes[len(tr.Notes)-1]; n != "2 record(s) skipped: 1 run time unknown, 1 processor count unknown (the first on line 1)" {
+	if n := tr.Notes[len(tr.Notes)-1]; n != "3 record(s) skipped: 1 run time unknown, 1 processor count unknown, 1 submit time unknown (the first on line 1)" {
 		t.Errorf("last note %q", n)
 	}
 }
@@ -426,5 +427,27 @@ func TestRowsOfBlankFieldsAreSkipped(t *testing.T) {
 	_, err = Read(strings.NewReader("job_id,submission_time,duration,num_gpu\n,,,\na,,,\n"), ITP, Options{})
 	if err == nil || !strings.Contains(err.Error(), "1 malformed row(s)\n  line 3: submission_time: missing") {
 		t.Errorf("a row of one field: %v", err)
+	}
+}
+
+// TestOutOfRangeNamesTheField: a count out of range is named by the field it was read from:
+// an SWF job's requested processors (field 8, where field 5 is unknown) were said to be field
+// 5's, and a CSV's gpus or cpus were "gpus or cpus".
+func TestOutOfRangeNamesTheField(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+		format         Format
+	}{
+		{"swf requested", "1 0 -1 60 -1 -1 -1 99999999999 -1 -1 1 1 1 -1 -1 -1 -1 -1\n", "line 1: field 8: 99999999999 processors is out of range", SWF},
+		{"swf allocated", "1 0 -1 60 99999999999 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n", "line 1: field 5: 99999999999 processors is out of range", SWF},
+		{"swf submit", "1 -2 -1 60 1 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n", "line 1: field 2: submit time -2 is out of range", SWF},
+		{"csv gpus", "submit,duration,gpus,cpus\n0,60,99999999999,1\n", "line 2: gpus: 99999999999 is out of range", CSV},
+		{"csv cpus", "submit,duration,gpus,cpus\n0,60,1,99999999999\n", "line 2: cpus: 99999999999 is out of range", CSV},
+	}
+	for _, c := range cases {
+		_, err := Read(strings.NewReader(c.in), c.format, Options{})
+		if err == nil || !strings.HasSuffix(err.Error(), "\n  "+c.want) {
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		}
 	}
 }
