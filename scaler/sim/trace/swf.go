@@ -86,7 +86,7 @@ func readSWF(r io.Reader) (*Trace, error) {
 			continue
 		}
 		if strings.HasPrefix(text, ";") {
-			swfHeader(text, t, &maxNodes, &maxProcs)
+			swfHeader(line, text, t, &maxNodes, &maxProcs)
 			continue
 		}
 		f := strings.Fields(text)
@@ -163,10 +163,13 @@ func readSWF(r io.Reader) (*Trace, error) {
 	return t, nil
 }
 
-// swfHeader reads the header fields the replay needs: MaxNodes, MaxProcs, UnixStartTime.
-func swfHeader(text string, t *Trace, maxNodes, maxProcs *int64) {
+// swfHeader reads the header fields the replay needs: MaxNodes, MaxProcs, UnixStartTime. One
+// that is no whole number is read as absent, and a note says so: ignored unsaid, a MaxProcs of
+// "1,152" made a machine of 8-processor nodes one of single processors.
+func swfHeader(line int, text string, t *Trace, maxNodes, maxProcs *int64) {
 	key, val, ok := strings.Cut(strings.TrimSpace(strings.TrimPrefix(text, ";")), ":")
-	if !ok {
+	key = strings.TrimSpace(key)
+	if !ok || (key != "MaxNodes" && key != "MaxProcs" && key != "UnixStartTime") {
 		return
 	}
 	f := strings.Fields(val) // some logs comment after the number
@@ -174,10 +177,14 @@ func swfHeader(text string, t *Trace, maxNodes, maxProcs *int64) {
 		return
 	}
 	n, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil || n < 0 {
+	if err != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("line %d: the header's %s, %s, is no whole number: read as absent", line, key, errtext.Quote(f[0])))
 		return
 	}
-	switch strings.TrimSpace(key) {
+	if n < 0 { // -1: unknown
+		return
+	}
+	switch key {
 	case "MaxNodes":
 		*maxNodes = n
 	case "MaxProcs":

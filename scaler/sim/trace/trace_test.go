@@ -451,3 +451,22 @@ func TestOutOfRangeNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestSWFHeaderOfNoNumber: a header value the replay reads that is no whole number is read as
+// absent, and a note says so (it was ignored unsaid: the machine below became one of single
+// processors, time 0 1970).
+func TestSWFHeaderOfNoNumber(t *testing.T) {
+	in := "; MaxNodes: 144\n; MaxProcs: 1,152\n; UnixStartTime: 8.9e8\n; Note: MaxProcs: x is not read\n" +
+		"1 0 -1 60 16 -1 -1 16 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+	tr, err := Read(strings.NewReader(in), SWF, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`line 2: the header's MaxProcs, "1,152", is no whole number: read as absent`,
+		`line 3: the header's UnixStartTime, "8.9e8", is no whole number: read as absent`,
+	}
+	if len(tr.Notes) < 2 || !reflect.DeepEqual(tr.Notes[:2], want) {
+		t.Errorf("notes %q, want first %q", tr.Notes, want)
+	}
+}
