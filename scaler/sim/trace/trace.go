@@ -158,6 +158,11 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("reading: %w", err)
 	}
+	// Lines that end in a bare carriage return (classic Mac OS) read as one line: an SWF log
+	// with a header became one comment, "no jobs".
+	if head, _ := br.Peek(4096); !bytes.Contains(head, []byte("\n")) && bytes.Contains(head, []byte("\r")) {
+		return nil, errors.New("its lines end in a bare carriage return (\\r, classic Mac OS): convert them to \\n or \\r\\n")
+	}
 	if f == "" {
 		var err error
 		if f, err = detect(br); err != nil {

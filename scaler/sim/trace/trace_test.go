@@ -470,3 +470,24 @@ func TestSWFHeaderOfNoNumber(t *testing.T) {
 		t.Errorf("notes %q, want first %q", tr.Notes, want)
 	}
 }
+
+// TestBareCarriageReturns: lines ending in a bare \r (classic Mac OS) are refused as such, in
+// any format; an SWF log with a header read as one comment ("the trace has no jobs"), a CSV's
+// header as "lacks column(s) cpus".
+func TestBareCarriageReturns(t *testing.T) {
+	for _, in := range []string{
+		"; MaxNodes: 4\r1 0 -1 60 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\r",
+		"submit,duration,gpus,cpus\r0,60,1,0\r",
+	} {
+		for _, f := range []Format{"", SWF, CSV} {
+			_, err := Read(strings.NewReader(in), f, Options{})
+			if err == nil || !strings.Contains(err.Error(), "bare carriage return") {
+				t.Errorf("%q as %q: %v", in[:10], f, err)
+			}
+		}
+	}
+	// \r\n is read, and a \r inside a quoted field is the field's.
+	if tr, err := Read(strings.NewReader("id,submit,duration,gpus,cpus\r\n\"a\rb\",0,60,1,0\r\n"), "", Options{}); err != nil || tr.Jobs[0].ID != "a\rb" {
+		t.Errorf("\\r\\n: %+v, %v", tr, err)
+	}
+}
