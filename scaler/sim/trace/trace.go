@@ -148,8 +148,13 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 	}
 	// A UTF-8 byte order mark (Excel's "CSV UTF-8" writes one) is not part of the first line:
 	// left there, it glues itself to the first column's name or hides an SWF header.
-	if bom, _ := br.Peek(len(utf8BOM)); string(bom) == utf8BOM {
+	bom, _ := br.Peek(len(utf8BOM))
+	switch {
+	case string(bom) == utf8BOM:
 		_, _ = br.Discard(len(utf8BOM))
+	case bytes.HasPrefix(bom, []byte("\xFF\xFE")) || bytes.HasPrefix(bom, []byte("\xFE\xFF")):
+		// Excel's "Unicode text": read as bytes, no format could be told, nor any column found.
+		return nil, errors.New("the file is UTF-16 (its byte order mark says so): save it as UTF-8")
 	}
 	// A read that fails (the path is a folder, an I/O error) is said as such: taken for the end
 	// of the file, it read as "the file holds only blank lines".

@@ -491,3 +491,16 @@ func TestBareCarriageReturns(t *testing.T) {
 		t.Errorf("\\r\\n: %+v, %v", tr, err)
 	}
 }
+
+// TestUTF16IsRefused: a UTF-16 file (Excel's "Unicode text") is said to be one; read as bytes,
+// its format could not be told, and with --format its header lacked every column.
+func TestUTF16IsRefused(t *testing.T) {
+	for _, bom := range []string{"\xFF\xFE", "\xFE\xFF"} {
+		in := bom + "s\x00u\x00b\x00m\x00i\x00t\x00,\x00"
+		for _, f := range []Format{"", CSV, SWF} {
+			if _, err := Read(strings.NewReader(in), f, Options{}); err == nil || !strings.Contains(err.Error(), "the file is UTF-16") {
+				t.Errorf("%q as %q: %v", bom, f, err)
+			}
+		}
+	}
+}
