@@ -47,6 +47,8 @@ func FuzzSWF(f *testing.F) {
 	f.Add([]byte("1 0 -1 10 3 0.5 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"))
 	f.Add([]byte("\xEF\xBB\xBF; MaxNodes: 4\n1 0.0 -1 3600.5 2 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n1 0 -1 1800 2 -1 -1 2 -1 -1 2 1 1 -1 -1 -1 -1 -1\n"))
 	f.Add([]byte("; MaxNodes: 4\r\n; MaxProcs: 4\r\n2\t100\t-1\t0\t-1\t-1\t-1\t4\t3600\t-1\t5\t3\t1\t-1\t1\t-1\t-1\t-1 \r\n3 300 -1 -1 -1 -1 -1 2 3600 -1 5 3 1 -1 1 -1 -1 -1\n"))
+	f.Add([]byte("; MaxNodes: 144\n; MaxProcs: 1,152\n; UnixStartTime: x\n1 -1 -1 60 -1 -1 -1 99999999999 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"))
+	f.Add([]byte("BZh91AY&SY"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, SWF, data) })
 }
 
@@ -57,5 +59,8 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("\xEF\xBB\xBFsubmit,duration,gpus,cpus,nodes\n0,60,0,0,3\n"))
 	f.Add([]byte("submit,duration,gpus,cpus,partition,requeueable,time_limit,department\n0,60,0,1,batch,1,3600,a\n0,1,0,1,,x,-1,\n"))
 	f.Add([]byte("submit;duration;gpus;cpus\r\n0;60;1;0\r\n"))
+	f.Add([]byte("\nid,submit,duration,gpus,cpus,id,,\na,0,60,1,0,b,,\n,,,,,,,\n  \n"))
+	f.Add([]byte("submit,duration,gpus,cpus\r0,60,1,0\r"))
+	f.Add([]byte("\xFF\xFEs\x00u\x00b\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, CSV, data) })
 }
