@@ -60,7 +60,9 @@ func TestConstraints(t *testing.T) {
 			snap: withDemand(snapshot(append(mixed, onNode("c9", "cpu"))...), needing(jobs(1, 32, 0), "", fleet.Needs{Exclude: "c9"})),
 			want: map[string]string{"ca": "power_on/backlog"}},
 		{name: "data on shared storage may run in a region that sees it",
-			cfg: func(c *config.Config) { c.Policy.Storage = []config.Storage{{Name: "lustre", Regions: []string{"eu", "us"}}} },
+			cfg: func(c *config.Config) {
+				c.Policy.Storage = []config.Storage{{Name: "lustre", Regions: []string{"eu", "us"}}}
+			},
 			snap: withDemand(snapshot(append(inRegion(offNodes("c", "cpu", 2), "us"), inRegion(offNodes("g", "gpu", 1), "eu")...)...),
 				fleet.Demand{Region: "eu", Needs: fleet.Needs{Storage: "lustre"}, Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 1, Since: t0}),
 			want: map[string]string{"ca": "power_on/backlog", "ga": "skip/not_needed"}},
