@@ -25,7 +25,7 @@ type Report struct {
 func New(name string, e *sim.Env, results []sim.Result, notes ...string) *Report {
 	return &Report{
 		Trace: name, Jobs: len(e.Jobs), Fleet: e.Describe(),
-		Notes: append(append(append([]string{}, e.Trace.Notes...), notes...), belowAlwaysOn(results)...),
+		Notes: append(append(append(append([]string{}, e.Trace.Notes...), notes...), belowAlwaysOn(results)...), alike(results)...),
 		T0:    e.T0, Need: e.Need, Results: results,
 	}
 }
@@ -60,4 +60,36 @@ func belowAlwaysOn(results []sim.Result) []string {
 	return []string{"extra_p95 below 0 (" + strings.Join(rows, ", ") + "): always-on is no floor on waits; jobs are placed " +
 		"first-fit in arrival order with EASY backfilling, so where they queue, the servers a policy has off send them " +
 		"elsewhere and the queue drains in another order, which can shorten its p95"}
+}
+
+// alike is a note naming the rows under test (rota's) that replayed as another such row did:
+// the same server-hours, waits and power-ons and -offs, so their settings changed no decision
+// on this trace (a sweep's spares quantiles where the forecast's rise within a boot is 0). None
+// when every row differs.
+func alike(results []sim.Result) []string {
+	_, others := split(results)
+	type figures struct {
+		hours, p95, mean float64
+		ons, offs        int
+	}
+	var order []figures
+	groups := map[figures][]string{}
+	for _, x := range others {
+		f := figures{x.ServerHours, x.WaitP95, x.WaitMean, x.PowerOns, x.PowerOffs}
+		if groups[f] == nil {
+			order = append(order, f)
+		}
+		groups[f] = append(groups[f], x.Policy)
+	}
+	var sets []string
+	for _, f := range order {
+		if g := groups[f]; len(g) > 1 {
+			sets = append(sets, strings.Join(g, " = "))
+		}
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	return []string{"replayed alike (the same server-hours, waits, power-ons and -offs; their settings changed no decision on this trace): " +
+		strings.Join(sets, "; ")}
 }

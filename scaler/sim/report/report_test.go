@@ -173,3 +173,20 @@ func TestBelowAlwaysOnNote(t *testing.T) {
 		t.Errorf("no row below always-on: note %q", n)
 	}
 }
+
+// Rows under test with the same figures are named together; the idle timeouts, the bound and
+// always-on are not rows under test, and rows that differ in anything are not alike.
+func TestAlikeNote(t *testing.T) {
+	rows := []sim.Result{{Policy: "lower-bound", ServerHours: 10}, {Policy: "always-on", ServerHours: 10},
+		{Policy: "idle-10m0s", ServerHours: 12, WaitP95: 300}, {Policy: "rota", ServerHours: 12, WaitP95: 300},
+		{Policy: "rota, q=0", ServerHours: 12, WaitP95: 300}, {Policy: "rota, q=0.5", ServerHours: 12, WaitP95: 300},
+		{Policy: "rota, q=0.95", ServerHours: 13, WaitP95: 200}, {Policy: "rota, no holds", ServerHours: 13, WaitP95: 200, PowerOffs: 1}}
+	n := alike(rows)
+	if len(n) != 1 || !strings.HasSuffix(n[0], ": rota = rota, q=0 = rota, q=0.5") {
+		t.Errorf("note %q, want rota, q=0 and q=0.5 alike and nothing else", n)
+	}
+	rows[4].WaitMean, rows[5].PowerOns = 1, 1
+	if n := alike(rows); n != nil {
+		t.Errorf("no rows alike: note %q", n)
+	}
+}
