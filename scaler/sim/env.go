@@ -420,7 +420,7 @@ func (e *Env) setFleet(spec string, needs []poolNeed) error {
 			size, why = e.Trace.Servers, fmt.Sprintf("the trace's machine; peak need %d", need.peak)
 		}
 		if need.largest > size {
-			size, why = need.largest, why+fmt.Sprintf(", raised to the largest job's %d", need.largest)
+			size, why = need.largest, why+fmt.Sprintf(", raised to the largest job's %d (line %d)", need.largest, need.largestLine)
 		}
 		e.Pools[i].Servers, e.Pools[i].FleetWhy = size, why
 	}

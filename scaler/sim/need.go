@@ -15,6 +15,7 @@ type Point struct {
 // poolNeed is what sizing a pool needs from the trace.
 type poolNeed struct {
 	peak, p95, largest int
+	largestLine        int // the trace line of the first job of largest servers
 }
 
 // bound is the no-delay, perfectly packed replay of a set of jobs: every job started at its
@@ -78,7 +79,9 @@ func (e *Env) bound(include func(i int) bool) bound {
 			group = id
 		}
 		ds = append(ds, delta{j.Submit, j.Pool, fixed, group, g, c}, delta{j.Submit + j.Duration, j.Pool, fixed, group, -g, -c})
-		b.pools[j.Pool].largest = max(b.pools[j.Pool].largest, j.Nodes)
+		if pn := &b.pools[j.Pool]; j.Nodes > pn.largest {
+			pn.largest, pn.largestLine = j.Nodes, j.Line
+		}
 		b.busy += float64(j.Nodes*unitsOf(&e.Pools[j.Pool], j.GPUs, j.CPUs)) * float64(j.Duration) / 3600
 	}
 	sort.SliceStable(ds, func(a, b int) bool { return ds[a].t < ds[b].t })

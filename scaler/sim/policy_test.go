@@ -135,6 +135,19 @@ func TestJobsThatCanNeverRunAreReported(t *testing.T) {
 	}
 }
 
+// A fleet raised to fit the largest job names that job's line: one bogus record of a trace
+// can size the whole fleet.
+func TestFleetRaisedNamesTheJob(t *testing.T) {
+	tr := &trace.Trace{Jobs: []trace.Job{job(4, 0, 100, 8), job(9, 50, 100, 32), job(12, 60, 100, 32)}, Servers: 2}
+	e, err := NewEnv(tinyConfig(t, ""), tr, Options{Fleet: "trace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Pools[0].Servers != 4 || !strings.Contains(e.Describe(), "raised to the largest job's 4 (line 9)") {
+		t.Errorf("%d servers: %s", e.Pools[0].Servers, e.Describe())
+	}
+}
+
 func TestFleetSizing(t *testing.T) {
 	jobs := []trace.Job{job(1, 0, 100, 8), job(2, 0, 100, 8), job(3, 100, 9900, 8)}
 	cases := []struct {
