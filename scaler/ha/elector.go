@@ -171,7 +171,7 @@ func (e *Elector) lead(ctx context.Context, el *concurrency.Election, lead func(
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		why := e.watch(lctx, el.Key())
+		why := e.watch(lctx, el.Key(), el.Rev())
 		e.end(why)
 		stop()
 	}()
@@ -250,21 +250,12 @@ func (e *Elector) renew(ctx context.Context, id clientv3.LeaseID, endTerm func()
 }
 
 // watch waits until the term must end and says why: the lease's validity runs out, the
-// election key is deleted, or ctx ends (empty).
-func (e *Elector) watch(ctx context.Context, key string) string {
+// election key (created at rev) is deleted, or ctx ends (empty).
+func (e *Elector) watch(ctx context.Context, key string, rev int64) string {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	deleted := make(chan struct{})
-	go func() {
-		for resp := range e.o.Client.Watch(wctx, key) {
-			for _, ev := range resp.Events {
-				if ev.Type == clientv3.EventTypeDelete {
-					close(deleted)
-					return
-				}
-			}
-		}
-	}()
+	go e.watchKey(wctx, key, rev, deleted)
 	tick := e.o.TTL / 10
 	for {
 		select {
@@ -278,6 +269,51 @@ func (e *Elector) watch(ctx context.Context, key string) string {
 			return "its lease could not be renewed in time (etcd unreachable?)"
 		}
 	}
+}
+
+// watchKey closes deleted once the election key created at rev is gone, until ctx ends: it
+// reads the key, then watches it from the revision after the read. etcd may end that watch: a
+// client that reconnects (a blip, an etcd member restarted) resumes from the revision it
+// watched from, and etcd cancels the watch if that revision was compacted meanwhile
+// (--auto-compaction-retention). Then it reads and watches again, so no deletion goes unseen.
+func (e *Elector) watchKey(ctx context.Context, key string, rev int64, deleted chan<- struct{}) {
+	for {
+		from, gone, ok := e.readKey(ctx, key, rev)
+		switch {
+		case !ok:
+			return
+		case gone:
+			close(deleted)
+			return
+		}
+		for resp := range e.o.Client.Watch(ctx, key, clientv3.WithRev(from)) {
+			for _, ev := range resp.Events {
+				if ev.Type == clientv3.EventTypeDelete {
+					close(deleted)
+					return
+				}
+			}
+		}
+	}
+}
+
+// readKey reads the election key until etcd answers: gone when the key created at rev is no
+// longer there, else the revision after the read, to watch from. ok is false when ctx ended.
+func (e *Elector) readKey(ctx context.Context, key string, rev int64) (next int64, gone, ok bool) {
+	for ctx.Err() == nil {
+		rctx, cancel := context.WithTimeout(ctx, e.o.RequestTimeout)
+		resp, err := e.o.Client.Get(rctx, key)
+		cancel()
+		if err == nil {
+			return resp.Header.Revision + 1, len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != rev, true
+		}
+		e.o.Log.WithError(err).Debug("election key not read; reading it again")
+		select {
+		case <-ctx.Done():
+		case <-e.o.Clock.After(e.o.TTL / 10):
+		}
+	}
+	return 0, false, false
 }
 
 func (e *Elector) validNow() bool {

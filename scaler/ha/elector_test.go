@@ -79,6 +79,12 @@ type candidate struct {
 
 func startCandidate(t *testing.T, c *etcdtest.Cluster, prefix, name string, tm *terms) *candidate {
 	t.Helper()
+	return startCandidateTTL(t, c, prefix, name, tm, ttl)
+}
+
+// startCandidateTTL is startCandidate with a lease TTL of its own.
+func startCandidateTTL(t *testing.T, c *etcdtest.Cluster, prefix, name string, tm *terms, ttl time.Duration) *candidate {
+	t.Helper()
 	p := testutil.StartProxy(t, strings.TrimPrefix(c.Endpoints()[0], "http://"))
 	// DialTimeout bounds only the connect check (2s is short on a loaded 2-core CI machine); the
 	// request timeout stays below the TTL, as the config requires.
@@ -250,4 +256,41 @@ func TestDeletedKeyEndsTheTerm(t *testing.T) {
 	if s, _ := tm.spanOf("a"); s.end.Sub(deleted) > ttl/2 {
 		t.Errorf("the term ended %s after its key was deleted", s.end.Sub(deleted))
 	}
+}
+
+// A leader's watch on its election key that etcd ends (the client reconnected after a blip,
+// and the revision it resumes from was compacted meanwhile, as etcd's auto-compaction does)
+// must not leave the term blind: a deletion of the key after it still ends the term.
+func TestDeletedKeyEndsTheTermAfterTheWatchIsCompacted(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{})
+	tm := &terms{t: t}
+	// A TTL long enough that the lease outlives the blip and the client's reconnection.
+	const long = 20 * time.Second
+	cd := startCandidateTTL(t, c, "/ha-compact", "a", tm, long)
+	waitLeader(t, tm, 0, 10*time.Second)
+	cli, err := etcdstore.Connect(context.Background(), etcdstore.Options{Endpoints: c.Endpoints(), DialTimeout: 10 * time.Second, RequestTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	cd.proxy.Cut()
+	put, err := cli.Put(ctx, "/elsewhere", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(ctx, put.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	cd.proxy.Restore()
+	if _, err := cli.Delete(ctx, etcdstore.ElectionPrefix("/ha-compact"), clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	// Well before the lease's TTL, which would end the term anyway once etcd refuses a renewal.
+	testutil.Eventually(t, long/2, "the term ends", func() error {
+		if s, _ := tm.spanOf("a"); s.end.IsZero() {
+			return errors.New("still leading")
+		}
+		return nil
+	})
 }
