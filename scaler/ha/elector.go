@@ -253,9 +253,15 @@ func (e *Elector) renew(ctx context.Context, id clientv3.LeaseID, endTerm func()
 // election key (created at rev) is deleted, or ctx ends (empty).
 func (e *Elector) watch(ctx context.Context, key string, rev int64) string {
 	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	deleted := make(chan struct{})
-	go e.watchKey(wctx, key, rev, deleted)
+	deleted, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		e.watchKey(wctx, key, rev, deleted)
+	}()
+	defer func() {
+		cancel()
+		<-watched
+	}()
 	tick := e.o.TTL / 10
 	for {
 		select {
