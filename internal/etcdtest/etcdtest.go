@@ -138,3 +138,11 @@ func (c *Cluster) Restart(ms ...*Member) {
 		c.waitHealthy(m)
 	}
 }
+
+// Signal sends sig to the member's process (SIGSTOP freezes it, SIGCONT resumes it).
+func (c *Cluster) Signal(m *Member, sig syscall.Signal) {
+	c.t.Helper()
+	if err := syscall.Kill(m.proc.Cmd.Process.Pid, sig); err != nil {
+		c.t.Fatal(err)
+	}
+}

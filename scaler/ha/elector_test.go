@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -293,4 +294,34 @@ func TestDeletedKeyEndsTheTermAfterTheWatchIsCompacted(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A leader whose etcd freezes (SIGSTOP: the process holds its connections and answers nothing)
+// for longer than the lease stops within it, before etcd resumes; on resume etcd expires the
+// frozen leases and one candidate leads, never two at once (terms fails the test on overlap).
+// Three members of which two freeze (quorum lost) is the same to the candidates.
+func TestFrozenEtcdStopsTheLeader(t *testing.T) {
+	for _, members := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d members", members), func(t *testing.T) {
+			c := etcdtest.Start(t, members, etcdtest.Options{})
+			tm := &terms{t: t}
+			for _, n := range []string{"a", "b", "c"} {
+				startCandidate(t, c, "/ha-frozen", n, tm)
+			}
+			first := waitLeader(t, tm, 0, 10*time.Second)
+			frozen := c.Members[len(c.Members)/2:]
+			for _, m := range frozen {
+				c.Signal(m, syscall.SIGSTOP)
+			}
+			time.Sleep(3 * ttl)
+			span, n := tm.current()
+			if n != 1 || span.end.IsZero() {
+				t.Errorf("after etcd froze for 3x the TTL: %d terms, the last %+v; want %s's, ended", n, span, first.name)
+			}
+			for _, m := range frozen {
+				c.Signal(m, syscall.SIGCONT)
+			}
+			waitLeader(t, tm, 1, 10*ttl)
+		})
+	}
 }
