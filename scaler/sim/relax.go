@@ -66,8 +66,21 @@ type placement struct {
 }
 
 // lpTolerance is what the LP's optimum may exceed a whole number of servers by, from float
-// rounding, and still round up to that number.
-const lpTolerance = 1e-9
+// rounding and the simplex stopping within reducedCostTol of the optimum, and still round up to
+// that number: rounding down a true fraction that close to it only loosens the bound, rounding
+// up a whole number would break it.
+const lpTolerance = 1e-6
+
+// reducedCostTol is where lp.Simplex stops, as a share of the largest cost: when no reduced cost
+// is below minus it times that. At 0 it pivoted on float noise and, on a degenerate program,
+// cycled forever (three jobs of 1 GPU and 4, 8 and 12 cores on pools of 2 and 8 GPUs hung
+// rotactl simulate: TestDegenerateProgramEnds).
+const reducedCostTol = 1e-9
+
+// simplex is lp.Simplex (minimize cost·x, a x = b, x >= 0) stopping at reducedCostTol.
+func simplex(cost []float64, a mat.Matrix, b []float64) (float64, []float64, error) {
+	return lp.Simplex(cost, a, b, reducedCostTol*slices.Max(cost), nil)
+}
 
 // newRelaxation is a relaxation of the pools with no work running; groups are the flexible
 // groups there will be, their loads zero.
@@ -190,7 +203,7 @@ func (r *relaxation) solve() placement {
 	for i := range ms {
 		cost[i] = 1
 	}
-	fewest, _, err := lp.Simplex(cost, a, b, 0, nil)
+	fewest, _, err := simplex(cost, a, b)
 	if err != nil {
 		// The program is always feasible and bounded (enough servers hold any load); a float
 		// failure leaves the pools' least, which is still a bound.
@@ -206,7 +219,7 @@ func (r *relaxation) solve() placement {
 		split.Set(rows, i, 1)
 		cost[i] = r.pools[r.involved[i]].PerHour
 	}
-	_, x, err := lp.Simplex(cost, split, append(b, max(float64(pl.extra), fewest)), 0, nil)
+	_, x, err := simplex(cost, split, append(b, max(float64(pl.extra), fewest)))
 	if err != nil {
 		// As above: the servers are counted all the same, in the cheapest involved pool, and
 		// the groups' units as in their cheapest pools.

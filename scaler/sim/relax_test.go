@@ -220,3 +220,31 @@ func TestSpareRoomAgreesWithTheProgram(t *testing.T) {
 		t.Errorf("%d of 500 trials fit the room: want some of each", fit)
 	}
 }
+
+// TestDegenerateProgramEnds: three jobs of 1 GPU and 4, 8 and 12 cores, on pools of 2-GPU and
+// 8-GPU servers, make a degenerate program (no pool has work of its own) on which lp.Simplex
+// with no tolerance pivoted on float noise for ever: rotactl simulate hung on the trace. Its
+// bound is one server for the hour: 3 GPUs, 24 cores.
+func TestDegenerateProgramEnds(t *testing.T) {
+	cfg := replayConfig(t, `pools:
+  - {name: small-gpu, profile: {cpu_cores: 32, gpus: 2}, cost: {hourly: 4}, boot_timeout: 5m}
+  - {name: large-gpu, profile: {cpu_cores: 96, gpus: 8}, cost: {hourly: 12}, boot_timeout: 5m}
+`)
+	tr := &trace.Trace{Format: trace.CSV, Jobs: []trace.Job{hourJob(2, 0, 1, 4, ""), hourJob(3, 0, 1, 8, ""), hourJob(4, 0, 1, 12, "")}}
+	done := make(chan *Env, 1)
+	go func() {
+		e, err := NewEnv(cfg, tr, Options{Fleet: "peak"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- e
+	}()
+	select {
+	case e := <-done:
+		if e != nil && e.LowerBound != 1 {
+			t.Errorf("bound %v server-h, want 1", e.LowerBound)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the bound's linear program still runs after 30 s")
+	}
+}
