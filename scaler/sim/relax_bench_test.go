@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/rotahq/rota/scaler/sim/trace"
@@ -46,105 +44,17 @@ func threePoolMix(b testing.TB, k uint64) *Env {
 	return e
 }
 
-// instant is what the relaxation reads at one instant of the bound's sweep.
-type instant struct {
-	fixedGPUs, fixedCPUs []int
-	loads                [][2]int // each group's GPUs and CPUs
-}
-
-// instants are the relaxation's inputs at each instant of e's bound over all its jobs, as
-// Env.bound sweeps them, and its groups (loads zero).
-func instants(e *Env) ([]instant, []flexGroup) {
-	type delta struct {
-		t                  int64
-		fixed, group, g, c int
-	}
-	var ds []delta
-	var groups []flexGroup
-	groupOf := map[groupKey]int{}
-	for _, j := range e.Jobs {
-		g, c := j.GPUs*j.Nodes, j.CPUs*j.Nodes
-		fixed, group := j.Pool, -1
-		if fits := e.fitSets[j.fitSet]; len(fits) > 1 && g+c > 0 {
-			k := keyOf(j.fitSet, j.GPUs, j.CPUs)
-			id, ok := groupOf[k]
-			if !ok {
-				id = len(groups)
-				groupOf[k] = id
-				byPrice := slices.Clone(fits)
-				slices.SortStableFunc(byPrice, func(a, b int) int { return cmp.Compare(e.Pools[a].PerHour, e.Pools[b].PerHour) })
-				groups = append(groups, flexGroup{pools: byPrice})
-			}
-			fixed, group = -1, id
-		}
-		ds = append(ds, delta{j.Submit, fixed, group, g, c}, delta{j.Submit + j.Duration, fixed, group, -g, -c})
-	}
-	slices.SortStableFunc(ds, func(a, b delta) int { return cmp.Compare(a.t, b.t) })
-	now := instant{fixedGPUs: make([]int, len(e.Pools)), fixedCPUs: make([]int, len(e.Pools)), loads: make([][2]int, len(groups))}
-	var out []instant
-	for i, d := range ds {
-		if d.group >= 0 {
-			now.loads[d.group][0] += d.g
-			now.loads[d.group][1] += d.c
-		} else {
-			now.fixedGPUs[d.fixed] += d.g
-			now.fixedCPUs[d.fixed] += d.c
-		}
-		if i+1 == len(ds) || ds[i+1].t != d.t {
-			out = append(out, instant{slices.Clone(now.fixedGPUs), slices.Clone(now.fixedCPUs), slices.Clone(now.loads)})
-		}
-	}
-	return out, groups
-}
-
-// BenchmarkRelaxationCache times the relaxation over every instant of the bound of three-pool
-// mixed workloads, keeping its answers by what they read (cached) and forgetting them before
-// each instant (uncached), beside the whole bound; programs/op and hits/op count the instants
-// that need a linear program and those the kept answers served.
-func BenchmarkRelaxationCache(b *testing.B) {
+// BenchmarkBoundThreePools times the lower bound of three-pool mixed workloads (nearly every
+// instant needs a linear program: 5,556 to 5,703 of them). Commit f8d7a59's
+// BenchmarkRelaxationCache compared the relaxation with and without its answers kept by what
+// they read: they served 2% of the programs and no time, and are gone.
+func BenchmarkBoundThreePools(b *testing.B) {
 	for k := range uint64(4) {
 		e := threePoolMix(b, k)
-		ins, groups := instants(e)
-		b.Run(fmt.Sprintf("mix%d/bound", k), func(b *testing.B) {
+		b.Run(fmt.Sprintf("mix%d", k), func(b *testing.B) {
 			for b.Loop() {
 				e.bound(func(int) bool { return true })
 			}
 		})
-		for _, cached := range []bool{true, false} {
-			name := map[bool]string{true: "cached", false: "uncached"}[cached]
-			b.Run(fmt.Sprintf("mix%d/%s", k, name), func(b *testing.B) {
-				programs, solved := 0, 0
-				perPool := make([]float64, len(e.Pools))
-				sweep := func(count bool) {
-					r := newRelaxation(e.Pools, slices.Clone(groups))
-					for _, in := range ins {
-						copy(r.fixedGPUs, in.fixedGPUs)
-						copy(r.fixedCPUs, in.fixedCPUs)
-						for g := range r.groups {
-							r.groups[g].gpus, r.groups[g].cpus = in.loads[g][0], in.loads[g][1]
-						}
-						if !cached {
-							clear(r.seen)
-						}
-						before := len(r.seen)
-						r.servers(perPool)
-						if count && len(r.involved) > 0 {
-							if ok, _ := r.fitsSpare(); !ok {
-								programs++
-							}
-							if len(r.seen) > before {
-								solved++
-							}
-						}
-					}
-				}
-				sweep(true)
-				for b.Loop() {
-					sweep(false)
-				}
-				b.ReportMetric(float64(programs), "programs/op")
-				b.ReportMetric(float64(programs-solved), "hits/op")
-			})
-		}
 	}
 }
