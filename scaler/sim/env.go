@@ -109,7 +109,9 @@ type Env struct {
 	// boundUnits is the work's unit-hours as the bound places it: CPU work the bound puts on
 	// GPU servers holds no GPU (as the replay counts it for a row's utilisation).
 	boundUnits float64
-	MaxWait    int64
+	// boundFailed counts the instants where the bound's linear program failed (bound.failed).
+	boundFailed int
+	MaxWait     int64
 	// WatchDelay is Options.WatchDelay in seconds (-1: no watch).
 	WatchDelay int64
 	// order is the first-fit order of servers: cheapest pool first, then as listed.
@@ -218,6 +220,10 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 		// a job left out at time 0 would otherwise have the whole fleet on from then.
 		e.setSpan(func(i int) bool { return e.runnable[i] })
 		e.setBound(e.bound(func(i int) bool { return e.runnable[i] }))
+	}
+	if e.boundFailed > 0 {
+		// Never a silent change of the yardstick every row is divided by.
+		e.note(fmt.Sprintf("the lower bound's linear program failed at %d instant(s): there the bound counts only the servers each pool's own jobs need (a looser bound), or, where only the split over pools failed, the servers the work adds all in its cheapest pool", e.boundFailed))
 	}
 	return e, nil
 }

@@ -29,6 +29,7 @@ type bound struct {
 	busy    float64    // unit-hours of work, each job in its cheapest pool
 	placed  float64    // unit-hours of work as the relaxation places it (perPool's)
 	pools   []poolNeed // per-pool peak, p95 and largest job, each job in its cheapest pool, for sizing
+	failed  int        // instants where the relaxation's linear program failed (relaxation.failed)
 }
 
 // needs is the bound of every job some pool fits, which sizes the fleet.
@@ -41,6 +42,7 @@ func (e *Env) needs() []poolNeed {
 // setBound makes b the environment's lower bound.
 func (e *Env) setBound(b bound) {
 	e.Need, e.LowerBound, e.poolBound, e.BusyUnits, e.boundUnits = b.need, b.total, b.perPool, b.busy, b.placed
+	e.boundFailed = b.failed
 }
 
 // bound sweeps the jobs that include accepts (by index; jobs no pool fits are always left out).
@@ -133,6 +135,7 @@ func (e *Env) bound(include func(i int) bool) bound {
 		b.pools[p].p95 = quantileOfTime(hist[p], 0.95)
 	}
 	b.placed += b.busy
+	b.failed = r.failed
 	return b
 }
 

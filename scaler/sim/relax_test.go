@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"cmp"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/sim/trace"
+	"gonum.org/v1/gonum/mat"
 )
 
 // cpuGPUPools are a pool of 64-core CPU servers at 1 an hour and one of 8-GPU servers of 96
@@ -247,4 +250,105 @@ func TestDegenerateProgramEnds(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the bound's linear program still runs after 30 s")
 	}
+}
+
+// TestFailedProgramStaysABound: where lp.Simplex fails (only floats can: the programs are
+// feasible and bounded), the relaxation still answers a bound and counts the failure for the
+// replay's notes. The first program failing leaves each pool's least, at most the true need;
+// the second (the split over pools) failing keeps the need and puts the servers it adds in the
+// cheapest involved pool, a split no dearer than the program's. On random instants of three
+// pools, against the relaxation whose programs succeed.
+func TestFailedProgramStaysABound(t *testing.T) {
+	pools := []Pool{{Name: "cpu", CPUs: 32, PerHour: 1.2}, {Name: "small-gpu", GPUs: 2, CPUs: 32, PerHour: 4},
+		{Name: "large-gpu", GPUs: 8, CPUs: 96, PerHour: 12}}
+	fail := errors.New("lp: linear solve failure")
+	cases := []struct {
+		name     string
+		failFrom int // the first call of solveLP that fails (each instant's program calls it twice)
+	}{
+		{"the fewest servers", 0},
+		{"the split over pools", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(18, 5))
+			failures := 0
+			for trial := range 300 {
+				exact, failing := randomInstant(rng, pools), newRelaxation(pools, nil)
+				failing.fixedGPUs, failing.fixedCPUs = exact.fixedGPUs, exact.fixedCPUs
+				failing.groups = exact.groups
+				calls := 0
+				failing.solveLP = func(cost []float64, a mat.Matrix, b []float64) (float64, []float64, error) {
+					calls++
+					if calls > c.failFrom {
+						return math.NaN(), nil, fail
+					}
+					return simplex(cost, a, b)
+				}
+				want, got := make([]float64, len(pools)), make([]float64, len(pools))
+				wantNeed, _ := exact.servers(want)
+				need, _ := failing.servers(got)
+				least := 0
+				for p := range pools {
+					least += failing.least[p]
+				}
+				cost := func(perPool []float64) float64 {
+					sum := 0.0
+					for p, n := range perPool {
+						sum += n * pools[p].PerHour
+					}
+					return sum
+				}
+				sum := 0.0
+				for _, v := range got {
+					sum += v
+				}
+				if math.Abs(sum-float64(need)) > 1e-6 || need > wantNeed || need < least || cost(got) > cost(want)+1e-6 ||
+					(c.failFrom == 1 && need != wantNeed) {
+					t.Fatalf("trial %d, %+v: need %d at %v (cost %.2f), want at most %d at %v (cost %.2f), at least the pools' own %d",
+						trial, failing.groups, need, got, cost(got), wantNeed, want, cost(want), least)
+				}
+				if failing.failed != min(calls, 1) {
+					t.Fatalf("trial %d: %d program(s) run, %d failure(s) counted", trial, calls, failing.failed)
+				}
+				failures += failing.failed
+			}
+			if failures < 30 {
+				t.Errorf("%d of 300 instants needed a program: too few to test the fallback", failures)
+			}
+		})
+	}
+}
+
+// randomInstant is a relaxation of pools with up to 12 random jobs running, of 0 to 8 GPUs.
+func randomInstant(rng *rand.Rand, pools []Pool) *relaxation {
+	r := newRelaxation(pools, nil)
+	groupOf := map[groupKey]int{}
+	for range 1 + rng.IntN(12) {
+		g := []int{0, 0, 1, 2, 4, 8}[rng.IntN(6)]
+		c := 1 + rng.IntN(min(32, 4*(1+g)))
+		var fits []int
+		set := 0
+		for p := range pools {
+			if g <= pools[p].GPUs && c <= pools[p].CPUs {
+				fits, set = append(fits, p), set|1<<p
+			}
+		}
+		if len(fits) == 1 {
+			r.fixedGPUs[fits[0]] += g
+			r.fixedCPUs[fits[0]] += c
+			continue
+		}
+		k := keyOf(set, g, c)
+		id, ok := groupOf[k]
+		if !ok {
+			id = len(r.groups)
+			groupOf[k] = id
+			slices.SortFunc(fits, func(a, b int) int { return cmp.Compare(pools[a].PerHour, pools[b].PerHour) })
+			r.groups = append(r.groups, flexGroup{pools: fits})
+		}
+		r.groups[id].gpus += g
+		r.groups[id].cpus += c
+	}
+	return r
 }
