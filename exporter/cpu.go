@@ -2,11 +2,12 @@ package exporter
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/procfs"
 )
 
 // CPUCollector reports CPU seconds by mode, summed over all CPUs, and the CPU count, from
@@ -18,7 +19,7 @@ import (
 // The counters it publishes never go backwards, though the kernel's may (see cpuCounters):
 // a drop would read as a counter reset and make a busy server look idle.
 type CPUCollector struct {
-	fs      procfs.FS
+	stat    string // path of /proc/stat
 	perCPU  bool
 	seconds *prometheus.Desc
 	cpus    *prometheus.Desc
@@ -28,10 +29,11 @@ type CPUCollector struct {
 	counters cpuCounters
 }
 
-// NewCPUCollector reads /proc/stat under fs; perCPU adds one series per logical CPU and mode.
-func NewCPUCollector(fs procfs.FS, perCPU bool) *CPUCollector {
+// NewCPUCollector reads stat under the procfs mount point procFS (parseCPUStat); perCPU adds one
+// series per logical CPU and mode.
+func NewCPUCollector(procFS string, perCPU bool) *CPUCollector {
 	return &CPUCollector{
-		fs:     fs,
+		stat:   filepath.Join(procFS, "stat"),
 		perCPU: perCPU,
 		seconds: prometheus.NewDesc(prometheus.BuildFQName(namespace, "node", "cpu_seconds_total"),
 			"Seconds all CPUs spent in each mode, summed over CPUs (guest time is inside user and nice).",
@@ -71,14 +73,18 @@ func (c *CPUCollector) Update(ch chan<- prometheus.Metric) error {
 func (c *CPUCollector) read() (cpuValues, []int64, []cpuValues, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st, err := c.fs.Stat()
+	b, err := os.ReadFile(c.stat)
 	if err != nil {
 		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w", err)
 	}
-	if len(st.CPU) == 0 {
-		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: no per-cpu lines in stat")
+	total, cpus, err := parseCPUStat(b)
+	if err != nil {
+		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w", err)
 	}
-	c.counters.update(st.CPUTotal, st.CPU)
+	if len(cpus) == 0 {
+		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w: no per-cpu lines in stat", ErrMalformed)
+	}
+	c.counters.update(total, cpus)
 	ids, perCPU := c.counters.onlineCPUs()
 	return c.counters.total, ids, perCPU, nil
 }

@@ -2,8 +2,6 @@ package exporter
 
 import (
 	"sort"
-
-	"github.com/prometheus/procfs"
 )
 
 // cpuHotplugIdleDrop is how far back, in seconds, a CPU's idle counter must step for the CPU to
@@ -24,10 +22,6 @@ const (
 
 // cpuValues is one CPU's seconds in each mode, indexed as cpuModeNames.
 type cpuValues [cpuModeCount]float64
-
-func cpuValuesOf(s procfs.CPUStat) cpuValues {
-	return cpuValues{s.User, s.Nice, s.System, s.Idle, s.Iowait, s.IRQ, s.SoftIRQ, s.Steal}
-}
 
 // idleMode reports whether a mode counts as idle time in the utilisation the rules compute
 // (1 - (idle + iowait) / all).
@@ -72,15 +66,15 @@ type cpuCounters struct {
 }
 
 // update takes one read of /proc/stat: the cpu line (total) and the per-CPU lines (cpus).
-func (c *cpuCounters) update(total procfs.CPUStat, cpus map[int64]procfs.CPUStat) {
+func (c *cpuCounters) update(total cpuValues, cpus map[int64]cpuValues) {
 	if !c.started {
 		c.started = true
-		c.total = cpuValuesOf(total)
+		c.total = total
 		c.cpus = map[int64]*cpuCounter{}
 	}
 	// In one order, so the sums come out the same however the map iterates.
 	for _, id := range sortedIDs(cpus) {
-		raw := cpuValuesOf(cpus[id])
+		raw := cpus[id]
 		cc, ok := c.cpus[id]
 		switch {
 		case !ok: // first seen: its series start from its raw values, the sums gain nothing

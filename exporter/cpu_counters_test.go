@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/procfs"
 )
 
 // statDir is a procfs fixture whose stat file a test rewrites between scrapes of one collector.
@@ -46,15 +44,6 @@ func (d *statDir) write(cpus map[int64]cpuValues) {
 	if err := os.WriteFile(filepath.Join(d.dir, "stat"), []byte(out), 0o644); err != nil {
 		d.t.Fatal(err)
 	}
-}
-
-func (d *statDir) fs() procfs.FS {
-	d.t.Helper()
-	fs, err := procfs.NewFS(d.dir)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	return fs
 }
 
 // cpuAt is a CPU's counters: user, idle and iowait as given, the other modes 0.
@@ -142,7 +131,7 @@ func TestCPUCountersNeverGoBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newStatDir(t)
 			d.write(tc.reads[0])
-			u := &updater{c: NewCPUCollector(d.fs(), true)}
+			u := &updater{c: NewCPUCollector(d.dir, true)}
 			var prev map[string]float64
 			for i, r := range tc.reads {
 				d.write(r)
@@ -193,7 +182,7 @@ func TestCPUBusyServerNeverReadsIdle(t *testing.T) {
 		cpus[id] = cpuAt(1e5, 4e5, 1e5)
 	}
 	d.write(cpus)
-	u := &updater{c: NewCPUCollector(d.fs(), false)}
+	u := &updater{c: NewCPUCollector(d.dir, false)}
 	samples := map[string][]float64{}
 	for i := range scrapes {
 		for id, v := range cpus {
@@ -245,7 +234,6 @@ func FuzzCPUCounters(f *testing.F) {
 		prevRaw := map[int64]cpuValues{}
 		for len(b) >= 1+cpus*cpuModeCount*2 {
 			present, b0 := b[0], b[1:]
-			read := map[int64]procfs.CPUStat{}
 			raws := map[int64]cpuValues{}
 			for id := range int64(cpus) {
 				var v cpuValues
@@ -255,11 +243,10 @@ func FuzzCPUCounters(f *testing.F) {
 				}
 				if id == 0 || present&(1<<id) != 0 {
 					raws[id] = v
-					read[id] = procfs.CPUStat{User: v[0], Nice: v[1], System: v[2], Idle: v[3], Iowait: v[4], IRQ: v[5], SoftIRQ: v[6], Steal: v[7]}
 				}
 			}
 			b = b0
-			c.update(procfs.CPUStat{}, read)
+			c.update(cpuValues{}, raws)
 			for m := range c.total {
 				if c.total[m] < prevTotal[m] {
 					t.Fatalf("summed %s went back from %v to %v", cpuModeNames[m], prevTotal[m], c.total[m])

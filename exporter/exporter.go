@@ -115,14 +115,14 @@ func build(name string, cfg Config) (Collector, error) {
 		gpu.Start() // NVML initialises while the web server starts.
 		return gpu, nil
 	}
-	fs, err := procfs.NewFS(cfg.ProcFS)
-	if err != nil {
-		return nil, fmt.Errorf("opening procfs at %s: %w", cfg.ProcFS, err)
-	}
 	var c Collector
 	if name == CollectorCPU {
-		c = NewCPUCollector(fs, cfg.PerCPU)
+		c = NewCPUCollector(cfg.ProcFS, cfg.PerCPU)
 	} else {
+		fs, err := procfs.NewFS(cfg.ProcFS)
+		if err != nil {
+			return nil, fmt.Errorf("opening procfs at %s: %w", cfg.ProcFS, err)
+		}
 		c = NewMemoryCollector(fs)
 	}
 	// A first read proves the source is there and parses; its metrics are dropped.

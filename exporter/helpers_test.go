@@ -30,9 +30,12 @@ func quietLog() (*logrus.Entry, *test.Hook) {
 	return logrus.NewEntry(l), hook
 }
 
+// fixtureDir is the procfs fixture folder testdata/dir.
+func fixtureDir(dir string) string { return filepath.Join("testdata", dir) }
+
 func fixtureFS(t testing.TB, dir string) procfs.FS {
 	t.Helper()
-	fs, err := procfs.NewFS(filepath.Join("testdata", dir))
+	fs, err := procfs.NewFS(fixtureDir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
