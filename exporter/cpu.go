@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -21,6 +22,7 @@ import (
 type CPUCollector struct {
 	stat    string // path of /proc/stat
 	perCPU  bool
+	now     func() time.Time
 	seconds *prometheus.Desc
 	cpus    *prometheus.Desc
 	logical *prometheus.Desc
@@ -29,12 +31,14 @@ type CPUCollector struct {
 	counters cpuCounters
 }
 
-// NewCPUCollector reads stat under the procfs mount point procFS (parseCPUStat); perCPU adds one
-// series per logical CPU and mode.
-func NewCPUCollector(procFS string, perCPU bool) *CPUCollector {
+// NewCPUCollector reads stat under the procfs mount point procFS (parseCPUStat), at the times
+// now gives (which bound the idle time a CPU can gain between reads); perCPU adds one series per
+// logical CPU and mode.
+func NewCPUCollector(procFS string, perCPU bool, now func() time.Time) *CPUCollector {
 	return &CPUCollector{
 		stat:   filepath.Join(procFS, "stat"),
 		perCPU: perCPU,
+		now:    now,
 		seconds: prometheus.NewDesc(prometheus.BuildFQName(namespace, "node", "cpu_seconds_total"),
 			"Seconds all CPUs spent in each mode, summed over CPUs (guest time is inside user and nice).",
 			[]string{"mode"}, nil),
@@ -73,6 +77,7 @@ func (c *CPUCollector) Update(ch chan<- prometheus.Metric) error {
 func (c *CPUCollector) read() (cpuValues, []int64, []cpuValues, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	at := c.now()
 	b, err := os.ReadFile(c.stat)
 	if err != nil {
 		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w", err)
@@ -84,7 +89,7 @@ func (c *CPUCollector) read() (cpuValues, []int64, []cpuValues, error) {
 	if len(cpus) == 0 {
 		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w: no per-cpu lines in stat", ErrMalformed)
 	}
-	c.counters.update(total, cpus)
+	c.counters.update(total, cpus, at)
 	ids, perCPU := c.counters.onlineCPUs()
 	return c.counters.total, ids, perCPU, nil
 }

@@ -2,11 +2,17 @@ package exporter
 
 import (
 	"sort"
+	"time"
 )
 
 // cpuHotplugIdleDrop is how far back, in seconds, a CPU's idle counter must step for the CPU to
 // count as unplugged and plugged back (its counters restarted), as node_exporter decides.
 const cpuHotplugIdleDrop = 3.0
+
+// maxIdleGain is the most idle and iowait time, together, one CPU can gain between two reads
+// elapsed apart: the time between them, plus a tenth and a second because the kernel's counters
+// are taken during each read, a little after the clock is.
+func maxIdleGain(elapsed time.Duration) float64 { return elapsed.Seconds()*1.1 + 1 }
 
 // cpuModeNames are the modes reported, in /proc/stat's order. Guest and guest_nice are left
 // out: the kernel already counts them inside user and nice, so summing every mode stays the
@@ -49,6 +55,10 @@ type cpuCounter struct {
 //   - every other mode counts each rise from its last raw value and ignores a drop, so busy time
 //     is never lost to a step back (holding it, as node_exporter does, would make a busy CPU
 //     read idle until the counter caught up);
+//   - idle and iowait together grow by at most maxIdleGain of the time between the reads: a
+//     CPU whose idle time jumps further (an accounting glitch, a VM's counters after a
+//     migration) has the jump taken into its baseline, never published, since one such jump
+//     would make every window holding it read idle; its other modes still count;
 //   - an idle counter that steps back by cpuHotplugIdleDrop or more is a CPU unplugged and
 //     plugged back, whose counters restarted; so is a CPU that reappears after missing from a
 //     read. Its raw baseline is reset and that interval counts no time in any mode. The series
@@ -61,17 +71,22 @@ type cpuCounter struct {
 // it does from then on, never its whole counters. Not safe for concurrent use.
 type cpuCounters struct {
 	started bool
+	at      time.Time // when the last read was taken
 	total   cpuValues
 	cpus    map[int64]*cpuCounter
 }
 
-// update takes one read of /proc/stat: the cpu line (total) and the per-CPU lines (cpus).
-func (c *cpuCounters) update(total cpuValues, cpus map[int64]cpuValues) {
+// update takes one read of /proc/stat, taken at at: the cpu line (total) and the per-CPU lines
+// (cpus).
+func (c *cpuCounters) update(total cpuValues, cpus map[int64]cpuValues, at time.Time) {
 	if !c.started {
 		c.started = true
 		c.total = total
 		c.cpus = map[int64]*cpuCounter{}
+		c.at = at
 	}
+	maxIdle := maxIdleGain(at.Sub(c.at))
+	c.at = at
 	// In one order, so the sums come out the same however the map iterates.
 	for _, id := range sortedIDs(cpus) {
 		raw := cpus[id]
@@ -82,7 +97,7 @@ func (c *cpuCounters) update(total cpuValues, cpus map[int64]cpuValues) {
 		case !cc.online, cc.ref[cpuIdle]-raw[cpuIdle] >= cpuHotplugIdleDrop:
 			cc.ref = raw // back from offline, or unplugged and back: a new baseline
 		default:
-			c.add(cc, raw)
+			c.add(cc, raw, maxIdle)
 		}
 	}
 	for id, cc := range c.cpus {
@@ -90,11 +105,18 @@ func (c *cpuCounters) update(total cpuValues, cpus map[int64]cpuValues) {
 	}
 }
 
-// add counts one CPU's increments since its baseline.
-func (c *cpuCounters) add(cc *cpuCounter, raw cpuValues) {
+// add counts one CPU's increments since its baseline, of idle and iowait only up to maxIdle
+// seconds together.
+func (c *cpuCounters) add(cc *cpuCounter, raw cpuValues, maxIdle float64) {
+	var idleGain float64
+	for m := range raw {
+		if idleMode(m) {
+			idleGain += max(0, raw[m]-cc.ref[m])
+		}
+	}
 	for m := range raw {
 		inc := raw[m] - cc.ref[m]
-		if inc > 0 {
+		if inc > 0 && (!idleMode(m) || idleGain <= maxIdle) {
 			cc.published[m] += inc
 			c.total[m] += inc
 		}

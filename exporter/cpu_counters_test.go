@@ -8,21 +8,28 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/clock"
 )
 
-// statDir is a procfs fixture whose stat file a test rewrites between scrapes of one collector.
+// statDir is a procfs fixture whose stat file a test rewrites between scrapes of one collector,
+// and the clock of those scrapes: each write is one scrape interval (15 s) after the last.
 type statDir struct {
 	t   *testing.T
 	dir string
+	clk *clock.Manual
 }
 
 func newStatDir(t *testing.T) *statDir {
-	return &statDir{t: t, dir: t.TempDir()}
+	return &statDir{t: t, dir: t.TempDir(), clk: clock.NewManual(fixedClock())}
 }
 
-// write makes stat hold the CPUs given (by id, in seconds) and a cpu line summing them.
+// write makes stat hold the CPUs given (by id, in seconds) and a cpu line summing them, 15 s
+// after the last write.
 func (d *statDir) write(cpus map[int64]cpuValues) {
 	d.t.Helper()
+	d.clk.Advance(15 * time.Second)
 	var sum cpuValues
 	for _, v := range cpus {
 		for m := range v {
@@ -83,6 +90,15 @@ func TestCPUCountersNeverGoBack(t *testing.T) {
 			want:  []map[string]float64{{summed("idle"): 500}, {summed("idle"): 500}, {summed("idle"): 501}},
 		},
 		{
+			name:  "idle jumps further than the 15 s between reads (a glitch): taken as the baseline, user still counts",
+			reads: []map[int64]cpuValues{one(cpuAt(100, 500, 0)), one(cpuAt(110, 10500, 5)), one(cpuAt(120, 10502, 6))},
+			want: []map[string]float64{
+				{summed("idle"): 500, summed("user"): 100},
+				{summed("idle"): 500, summed("iowait"): 0, summed("user"): 110},
+				{summed("idle"): 502, summed("iowait"): 1, summed("user"): 120, logical(0, "idle"): 502},
+			},
+		},
+		{
 			name:  "user steps back: the drop is ignored and the next rise counted in full",
 			reads: []map[int64]cpuValues{one(cpuAt(100, 0, 0)), one(cpuAt(99, 0, 0)), one(cpuAt(101, 0, 0))},
 			want:  []map[string]float64{{summed("user"): 100}, {summed("user"): 100}, {summed("user"): 102}},
@@ -131,7 +147,7 @@ func TestCPUCountersNeverGoBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newStatDir(t)
 			d.write(tc.reads[0])
-			u := &updater{c: NewCPUCollector(d.dir, true)}
+			u := &updater{c: NewCPUCollector(d.dir, true, d.clk.Now)}
 			var prev map[string]float64
 			for i, r := range tc.reads {
 				d.write(r)
@@ -170,10 +186,12 @@ func promIncrease(samples []float64) float64 {
 }
 
 // TestCPUBusyServerNeverReadsIdle is the rules' view of a server 80% busy on four CPUs whose
-// iowait counters creep back by a tick every few scrapes (as proc_stat(5) allows) and one of
-// whose CPUs is unplugged and plugged back halfway: every minute's utilisation, computed as the
-// rules do (rate() reading a drop as a reset), stays at 0.8. Published as read, the iowait
-// drops were resets adding the whole counter (days) to idle time: 0.0014.
+// iowait counters creep back by a tick every few scrapes (as proc_stat(5) allows), one of
+// whose CPUs is unplugged and plugged back halfway and another's idle time jumps by 11 days
+// once: every minute's utilisation, computed as the rules do (rate() reading a drop as a
+// reset), stays at 0.8. Published as read, the iowait drops were resets adding the whole
+// counter (days) to idle time: 0.0014; published as a rise, the jump made its minute read
+// 0.0002.
 func TestCPUBusyServerNeverReadsIdle(t *testing.T) {
 	const scrapes, step = 41, 15.0 // ten minutes of 15 s scrapes
 	d := newStatDir(t)
@@ -182,7 +200,7 @@ func TestCPUBusyServerNeverReadsIdle(t *testing.T) {
 		cpus[id] = cpuAt(1e5, 4e5, 1e5)
 	}
 	d.write(cpus)
-	u := &updater{c: NewCPUCollector(d.dir, false)}
+	u := &updater{c: NewCPUCollector(d.dir, false, d.clk.Now)}
 	samples := map[string][]float64{}
 	for i := range scrapes {
 		for id, v := range cpus {
@@ -193,6 +211,9 @@ func TestCPUBusyServerNeverReadsIdle(t *testing.T) {
 			}
 			if id == 3 && i == scrapes/2 {
 				v[cpuIdle] = 4 // unplugged and back: the kernel restarted its idle time
+			}
+			if id == 2 && i == scrapes/4 {
+				v[cpuIdle] += 1e6 // an accounting glitch: 11 days of idle time at once
 			}
 			cpus[id] = v
 		}
@@ -222,13 +243,22 @@ func TestCPUBusyServerNeverReadsIdle(t *testing.T) {
 
 // FuzzCPUCounters feeds arbitrary counter values, going up, down or missing, to the counters:
 // no published value ever decreases, and no interval publishes more idle or iowait time than
-// the kernel's counters rose by (so a CPU never reads idler than the kernel says).
+// the kernel's counters rose by (so a CPU never reads idler than the kernel says), nor more
+// than the time between the reads.
 func FuzzCPUCounters(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
 	f.Add([]byte("\xff\xff\x00\x00\x10\x00\x00\x00\xff\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b"))
+	// Two reads of two CPUs (a presence byte, then 8 modes of 2 bytes each per CPU), CPU 0's
+	// idle jumping by 655 s between them, 15 s apart.
+	const read = 1 + 2*cpuModeCount*2
+	jump := make([]byte, 2*read)
+	jump[0], jump[read] = 3, 3
+	jump[read+1+2*cpuIdle], jump[read+1+2*cpuIdle+1] = 0xff, 0xff
+	f.Add(jump)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const cpus = 2
 		var c cpuCounters
+		at := fixedClock()
 		var prevTotal cpuValues
 		prevPub := map[int64]cpuValues{}
 		prevRaw := map[int64]cpuValues{}
@@ -246,7 +276,8 @@ func FuzzCPUCounters(f *testing.F) {
 				}
 			}
 			b = b0
-			c.update(cpuValues{}, raws)
+			at = at.Add(15 * time.Second)
+			c.update(cpuValues{}, raws, at)
 			for m := range c.total {
 				if c.total[m] < prevTotal[m] {
 					t.Fatalf("summed %s went back from %v to %v", cpuModeNames[m], prevTotal[m], c.total[m])
@@ -256,14 +287,19 @@ func FuzzCPUCounters(f *testing.F) {
 			for _, id := range sortedIDs(c.cpus) {
 				pub := c.cpus[id].published
 				was, seen := prevPub[id]
+				var idleGain float64
 				for m := range pub {
 					if seen && pub[m] < was[m] {
 						t.Fatalf("cpu %d %s went back from %v to %v", id, cpuModeNames[m], was[m], pub[m])
 					}
 					if seen && idleMode(m) {
-						idlePublished += pub[m] - was[m]
+						idleGain += pub[m] - was[m]
 					}
 				}
+				if idleGain > maxIdleGain(15*time.Second) {
+					t.Fatalf("cpu %d published %v s of idle and iowait in 15 s", id, idleGain)
+				}
+				idlePublished += idleGain
 				prevPub[id] = pub
 			}
 			for id, raw := range raws {

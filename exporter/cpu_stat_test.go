@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/rotahq/rota/internal/clock"
 )
 
 func TestParseCPUStat(t *testing.T) {
@@ -88,14 +91,16 @@ func closeValues(a, b cpuValues) bool {
 // idle counter (here 10000 s) to one interval: a busy server read idle.
 func TestCPUCutLineNeverAddsIdle(t *testing.T) {
 	dir := t.TempDir()
+	clk := clock.NewManual(fixedClock())
 	write := func(cpu0 string) {
 		t.Helper()
+		clk.Advance(15 * time.Second)
 		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte("cpu  "+cpu0+"\ncpu0 "+cpu0+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write("100000 0 0 1000000 0 0 0 0")
-	u := &updater{c: NewCPUCollector(dir, false)}
+	u := &updater{c: NewCPUCollector(dir, false, clk.Now)}
 	series(t, u)
 	write("110000 0")
 	series(t, u)

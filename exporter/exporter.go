@@ -117,7 +117,7 @@ func build(name string, cfg Config) (Collector, error) {
 	}
 	var c Collector
 	if name == CollectorCPU {
-		c = NewCPUCollector(cfg.ProcFS, cfg.PerCPU)
+		c = NewCPUCollector(cfg.ProcFS, cfg.PerCPU, cfg.Now)
 	} else {
 		fs, err := procfs.NewFS(cfg.ProcFS)
 		if err != nil {

@@ -37,7 +37,7 @@ func FuzzProcFiles(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cpu := &updater{c: NewCPUCollector(dir, true)}
+		cpu := &updater{c: NewCPUCollector(dir, true, fixedClock)}
 		got := series(t, cpu)
 		if cpu.err == nil && got["rota_node_cpus{}"] < 1 {
 			t.Errorf("cpu collector succeeded with %v CPUs", got["rota_node_cpus{}"])

@@ -16,7 +16,7 @@ func TestNodeCollectors(t *testing.T) {
 	}{
 		{
 			name: "cpu summed over cpus",
-			c:    func(t *testing.T) Collector { return NewCPUCollector(fixtureDir("proc"), false) },
+			c:    func(t *testing.T) Collector { return NewCPUCollector(fixtureDir("proc"), false, fixedClock) },
 			want: map[string]float64{
 				`rota_node_cpu_seconds_total{mode="user"}`:   3012.70,
 				`rota_node_cpu_seconds_total{mode="idle"}`:   88456.00,
@@ -27,7 +27,7 @@ func TestNodeCollectors(t *testing.T) {
 		},
 		{
 			name: "cpu per cpu",
-			c:    func(t *testing.T) Collector { return NewCPUCollector(fixtureDir("proc"), true) },
+			c:    func(t *testing.T) Collector { return NewCPUCollector(fixtureDir("proc"), true, fixedClock) },
 			want: map[string]float64{
 				`rota_node_logical_cpu_seconds_total{cpu="0",mode="softirq"}`: 19.00,
 				`rota_node_logical_cpu_seconds_total{cpu="3",mode="user"}`:    753.70,
@@ -49,7 +49,7 @@ func TestNodeCollectors(t *testing.T) {
 		},
 		{
 			name:    "cpu with no stat file",
-			c:       func(t *testing.T) Collector { return NewCPUCollector(fixtureDir("."), false) },
+			c:       func(t *testing.T) Collector { return NewCPUCollector(fixtureDir("."), false, fixedClock) },
 			wantErr: fs.ErrNotExist,
 		},
 		{
@@ -82,7 +82,7 @@ func TestNodeCollectors(t *testing.T) {
 // TestCPUModesSumToTotal: summing every mode gives all CPU time, so utilisation computed as
 // 1 - (idle+iowait)/sum is a ratio in [0,1]; guest time must not be counted twice.
 func TestCPUModesSumToTotal(t *testing.T) {
-	got := series(t, &updater{c: NewCPUCollector(fixtureDir("proc"), false)})
+	got := series(t, &updater{c: NewCPUCollector(fixtureDir("proc"), false, fixedClock)})
 	var sum float64
 	modes := 0
 	for k, v := range got {
