@@ -158,6 +158,11 @@ func (e *Elector) serve(ctx context.Context, lead func(context.Context) error) (
 		}
 		return false, fmt.Errorf("campaigning: %w", err)
 	}
+	if !e.validNow() {
+		// Elected by an answer that came after the lease's validity ran out (etcd stalled
+		// while the campaign waited): etcd may expire the key any moment and elect another.
+		return false, errors.New("the lease ran out while waiting to lead")
+	}
 	return true, e.lead(tctx, el, lead)
 }
 
