@@ -221,14 +221,7 @@ func TestSWFSkipsPartialExecutions(t *testing.T) {
 		"2 10 -1 500 1 -1 -1 1 -1 -1 0 1 1 -1 -1 -1 -1 -1\n" + // failed: it ran, it counts
 		"3 20 -1 500 1 -1 -1 1 -1 -1 5 1 1 -1 -1 -1 -1 -1\n" + // cancelled after it started
 		"4 30 -1 500 1 -1 -1 1 -1 -1 4 1 1 -1 -1 -1 -1 -1\n" // a last part that failed, of a job with no summary here
-	tr, err := Read(strings.NewReader(in), SWF, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, j := range tr.Jobs {
-		ids = append(ids, j.ID)
-	}
+	tr, ids := readSWFIDs(t, in)
 	if !reflect.DeepEqual(ids, []string{"1", "2", "3"}) || tr.Jobs[0].Duration != 3000 {
 		t.Errorf("jobs %v (the first of %d s), want 1, 2, 3 (the first of 3000 s, its summary)", ids, tr.Jobs[0].Duration)
 	}
@@ -330,14 +323,7 @@ func TestSWFSkipsJobsCancelledBeforeTheyStarted(t *testing.T) {
 		"4 400 5 60 1 -1 -1 1 3600 -1 5 3 1 -1 1 -1 -1 -1\n" + // cancelled while it ran
 		"5 500 0 0 1 -1 -1 1 3600 -1 1 3 1 -1 1 -1 -1 -1\n" + // ran under half a second
 		"6 600 0 0 1 -1 -1 1 3600 -1 0 3 1 -1 1 -1 -1 -1\n" // failed at once
-	tr, err := Read(strings.NewReader(in), SWF, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, j := range tr.Jobs {
-		ids = append(ids, j.ID)
-	}
+	tr, ids := readSWFIDs(t, in)
 	want := []Skipped{{Line: 4, Reason: "cancelled before it started"}, {Line: 5, Reason: "cancelled before it started"}}
 	if !reflect.DeepEqual(ids, []string{"1", "4", "5", "6"}) || !reflect.DeepEqual(tr.Skipped, want) {
 		t.Errorf("jobs %v, skipped %+v; want 1, 4, 5, 6 and %+v", ids, tr.Skipped, want)
@@ -503,4 +489,18 @@ func TestUTF16IsRefused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readSWFIDs reads an SWF trace that must read, and the ids of its jobs.
+func readSWFIDs(t *testing.T, in string) (*Trace, []string) {
+	t.Helper()
+	tr, err := Read(strings.NewReader(in), SWF, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, j := range tr.Jobs {
+		ids = append(ids, j.ID)
+	}
+	return tr, ids
 }
