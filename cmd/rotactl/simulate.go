@@ -83,7 +83,7 @@ func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
 	if len(tr.Jobs) == 0 {
 		return fmt.Errorf("%s: the trace has no jobs (%d record(s) skipped as unusable)", f.trace, len(tr.Skipped))
 	}
-	senv, err := sim.NewEnv(cfg, tr, sim.Options{Boot: f.boot, Shutdown: f.shutdown, Fleet: f.fleet, MaxWait: f.maxWait, RequeueAll: f.requeueAll, WatchDelay: f.watchDelay})
+	senv, err := sim.NewEnv(cfg, tr, sim.Options{Boot: f.boot, Shutdown: f.shutdown, Fleet: f.fleet, MaxWait: f.maxWait, RequeueAll: f.requeueAll, WatchDelay: f.watchDelay, Context: ctx})
 	var row trace.LineError
 	if errors.As(err, &row) {
 		return fmt.Errorf("%s: %w", f.trace, err) // a row the config rejects

@@ -82,6 +82,9 @@ func Compare(ctx context.Context, e *Env, policies []Policy, progress func(polic
 			base = len(out) - 1
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // the last row's bound may have been cut short
+	}
 	if base >= 0 {
 		b := out[base]
 		for i := range out[1:] {

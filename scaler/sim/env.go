@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -38,6 +39,9 @@ type Options struct {
 	WatchDelay time.Duration
 	// RequeueAll makes every job requeueable (rebalancing may move it), whatever the trace says.
 	RequeueAll bool
+	// Context, once done, stops the lower bound NewEnv computes (minutes on a large trace of
+	// work several pools take), and NewEnv returns its error; nil: never.
+	Context context.Context
 }
 
 // Pool is one pool as the replay sees it.
@@ -111,7 +115,9 @@ type Env struct {
 	boundUnits float64
 	// boundFailed counts the instants where the bound's linear program failed (bound.failed).
 	boundFailed int
-	MaxWait     int64
+	// ctx is Options.Context: bound stops early once it is done.
+	ctx     context.Context
+	MaxWait int64
 	// WatchDelay is Options.WatchDelay in seconds (-1: no watch).
 	WatchDelay int64
 	// order is the first-fit order of servers: cheapest pool first, then as listed.
@@ -161,7 +167,10 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	}
 	c := *cfg
 	c.Pools = append([]config.Pool(nil), cfg.Pools...)
-	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600, restart: seconds(c.Policy.Moves.RestartCost)}
+	e := &Env{Config: &c, Trace: tr, MaxWait: 7 * 24 * 3600, restart: seconds(c.Policy.Moves.RestartCost), ctx: opt.Context}
+	if e.ctx == nil {
+		e.ctx = context.Background()
+	}
 	if opt.MaxWait > 0 {
 		e.MaxWait = int64(opt.MaxWait / time.Second)
 	}
@@ -220,6 +229,9 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 		// a job left out at time 0 would otherwise have the whole fleet on from then.
 		e.setSpan(func(i int) bool { return e.runnable[i] })
 		e.setBound(e.bound(func(i int) bool { return e.runnable[i] }))
+	}
+	if err := e.ctx.Err(); err != nil {
+		return nil, err // a bound cut short
 	}
 	if e.boundFailed > 0 {
 		// Never a silent change of the yardstick every row is divided by.

@@ -98,7 +98,10 @@ func (e *Env) bound(include func(i int) bool) bound {
 		hist[i] = map[int]int64{}
 	}
 	total, moved, prevT := 0, 0.0, e.T0
-	for i := 0; i < len(ds); {
+	for i, n := 0, 0; i < len(ds); n++ {
+		if n%4096 == 0 && e.ctx.Err() != nil {
+			return b // cut short: the caller returns the context's error
+		}
 		t := ds[i].t
 		for p := range e.Pools {
 			hist[p][sized[p]] += t - prevT

@@ -45,7 +45,7 @@ func threePoolMix(b testing.TB, k uint64) *Env {
 }
 
 // BenchmarkBoundThreePools times the lower bound of three-pool mixed workloads (nearly every
-// instant needs a linear program: 5,556 to 5,703 of them). Commit f8d7a59's
+// instant needs a linear program: 5,556 to 5,703 of them). Commit e6540a0's
 // BenchmarkRelaxationCache compared the relaxation with and without its answers kept by what
 // they read: they served 2% of the programs and no time, and are gone.
 func BenchmarkBoundThreePools(b *testing.B) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -351,4 +352,23 @@ func randomInstant(rng *rand.Rand, pools []Pool) *relaxation {
 		r.groups[id].cpus += c
 	}
 	return r
+}
+
+// TestBoundStopsWithItsContext: a done Options.Context stops the lower bound at once (on a
+// large trace of work several pools take it runs for minutes, and rotactl simulate ignored
+// SIGTERM meanwhile), and NewEnv returns the context's error.
+func TestBoundStopsWithItsContext(t *testing.T) {
+	e := threePoolMix(t, 0)
+	if full := e.bound(func(int) bool { return true }); len(full.need) == 0 {
+		t.Fatal("the workload's bound has no need")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e.ctx = ctx
+	if cut := e.bound(func(int) bool { return true }); len(cut.need) != 0 {
+		t.Errorf("a bound with its context done went on for %d points", len(cut.need))
+	}
+	if _, err := NewEnv(e.Config, e.Trace, Options{Fleet: "p95", Context: ctx}); !errors.Is(err, context.Canceled) {
+		t.Errorf("NewEnv with its context done: %v, want context.Canceled", err)
+	}
 }
