@@ -27,11 +27,14 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// Info is what a candidate publishes in the election: its name, and the URL its API answers
-// on (followers name it to a caller whose write they refuse).
+// Info is what a candidate publishes in the election: its name, the URL its API answers on
+// (followers name it to a caller whose write they refuse), and the digest of the config that
+// decides what it does (config.Config.FleetDigest: a follower whose own differs says so, as a
+// failover would change the fleet's policy).
 type Info struct {
-	Name string `json:"name"`
-	URL  string `json:"url,omitempty"`
+	Name   string `json:"name"`
+	URL    string `json:"url,omitempty"`
+	Config string `json:"config,omitempty"`
 }
 
 // Options are what New needs; all but Registerer are required.
@@ -64,6 +67,8 @@ type Elector struct {
 	since   time.Time // when this rota's role last changed
 	stopped string    // why this rota's last term ended, if not by its own stop
 	problem string    // what keeps this rota from leading now, empty when nothing
+	// configDiffers: the leader last read publishes another config digest than this rota's.
+	configDiffers bool
 }
 
 // term is one stretch of leadership: the election key and its create revision.
@@ -345,6 +350,7 @@ func (e *Elector) revoke(id clientv3.LeaseID) {
 func (e *Elector) begin(t term) {
 	e.mu.Lock()
 	e.term, e.since, e.problem, e.stopped = &t, e.o.Clock.Now(), "", ""
+	e.compareConfig()
 	e.mu.Unlock()
 	e.metrics.leader.Set(1)
 	e.metrics.terms.Inc()
@@ -414,9 +420,12 @@ func (e *Elector) Leading() bool {
 func (e *Elector) Status() api.HAStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	problems := slices.DeleteFunc([]string{e.stopped, e.problem}, func(s string) bool { return s == "" })
+	if e.configDiffers {
+		problems = append(problems, fmt.Sprintf("the leader decides by another config (digest %s, this rota's %s)", e.leader.Config, e.o.Self.Config))
+	}
 	st := api.HAStatus{Backend: "etcd", Self: e.o.Self.Name, Leading: e.term != nil, Since: e.since,
-		Problem: strings.Join(slices.DeleteFunc([]string{e.stopped, e.problem}, func(s string) bool { return s == "" }), "; now: "),
-		Leader:  e.leader.Name, LeaderURL: e.leader.URL}
+		Problem: strings.Join(problems, "; now: "), Leader: e.leader.Name, LeaderURL: e.leader.URL}
 	if st.Leading {
 		st.Leader, st.LeaderURL = e.o.Self.Name, e.o.Self.URL
 	}
@@ -437,6 +446,7 @@ func (e *Elector) observe(ctx context.Context) {
 		case err == nil:
 			e.leader = info
 		}
+		e.compareConfig()
 		e.mu.Unlock()
 		select {
 		case <-ctx.Done():
@@ -444,6 +454,24 @@ func (e *Elector) observe(ctx context.Context) {
 		case <-e.o.Clock.After(e.o.TTL / 2):
 		}
 	}
+}
+
+// compareConfig notes, under e.mu, whether the leader last read decides by another config than
+// this rota's, and says so when that changes.
+func (e *Elector) compareConfig() {
+	l, own := e.leader, e.o.Self.Config
+	differs := e.term == nil && l.Name != "" && l.Config != "" && own != "" && l.Config != own
+	if differs == e.configDiffers {
+		return
+	}
+	e.configDiffers = differs
+	if !differs {
+		e.metrics.configDiffers.Set(0)
+		return
+	}
+	e.metrics.configDiffers.Set(1)
+	e.o.Log.WithFields(logrus.Fields{"leader": l.Name, "leader_config": l.Config, "config": own}).
+		Warn("the leader decides by another config (policy, classes, pools, accounting or BMC limits): a failover to this rota would change what the fleet does")
 }
 
 // Leader reads who leads the fleet under prefix: the zero Info when no rota does.

@@ -86,6 +86,13 @@ func startCandidate(t *testing.T, c *etcdtest.Cluster, prefix, name string, tm *
 // startCandidateTTL is startCandidate with a lease TTL of its own.
 func startCandidateTTL(t *testing.T, c *etcdtest.Cluster, prefix, name string, tm *terms, ttl time.Duration) *candidate {
 	t.Helper()
+	return startCandidateInfo(t, c, prefix, Info{Name: name, URL: "http://" + name}, tm, ttl)
+}
+
+// startCandidateInfo is startCandidateTTL publishing self.
+func startCandidateInfo(t *testing.T, c *etcdtest.Cluster, prefix string, self Info, tm *terms, ttl time.Duration) *candidate {
+	t.Helper()
+	name := self.Name
 	p := testutil.StartProxy(t, strings.TrimPrefix(c.Endpoints()[0], "http://"))
 	// DialTimeout bounds only the connect check (2s is short on a loaded 2-core CI machine); the
 	// request timeout stays below the TTL, as the config requires.
@@ -101,7 +108,7 @@ func startCandidateTTL(t *testing.T, c *etcdtest.Cluster, prefix, name string, t
 		logger.SetLevel(logrus.DebugLevel)
 	}
 	reg := prometheus.NewRegistry()
-	el, err := New(Options{Client: cli, Prefix: prefix, Self: Info{Name: name, URL: "http://" + name},
+	el, err := New(Options{Client: cli, Prefix: prefix, Self: self,
 		TTL: ttl, RequestTimeout: time.Second, Clock: clock.Real{}, Log: logger.WithField("rota", name), Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
@@ -323,5 +330,38 @@ func TestFrozenEtcdStopsTheLeader(t *testing.T) {
 			}
 			waitLeader(t, tm, 1, 10*ttl)
 		})
+	}
+}
+
+// A follower whose config digest differs from the leader's says so (a failover would change
+// what the fleet does): the metric, and its status's problem; one whose config matches, or
+// that publishes none, does not.
+func TestFollowerSaysTheLeadersConfigDiffers(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{})
+	tm := &terms{t: t}
+	a := startCandidateInfo(t, c, "/ha-config", Info{Name: "a", Config: "aaaaaaaaaaaa"}, tm, ttl)
+	waitLeader(t, tm, 0, 10*time.Second)
+	b := startCandidateInfo(t, c, "/ha-config", Info{Name: "b", Config: "bbbbbbbbbbbb"}, tm, ttl)
+	same := startCandidateInfo(t, c, "/ha-config", Info{Name: "same", Config: "aaaaaaaaaaaa"}, tm, ttl)
+	none := startCandidateInfo(t, c, "/ha-config", Info{Name: "none"}, tm, ttl)
+	testutil.Eventually(t, 10*time.Second, "b sees the leader's other config", func() error {
+		if v := promtest.ToFloat64(b.el.metrics.configDiffers); v != 1 {
+			return fmt.Errorf("rota_ha_leader_config_differs %g", v)
+		}
+		return nil
+	})
+	if st := b.el.Status(); st.Leader != "a" || !strings.Contains(st.Problem, "another config (digest aaaaaaaaaaaa, this rota's bbbbbbbbbbbb)") {
+		t.Errorf("b's status %+v", st)
+	}
+	for _, f := range []*candidate{a, same, none} {
+		testutil.Eventually(t, 10*time.Second, f.name+" sees a lead", func() error {
+			if l := f.el.Status().Leader; l != "a" {
+				return fmt.Errorf("leader %q", l)
+			}
+			return nil
+		})
+		if v := promtest.ToFloat64(f.el.metrics.configDiffers); v != 0 || strings.Contains(f.el.Status().Problem, "another config") {
+			t.Errorf("%s: rota_ha_leader_config_differs %g, status %+v", f.name, v, f.el.Status())
+		}
 	}
 }

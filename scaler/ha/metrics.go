@@ -8,8 +8,9 @@ import (
 
 // These names are a contract with the alert rules (RotaNoLeader, RotaLeaderFlapping).
 type metrics struct {
-	leader prometheus.Gauge
-	terms  prometheus.Counter
+	leader        prometheus.Gauge
+	terms         prometheus.Counter
+	configDiffers prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
@@ -20,9 +21,12 @@ func newMetrics(reg prometheus.Registerer) (metrics, error) {
 		terms: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rota_ha_terms_total", Help: "Terms this rota began as leader.",
 		}),
+		configDiffers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rota_ha_leader_config_differs", Help: "1 while the leader decides by another config than this follower's (policy, classes, pools, accounting or BMC limits): a failover would change what the fleet does.",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.leader, m.terms} {
+		for _, c := range []prometheus.Collector{m.leader, m.terms, m.configDiffers} {
 			if err := reg.Register(c); err != nil {
 				return metrics{}, fmt.Errorf("registering ha metrics: %w", err)
 			}

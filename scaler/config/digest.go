@@ -1,0 +1,30 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// FleetDigest is a short digest of what decides what rota does to the fleet: the policy, the
+// classes, the pools (nodes and their BMCs included), the accounting, the telemetry sources
+// and the BMC limits. Rotas of one fleet in HA publish it, so a follower whose config would
+// change the fleet's behaviour at a failover can say so. What each rota may set for its own
+// host (the listener, the store's connection, Prometheus' URL, the job manager's commands) is
+// left out. Secrets never enter it: a config holds only where they are.
+func (c *Config) FleetDigest() string {
+	b, err := json.Marshal(struct {
+		Policy           Policy
+		Classes          []Class
+		Pools            []Pool
+		Accounting       Accounting
+		TelemetrySources []TelemetrySource
+		BMC              BMCLimits
+	}{c.Policy, c.Classes, c.Pools, c.Accounting, c.TelemetrySources, c.BMC})
+	if err != nil {
+		// Every field is plain data; a type that cannot be marshalled is a programming error.
+		panic("config: digest: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
