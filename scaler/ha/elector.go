@@ -163,12 +163,12 @@ func (e *Elector) serve(ctx context.Context, lead func(context.Context) error) (
 		}
 		return false, fmt.Errorf("campaigning: %w", err)
 	}
-	if !e.validNow() {
-		// Elected by an answer that came after the lease's validity ran out (etcd stalled
-		// while the campaign waited): etcd may expire the key any moment and elect another.
-		return false, errors.New("the lease ran out while waiting to lead")
+	if e.validNow() {
+		return true, e.lead(tctx, el, lead)
 	}
-	return true, e.lead(tctx, el, lead)
+	// Elected by an answer that came after the lease's validity ran out (etcd stalled while
+	// the campaign waited): etcd may expire the key any moment and elect another.
+	return false, errors.New("the lease ran out while waiting to lead")
 }
 
 // lead runs lead for one term: it begins with the election's key and revision, and ends
