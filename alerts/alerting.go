@@ -32,6 +32,7 @@ const (
 	AlertPowerActionsFails = "RotaPowerActionsFailing"
 	AlertNoLeader          = "RotaNoLeader"
 	AlertLeaderFlapping    = "RotaLeaderFlapping"
+	AlertConfigDiffers     = "RotaConfigDiffers"
 )
 
 // FlapTerms is how many terms begun within FlapWindow passes make RotaLeaderFlapping fire.
@@ -106,6 +107,9 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 			fmt.Sprintf("sum(increase(%s{job=%q}[%s])) >= %d", HATerms, ScalerJob, FlapSpan(cfg), FlapTerms), 0,
 			"rota's leader keeps changing",
 			fmt.Sprintf("%d or more terms of leadership began within %s: leases keep ending (etcd slow or partitioned, a rota crash-looping, a lease TTL too short for the network); each change costs a repair pass and up to twice the lease TTL without a leader.", FlapTerms, FlapSpan(cfg))),
+		alert(AlertConfigDiffers, "scaler", "warning", fmt.Sprintf("max(%s{job=%q}) == 1", HAConfigDiffers, ScalerJob), FlapSpan(cfg),
+			"rota's instances decide by different configs",
+			fmt.Sprintf("A follower's config has differed from the leader's for %s (policy, classes, pools, accounting, telemetry sources or BMC limits): a failover would change what the fleet does. Give every rota the same config.", FlapSpan(cfg))),
 	)
 }
 

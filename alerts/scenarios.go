@@ -644,6 +644,12 @@ func haScenarios(tm timing) []scenario {
 		series(HALeader, inst("rota-c"), constant(0, n)),
 	}
 	failover := []InputSeries{none[0], series(HALeader, inst("rota-b"), takesOver), none[2]}
+	// A follower's config differs from the first step on: for good, or for less than the span
+	// (a rolling update).
+	span := time.Duration(FlapSpan(tm.cfg))
+	m := tm.n(tm.held(s, span)) + 6
+	differs := append(constant(0, 0), constant(1, m-1)...)
+	rolling := append(append(constant(0, 0), constant(1, tm.n(span)-2)...), constant(0, m-tm.n(span))...)
 	// terms counts from 0, one more at each of the steps given.
 	terms := func(at ...int) samples {
 		out := make(samples, 0, 9)
@@ -671,5 +677,11 @@ func haScenarios(tm timing) []scenario {
 		{name: "ha: one term fewer", alert: AlertLeaderFlapping, labels: map[string]string{},
 			series: []InputSeries{series(HATerms, inst("rota-a"), terms(1, 3)), series(HATerms, inst("rota-b"), terms(2))},
 			checks: tm.never(8 * s)},
+		{name: "ha: a follower's config differs for the span", alert: AlertConfigDiffers, labels: map[string]string{},
+			series: []InputSeries{series(HAConfigDiffers, inst("rota-a"), constant(0, m)), series(HAConfigDiffers, inst("rota-b"), differs)},
+			checks: tm.from(tm.held(s, span))},
+		{name: "ha: a rolling update shorter than the span", alert: AlertConfigDiffers, labels: map[string]string{},
+			series: []InputSeries{series(HAConfigDiffers, inst("rota-b"), rolling)},
+			checks: tm.never(tm.held(s, span) + 4*s)},
 	}
 }

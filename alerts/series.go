@@ -39,9 +39,11 @@ const (
 	ScalerLastPassSuccess = "rota_scaler_last_pass_success_timestamp_seconds"
 	ScalerTelemetryOK     = "rota_scaler_telemetry_ok"
 	// HALeader is 1 on the rota that leads (a single rota on bbolt always does), HATerms the
-	// terms each rota began as leader.
-	HALeader = "rota_ha_leader"
-	HATerms  = "rota_ha_terms_total"
+	// terms each rota began as leader, HAConfigDiffers 1 on a follower whose config's digest
+	// is not the leader's.
+	HALeader        = "rota_ha_leader"
+	HATerms         = "rota_ha_terms_total"
+	HAConfigDiffers = "rota_ha_leader_config_differs"
 )
 
 // ScalerJob is the Prometheus job name that scrapes rota itself (deploy/prometheus).
