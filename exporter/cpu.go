@@ -87,7 +87,7 @@ func (c *CPUCollector) read() (cpuValues, []int64, []cpuValues, error) {
 		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w", err)
 	}
 	if len(cpus) == 0 {
-		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w: no per-cpu lines in stat", ErrMalformed)
+		return cpuValues{}, nil, nil, fmt.Errorf("reading cpu statistics: %w: no per-cpu lines in stat", errMalformed)
 	}
 	c.counters.update(total, cpus, at)
 	ids, perCPU := c.counters.onlineCPUs()

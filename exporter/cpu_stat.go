@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// ErrMalformed is returned for a source file that is not what the kernel writes.
-var ErrMalformed = errors.New("malformed")
+// errMalformed marks a source file that is not what the kernel writes.
+var errMalformed = errors.New("malformed")
 
 // userHZ is the unit of /proc/stat's CPU times: 1/100 s on every Linux architecture
 // (USER_HZ), as procfs and node_exporter assume.
@@ -36,7 +36,7 @@ func parseCPUStat(b []byte) (total cpuValues, cpus map[int64]cpuValues, err erro
 		f := strings.Fields(line)
 		v, err := parseCPUTimes(f[1:])
 		if err != nil {
-			return cpuValues{}, nil, fmt.Errorf("%w: %s line: %w", ErrMalformed, f[0], err)
+			return cpuValues{}, nil, fmt.Errorf("%w: %s line: %w", errMalformed, f[0], err)
 		}
 		if f[0] == "cpu" {
 			total = v
@@ -44,10 +44,10 @@ func parseCPUStat(b []byte) (total cpuValues, cpus map[int64]cpuValues, err erro
 		}
 		id, err := strconv.ParseUint(f[0][len("cpu"):], 10, 32)
 		if err != nil {
-			return cpuValues{}, nil, fmt.Errorf("%w: cpu line named %.32q", ErrMalformed, f[0])
+			return cpuValues{}, nil, fmt.Errorf("%w: cpu line named %.32q", errMalformed, f[0])
 		}
 		if _, dup := cpus[int64(id)]; dup {
-			return cpuValues{}, nil, fmt.Errorf("%w: %s given twice", ErrMalformed, f[0])
+			return cpuValues{}, nil, fmt.Errorf("%w: %s given twice", errMalformed, f[0])
 		}
 		cpus[int64(id)] = v
 	}

@@ -54,8 +54,8 @@ func TestParseCPUStat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			total, cpus, err := parseCPUStat([]byte(tc.stat))
 			if tc.wantErr {
-				if !errors.Is(err, ErrMalformed) {
-					t.Fatalf("error = %v, want ErrMalformed", err)
+				if !errors.Is(err, errMalformed) {
+					t.Fatalf("error = %v, want errMalformed", err)
 				}
 				return
 			}
@@ -104,8 +104,8 @@ func TestCPUCutLineNeverAddsIdle(t *testing.T) {
 	series(t, u)
 	write("110000 0")
 	series(t, u)
-	if !errors.Is(u.err, ErrMalformed) {
-		t.Fatalf("cut line: error = %v, want ErrMalformed", u.err)
+	if !errors.Is(u.err, errMalformed) {
+		t.Fatalf("cut line: error = %v, want errMalformed", u.err)
 	}
 	write("120000 0 0 1000100 0 0 0 0")
 	got := series(t, u)
