@@ -611,6 +611,19 @@ func powerScenarios(tm timing) []scenario {
 				counter("power_off", "gpu", "dry_run", failures(n-2)),
 			}, checks: tm.never(tm.held(at, tm.pass) + 4*s)},
 	}
+	// A change outside rota is counted at step 2; the alert holds while the window holds the
+	// count's step before it. Other pools and states, and counters that stay at 0, never fire.
+	outside := func(pool, to string, v samples) InputSeries {
+		return series(ScalerPowerOutside, map[string]string{"pool": pool, "to": to}, v)
+	}
+	once := append(samples{val(0), val(0)}, constant(1, n-2)...)
+	out = append(out,
+		scenario{name: "power: a server powered off outside rota", alert: AlertPowerOutside, labels: map[string]string{"pool": "gpu", "to": "off"},
+			series: []InputSeries{outside("gpu", "off", once), outside("gpu", "on", constant(0, n)), outside("cpu", "off", constant(0, n))},
+			checks: append(tm.from(2*s), check{s + window, false})},
+		scenario{name: "power: no change outside rota", alert: AlertPowerOutside, labels: map[string]string{"pool": "cpu", "to": "on"},
+			series: []InputSeries{outside("cpu", "on", constant(0, n)), outside("cpu", "off", constant(0, n))},
+			checks: tm.never(4 * s)})
 	if k >= 2 {
 		// One failure at step 2, then unknown states from step 3: they add up to k at step k+1.
 		one := append(samples{val(0), val(0)}, constant(1, n-2)...)

@@ -33,9 +33,11 @@ const (
 	FleetNodeSavesWhenOff = "rota_fleet_node_saves_when_off"
 	// FleetNodeGPUs is the GPUs each server's pool profile declares: what the rules hold the
 	// GPU readings against, known whatever the server's exporter sends.
-	FleetNodeGPUs         = "rota_fleet_node_gpus_declared"
-	ScalerPendingJobs     = "rota_scaler_pending_jobs"
-	ScalerActions         = "rota_scaler_actions_total"
+	FleetNodeGPUs     = "rota_fleet_node_gpus_declared"
+	ScalerPendingJobs = "rota_scaler_pending_jobs"
+	ScalerActions     = "rota_scaler_actions_total"
+	// ScalerPowerOutside counts servers at rest found powered on or off with no command of rota's.
+	ScalerPowerOutside    = "rota_scaler_power_changes_outside_total"
 	ScalerLastPassSuccess = "rota_scaler_last_pass_success_timestamp_seconds"
 	ScalerTelemetryOK     = "rota_scaler_telemetry_ok"
 	// HALeader is 1 on the rota that leads (a single rota on bbolt always does), HATerms the

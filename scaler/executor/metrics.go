@@ -16,13 +16,15 @@ import (
 type metrics struct {
 	actions  *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	outside  *prometheus.CounterVec
 }
 
 // newMetrics registers the action metrics, with the success series and those
 // RotaPowerActionsFailing counts (failure, state_unknown) of every action in every pool created
 // at 0: increase() sees a counter's first increment only from a sample before it, so a series
 // born at its first failure would be undercounted (the alert would miss a failure, or a run of
-// unknown power states).
+// unknown power states). The changes outside rota (RotaPowerChangedOutside) start at 0 per pool
+// and state for the same reason.
 func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error) {
 	m := &metrics{
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -34,6 +36,10 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 			Help:    "Time one action took, from its intent to its last step in that call.",
 			Buckets: prometheus.ExponentialBuckets(0.5, 2, 14), // 0.5 s .. about 2 h
 		}, []string{"action"}),
+		outside: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rota_scaler_power_changes_outside_total",
+			Help: "Servers at rest found powered on or off by something other than rota (a person, the BMC's power policy, another controller), by pool and the state found.",
+		}, []string{"pool", "to"}),
 	}
 	for _, p := range pools {
 		for _, k := range fleet.Kinds() {
@@ -41,9 +47,12 @@ func newMetrics(reg prometheus.Registerer, pools []config.Pool) (*metrics, error
 				m.actions.WithLabelValues(string(k), p.Name, string(r))
 			}
 		}
+		for _, to := range []fleet.State{fleet.StateOn, fleet.StateOff} {
+			m.outside.WithLabelValues(p.Name, string(to))
+		}
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.actions, m.duration} {
+		for _, c := range []prometheus.Collector{m.actions, m.duration, m.outside} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -92,7 +92,7 @@ func (e *Executor) repairDryRun(ctx context.Context, a fleet.Action, n store.Nod
 	case a.Kind == "" && n.State == fleet.StateDraining:
 		return true, e.giveBack(ctx, a, "dry run: drain given back")
 	case a.Kind == fleet.PowerOn && n.State != fleet.StateBooting && power == bmc.StateOff:
-		return true, e.align(a, fleet.StateOff)
+		return true, e.align(a, n, fleet.StateOff)
 	}
 	return false, nil
 }
@@ -137,15 +137,18 @@ func (e *Executor) repairAtRest(ctx context.Context, a fleet.Action, n store.Nod
 		a.Kind, a.Reason, a.Detail = fleet.PowerOn, fleet.ReasonRepair, "failed node is up"
 		return e.finishBoot(ctx, a, n, obs, time.Time{})
 	case power == bmc.StateOn && n.State != fleet.StateOn && n.State != fleet.StateFailed:
-		return e.align(a, fleet.StateOn)
+		return e.align(a, n, fleet.StateOn)
 	case power == bmc.StateOff && n.State != fleet.StateOff && n.State != fleet.StateFailed:
-		return e.align(a, fleet.StateOff)
+		return e.align(a, n, fleet.StateOff)
 	case power == bmc.StateUnknown && n.State == "":
-		return e.align(a, fleet.StateUnknown)
+		return e.align(a, n, fleet.StateUnknown)
 	case n.State == fleet.StateOn && drainedByRota(a.Node, n, obs):
 		// Never drained by rota forever: an On node rota drained (an aborted or failed step) is
 		// given back.
 		return e.giveBack(ctx, a, "left drained by an interrupted action")
+	case n.HandsOffEnded && (power == bmc.StateOn || power == bmc.StateOff):
+		// The BMC agrees with the record: the hands-off spell changed nothing.
+		return e.write(a, change{node: func(n *store.Node, _ time.Time) { n.HandsOffEnded = false }})
 	}
 	return nil
 }
@@ -166,11 +169,18 @@ func (e *Executor) continueDrain(ctx context.Context, name string, obs Observed)
 	return nil
 }
 
-// align records a resting state the BMC reports (a node seen for the first time, or powered on
-// or off by someone else).
-func (e *Executor) align(a fleet.Action, state fleet.State) error {
-	e.log.WithFields(logrus.Fields{"node": a.Node, "state": state}).Info("state taken from the BMC")
-	return e.write(a, change{node: func(n *store.Node, now time.Time) {
+// align records a resting state the BMC reports: a node seen for the first time, one whose
+// BMC could not say before, or one at rest powered on or off by something other than rota
+// (from On to off, or from Off to on, unless a pin or maintenance ended since: the operator's
+// hand). That last is counted, audited (reason outside) and logged as a warning: a person, the
+// BMC's power policy after a power cut, `rotactl power`, or another controller on the same
+// BMCs (a second rota on another store, Slurm's own power saving), which would fight rota over
+// the servers.
+func (e *Executor) align(a fleet.Action, rec store.Node, state fleet.State) error {
+	from := rec.State
+	outside := !rec.HandsOffEnded && (from == fleet.StateOn && state == fleet.StateOff || from == fleet.StateOff && state == fleet.StateOn)
+	c := change{node: func(n *store.Node, now time.Time) {
+		n.HandsOffEnded = false
 		n.Enter(state, now)
 		switch state {
 		case fleet.StateOn:
@@ -178,5 +188,23 @@ func (e *Executor) align(a fleet.Action, state fleet.State) error {
 		case fleet.StateOff:
 			n.LastOff = now
 		}
-	}})
+	}}
+	if outside {
+		a.Kind, a.Reason, c.result = fleet.PowerOn, fleet.ReasonOutside, auditObserved
+		if state == fleet.StateOff {
+			a.Kind = fleet.PowerOff
+		}
+		a.Detail = fmt.Sprintf("the BMC says %s where rota recorded %s, and rota sent no command", state, from)
+	}
+	if err := e.write(a, c); err != nil {
+		return err
+	}
+	log := e.log.WithFields(logrus.Fields{"node": a.Node, "state": state})
+	if !outside {
+		log.Info("state taken from the BMC")
+		return nil
+	}
+	e.metrics.outside.WithLabelValues(a.Pool, string(state)).Inc()
+	log.WithField("recorded", from).Warn("powered " + string(state) + " outside rota (by hand, the BMC's power policy, or another controller on the same BMCs); state taken from the BMC")
+	return nil
 }

@@ -3,8 +3,11 @@ package executor
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
@@ -22,6 +25,8 @@ func TestRepairSettles(t *testing.T) {
 		passes      int
 		want        fleet.State
 		wantDrained bool // in the job manager, afterwards
+		// outside is the state a change outside rota was counted and audited to, if any.
+		outside fleet.State
 	}{
 		{name: "new node on is adopted", passes: 1, want: fleet.StateOn, setup: func(*fx) {}},
 		{name: "new node off is adopted", passes: 1, want: fleet.StateOff, setup: func(f *fx) {
@@ -38,13 +43,28 @@ func TestRepairSettles(t *testing.T) {
 			}
 			f.world.Set("cpu01", func(s *executortest.Server) { s.DrainFails = false; s.Drained, s.DrainedByRota = true, true })
 		}},
-		{name: "off node powered on by a person is taken back and resumed", passes: 2, want: fleet.StateOn, setup: func(f *fx) {
+		{name: "off node powered on by a person is taken back and resumed", passes: 2, want: fleet.StateOn, outside: fleet.StateOn, setup: func(f *fx) {
 			f.off("cpu01")
 			f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOn })
 		}},
-		{name: "on node powered off by a person is off", passes: 1, want: fleet.StateOff, setup: func(f *fx) {
+		{name: "on node powered off by a person is off", passes: 1, want: fleet.StateOff, outside: fleet.StateOff, setup: func(f *fx) {
 			f.put("cpu01", nodeOn())
 			f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+		}},
+		{name: "on node powered off while pinned is off, no change outside rota", passes: 1, want: fleet.StateOff, setup: func(f *fx) {
+			f.put("cpu01", store.Node{State: fleet.StateOn, Since: t0, HandsOffEnded: true})
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+		}},
+		{name: "a hands-off spell that changed nothing is forgotten", passes: 2, want: fleet.StateOff, outside: fleet.StateOff, setup: func(f *fx) {
+			f.put("cpu01", store.Node{State: fleet.StateOn, Since: t0, HandsOffEnded: true})
+			f.repair() // the BMC agrees: the mark is cleared
+			if f.node("cpu01").HandsOffEnded {
+				t.Error("the end of a hands-off spell outlived a repair that found the record right")
+			}
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+		}},
+		{name: "a node whose BMC could not say is on", passes: 1, want: fleet.StateOn, setup: func(f *fx) {
+			f.put("cpu01", store.Node{State: fleet.StateUnknown, Since: t0})
 		}},
 		{name: "draining within its timeout is left to the planner", passes: 1, want: fleet.StateDraining, wantDrained: true, setup: func(f *fx) {
 			f.draining("cpu01")
@@ -67,7 +87,39 @@ func TestRepairSettles(t *testing.T) {
 			if got := f.world.Get("cpu01").Drained; got != c.wantDrained {
 				t.Errorf("drained in the job manager: %v, want %v", got, c.wantDrained)
 			}
+			f.checkOutside("cpu01", c.outside)
 		})
+	}
+}
+
+// checkOutside: a change outside rota to state (none if empty) was counted once and audited
+// once with reason outside, and no other was.
+func (f *fx) checkOutside(node string, state fleet.State) {
+	f.t.Helper()
+	for _, to := range []fleet.State{fleet.StateOn, fleet.StateOff} {
+		want := 0.0
+		if to == state {
+			want = 1
+		}
+		if got := testutil.ToFloat64(f.ex.metrics.outside.WithLabelValues("cpu", string(to))); got != want {
+			f.t.Errorf("changes outside rota to %s counted %v, want %v", to, got, want)
+		}
+	}
+	recs, err := f.st.Audit(node, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var seen []store.AuditRecord
+	for _, r := range recs {
+		if r.Reason == fleet.ReasonOutside {
+			seen = append(seen, r)
+		}
+	}
+	switch {
+	case state == "" && len(seen) > 0:
+		f.t.Errorf("audited as a change outside rota: %+v", seen)
+	case state != "" && (len(seen) != 1 || seen[0].Result != auditObserved || !strings.Contains(seen[0].Detail, "the BMC says "+string(state))):
+		f.t.Errorf("audit of the change outside rota to %s: %+v", state, seen)
 	}
 }
 

@@ -16,6 +16,8 @@ const (
 	auditFailed    = "failed"
 	auditAborted   = "aborted"
 	auditDryRun    = "dry_run"
+	// auditObserved: no action of rota's, a change it saw (reason outside).
+	auditObserved = "observed"
 )
 
 // change is one store transaction: the node's record, optionally the global record, and

@@ -66,6 +66,9 @@ const (
 	ReasonRequested    Reason = "requested"     // power on: the job manager placed work on the server (Slurm's ResumeProgram)
 	ReasonRebalance    Reason = "rebalance"     // move: its work packs onto cheaper or fewer servers
 	ReasonQuota        Reason = "quota"         // move: borrowed work gives a department its quota back
+	// ReasonOutside is no action of rota's: the BMC reports a server at rest powered on or off
+	// by something else (a person, its power policy, another controller on the same BMCs).
+	ReasonOutside Reason = "outside"
 )
 
 // Reasons for skips: why a server was not acted on.

@@ -257,6 +257,7 @@ func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *stor
 		}
 		if !on {
 			note = ""
+			n.HandsOffEnded = true
 		}
 		set(n, on, note)
 		return nil

@@ -434,6 +434,45 @@ func TestMaintenanceSetAndCleared(t *testing.T) {
 	}
 }
 
+// A server powered off by hand in maintenance is taken as off once it leaves, with no change
+// outside rota in its history; one powered off by hand with no such spell is one, audited.
+func TestPowerChangedOutsideRota(t *testing.T) {
+	f := newFx(t, nil, nil)
+	ctx := context.Background()
+	f.pass() // adopt the fleet: all on
+	if err := f.loop.SetMaintenance(ctx, "cpu01", true, "carol: new disks"); err != nil {
+		t.Fatal(err)
+	}
+	f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+	f.pass()
+	if err := f.loop.SetMaintenance(ctx, "cpu01", false, "carol: done"); err != nil {
+		t.Fatal(err)
+	}
+	f.world.Set("cpu02", func(s *executortest.Server) { s.Power = bmc.StateOff })
+	f.pass()
+	outside := func(node string) int {
+		recs, err := f.st.Audit(node, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range recs {
+			if r.Reason == fleet.ReasonOutside {
+				n++
+			}
+		}
+		return n
+	}
+	for node, want := range map[string]int{"cpu01": 0, "cpu02": 1} {
+		if n, _ := f.st.Node(node); n.State != fleet.StateOff || n.HandsOffEnded {
+			t.Errorf("%s: %+v, want off with the hands-off spell forgotten", node, n)
+		}
+		if got := outside(node); got != want {
+			t.Errorf("%s: %d changes outside rota in its history, want %d", node, got, want)
+		}
+	}
+}
+
 // The backup is a store with the same records, taken while the loop runs.
 func TestBackupOpensWithTheSameRecords(t *testing.T) {
 	f := newFx(t, nil, nil)

@@ -64,6 +64,10 @@ type Node struct {
 	Maintenance bool       `json:"maintenance,omitempty"`
 	// MaintenanceNote says who put the node in maintenance, and why.
 	MaintenanceNote string `json:"maintenance_note,omitempty"`
+	// HandsOffEnded: a pin or maintenance ended since State was read from the BMC, so the
+	// power may have changed meanwhile by the operator's hand. The next repair takes the BMC's
+	// state without counting it as a change outside rota, and clears it.
+	HandsOffEnded bool `json:"hands_off_ended,omitempty"`
 }
 
 // Enter moves the node to state at now, clearing the intent.
