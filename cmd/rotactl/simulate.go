@@ -32,7 +32,7 @@ type simulateFlags struct {
 func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	f := &simulateFlags{}
 	c := app.Command("simulate", "Replay a workload trace against a fleet: rota's planner under the config's policy, always-on and an idle timeout, and the lower bound, side by side.")
-	c.Flag("trace", "Trace file: ITP GPU CSV, Standard Workload Format (.swf, gzip or plain) or generic CSV.").Required().StringVar(&f.trace)
+	c.Flag("trace", "Trace file: ITP GPU CSV, Standard Workload Format (.swf) or generic CSV; plain, gzip or bzip2.").Required().StringVar(&f.trace)
 	c.Flag("config", "rota config giving the pools (profile, cost, boot_timeout) and the policy under test.").Required().StringVar(&f.config)
 	c.Flag("format", "Trace format when it cannot be told from the file: itp, swf or csv.").EnumVar(&f.format, "itp", "swf", "csv")
 	c.Flag("out", "Folder for <trace>-results.csv, -results.json and PNG plots (none when empty).").StringVar(&f.out)
@@ -164,7 +164,7 @@ func reportNotRun(w io.Writer, e *sim.Env, results []sim.Result) {
 // traceName is the file's name without folders and extensions (cluster04, NASA-iPSC-1993-3.1-cln).
 func traceName(path string) string {
 	base := filepath.Base(path)
-	for _, ext := range []string{".gz", ".csv", ".swf"} {
+	for _, ext := range []string{".gz", ".bz2", ".csv", ".swf"} {
 		base = strings.TrimSuffix(base, ext)
 	}
 	return base

@@ -3,6 +3,8 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -34,6 +36,15 @@ func fuzzRead(t *testing.T, f Format, data []byte) {
 	}
 }
 
+// addFile adds the file of testdata named as a seed.
+func addFile(f *testing.F, name string) {
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+}
+
 func FuzzITP(f *testing.F) {
 	f.Add([]byte("job_id,submission_time,duration,num_gpu\na,1,600,8\nb,2,700,64\n"))
 	f.Add([]byte("job_id,submission_time,duration,num_gpu\na,x,600,8\n"))
@@ -49,6 +60,7 @@ func FuzzSWF(f *testing.F) {
 	f.Add([]byte("; MaxNodes: 4\r\n; MaxProcs: 4\r\n2\t100\t-1\t0\t-1\t-1\t-1\t4\t3600\t-1\t5\t3\t1\t-1\t1\t-1\t-1\t-1 \r\n3 300 -1 -1 -1 -1 -1 2 3600 -1 5 3 1 -1 1 -1 -1 -1\n"))
 	f.Add([]byte("; MaxNodes: 144\n; MaxProcs: 1,152\n; UnixStartTime: x\n1 -1 -1 60 -1 -1 -1 99999999999 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"))
 	f.Add([]byte("BZh91AY&SY"))
+	addFile(f, "tiny.swf.bz2")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, SWF, data) })
 }
 
@@ -62,5 +74,6 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("\nid,submit,duration,gpus,cpus,id,,\na,0,60,1,0,b,,\n,,,,,,,\n  \n"))
 	f.Add([]byte("submit,duration,gpus,cpus\r0,60,1,0\r"))
 	f.Add([]byte("\xFF\xFEs\x00u\x00b\x00"))
+	addFile(f, "tiny.csv.bz2")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, CSV, data) })
 }

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -131,20 +132,15 @@ func (r *rowErrors) result(f Format) error {
 // utf8BOM is the byte order mark some editors put at the start of a UTF-8 file.
 const utf8BOM = "\xEF\xBB\xBF"
 
-// Read reads a trace in format f (empty: detected from the content), gzip or plain.
+// Read reads a trace in format f (empty: detected from the content), plain or packed with gzip
+// or bzip2 (told by the content, not the file's name).
 func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("opening gzip: %w", err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 1<<16)
+	br, outer, err := unpack(bufio.NewReaderSize(r, 1<<16))
+	if err != nil {
+		return nil, err
 	}
-	head, _ := br.Peek(6)
-	if p := packedBy(head); p != "" {
-		return nil, fmt.Errorf("the file is packed with %s, and only gzip is read: unpack it first", p)
+	if head, _ := br.Peek(6); outer != "" && packedBy(head) != "" {
+		return nil, fmt.Errorf("the file is packed with %s inside %s: unpack it first", packedBy(head), outer)
 	}
 	// A UTF-8 byte order mark (Excel's "CSV UTF-8" writes one) is not part of the first line:
 	// left there, it glues itself to the first column's name or hides an SWF header.
@@ -169,7 +165,6 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 		return nil, errors.New("its lines end in a bare carriage return (\\r, classic Mac OS): convert them to \\n or \\r\\n")
 	}
 	if f == "" {
-		var err error
 		if f, err = detect(br); err != nil {
 			return nil, err
 		}
@@ -178,7 +173,6 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 		opt.GPUsPerNode = 8
 	}
 	var t *Trace
-	var err error
 	switch f {
 	case ITP:
 		t, err = readITP(br, opt)
@@ -200,12 +194,34 @@ func Read(r io.Reader, f Format, opt Options) (*Trace, error) {
 	return t, nil
 }
 
-// packedBy names the compression other than gzip that a file starting with head is packed
-// with ("" when none is known): read as text, such a file could not be told from its first
-// line, or every row of the format given was malformed.
+// unpack returns the content of br unpacked when it is packed with gzip or bzip2, and the
+// packer's name ("" when plain); any other packing known to packedBy is refused by name.
+func unpack(br *bufio.Reader) (*bufio.Reader, string, error) {
+	head, _ := br.Peek(6)
+	switch p := packedBy(head); p {
+	case "":
+		return br, "", nil
+	case "gzip":
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, "", fmt.Errorf("opening gzip: %w", err)
+		}
+		return bufio.NewReaderSize(zr, 1<<16), p, nil
+	case "bzip2":
+		return bufio.NewReaderSize(bzip2.NewReader(br), 1<<16), p, nil
+	default:
+		return nil, "", fmt.Errorf("the file is packed with %s, and only gzip and bzip2 are read: unpack it first", p)
+	}
+}
+
+// packedBy names the compression that a file starting with head is packed with ("" when none
+// is known): read as text, such a file could not be told from its first line, or every row of
+// the format given was malformed.
 func packedBy(head []byte) string {
 	h := string(head)
 	switch {
+	case strings.HasPrefix(h, "\x1F\x8B"):
+		return "gzip"
 	case len(h) >= 4 && h[:3] == "BZh" && h[3] >= '1' && h[3] <= '9':
 		return "bzip2"
 	case strings.HasPrefix(h, "\xFD7zXZ\x00"):
