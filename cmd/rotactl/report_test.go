@@ -220,3 +220,44 @@ func TestReportRejects(t *testing.T) {
 		t.Errorf("prometheus down: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestReportConfigFile: report reads the daemon's config by default, as the other commands
+// do, so on rota's host Prometheus' URL and http_client (auth, TLS) come from it; it read no
+// config unless given one, and asked 127.0.0.1:9090 without auth. The default missing is a
+// usage error naming the flag, unless --prometheus.url says where to read (TestReportRejects).
+func TestReportConfigFile(t *testing.T) {
+	const defaultFile = "/etc/rota/rota.yml"
+	if _, err := os.Stat(defaultFile); err == nil {
+		t.Skipf("%s exists here", defaultFile)
+	}
+	down := fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t))
+	file := filepath.Join(t.TempDir(), "rota.yml")
+	if err := os.WriteFile(file, []byte("server: {webhook_auth_disabled: true}\nprometheus: {url: "+down+"}\npools:\n  - name: cpu\n    profile: {cpu_cores: 8}\n    cost: {hourly: 1.5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr []string
+	}{
+		{"help names the default", []string{"--help"}, 0, []string{defaultFile}},
+		{"default missing", nil, 2, []string{"--config.file", defaultFile, "--prometheus.url"}},
+		{"given and missing", []string{"--config.file", file + ".absent"}, 1, []string{"reading config", file + ".absent"}},
+		{"the config's URL", []string{"--config.file", file}, 1, []string{"querying prometheus", down}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			args := append([]string{"report", "--month", "2026-11"}, tc.args...)
+			if code := run(t.Context(), args, env{stdout: &stdout, stderr: &stderr}); code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, stderr.String())
+			}
+			for _, s := range tc.inStderr {
+				if !strings.Contains(stderr.String()+stdout.String(), s) {
+					t.Errorf("output does not name %q: %s%s", s, stdout.String(), stderr.String())
+				}
+			}
+		})
+	}
+}
