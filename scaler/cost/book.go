@@ -131,6 +131,14 @@ func (b *booker) server(p Pass, o Observation, pl *config.Pool, from, to time.Ti
 	return charge{}, false
 }
 
+// StandbyAboveWatts reports whether o is a server off whose measured standby draw is above its
+// pool's watts (c; none given: nothing to compare with). The books then count no avoided energy
+// and, on a pool paid by its energy, no saving while it stays off: the difference would be
+// negative. A sign that cost.watts is too low, or that the reading is not the server's.
+func StandbyAboveWatts(o Observation, c config.Cost) bool {
+	return o.Power == PowerOff && o.Measured && c.Watts > 0 && o.Watts > c.Watts
+}
+
 // split charges each server's spend to the departments whose jobs held it, by what they held
 // (the larger of their share of its CPUs and of its GPUs); the idle rest by the chargeback
 // rule. Capacity a department held on another department's server is borrowed.

@@ -364,3 +364,27 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestStandbyAboveWatts: only a server off, measured above its pool's watts, is one whose
+// saving and avoided energy the books clamp to none; a pool that gives no watts has nothing to
+// compare with (a rented server's energy is then not counted).
+func TestStandbyAboveWatts(t *testing.T) {
+	owned := config.Cost{Watts: 1000, PricePerKWh: 0.3}
+	cases := []struct {
+		name string
+		o    Observation
+		c    config.Cost
+		want bool
+	}{
+		{"off above", Observation{Power: PowerOff, Measured: true, Watts: 1200}, owned, true},
+		{"off at the watts", Observation{Power: PowerOff, Measured: true, Watts: 1000}, owned, false},
+		{"off unmeasured", Observation{Power: PowerOff}, owned, false},
+		{"on above", Observation{Power: PowerOn, Measured: true, Watts: 1200}, owned, false},
+		{"rented without watts", Observation{Power: PowerOff, Measured: true, Watts: 12}, config.Cost{Hourly: 2}, false},
+	}
+	for _, c := range cases {
+		if got := StandbyAboveWatts(c.o, c.c); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/cost"
@@ -39,9 +40,13 @@ type books struct {
 	broken error
 
 	readings readings
+	// standbyAbove are the servers last seen off drawing more than their pool's watts, so
+	// that each is warned of once, not every pass (read and written by passes only).
+	standbyAbove map[string]bool
 
 	ok        prometheus.Gauge
 	watts     *prometheus.GaugeVec
+	standby   *prometheus.GaugeVec
 	intensity *prometheus.GaugeVec
 	known     *prometheus.GaugeVec
 }
@@ -50,12 +55,16 @@ type books struct {
 // leading says so (a follower's books are the last leader's, already exported by it).
 func newBooks(st *store.Store, reg prometheus.Registerer, leading func() bool) (*books, error) {
 	b := &books{
-		readings: readings{by: map[string]reading{}},
+		readings:     readings{by: map[string]reading{}},
+		standbyAbove: map[string]bool{},
 		ok: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rota_cost_books_ok",
 			Help: "1 while the cost books are kept and stored after each pass, 0 when the stored books could not be read or written."}),
 		watts: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_fleet_node_power_watts",
 			Help: "What the books take a server to draw now, by source: bmc (its BMC's reading), gpu (the pool's base_watts plus its GPUs' readings) or profile (the pool's watts; unknown power counts as on)."},
 			[]string{"node", "pool", "source"}),
+		standby: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_cost_node_standby_too_high",
+			Help: "1 while a server is off and its measured standby draw is above its pool's watts: the books count no avoided energy, nor a saving on a pool paid by its energy, while it stays off; else 0."},
+			[]string{"node", "pool"}),
 		intensity: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_carbon_intensity_grams_per_kwh",
 			Help: "The carbon intensity the books use for a region's electricity, while known."}, []string{"region"}),
 		known: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rota_carbon_intensity_known",
@@ -64,7 +73,7 @@ func newBooks(st *store.Store, reg prometheus.Registerer, leading func() bool) (
 	}
 	b.load(st)
 	if reg != nil {
-		for _, c := range []prometheus.Collector{cost.NewCollector(b.current), b.ok, b.watts, b.intensity, b.known} {
+		for _, c := range []prometheus.Collector{cost.NewCollector(b.current), b.ok, b.watts, b.standby, b.intensity, b.known} {
 			if err := reg.Register(leaderOnly{Collector: c, leading: leading}); err != nil {
 				return nil, err
 			}
@@ -130,6 +139,7 @@ func (l *Loop) keepBooks(ctx context.Context, p pass) {
 	b.mu.Unlock()
 	b.ok.Set(1)
 	l.exportDraw(obs)
+	l.exportStandby(obs)
 }
 
 // draws are the servers' measured draws: the BMC's fresh reading, else, on a pool with
@@ -174,6 +184,28 @@ func (l *Loop) exportDraw(p cost.Pass) {
 			b.watts.WithLabelValues(o.Node, o.Pool, "profile").Set(pl.Cost.Watts)
 		}
 	}
+}
+
+// exportStandby sets rota_cost_node_standby_too_high from the observation, and warns once of
+// each server whose standby draw went above its pool's watts: the books clamp what it saves and
+// avoids to none, which no counter shows.
+func (l *Loop) exportStandby(p cost.Pass) {
+	b := l.books
+	b.standby.Reset()
+	above := map[string]bool{}
+	for _, o := range p.Nodes {
+		pl := l.cfg.Pool(o.Pool)
+		if pl == nil {
+			continue
+		}
+		above[o.Node] = cost.StandbyAboveWatts(o, pl.Cost)
+		b.standby.WithLabelValues(o.Node, o.Pool).Set(b2f(above[o.Node]))
+		if above[o.Node] && !b.standbyAbove[o.Node] {
+			l.log.WithFields(logrus.Fields{"node": o.Node, "pool": o.Pool, "standby_watts": o.Watts, "pool_watts": pl.Cost.Watts}).
+				Warn("off, the server draws more than its pool's watts: no avoided energy (nor a saving, on a pool paid by its energy) is booked while it stays off; is cost.watts too low, or the reading not the server's?")
+		}
+	}
+	b.standbyAbove = above
 }
 
 // carbon is each region's carbon intensity now: the config's number, or its query's one

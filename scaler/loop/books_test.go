@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/sirupsen/logrus"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/rotahq/rota/bmc"
@@ -202,4 +203,63 @@ func TestGPUMeasuredDraw(t *testing.T) {
 	approx(t, "gpu01: base + GPUs", metricValue(t, f.reg, "rota_energy_node_joules_total", map[string]string{"node": "gpu01", "source": "gpu"}), 1700*60)
 	approx(t, "gpu02: the BMC's reading", metricValue(t, f.reg, "rota_energy_node_joules_total", map[string]string{"node": "gpu02", "source": "bmc"}), 2800*60)
 	approx(t, "gpu01's draw gauge", metricValue(t, f.reg, "rota_fleet_node_power_watts", map[string]string{"node": "gpu01", "source": "gpu"}), 1700)
+}
+
+// TestStandbyAboveTheWattsIsSaid: a server off whose BMC reads more than its pool's watts
+// saves and avoids nothing (a negative amount is no total), which went unsaid; now
+// rota_cost_node_standby_too_high says so, and the log warns once while it lasts (again
+// when it comes back), not every pass.
+func TestStandbyAboveTheWattsIsSaid(t *testing.T) {
+	f := newFx(t, func(c *config.Config) {
+		c.Pools[1].Cost = config.Cost{Watts: 1000, PricePerKWh: 0.3, Currency: "EUR"}
+	}, nil)
+	m := &meter{watts: map[string]float64{"gpu02": 1500}, asked: map[string]int{}}
+	f.loop.o.Meter = m
+	read := func(w float64) {
+		m.mu.Lock()
+		m.watts["gpu02"] = w
+		m.mu.Unlock()
+	}
+	f.world.Set("gpu02", func(s *executortest.Server) { s.Power = bmc.StateOff })
+	warnings := func() int {
+		n := 0
+		for _, e := range f.logs.AllEntries() {
+			if e.Level == logrus.WarnLevel && e.Data["node"] == "gpu02" && e.Data["standby_watts"] == 1500.0 {
+				n++
+			}
+		}
+		return n
+	}
+	above := func(node string) float64 {
+		return metricValue(t, f.reg, "rota_cost_node_standby_too_high", map[string]string{"node": node})
+	}
+	saving := map[string]string{"pool": "gpu"}
+	for range 3 {
+		f.pass()
+		f.clock.Advance(time.Minute)
+	}
+	approx(t, "gpu02 above", above("gpu02"), 1)
+	approx(t, "gpu01 (on) not above", above("gpu01"), 0)
+	approx(t, "saving", metricValue(t, f.reg, "rota_cost_saving_total", saving), 0)
+	approx(t, "avoided", metricValue(t, f.reg, "rota_energy_avoided_joules_total", saving), 0)
+	if n := warnings(); n != 1 {
+		t.Errorf("%d warnings over 3 passes, want 1", n)
+	}
+	read(15) // read again once the interval (5m) is over
+	f.clock.Advance(5 * time.Minute)
+	f.pass()
+	f.clock.Advance(time.Minute)
+	f.pass()
+	approx(t, "gpu02 under its pool's watts", above("gpu02"), 0)
+	if metricValue(t, f.reg, "rota_cost_saving_total", saving) <= 0 {
+		t.Error("no saving under the pool's watts")
+	}
+	read(1500)
+	f.clock.Advance(5 * time.Minute)
+	f.pass()
+	f.clock.Advance(time.Minute)
+	f.pass()
+	if n := warnings(); n != 2 {
+		t.Errorf("%d warnings, want 2: once more when it came back", n)
+	}
 }

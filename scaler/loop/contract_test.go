@@ -36,6 +36,7 @@ func TestMetricNamesAreTheContract(t *testing.T) {
 		// The books (a second pass books the first interval).
 		"rota_cost_spend_total", "rota_cost_saving_total", "rota_cost_node_idle_total",
 		"rota_energy_node_joules_total", "rota_fleet_node_power_watts", "rota_cost_books_ok",
+		"rota_cost_node_standby_too_high",
 	}
 	f := newFx(t, func(c *config.Config) { c.Pools[0].Cost.Watts = 300 }, nil)
 	f.world.SetDemand([]fleet.Demand{{Class: "light", Count: 1, Nodes: 1}})
