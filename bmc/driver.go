@@ -272,7 +272,7 @@ type bmclibConn struct {
 func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
 	s, err := c.client.GetPowerState(ctx)
 	if err != nil {
-		return "", c.classify(ctx, fmt.Errorf("reading power state: %w", err))
+		return "", c.classifyRead(ctx, fmt.Errorf("reading power state: %w", err))
 	}
 	return s, nil
 }
@@ -310,6 +310,20 @@ func (c *bmclibConn) Provider() string {
 }
 
 func (c *bmclibConn) Close(ctx context.Context) error { return c.client.Close(ctx) }
+
+// classifyRead classifies the failure of a state read on the open connection. A 401 there, in
+// the Redfish session the BMC granted when the connection opened, says the BMC ended that
+// session (it expired, its web server restarted, a session limit or another client's logout
+// dropped it), not that the credentials are wrong: a transient failure, which the next try
+// mends with a new login (refused, that one is the *AuthError). A 401 to a Reset stays an
+// *AuthError: BMCs answer it to an account without the privilege to power a server. With basic
+// auth every request carries the credentials, so a 401 is theirs.
+func (c *bmclibConn) classifyRead(ctx context.Context, err error) error {
+	if code, ok := redfishStatus(err); ok && code == http.StatusUnauthorized && c.ep.Protocol == ProtocolRedfish && !c.ep.BasicAuth {
+		return &transientError{err: fmt.Errorf("the bmc ended its session (401 after the login), logging in again: %w", err)}
+	}
+	return c.classify(ctx, err)
+}
 
 // classify turns a bmclib error into *AuthError, *RefusedError or a retryable error.
 func (c *bmclibConn) classify(ctx context.Context, err error) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rotahq/rota/bmc/redfishemu"
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 const emuPassword = "pa55-Very-Secret-7"
@@ -385,6 +386,43 @@ func assertNoSecret(t *testing.T, secret, logs string, err error) {
 	}
 	if err != nil && strings.Contains(fmt.Sprintf("%+v %#v", err, err), secret) {
 		t.Errorf("the password appears in the error's %%+v or %%#v")
+	}
+}
+
+// TestRedfishSessionEnded: a BMC that ends rota's session while a power-on it accepted is being
+// confirmed (a session timeout, its web server restarted) answers the reads 401. That is no
+// wrong password: rota logs in again and confirms, and the command is not sent twice.
+func TestRedfishSessionEnded(t *testing.T) {
+	emu, ca := startEmulator(t, emuServer("n", "Off", redfishemu.Faults{StuckTransition: true}))
+	srv := emu.Server("n")
+	log, _ := testLogger()
+	c, err := NewController(map[string]Endpoint{"n": redfishEndpoint(t, emu, "n", ca)}, redfishOptions(Options{Logger: log}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.On(context.Background(), "n") }()
+	testutil.Eventually(t, 10*time.Second, "the power-on accepted", func() error {
+		if len(srv.Stats().Resets) == 0 {
+			return errors.New("no reset yet")
+		}
+		return nil
+	})
+	logins := srv.Stats().Logins
+	srv.EndSessions()
+	// The transition holds until rota has logged in again (or given up, as it did).
+	for srv.Stats().Logins == logins && len(done) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := srv.SetFaults(redfishemu.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("On with the session ended while confirming: %v", err)
+	}
+	wantResets(t, srv.Stats(), "On")
+	if p := srv.Power(); p != "On" {
+		t.Errorf("emulator power %s, want On", p)
 	}
 }
 

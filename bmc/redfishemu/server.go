@@ -142,6 +142,14 @@ func (s *Server) SetPower(p string) error {
 	return nil
 }
 
+// EndSessions ends every open session at once, as a BMC does whose sessions time out or whose
+// web server restarts: their tokens are answered 401 from then on.
+func (s *Server) EndSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.sessions)
+}
+
 func (s *Server) cancelLocked() {
 	if s.stopTimer != nil {
 		s.stopTimer()
