@@ -93,10 +93,10 @@ func TestControllerOperations(t *testing.T) {
 		{name: "graceful off reported failed but accepted", bmc: script{raw: "on", setErr: []error{errors.New("failed to set power state")}, applyOnErr: true}, op: off(true), wantCmds: []string{"soft"}},
 		{name: "graceful off falls back to hard off", bmc: script{raw: "on", ignore: map[string]int{"soft": 1}}, op: off(true), wantCmds: []string{"soft", "off"}},
 		{name: "graceful off refused goes hard at once", bmc: script{raw: "on", setErr: []error{&RefusedError{Status: 400}}}, op: off(true), wantCmds: []string{"soft", "off"}},
-		{name: "ipmi cycle is native", proto: ProtocolIPMI, bmc: script{raw: "on"}, op: cycle, wantCmds: []string{"cycle"}},
+		{name: "ipmi cycle is off then on", proto: ProtocolIPMI, bmc: script{raw: "on"}, op: cycle, wantCmds: []string{"off", "on"}},
+		{name: "cycle the bmc ignores is not confirmed", proto: ProtocolIPMI, bmc: script{raw: "on", ignore: map[string]int{"cycle": 1, "off": 1}}, op: cycle, wantErr: ErrNotConfirmed, wantCmds: []string{"off"}},
 		{name: "redfish cycle is off then on", bmc: script{raw: "on"}, op: cycle, wantCmds: []string{"off", "on"}},
 		{name: "cycle of an off node powers it on", proto: ProtocolIPMI, bmc: script{raw: "off"}, op: cycle, wantCmds: []string{"on"}},
-		{name: "cycle is not retried", proto: ProtocolIPMI, bmc: script{raw: "on", setErr: []error{errTransient}}, op: cycle, wantErr: errTransient, wantCmds: []string{"cycle"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,10 +25,9 @@ import (
 
 // Power actions as bmclib names them.
 const (
-	actionOn    = "on"
-	actionOff   = "off"
-	actionSoft  = "soft"
-	actionCycle = "cycle"
+	actionOn   = "on"
+	actionOff  = "off"
+	actionSoft = "soft"
 )
 
 // redfishProvider is bmclib's name for its Redfish provider, built on gofish.

@@ -128,7 +128,7 @@ func (c *fakeConn) SetPower(ctx context.Context, action string) error {
 		b.ignore[action]--
 		return err
 	}
-	target := map[string]string{actionOn: "on", actionOff: "off", actionSoft: "off", actionCycle: "on"}[action]
+	target := map[string]string{actionOn: "on", actionOff: "off", actionSoft: "off"}[action]
 	b.pending, b.pendingAt = target, b.clock.Now().Add(b.settleAfter)
 	if b.settleAfter > 0 {
 		b.raw = "powering" + target

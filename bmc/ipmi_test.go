@@ -45,9 +45,20 @@ func needIPMI(t *testing.T) {
 	testutil.Tool(t, "ipmitool")
 }
 
-// startIPMISim runs ipmi_sim on a free port with the power initially on or off. With
-// brokenGet the chassis script fails every state read (the BMC answers, the state is unknown).
-func startIPMISim(t *testing.T, on, brokenGet bool) *ipmiSim {
+// simFault is what is wrong with an ipmi_sim's chassis.
+type simFault int
+
+const (
+	simHealthy simFault = iota
+	// simBrokenGet fails every state read (the BMC answers, the state is unknown).
+	simBrokenGet
+	// simStuck logs every power set and does nothing: a BMC that takes the command and whose
+	// state never moves.
+	simStuck
+)
+
+// startIPMISim runs ipmi_sim on a free port with the power initially on or off.
+func startIPMISim(t *testing.T, on bool, fault simFault) *ipmiSim {
 	t.Helper()
 	dir := t.TempDir()
 	s := &ipmiSim{port: testutil.FreeUDPPort(t), state: filepath.Join(dir, "power"), setsLog: filepath.Join(dir, "sets.log")}
@@ -59,8 +70,12 @@ func startIPMISim(t *testing.T, on, brokenGet bool) *ipmiSim {
 		t.Fatal(err)
 	}
 	get := fmt.Sprintf(`echo "power:$(cat %s)"`, s.state)
-	if brokenGet {
+	if fault == simBrokenGet {
 		get = "exit 1"
+	}
+	apply := fmt.Sprintf(`echo "$4" > %s;`, s.state)
+	if fault == simStuck {
+		apply = ""
 	}
 	sim := ipmisim.BMC{Dir: dir, Name: "sim", Port: s.port, Users: []ipmisim.User{
 		{ID: 1, Name: "", Password: "test", Privilege: "user"},
@@ -68,9 +83,9 @@ func startIPMISim(t *testing.T, on, brokenGet bool) *ipmiSim {
 	}, Chassis: fmt.Sprintf(`#!/bin/sh
 case "$2" in
 get) %s ;;
-set) [ "$3" = power ] && { echo "$4" > %s; echo "set $4" >> %s; } ;;
+set) [ "$3" = power ] && { %s echo "set $4" >> %s; } ;;
 esac
-`, get, s.state, s.setsLog)}
+`, get, apply, s.setsLog)}
 	if err := sim.Write(); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +123,7 @@ func TestIPMIOperations(t *testing.T) {
 	eps := map[string]Endpoint{}
 	for i := range 3 {
 		name := fmt.Sprintf("node%d", i)
-		sims[name] = startIPMISim(t, false, false)
+		sims[name] = startIPMISim(t, false, simHealthy)
 		eps[name] = ipmiEndpoint(t, sims[name].port, "secret")
 	}
 	log, _ := testLogger()
@@ -162,8 +177,8 @@ func TestIPMIOperations(t *testing.T) {
 // TestIPMIFailures: the failures that must not turn into commands or long hangs.
 func TestIPMIFailures(t *testing.T) {
 	needIPMI(t)
-	good := startIPMISim(t, false, false)
-	broken := startIPMISim(t, false, true)
+	good := startIPMISim(t, false, simHealthy)
+	broken := startIPMISim(t, false, simBrokenGet)
 	unreachable := testutil.FreeUDPPort(t)
 	tests := []struct {
 		name     string
@@ -210,5 +225,39 @@ func TestIPMIFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIPMIStuckBMC: a BMC that takes every power command and whose state never moves. Nothing
+// it does counts as done: a hard off is not confirmed, and neither is a cycle, whose On after
+// IPMI's native cycle would have read as done (the end state of a cycle is its start state).
+func TestIPMIStuckBMC(t *testing.T) {
+	needIPMI(t)
+	sim := startIPMISim(t, true, simStuck)
+	log, _ := testLogger()
+	opts := realOptions(Options{Logger: log})
+	opts.ConfirmTimeout = time.Second
+	c, err := NewController(map[string]Endpoint{"n": ipmiEndpoint(t, sim.port, "secret")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name     string
+		op       func(context.Context, string) error
+		wantSets []string // the chassis script's log after the step
+	}{
+		{"hard off", func(ctx context.Context, n string) error { return c.Off(ctx, n, false) }, []string{"0"}},
+		{"cycle", c.Cycle, []string{"0", "0"}},
+	}
+	for _, step := range steps {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := step.op(ctx, "n")
+		cancel()
+		if !errors.Is(err, ErrNotConfirmed) {
+			t.Errorf("%s: %v, want %v", step.name, err, ErrNotConfirmed)
+		}
+		if got := sim.sets(t); fmt.Sprint(got) != fmt.Sprint(step.wantSets) {
+			t.Errorf("%s: chassis sets %q, want %q", step.name, got, step.wantSets)
+		}
 	}
 }

@@ -3,8 +3,9 @@ package bmc
 import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the rota_bmc_* series. Labels are bounded: protocol (ipmi, redfish), operation
-// (state, on, off, off_graceful, cycle, power_reading; for requests also open, soft), result (see
-// resultLabel and requestResult), provider (ipmitool, gofish, none, other).
+// (state, on, off, off_graceful, cycle, power_reading; for requests open, state, on, off, soft,
+// power_reading), result (see resultLabel and requestResult), provider (ipmitool, gofish, none,
+// other).
 type metrics struct {
 	operations  *prometheus.CounterVec
 	opDuration  *prometheus.HistogramVec
@@ -29,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"protocol", "operation"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rota_bmc_requests_total",
-			Help: "Calls made to BMCs, through bmclib (open, state, on, off, soft, cycle) and for power readings (power_reading), by protocol and result.",
+			Help: "Calls made to BMCs, through bmclib (open, state, on, off, soft) and for power readings (power_reading), by protocol and result.",
 		}, []string{"protocol", "operation", "result"}),
 		reqDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "rota_bmc_request_duration_seconds",

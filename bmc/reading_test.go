@@ -155,7 +155,7 @@ func TestRedfishPowerReading(t *testing.T) {
 // BMC offering no power reading.
 func TestIPMIPowerReading(t *testing.T) {
 	needIPMI(t)
-	sim := startIPMISim(t, true, false)
+	sim := startIPMISim(t, true, simHealthy)
 	log, _ := testLogger()
 	c, err := NewController(map[string]Endpoint{"n": ipmiEndpoint(t, sim.port, "secret")}, realOptions(Options{Logger: log}))
 	if err != nil {

@@ -16,10 +16,9 @@ import (
 
 // resetTypes are the Redfish ResetTypes bmclib v2.3.4's Redfish provider posts for each action.
 var resetTypes = map[string]string{
-	actionOn:    "On",
-	actionOff:   "ForceOff",
-	actionSoft:  "GracefulShutdown",
-	actionCycle: "ForceRestart",
+	actionOn:   "On",
+	actionOff:  "ForceOff",
+	actionSoft: "GracefulShutdown",
 }
 
 // offered refuses, before anything is sent, an action whose ResetType the node's system does

@@ -35,7 +35,7 @@ func TestNoPasswordInLogsOrErrors(t *testing.T) {
 		}},
 		{"ipmi", func(t *testing.T) Endpoint {
 			needIPMI(t)
-			sim := startIPMISim(t, false, false)
+			sim := startIPMISim(t, false, simHealthy)
 			return ipmiEndpoint(t, sim.port, wrong)
 		}},
 	}

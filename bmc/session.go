@@ -302,25 +302,20 @@ func (s *session) gracefulOff(ctx context.Context) error {
 	return s.drive(ctx, StateOff, actionOff)
 }
 
-// cycle restarts a node that is on: IPMI has a native cycle; Redfish BMCs (the DMTF mockup
-// among them) may lack PowerCycle, so there it is a confirmed off then a confirmed on. A node
-// that is off is simply powered on.
+// cycle restarts a node that is on as a confirmed off then a confirmed on; a node that is off
+// is simply powered on. Not IPMI's native cycle: its end state is its start state, so reading
+// On after it confirms nothing (a BMC that took the command and did nothing, or one polled
+// before the power went down, read as done), and Redfish BMCs (the DMTF mockup among them) may
+// lack PowerCycle.
 func (s *session) cycle(ctx context.Context) error {
 	st, err := s.steady(ctx, StateOn)
 	if err != nil {
 		return err
 	}
-	if st == StateOff || s.n.ep.Protocol == ProtocolRedfish {
-		if st == StateOn {
-			if err := s.drive(ctx, StateOff, actionOff); err != nil {
-				return err
-			}
+	if st == StateOn {
+		if err := s.drive(ctx, StateOff, actionOff); err != nil {
+			return err
 		}
-		return s.drive(ctx, StateOn, actionOn)
 	}
-	// Not retried: a second cycle could hit a node that already restarted.
-	if err := s.send(ctx, actionCycle); err != nil {
-		return err
-	}
-	return s.confirm(ctx, StateOn, actionCycle, s.c.opts.ConfirmTimeout)
+	return s.drive(ctx, StateOn, actionOn)
 }
