@@ -169,7 +169,7 @@ func (d *bmclibDialer) dial(ctx context.Context, node string, ep Endpoint, passw
 	} else {
 		client.Registry.Drivers = client.Registry.For(redfishProvider)
 	}
-	c := &bmclibConn{client: client, node: node, ep: ep, ping: d.ping, d: d}
+	c := &bmclibConn{client: client, node: node, ep: ep, pass: password, cs: cs, ping: d.ping, d: d}
 	octx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
 	if err := client.Open(octx); err != nil {
@@ -262,6 +262,8 @@ type bmclibConn struct {
 	client *bmclib.Client
 	node   string
 	ep     Endpoint
+	pass   Secret
+	cs     int // the IPMI cipher suite the connection opened in
 	ping   func(ctx context.Context, addr string) bool
 	d      *bmclibDialer
 	// system is the Redfish system the commands reach (nil for IPMI).
@@ -277,6 +279,9 @@ func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
 }
 
 func (c *bmclibConn) SetPower(ctx context.Context, action string) error {
+	if action == actionSoft && c.ep.Protocol == ProtocolIPMI {
+		return c.softIPMI(ctx)
+	}
 	if err := c.offered(action); err != nil {
 		return err
 	}
@@ -289,6 +294,23 @@ func (c *bmclibConn) SetPower(ctx context.Context, action string) error {
 	}
 	if !ok {
 		return fmt.Errorf("sending power %s: the bmc did not confirm the request", action)
+	}
+	return nil
+}
+
+// softIPMI sends `chassis power soft` through ipmitool itself: bmclib v2.3.4's ipmitool provider
+// reads the power state first and answers success without sending anything when that read
+// fails, so the OS was never asked to shut down while rota waited out the grace period for it
+// and then cut the power.
+func (c *bmclibConn) softIPMI(ctx context.Context) error {
+	out, err := runIpmitool(ctx, c.node, c.ep, c.pass, c.cs, "chassis", "power", "soft")
+	switch {
+	case errors.Is(err, ErrRefused):
+		return err
+	case err != nil:
+		return c.classify(ctx, fmt.Errorf("sending power soft: %w: %s", err, lastLine(out)))
+	case !strings.Contains(out, "Chassis Power Control: Soft"):
+		return fmt.Errorf("sending power soft: the bmc did not confirm the request: %q", lastLine(out))
 	}
 	return nil
 }

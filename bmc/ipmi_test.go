@@ -19,8 +19,9 @@ import (
 )
 
 // ipmiSim is one ipmi_sim process: a real IPMI-over-LAN BMC whose chassis_control script keeps
-// the power state in a file and logs every power set. (A soft shutdown reaches the script as
-// "set shutdown 1", with no OS behind it to act: the power stays on.)
+// the power state in a file and logs every power set, 0 or 1, and every soft shutdown, "soft".
+// (A soft shutdown reaches the script as "set shutdown 1", with no OS behind it to act: the
+// power stays on.)
 type ipmiSim struct {
 	port    int
 	state   string // "0" or "1"
@@ -55,6 +56,10 @@ const (
 	// simStuck logs every power set and does nothing: a BMC that takes the command and whose
 	// state never moves.
 	simStuck
+	// simMissesThirdRead fails the third state read alone: after the one that opens rota's
+	// connection and rota's look, the one bmclib's ipmitool provider made before a soft
+	// shutdown.
+	simMissesThirdRead
 )
 
 // startIPMISim runs ipmi_sim on a free port with the power initially on or off.
@@ -70,8 +75,11 @@ func startIPMISim(t *testing.T, on bool, fault simFault) *ipmiSim {
 		t.Fatal(err)
 	}
 	get := fmt.Sprintf(`echo "power:$(cat %s)"`, s.state)
-	if fault == simBrokenGet {
+	switch fault {
+	case simBrokenGet:
 		get = "exit 1"
+	case simMissesThirdRead:
+		get = fmt.Sprintf(`echo x >> %[1]s.reads; [ "$(wc -l < %[1]s.reads)" -eq 3 ] && exit 1; %[2]s`, s.state, get)
 	}
 	apply := fmt.Sprintf(`echo "$4" > %s;`, s.state)
 	if fault == simStuck {
@@ -83,7 +91,10 @@ func startIPMISim(t *testing.T, on bool, fault simFault) *ipmiSim {
 	}, Chassis: fmt.Sprintf(`#!/bin/sh
 case "$2" in
 get) %s ;;
-set) [ "$3" = power ] && { %s echo "set $4" >> %s; } ;;
+set) case "$3" in
+	power) %s echo "set $4" >> %[3]s ;;
+	shutdown) echo "set soft" >> %[3]s ;;
+	esac ;;
 esac
 `, get, apply, s.setsLog)}
 	if err := sim.Write(); err != nil {
@@ -142,10 +153,10 @@ func TestIPMIOperations(t *testing.T) {
 		{"cycle", c.Cycle, StateOn, []string{"1", "0", "1"}},
 		// ipmi_sim has no OS to shut down: the soft request changes nothing and the grace
 		// period ends in a hard off.
-		{"graceful off falls back to hard off", func(ctx context.Context, n string) error { return c.Off(ctx, n, true) }, StateOff, []string{"1", "0", "1", "0"}},
-		{"off again sends nothing", func(ctx context.Context, n string) error { return c.Off(ctx, n, false) }, StateOff, []string{"1", "0", "1", "0"}},
-		{"cycle of an off node powers on", c.Cycle, StateOn, []string{"1", "0", "1", "0", "1"}},
-		{"hard off", func(ctx context.Context, n string) error { return c.Off(ctx, n, false) }, StateOff, []string{"1", "0", "1", "0", "1", "0"}},
+		{"graceful off falls back to hard off", func(ctx context.Context, n string) error { return c.Off(ctx, n, true) }, StateOff, []string{"1", "0", "1", "soft", "0"}},
+		{"off again sends nothing", func(ctx context.Context, n string) error { return c.Off(ctx, n, false) }, StateOff, []string{"1", "0", "1", "soft", "0"}},
+		{"cycle of an off node powers on", c.Cycle, StateOn, []string{"1", "0", "1", "soft", "0", "1"}},
+		{"hard off", func(ctx context.Context, n string) error { return c.Off(ctx, n, false) }, StateOff, []string{"1", "0", "1", "soft", "0", "1", "0"}},
 	}
 	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {
@@ -259,5 +270,27 @@ func TestIPMIStuckBMC(t *testing.T) {
 		if got := sim.sets(t); fmt.Sprint(got) != fmt.Sprint(step.wantSets) {
 			t.Errorf("%s: chassis sets %q, want %q", step.name, got, step.wantSets)
 		}
+	}
+}
+
+// TestIPMIGracefulOffAsksTheOS: a BMC that misses one state read, the one bmclib's ipmitool
+// provider makes before a soft shutdown, still gets the soft shutdown (bmclib answered success
+// without sending it, and rota cut the power after a grace period spent waiting for nothing).
+func TestIPMIGracefulOffAsksTheOS(t *testing.T) {
+	needIPMI(t)
+	sim := startIPMISim(t, true, simMissesThirdRead)
+	log, _ := testLogger()
+	c, err := NewController(map[string]Endpoint{"n": ipmiEndpoint(t, sim.port, "secret")}, realOptions(Options{Logger: log}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Off(ctx, "n", true); err != nil {
+		t.Fatal(err)
+	}
+	// ipmi_sim has no OS to shut down: the grace period ends in a hard off.
+	if got, want := sim.sets(t), []string{"soft", "0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("chassis sets %q, want %q", got, want)
 	}
 }

@@ -190,18 +190,27 @@ func classifyRedfish(node string, err error) error {
 	return &transientError{err: err}
 }
 
-// readDCMI runs `ipmitool dcmi power reading` with the password in the environment (-E), never
-// on the command line, in cipher suite cs (the one the BMC took for commands).
-func readDCMI(ctx context.Context, node string, ep Endpoint, password Secret, cs int) (Reading, error) {
+// runIpmitool runs ipmitool with args against the endpoint's BMC, with the password in the
+// environment (-E), never on the command line, in cipher suite cs (the one the BMC took for
+// commands). It returns the combined output; not finding ipmitool is a *RefusedError.
+func runIpmitool(ctx context.Context, node string, ep Endpoint, password Secret, cs int, args ...string) (string, error) {
 	tool, err := exec.LookPath("ipmitool")
 	if err != nil {
-		return Reading{}, &RefusedError{Node: node, Err: fmt.Errorf("ipmitool not found: %w", err)}
+		return "", &RefusedError{Node: node, Err: fmt.Errorf("ipmitool not found: %w", err)}
 	}
-	cmd := exec.CommandContext(ctx, tool, "-I", "lanplus", "-H", ep.Host, "-p", strconv.Itoa(portOrDefault(ep)),
-		"-U", ep.Username, "-E", "-C", strconv.Itoa(cs), "-N", "5", "dcmi", "power", "reading")
+	cmd := exec.CommandContext(ctx, tool, append([]string{"-I", "lanplus", "-H", ep.Host, "-p", strconv.Itoa(portOrDefault(ep)),
+		"-U", ep.Username, "-E", "-C", strconv.Itoa(cs), "-N", "5"}, args...)...)
 	cmd.Env = []string{"IPMI_PASSWORD=" + password.Reveal()}
 	out, err := cmd.CombinedOutput()
-	text := string(out)
+	return string(out), err
+}
+
+// readDCMI runs `ipmitool dcmi power reading` in cipher suite cs.
+func readDCMI(ctx context.Context, node string, ep Endpoint, password Secret, cs int) (Reading, error) {
+	text, err := runIpmitool(ctx, node, ep, password, cs, "dcmi", "power", "reading")
+	if errors.Is(err, ErrRefused) {
+		return Reading{}, err
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
