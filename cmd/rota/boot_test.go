@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +40,7 @@ type emuRota struct {
 	logs   *bytes.Buffer
 	exited chan error
 	db     string
+	base   string // rota's HTTP address
 	client *api.Client
 }
 
@@ -100,9 +103,9 @@ pools:
 			t.Logf("rota's log:\n%s", r.logs.String())
 		}
 	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", listen)
-	testutil.WaitHTTP(t, base+"/-/healthy", 30*time.Second)
-	if r.client, err = api.NewClient(base, api.NewToken("api-token"), nil); err != nil {
+	r.base = fmt.Sprintf("http://127.0.0.1:%d", listen)
+	testutil.WaitHTTP(t, r.base+"/-/healthy", 30*time.Second)
+	if r.client, err = api.NewClient(r.base, api.NewToken("api-token"), nil); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -235,5 +238,39 @@ func TestDaemonFailsABootSwitchedOffByHand(t *testing.T) {
 	r.waitFor(fleet.StateFailed)
 	if p := r.emu.Server("n1").Power(); p != "Off" {
 		t.Errorf("the BMC says %s: a server switched off by hand was powered on again at once", p)
+	}
+}
+
+// TestDaemonSaysAPowerChangeOutsideRota: a server rota holds on, switched off at its BMC by
+// something else (here the emulator's own hand), is taken as off, audited with the reason
+// outside, counted in /metrics and logged as a warning.
+func TestDaemonSaysAPowerChangeOutsideRota(t *testing.T) {
+	var exporterUp atomic.Bool // no telemetry: rota itself powers nothing off
+	r := startEmuRota(t, redfishemu.ServerConfig{Power: "On"}, 0, &exporterUp)
+	r.waitFor(fleet.StateOn)
+	if err := r.emu.Server("n1").SetPower("Off"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFor(fleet.StateOff)
+	x, err := r.client.Explain(t.Context(), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(x.History, func(h api.AuditRecord) bool { return h.Reason == fleet.ReasonOutside }); i < 0 || x.History[i].Action != fleet.PowerOff {
+		t.Errorf("explain's history has no power-off outside rota: %+v", x.History)
+	}
+	testutil.Eventually(t, 10*time.Second, "the change counted in /metrics", func() error {
+		_, body, err := testutil.GetWithAuth(http.DefaultClient, r.base+"/metrics", "", "")
+		if err != nil {
+			return err
+		}
+		if want := `rota_scaler_power_changes_outside_total{pool="cpu",to="off"} 1`; !strings.Contains(body, want) {
+			return fmt.Errorf("/metrics lacks %s", want)
+		}
+		return nil
+	})
+	r.stop()
+	if !strings.Contains(r.logs.String(), "outside rota") {
+		t.Error("the log does not say the server was powered off outside rota")
 	}
 }
