@@ -104,7 +104,7 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 		alert(AlertPowerOutside, "scaler", "warning",
 			fmt.Sprintf("sum by (pool, to) (increase(%s[%s])) > 0", ScalerPowerOutside, p.Failure.AlertWindow), 0,
 			"a server of pool {{ $labels.pool }} was powered {{ $labels.to }} outside rota",
-			fmt.Sprintf("Within %s rota found a server of pool {{ $labels.pool }} at rest powered {{ $labels.to }} with no command of its own: by hand or `rotactl power` (pin the server or put it in maintenance first), the BMC's power policy after a power cut, or another controller on the same BMCs (a second rota on another store or etcd prefix, Slurm's own power saving), which would fight rota over the servers. `rotactl explain NODE` lists it among recent actions (reason outside).", p.Failure.AlertWindow)),
+			fmt.Sprintf("Within %s rota found a server of pool {{ $labels.pool }} at rest powered {{ $labels.to }} with no command of its own: by hand or `rotactl power` (pin the server or put it in maintenance first), the BMC's power policy after a power cut, or another controller on the same BMCs (a second rota on another store or etcd prefix), which would fight rota over the servers (the job manager's own power saving is not counted). `rotactl explain NODE` lists it among recent actions (reason outside).", p.Failure.AlertWindow)),
 		alert(AlertNoLeader, "scaler", "critical", fmt.Sprintf("max(%s{job=%q}) < 1", HALeader, ScalerJob), NoLeaderHold(cfg),
 			"no rota leads",
 			fmt.Sprintf("rota answers but none of its instances has led for %s (etcd unreachable, or every lease lost): nothing scales, and the fleet stays as it is.", NoLeaderHold(cfg))),

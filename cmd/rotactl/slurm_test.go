@@ -363,6 +363,16 @@ policy: {evaluation_interval: 1h, cooldown: {scale_up: 0s}, node: {min_off: 0s}}
 	}) {
 		t.Errorf("n1's history has no power-on requested by Slurm: %+v", ex.History)
 	}
+	// Slurm's suspends were its power saving's, through rotactl: no change outside rota.
+	for _, n := range []string{"n1", "n2"} {
+		x, err := client.Explain(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(x.History, func(r api.AuditRecord) bool { return r.Reason == fleet.ReasonOutside }); i >= 0 {
+			t.Errorf("%s: Slurm's suspend taken for a change outside rota: %+v", n, x.History[i])
+		}
+	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "rotactl.log")); strings.Contains(string(b), "powering on alone") {
 		t.Errorf("rotactl acted alone beside a running rota:\n%s", b)
 	}

@@ -92,7 +92,7 @@ func (e *Executor) repairDryRun(ctx context.Context, a fleet.Action, n store.Nod
 	case a.Kind == "" && n.State == fleet.StateDraining:
 		return true, e.giveBack(ctx, a, "dry run: drain given back")
 	case a.Kind == fleet.PowerOn && n.State != fleet.StateBooting && power == bmc.StateOff:
-		return true, e.align(a, n, fleet.StateOff)
+		return true, e.align(a, n, fleet.StateOff, Observed{})
 	}
 	return false, nil
 }
@@ -137,11 +137,11 @@ func (e *Executor) repairAtRest(ctx context.Context, a fleet.Action, n store.Nod
 		a.Kind, a.Reason, a.Detail = fleet.PowerOn, fleet.ReasonRepair, "failed node is up"
 		return e.finishBoot(ctx, a, n, obs, time.Time{})
 	case power == bmc.StateOn && n.State != fleet.StateOn && n.State != fleet.StateFailed:
-		return e.align(a, n, fleet.StateOn)
+		return e.align(a, n, fleet.StateOn, obs)
 	case power == bmc.StateOff && n.State != fleet.StateOff && n.State != fleet.StateFailed:
-		return e.align(a, n, fleet.StateOff)
+		return e.align(a, n, fleet.StateOff, obs)
 	case power == bmc.StateUnknown && n.State == "":
-		return e.align(a, n, fleet.StateUnknown)
+		return e.align(a, n, fleet.StateUnknown, obs)
 	case n.State == fleet.StateOn && drainedByRota(a.Node, n, obs):
 		// Never drained by rota forever: an On node rota drained (an aborted or failed step) is
 		// given back.
@@ -171,14 +171,16 @@ func (e *Executor) continueDrain(ctx context.Context, name string, obs Observed)
 
 // align records a resting state the BMC reports: a node seen for the first time, one whose
 // BMC could not say before, or one at rest powered on or off by something other than rota
-// (from On to off, or from Off to on, unless a pin or maintenance ended since: the operator's
-// hand). That last is counted, audited (reason outside) and logged as a warning: a person, the
-// BMC's power policy after a power cut, `rotactl power`, or another controller on the same
-// BMCs (a second rota on another store, Slurm's own power saving), which would fight rota over
-// the servers.
-func (e *Executor) align(a fleet.Action, rec store.Node, state fleet.State) error {
+// (from On to off, or from Off to on). That last is counted, audited (reason outside) and
+// logged as a warning: a person, the BMC's power policy after a power cut, `rotactl power`, or
+// another controller on the same BMCs (a second rota on another store), which would fight rota
+// over the servers. Not counted: a change after a pin or maintenance ended (the operator's
+// hand), one the job manager's own power saving made (Slurm's SuspendProgram), or one seen
+// while the job manager could not be read (it may have been that).
+func (e *Executor) align(a fleet.Action, rec store.Node, state fleet.State, obs Observed) error {
 	from := rec.State
-	outside := !rec.HandsOffEnded && (from == fleet.StateOn && state == fleet.StateOff || from == fleet.StateOff && state == fleet.StateOn)
+	byJobManager := !obs.JobsKnown || obs.Jobs[a.Node].PowerSaving
+	outside := !rec.HandsOffEnded && !byJobManager && (from == fleet.StateOn && state == fleet.StateOff || from == fleet.StateOff && state == fleet.StateOn)
 	c := change{node: func(n *store.Node, now time.Time) {
 		n.HandsOffEnded = false
 		n.Enter(state, now)

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +55,15 @@ func TestRepairSettles(t *testing.T) {
 		{name: "on node powered off while pinned is off, no change outside rota", passes: 1, want: fleet.StateOff, setup: func(f *fx) {
 			f.put("cpu01", store.Node{State: fleet.StateOn, Since: t0, HandsOffEnded: true})
 			f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+		}},
+		{name: "on node powered off by the job manager's power saving is off, no change outside rota", passes: 1, want: fleet.StateOff, setup: func(f *fx) {
+			f.put("cpu01", nodeOn())
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Power, s.PowerSaving = bmc.StateOff, true })
+		}},
+		{name: "on node seen off while the job manager cannot be read is off, no change outside rota", passes: 1, want: fleet.StateOff, setup: func(f *fx) {
+			f.put("cpu01", nodeOn())
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Power = bmc.StateOff })
+			f.world.SetJobsErr(errors.New("slurmctld down"))
 		}},
 		{name: "a hands-off spell that changed nothing is forgotten", passes: 2, want: fleet.StateOff, outside: fleet.StateOff, setup: func(f *fx) {
 			f.put("cpu01", store.Node{State: fleet.StateOn, Since: t0, HandsOffEnded: true})

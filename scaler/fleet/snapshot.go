@@ -86,6 +86,10 @@ type JobsView struct {
 	Responding bool `json:"responding"`
 	// Running are the jobs on it, when the job manager lists them (a move needs them all).
 	Running []Job `json:"running,omitempty"`
+	// PowerSaving is true while the job manager's own power saving has the server (Slurm:
+	// powered down, or powering down or up): a power change then is the job manager's
+	// (its SuspendProgram, `rotactl slurm suspend`), not one outside rota.
+	PowerSaving bool `json:"power_saving,omitempty"`
 }
 
 // Allocated reports whether anything runs on the server, as far as the job manager knows.

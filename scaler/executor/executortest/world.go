@@ -41,6 +41,8 @@ type Server struct {
 	// jobs.Marker, so every drain through Drain is rota's.
 	DrainReason string
 	Responding  bool
+	// PowerSaving: the job manager's own power saving has the server (Slurm's powered down).
+	PowerSaving bool
 }
 
 // Command is one call that changed (or would have changed) the world.
@@ -228,7 +230,7 @@ func (w *World) Nodes(context.Context) (map[string]fleet.JobsView, error) {
 			continue
 		}
 		out[name] = fleet.JobsView{Known: true, Jobs: s.Jobs, CPUs: s.Jobs + s.CPUs, GPUs: s.GPUs,
-			Drained: s.Drained, DrainedByRota: s.DrainedByRota, Responding: s.Responding}
+			Drained: s.Drained, DrainedByRota: s.DrainedByRota, Responding: s.Responding, PowerSaving: s.PowerSaving}
 	}
 	return out, nil
 }

@@ -55,6 +55,7 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 		ours, other := OutOfService(n)
 		jv.Drained = (ours || other) && !jv.Allocated() && !n.State.Busy()
 		jv.DrainedByRota = ours
+		jv.PowerSaving = powerSaving(n.State)
 		out[n.Name] = jv
 	}
 	return out
@@ -82,9 +83,15 @@ func OutOfService(n Node) (ours, other bool) {
 	case drain && !rotas:
 		other = true
 	case s.Base == "down" && !rotas:
-		other = !slices.ContainsFunc([]string{"powered_down", "power_down", "powering_down", "powering_up"}, s.Has)
+		other = !powerSaving(s)
 	}
 	return drain && rotas && !other, other
+}
+
+// powerSaving reports whether Slurm's power saving has the node: powered down, or powering down
+// or up.
+func powerSaving(s NodeState) bool {
+	return slices.ContainsFunc([]string{"powered_down", "power_down", "powering_down", "powering_up"}, s.Has)
 }
 
 // Classifier maps a job's shape to its class (config.Config.Classify).
