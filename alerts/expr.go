@@ -45,6 +45,8 @@ const byNode = "by (node, pool)"
 
 // CPUUtilization is each server's busy share of its CPUs (0..1): everything but idle and
 // iowait, over the rate window. rate() absorbs a counter reset when the exporter restarts.
+// Counters that did not move at all over the rate window (an exporter serving the same values
+// again) are no reading: the share would be 0/0, NaN, which a window's max passes over.
 //
 // It has a value only where the server was scraped at this step and at the step before: rate()
 // alone bridges a missed scrape or two from the samples around them (a range keeps no stale
@@ -56,7 +58,7 @@ func (e Expr) CPUUtilization() string {
 	rate := func(matchers ...string) string {
 		return s.cpu(fmt.Sprintf("rate(%s[%s])", s.sel(s.cpuSeconds(), matchers...), w))
 	}
-	return fmt.Sprintf("(\n  1 - sum %s (%s)\n    / sum %s (%s)\n)\nand on (node) %s\nand on (node) %s",
+	return fmt.Sprintf("(\n  1 - sum %s (%s)\n    / (sum %s (%s) > 0)\n)\nand on (node) %s\nand on (node) %s",
 		s.by(), rate(`mode=~"idle|iowait"`), s.by(), rate(), e.cpuSample(""), e.cpuSample(" offset "+e.Step.String()))
 }
 

@@ -3,6 +3,7 @@ package alerts
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -297,8 +298,8 @@ func (s samples) notation() string {
 			j := i + 1
 			var d float64
 			if j < len(s) && s[j].kind == present {
-				d = s[j].value - s[i].value
-				for j < len(s) && s[j].kind == present && same(s[j].value-s[j-1].value, d) {
+				d = step(s[i].value, s[j].value)
+				for j < len(s) && s[j].kind == present && same(step(s[j-1].value, s[j].value), d) {
 					j++
 				}
 			}
@@ -309,17 +310,26 @@ func (s samples) notation() string {
 	return strings.Join(parts, " ")
 }
 
-// run is "a+dxn" (n+1 samples from a, d apart), shortened where it can be.
+// run is "a+dxn" (n+1 samples from a, d apart), shortened where it can be ("NaNxn" does not
+// parse: NaN takes "+0").
 func run(a, d float64, n int) string {
 	switch {
 	case n == 0:
 		return num(a)
-	case same(d, 0):
+	case same(d, 0) && !math.IsNaN(a):
 		return fmt.Sprintf("%sx%d", num(a), n)
 	case d < 0:
 		return fmt.Sprintf("%s-%sx%d", num(a), num(-d), n)
 	}
 	return fmt.Sprintf("%s+%sx%d", num(a), num(d), n)
+}
+
+// step is the difference from one value to the next; none between two NaNs.
+func step(from, to float64) float64 {
+	if math.IsNaN(from) && math.IsNaN(to) {
+		return 0
+	}
+	return to - from
 }
 
 func same(a, b float64) bool {

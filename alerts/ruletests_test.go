@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,7 @@ func TestNotation(t *testing.T) {
 		{"falling", samples{val(9), val(6), val(3)}, "9-3x2"},
 		{"a gap, a stale marker, a restart", append(append(append(gaps(1), sample{kind: stale}), val(0), val(3)), val(0)), "_x2 stale 0+3x1 0"},
 		{"fractional steps", samples{val(0), val(5.25), val(10.5)}, "0+5.25x2"},
+		{"NaN", samples{val(math.NaN()), val(math.NaN()), val(math.NaN()), val(1)}, "NaN+0x2 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.in.notation(); got != tc.want {

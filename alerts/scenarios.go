@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -22,6 +23,8 @@ type cpuStep struct {
 	kind    sampleKind
 	busy    float64
 	restart bool
+	// frozen: the counters do not move (an exporter sending its last values again).
+	frozen bool
 }
 
 // busyFor is n+1 steps of CPU samples at the busy share u.
@@ -47,6 +50,7 @@ func (tm timing) cpu(labels map[string]string, steps []cpuStep) []InputSeries {
 			continue
 		case !started || st.restart:
 			ci, cu, started = 0, 0, true
+		case st.frozen:
 		default:
 			ci, cu = ci+perStep*(1-st.busy), cu+perStep*st.busy
 		}
@@ -271,6 +275,24 @@ func coverageScenarios(tm timing) []scenario {
 		series(GPUDevices, gl("gpugone"), staleFrom(constant(1, n))),
 		tm.busy(with(gl("gpugone"), "gpu", "0"), staleFrom(constant(0, n))))
 	endsChecks := []check{{fired, true}, {ends - s, true}, {ends, false}}
+	// frozen: the counters stop moving at ends (the exporter sends its last values again):
+	// once the rate window holds no rise, the share is 0/0, no reading.
+	frozenSteps := busyFor(idleU, n)
+	for i := tm.n(ends) + 1; i <= n; i++ {
+		frozenSteps[i] = cpuStep{kind: present, frozen: true}
+	}
+	frozen := append(tm.cpu(nodeLabels("frozen", "cpu"), frozenSteps), declared(nodeLabels("frozen", "cpu"), n, 0))
+	// twice: the exporter is scraped by two jobs, and NVML sees one GPU of the two declared:
+	// each job's reading of it is still one GPU's.
+	twice := []InputSeries{declared(gl("twice"), n, 2)}
+	for _, job := range []string{"rota-exporter", "again"} {
+		l := with(gl("twice"), "job", job)
+		twice = append(append(twice, tm.cpu(l, busyFor(idleU, n))...), tm.gpu(l, n, gthr/5)...)
+	}
+	// nan: one GPU of two reads NaN throughout.
+	nan := server("nan", "gpu", 2, series(GPUDevices, gl("nan"), constant(2, n)),
+		tm.busy(with(gl("nan"), "gpu", "0"), constant(gthr/5, n)),
+		tm.busy(with(gl("nan"), "gpu", "1"), constant(math.NaN(), n)))
 	// handover: rota's leader changes once the server fires: the new leader's first scrape
 	// lands before the old one's series go stale, so rota's fleet series come twice
 	// (apart by instance) for three steps.
@@ -301,6 +323,12 @@ func coverageScenarios(tm timing) []scenario {
 			tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
 		idle("gone", "cpu", "a failed scrape ends the alert at the first evaluation after", gone, endsChecks),
 		idle("gpugone", "gpu", "GPU series gone stale end the alert at the first evaluation after", gpugone, endsChecks),
+		idle("frozen", "cpu", "CPU counters that stop moving end the alert once the rate window holds no rise", frozen,
+			[]check{{fired, true}, {ends + s, true}, {ends + 4*s, false}, {ends + 6*s, false}}),
+		idle("twice", "gpu", "scraped by two jobs, one GPU read of two declared: never idle", twice, never),
+		missing("twice", "scraped by two jobs, one GPU read of two declared", 1, twice, tm.from(now)),
+		idle("nan", "gpu", "a GPU reading NaN: never idle", nan, never),
+		missing("nan", "a GPU reading NaN has no reading", 1, nan, tm.from(now)),
 	}
 }
 

@@ -75,13 +75,16 @@ func (s source) cpuSeconds() string {
 	return s.ext.NodeExporter.CPUSeconds
 }
 
-// gpu is one reading per GPU of metric (label gpu), scaled to rota's unit; dcgm-exporter's
-// series are taken once per GPU (a second scrape job of the same exporter adds nothing).
+// gpu is one reading per GPU of metric (label gpu), scaled to rota's unit. Each GPU's series
+// are taken once (a second scrape job of the same exporter, or its target again under another
+// instance, adds nothing: counted twice, one GPU's readings would stand for another's that has
+// none), and only readings of zero or more count (NaN, -Inf or a negative value is no reading,
+// so a GPU reading garbage is a GPU without readings, never an idle one).
 func (s source) gpu(metric string, scale string) string {
-	if s.ext == nil {
-		return s.sel(metric)
+	out := fmt.Sprintf("max by (node, pool, gpu) (%s >= 0)", s.sel(metric))
+	if s.ext != nil {
+		out = fmt.Sprintf("max by (node, gpu) (%s >= 0)", relabel(metric, s.ext.DCGM.NodeLabel))
 	}
-	out := fmt.Sprintf("max by (node, gpu) (%s)", relabel(metric, s.ext.DCGM.NodeLabel))
 	if scale != "" {
 		out += " " + scale
 	}

@@ -18,7 +18,9 @@
 //     profile declares (GPU collector off, NVML not started, a GPU lost, the GPU exporter
 //     down), it reports GPUs without a full window of readings for each, or its source's
 //     mapping names a series it needs that Prometheus does not have at all (unknown telemetry:
-//     the CPU counter, the busy signal the policy requires, a mapped process count).
+//     the CPU counter, the busy signal the policy requires, a mapped process count). A reading
+//     is what package alerts' expressions give: each GPU once however many scrape jobs read
+//     it, a GPU value that is NaN or below 0 none, CPU counters that did not move none.
 //
 // Unknown telemetry is looked for on every Read and by CheckTelemetry (the daemon logs it at
 // start); every view of a server of such a source names it in UnknownTelemetry, so rotactl
