@@ -264,6 +264,8 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"jobs.exec.state_command", "jobs.exec.demand_command", "jobs.exec.drain_command", "jobs.exec.resume_command"}},
 		{"zeros that make no sense", minimal + "policy:\n  idle: {window: 0s, cpu_threshold: 0}\n  evaluation_interval: 0s\nprometheus: {timeout: 0s}\nbmc: {concurrency: 0}\n",
 			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
+		{"windows shorter than a scrape", minimal + "prometheus: {scrape_interval: 1m}\npolicy:\n  idle: {window: 30s}\n  underuse: {window: 45s}\n  telemetry: {max_age: 1m}\n",
+			[]string{"policy.idle.window", "policy.underuse.window", "policy.telemetry.max_age"}},
 		{"a negative cost names its field", strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: {watts: -5, price_per_kwh: 0.2}", 1),
 			[]string{"pools[0].cost.watts"}},
 		{"retries without a wait", minimal + "policy: {failure: {backoff: 0s}}\n", []string{"policy.failure.backoff"}},

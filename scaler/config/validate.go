@@ -86,6 +86,7 @@ func (c *Config) validateWiring(p *problems) {
 		p.add("prometheus.url", "%s is not an http(s) URL", errtext.Quote(c.Prometheus.URL))
 	}
 	positive(p, "prometheus.scrape_interval", c.Prometheus.ScrapeInterval)
+	c.validateScrapes(p)
 	positive(p, "prometheus.timeout", c.Prometheus.Timeout)
 	validateListen(p, c.Server.ListenAddress)
 	c.validateStore(p)
@@ -158,6 +159,29 @@ func validateGraceful(p *problems, b BMCLimits) {
 	positive(p, "bmc.graceful_timeout", b.GracefulTimeout)
 	if b.GracefulTimeout > 0 && b.OperationTimeout > 0 && b.GracefulTimeout >= b.OperationTimeout {
 		p.add("bmc.graceful_timeout", "%s is not shorter than bmc.operation_timeout (%s), which bounds the whole power-off: the hard off after it would never be sent", b.GracefulTimeout, b.OperationTimeout)
+	}
+}
+
+// validateScrapes: a window must hold a scrape, and the max age more than one. Shorter, a
+// window's steps (one a scrape interval) fall in it at some evaluations and at none at others:
+// the idle alert never holds for its pass, and the scaler reads a server whole one pass and
+// without data the next; a max age of one scrape interval finds every server stale just
+// before its next scrape lands.
+func (c *Config) validateScrapes(p *problems) {
+	step := c.Prometheus.ScrapeInterval
+	if step <= 0 {
+		return
+	}
+	for _, w := range []struct {
+		path string
+		d    model.Duration
+	}{{"policy.idle.window", c.Policy.Idle.Window}, {"policy.underuse.window", c.Policy.Underuse.Window}} {
+		if w.d > 0 && w.d < step {
+			p.add(w.path, "%s is shorter than prometheus.scrape_interval (%s): no window would hold a scrape at every evaluation", w.d, step)
+		}
+	}
+	if age := c.Policy.Telemetry.MaxAge; age > 0 && age <= step {
+		p.add("policy.telemetry.max_age", "%s is not more than prometheus.scrape_interval (%s): every server would read stale before each scrape", age, step)
 	}
 }
 
