@@ -41,7 +41,7 @@ type server struct {
 
 // view turns the query answers into the server's view as of now. It is Present only when every
 // condition in the package doc holds; Missing names the first that does not. A NaN fact
-// (ambiguous answer) is no fact.
+// (ambiguous answer) or an infinite one (no count, share or time is) is no fact.
 func (res *results) view(n string, s server, now time.Time, maxAge time.Duration, steps int) fleet.TelemetryView {
 	var v fleet.TelemetryView
 	newestAt, hasNewest := res.get(newest, n)
@@ -51,8 +51,7 @@ func (res *results) view(n string, s server, now time.Time, maxAge time.Duration
 	v.CPUMax, _ = res.get(cpuMax, n)
 	v.GPUMax, _ = res.get(gpuMax, n)
 	v.GPUMean, _ = res.get(gpuMean, n)
-	procs, _ := res.get(gpuProcesses, n)
-	v.GPUProcesses = int(procs)
+	v.GPUProcesses = processes(res[gpuProcesses][n])
 	v.UnknownTelemetry = s.unknown
 	switch {
 	case s.unknownBlocks:
@@ -112,11 +111,23 @@ func (res *results) incomplete(n string, declared, steps int) string {
 	return ""
 }
 
-// get returns the node's value of f; a missing or NaN value is not ok.
+// get returns the node's value of f; a missing, NaN or infinite value is not ok.
 func (res *results) get(f fact, n string) (float64, bool) {
 	v, ok := res[f][n]
-	if !ok || math.IsNaN(v) {
+	if !ok || !finite(v) {
 		return 0, false
 	}
 	return v, true
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// processes is a count of GPU processes as the rules read it (node:..._processes:sum > 0): none
+// when absent or NaN, and some when past int's range (+Inf), which a plain conversion made
+// negative on amd64, so a server with processes read as one without.
+func processes(v float64) int {
+	if !(v > 0) {
+		return 0
+	}
+	return int(math.Ceil(min(v, math.MaxInt32)))
 }

@@ -74,6 +74,14 @@ func TestViews(t *testing.T) {
 		{name: "gpus reported on a cpu pool still need readings", values: gpuServer(), change: func(v map[fact]float64) { v[gpuSteps] = 3 },
 			missing: "GPU readings at 3 of the 40 steps"},
 		{name: "two series for the server", values: cpuServer(), change: func(v map[fact]float64) { v[cpuMax] = math.NaN() }, missing: "no CPU reading"},
+		// Infinities no query of Prometheus gives for these facts (a broken proxy, a store
+		// answering garbage) are no facts either.
+		{name: "cpu max of -Inf", values: cpuServer(), change: func(v map[fact]float64) { v[cpuMax] = math.Inf(-1) }, missing: "no CPU reading"},
+		{name: "newest sample at +Inf", values: cpuServer(), change: func(v map[fact]float64) { v[newest] = math.Inf(1) }, missing: "no sample"},
+		{name: "+Inf steps of the window", values: cpuServer(), change: func(v map[fact]float64) { v[cpuSteps] = math.Inf(1) },
+			missing: "CPU readings at 0 of the 40 steps"},
+		{name: "+Inf gpus read now", values: gpuServer(), declared: 3, change: func(v map[fact]float64) { v[gpuCountNow] = math.Inf(1) },
+			missing: "0 of the 3 GPUs its pool declares report readings"},
 
 		// Coverage against the profile: the pool declares 2 GPUs.
 		{name: "gpu collector off (--no-collector.gpu)", values: cpuServer(), declared: 2, change: func(v map[fact]float64) { delete(v, gpuDevices) },
@@ -137,6 +145,21 @@ func TestViewValues(t *testing.T) {
 	}
 }
 
+// TestGPUProcessCount: the process count reads as the rules read it (> 0 is some): NaN or
+// none is none, a fraction or one past int's range (+Inf) is some.
+func TestGPUProcessCount(t *testing.T) {
+	now := time.Unix(1_000_000, 0).UTC()
+	for _, tc := range []struct {
+		v    float64
+		some bool
+	}{{math.NaN(), false}, {math.Inf(-1), false}, {0, false}, {0.5, true}, {3, true}, {math.Inf(1), true}, {1e300, true}} {
+		res := answers(map[fact]float64{gpuProcesses: tc.v})
+		if got := res.view("n", server{}, now, time.Minute, 5).GPUProcesses; (got > 0) != tc.some {
+			t.Errorf("%v processes read as %d", tc.v, got)
+		}
+	}
+}
+
 // BenchmarkViews assembles the views of a 10,000-server fleet of 8-GPU servers from query
 // answers.
 func BenchmarkViews(b *testing.B) {
@@ -162,4 +185,35 @@ func BenchmarkViews(b *testing.B) {
 			}
 		}
 	}
+}
+
+// FuzzViews holds views assembled from any answers (Prometheus's, or a broken proxy's: NaN,
+// infinities, negative counts) to what Present promises: finite readings, every step of the
+// window covered, every declared GPU read now and throughout, a fresh newest sample, and a
+// process count that is no negative number.
+func FuzzViews(f *testing.F) {
+	inf, nan := math.Inf(1), math.NaN()
+	f.Add(0.05, 5.0, -10.0, 0.01, 5.0, 2.0, 2.0, 0.0, 2)
+	f.Add(math.Inf(-1), 5.0, -10.0, 0.01, 5.0, 2.0, 2.0, inf, 2)
+	f.Add(0.05, inf, inf, math.Inf(-1), inf, inf, inf, nan, 3)
+	f.Fuzz(func(t *testing.T, cpu, steps, age, gpu, gsteps, least, now, procs float64, declared int) {
+		at := time.Unix(1_000_000, 0).UTC()
+		const want, maxAge = 5, time.Minute
+		res := answers(map[fact]float64{cpuMax: cpu, cpuSteps: steps, newest: float64(at.Unix()) + age,
+			gpuMax: gpu, gpuSteps: gsteps, gpuCountMin: least, gpuCountNow: now, gpuProcesses: procs})
+		declared = max(0, min(declared, 64))
+		v := res.view("n", server{gpus: declared}, at, maxAge, want)
+		if v.GPUProcesses < 0 {
+			t.Errorf("%v processes read as %d", procs, v.GPUProcesses)
+		}
+		if !v.Present {
+			return
+		}
+		if !finite(v.CPUMax) || !finite(v.GPUMax) || !(steps >= want) || !fleet.SampleFresh(v.LastSample, at, maxAge) {
+			t.Errorf("present with cpu %v over %v steps, gpu %v, newest %v", cpu, steps, gpu, v.LastSample)
+		}
+		if declared > 0 && !(least >= float64(declared) && now >= float64(declared) && gsteps >= want && finite(gpu)) {
+			t.Errorf("present with %d GPUs declared, %v read now, %v at least, %v steps", declared, now, least, gsteps)
+		}
+	})
 }

@@ -111,7 +111,7 @@ func (r *Reader) Ready(ctx context.Context, node string, now time.Time) (bool, e
 		return false, fmt.Errorf("reading readiness of %s: %w", node, err)
 	}
 	newest, ok := v[node]
-	if !ok || math.IsNaN(newest) {
+	if !ok || !finite(newest) {
 		return false, nil
 	}
 	return fleet.SampleFresh(time.UnixMilli(int64(newest*1000)), now, r.maxAge), nil
