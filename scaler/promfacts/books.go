@@ -37,7 +37,7 @@ func (r *Reader) Number(ctx context.Context, query string, now time.Time) (float
 		}
 		f = float64(a[0].Value)
 	default:
-		return 0, fmt.Errorf("%w: a %s", ErrNotOneNumber, v.Type())
+		return 0, fmt.Errorf("%w: a %s", ErrNotOneNumber, AnswerType(v))
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("%w: %v", ErrNotOneNumber, f)

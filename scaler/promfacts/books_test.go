@@ -57,6 +57,19 @@ func TestNumber(t *testing.T) {
 	}
 }
 
+// TestNumberOfNoData: a success without data (a proxy or store speaking the API badly) is no
+// number; it panicked.
+func TestNumberOfNoData(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success"}`)
+	}))
+	t.Cleanup(srv.Close)
+	if got, err := newReader(t, testConfig(srv.URL)).Number(context.Background(), "x", time.Now()); !errors.Is(err, ErrNotOneNumber) {
+		t.Errorf("Number = %v, %v; want ErrNotOneNumber", got, err)
+	}
+}
+
 // TestGPUPower reads each server's GPU draw from a real Prometheus scraping rota-exporters:
 // the sum over its GPUs when every GPU its pool declares has a reading, nothing when one lacks
 // it (a sum short of a GPU would under-count), and nothing for a reading no GPU draws (+Inf,

@@ -165,7 +165,7 @@ func (r *Reader) query(ctx context.Context, q string, now time.Time) (map[string
 	}
 	vec, ok := v.(model.Vector)
 	if !ok {
-		return nil, fmt.Errorf("answer is a %s, not a vector", v.Type())
+		return nil, fmt.Errorf("answer is a %s, not a vector", AnswerType(v))
 	}
 	out := make(map[string]float64, len(vec))
 	for _, s := range vec {

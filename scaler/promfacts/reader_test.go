@@ -305,6 +305,14 @@ func TestReadErrors(t *testing.T) {
 		_, _ = io.WriteString(w, `{"status":"error","errorType":"execution","error":"query timed out"}`)
 	}))
 	t.Cleanup(failing.Close)
+	answering := func(body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, body)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
 	cases := []struct {
 		name    string
 		url     string
@@ -313,6 +321,11 @@ func TestReadErrors(t *testing.T) {
 		{"prometheus down", fmt.Sprintf("http://127.0.0.1:%d", testutil.FreePort(t)), false},
 		{"query error", failing.URL, false},
 		{"partial answer", warn.URL, true},
+		// A proxy or store speaking the API badly: the client gives a nil value (its Type()
+		// panicked in the daemon's pass).
+		{"success without data", answering(`{"status":"success"}`), false},
+		{"a matrix", answering(`{"status":"success","data":{"resultType":"matrix","result":[]}}`), false},
+		{"a cut answer", answering(`{"status":"success","data":{"resultType":"vector","result":[{"metric":`), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

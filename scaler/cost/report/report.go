@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/scaler/promfacts"
 )
 
 // Period is the time a report covers: a calendar month in a time zone, up to now when the month
@@ -199,7 +200,7 @@ func query(ctx context.Context, q Querier, expr string, at time.Time) (model.Vec
 	}
 	vec, ok := v.(model.Vector)
 	if !ok {
-		return nil, fmt.Errorf("prometheus answered %s with a %s, not a vector", expr, v.Type())
+		return nil, fmt.Errorf("prometheus answered %s with a %s, not a vector", expr, promfacts.AnswerType(v))
 	}
 	for _, s := range vec {
 		if math.IsNaN(float64(s.Value)) || math.IsInf(float64(s.Value), 0) {

@@ -41,7 +41,16 @@ func (a *answers) Query(_ context.Context, q string, _ time.Time, _ ...v1.Option
 	return a.vec, a.warnings, nil, nil
 }
 
-// TestBuildRefusesHoles: a partial answer or a value that is no number fails the report.
+// noData answers success without data, as a proxy or store speaking the API badly does: the
+// client gives a nil value.
+type noData struct{}
+
+func (noData) Query(context.Context, string, time.Time, ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error) {
+	return nil, nil, nil, nil
+}
+
+// TestBuildRefusesHoles: a partial answer, a value that is no number or an answer without data
+// fails the report.
 func TestBuildRefusesHoles(t *testing.T) {
 	p := Period{Month: "2026-11", From: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	one := model.Vector{{Metric: model.Metric{"pool": "gpu", "currency": "EUR"}, Value: 5}}
@@ -52,6 +61,9 @@ func TestBuildRefusesHoles(t *testing.T) {
 		if _, err := Build(context.Background(), a, p); err == nil {
 			t.Errorf("%s: a report was built", name)
 		}
+	}
+	if _, err := Build(context.Background(), noData{}, p); err == nil {
+		t.Error("success without data: a report was built")
 	}
 	a := &answers{vec: one}
 	r, err := Build(context.Background(), a, p)
