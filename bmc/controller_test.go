@@ -91,6 +91,12 @@ func TestControllerOperations(t *testing.T) {
 		{name: "off when already off sends nothing", bmc: script{raw: "off"}, op: off(true)},
 		{name: "graceful off", bmc: script{raw: "on", settleAfter: 5 * time.Second}, op: off(true), wantCmds: []string{"soft"}},
 		{name: "graceful off reported failed but accepted", bmc: script{raw: "on", setErr: []error{errors.New("failed to set power state")}, applyOnErr: true}, op: off(true), wantCmds: []string{"soft"}},
+		// A graceful shutdown whose request failed is sent again after a look, as any command:
+		// waiting the grace period out for a request that never reached the BMC would cut the
+		// power of an OS never asked to shut down.
+		{name: "failed graceful off retried after looking", bmc: script{raw: "on", setErr: []error{errTransient}}, op: off(true), wantCmds: []string{"soft", "soft"}},
+		{name: "failed graceful off, then unreadable state: no re-send, no hard off", bmc: script{raw: "on", setErr: []error{errTransient}, stateErr: []error{nil, errTransient, errTransient, errTransient}}, op: off(true), wantErr: ErrStateUnknown, wantCmds: []string{"soft"}},
+		{name: "graceful off failing every time waits the grace period, then hard off", bmc: script{raw: "on", setErr: []error{errTransient, errTransient, errTransient}}, op: off(true), wantCmds: []string{"soft", "soft", "soft", "off"}},
 		{name: "graceful off falls back to hard off", bmc: script{raw: "on", ignore: map[string]int{"soft": 1}}, op: off(true), wantCmds: []string{"soft", "off"}},
 		{name: "graceful off refused goes hard at once", bmc: script{raw: "on", setErr: []error{&RefusedError{Status: 400}}}, op: off(true), wantCmds: []string{"soft", "off"}},
 		{name: "ipmi cycle is off then on", proto: ProtocolIPMI, bmc: script{raw: "on"}, op: cycle, wantCmds: []string{"off", "on"}},

@@ -1,8 +1,12 @@
 package bmc
 
 import (
+	"encoding/pem"
+	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/sirupsen/logrus"
@@ -54,4 +58,20 @@ func writeCA(t testing.TB, emu *redfishemu.Emulator) string {
 		t.Fatal(err)
 	}
 	return ca
+}
+
+// serverEndpoint is a Redfish endpoint (session auth) for a test's TLS server, its certificate
+// written for ca_file.
+func serverEndpoint(t testing.TB, srv *httptest.Server) Endpoint {
+	t.Helper()
+	host, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Endpoint{Protocol: ProtocolRedfish, Host: host, Port: p, Username: "admin", PasswordFile: writeSecret(t, emuPassword), CAFile: ca}
 }

@@ -2,13 +2,8 @@ package bmc
 
 import (
 	"context"
-	"encoding/pem"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,13 +39,9 @@ func chassisBMC(t *testing.T, links []string, docs map[string]string) Endpoint {
 		_, _ = w.Write([]byte(doc))
 	}))
 	t.Cleanup(srv.Close)
-	host, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "https://"))
-	p, _ := strconv.Atoi(port)
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return Endpoint{Protocol: ProtocolRedfish, Host: host, Port: p, Username: "admin", PasswordFile: writeSecret(t, emuPassword), CAFile: ca, BasicAuth: true}
+	ep := serverEndpoint(t, srv)
+	ep.BasicAuth = true
+	return ep
 }
 
 // TestRedfishReadingChassisShapes: the reading comes from the server's own chassis, not from

@@ -197,32 +197,42 @@ func (s *session) drive(ctx context.Context, want State, action string) error {
 		s.log.Debugf("already %s, no command sent", want)
 		return nil
 	}
+	reached, err := s.sendLooking(ctx, want, action)
+	if err != nil || reached {
+		return err
+	}
+	return s.confirm(ctx, want, action, s.c.opts.ConfirmTimeout)
+}
+
+// sendLooking sends action to a node that is not at want. After a failed send it reads the
+// state, and sends again only when the node is still not there and the failure was transient,
+// up to Attempts sends (never blind). reached: a read after a failed send found it at want.
+func (s *session) sendLooking(ctx context.Context, want State, action string) (reached bool, err error) {
 	for attempt := 1; ; attempt++ {
 		err := s.send(ctx, action)
 		if err == nil {
-			break
+			return false, nil
 		}
 		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
-			return err
+			return false, err
 		}
 		// The command may have reached the BMC: look before sending again (never blind).
 		st, rerr := s.steady(ctx, want)
 		if rerr != nil {
-			return fmt.Errorf("power %s failed (%v), then: %w", action, err, rerr)
+			return false, fmt.Errorf("power %s failed (%v), then: %w", action, err, rerr)
 		}
 		if st == want {
-			return nil
+			return true, nil
 		}
 		if errors.Is(err, ErrRefused) || attempt >= s.c.opts.Attempts {
-			return err
+			return false, err
 		}
 		s.c.m.retries.WithLabelValues(s.proto(), action).Inc()
 		s.log.Warnf("power %s failed, node still %s, retrying: %v", action, st, err)
 		if serr := s.c.opts.Clock.Sleep(ctx, s.c.backoff(attempt-1)); serr != nil {
-			return err
+			return false, err
 		}
 	}
-	return s.confirm(ctx, want, action, s.c.opts.ConfirmTimeout)
 }
 
 // confirm polls until the node reports want or window passes. A power-on the BMC accepted
@@ -281,9 +291,14 @@ func (s *session) gracefulOff(ctx context.Context) error {
 		s.log.Debugf("already off, no command sent")
 		return nil
 	}
-	err = s.send(ctx, actionSoft)
+	// A send that failed transiently is sent again, as any command, once the state says the
+	// node is still on: waiting the grace period out for a request that never reached the BMC
+	// would cut the power of an OS never asked to shut down.
+	reached, err := s.sendLooking(ctx, StateOff, actionSoft)
 	switch {
-	case errors.Is(err, ErrAuth) || ctx.Err() != nil:
+	case reached:
+		return nil
+	case errors.Is(err, ErrAuth) || errors.Is(err, ErrStateUnknown) || errors.Is(err, ErrNotConfirmed) || ctx.Err() != nil:
 		return err
 	case errors.Is(err, ErrRefused):
 		// Refused by the BMC, or not offered by it (no GracefulShutdown among the system's
@@ -291,8 +306,8 @@ func (s *session) gracefulOff(ctx context.Context) error {
 		s.log.Warnf("graceful shutdown refused or not offered, the OS was not asked to shut down; forcing off now: %v", err)
 		return s.drive(ctx, StateOff, actionOff)
 	case err != nil:
-		// Redfish reports a failure even for an accepted GracefulShutdown: the state decides.
-		s.log.Infof("graceful shutdown request reported %v; confirming by reading the state", err)
+		// Every send failed, transiently: one may yet have reached the BMC, so the state decides.
+		s.log.Warnf("graceful shutdown request failed %d times (%v); confirming by reading the state", s.c.opts.Attempts, err)
 	}
 	cerr := s.confirm(ctx, StateOff, actionSoft, s.c.opts.GracePeriod)
 	if !errors.Is(cerr, ErrNotConfirmed) || ctx.Err() != nil {

@@ -1,0 +1,324 @@
+package bmc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// shapeBMC is a scripted Redfish service in the shapes of vendors' BMCs that the emulator does
+// not take (task monitors, odd bodies, dropped connections). Its system powers through
+// transit reads of PoweringOn/PoweringOff after an accepted Reset.
+type shapeBMC struct {
+	srv      *httptest.Server
+	absolute bool   // member URIs with the scheme and host
+	slash    string // "" or "/": appended to every @odata.id
+	// reset answers the nth Reset, calling move where the power starts to move (nil: it moves,
+	// answered 204).
+	reset func(w http.ResponseWriter, n int, move func())
+	// system answers a read of the system (nil: the system's JSON).
+	system  func(w http.ResponseWriter, n int, doc map[string]any) bool
+	transit int
+
+	mu     sync.Mutex
+	power  string // On or Off
+	target string
+	left   int // reads of the transition left
+	resets []string
+	reads  int
+}
+
+const (
+	shapeSystem = "/redfish/v1/Systems/System.Embedded.1"
+	shapeReset  = shapeSystem + "/Actions/ComputerSystem.Reset"
+	shapeTask   = "/redfish/v1/TaskService/TaskMonitors/JID_1"
+)
+
+func newShapeBMC(t testing.TB, power string, edit func(*shapeBMC)) *shapeBMC {
+	b := &shapeBMC{power: power, transit: 2}
+	if edit != nil {
+		edit(b)
+	}
+	b.srv = httptest.NewTLSServer(b)
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+func (b *shapeBMC) id(p string) string {
+	if b.absolute {
+		p = b.srv.URL + p
+	}
+	return p + b.slash
+}
+
+func (b *shapeBMC) stats() (power string, resets []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.power, append([]string(nil), b.resets...)
+}
+
+func shapeJSON(w http.ResponseWriter, code int, doc any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(doc)
+}
+
+func shapeError(w http.ResponseWriter, code int, id, msg string) {
+	shapeJSON(w, code, map[string]any{"error": map[string]any{"code": id, "message": msg,
+		"@Message.ExtendedInfo": []any{map[string]any{"MessageId": id, "Message": msg, "Severity": "Critical"}}}})
+}
+
+func (b *shapeBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimRight(r.URL.Path, "/")
+	switch {
+	case path == "/redfish/v1" && r.Method == http.MethodGet:
+		shapeJSON(w, 200, map[string]any{
+			"@odata.id": b.id("/redfish/v1"), "Id": "RootService", "RedfishVersion": "1.11.0",
+			"Systems":        map[string]any{"@odata.id": b.id("/redfish/v1/Systems")},
+			"SessionService": map[string]any{"@odata.id": b.id("/redfish/v1/SessionService")},
+			"Links":          map[string]any{"Sessions": map[string]any{"@odata.id": b.id("/redfish/v1/SessionService/Sessions")}},
+		})
+	case path == "/redfish/v1/SessionService/Sessions" && r.Method == http.MethodPost:
+		w.Header().Set("X-Auth-Token", "token")
+		w.Header().Set("Location", "/redfish/v1/SessionService/Sessions/1")
+		shapeJSON(w, 201, map[string]any{"@odata.id": "/redfish/v1/SessionService/Sessions/1", "Id": "1"})
+	case strings.HasPrefix(path, "/redfish/v1/SessionService/Sessions/") && r.Method == http.MethodDelete:
+		w.WriteHeader(http.StatusNoContent)
+	case r.Header.Get("X-Auth-Token") != "token":
+		shapeError(w, 401, "Base.1.0.NoValidSession", "no session")
+	case path == "/redfish/v1/Systems" && r.Method == http.MethodGet:
+		shapeJSON(w, 200, map[string]any{"@odata.id": b.id("/redfish/v1/Systems"), "Members@odata.count": 1,
+			"Members": []any{map[string]any{"@odata.id": b.id(shapeSystem)}}})
+	case path == shapeSystem && r.Method == http.MethodGet:
+		b.serveSystem(w)
+	case path == shapeReset && r.Method == http.MethodPost:
+		b.serveReset(w, r)
+	default:
+		shapeError(w, 404, "Base.1.0.ResourceMissingAtURI", "not found: "+path)
+	}
+}
+
+func (b *shapeBMC) serveSystem(w http.ResponseWriter) {
+	b.mu.Lock()
+	b.reads++
+	n := b.reads
+	state := b.power
+	if b.target != "" {
+		state = "Powering" + b.target
+		if b.left--; b.left <= 0 {
+			b.power, b.target = b.target, ""
+		}
+	}
+	b.mu.Unlock()
+	doc := map[string]any{
+		"@odata.id": b.id(shapeSystem), "@odata.type": "#ComputerSystem.v1_13_0.ComputerSystem",
+		"Id": "System.Embedded.1", "Name": "System", "PowerState": state,
+		"Actions": map[string]any{"#ComputerSystem.Reset": map[string]any{
+			"target":                            b.id(shapeReset),
+			"ResetType@Redfish.AllowableValues": []string{"On", "ForceOff", "GracefulShutdown", "ForceRestart"},
+		}},
+	}
+	if b.system != nil && b.system(w, n, doc) {
+		return
+	}
+	shapeJSON(w, 200, doc)
+}
+
+func (b *shapeBMC) serveReset(w http.ResponseWriter, r *http.Request) {
+	var body struct{ ResetType string }
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		shapeError(w, 400, "Base.1.0.MalformedJSON", "malformed")
+		return
+	}
+	b.mu.Lock()
+	b.resets = append(b.resets, body.ResetType)
+	n := len(b.resets)
+	b.mu.Unlock()
+	move := func() {
+		target := map[string]string{"On": "On", "ForceOff": "Off", "GracefulShutdown": "Off"}[body.ResetType]
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if target != "" && target != b.power {
+			b.target, b.left = target, b.transit
+		}
+	}
+	if b.reset == nil {
+		move()
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	b.reset(w, n, move)
+}
+
+// hangUp drops the connection without an answer.
+func hangUp(w http.ResponseWriter) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		conn.Close()
+	}
+}
+
+// taskAccepted answers a Reset 202 Accepted with a task monitor, as some BMCs do.
+func taskAccepted(w http.ResponseWriter) {
+	w.Header().Set("Location", shapeTask)
+	shapeJSON(w, http.StatusAccepted, map[string]any{"@odata.id": "/redfish/v1/TaskService/Tasks/JID_1", "TaskState": "Running"})
+}
+
+// failFirst answers the first Reset with fail (the power does not move) and the others 204.
+func failFirst(fail func(http.ResponseWriter)) func(http.ResponseWriter, int, func()) {
+	return func(w http.ResponseWriter, n int, move func()) {
+		if n == 1 {
+			fail(w)
+			return
+		}
+		move()
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// spoilRead answers the second read of the system with spoil (the first is the dial's check
+// of which system commands reach).
+func spoilRead(spoil func(w http.ResponseWriter, doc map[string]any)) func(http.ResponseWriter, int, map[string]any) bool {
+	return func(w http.ResponseWriter, n int, doc map[string]any) bool {
+		if n != 2 {
+			return false
+		}
+		spoil(w, doc)
+		return true
+	}
+}
+
+// TestRedfishVendorShapes: Redfish services shaped like vendors' BMCs beyond the emulator's
+// (task monitors, other answers to a Reset, odd and broken bodies, a BMC that hangs up). Every
+// command is confirmed by PowerState, sent again only after a read shows the node still not
+// there, and a state that cannot be read sends nothing.
+func TestRedfishVendorShapes(t *testing.T) {
+	const html = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+	htmlPage := func(code int) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(html))
+		}
+	}
+	busy := func(w http.ResponseWriter) {
+		w.Header().Set("Retry-After", "1")
+		shapeError(w, http.StatusServiceUnavailable, "Base.1.0.ServiceTemporarilyUnavailable", "busy")
+	}
+	tests := []struct {
+		name     string
+		power    string
+		edit     func(*shapeBMC)
+		tweak    func(*Options)
+		op       func(context.Context, *Controller) error
+		wantErr  error
+		resets   []string
+		endPower string
+	}{
+		{name: "202 with a task monitor: sent once, confirmed by PowerState", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) {
+				b.reset = func(w http.ResponseWriter, _ int, move func()) { move(); taskAccepted(w) }
+			}},
+		// The task is not read (gofish drops the answer): the power that never moves decides,
+		// with the re-send every power-on gets.
+		{name: "202 whose task ends in Exception: not confirmed", power: "Off", op: on, tweak: waitedOut, wantErr: ErrNotConfirmed, resets: []string{"On", "On"}, endPower: "Off",
+			edit: func(b *shapeBMC) { b.reset = func(w http.ResponseWriter, _ int, _ func()) { taskAccepted(w) } }},
+		{name: "200 with @Message.ExtendedInfo", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) {
+				b.reset = func(w http.ResponseWriter, _ int, move func()) {
+					move()
+					shapeJSON(w, http.StatusOK, map[string]any{"@Message.ExtendedInfo": []any{map[string]any{"MessageId": "Base.1.8.Success", "Severity": "OK"}}})
+				}
+			}},
+		{name: "PoweringOff for eight reads", power: "On", op: off(false), resets: []string{"ForceOff"}, endPower: "Off",
+			edit: func(b *shapeBMC) { b.transit = 8 }},
+		{name: "PowerState null: unknown, nothing sent", power: "Off", op: on, wantErr: ErrStateUnknown, endPower: "Off",
+			edit: func(b *shapeBMC) {
+				b.system = func(_ http.ResponseWriter, _ int, doc map[string]any) bool { doc["PowerState"] = nil; return false }
+			}},
+		{name: "PowerState missing: unknown, nothing sent", power: "Off", op: on, wantErr: ErrStateUnknown, endPower: "Off",
+			edit: func(b *shapeBMC) {
+				b.system = func(_ http.ResponseWriter, _ int, doc map[string]any) bool { delete(doc, "PowerState"); return false }
+			}},
+		{name: "@odata.id with trailing slashes", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) { b.slash = "/" }},
+		// gofish cannot follow them (it prefixes its endpoint), nor log in where the root links
+		// the Sessions collection so: nothing is sent.
+		{name: "absolute URIs: unknown, nothing sent", power: "Off", op: on, wantErr: ErrStateUnknown, endPower: "Off",
+			edit: func(b *shapeBMC) { b.absolute = true }},
+		{name: "503 with Retry-After to a read: retried", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) { b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { busy(w) }) }},
+		{name: "an HTML page to a read: retried", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) {
+				b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { htmlPage(http.StatusOK)(w) })
+			}},
+		{name: "truncated JSON to a read: retried", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) {
+				b.system = spoilRead(func(w http.ResponseWriter, doc map[string]any) {
+					j, _ := json.Marshal(doc)
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write(j[:len(j)/2])
+				})
+			}},
+		{name: "500 with an extended error to the reset: read, then sent again", power: "Off", op: on, resets: []string{"On", "On"}, endPower: "On",
+			edit: func(b *shapeBMC) {
+				b.reset = failFirst(func(w http.ResponseWriter) {
+					shapeError(w, http.StatusInternalServerError, "Base.1.0.InternalError", "internal error")
+				})
+			}},
+		{name: "a proxy's HTML 502 to the reset: read, then sent again", power: "Off", op: on, resets: []string{"On", "On"}, endPower: "On",
+			edit: func(b *shapeBMC) { b.reset = failFirst(htmlPage(http.StatusBadGateway)) }},
+		{name: "hung up after taking the reset: the read shows it, not sent again", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) { b.reset = func(w http.ResponseWriter, _ int, move func()) { move(); hangUp(w) } }},
+		{name: "hung up before taking the reset: read, then sent again", power: "Off", op: on, resets: []string{"On", "On"}, endPower: "On",
+			edit: func(b *shapeBMC) { b.reset = failFirst(hangUp) }},
+		// Waiting the grace period (a minute, past the test's 30 s) for a request that never
+		// reached the BMC would cut the power of an OS never asked to shut down.
+		{name: "503 to a graceful shutdown: read, then sent again", power: "On", op: off(true), tweak: func(o *Options) { o.GracePeriod = time.Minute },
+			resets: []string{"GracefulShutdown", "GracefulShutdown"}, endPower: "Off",
+			edit: func(b *shapeBMC) { b.reset = failFirst(busy) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := newShapeBMC(t, tt.power, tt.edit)
+			log, buf := testLogger()
+			opts := redfishOptions(Options{Logger: log, Registerer: prometheus.NewRegistry()})
+			if tt.tweak != nil {
+				tt.tweak(&opts)
+			}
+			c, err := NewController(map[string]Endpoint{"n": serverEndpoint(t, b.srv)}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err = tt.op(ctx, c)
+			if tt.wantErr == nil && err != nil {
+				t.Errorf("unexpected error: %v", err)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("error %v, want %v", err, tt.wantErr)
+			}
+			power, resets := b.stats()
+			if fmt.Sprint(resets) != fmt.Sprint(tt.resets) {
+				t.Errorf("resets %q, want %q", resets, tt.resets)
+			}
+			if power != tt.endPower {
+				t.Errorf("power %s, want %s", power, tt.endPower)
+			}
+			if t.Failed() {
+				t.Logf("log:\n%s", buf.String())
+			}
+		})
+	}
+}
