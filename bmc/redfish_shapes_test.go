@@ -28,6 +28,7 @@ type shapeBMC struct {
 	// system answers a read of the system (nil: the system's JSON).
 	system  func(w http.ResponseWriter, n int, doc map[string]any) bool
 	transit int
+	hide    bool // PowerState keeps the old state until a transition is done, as iDRAC's does
 
 	mu     sync.Mutex
 	power  string // On or Off
@@ -113,7 +114,9 @@ func (b *shapeBMC) serveSystem(w http.ResponseWriter) {
 	n := b.reads
 	state := b.power
 	if b.target != "" {
-		state = "Powering" + b.target
+		if !b.hide {
+			state = "Powering" + b.target
+		}
 		if b.left--; b.left <= 0 {
 			b.power, b.target = b.target, ""
 		}
@@ -281,6 +284,21 @@ func TestRedfishVendorShapes(t *testing.T) {
 			edit: func(b *shapeBMC) { b.reset = func(w http.ResponseWriter, _ int, move func()) { move(); hangUp(w) } }},
 		{name: "hung up before taking the reset: read, then sent again", power: "Off", op: on, resets: []string{"On", "On"}, endPower: "On",
 			edit: func(b *shapeBMC) { b.reset = failFirst(hangUp) }},
+		// iDRAC: the first On landed, its answer was lost, PowerState stays Off while the
+		// server comes up, and the On sent again is answered 409 "already powered ON". The
+		// first stands: the state decides.
+		{name: "hung up after taking the reset, the one sent again refused: confirmed by the state", power: "Off", op: on, resets: []string{"On", "On"}, endPower: "On",
+			edit: func(b *shapeBMC) {
+				b.hide, b.transit = true, 6
+				b.reset = func(w http.ResponseWriter, n int, move func()) {
+					if n == 1 {
+						move()
+						hangUp(w)
+						return
+					}
+					shapeError(w, http.StatusConflict, "IDRAC.2.8.PSU501", "Server is already powered ON.")
+				}
+			}},
 		// Waiting the grace period (a minute, past the test's 30 s) for a request that never
 		// reached the BMC would cut the power of an OS never asked to shut down.
 		{name: "503 to a graceful shutdown: read, then sent again", power: "On", op: off(true), tweak: func(o *Options) { o.GracePeriod = time.Minute },

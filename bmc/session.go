@@ -207,6 +207,8 @@ func (s *session) drive(ctx context.Context, want State, action string) error {
 // sendLooking sends action to a node that is not at want. After a failed send it reads the
 // state, and sends again only when the node is still not there and the failure was transient,
 // up to Attempts sends (never blind). reached: a read after a failed send found it at want.
+// A nil error without reached leaves the outcome to the state: a send was accepted, or one
+// sent again was refused after a failure that may have landed.
 func (s *session) sendLooking(ctx context.Context, want State, action string) (reached bool, err error) {
 	for attempt := 1; ; attempt++ {
 		err := s.send(ctx, action)
@@ -223,6 +225,13 @@ func (s *session) sendLooking(ctx context.Context, want State, action string) (r
 		}
 		if st == want {
 			return true, nil
+		}
+		if errors.Is(err, ErrRefused) && attempt > 1 {
+			// The send before failed and may have landed: refused now (iDRAC answers 409
+			// "already powered ON" to a server coming up with its PowerState still Off), it
+			// stands, and the state decides, as for a re-send while confirming.
+			s.log.Warnf("power %s sent again was refused, the one before may have landed; confirming by the state: %v", action, err)
+			return false, nil
 		}
 		if errors.Is(err, ErrRefused) || attempt >= s.c.opts.Attempts {
 			return false, err
