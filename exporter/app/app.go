@@ -151,7 +151,7 @@ func Run(args []string, stdout, stderr io.Writer, lib nvml.Interface, now func()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(f, handler)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -186,13 +186,33 @@ func tuneRuntime(maxProcs int) (restore func()) {
 	}
 }
 
+// newServer is the exporter's HTTP server. A scrape is a GET without a body whose answer is
+// read at once, so a client has 10 seconds to send its request, the slowest collector's
+// timeout and a minute more to take the answer, and 2 minutes idle between scrapes (more than
+// usual scrape intervals); a connection that outstays these is closed, not held for ever.
+func newServer(f *flags, handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      max(f.gpuTimeout, f.slurm.Timeout) + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+}
+
+// maxHeaderBytes bounds a request's headers: a scrape's, basic auth included, take a few
+// hundred bytes, and net/http's default (1 MB) is memory a client can make each connection
+// hold.
+const maxHeaderBytes = 64 << 10
+
 func newHandler(f *flags, exp *exporter.Exporter, log *logrus.Entry) (http.Handler, error) {
 	own := prometheus.NewRegistry() // the exporter's own go_* and process_* series
 	if !f.noExporter {
 		own.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(f.metricsPath, limitRequests(f.maxRequests, metricsHandler(exp, own, log)))
+	mux.Handle(f.metricsPath, refuseBody(limitRequests(f.maxRequests, metricsHandler(exp, own, log))))
 	if f.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -244,6 +264,21 @@ func metricsHandler(exp *exporter.Exporter, own prometheus.Gatherer, log *logrus
 			return
 		}
 		handlerFor(some).ServeHTTP(w, r)
+	})
+}
+
+// refuseBody answers 400 to a scrape that sends a body, and closes its connection, before it
+// takes one of the --web.max-requests slots: net/http reads an unread body before it writes
+// the answer, so a GET whose chunked body never ends held its slot for as long as its client
+// kept the connection open, and 40 such connections made every scrape a 503.
+func refuseBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "a scrape sends no body", http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -1,7 +1,10 @@
 package app
 
 import (
+	"bufio"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -223,5 +226,92 @@ func TestMaxRequestsCoversFilteredScrapes(t *testing.T) {
 	wg.Wait()
 	if code, _ := serve(h, "/metrics"); code != http.StatusOK {
 		t.Errorf("after the first ended: %d, want 200", code)
+	}
+}
+
+// TestBodyNeverHoldsAScrapeSlot: a GET /metrics whose chunked body never ends is refused at
+// once and its connection closed within the read timeout, and the scrapes go on. It held its
+// --web.max-requests slot while net/http waited on the body before writing the answer, for as
+// long as the client kept the connection (40 connections, the default, made every scrape a 503).
+func TestBodyNeverHoldsAScrapeSlot(t *testing.T) {
+	f, err := parse([]string{"--web.max-requests=1"}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(f, handler(t, []string{"--web.max-requests=1"}, map[string]exporter.Collector{"a": newStub("a")}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The answer comes at once, the collectors' work (a slot) never started.
+	if err := conn.SetReadDeadline(time.Now().Add(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a scrape with an endless body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a scrape with a body: %d, want 400", resp.StatusCode)
+	}
+
+	scrape, err := http.Get("http://" + l.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape.Body.Close()
+	if scrape.StatusCode != http.StatusOK {
+		t.Errorf("a scrape beside the endless body: %d, want 200", scrape.StatusCode)
+	}
+
+	start := time.Now()
+	if err := conn.SetReadDeadline(start.Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("the endless body's connection: %v after %s, want closed by the server", err, time.Since(start).Round(time.Second))
+	}
+}
+
+// TestHeadersBounded: a request whose headers pass 64 KiB is refused with 431 before a
+// handler runs; net/http's default let each connection make the exporter hold a megabyte.
+func TestHeadersBounded(t *testing.T) {
+	f, err := parse(nil, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(handler(t, nil, map[string]exporter.Collector{"a": newStub("a")}))
+	srv.Config = newServer(f, srv.Config.Handler)
+	srv.Start()
+	defer srv.Close()
+	for _, tc := range []struct {
+		pad  int
+		want int
+	}{{1 << 10, http.StatusOK}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Pad", strings.Repeat("a", tc.pad))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%d bytes of headers: %d, want %d", tc.pad, resp.StatusCode, tc.want)
+		}
 	}
 }
