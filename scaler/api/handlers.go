@@ -3,14 +3,12 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/errtext"
-	"github.com/rotahq/rota/internal/strictjson"
 )
 
 // maxRequestBytes bounds the small JSON bodies of pin and pause.
@@ -85,7 +83,7 @@ func (s *Server) nodeFlag(flag string, on bool, set func(ctx context.Context, no
 		node := r.PathValue("name")
 		req, err := readNote(w, r)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
+			writeError(w, bodyStatus(err), err.Error())
 			return
 		}
 		if err := set(r.Context(), node, on, req.Note); err != nil {
@@ -132,7 +130,7 @@ func (s *Server) pause(paused bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		req, err := readNote(w, r)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
+			writeError(w, bodyStatus(err), err.Error())
 			return
 		}
 		if err := s.opts.Backend.SetPaused(r.Context(), paused, req.Note); err != nil {
@@ -151,20 +149,6 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 		return NoteRequest{}, err
 	}
 	return req, nil
-}
-
-// decodeBody reads a request body of at most limit bytes that is one JSON object into v:
-// an unknown field (a misspelt "note" would be dropped in silence), a key given twice and
-// anything after the object are refused. An empty body is io.EOF, unwrapped.
-func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err == nil {
-		err = strictjson.Decode(b, v, strictjson.RefuseUnknown)
-	}
-	if err == nil || errors.Is(err, io.EOF) {
-		return err
-	}
-	return fmt.Errorf("reading request body: %w", err)
 }
 
 // backendError answers 404 for an unknown node, 503 naming the leader for a write asked of a

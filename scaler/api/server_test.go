@@ -215,6 +215,7 @@ func TestAPIGolden(t *testing.T) {
 func TestAPIErrors(t *testing.T) {
 	tests := []struct {
 		name, method, path, body string
+		enc                      string // Content-Encoding
 		backendErr               error
 		want                     int
 	}{
@@ -251,12 +252,25 @@ func TestAPIErrors(t *testing.T) {
 		{name: "wake with nodes given twice", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"],"nodes":["cpu02"]}`, want: http.StatusBadRequest},
 		{name: "wake with nodes in another case", method: http.MethodPost, path: "/api/v1/wake", body: `{"NODES":["cpu01"]}`, want: http.StatusBadRequest},
 		{name: "pin with a note given twice", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":"a","note":"b"}`, want: http.StatusBadRequest},
+		// A body over its bound is 413, as the webhook's (it was 400, "http: request body too
+		// large"), and a compressed one 415 (it was 400, "invalid character").
+		{name: "pin with a body over 64 KiB", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":"` + strings.Repeat("a", 64<<10) + `"}`, want: http.StatusRequestEntityTooLarge},
+		{name: "pause with a body over 64 KiB", method: http.MethodPost, path: "/api/v1/pause", body: strings.Repeat(" ", 64<<10) + `{}`, want: http.StatusRequestEntityTooLarge},
+		{name: "wake with a body over 1 MiB", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["` + strings.Repeat("a", 1<<20) + `"]}`, want: http.StatusRequestEntityTooLarge},
+		{name: "maintenance with a gzip body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/maintenance", body: "\x1f\x8b", enc: "gzip", want: http.StatusUnsupportedMediaType},
+		{name: "wake with a deflate body", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]}`, enc: "deflate", want: http.StatusUnsupportedMediaType},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			h.backend.SetError(tc.backendErr)
-			rec := h.do(tc.method, tc.path, apiToken, []byte(tc.body))
+			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Authorization", "Bearer "+apiToken)
+			if tc.enc != "" {
+				req.Header.Set("Content-Encoding", tc.enc)
+			}
+			rec := httptest.NewRecorder()
+			h.srv.ServeHTTP(rec, req)
 			if rec.Code != tc.want {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.want, rec.Body)
 			}

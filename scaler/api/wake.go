@@ -66,7 +66,7 @@ func (s *Server) wake(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, io.EOF) {
 			err = errors.New("reading request body: no body")
 		}
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeError(w, bodyStatus(err), err.Error())
 		return
 	}
 	if err := checkWake(req); err != nil {

@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -121,19 +120,13 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	limit := s.opts.WebhookMaxBodyBytes
-	if r.ContentLength > limit {
-		s.rejectWebhook(w, http.StatusRequestEntityTooLarge, resultTooLarge, fmt.Sprintf("body over %d bytes", limit))
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		s.rejectWebhook(w, http.StatusRequestEntityTooLarge, resultTooLarge, fmt.Sprintf("body over %d bytes", limit))
-		return
-	case err != nil:
-		s.rejectWebhook(w, http.StatusBadRequest, resultMalformed, "reading body: "+err.Error())
+	body, err := readBody(w, r, s.opts.WebhookMaxBodyBytes)
+	if err != nil {
+		result := resultMalformed
+		if bodyStatus(err) == http.StatusRequestEntityTooLarge {
+			result = resultTooLarge
+		}
+		s.rejectWebhook(w, bodyStatus(err), result, err.Error())
 		return
 	}
 	msg, err := ParseWebhook(body)

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -109,7 +110,8 @@ func TestWebhookRejects(t *testing.T) {
 		name    string
 		header  string
 		body    []byte
-		chunked bool // send without Content-Length
+		chunked bool   // send without Content-Length
+		enc     string // Content-Encoding
 		want    int
 		result  string
 	}{
@@ -120,6 +122,9 @@ func TestWebhookRejects(t *testing.T) {
 		{name: "oversize with length", header: "Bearer " + webhookToken, body: big, want: http.StatusRequestEntityTooLarge, result: "too_large"},
 		{name: "oversize chunked", header: "Bearer " + webhookToken, body: big, chunked: true, want: http.StatusRequestEntityTooLarge, result: "too_large"},
 		{name: "empty body", header: "Bearer " + webhookToken, want: http.StatusBadRequest, result: "malformed"},
+		// Never decompressed (so no bomb expands): gzip's bytes read as JSON were a 400
+		// "invalid character '\x1f'".
+		{name: "gzip", header: "Bearer " + webhookToken, body: gzipped(t, firing), enc: "gzip", want: http.StatusUnsupportedMediaType, result: "malformed"},
 		{name: "not json", header: "Bearer " + webhookToken, body: []byte("alert!"), want: http.StatusBadRequest, result: "malformed"},
 		{name: "truncated json", header: "Bearer " + webhookToken, body: firing[:len(firing)/2], want: http.StatusBadRequest, result: "malformed"},
 		{name: "two objects", header: "Bearer " + webhookToken, body: append(append([]byte{}, firing...), firing...), want: http.StatusBadRequest, result: "malformed"},
@@ -145,6 +150,9 @@ func TestWebhookRejects(t *testing.T) {
 			if tc.chunked {
 				req.ContentLength = -1
 			}
+			if tc.enc != "" {
+				req.Header.Set("Content-Encoding", tc.enc)
+			}
 			if tc.header != "" {
 				req.Header.Set("Authorization", tc.header)
 			}
@@ -159,6 +167,10 @@ func TestWebhookRejects(t *testing.T) {
 			if tc.want == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") == "" {
 				t.Error("401 without WWW-Authenticate")
 			}
+			// RFC 9110 15.5.16: a 415 for a content coding says which are taken.
+			if tc.want == http.StatusUnsupportedMediaType && rec.Header().Get("Accept-Encoding") != "identity" {
+				t.Errorf("415 with Accept-Encoding %q, want identity", rec.Header().Get("Accept-Encoding"))
+			}
 			if n := h.backend.Nudges(); len(n) != 0 {
 				t.Errorf("a rejected webhook nudged: %q", n)
 			}
@@ -168,6 +180,19 @@ func TestWebhookRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // Unauthenticated calls, which anyone reaching the listener can make, are each counted but
