@@ -399,6 +399,37 @@ func TestServeStopsWithContext(t *testing.T) {
 	}
 }
 
+// TestServeBoundsHeaders: headers over 64 KiB are refused with 431 before any handler runs.
+func TestServeBoundsHeaders(t *testing.T) {
+	h := newHarness(t, nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.srv.Serve(ctx, l)
+	for _, tc := range []struct {
+		pad  int
+		want int
+	}{{1 << 10, http.StatusOK}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+l.Addr().String()+"/api/v1/status", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		req.Header.Set("X-Pad", strings.Repeat("a", tc.pad))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%d bytes of headers: %d, want %d", tc.pad, resp.StatusCode, tc.want)
+		}
+	}
+}
+
 func TestSetTokens(t *testing.T) {
 	h := newHarness(t, nil)
 	const newAPI, newWebhook = "api-secret-rotated", "webhook-secret-rotated"
