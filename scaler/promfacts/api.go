@@ -2,6 +2,7 @@ package promfacts
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -12,13 +13,29 @@ import (
 )
 
 // NewAPI is a Prometheus HTTP API client for p: its URL and HTTP client config (basic auth,
-// bearer token file, TLS, proxy).
+// bearer token file, TLS, proxy). A redirect is followed only where
+// prometheus.http_client.follow_redirects says so and it keeps the query (307, 308); any other
+// is an error that names where Prometheus sent rota. (The client POSTs its queries: a 301 or
+// 302 followed would ask again by GET without the query, and Prometheus answer "no expression
+// found", which says nothing of the redirect.)
 func NewAPI(p config.Prometheus) (v1.API, error) {
-	rt, err := promconfig.NewRoundTripperFromConfig(p.HTTPClient, "rota")
+	hc, err := promconfig.NewClientFromConfig(p.HTTPClient, "rota")
 	if err != nil {
 		return nil, fmt.Errorf("prometheus http client: %w", err)
 	}
-	client, err := api.NewClient(api.Config{Address: p.URL, RoundTripper: rt})
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		code := req.Response.StatusCode
+		switch {
+		case !p.HTTPClient.FollowRedirects:
+			return fmt.Errorf("prometheus answered %d, redirecting to %s: set prometheus.url to where it redirects (or prometheus.http_client.follow_redirects: true for a 307 or 308)", code, req.URL.Redacted())
+		case code != http.StatusTemporaryRedirect && code != http.StatusPermanentRedirect:
+			return fmt.Errorf("prometheus answered %d, redirecting to %s: a %d would lose the query; set prometheus.url to where it redirects", code, req.URL.Redacted(), code)
+		case len(via) >= 10:
+			return fmt.Errorf("prometheus redirected rota 10 times, last to %s", req.URL.Redacted())
+		}
+		return nil
+	}
+	client, err := api.NewClient(api.Config{Address: p.URL, Client: hc})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
