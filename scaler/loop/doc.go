@@ -1,6 +1,7 @@
 // Package loop is the scaler daemon's control loop. Each pass, every
 // policy.evaluation_interval or sooner when nudged (nudges that arrive while one is pending are
-// merged), it:
+// merged; a webhook's or an operator's waits until nudgeGap after the last pass began, waiting
+// work's runs at once), it:
 //
 //	observe  BMC power states (bounded concurrency), the job manager's nodes and demand,
 //	         Prometheus telemetry; a reader that fails marks its facts unknown for the pass

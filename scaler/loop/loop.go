@@ -73,7 +73,9 @@ type Loop struct {
 	log     *logrus.Entry
 	metrics *metrics
 	books   *books
-	nudges  chan nudge
+	// nudges are requests for a pass from a webhook or an operator's change, spaced by
+	// nudgeGap; work those from waiting work (the watch, a wake), run at once.
+	nudges, work chan nudge
 
 	wakes wakes
 
@@ -104,7 +106,7 @@ func New(o Options) (*Loop, error) {
 		o.Telemetry == nil || o.Planner == nil || o.Clock == nil || o.Log == nil {
 		return nil, errors.New("loop: every option but Watch, Registerer, Meter, Numbers, GPUs and Leadership is required")
 	}
-	l := &Loop{o: o, cfg: o.Config, log: o.Log, nudges: make(chan nudge, 1),
+	l := &Loop{o: o, cfg: o.Config, log: o.Log, nudges: make(chan nudge, 1), work: make(chan nudge, 1),
 		wakes: wakes{wanted: map[string]*wanted{}}, refused: map[string]fleet.Reason{}}
 	m, err := newMetrics(o.Registerer, l.leading)
 	if err != nil {
@@ -144,19 +146,54 @@ func (l *Loop) Run(ctx context.Context) error {
 	trigger := triggerStart
 	for {
 		l.metrics.triggers.WithLabelValues(trigger).Inc()
+		started := l.o.Clock.Now()
 		if err := l.runPass(ctx); err != nil {
 			l.log.WithError(err).Error("pass failed")
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case n := <-l.nudges:
+		case n := <-l.work:
 			trigger = n.trigger
 			l.log.WithFields(logrus.Fields{"trigger": n.trigger, "reason": n.reason}).Debug("pass on request")
+		case n := <-l.nudges:
+			l.log.WithFields(logrus.Fields{"trigger": n.trigger, "reason": n.reason}).Debug("pass on request")
+			if trigger = l.spaceNudge(ctx, started); trigger == "" {
+				return nil
+			}
 		case <-l.o.Clock.After(interval):
 			trigger = triggerInterval
 		}
 	}
+}
+
+// nudgeGap is the least time from one pass's start to a pass that a nudge asks for: each pass
+// reads every BMC and the job manager, and a flood of webhooks (an Alertmanager resending, a
+// sender gone wrong; the webhook may take no token) would otherwise run passes back to back,
+// each a state read of every BMC.
+const nudgeGap = 5 * time.Second
+
+// spaceNudge holds the pass a nudge asked for until nudgeGap after the last pass started, and
+// returns what the pass is for: the nudge, or waiting work that asked meanwhile (the watch, a
+// wake), which runs at once. Nudges that come meanwhile merge with it. Empty when ctx ended.
+func (l *Loop) spaceNudge(ctx context.Context, last time.Time) string {
+	wait := nudgeGap - l.o.Clock.Now().Sub(last)
+	if wait <= 0 {
+		return triggerNudge
+	}
+	trigger := triggerNudge
+	select {
+	case <-ctx.Done():
+		return ""
+	case n := <-l.work:
+		trigger = n.trigger
+	case <-l.o.Clock.After(wait):
+	}
+	select {
+	case <-l.nudges: // came during the wait: this pass serves it
+	default:
+	}
+	return trigger
 }
 
 // Nudge asks for a pass soon; it never blocks, and merges with a nudge already pending.

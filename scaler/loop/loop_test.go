@@ -33,7 +33,12 @@ func TestNudgesMerge(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- f.loop.Run(ctx) }()
 
-	<-f.clock.calls // the first pass, at start
+	<-f.clock.calls        // the interval's timer, after the first pass at start
+	gap := <-f.clock.calls // the nudges' pass waits nudgeGap after it
+	if got := passes(); got != 1 {
+		t.Fatalf("%v passes before the gap after the start, want 1", got)
+	}
+	gap <- f.clock.Now()
 	timer := <-f.clock.calls
 	if got := passes(); got != 2 {
 		t.Fatalf("%v passes after three nudges, want 2 (the start, then one for all three)", got)
@@ -46,6 +51,38 @@ func TestNudgesMerge(t *testing.T) {
 	if got := passes(); got != 3 {
 		t.Fatalf("%v passes after the interval, want 3", got)
 	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
+
+// A flood of nudges (webhooks) runs one pass per nudgeGap, but work that asks meanwhile (the
+// watch, a wake) runs at once.
+func TestNudgesAreSpacedButWorkIsNot(t *testing.T) {
+	f := newFx(t, nil, nil)
+	passes := func() float64 { return testutil.ToFloat64(f.loop.metrics.passes.WithLabelValues("success")) }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- f.loop.Run(ctx) }()
+	<-f.clock.calls // the interval's timer, after the first pass
+	f.loop.Nudge("alert")
+	gap := <-f.clock.calls
+	for range 100 {
+		f.loop.Nudge("alert")
+	}
+	if got := passes(); got != 1 {
+		t.Fatalf("%v passes within the gap, want 1", got)
+	}
+	f.loop.request(triggerWatch, "new work")
+	<-f.clock.calls // the interval's timer: the watch's pass ran, the gap's timer unread
+	if got := passes(); got != 2 {
+		t.Fatalf("%v passes after new work, want 2", got)
+	}
+	if got := testutil.ToFloat64(f.loop.metrics.triggers.WithLabelValues(triggerWatch)); got != 1 {
+		t.Errorf("%v passes for the watch, want 1", got)
+	}
+	_ = gap
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)

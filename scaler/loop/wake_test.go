@@ -187,11 +187,11 @@ func TestWakeWaitsThenActs(t *testing.T) {
 	if res := f.wake("cpu01", "cpu02"); res[0].Result != api.WakeWaiting || res[1].Result != api.WakeWaiting {
 		t.Fatalf("results %+v, want both waiting", res)
 	}
-	if n := <-f.loop.nudges; n.trigger != triggerWake {
+	if n := <-f.loop.work; n.trigger != triggerWake {
 		t.Fatalf("next pass asked by %q, want %q", n.trigger, triggerWake)
 	}
 	f.pass() // still unreadable: no second nudge
-	if len(f.loop.nudges) != 0 {
+	if len(f.loop.work) != 0 {
 		t.Fatal("a waiting request asked for a pass again")
 	}
 	f.world.Set("cpu01", func(s *executortest.Server) { s.PowerUnknown = false })

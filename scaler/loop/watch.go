@@ -28,8 +28,12 @@ type nudge struct {
 // request asks for a pass soon; it never blocks, and merges with a request already pending
 // (the pass it waits for serves both).
 func (l *Loop) request(trigger, reason string) {
+	ch := l.work
+	if trigger == triggerNudge {
+		ch = l.nudges
+	}
 	select {
-	case l.nudges <- nudge{trigger, reason}:
+	case ch <- nudge{trigger, reason}:
 	default:
 	}
 }

@@ -50,7 +50,7 @@ func TestWatchAsksForAPassOnNewWork(t *testing.T) {
 		timer = <-f.clock.watchCalls // the read is done: the watch waits again
 		var got bool
 		select {
-		case n := <-f.loop.nudges:
+		case n := <-f.loop.work:
 			got = true
 			if n.trigger != triggerWatch {
 				t.Errorf("%s: trigger %q, want %q", s.name, n.trigger, triggerWatch)
