@@ -28,6 +28,7 @@ import (
 
 	"github.com/rotahq/rota/exporter"
 	"github.com/rotahq/rota/internal/logflags"
+	"github.com/rotahq/rota/internal/webconfig"
 )
 
 // defaultAddress: 10090 is free on the Prometheus "Default port allocations" wiki page, whose
@@ -197,14 +198,9 @@ func newServer(f *flags, handler http.Handler) *http.Server {
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      max(f.gpuTimeout, f.slurm.Timeout) + time.Minute,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    maxHeaderBytes,
+		MaxHeaderBytes:    webconfig.MaxHeaderBytes,
 	}
 }
-
-// maxHeaderBytes bounds a request's headers: a scrape's, basic auth included, take a few
-// hundred bytes, and net/http's default (1 MB) is memory a client can make each connection
-// hold.
-const maxHeaderBytes = 64 << 10
 
 func newHandler(f *flags, exp *exporter.Exporter, log *logrus.Entry) (http.Handler, error) {
 	own := prometheus.NewRegistry() // the exporter's own go_* and process_* series

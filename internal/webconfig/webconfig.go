@@ -47,6 +47,11 @@ const maxKnown = 256
 // wrong password (no user enumeration by timing). bcrypt of "fakepassword", as exporter-toolkit.
 const fakeHash = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi"
 
+// MaxHeaderBytes bounds a request's headers on rota's and rota-exporter's listeners: a bearer
+// token or basic auth takes a few hundred bytes, and net/http's default (1 MB) is memory any
+// client can make each connection hold before auth is checked.
+const MaxHeaderBytes = 64 << 10
+
 // Load checks the file as exporter-toolkit does (web.Validate: known keys, certificate and key
 // readable, bcrypt hashes well formed) and refuses the keys rota's listener does not apply.
 func Load(path string) (*File, error) {

@@ -116,11 +116,9 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		// A dry-run plan observes the whole fleet; give it room.
-		WriteTimeout: 2 * time.Minute,
-		IdleTimeout:  2 * time.Minute,
-		// A bearer token or basic auth takes a few hundred bytes; net/http's default (1 MB)
-		// is memory any client can make each connection hold before auth is checked.
-		MaxHeaderBytes: 64 << 10,
+		WriteTimeout:   2 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: webconfig.MaxHeaderBytes,
 		ErrorLog:       stdlog.New(errLog, "", 0),
 	}
 	tlsConfig, err := s.opts.Web.TLS()
