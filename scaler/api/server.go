@@ -198,6 +198,9 @@ func (s *Server) handle(path string, eps []endpoint, auth func(http.HandlerFunc)
 			allow += ", "
 		}
 		allow += ep.method
+		if ep.method == http.MethodGet {
+			allow += ", " + http.MethodHead // the mux answers HEAD on a GET route
+		}
 	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)

@@ -218,6 +218,7 @@ func TestAPIErrors(t *testing.T) {
 		enc                      string // Content-Encoding
 		backendErr               error
 		want                     int
+		allow                    string // the Allow header of a 405
 	}{
 		{name: "explain unknown node", method: http.MethodGet, path: "/api/v1/nodes/nope/explain", want: http.StatusNotFound},
 		{name: "pin unknown node", method: http.MethodPost, path: "/api/v1/nodes/nope/pin", want: http.StatusNotFound},
@@ -227,19 +228,19 @@ func TestAPIErrors(t *testing.T) {
 		{name: "maintenance off of an unknown node", method: http.MethodDelete, path: "/api/v1/nodes/nope/maintenance", want: http.StatusNotFound},
 		{name: "maintenance with a malformed body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/maintenance", body: `{"note":`, want: http.StatusBadRequest},
 		{name: "backup fails", method: http.MethodGet, path: "/api/v1/store/backup", backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
-		{name: "backup is read-only", method: http.MethodPost, path: "/api/v1/store/backup", want: http.StatusMethodNotAllowed},
+		{name: "backup is read-only", method: http.MethodPost, path: "/api/v1/store/backup", want: http.StatusMethodNotAllowed, allow: "GET, HEAD"},
 		{name: "pause with a body that is not an object", method: http.MethodPost, path: "/api/v1/pause", body: `[1]`, want: http.StatusBadRequest},
 		{name: "backend fails", method: http.MethodGet, path: "/api/v1/status", backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
 		{name: "backend fails to plan", method: http.MethodPost, path: "/api/v1/plan", backendErr: errors.New("prometheus down"), want: http.StatusInternalServerError},
-		{name: "wrong method", method: http.MethodPost, path: "/api/v1/status", want: http.StatusMethodNotAllowed},
-		{name: "wrong method on the webhook", method: http.MethodGet, path: "/api/v1/alerts", want: http.StatusMethodNotAllowed},
+		{name: "wrong method", method: http.MethodPost, path: "/api/v1/status", want: http.StatusMethodNotAllowed, allow: "GET, HEAD"},
+		{name: "wrong method on the webhook", method: http.MethodGet, path: "/api/v1/alerts", want: http.StatusMethodNotAllowed, allow: "POST"},
 		{name: "unknown endpoint", method: http.MethodGet, path: "/api/v1/nodes", want: http.StatusNotFound},
 		{name: "wake without nodes", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":[]}`, want: http.StatusBadRequest},
 		{name: "wake without a body", method: http.MethodPost, path: "/api/v1/wake", want: http.StatusBadRequest},
 		{name: "wake with an empty name", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"," "]}`, want: http.StatusBadRequest},
 		{name: "wake with a misspelt field", method: http.MethodPost, path: "/api/v1/wake", body: `{"node":["cpu01"]}`, want: http.StatusBadRequest},
 		{name: "wake fails", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]}`, backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
-		{name: "wake by GET", method: http.MethodGet, path: "/api/v1/wake", want: http.StatusMethodNotAllowed},
+		{name: "wake by GET", method: http.MethodGet, path: "/api/v1/wake", want: http.StatusMethodNotAllowed, allow: "POST"},
 		// A body is one JSON object: data after it, or a field the endpoint does not take, is
 		// a malformed request, refused before anything is written (they were written).
 		{name: "pin with data after the body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `{"note":"a"} trailing`, want: http.StatusBadRequest},
@@ -273,6 +274,9 @@ func TestAPIErrors(t *testing.T) {
 			h.srv.ServeHTTP(rec, req)
 			if rec.Code != tc.want {
 				t.Fatalf("status %d, want %d: %s", rec.Code, tc.want, rec.Body)
+			}
+			if allow := rec.Header().Get("Allow"); tc.want == http.StatusMethodNotAllowed && allow != tc.allow {
+				t.Errorf("Allow: %q, want %q", allow, tc.allow)
 			}
 			msg := assertJSONError(t, rec)
 			if tc.backendErr != nil && !strings.Contains(msg, tc.backendErr.Error()) {
