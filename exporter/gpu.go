@@ -147,7 +147,7 @@ func (c *GPUCollector) initialise() (inventory, error) {
 		c.log.WithField("nvml", ret.Error()).Warn("GPU collector unavailable: counting devices failed")
 		return inventory{}, fmt.Errorf("%w: device count: %w", ErrGPUUnavailable, ret)
 	}
-	inv := inventory{driverVersion: driver, count: n, uuids: make([]string, n)}
+	inv := inventory{driverVersion: labelValue(driver), count: n, uuids: make([]string, n)}
 	for i := range n {
 		inv.uuids[i] = c.uuid(i)
 	}
@@ -162,7 +162,7 @@ func (c *GPUCollector) uuid(i int) string {
 	if ret == nvml.SUCCESS {
 		var uuid string
 		if uuid, ret = dev.GetUUID(); ret == nvml.SUCCESS {
-			return uuid
+			return labelValue(uuid)
 		}
 	}
 	c.log.WithFields(logrus.Fields{"gpu": i, "nvml": ret.Error()}).Warn("GPU UUID unreadable at start; its error counter is labelled uuid=\"unknown\"")

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -89,17 +90,19 @@ func readDevice(lib nvml.Interface, index int, gpm *gpmState, now func() time.Ti
 	if ret != nvml.SUCCESS {
 		return r, fmt.Errorf("gpu %d: getting handle: %w", index, ret)
 	}
-	if r.uuid, ret = dev.GetUUID(); ret != nvml.SUCCESS {
+	uuid, ret := dev.GetUUID()
+	if ret != nvml.SUCCESS {
 		return r, fmt.Errorf("gpu %d: reading uuid: %w", index, ret)
 	}
-	if r.name, ret = dev.GetName(); ret != nvml.SUCCESS {
+	name, ret := dev.GetName()
+	if ret != nvml.SUCCESS {
 		return r, fmt.Errorf("gpu %d: reading name: %w", index, ret)
 	}
 	pci, ret := dev.GetPciInfo()
 	if ret != nvml.SUCCESS {
 		return r, fmt.Errorf("gpu %d: reading pci info: %w", index, ret)
 	}
-	r.pciBusID = cString(pci.BusId[:])
+	r.uuid, r.name, r.pciBusID = labelValue(uuid), labelValue(name), labelValue(cString(pci.BusId[:]))
 	for _, step := range gpuSteps() {
 		samples, ret := step.read(dev)
 		switch ret {
@@ -120,6 +123,12 @@ func readDevice(lib nvml.Interface, index int, gpm *gpmState, now func() time.Ti
 	r.samples = append(r.samples, samples...)
 	return r, nil
 }
+
+// labelValue makes a string NVML gave a valid label value: bytes that are not UTF-8 (a garbled
+// name, UUID, PCI bus id or driver version) become U+FFFD. Prometheus panics on a label value
+// that is not UTF-8, and the Exporter runs each collector in a goroutine of its own, so one such
+// byte would end the exporter, its CPU and memory readings with it.
+func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // cString converts NVML's NUL-terminated char array to a string.
 func cString(b []int8) string {

@@ -498,3 +498,37 @@ func TestGPUStuckReadNotReportedLater(t *testing.T) {
 		t.Errorf("power read %d times, want 2 (the stuck read, then one fresh)", n)
 	}
 }
+
+// TestGPUGarbledStrings: a name, UUID, PCI bus id or driver version that is not UTF-8 (stray
+// bytes from a failing GPU or driver) is reported with U+FFFD in their place, and the GPU is read;
+// Prometheus panics on such a label value, and in the exporter, where collectors run in
+// goroutines of their own, that panic ended the process.
+func TestGPUGarbledStrings(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fake := busyFake(2)
+	dev := fake.GPUs[1].Device
+	fake.SystemGetDriverVersionFunc = func() (string, nvml.Return) { return "550.\xff", nvml.SUCCESS }
+	dev.GetNameFunc = func() (string, nvml.Return) { return "NVIDIA \xfe", nvml.SUCCESS }
+	dev.GetUUIDFunc = func() (string, nvml.Return) { return "GPU-\xc3", nvml.SUCCESS }
+	dev.GetPciInfoFunc = func() (nvml.PciInfo, nvml.Return) {
+		var p nvml.PciInfo
+		p.BusId[0], p.BusId[1] = '0', -1
+		return p, nvml.SUCCESS
+	}
+	log, _ := quietLog()
+	u := &updater{c: NewGPUCollector(fake, neverTimeout, time.Now, log)}
+	got := series(t, u)
+	if u.err != nil {
+		t.Fatalf("update: %v", u.err)
+	}
+	for _, k := range []string{
+		"rota_gpu_info{driver_version=\"550.\uFFFD\",gpu=\"1\",name=\"NVIDIA \uFFFD\",pci_bus_id=\"0\uFFFD\",uuid=\"GPU-\uFFFD\"}",
+		"rota_gpu_compute_processes{gpu=\"1\",uuid=\"GPU-\uFFFD\"}",
+		"rota_gpu_device_errors_total{gpu=\"1\",reason=\"error\",uuid=\"GPU-\uFFFD\"}",
+		gpuSeries("rota_gpu_utilization_ratio", 0),
+	} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s missing; series %v", k, got)
+		}
+	}
+}
