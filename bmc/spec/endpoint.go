@@ -136,6 +136,12 @@ func hostProblem(host string) string {
 	if !isDNSName(host) {
 		return fmt.Sprintf("want a host name (letters, digits, '-', '.') or IP address, without scheme, user, port or path, got %s", errtext.Quote(host))
 	}
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
+		// A name never ends in a number, and ipmitool's resolver reads such a host as an
+		// IPv4 address its own way: 10.1.5 as 10.1.0.5, 010.0.0.1 as octal 8.0.0.1.
+		return fmt.Sprintf("%s is no IP address, and a host name does not end in a number", errtext.Quote(host))
+	}
 	return ""
 }
 
