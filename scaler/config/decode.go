@@ -170,10 +170,10 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) bool {
 	case reflect.Slice:
 		return w.list(n, t, path)
 	case reflect.Float32, reflect.Float64:
-		return w.leaf(n, t, path) && w.finite(n, path)
+		return w.decimal(n, path) && w.leaf(n, t, path) && w.finite(n, path)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return w.leaf(n, t, path) && w.whole(n, path)
+		return w.decimal(n, path) && w.leaf(n, t, path) && w.whole(n, path)
 	}
 	return w.leaf(n, t, path)
 }
@@ -250,6 +250,20 @@ func (w *walker) finite(n *yaml.Node, path string) bool {
 	default:
 		return true
 	}
+	return false
+}
+
+// leadingZero is a whole number with a leading zero (0623, -010).
+var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+
+// decimal refuses a number written with a leading zero that yaml.v3 reads as octal, as YAML
+// 1.1 did, where YAML 1.2 and the reader mean decimal: port: 0623 was port 403.
+func (w *walker) decimal(n *yaml.Node, path string) bool {
+	var i int64
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || !leadingZero.MatchString(n.Value) || n.Decode(&i) != nil {
+		return true
+	}
+	w.add(path, n.Line, "%s is octal to YAML (%d): write it without the leading zero, or %O for octal", errtext.Quote(n.Value), i, i)
 	return false
 }
 

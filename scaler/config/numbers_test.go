@@ -164,3 +164,32 @@ func TestWholeNumbersRefuseFractions(t *testing.T) {
 		t.Errorf("2.0 and 1e1 read as %d and %d", c.Policy.Node.MaxCyclesPerDay, c.Policy.Backlog.QueuedJobs)
 	}
 }
+
+// A number with a leading zero is refused: yaml.v3 reads 0623 as octal, as YAML 1.1 did, so
+// port: 0623 was port 403 and cpu_cores: 010 was 8, in silence. 0o10, 0x10 and 08 (no octal)
+// read as they say, as does a size (its own decimal reader).
+func TestLeadingZerosAreNotOctal(t *testing.T) {
+	cases := []struct {
+		name, yaml, path, want string
+	}{
+		{"bmc port", strings.Replace(minimal, "host: 127.0.0.1,", "host: 127.0.0.1, port: 0623,", 1), "pools[0].nodes[0].bmc.port", `"0623" is octal to YAML (403): write it without the leading zero, or 0o623 for octal`},
+		{"cores", strings.Replace(minimal, "cpu_cores: 8", "cpu_cores: 010", 1), "pools[0].profile.cpu_cores", `"010" is octal to YAML (8): write it without the leading zero, or 0o10 for octal`},
+		{"negative", minimal + "policy: {backlog: {queued_jobs: -010}}\n", "policy.backlog.queued_jobs", `"-010" is octal to YAML (-8): write it without the leading zero, or -0o10 for octal`},
+		{"price", strings.Replace(minimal, "hourly: 1.5", "hourly: 012", 1), "pools[0].cost.hourly", `"012" is octal to YAML (10): write it without the leading zero, or 0o12 for octal`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemsOf(t, tc.yaml, Daemon)
+			if p := got[tc.path]; p.Message != tc.want || p.Line == 0 || len(got) != 1 {
+				t.Errorf("problems %v, want %s: %s", got, tc.path, tc.want)
+			}
+		})
+	}
+	c, err := Parse([]byte(strings.Replace(minimal, "cpu_cores: 8", "cpu_cores: 0o10, gpus: 08, memory: 0755", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := c.Pools[0].Profile; pr.CPUCores != 8 || pr.GPUs != 8 || pr.Memory != 755 {
+		t.Errorf("0o10, 08, 0755 read as %d, %d, %d", pr.CPUCores, pr.GPUs, pr.Memory)
+	}
+}
