@@ -432,6 +432,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("pools: [{name: x, nodes: [{name: y, bmc: {protocol: redfish}}]}]"))
 	f.Add([]byte("policy: {schedules: [{name: a, start: '23:00', end: '01:00'}]}"))
 	f.Add([]byte(owned))
+	f.Add([]byte("pools: [&p {name: a, labels: &l {x: y}, nodes: [&n {name: n1}, {<<: *n, name: n2}]}, {<<: [*p, {min: 1}], name: b, labels: {<<: *l}}]"))
 	f.Add([]byte("accounting: {tariffs: [{name: t, currency: EUR, windows: [{start: '00:00', end: '24:00', price_per_kwh: 0.1}]}]}"))
 	if b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "rota", "rota.yml")); err == nil {
 		f.Add(b)

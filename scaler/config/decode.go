@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,7 @@ import (
 // as problems with their path and line instead of stopping at the first; each such key is left
 // out, so it keeps its default and the rest of the file is still read and validated.
 func decodeChecked(doc *yaml.Node, c *Config, p *problems) error {
-	w := walker{p: p, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}}
+	w := walker{p: p, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}, merging: map[*yaml.Node]bool{}}
 	if !w.walk(doc, reflect.TypeFor[Config](), "") {
 		return nil
 	}
@@ -101,6 +102,9 @@ type walker struct {
 	// walked holds the anchored nodes already checked (and pruned) as a type: an alias of one
 	// is not walked again, so aliases of aliases cost what the file's text does.
 	walked map[anchorUse]bool
+	// merging holds the mappings whose merge keys are being resolved: one that merges itself
+	// (`&a {<<: *a}`) is a problem, not an endless loop.
+	merging map[*yaml.Node]bool
 	// values counts the nodes checked: what the walk cost.
 	values int
 }
@@ -128,16 +132,22 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if n.Kind == yaml.AliasNode {
+	switch {
+	case n.Kind == yaml.AliasNode:
 		// The anchored value is checked (and pruned) where it is first used as t; an alias of
 		// it used as t again is not walked again, or aliases of aliases (a list of N aliases of
 		// a list of N aliases of ...) would cost N^depth. yaml.v3's decode afterwards refuses
-		// excessive aliasing itself.
-		return w.walk(n.Alias, t, path)
-	}
-	if n.Anchor == "" {
+		// excessive aliasing itself. (A value a merge key brought is an alias too: see merge.)
+		return w.once(n.Alias, t, path)
+	case n.Anchor == "":
 		return w.value(n, t, path)
 	}
+	return w.once(n, t, path)
+}
+
+// once is value for a node that may be used more than once (anchored, or aliased), checked
+// once as each type.
+func (w *walker) once(n *yaml.Node, t reflect.Type, path string) bool {
 	use := anchorUse{n, t}
 	if w.walked[use] {
 		return true
@@ -155,6 +165,9 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) bool {
 	}
 	if reflect.PointerTo(t).Implements(v3Unmarshal) || reflect.PointerTo(t).Implements(v2Unmarshal) {
 		return w.leaf(n, t, path)
+	}
+	if n.Kind == yaml.MappingNode {
+		w.merge(n, path)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -176,6 +189,70 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) bool {
 		return w.decimal(n, path) && w.leaf(n, t, path) && w.whole(n, path)
 	}
 	return w.leaf(n, t, path)
+}
+
+// merge resolves mapping n's merge keys (`<<: *defaults`, `<<: [*a, *b]`), as YAML means
+// them and yaml.v3 would while decoding: n gets each key its sources have and it does not set
+// itself (an earlier source winning over a later), and loses the merge keys. The walk then
+// checks the keys n has, wherever they were written (before, `<<` was an unknown key). Each
+// value brought is put in as an alias of the source's, so the walk checks it once however
+// many mappings merge it, and yaml.v3's decode counts it as the aliasing it is. A source is
+// resolved in place before it is read.
+func (w *walker) merge(n *yaml.Node, path string) {
+	if !slices.ContainsFunc(n.Content, isMergeKey) {
+		return
+	}
+	if w.merging[n] {
+		w.add(joinPath(path, "<<"), n.Line, "merges the mapping it is in")
+		return
+	}
+	w.merging[n] = true
+	defer delete(w.merging, n)
+	var own, brought []*yaml.Node
+	set := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !isMergeKey(k) {
+			own = append(own, k, v)
+			set[k.Value] = true
+			continue
+		}
+		sources := []*yaml.Node{v}
+		if deref(v).Kind == yaml.SequenceNode {
+			sources = deref(v).Content
+		}
+		for _, src := range sources {
+			if src = deref(src); src.Kind != yaml.MappingNode {
+				w.add(joinPath(path, "<<"), k.Line, "merges a mapping (<<: *defaults) or a list of them")
+				continue
+			}
+			w.merge(src, path)
+			brought = append(brought, src.Content...)
+		}
+	}
+	for i := 0; i+1 < len(brought); i += 2 {
+		k, v := brought[i], brought[i+1]
+		if set[k.Value] || isMergeKey(k) { // a merge key is brought by a source that merges n
+			continue
+		}
+		set[k.Value] = true
+		if v.Kind != yaml.AliasNode {
+			v = &yaml.Node{Kind: yaml.AliasNode, Alias: v, Line: v.Line, Column: v.Column}
+		}
+		own = append(own, k, v)
+	}
+	n.Content = own
+}
+
+// isMergeKey reports whether n is the merge key, a plain `<<`.
+func isMergeKey(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!merge" }
+
+// deref is n, or the node alias n stands for.
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n.Alias
+	}
+	return n
 }
 
 // list checks each item of a list. An item that cannot be read, or is empty (`- ~`, a bare

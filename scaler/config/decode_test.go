@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -254,7 +255,7 @@ func TestAliasesOfAliasesAreCheap(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(b.String()), &doc); err != nil {
 		t.Fatal(err)
 	}
-	w := walker{p: &problems{}, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}}
+	w := walker{p: &problems{}, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}, merging: map[*yaml.Node]bool{}}
 	w.walk(doc.Content[0], reflect.TypeFor[Config](), "")
 	if held := nodesHeld(&doc); w.values > held {
 		t.Errorf("the walk checked %d values; the file holds %d", w.values, held)
@@ -348,5 +349,100 @@ func TestValidationDoesNotEchoHugeValues(t *testing.T) {
 				t.Errorf("the error does not say how long the value was: %v", err)
 			}
 		})
+	}
+}
+
+// Merge keys read as YAML means them (a fleet's pools and nodes written as shared defaults
+// plus their own keys): a key set beside `<<` wins, an earlier source over a later, and the
+// merged keys are checked as if written there. `<<` was an unknown key.
+func TestMergeKeys(t *testing.T) {
+	y := `
+server: {webhook_auth_disabled: true}
+pools:
+  - &gpu
+    name: a100
+    profile: {cpu_cores: 64, gpus: 8}
+    cost: {hourly: 30}
+    boot_timeout: 20m
+    labels: &region {region: eu-west, site: ams}
+    nodes:
+      - &node
+        name: g1
+        bmc: &bmc {protocol: redfish, host: g1-bmc, username: admin, password_env: PW}
+      - <<: *node
+        name: g2
+        bmc: {<<: *bmc, host: g2-bmc}
+  - <<: [*gpu, {min: 1}]
+    name: h100
+    cost: {hourly: 40}
+    labels: {<<: *region, site: fra}
+    nodes:
+      - {name: h1, bmc: {<<: *bmc, host: h1-bmc, port: 8443}}
+`
+	c, err := Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, h100 := c.Pools[0].Nodes[1], c.Pools[1]
+	if g2.BMC.Host != "g2-bmc" || g2.BMC.Username != "admin" || g2.BMC.Protocol != "redfish" {
+		t.Errorf("g2's bmc %+v", g2.BMC)
+	}
+	if h100.Profile.GPUs != 8 || h100.Cost.Hourly != 40 || time.Duration(h100.BootTimeout) != 20*time.Minute || h100.Min != 1 ||
+		h100.Labels["region"] != "eu-west" || h100.Labels["site"] != "fra" || len(h100.Nodes) != 1 || h100.Nodes[0].BMC.Port != 8443 {
+		t.Errorf("h100 %+v", h100)
+	}
+	// Each case's problem is the only one, but for a merge of no mapping: the keys it was to
+	// bring are missing too.
+	for _, tc := range []struct{ name, from, to, path, want string }{
+		{"a merged key unknown, once", "profile: {cpu_cores: 64, gpus: 8}", "profile: {cpu_cores: 64, gpus: 8}\n    cpus: 64", "pools[0].cpus", "unknown key"},
+		{"a merged value wrong, once", "boot_timeout: 20m", "boot_timeout: 20 minutes", "pools[0].boot_timeout", `"20 minutes" is not a duration (a number and a unit, no sign or spaces: 30s, 10m, 1h30m)`},
+		{"merging no mapping", "{<<: *bmc, host: g2-bmc}", "{<<: 5, host: g2-bmc}", "pools[0].nodes[1].bmc.<<", "merges a mapping (<<: *defaults) or a list of them"},
+		{"merging itself", "- &node\n        name: g1", "- &node\n        <<: *node\n        name: g1", "pools[0].nodes[0].<<", "merges the mapping it is in"},
+		{"a key given twice beside a merge", "name: h100", "name: h100\n    name: h200", "pools[1].name", "given twice (first on line 18)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(y, tc.from) {
+				t.Fatalf("no %q", tc.from)
+			}
+			got := problemList(t, strings.Replace(y, tc.from, tc.to, 1), Daemon)
+			if len(got) != 1 && tc.name != "merging no mapping" || got[0].Path != tc.path || got[0].Message != tc.want || got[0].Line == 0 {
+				t.Errorf("problems %v, want one at %s: %s", got, tc.path, tc.want)
+			}
+		})
+	}
+}
+
+// A merged value is checked once, however many mappings merge it: 400 nodes that each merge
+// one of 400 labels cost what the file holds.
+func TestMergesAreCheap(t *testing.T) {
+	const n = 400
+	var b strings.Builder
+	b.WriteString("server: {webhook_auth_disabled: true}\npools:\n  - name: cpu\n    profile: {cpu_cores: 8}\n    cost: {hourly: 1}\n    nodes:\n      - &n\n        name: n0\n        bmc: {protocol: ipmi, host: 127.0.0.1, username: admin, password_env: PW}\n        labels: {")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "k%d: v", i)
+	}
+	b.WriteString("}\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "      - {<<: *n, name: n%d}\n", i)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(b.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	held := nodesHeld(&doc)
+	w := walker{p: &problems{}, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}, merging: map[*yaml.Node]bool{}}
+	w.walk(doc.Content[0], reflect.TypeFor[Config](), "")
+	if w.values > held {
+		t.Errorf("the walk checked %d values; the file holds %d", w.values, held)
+	}
+	c, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := c.Pools[0].Nodes[n-1]; last.Name != fmt.Sprintf("n%d", n-1) || len(last.Labels) != n || last.BMC.Username != "admin" {
+		t.Errorf("the last node %+v", last)
 	}
 }
