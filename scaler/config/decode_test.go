@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -444,5 +445,33 @@ func TestMergesAreCheap(t *testing.T) {
 	}
 	if last := c.Pools[0].Nodes[n-1]; last.Name != fmt.Sprintf("n%d", n-1) || len(last.Labels) != n || last.BMC.Username != "admin" {
 		t.Errorf("the last node %+v", last)
+	}
+}
+
+// dropUnder drops what repeats an undecoded value (its field, the key holding it, what lies
+// under it) and keeps its siblings, and looks paths up rather than comparing each pair: a
+// fleet of 50,000 nodes, each with a value that cannot be read and a key left out, took
+// tens of seconds here (20,000: 2.6 s of a 2.9 s parse).
+func TestDropUnder(t *testing.T) {
+	const n = 50_000
+	var undecoded, checked problems
+	for i := range n {
+		node := fmt.Sprintf("pools[0].nodes[%d]", i)
+		undecoded.add(node+".bmc.port", "not a whole number")
+		checked.add(node+".bmc.username", "required")      // a sibling: kept
+		checked.add(node+".bmc", "held with its siblings") // holds it: dropped
+		checked.add(node+".bmc.port", "out of range")      // the same: dropped
+	}
+	checked.add("pools[0].nodes[0].bmc.port.x", "under it")          // dropped
+	checked.add("pools[0].nodes[0].bmc.portal", "another key")       // kept
+	checked.add("pools[0].nodes[0]", "two levels up")                // kept
+	checked.add("pools[0].nodes[0].labels.kubernetes.io/x", "a key") // kept
+	start := time.Now()
+	got := dropUnder(append(slices.Clone(undecoded), checked...), undecoded)
+	if d := time.Since(start); d > 5*time.Second { // 47 s before, 0.1 s with -race
+		t.Errorf("dropUnder of %d problems took %v", len(undecoded)+len(checked), d)
+	}
+	if len(got) != 2*n+3 || got[n].Path != "pools[0].nodes[0].bmc.username" || got[2*n].Path != "pools[0].nodes[0].bmc.portal" {
+		t.Errorf("kept %d problems (want %d): %v ... %v", len(got), 2*n+3, got[n:n+1], got[2*n:])
 	}
 }

@@ -97,16 +97,21 @@ func ParseFor(b []byte, mode Mode) (*Config, error) {
 // dropUnder drops the validation problems at or under a path whose value could not be decoded
 // (it kept its default, or is empty): they would only repeat the first. So are those of the
 // field holding it: they weigh it with its siblings (`watts: abc` is no reason to say that
-// watts and an energy price go together).
+// watts and an energy price go together). Paths are looked up, not compared pairwise: a
+// fleet of 20,000 nodes, each with a bad value and a missing one, took seconds.
 func dropUnder(p problems, undecoded problems) problems {
+	at, holding := map[string]bool{}, map[string]bool{}
+	for _, u := range undecoded {
+		at[u.Path] = true
+		if i := strings.LastIndexAny(u.Path, ".["); i > 0 {
+			holding[u.Path[:i]] = true
+		}
+	}
 	out := p[:len(undecoded)]
 	for _, q := range p[len(undecoded):] {
-		under := false
-		for _, u := range undecoded {
-			rest, ok := strings.CutPrefix(u.Path, q.Path)
-			under = under || ok && rest != "" && (rest[0] == '.' || rest[0] == '[') && !strings.ContainsAny(rest[1:], ".[")
-			rest, ok = strings.CutPrefix(q.Path, u.Path)
-			under = under || ok && (rest == "" || rest[0] == '.' || rest[0] == '[')
+		under := holding[q.Path] || at[q.Path]
+		for i := range q.Path {
+			under = under || (q.Path[i] == '.' || q.Path[i] == '[') && at[q.Path[:i]]
 		}
 		if !under {
 			out = append(out, q)
