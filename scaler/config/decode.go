@@ -407,7 +407,11 @@ func (w *walker) leaf(n *yaml.Node, t reflect.Type, path string) bool {
 func leafMessage(n *yaml.Node, t reflect.Type, err error) string {
 	if n.Kind == yaml.ScalarNode {
 		v := errtext.Quote(n.Value)
+		number := t.Kind() >= reflect.Int && t.Kind() <= reflect.Float64
 		switch {
+		case number && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 &&
+			(&yaml.Node{Kind: yaml.ScalarNode, Value: n.Value}).Decode(reflect.New(t).Interface()) == nil:
+			return v + " is quoted, so YAML reads it as text: write the number without quotes"
 		case t == durationType:
 			return v + " is not a duration (a number and a unit, no sign or spaces: 30s, 10m, 1h30m)"
 		case t == bytesType:

@@ -193,3 +193,22 @@ func TestLeadingZerosAreNotOctal(t *testing.T) {
 		t.Errorf("0o10, 08, 0755 read as %d, %d, %d", pr.CPUCores, pr.GPUs, pr.Memory)
 	}
 }
+
+// A quoted number is refused as text and said to be one: `port: "623"` was `"623" is not a
+// whole number`, which it is.
+func TestQuotedNumbersAreSaidToBeQuoted(t *testing.T) {
+	quoted := `is quoted, so YAML reads it as text: write the number without quotes`
+	for _, tc := range []struct{ name, yaml, path, want string }{
+		{"port", strings.Replace(minimal, "host: 127.0.0.1,", `host: 127.0.0.1, port: "623",`, 1), "pools[0].nodes[0].bmc.port", `"623" ` + quoted},
+		{"cores", strings.Replace(minimal, "cpu_cores: 8", "cpu_cores: '8'", 1), "pools[0].profile.cpu_cores", `"8" ` + quoted},
+		{"price", strings.Replace(minimal, "hourly: 1.5", `hourly: "1.5"`, 1), "pools[0].cost.hourly", `"1.5" ` + quoted},
+		{"no number", strings.Replace(minimal, "cpu_cores: 8", `cpu_cores: "eight"`, 1), "pools[0].profile.cpu_cores", `"eight" is not a whole number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problemsOf(t, tc.yaml, Daemon)
+			if p := got[tc.path]; p.Message != tc.want || len(got) != 1 {
+				t.Errorf("problems %v, want %s: %s", got, tc.path, tc.want)
+			}
+		})
+	}
+}
