@@ -186,7 +186,9 @@ func (w *walker) value(n *yaml.Node, t reflect.Type, path string) bool {
 		return w.decimal(n, path) && w.leaf(n, t, path) && w.finite(n, path)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return w.decimal(n, path) && w.leaf(n, t, path) && w.whole(n, path)
+		// A count past maxNumber would overflow the sums over a fleet (cpu_cores: 2^62 on two
+		// servers); a size in bytes may pass it (2 TiB of memory written as a number).
+		return w.decimal(n, path) && w.leaf(n, t, path) && w.whole(n, path) && (t == bytesType || w.finite(n, path))
 	}
 	return w.leaf(n, t, path)
 }

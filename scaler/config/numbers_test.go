@@ -51,6 +51,9 @@ func TestNumbersAreBounded(t *testing.T) {
 		{"hourly", strings.Replace(minimal, "hourly: 1.5", "hourly: 1e308", 1), "pools[0].cost.hourly"},
 		{"price per kWh", strings.Replace(minimal, "hourly: 1.5", "watts: 500, price_per_kwh: 2e12", 1), "pools[0].cost.price_per_kwh"},
 		{"wear", minimal + "policy: {break_even: {wear_cost: -1e300}}\n", "policy.break_even.wear_cost"},
+		// Whole numbers too: two servers of 2^62 cores overflowed the pool's sum.
+		{"cores", strings.Replace(minimal, "cpu_cores: 8", "cpu_cores: 4611686018427387904", 1), "pools[0].profile.cpu_cores"},
+		{"cycles", minimal + "policy: {node: {max_cycles_per_day: 10000000000000}}\n", "policy.node.max_cycles_per_day"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := problemsOf(t, tc.yaml, Daemon)
@@ -61,6 +64,10 @@ func TestNumbersAreBounded(t *testing.T) {
 	}
 	if c, err := Parse([]byte(strings.Replace(minimal, "hourly: 1.5", "hourly: 1e12", 1))); err != nil || c.Pools[0].Cost.Hourly != 1e12 {
 		t.Errorf("hourly: 1e12 refused: %v", err)
+	}
+	// A size in bytes is no count: 2 TiB of memory written as a number passes.
+	if c, err := Parse([]byte(strings.Replace(minimal, "cpu_cores: 8", "cpu_cores: 8, memory: 2199023255552", 1))); err != nil || c.Pools[0].Profile.Memory != 2<<40 {
+		t.Errorf("memory: 2199023255552 refused: %v", err)
 	}
 }
 
