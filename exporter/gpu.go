@@ -131,10 +131,21 @@ func (c *GPUCollector) Start() {
 	}
 }
 
+// initHint says what a failed Init most likely means, and what to do.
+func initHint(ret nvml.Return) string {
+	switch ret {
+	case nvml.ERROR_LIB_RM_VERSION_MISMATCH:
+		return "the NVML library and the loaded driver differ: a driver upgraded without a reboot or a module reload; restart the exporter once they match"
+	case nvml.ERROR_NO_PERMISSION:
+		return "no permission to open the GPU devices (/dev/nvidia*): run the exporter as a user that may"
+	}
+	return "no driver or no GPU; restart the exporter after installing one"
+}
+
 func (c *GPUCollector) initialise() (inventory, error) {
 	if ret := c.lib.Init(); ret != nvml.SUCCESS {
 		// No NVML call may follow a failed Init: it can kill the process.
-		c.log.WithField("nvml", ret.Error()).Warn("GPU collector unavailable: NVML did not initialise (no driver or no GPU); restart the exporter after installing one")
+		c.log.WithField("nvml", ret.Error()).Warn("GPU collector unavailable: NVML did not initialise (" + initHint(ret) + ")")
 		return inventory{}, fmt.Errorf("%w: init: %w", ErrGPUUnavailable, ret)
 	}
 	driver, ret := c.lib.SystemGetDriverVersion()

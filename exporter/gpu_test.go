@@ -143,6 +143,23 @@ func TestGPULibraryMissing(t *testing.T) {
 	}
 }
 
+// TestGPUInitSaysWhy: a failed Init's warning says what the code most likely means (a driver
+// upgraded without a reboot was told "no driver or no GPU").
+func TestGPUInitSaysWhy(t *testing.T) {
+	for ret, want := range map[nvml.Return]string{
+		nvml.ERROR_LIBRARY_NOT_FOUND:       "no driver or no GPU",
+		nvml.ERROR_LIB_RM_VERSION_MISMATCH: "the NVML library and the loaded driver differ",
+		nvml.ERROR_NO_PERMISSION:           "no permission to open the GPU devices",
+	} {
+		log, hook := quietLog()
+		u := &updater{c: NewGPUCollector(&mock.Interface{InitFunc: func() nvml.Return { return ret }}, neverTimeout, time.Now, log)}
+		series(t, u)
+		if e := hook.LastEntry(); e == nil || !strings.Contains(e.Message, want) {
+			t.Errorf("%v: logged %v, want %q", ret, e, want)
+		}
+	}
+}
+
 // TestGPUDeviceFailing: a lost GPU drops only its own series and counts an error per scrape.
 func TestGPUDeviceFailing(t *testing.T) {
 	defer goleak.VerifyNone(t)
