@@ -38,7 +38,10 @@ type gpmState struct {
 
 // read returns the GPM metrics since the previous sample, none on a GPU without GPM (before
 // Hopper, or a driver without it) or before two samples are taken; now is the clock. A GPM
-// call that fails is an error, which fails the GPU for the scrape like any other reading.
+// call that fails is an error, which fails the GPU for the scrape like any other reading, but
+// for ERROR_NOT_SUPPORTED on a sample or the metrics (a GPU that says it has GPM, under MIG or
+// with profiling restricted): that is a reading the GPU does not support, left out from then
+// on, and the GPU's other series stay.
 func (g *gpmState) read(lib nvml.Interface, dev nvml.Device, now func() time.Time) ([]gpuSample, error) {
 	if !g.checked {
 		support, ret := lib.GpmQueryDeviceSupport(dev)
@@ -67,6 +70,9 @@ func (g *gpmState) read(lib nvml.Interface, dev nvml.Device, now func() time.Tim
 	}
 	if ret := lib.GpmSampleGet(dev, cur); ret != nvml.SUCCESS {
 		lib.GpmSampleFree(cur)
+		if ret == nvml.ERROR_NOT_SUPPORTED {
+			return g.unsupported(lib), nil
+		}
 		return nil, fmt.Errorf("taking a sample: %w", ret)
 	}
 	prev := g.prev
@@ -79,7 +85,11 @@ func (g *gpmState) read(lib nvml.Interface, dev nvml.Device, now func() time.Tim
 	for i, gm := range gpmMetrics {
 		m.Metrics[i].MetricId = uint32(gm.id)
 	}
-	if ret := lib.GpmMetricsGet(&m); ret != nvml.SUCCESS {
+	switch ret := lib.GpmMetricsGet(&m); ret {
+	case nvml.SUCCESS:
+	case nvml.ERROR_NOT_SUPPORTED:
+		return g.unsupported(lib), nil
+	default:
 		return nil, fmt.Errorf("computing metrics: %w", ret)
 	}
 	var out []gpuSample
@@ -91,4 +101,14 @@ func (g *gpmState) read(lib nvml.Interface, dev nvml.Device, now func() time.Tim
 	}
 	g.last = out
 	return out, nil
+}
+
+// unsupported marks the GPU as one without GPM from now on, freeing the sample it keeps, and
+// returns its (no) metrics.
+func (g *gpmState) unsupported(lib nvml.Interface) []gpuSample {
+	if g.prev != nil {
+		lib.GpmSampleFree(g.prev)
+	}
+	g.supported, g.prev, g.last = false, nil, nil
+	return nil
 }

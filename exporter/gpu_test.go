@@ -385,6 +385,39 @@ func TestGPUSMActivity(t *testing.T) {
 	if n := fake.LiveGPMSamples(); n != 2 {
 		t.Errorf("%d GPM samples live after a failed read, want 2", n)
 	}
+
+	// GPM that says it is there but answers ERROR_NOT_SUPPORTED (under MIG, profiling
+	// restricted) is a reading the GPU does not support: no SM series from then on, the GPUs'
+	// other series stay, and their samples are freed.
+	for name, fail := range map[string]func(fake *gpufake.Server){
+		"sample": func(fake *gpufake.Server) {
+			fake.GpmSampleGetFunc = func(nvml.Device, nvml.GpmSample) nvml.Return { return nvml.ERROR_NOT_SUPPORTED }
+		},
+		"metrics": func(fake *gpufake.Server) {
+			fake.GpmMetricsGetFunc = func(*nvml.GpmMetricsGetType) nvml.Return { return nvml.ERROR_NOT_SUPPORTED }
+		},
+	} {
+		fake := busyFake(2)
+		log, _ := quietLog()
+		u := &updater{c: NewGPUCollector(fake, neverTimeout, clk.Now, log)}
+		series(t, u)
+		fail(fake)
+		for range 2 {
+			clk.Advance(15 * time.Second)
+			got := series(t, u)
+			for i := range 2 {
+				if _, ok := got[sm("utilization_ratio", i)]; !ok {
+					t.Errorf("%s not supported: GPU %d not read", name, i)
+				}
+				if _, ok := got[sm("sm_active_ratio", i)]; ok {
+					t.Errorf("%s not supported: GPU %d reports SM activity", name, i)
+				}
+			}
+		}
+		if n := fake.LiveGPMSamples(); n != 0 {
+			t.Errorf("%s not supported: %d GPM samples live, want 0", name, n)
+		}
+	}
 }
 
 // TestGPUProcessesUnreadable: a GPU whose compute processes NVML will not list
