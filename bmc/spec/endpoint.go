@@ -86,6 +86,10 @@ func (e Endpoint) Validate() []error {
 		add("host", "required")
 	} else if msg := hostProblem(e.Host); msg != "" {
 		add("host", "%s", msg)
+	} else if a, err := netip.ParseAddr(e.Host); err == nil && a.Zone() != "" && e.Protocol == ProtocolRedfish {
+		// The Redfish URL would not parse ("invalid URL escape"): the BMC would fail at its
+		// first command, not here.
+		add("host", "%s has an IPv6 zone (%%%s), which a Redfish URL cannot carry: give a routable address of the BMC", errtext.Quote(e.Host), a.Zone())
 	}
 	if e.Port < 0 || e.Port > 65535 {
 		add("port", "out of range 1-65535: %d", e.Port)

@@ -36,6 +36,8 @@ func TestEndpointValidate(t *testing.T) {
 		{"host an IPv4 address out of range", func(e *Endpoint) { e.Host = "10.0.0.256" }, []string{`host: "10.0.0.256" is no IP address, and a host name does not end in a number`}},
 		{"host a number", func(e *Endpoint) { e.Host = "167772165" }, []string{`host: "167772165" is no IP address, and a host name does not end in a number`}},
 		{"host an IPv6 address", func(e *Endpoint) { e.Host = "fd00::5" }, nil},
+		{"host an IPv6 address with a zone", func(e *Endpoint) { e.Protocol, e.Host = ProtocolRedfish, "fe80::1%eth0" }, []string{`host: "fe80::1%eth0" has an IPv6 zone (%eth0), which a Redfish URL cannot carry: give a routable address of the BMC`}},
+		{"host an IPv6 address with a zone, over IPMI", func(e *Endpoint) { e.Protocol, e.Host = ProtocolIPMI, "fe80::1%eth0" }, nil},
 		{"port out of range", func(e *Endpoint) { e.Port = 70000 }, []string{"port: out of range 1-65535: 70000"}},
 		{"two password sources", func(e *Endpoint) { e.PasswordEnv = "PW" }, []string{"password_env: set only one of password_file and password_env"}},
 		{"tls options on ipmi", func(e *Endpoint) { e.Protocol, e.CAFile, e.SystemName = ProtocolIPMI, "ca.pem", "s" }, []string{"ca_file: only for protocol redfish", "system_name: only for protocol redfish"}},
