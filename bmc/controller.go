@@ -131,6 +131,11 @@ func NewController(nodes map[string]Endpoint, opts Options) (*Controller, error)
 			return nil, fmt.Errorf("node %s: bmc: %w", name, errs[0])
 		}
 		c.nodes[name] = &node{name: name, ep: ep, lock: make(chan struct{}, 1)}
+		// The password is read again at each session (a rotated file is taken), so one
+		// missing now is no error; said at start, it is not first seen at a failed command.
+		if _, err := ep.Password(opts.LookupEnv); err != nil {
+			opts.Logger.WithField("node", name).WithError(err).Warn("BMC password unavailable: every call to this BMC fails (auth) until it is")
+		}
 	}
 	return c, nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,5 +285,31 @@ func TestControllerOperationTimeout(t *testing.T) {
 	}
 	if len(b.commands) != 0 {
 		t.Fatalf("commands sent past the operation timeout: %q", b.commands)
+	}
+}
+
+// A BMC password that cannot be read at start (password_env unset, password_file missing) is
+// said then, naming the node and never a secret: it was first seen at a failed command.
+func TestControllerSaysAMissingPasswordAtStart(t *testing.T) {
+	log, buf := testLogger()
+	eps := map[string]Endpoint{
+		"env":  {Protocol: ProtocolIPMI, Host: "bmc-env", Username: "admin", PasswordEnv: "UNSET_BMC_PASSWORD"},
+		"file": {Protocol: ProtocolIPMI, Host: "bmc-file", Username: "admin", PasswordFile: filepath.Join(t.TempDir(), "missing")},
+		"ok":   {Protocol: ProtocolIPMI, Host: "bmc-ok", Username: "admin", PasswordEnv: "BMC_PASSWORD"},
+	}
+	_, err := NewController(eps, Options{Logger: log, Clock: newFakeClock(), LookupEnv: func(k string) (string, bool) {
+		return "s3cret", k == "BMC_PASSWORD"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"node=env", "UNSET_BMC_PASSWORD is not set", "node=file", "reading password_file"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "node=ok") || strings.Contains(out, "s3cret") {
+		t.Errorf("the log names a node whose password is there, or a secret:\n%s", out)
 	}
 }
