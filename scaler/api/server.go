@@ -53,7 +53,14 @@ type Server struct {
 	metrics *metrics
 	tokens  atomic.Pointer[tokenPair]
 	rejects *rejectLog
+	// webhooks holds a slot per webhook request being read (maxWebhooksInFlight).
+	webhooks chan struct{}
 }
+
+// maxWebhooksInFlight bounds the webhook requests read at once: each may hold up to
+// server.webhook_max_body_bytes for as long as its sender takes, and the webhook may take no
+// token. Alertmanager sends one request per group at a time and retries a 503.
+const maxWebhooksInFlight = 8
 
 // tokenPair is the tokens in force; SetTokens swaps them whole.
 type tokenPair struct {
@@ -75,7 +82,8 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, mux: http.NewServeMux(), log: o.Log, metrics: m, rejects: &rejectLog{clock: o.Clock}}
+	s := &Server{opts: o, mux: http.NewServeMux(), log: o.Log, metrics: m, rejects: &rejectLog{clock: o.Clock},
+		webhooks: make(chan struct{}, maxWebhooksInFlight)}
 	s.tokens.Store(&tokenPair{api: o.APIToken, webhook: o.WebhookToken})
 	s.routes()
 	return s, nil
@@ -265,6 +273,7 @@ const (
 	resultForbidden    = "forbidden"
 	resultTooLarge     = "too_large"
 	resultMalformed    = "malformed"
+	resultBusy         = "busy"
 )
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -278,7 +287,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Alertmanager webhook requests, by result.",
 		}, []string{"result"}),
 	}
-	for _, r := range []string{resultAccepted, resultUnauthorized, resultForbidden, resultTooLarge, resultMalformed} {
+	for _, r := range []string{resultAccepted, resultUnauthorized, resultForbidden, resultTooLarge, resultMalformed, resultBusy} {
 		m.webhookRequests.WithLabelValues(r)
 	}
 	for _, c := range []prometheus.Collector{m.apiRequests, m.webhookRequests} {

@@ -120,6 +120,14 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	select {
+	case s.webhooks <- struct{}{}:
+		defer func() { <-s.webhooks }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		s.rejectWebhook(w, http.StatusServiceUnavailable, resultBusy, fmt.Sprintf("%d webhook requests are being read already; send again", maxWebhooksInFlight))
+		return
+	}
 	body, err := readBody(w, r, s.opts.WebhookMaxBodyBytes)
 	if err != nil {
 		result := resultMalformed

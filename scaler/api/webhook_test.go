@@ -3,6 +3,8 @@ package api_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
 )
@@ -353,5 +356,54 @@ func TestFixturesUseRotasAlerts(t *testing.T) {
 		if !used[want] {
 			t.Errorf("no fixture has %s", want)
 		}
+	}
+}
+
+// At most api.MaxWebhooksInFlight webhook requests are read at once: each may hold the body's
+// bound for as long as its sender takes, and the webhook may take no token. One more is a 503
+// with Retry-After (Alertmanager sends again), counted busy; once a slot is free a request
+// is read again.
+func TestWebhooksInFlightAreBounded(t *testing.T) {
+	h := newHarness(t, nil)
+	firing := fixture(t, "alertmanager-v4-firing.json")
+	send := func(body io.Reader) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/alerts", body)
+		req.Header.Set("Authorization", "Bearer "+webhookToken)
+		rec := httptest.NewRecorder()
+		h.srv.ServeHTTP(rec, req)
+		return rec
+	}
+	var writers []*io.PipeWriter
+	codes := make(chan int, api.MaxWebhooksInFlight)
+	for range api.MaxWebhooksInFlight {
+		r, w := io.Pipe()
+		writers = append(writers, w)
+		go func() { codes <- send(r).Code }()
+	}
+	testutil.Eventually(t, 10*time.Second, "every slot held by a slow sender", func() error {
+		if n := h.srv.WebhooksInFlight(); n != api.MaxWebhooksInFlight {
+			return fmt.Errorf("%d slots held", n)
+		}
+		return nil
+	})
+	rec := send(bytes.NewReader(firing))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("one webhook more: %d (Retry-After %q), want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	assertJSONError(t, rec)
+	for _, w := range writers {
+		go func() { _, _ = w.Write(firing); _ = w.Close() }()
+	}
+	for range api.MaxWebhooksInFlight {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("a slow sender's webhook: %d, want 200", code)
+		}
+	}
+	if rec := send(bytes.NewReader(firing)); rec.Code != http.StatusOK {
+		t.Errorf("a webhook once the slots are free: %d, want 200", rec.Code)
+	}
+	metrics := h.do(http.MethodGet, "/metrics", "", nil).Body.String()
+	if want := `rota_webhook_requests_total{result="busy"} 1`; !strings.Contains(metrics, want) {
+		t.Errorf("metrics lack %s", want)
 	}
 }
