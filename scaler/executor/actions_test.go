@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -393,7 +394,10 @@ func TestStartCapsConcurrencyAndSkipsInFlight(t *testing.T) {
 
 // Property: the backoff starts at base, never shrinks and never passes the limit.
 func TestBackoffDoublesUpToTheLimit(t *testing.T) {
-	for _, c := range []struct{ base, limit time.Duration }{{time.Minute, time.Hour}, {10 * time.Minute, 4 * time.Hour}, {time.Hour, time.Hour}} {
+	for _, c := range []struct{ base, limit time.Duration }{{time.Minute, time.Hour}, {10 * time.Minute, 4 * time.Hour}, {time.Hour, time.Hour},
+		// A limit near time.Duration's largest (max_backoff: 290y validates): the doubling
+		// overflowed to a negative wait.
+		{time.Hour, time.Duration(math.MaxInt64) - time.Hour}} {
 		prev := time.Duration(0)
 		for n := 1; n <= 40; n++ {
 			d := Backoff(c.base, c.limit, n)

@@ -148,9 +148,14 @@ func (e *Executor) fail(ctx context.Context, a fleet.Action, cause error) error 
 func interrupted(ctx context.Context) bool { return ctx.Err() != nil }
 
 // Backoff is the wait after the nth consecutive failure: base doubled n-1 times, at most limit.
+// A doubling past limit stops at it before it could overflow (a limit of centuries doubled a
+// negative wait: a retry at once).
 func Backoff(base, limit time.Duration, n int) time.Duration {
 	d := base
 	for i := 1; i < n && d < limit; i++ {
+		if d > limit/2 {
+			return limit
+		}
 		d *= 2
 	}
 	return min(d, limit)
