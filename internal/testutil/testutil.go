@@ -210,6 +210,34 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
+// CheckHeaderLimit GETs url with 1 KiB of headers, answered 200, and with 100 KiB, refused
+// with 431 before any handler runs (both listeners bound headers at webconfig.MaxHeaderBytes);
+// authorization, if not empty, is sent as the Authorization header.
+func CheckHeaderLimit(t testing.TB, url, authorization string) {
+	t.Helper()
+	for _, tc := range []struct {
+		pad  int
+		want int
+	}{{1 << 10, http.StatusOK}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		req.Header.Set("X-Pad", strings.Repeat("a", tc.pad))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%d bytes of headers: %d, want %d", tc.pad, resp.StatusCode, tc.want)
+		}
+	}
+}
+
 // GetWithAuth fetches url through client, with HTTP basic auth when user is set, and returns
 // the status and body (for exporters behind a web config with TLS and basic auth).
 func GetWithAuth(client *http.Client, url, user, pass string) (int, string, error) {

@@ -21,6 +21,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/api/apifake"
 )
@@ -413,25 +414,7 @@ func TestServeBoundsHeaders(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.srv.Serve(ctx, l)
-	for _, tc := range []struct {
-		pad  int
-		want int
-	}{{1 << 10, http.StatusOK}, {100 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
-		req, err := http.NewRequest(http.MethodGet, "http://"+l.Addr().String()+"/api/v1/status", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+apiToken)
-		req.Header.Set("X-Pad", strings.Repeat("a", tc.pad))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != tc.want {
-			t.Errorf("%d bytes of headers: %d, want %d", tc.pad, resp.StatusCode, tc.want)
-		}
-	}
+	testutil.CheckHeaderLimit(t, "http://"+l.Addr().String()+"/api/v1/status", "Bearer "+apiToken)
 }
 
 func TestSetTokens(t *testing.T) {
