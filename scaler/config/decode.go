@@ -22,7 +22,7 @@ import (
 // as problems with their path and line instead of stopping at the first; each such key is left
 // out, so it keeps its default and the rest of the file is still read and validated.
 func decodeChecked(doc *yaml.Node, c *Config, p *problems) error {
-	w := walker{p: p, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}, merging: map[*yaml.Node]bool{}}
+	w := newWalker(p)
 	if !w.walk(doc, reflect.TypeFor[Config](), "") {
 		return nil
 	}
@@ -107,6 +107,11 @@ type walker struct {
 	merging map[*yaml.Node]bool
 	// values counts the nodes checked: what the walk cost.
 	values int
+}
+
+// newWalker is a walker that reports to p.
+func newWalker(p *problems) *walker {
+	return &walker{p: p, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}, merging: map[*yaml.Node]bool{}}
 }
 
 // anchorUse is an anchored node checked as a type.

@@ -256,7 +256,7 @@ func TestAliasesOfAliasesAreCheap(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(b.String()), &doc); err != nil {
 		t.Fatal(err)
 	}
-	w := walker{p: &problems{}, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}, merging: map[*yaml.Node]bool{}}
+	w := newWalker(&problems{})
 	w.walk(doc.Content[0], reflect.TypeFor[Config](), "")
 	if held := nodesHeld(&doc); w.values > held {
 		t.Errorf("the walk checked %d values; the file holds %d", w.values, held)
@@ -434,7 +434,7 @@ func TestMergesAreCheap(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := nodesHeld(&doc)
-	w := walker{p: &problems{}, fields: map[reflect.Type]map[string]reflect.Type{}, walked: map[anchorUse]bool{}, merging: map[*yaml.Node]bool{}}
+	w := newWalker(&problems{})
 	w.walk(doc.Content[0], reflect.TypeFor[Config](), "")
 	if w.values > held {
 		t.Errorf("the walk checked %d values; the file holds %d", w.values, held)
