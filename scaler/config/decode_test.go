@@ -479,8 +479,9 @@ func TestDropUnder(t *testing.T) {
 	}
 }
 
-// BenchmarkDropUnder: a fleet of 50,000 nodes, each with a value that did not decode (the
-// dropping was quadratic: 47 s here, 0.1 s since).
+// BenchmarkDropUnder: a fleet of 50,000 nodes, each with a value that did not decode. The
+// dropping was quadratic: at 10,000 nodes, 1,755 ms an op before and 6.5 ms after, measured in
+// the same session (2026-12-04).
 func BenchmarkDropUnder(b *testing.B) {
 	all, undecoded := dropUnderCase(50_000)
 	for b.Loop() {
