@@ -266,6 +266,39 @@ func TestImport(t *testing.T) {
 	}
 }
 
+// OpenStopped (rotactl alone) writes only while no rota takes part in the fleet's election
+// and the fleet marker is the one it opened: a write after a rota joined is refused with
+// ErrNotLeader and writes nothing.
+func TestOpenStoppedWritesOnlyWhileNoRotaRuns(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, prefix := f.store(t, open{}, store.Retention{})
+	s, err := OpenStopped(ctx, f.cli, OpenOptions{Prefix: prefix, Fleet: "lab", By: "rotactl", Guard: open{}, RequestTimeout: 5 * time.Second, Clock: clock.Real{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := func(n string) error {
+		return s.UpdateNode(n, func(r *store.Node) error { r.State = fleet.StatePoweringOn; return nil })
+	}
+	if err := write("n1"); err != nil {
+		t.Fatalf("write with no rota running: %v", err)
+	}
+	if _, err := f.cli.Put(ctx, ElectionPrefix(prefix)+"abc", "{}"); err != nil {
+		t.Fatal(err)
+	}
+	before := f.count(prefix)
+	if err := write("n2"); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("write with a rota in the election: %v, want ErrNotLeader", err)
+	}
+	if after := f.count(prefix); after != before {
+		t.Errorf("a refused write changed the prefix: %d keys, then %d", before, after)
+	}
+	if _, err := OpenStopped(ctx, f.cli, OpenOptions{Prefix: prefix, Fleet: "other", RequestTimeout: 5 * time.Second, Clock: clock.Real{}}); err == nil {
+		t.Error("OpenStopped opened another fleet's store")
+	}
+}
+
 // Connect names what is wrong with an endpoint it cannot use: nothing listens there, or its
 // TLS certificate is not trusted.
 func TestConnectSaysWhy(t *testing.T) {

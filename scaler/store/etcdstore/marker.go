@@ -60,7 +60,7 @@ type OpenOptions struct {
 // prefix holding keys but no marker, or a migration that did not finish is a *FleetError.
 func Open(ctx context.Context, cli *clientv3.Client, o OpenOptions) (*store.Store, bool, error) {
 	b := newBackend(cli, o.Prefix, o.Guard, o.RequestTimeout, o.Clock)
-	created, err := b.checkMarker(ctx, o)
+	created, _, err := b.checkMarker(ctx, o)
 	if err != nil {
 		_ = b.Close()
 		return nil, false, err
@@ -101,41 +101,43 @@ func parseMarker(v []byte) (*marker, error) {
 	return &m, nil
 }
 
-func (b *Backend) checkMarker(ctx context.Context, o OpenOptions) (created bool, err error) {
-	m, _, err := b.readMarker(ctx)
+// checkMarker checks the fleet marker (writing it, with o.Create, on an empty prefix) and
+// returns the revision it was found or written at.
+func (b *Backend) checkMarker(ctx context.Context, o OpenOptions) (created bool, rev int64, err error) {
+	m, rev, err := b.readMarker(ctx)
 	switch {
 	case err != nil:
-		return false, err
+		return false, 0, err
 	case m != nil && m.Fleet != o.Fleet:
-		return false, &FleetError{Prefix: b.prefix, Problem: fmt.Sprintf("it holds the state of fleet %s, and store.etcd.fleet is %s: another rota fleet uses this prefix; give each fleet its own",
+		return false, 0, &FleetError{Prefix: b.prefix, Problem: fmt.Sprintf("it holds the state of fleet %s, and store.etcd.fleet is %s: another rota fleet uses this prefix; give each fleet its own",
 			errtext.Quote(m.Fleet), errtext.Quote(o.Fleet))}
 	case m != nil && m.State != stateReady:
-		return false, &FleetError{Prefix: b.prefix, Problem: fmt.Sprintf("a migration into it (%s, by %s) did not finish; run rotactl store migrate again", m.Created.Format(time.RFC3339), m.By)}
+		return false, 0, &FleetError{Prefix: b.prefix, Problem: fmt.Sprintf("a migration into it (%s, by %s) did not finish; run rotactl store migrate again", m.Created.Format(time.RFC3339), m.By)}
 	case m != nil:
-		return false, nil
+		return false, rev, nil
 	case !o.Create:
 		n, err := b.count(ctx)
 		switch {
 		case err != nil:
-			return false, err
+			return false, 0, err
 		case n > 0:
-			return false, b.occupied(n)
+			return false, 0, b.occupied(n)
 		}
-		return false, &FleetError{Prefix: b.prefix, Problem: "no rota fleet's state is there (it is empty)"}
+		return false, 0, &FleetError{Prefix: b.prefix, Problem: "no rota fleet's state is there (it is empty)"}
 	}
 	if err := b.checkAncestors(ctx); err != nil {
-		return false, err
+		return false, 0, err
 	}
-	rev, err := b.putMarker(ctx, o, stateReady, b.emptyPrefix())
+	rev, err = b.putMarker(ctx, o, stateReady, b.emptyPrefix())
 	switch {
 	case err != nil:
-		return false, err
+		return false, 0, err
 	case rev == 0 && o.Create:
 		// Another rota of the fleet may have written it first: check again what is there.
 		o.Create = false
 		return b.checkMarker(ctx, o)
 	}
-	return true, nil
+	return true, rev, nil
 }
 
 // checkAncestors refuses a prefix that lies under another fleet's (/rota/election under a

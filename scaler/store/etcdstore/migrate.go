@@ -32,6 +32,23 @@ func (g noRota) Conditions() ([]clientv3.Cmp, time.Time, error) {
 	}, time.Time{}, nil
 }
 
+// OpenStopped opens the fleet's store under o.Prefix for rotactl to write while no rota runs on
+// it (o.Guard and o.Create are not used): every write is conditioned on an empty election and
+// on the fleet marker Open found, so a write after a rota joined the election (or a migration
+// began) is refused with store.ErrNotLeader and writes nothing. A rota's own writes are fenced
+// by its lease, so the two never write beside one another.
+func OpenStopped(ctx context.Context, cli *clientv3.Client, o OpenOptions) (*store.Store, error) {
+	o.Create = false
+	b := newBackend(cli, o.Prefix, ReadOnly{}, o.RequestTimeout, o.Clock)
+	_, rev, err := b.checkMarker(ctx, o)
+	if err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	b.guard = noRota{prefix: o.Prefix, markerRev: rev}
+	return store.New(b, store.Options{Retention: o.Retention}, false), nil
+}
+
 // Candidates is how many rotas take part in the election of the fleet under prefix (the leader
 // and those waiting): a store is migrated only while it is 0.
 func Candidates(ctx context.Context, cli *clientv3.Client, prefix string) (int64, error) {
