@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -13,6 +14,9 @@ import (
 	"github.com/rotahq/rota/internal/slurmcli"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/executor"
+	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/store"
 )
 
 // wakeNote is the note a resume through rota carries (log, audit).
@@ -33,8 +37,9 @@ type slurmFlags struct {
 // resume asks the running rota to power the servers on (POST /api/v1/wake, with the API token):
 // rota's next pass does it, under its own gate, and answers per server. Only when rota cannot
 // be reached at all (no connection) does resume act alone, and then only with the same checks:
-// rota's store must be readable and not held by a rota (its pause, pins and maintenance are
-// honoured), and power goes through the BMC controller as `rotactl power on` does. suspend
+// rota's store must be readable, writable and not held by a rota (its pause, pins and
+// maintenance are honoured, and each power-on is recorded there first, as rota's own), and power
+// goes through the BMC controller as `rotactl power on` does. suspend
 // acts alone, through the same controller: confirmed by reading the state back, never sent
 // while the state is unknown, one command at a time per BMC, bmc.concurrency at once.
 //
@@ -158,13 +163,19 @@ func printWake(e env, res []api.WakeResult) int {
 }
 
 // resumeAlone powers the nodes on without rota, honouring what rota's store says: nothing while
-// paused, nothing on a pinned server or one in maintenance. A store that cannot be read, or
-// that a rota holds (a rota runs but does not answer), stops it: rotactl never acts beside a
-// running rota, nor without its facts.
+// paused, nothing on a pinned server or one in maintenance. A store that cannot be read or
+// written, or that a rota holds (a rota runs but does not answer), stops it: rotactl never acts
+// beside a running rota, nor without its facts. Before any command it records each power-on in
+// the store as rota begins its own (recordResume), so rota, back, takes it up as its own.
 func resumeAlone(ctx context.Context, e env, cfg *config.Config, f *powerFlags) int {
-	refused, err := storeRefusals(ctx, e, cfg, f.nodes)
+	ctl, timeout, err := controller(e, cfg, f)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "rotactl: cannot check rota's store, so not powering on alone: %v\n", err)
+		fmt.Fprintln(e.stderr, "rotactl:", err)
+		return 2
+	}
+	refused, err := recordResume(ctx, e, cfg, f.nodes)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "rotactl: cannot check rota's store and record the power-ons there, so not powering on alone: %v\n", err)
 		return 1
 	}
 	var allowed []string
@@ -172,11 +183,6 @@ func resumeAlone(ctx context.Context, e env, cfg *config.Config, f *powerFlags) 
 		if _, no := refused[n]; !no {
 			allowed = append(allowed, n)
 		}
-	}
-	ctl, timeout, err := controller(e, cfg, f)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "rotactl:", err)
-		return 2
 	}
 	done := map[string]powerResult{}
 	for _, r := range powerAll(ctx, ctl, "on", true, allowed, timeout, progress(e)) {
@@ -193,32 +199,51 @@ func resumeAlone(ctx context.Context, e env, cfg *config.Config, f *powerFlags) 
 	return printPower(e, f.output, results)
 }
 
-// storeRefusals reads rota's store (read-only, briefly) and names, per node, why rota would
-// refuse to power it on: paused, pinned, maintenance. A store a rota holds (a bbolt file's
-// lock, ErrLocked; a rota in the etcd election) is an error.
-func storeRefusals(ctx context.Context, e env, cfg *config.Config, nodes []string) (map[string]string, error) {
-	st, closeStore, err := openReadOnly(ctx, e, cfg)
+// recordResume opens rota's store while no rota holds it (openStopped) and, in one
+// transaction, names per node why rota would refuse to power it on (paused, pinned,
+// maintenance) and records the power-on of each other inventory node rota records as not on
+// (off, failed, unknown or never seen) with no action of its own under way, as rota begins one
+// (executor.BeginPowerOn, reason requested): the intent, before the command. Rota's repair then
+// finishes it as its own, when it starts: it confirms the boot, or sends the command again if
+// this one did not land; it is never a change outside rota. A node on, or with rota's action
+// under way, is left as recorded (rota's repair settles that action from the BMC's state).
+func recordResume(ctx context.Context, e env, cfg *config.Config, nodes []string) (map[string]string, error) {
+	st, closeStore, err := openStopped(ctx, e, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer closeStore()
-	g, err := st.Global()
+	refused := map[string]string{}
+	now := e.clock.Now()
+	err = st.Update(func(tx *store.Tx) error {
+		g, err := tx.Global()
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			rec, err := tx.Node(n)
+			ref, known := cfg.Node(n)
+			switch {
+			case err != nil:
+				return err
+			case g.Paused:
+				refused[n] = "paused"
+			case rec.Pinned:
+				refused[n] = "pinned"
+			case rec.Maintenance:
+				refused[n] = "maintenance"
+			case known && rec.Intent == nil && slices.Contains([]fleet.State{"", fleet.StateOff, fleet.StateFailed, fleet.StateUnknown}, rec.State):
+				a := fleet.Action{Kind: fleet.PowerOn, Node: n, Pool: ref.Pool.Name, Reason: fleet.ReasonRequested,
+					Detail: "the job manager placed work on it: " + wakeNote + "; rotactl powered it on alone, rota could not be reached"}
+				if err := executor.BeginPowerOn(tx, a, now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, n := range nodes {
-		rec, err := st.Node(n)
-		switch {
-		case err != nil:
-			return nil, err
-		case g.Paused:
-			out[n] = "paused"
-		case rec.Pinned:
-			out[n] = "pinned"
-		case rec.Maintenance:
-			out[n] = "maintenance"
-		}
-	}
-	return out, nil
+	return refused, nil
 }

@@ -17,13 +17,17 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/bmc/redfishemu"
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/etcdtest"
 	"github.com/rotahq/rota/internal/slurmlab"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/api/apifake"
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/executor"
+	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
 )
@@ -249,6 +253,113 @@ func TestSlurmResumeAlone(t *testing.T) {
 			wantPower(t, emu, tc.want)
 		})
 	}
+}
+
+// TestSlurmResumeAloneIsRotasOwn: resume acting alone records each power-on in rota's store (a
+// bbolt file; etcd, written only while no rota is in the fleet's election) before its command,
+// as rota begins one, so rota, started again over that store, takes it up as its own power-on
+// (booted, on, audited succeeded), never as a change outside rota; a node it did not power on
+// keeps its record.
+func TestSlurmResumeAloneIsRotasOwn(t *testing.T) {
+	for _, backend := range []string{"bbolt", "etcd"} {
+		t.Run(backend, func(t *testing.T) {
+			dir := t.TempDir()
+			emu, cfg := slurmBMCs(t, dir)
+			db := filepath.Join(dir, "rota.db")
+			st, err := store.Open(db, store.Options{Create: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []string{"n1", "n2"} {
+				if err := emu.Server(n).SetPower("Off"); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.UpdateNode(n, func(r *store.Node) error { r.State = fleet.StateOff; return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if backend == "etcd" {
+				c := etcdtest.Start(t, 1, etcdtest.Options{})
+				b, err := os.ReadFile(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				y := strings.Replace(string(b), "store: {", fmt.Sprintf("store: {backend: etcd, etcd: {endpoints: [%q], fleet: lab, dial_timeout: 10s, request_timeout: 10s}, ", c.Endpoints()[0]), 1)
+				if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				var out bytes.Buffer
+				if code := run(context.Background(), []string{"store", "migrate", "--config.file", cfg, "--to", "etcd"}, env{stdout: &out, stderr: &out}); code != 0 {
+					t.Fatalf("migrate: %d %s", code, out.String())
+				}
+			}
+			if code, stderr := rotactlSlurm(t, cfg, "resume", "n1"); code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			wantPower(t, emu, map[string]string{"n1": "On", "n2": "Off"})
+			rotaCfg, err := config.Load(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// rota starts again over the store and runs its repair, the BMCs saying what they say now.
+			st = reopen(t, rotaCfg)
+			world := executortest.NewWorld(true)
+			world.Add("n1", executortest.Server{Power: bmc.StateOn, Responding: true})
+			world.Add("n2", executortest.Server{Power: bmc.StateOff})
+			reg := prometheus.NewRegistry()
+			logger, _ := logtest.NewNullLogger()
+			ex, err := executor.New(executor.Options{Store: st, Power: world, Jobs: world, Config: rotaCfg, Clock: clock.NewManual(time.Now()),
+				Log: logger.WithField("component", "executor"), Registerer: reg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			views, err := world.Nodes(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			obs := executor.Observed{Power: map[string]bmc.State{"n1": bmc.StateOn, "n2": bmc.StateOff}, Jobs: views, JobsKnown: true}
+			if err := ex.Repair(context.Background(), obs); err != nil {
+				t.Fatal(err)
+			}
+			ex.Wait()
+			for n, want := range map[string]fleet.State{"n1": fleet.StateOn, "n2": fleet.StateOff} {
+				if rec, err := st.Node(n); err != nil || rec.State != want || rec.Intent != nil {
+					t.Errorf("%s: %+v, %v; want %s with nothing under way", n, rec, err, want)
+				}
+			}
+			if got := testutil.MetricValue(t, reg, "rota_scaler_power_changes_outside_total", map[string]string{"pool": "cpu", "to": "on"}); got != 0 {
+				t.Errorf("rotactl's power-on counted %v times as a change outside rota", got)
+			}
+			recs, err := st.Audit("n1", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var results []string
+			for _, r := range recs {
+				if r.Action == fleet.PowerOn && r.Reason == fleet.ReasonRequested && strings.Contains(r.Detail, "rotactl powered it on alone") {
+					results = append(results, r.Result)
+				}
+			}
+			if slices.Sort(results); !slices.Equal(results, []string{"started", "succeeded"}) {
+				t.Errorf("n1's history %+v, want rotactl's power-on started and then rota's repair saying it succeeded", recs)
+			}
+		})
+	}
+}
+
+// reopen opens the store of cfg for writing as a rota starting again would (etcd: while no
+// rota is in the election), closed when the test ends.
+func reopen(t *testing.T, cfg *config.Config) *store.Store {
+	t.Helper()
+	st, closeStore, err := openStopped(context.Background(), env{clock: clock.Real{}}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeStore)
+	return st
 }
 
 // TestSlurmPowerSaving: a real slurmctld runs rotactl as its SuspendProgram and ResumeProgram,

@@ -139,12 +139,8 @@ func writeBolt(src *store.Store, file string) (int, error) {
 // openEtcdReadOnly opens the fleet's etcd store for reading, when no rota runs on it:
 // rotactl never acts on a store beside a running rota.
 func openEtcdReadOnly(ctx context.Context, e env, cfg *config.Config, cli *clientv3.Client) (*store.Store, error) {
-	prefix := cfg.Store.Etcd.EtcdPrefix()
-	switch n, err := etcdstore.Candidates(ctx, cli, prefix); {
-	case err != nil:
+	if err := noRotaRuns(ctx, cfg, cli); err != nil {
 		return nil, err
-	case n > 0:
-		return nil, fmt.Errorf("%d rotas take part in the election under %s: a rota runs (stop every rota of the fleet first)", n, prefix)
 	}
 	o := etcdOpts(e, cfg)
 	o.Guard = etcdstore.ReadOnly{}
@@ -152,11 +148,26 @@ func openEtcdReadOnly(ctx context.Context, e env, cfg *config.Config, cli *clien
 	return s, err
 }
 
-// openReadOnly opens the store the config names for reading, only while no rota holds it (a
-// bbolt file's lock; etcd: no rota in the fleet's election), and returns how to close it.
-func openReadOnly(ctx context.Context, e env, cfg *config.Config) (*store.Store, func(), error) {
+// noRotaRuns refuses while any rota of the fleet takes part in its etcd election.
+func noRotaRuns(ctx context.Context, cfg *config.Config, cli *clientv3.Client) error {
+	prefix := cfg.Store.Etcd.EtcdPrefix()
+	switch n, err := etcdstore.Candidates(ctx, cli, prefix); {
+	case err != nil:
+		return err
+	case n > 0:
+		return fmt.Errorf("%d rotas take part in the election under %s: a rota runs (stop every rota of the fleet first)", n, prefix)
+	}
+	return nil
+}
+
+// openStopped opens the store the config names for writing, only while no rota holds it (a
+// bbolt file's lock, kept until it is closed; etcd: no rota in the fleet's election, and each
+// write conditioned on none having joined), and returns how to close it: rotactl never writes
+// beside a running rota. Close it soon: a rota starting meanwhile waits for the file's lock
+// only briefly.
+func openStopped(ctx context.Context, e env, cfg *config.Config) (*store.Store, func(), error) {
 	if cfg.Store.Backend != config.BackendEtcd {
-		s, err := store.Open(cfg.Store.Path, store.Options{ReadOnly: true, LockTimeout: time.Second})
+		s, err := store.Open(cfg.Store.Path, store.Options{LockTimeout: time.Second})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -166,7 +177,10 @@ func openReadOnly(ctx context.Context, e env, cfg *config.Config) (*store.Store,
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := openEtcdReadOnly(ctx, e, cfg, cli)
+	var s *store.Store
+	if err = noRotaRuns(ctx, cfg, cli); err == nil {
+		s, err = etcdstore.OpenStopped(ctx, cli, etcdOpts(e, cfg))
+	}
 	if err != nil {
 		_ = cli.Close()
 		return nil, nil, err

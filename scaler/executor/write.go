@@ -32,34 +32,36 @@ type change struct {
 
 func (e *Executor) write(a fleet.Action, c change) error {
 	now := e.o.Clock.Now()
-	err := e.o.Store.Update(func(tx *store.Tx) error {
-		n, err := tx.Node(a.Node)
-		if err != nil {
-			return err
-		}
-		c.node(&n, now)
-		if err := tx.PutNode(a.Node, n); err != nil {
-			return err
-		}
-		if c.global != nil {
-			g, err := tx.Global()
-			if err != nil {
-				return err
-			}
-			c.global(&g, now)
-			if err := tx.PutGlobal(g); err != nil {
-				return err
-			}
-		}
-		if c.result == "" {
-			return nil
-		}
-		return tx.AppendAudit(auditRecord(a, now, c.result, c.cause))
-	})
-	if err != nil {
+	if err := e.o.Store.Update(func(tx *store.Tx) error { return c.apply(tx, a, now) }); err != nil {
 		return fmt.Errorf("recording %s of %s: %w", a.Kind, a.Node, err)
 	}
 	return nil
+}
+
+// apply writes c for a at now in tx.
+func (c change) apply(tx *store.Tx, a fleet.Action, now time.Time) error {
+	n, err := tx.Node(a.Node)
+	if err != nil {
+		return err
+	}
+	c.node(&n, now)
+	if err := tx.PutNode(a.Node, n); err != nil {
+		return err
+	}
+	if c.global != nil {
+		g, err := tx.Global()
+		if err != nil {
+			return err
+		}
+		c.global(&g, now)
+		if err := tx.PutGlobal(g); err != nil {
+			return err
+		}
+	}
+	if c.result == "" {
+		return nil
+	}
+	return tx.AppendAudit(auditRecord(a, now, c.result, c.cause))
 }
 
 func auditRecord(a fleet.Action, now time.Time, result string, cause error) store.AuditRecord {
@@ -74,7 +76,15 @@ func auditRecord(a fleet.Action, now time.Time, result string, cause error) stor
 // "started" audit record: the durable promise made before any side effect. Its step is
 // StepIntent.
 func (e *Executor) begin(a fleet.Action, state fleet.State, extra func(*store.Node), global func(*store.Global, time.Time)) error {
-	err := e.write(a, change{
+	if err := e.write(a, beginning(a, state, extra, global)); err != nil {
+		return err
+	}
+	return e.step(a, StepIntent)
+}
+
+// beginning is begin's change.
+func beginning(a fleet.Action, state fleet.State, extra func(*store.Node), global func(*store.Global, time.Time)) change {
+	return change{
 		node: func(n *store.Node, now time.Time) {
 			attempt := 1
 			if n.Intent != nil && n.Intent.Kind == a.Kind {
@@ -90,11 +100,16 @@ func (e *Executor) begin(a fleet.Action, state fleet.State, extra func(*store.No
 		},
 		global: global,
 		result: auditStarted,
-	})
-	if err != nil {
-		return err
 	}
-	return e.step(a, StepIntent)
+}
+
+// BeginPowerOn writes in tx, at now, the start of power-on a as rota itself begins one, before
+// any command: the node PoweringOn with the intent, the pool's scale-up time and the audit
+// record "started". `rotactl slurm resume`, powering servers on alone while rota cannot be
+// reached, records its power-ons so: rota's repair then takes each up as its own (it confirms
+// the boot, or sends the command again), never as a change outside rota.
+func BeginPowerOn(tx *store.Tx, a fleet.Action, now time.Time) error {
+	return beginning(a, fleet.StatePoweringOn, nil, scaleUp(a.Pool)).apply(tx, a, now)
 }
 
 // setKeepingIntent moves n to state without ending the action in flight.
