@@ -66,6 +66,12 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 
 func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {
 	a := fleet.Action{Node: name, Pool: pool}
+	if n.Unread != nil && obs.JobsKnown {
+		// Accounting alone: its trouble never holds the repair.
+		if err := e.judgeUnread(a, *n.Unread, obs); err != nil {
+			e.log.WithField("node", name).WithError(err).Warn("power changes seen while the job manager could not be read not judged; next pass tries again")
+		}
+	}
 	if n.Intent != nil {
 		a.Kind, a.Reason, a.Detail, a.Move = n.Intent.Kind, n.Intent.Reason, n.Intent.Detail, n.Intent.Move
 	}
@@ -175,12 +181,14 @@ func (e *Executor) continueDrain(ctx context.Context, name string, obs Observed)
 // logged as a warning: a person, the BMC's power policy after a power cut, `rotactl power`, or
 // another controller on the same BMCs (a second rota on another store), which would fight rota
 // over the servers. Not counted: a change after a pin or maintenance ended (the operator's
-// hand), one the job manager's own power saving made (Slurm's SuspendProgram), or one seen
-// while the job manager could not be read (it may have been that).
+// hand), or one the job manager's own power saving made (Slurm's SuspendProgram). One seen
+// while the job manager could not be read (it may have been that) is kept in the record for
+// judgeUnread, never forgotten.
 func (e *Executor) align(a fleet.Action, rec store.Node, state fleet.State, obs Observed) error {
 	from := rec.State
-	byJobManager := !obs.JobsKnown || obs.Jobs[a.Node].PowerSaving
-	outside := !rec.HandsOffEnded && !byJobManager && (from == fleet.StateOn && state == fleet.StateOff || from == fleet.StateOff && state == fleet.StateOn)
+	flipped := !rec.HandsOffEnded && (from == fleet.StateOn && state == fleet.StateOff || from == fleet.StateOff && state == fleet.StateOn)
+	unread := flipped && !obs.JobsKnown
+	outside := flipped && obs.JobsKnown && !obs.Jobs[a.Node].PowerSaving
 	c := change{node: func(n *store.Node, now time.Time) {
 		n.HandsOffEnded = false
 		n.Enter(state, now)
@@ -190,23 +198,86 @@ func (e *Executor) align(a fleet.Action, rec store.Node, state fleet.State, obs 
 		case fleet.StateOff:
 			n.LastOff = now
 		}
+		if unread {
+			n.AddUnread(state, now)
+		}
 	}}
 	if outside {
-		a.Kind, a.Reason, c.result = fleet.PowerOn, fleet.ReasonOutside, auditObserved
-		if state == fleet.StateOff {
-			a.Kind = fleet.PowerOff
-		}
-		a.Detail = fmt.Sprintf("the BMC says %s where rota recorded %s, and rota sent no command", state, from)
+		a, c.result = outsideAction(a, from, state), auditObserved
 	}
 	if err := e.write(a, c); err != nil {
 		return err
 	}
 	log := e.log.WithFields(logrus.Fields{"node": a.Node, "state": state})
-	if !outside {
+	switch {
+	case outside:
+		e.countOutside(a, from, state, 1)
+	case unread:
+		log.WithField("recorded", from).Warn("state taken from the BMC; whether the job manager's power saving changed it is judged once the job manager can be read")
+	default:
 		log.Info("state taken from the BMC")
+	}
+	return nil
+}
+
+// judgeUnread settles the power changes a node went through at rest while the job manager
+// could not be read, at the first repair that reads it. When the job manager's own power saving
+// has the server now (Slurm's powered down, or powering up or down), they were its own and are
+// excused; otherwise each is a change outside rota, counted, audited and logged as align does,
+// its audit saying it was seen while the job manager could not be read. Accounting alone:
+// nothing rota commands depends on it.
+func (e *Executor) judgeUnread(a fleet.Action, u store.UnreadChanges, obs Observed) error {
+	if obs.Jobs[a.Node].PowerSaving {
+		if err := e.write(a, change{node: func(n *store.Node, _ time.Time) { n.Unread = nil }}); err != nil {
+			return err
+		}
+		e.log.WithField("node", a.Node).Info("the power changes seen while the job manager could not be read were its power saving's")
 		return nil
 	}
-	e.metrics.outside.WithLabelValues(a.Pool, string(state)).Inc()
-	log.WithField("recorded", from).Warn("powered " + string(state) + " outside rota (by hand, the BMC's power policy, or another controller on the same BMCs); state taken from the BMC")
+	for _, to := range []fleet.State{fleet.StateOn, fleet.StateOff} {
+		count, from := u.On, fleet.StateOff
+		if to == fleet.StateOff {
+			count, from = u.Off, fleet.StateOn
+		}
+		if count == 0 {
+			continue
+		}
+		b := outsideAction(a, from, to)
+		b.Detail += fmt.Sprintf("; seen %d time(s) while the job manager could not be read, from %s", count, u.First.UTC().Format(time.RFC3339))
+		err := e.write(b, change{result: auditObserved, node: func(n *store.Node, _ time.Time) {
+			if n.Unread == nil {
+				return
+			}
+			if to == fleet.StateOn {
+				n.Unread.On = 0
+			} else {
+				n.Unread.Off = 0
+			}
+			if n.Unread.On == 0 && n.Unread.Off == 0 {
+				n.Unread = nil
+			}
+		}})
+		if err != nil {
+			return err
+		}
+		e.countOutside(b, from, to, count)
+	}
 	return nil
+}
+
+// outsideAction is a's audit of a change outside rota from one resting state to another.
+func outsideAction(a fleet.Action, from, to fleet.State) fleet.Action {
+	a.Kind, a.Reason = fleet.PowerOn, fleet.ReasonOutside
+	if to == fleet.StateOff {
+		a.Kind = fleet.PowerOff
+	}
+	a.Detail = fmt.Sprintf("the BMC says %s where rota recorded %s, and rota sent no command", to, from)
+	return a
+}
+
+// countOutside counts and warns of count changes outside rota, once they are recorded.
+func (e *Executor) countOutside(a fleet.Action, from, to fleet.State, count int) {
+	e.metrics.outside.WithLabelValues(a.Pool, string(to)).Add(float64(count))
+	e.log.WithFields(logrus.Fields{"node": a.Node, "state": to, "recorded": from, "detail": a.Detail}).
+		Warn("powered " + string(to) + " outside rota (by hand, the BMC's power policy, or another controller on the same BMCs); state taken from the BMC")
 }

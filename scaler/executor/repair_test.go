@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -130,6 +131,80 @@ func (f *fx) checkOutside(node string, state fleet.State) {
 		f.t.Errorf("audited as a change outside rota: %+v", seen)
 	case state != "" && (len(seen) != 1 || seen[0].Result != auditObserved || !strings.Contains(seen[0].Detail, "the BMC says "+string(state))):
 		f.t.Errorf("audit of the change outside rota to %s: %+v", state, seen)
+	}
+}
+
+// A change at rest seen while the job manager could not be read is kept in the store, through
+// a restart, and judged once the job manager answers: its power saving has the server, so the
+// change was its own; otherwise each change is one outside rota, its audit saying when and how
+// it was seen.
+func TestRepairJudgesChangesSeenWhileTheJobManagerWasUnread(t *testing.T) {
+	slurmDown := errors.New("slurmctld down")
+	cases := []struct {
+		name string
+		// unread is what the BMC says, pass by pass, while the job manager cannot be read.
+		unread []bmc.State
+		// powerSaving: the job manager, read again, says its power saving has the server.
+		powerSaving bool
+		want        fleet.State
+		outside     map[fleet.State]int
+	}{
+		{name: "off by hand", unread: []bmc.State{bmc.StateOff}, want: fleet.StateOff, outside: map[fleet.State]int{fleet.StateOff: 1}},
+		{name: "off by the job manager's power saving", unread: []bmc.State{bmc.StateOff}, powerSaving: true, want: fleet.StateOff},
+		{name: "off and on again by hand", unread: []bmc.State{bmc.StateOff, bmc.StateOff, bmc.StateOn}, want: fleet.StateOn,
+			outside: map[fleet.State]int{fleet.StateOff: 1, fleet.StateOn: 1}},
+		{name: "no change", unread: []bmc.State{bmc.StateOn}, want: fleet.StateOn},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			f.put("cpu01", nodeOn())
+			f.world.SetJobsErr(slurmDown)
+			for _, p := range c.unread {
+				f.world.Set("cpu01", func(s *executortest.Server) { s.Power = p })
+				f.repair()
+				f.clock.Advance(time.Minute)
+			}
+			f.checkOutside("cpu01", "") // not judged yet
+			if c.outside != nil && f.node("cpu01").Unread == nil {
+				t.Error("the change seen while the job manager could not be read was not kept in the record")
+			}
+			f.restart(nil)
+			f.world.SetJobsErr(nil)
+			f.world.Set("cpu01", func(s *executortest.Server) { s.PowerSaving = c.powerSaving })
+			f.repair()
+			f.repair() // judged once
+			if n := f.node("cpu01"); n.State != c.want || n.Unread != nil {
+				t.Errorf("record %+v, want %s with nothing left to judge", n, c.want)
+			}
+			for _, to := range []fleet.State{fleet.StateOn, fleet.StateOff} {
+				if got := testutil.ToFloat64(f.ex.metrics.outside.WithLabelValues("cpu", string(to))); got != float64(c.outside[to]) {
+					t.Errorf("changes outside rota to %s counted %v, want %d", to, got, c.outside[to])
+				}
+			}
+			recs, err := f.st.Audit("cpu01", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			audited := map[fleet.State]int{}
+			for _, r := range recs {
+				if r.Reason != fleet.ReasonOutside {
+					continue
+				}
+				to := fleet.StateOn
+				if r.Action == fleet.PowerOff {
+					to = fleet.StateOff
+				}
+				audited[to]++
+				want := "the BMC says " + string(to)
+				if r.Result != auditObserved || !strings.Contains(r.Detail, want) || !strings.Contains(r.Detail, "seen 1 time(s) while the job manager could not be read, from 2026-11-30T09:00:00Z") {
+					t.Errorf("audit %+v, want result %s and a detail saying %q and how it was seen", r, auditObserved, want)
+				}
+			}
+			if !maps.Equal(audited, c.outside) && len(audited)+len(c.outside) > 0 {
+				t.Errorf("audited changes outside rota %v, want %v", audited, c.outside)
+			}
+		})
 	}
 }
 

@@ -509,6 +509,51 @@ func TestPowerChangedOutsideRota(t *testing.T) {
 	}
 }
 
+// A power change seen while the job manager cannot be read is judged once it can, after a
+// restart too: a server the job manager's power saving has was its change; one it does not
+// have was changed outside rota, counted, audited and alerted on then. Nothing is commanded
+// because of it.
+func TestPowerChangedWhileTheJobManagerWasUnread(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass() // adopt the fleet: all on
+	f.world.SetJobsErr(errors.New("slurmctld down"))
+	for _, n := range []string{"cpu01", "cpu02"} {
+		f.world.Set(n, func(s *executortest.Server) { s.Power = bmc.StateOff })
+	}
+	f.pass()
+	f.restart(nil)
+	f.world.SetJobsErr(nil)
+	// Slurm's power saving has cpu02 (its SuspendProgram powered it down); cpu01 it does not.
+	f.world.Set("cpu02", func(s *executortest.Server) { s.PowerSaving = true })
+	sent := len(f.world.Commands())
+	f.pass()
+	f.pass()
+	if got := metricValue(t, f.reg, "rota_scaler_power_changes_outside_total", map[string]string{"pool": "cpu", "to": "off"}); got != 1 {
+		t.Errorf("changes outside rota to off counted %v, want 1 (cpu01's)", got)
+	}
+	for node, want := range map[string]int{"cpu01": 1, "cpu02": 0} {
+		recs, err := f.st.Audit(node, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range recs {
+			if r.Reason == fleet.ReasonOutside && strings.Contains(r.Detail, "while the job manager could not be read") {
+				n++
+			}
+		}
+		if n != want {
+			t.Errorf("%s: %d changes outside rota seen while the job manager was unread in its history, want %d", node, n, want)
+		}
+		if rec, _ := f.st.Node(node); rec.State != fleet.StateOff || rec.Unread != nil {
+			t.Errorf("%s: %+v, want off with nothing left to judge", node, rec)
+		}
+	}
+	if cmds := f.world.Commands()[sent:]; len(cmds) > 0 {
+		t.Errorf("judging the changes sent %v", cmds)
+	}
+}
+
 // The backup is a store with the same records, taken while the loop runs.
 func TestBackupOpensWithTheSameRecords(t *testing.T) {
 	f := newFx(t, nil, nil)

@@ -68,6 +68,32 @@ type Node struct {
 	// power may have changed meanwhile by the operator's hand. The next repair takes the BMC's
 	// state without counting it as a change outside rota, and clears it.
 	HandsOffEnded bool `json:"hands_off_ended,omitempty"`
+	// Unread are the power changes at rest rota saw while the job manager could not be read,
+	// not judged yet (its power saving may have made them): the first repair that reads the
+	// job manager excuses them, or counts them as changes outside rota, and clears them.
+	Unread *UnreadChanges `json:"unread_changes,omitempty"`
+}
+
+// UnreadChanges count a node's power changes at rest seen while the job manager could not be
+// read, by the state the BMC was found in.
+type UnreadChanges struct {
+	On  int `json:"on,omitempty"`
+	Off int `json:"off,omitempty"`
+	// First is when the first of them was seen.
+	First time.Time `json:"first"`
+}
+
+// AddUnread counts a change to state (on or off) seen at now while the job manager could not
+// be read.
+func (n *Node) AddUnread(state fleet.State, now time.Time) {
+	if n.Unread == nil {
+		n.Unread = &UnreadChanges{First: now}
+	}
+	if state == fleet.StateOn {
+		n.Unread.On++
+	} else {
+		n.Unread.Off++
+	}
 }
 
 // Enter moves the node to state at now, clearing the intent.
@@ -273,6 +299,9 @@ func decodeNode(b []byte) (Node, error) {
 	// is, failures -5 would hold the backoff at its shortest for six more failures).
 	if r.Failures < 0 {
 		return Node{}, fmt.Errorf("decoding: negative failure count %d", r.Failures)
+	}
+	if u := r.Unread; u != nil && (u.On < 0 || u.Off < 0) {
+		return Node{}, fmt.Errorf("decoding: negative count of unread changes (on %d, off %d)", u.On, u.Off)
 	}
 	if r.Intent != nil && r.Intent.Attempt < 0 {
 		return Node{}, fmt.Errorf("decoding: negative intent attempt %d", r.Intent.Attempt)

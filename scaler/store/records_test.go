@@ -103,6 +103,7 @@ func TestDecodeNodeRefusesNegativeCounts(t *testing.T) {
 	}{
 		{"negative failures", `{"v":1,"state":"failed","failures":-5,"failed_kind":"power_on"}`, "negative failure count"},
 		{"negative attempt", `{"v":1,"state":"powering_off","intent":{"kind":"power_off","attempt":-3}}`, "negative intent attempt"},
+		{"negative unread changes", `{"v":1,"state":"off","unread_changes":{"off":-1}}`, "negative count of unread changes"},
 		{"retry far ahead", `{"v":1,"state":"failed","failures":3,"failed_kind":"power_on","retry_after":"9999-12-31T23:59:59Z"}`, ""},
 		{"attempt zero (a record from before attempts)", `{"v":1,"state":"powering_off","intent":{"kind":"power_off"}}`, ""},
 	}
