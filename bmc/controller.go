@@ -86,7 +86,7 @@ func (o *Options) defaults() error {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
-	d := &bmclibDialer{log: o.Logger.WithField("lib", "bmclib"), callTimeout: o.CallTimeout, ping: RMCPPing}
+	d := &bmclibDialer{log: o.Logger.WithField("lib", "bmclib"), clock: o.Clock, callTimeout: o.CallTimeout, ping: RMCPPing}
 	if o.dial == nil {
 		o.dial = d
 	}

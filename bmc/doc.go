@@ -1,6 +1,7 @@
-// Package bmc is rota's power-control layer. bmclib (bmc-toolbox/bmclib/v2) speaks the
-// protocols, IPMI through ipmitool and Redfish through gofish; this package adds what a fleet
-// autoscaler needs on top:
+// Package bmc is rota's power-control layer. bmclib (bmc-toolbox/bmclib/v2) speaks IPMI
+// through ipmitool, and Redfish goes through gofish with rota's own requests (a Reset's task
+// followed, absolute links on the BMC's host taken to their paths, Retry-After waited); this
+// package adds what a fleet autoscaler needs on top:
 //
 //   - per-server endpoints ([Endpoint]) with credentials read from a file or an environment
 //     variable, never logged or marshalled ([Secret]);

@@ -10,14 +10,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	bmclib "github.com/bmc-toolbox/bmclib/v2"
-	bmclibbmc "github.com/bmc-toolbox/bmclib/v2/bmc"
 	"github.com/bombsimon/logrusr/v2"
 	"github.com/sirupsen/logrus"
 	gofishcommon "github.com/stmcginnis/gofish/common"
@@ -37,9 +35,13 @@ const redfishProvider = "gofish"
 type conn interface {
 	// PowerState returns the BMC's raw answer (ParseState normalises it).
 	PowerState(ctx context.Context) (string, error)
-	// SetPower sends one of the action* commands.
-	SetPower(ctx context.Context, action string) error
-	// Provider names the bmclib provider that answered the last call.
+	// SetPower sends one of the action* commands. task is the task monitor the BMC answered
+	// with (Redfish 202 Accepted), empty when none.
+	SetPower(ctx context.Context, action string) (task string, err error)
+	// Task reads a task monitor SetPower returned: done once the task completed or is gone,
+	// a *TaskFailedError when it ended failed.
+	Task(ctx context.Context, uri string) (done bool, err error)
+	// Provider names the library provider that answered the last call.
 	Provider() string
 	Close(ctx context.Context) error
 }
@@ -50,9 +52,11 @@ type dialer interface {
 	Dial(ctx context.Context, node string, ep Endpoint, password Secret) (conn, error)
 }
 
-// bmclibDialer opens bmclib clients with the registry narrowed to the endpoint's protocol.
+// bmclibDialer opens connections: bmclib clients with the registry narrowed to IPMI, and rota's
+// own Redfish sessions (redfishConn).
 type bmclibDialer struct {
 	log         *logrus.Entry
+	clock       Clock
 	callTimeout time.Duration
 	// ping tells an IPMI BMC that answers but refuses the session from one that is not there.
 	ping func(ctx context.Context, addr string) bool
@@ -69,8 +73,12 @@ type bmclibDialer struct {
 // moves on: no command has been sent then (bmclib's own fallback would send the same command
 // again after any failure).
 func (d *bmclibDialer) Dial(ctx context.Context, node string, ep Endpoint, password Secret) (conn, error) {
-	if ep.Protocol != ProtocolIPMI {
-		return d.dial(ctx, node, ep, password, 0)
+	switch ep.Protocol {
+	case ProtocolRedfish:
+		return d.dialRedfish(ctx, node, ep, password)
+	case ProtocolIPMI:
+	default:
+		return nil, &RefusedError{Node: node, Err: fmt.Errorf("unknown protocol %q", ep.Protocol)}
 	}
 	suites := d.cipherSuites(node, ep)
 	var first error
@@ -132,89 +140,48 @@ func (d *bmclibDialer) took(node string, ep Endpoint, cs int) {
 	d.suites[node] = cs
 }
 
-// dial opens one connection; cs is the IPMI cipher suite (unused for Redfish).
+// dial opens one IPMI connection in cipher suite cs.
 func (d *bmclibDialer) dial(ctx context.Context, node string, ep Endpoint, password Secret, cs int) (conn, error) {
-	opts := []bmclib.Option{
+	client := bmclib.NewClient(ep.Host, ep.Username, password.Reveal(),
 		bmclib.WithLogger(logrusr.New(d.log.WithField("node", node))),
 		bmclib.WithPerProviderTimeout(d.callTimeout),
-	}
-	port := strconv.Itoa(portOrDefault(ep))
-	var hc *http.Client
-	switch ep.Protocol {
-	case ProtocolIPMI:
-		opts = append(opts, bmclib.WithIpmitoolPort(port), bmclib.WithIpmitoolCipherSuite(strconv.Itoa(cs)))
-	case ProtocolRedfish:
-		// No If-Match on the Reset: gofish would send the system's ETag with every Reset, which
-		// BMCs that give actions no ETag semantics refuse (412, every time: Lenovo XCC, some
-		// iDRAC firmware), and others refuse whenever the ETag moved with a sensor value since
-		// the read. The Redfish specification gives actions no ETag semantics, and rota reads
-		// the power state before every command and after it, so If-Match would guard nothing.
-		opts = append(opts, bmclib.WithRedfishPort(port), bmclib.WithRedfishUseBasicAuth(ep.BasicAuth),
-			bmclib.WithRedfishEtagMatchDisabled(true))
-		if ep.SystemName != "" {
-			opts = append(opts, bmclib.WithRedfishSystemName(ep.SystemName))
-		}
-		var err error
-		if hc, err = d.httpClient(node, ep); err != nil {
-			return nil, &RefusedError{Node: node, Err: err}
-		}
-		opts = append(opts, bmclib.WithHTTPClient(hc))
-	default:
-		return nil, &RefusedError{Node: node, Err: fmt.Errorf("unknown protocol %q", ep.Protocol)}
-	}
-	client := bmclib.NewClient(ep.Host, ep.Username, password.Reveal(), opts...)
+		bmclib.WithIpmitoolPort(strconv.Itoa(portOrDefault(ep))), bmclib.WithIpmitoolCipherSuite(strconv.Itoa(cs)))
 	// Narrow the registry before Open: otherwise every call pays for all seven providers.
-	if ep.Protocol == ProtocolIPMI {
-		client.Registry.Drivers = client.Registry.Using("ipmi")
-	} else {
-		client.Registry.Drivers = client.Registry.For(redfishProvider)
-	}
-	c := &bmclibConn{client: client, node: node, ep: ep, pass: password, cs: cs, ping: d.ping, d: d}
+	client.Registry.Drivers = client.Registry.Using("ipmi")
+	c := &bmclibConn{client: client, node: node, ep: ep, pass: password, cs: cs, ping: d.ping}
 	octx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
 	if err := client.Open(octx); err != nil {
-		if ep.Protocol == ProtocolRedfish {
-			if nerr := noSessionService(octx, node, ep, hc, err); nerr != nil {
-				return nil, nerr
-			}
-		}
 		return nil, c.classify(octx, fmt.Errorf("opening connection: %w", err))
-	}
-	if ep.Protocol == ProtocolRedfish {
-		if err := d.checkSystem(octx, node, ep, password); err != nil {
-			_ = client.Close(octx)
-			return nil, err
-		}
-		if sys, ok := d.checkedSystem(node, ep); ok {
-			c.system = &sys.system
-		}
 	}
 	return c, nil
 }
 
-// httpClient builds the Redfish HTTP client: certificates verified against ca_file or the
-// system CAs unless insecure_skip_verify is set, and TLS sessions resumed from the node's
-// previous operations (bmclib closes the connection after every request, so a full handshake
-// each time would cost more than the request).
-func (d *bmclibDialer) httpClient(node string, ep Endpoint) (*http.Client, error) {
+// httpClient builds the Redfish HTTP client of one connection: certificates verified against
+// ca_file or the system CAs unless insecure_skip_verify is set, TLS sessions resumed from the
+// node's previous operations (gofish closes the connection after every request, so a full
+// handshake each time would cost more than the request), each request bounded by the call
+// timeout, under the redfishTransport it returns too.
+func (d *bmclibDialer) httpClient(node string, ep Endpoint) (*http.Client, *redfishTransport, error) {
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, ClientSessionCache: d.sessionCache(node)}
 	if ep.InsecureSkipVerify {
 		tlsCfg.InsecureSkipVerify = true
 	} else {
 		pool, err := caPool(ep.CAFile)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tlsCfg.RootCAs = pool
 	}
 	dialer := &net.Dialer{Timeout: d.callTimeout}
-	return &http.Client{Transport: &http.Transport{
+	rt := &redfishTransport{host: ep.Host, clock: d.clock, base: &http.Transport{
 		TLSClientConfig:       tlsCfg,
 		DialContext:           dialer.DialContext,
 		TLSHandshakeTimeout:   d.callTimeout,
 		ResponseHeaderTimeout: d.callTimeout,
 		DisableKeepAlives:     true,
-	}}, nil
+	}}
+	return &http.Client{Transport: rt, Timeout: d.callTimeout}, rt, nil
 }
 
 // sessionCache returns the node's TLS session cache, made on first use.
@@ -265,38 +232,32 @@ type bmclibConn struct {
 	pass   Secret
 	cs     int // the IPMI cipher suite the connection opened in
 	ping   func(ctx context.Context, addr string) bool
-	d      *bmclibDialer
-	// system is the Redfish system the commands reach (nil for IPMI).
-	system *redfishSystem
 }
 
 func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
 	s, err := c.client.GetPowerState(ctx)
 	if err != nil {
-		return "", c.classifyRead(ctx, fmt.Errorf("reading power state: %w", err))
+		return "", c.classify(ctx, fmt.Errorf("reading power state: %w", err))
 	}
 	return s, nil
 }
 
-func (c *bmclibConn) SetPower(ctx context.Context, action string) error {
-	if action == actionSoft && c.ep.Protocol == ProtocolIPMI {
-		return c.softIPMI(ctx)
-	}
-	if err := c.offered(action); err != nil {
-		return err
+func (c *bmclibConn) SetPower(ctx context.Context, action string) (string, error) {
+	if action == actionSoft {
+		return "", c.softIPMI(ctx)
 	}
 	ok, err := c.client.SetPowerState(ctx, action)
-	if !ok && acceptedGraceful(action, c.ep.Protocol, c.client.GetMetadata()) {
-		return nil
-	}
 	if err != nil {
-		return c.classify(ctx, fmt.Errorf("sending power %s: %w", action, err))
+		return "", c.classify(ctx, fmt.Errorf("sending power %s: %w", action, err))
 	}
 	if !ok {
-		return fmt.Errorf("sending power %s: the bmc did not confirm the request", action)
+		return "", fmt.Errorf("sending power %s: the bmc did not confirm the request", action)
 	}
-	return nil
+	return "", nil
 }
+
+// Task is never called: IPMI answers a command with no task.
+func (c *bmclibConn) Task(context.Context, string) (bool, error) { return true, nil }
 
 // softIPMI sends `chassis power soft` through ipmitool itself: bmclib v2.3.4's ipmitool provider
 // reads the power state first and answers success without sending anything when that read
@@ -315,60 +276,18 @@ func (c *bmclibConn) softIPMI(ctx context.Context) error {
 	return nil
 }
 
-// acceptedGraceful reports whether a Redfish graceful shutdown that bmclib calls failed was in
-// fact sent and accepted. bmclib v2.3.4's Redfish provider (gofish) answers not-ok without an
-// error for every GracefulShutdown the BMC accepted, which bmclib turns into "failed to set
-// power state"; a request the BMC refused or that never got an answer is an error of the
-// provider, kept in FailedProviderDetail. Whether the server then shuts down is for the
-// confirmation to tell, as for every command.
-func acceptedGraceful(action string, p Protocol, md bmclibbmc.Metadata) bool {
-	return action == actionSoft && p == ProtocolRedfish &&
-		slices.Contains(md.ProvidersAttempted, redfishProvider) && md.FailedProviderDetail[redfishProvider] == ""
-}
-
 func (c *bmclibConn) Provider() string {
 	return providerLabel(c.client.GetMetadata().SuccessfulProvider)
 }
 
 func (c *bmclibConn) Close(ctx context.Context) error { return c.client.Close(ctx) }
 
-// classifyRead classifies the failure of a state read on the open connection. A 401 there, in
-// the Redfish session the BMC granted when the connection opened, says the BMC ended that
-// session (it expired, its web server restarted, a session limit or another client's logout
-// dropped it), not that the credentials are wrong: a transient failure, which the next try
-// mends with a new login (refused, that one is the *AuthError). A 401 to a Reset stays an
-// *AuthError: BMCs answer it to an account without the privilege to power a server. With basic
-// auth every request carries the credentials, so a 401 is theirs.
-func (c *bmclibConn) classifyRead(ctx context.Context, err error) error {
-	if code, ok := redfishStatus(err); ok && code == http.StatusUnauthorized && c.ep.Protocol == ProtocolRedfish && !c.ep.BasicAuth {
-		return &transientError{err: fmt.Errorf("the bmc ended its session (401 after the login), logging in again: %w", err)}
-	}
-	return c.classify(ctx, err)
-}
-
-// classify turns a bmclib error into *AuthError, *RefusedError or a retryable error.
+// classify turns a bmclib IPMI error into *AuthError or a retryable error.
 func (c *bmclibConn) classify(ctx context.Context, err error) error {
-	if code, ok := redfishStatus(err); ok {
-		switch {
-		case code == 401 || code == 403:
-			return &AuthError{Node: c.node, Err: err}
-		case code >= 400 && code < 500:
-			// 412 included: rota sends no If-Match (Dial), so it is no ETag race a retry
-			// would win, but a BMC that wants a precondition rota does not give.
-			return &RefusedError{Node: c.node, Status: code, Err: err}
-		}
-		return &transientError{err: err}
-	}
-	var unknownCA x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) {
-		return &AuthError{Node: c.node, Err: fmt.Errorf("verifying the bmc's tls certificate: %w", err)}
-	}
 	// ipmitool says the same thing whether the BMC refused the session (credentials, cipher
 	// suite) or never answered. An RMCP presence ping tells them apart: a BMC that answers
 	// it is there, so the session was refused.
-	if c.ep.Protocol == ProtocolIPMI && ctx.Err() == nil && IPMISessionRefused(err.Error()) && c.ping != nil {
+	if ctx.Err() == nil && IPMISessionRefused(err.Error()) && c.ping != nil {
 		if c.ping(ctx, c.ep.Address()) {
 			return &AuthError{Node: c.node, Err: err}
 		}

@@ -43,8 +43,11 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &bmclibConn{node: "n", ep: Endpoint{Protocol: tt.proto, Host: "h"}, ping: func(context.Context, string) bool { return tt.pong }}
-			got := c.classify(context.Background(), tt.err)
+			got := classifyRedfish("n", tt.err)
+			if tt.proto == ProtocolIPMI {
+				c := &bmclibConn{node: "n", ep: Endpoint{Protocol: tt.proto, Host: "h"}, ping: func(context.Context, string) bool { return tt.pong }}
+				got = c.classify(context.Background(), tt.err)
+			}
 			switch {
 			case tt.want == nil && !retryable(got):
 				t.Errorf("classify = %v, want retryable", got)

@@ -3,6 +3,9 @@ package bmc
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
 )
@@ -105,8 +108,38 @@ func (e *NotConfirmedError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrNotConfirmed) true.
 func (e *NotConfirmedError) Is(target error) bool { return target == ErrNotConfirmed }
 
-// transientError marks a failure worth retrying (network, timeout, 5xx).
-type transientError struct{ err error }
+// TaskFailedError: the BMC took a command as a task (Redfish 202 Accepted with a task monitor)
+// and the task ended failed. It is the BMC refusing the command (errors.Is(err, ErrRefused)),
+// not retried.
+type TaskFailedError struct {
+	Node string
+	// Task is the task monitor's URI, State the task's TaskState (Exception, Killed, Cancelled).
+	Task, State string
+	// Messages are the task's Messages, as the BMC wrote them (the first three, each cut to
+	// 256 bytes, are said).
+	Messages []string
+}
+
+func (e *TaskFailedError) Error() string {
+	msgs := make([]string, 0, min(len(e.Messages), 3))
+	for _, m := range e.Messages[:min(len(e.Messages), 3)] {
+		msgs = append(msgs, strconv.Quote(errtext.Cut(m, 4*errtext.Max)))
+	}
+	if len(msgs) == 0 {
+		msgs = append(msgs, "no message")
+	}
+	return fmt.Sprintf("the bmc's task %s for the command ended %s, not retried: %s", errtext.Quote(e.Task), errtext.Quote(e.State), strings.Join(msgs, "; "))
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *TaskFailedError) Is(target error) bool { return target == ErrRefused }
+
+// transientError marks a failure worth retrying (network, timeout, 5xx). retryAfter is the
+// wait the BMC asked for (Retry-After), zero when it did not.
+type transientError struct {
+	err        error
+	retryAfter time.Duration
+}
 
 func (e *transientError) Error() string { return e.err.Error() }
 func (e *transientError) Unwrap() error { return e.err }

@@ -114,7 +114,7 @@ func (c *fakeConn) PowerState(ctx context.Context) (string, error) {
 	return b.raw, nil
 }
 
-func (c *fakeConn) SetPower(ctx context.Context, action string) error {
+func (c *fakeConn) SetPower(ctx context.Context, action string) (string, error) {
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -122,19 +122,21 @@ func (c *fakeConn) SetPower(ctx context.Context, action string) error {
 	b.at = append(b.at, b.clock.Now())
 	err := pop(&b.setErr)
 	if err != nil && !b.applyOnErr {
-		return err
+		return "", err
 	}
 	if b.ignore[action] != 0 {
 		b.ignore[action]--
-		return err
+		return "", err
 	}
 	target := map[string]string{actionOn: "on", actionOff: "off", actionSoft: "off"}[action]
 	b.pending, b.pendingAt = target, b.clock.Now().Add(b.settleAfter)
 	if b.settleAfter > 0 {
 		b.raw = "powering" + target
 	}
-	return err
+	return "", err
 }
+
+func (c *fakeConn) Task(context.Context, string) (bool, error) { return true, nil }
 
 func (c *fakeConn) Provider() string { return "gofish" }
 

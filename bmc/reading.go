@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -176,16 +177,25 @@ func noReadingIfMissing(err error) error {
 	return err
 }
 
-// classifyRedfish sorts a gofish error the way bmclibConn.classify sorts bmclib's: 401 and 403
-// are *AuthError, another 4xx a *RefusedError, the rest transient.
+// classifyRedfish sorts a gofish error: 401 and 403 are *AuthError, another 4xx but 429 (too
+// many requests: wait and try again) a *RefusedError (412 included: rota sends no If-Match, so it is no ETag race a retry would
+// win, but a BMC that wants a precondition rota does not give), a certificate not trusted an
+// *AuthError, the rest transient.
 func classifyRedfish(node string, err error) error {
 	if code, ok := redfishStatus(err); ok {
 		switch {
 		case code == http.StatusUnauthorized || code == http.StatusForbidden:
 			return &AuthError{Node: node, Err: err}
-		case code >= 400 && code < 500:
+		case code >= 400 && code < 500 && code != http.StatusTooManyRequests:
 			return &RefusedError{Node: node, Status: code, Err: err}
 		}
+		return &transientError{err: err}
+	}
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return &AuthError{Node: node, Err: fmt.Errorf("verifying the bmc's tls certificate: %w", err)}
 	}
 	return &transientError{err: err}
 }

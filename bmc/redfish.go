@@ -14,28 +14,131 @@ import (
 	"strings"
 )
 
-// resetTypes are the Redfish ResetTypes bmclib v2.3.4's Redfish provider posts for each action.
+// resetTypes are the Redfish ResetTypes posted for each action.
 var resetTypes = map[string]string{
 	actionOn:   "On",
 	actionOff:  "ForceOff",
 	actionSoft: "GracefulShutdown",
 }
 
+// redfishConn is one Redfish connection: rota's own session (redfishReader) on the system the
+// node's commands reach, checked when it opened.
+type redfishConn struct {
+	r      *redfishReader
+	d      *bmclibDialer
+	ep     Endpoint
+	system redfishSystem
+}
+
+// dialRedfish logs in and checks, at the first operation on the endpoint, which system the
+// commands reach (system), before anything is sent.
+func (d *bmclibDialer) dialRedfish(ctx context.Context, node string, ep Endpoint, password Secret) (conn, error) {
+	r, err := d.openRedfish(ctx, node, ep, password)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := d.system(node, ep, r)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	return &redfishConn{r: r, d: d, ep: ep, system: sys.system}, nil
+}
+
+// PowerState reads the system's PowerState. A 401 there, in the session the BMC granted when
+// the connection opened, says the BMC ended that session (it expired, its web server
+// restarted, a session limit or another client's logout dropped it), not that the credentials
+// are wrong: a transient failure, which the next try mends with a new login (refused, that one
+// is the *AuthError). A 401 to a Reset stays an *AuthError: BMCs answer it to an account
+// without the privilege to power a server. With basic auth every request carries the
+// credentials, so a 401 is theirs.
+func (c *redfishConn) PowerState(context.Context) (string, error) {
+	var doc struct{ PowerState string }
+	if err := c.r.get(c.system.URI, &doc); err != nil {
+		var auth *AuthError
+		if code, _ := redfishStatus(err); code == http.StatusUnauthorized && !c.ep.BasicAuth && errors.As(err, &auth) {
+			return "", &transientError{err: fmt.Errorf("the bmc ended its session (401 after the login), logging in again: %w", auth.Err)}
+		}
+		return "", fmt.Errorf("reading power state: %w", err)
+	}
+	return doc.PowerState, nil
+}
+
+// SetPower posts the system's #ComputerSystem.Reset with the action's ResetType, without
+// If-Match: BMCs that give actions no ETag semantics refuse one (412, every time: Lenovo XCC,
+// some iDRAC firmware), and others whenever the ETag moved with a sensor value since the
+// read. The Redfish specification gives actions no ETag semantics, and rota reads the power
+// state before every command and after it, so If-Match would guard nothing.
+func (c *redfishConn) SetPower(_ context.Context, action string) (string, error) {
+	if err := c.offered(action); err != nil {
+		return "", err
+	}
+	target := c.system.Actions.Reset.Target
+	if target == "" {
+		return "", &RefusedError{Node: c.r.node, Err: fmt.Errorf("system %s offers no #ComputerSystem.Reset action", c.system.URI)}
+	}
+	task, err := c.r.post(target, map[string]string{"ResetType": resetTypes[action]})
+	if err != nil {
+		return "", fmt.Errorf("sending power %s: %w", action, err)
+	}
+	return task, nil
+}
+
+// Task reads a task monitor: it answers 202 while the task runs, then the task (its TaskState
+// says how it ended) or the Reset's own answer; one that is gone (404) leaves the outcome to
+// the state, as does a task that completed.
+func (c *redfishConn) Task(_ context.Context, uri string) (bool, error) {
+	code, b, err := c.r.fetch(uri)
+	switch {
+	case missing(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	case code == http.StatusAccepted:
+		return false, nil
+	}
+	var task struct {
+		TaskState string
+		Messages  []struct{ Message string }
+	}
+	if json.Unmarshal(b, &task) != nil {
+		return true, nil
+	}
+	switch task.TaskState {
+	case "", "Completed":
+		return true, nil
+	case "Exception", "Killed", "Cancelled":
+		failed := &TaskFailedError{Node: c.r.node, Task: uri, State: task.TaskState}
+		for _, m := range task.Messages {
+			failed.Messages = append(failed.Messages, m.Message)
+		}
+		return true, failed
+	}
+	return false, nil
+}
+
+// Provider is the library rota's Redfish requests go through.
+func (c *redfishConn) Provider() string { return redfishProvider }
+
+func (c *redfishConn) Close(context.Context) error {
+	c.r.close()
+	return nil
+}
+
 // offered refuses, before anything is sent, an action whose ResetType the node's system does
-// not list in ResetType@Redfish.AllowableValues. gofish refuses such a Reset itself, without a
-// request and with an error of no type or status, which would pass for a transient failure:
-// retried, and a graceful off waiting out its grace period for a shutdown never asked. The
-// refusal makes the next operation read the system again (a firmware update may add the type).
-func (c *bmclibConn) offered(action string) error {
-	if c.system == nil || len(c.system.Actions.Reset.Allowed) == 0 {
+// not list in ResetType@Redfish.AllowableValues: the BMC would refuse it, and a graceful off
+// must not wait out its grace period for a shutdown never asked. The refusal makes the next
+// operation read the system again (a firmware update may add the type).
+func (c *redfishConn) offered(action string) error {
+	if len(c.system.Actions.Reset.Allowed) == 0 {
 		return nil
 	}
 	rt := resetTypes[action]
 	if rt == "" || slices.Contains(c.system.Actions.Reset.Allowed, rt) {
 		return nil
 	}
-	c.d.forgetSystem(c.node)
-	return &RefusedError{Node: c.node, Err: fmt.Errorf("system %s does not offer ResetType %s (ResetType@Redfish.AllowableValues: %s)",
+	c.d.forgetSystem(c.r.node)
+	return &RefusedError{Node: c.r.node, Err: fmt.Errorf("system %s does not offer ResetType %s (ResetType@Redfish.AllowableValues: %s)",
 		c.system.URI, rt, strings.Join(c.system.Actions.Reset.Allowed, ", "))}
 }
 

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rotahq/rota/internal/clock"
 )
 
 // shapeBMC is a scripted Redfish service in the shapes of vendors' BMCs that the emulator does
@@ -21,12 +23,15 @@ import (
 type shapeBMC struct {
 	srv      *httptest.Server
 	absolute bool   // member URIs with the scheme and host
+	foreign  bool   // the system linked on another host (shapeForeign)
 	slash    string // "" or "/": appended to every @odata.id
 	// reset answers the nth Reset, calling move where the power starts to move (nil: it moves,
 	// answered 204).
 	reset func(w http.ResponseWriter, n int, move func())
 	// system answers a read of the system (nil: the system's JSON).
-	system  func(w http.ResponseWriter, n int, doc map[string]any) bool
+	system func(w http.ResponseWriter, n int, doc map[string]any) bool
+	// task answers the nth read of the task monitor (nil: 404).
+	task    func(w http.ResponseWriter, n int)
 	transit int
 	hide    bool // PowerState keeps the old state until a transition is done, as iDRAC's does
 
@@ -36,12 +41,15 @@ type shapeBMC struct {
 	left   int // reads of the transition left
 	resets []string
 	reads  int
+	tasks  int
 }
 
 const (
 	shapeSystem = "/redfish/v1/Systems/System.Embedded.1"
 	shapeReset  = shapeSystem + "/Actions/ComputerSystem.Reset"
 	shapeTask   = "/redfish/v1/TaskService/TaskMonitors/JID_1"
+	// shapeForeign is another host, which rota must never be asked to follow a link to.
+	shapeForeign = "https://192.0.2.9"
 )
 
 func newShapeBMC(t testing.TB, power string, edit func(*shapeBMC)) *shapeBMC {
@@ -97,12 +105,22 @@ func (b *shapeBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Header.Get("X-Auth-Token") != "token":
 		shapeError(w, 401, "Base.1.0.NoValidSession", "no session")
 	case path == "/redfish/v1/Systems" && r.Method == http.MethodGet:
+		member := b.id(shapeSystem)
+		if b.foreign {
+			member = shapeForeign + shapeSystem
+		}
 		shapeJSON(w, 200, map[string]any{"@odata.id": b.id("/redfish/v1/Systems"), "Members@odata.count": 1,
-			"Members": []any{map[string]any{"@odata.id": b.id(shapeSystem)}}})
+			"Members": []any{map[string]any{"@odata.id": member}}})
 	case path == shapeSystem && r.Method == http.MethodGet:
 		b.serveSystem(w)
 	case path == shapeReset && r.Method == http.MethodPost:
 		b.serveReset(w, r)
+	case path == shapeTask && r.Method == http.MethodGet && b.task != nil:
+		b.mu.Lock()
+		b.tasks++
+		n := b.tasks
+		b.mu.Unlock()
+		b.task(w, n)
 	default:
 		shapeError(w, 404, "Base.1.0.ResourceMissingAtURI", "not found: "+path)
 	}
@@ -176,6 +194,43 @@ func taskAccepted(w http.ResponseWriter) {
 	shapeJSON(w, http.StatusAccepted, map[string]any{"@odata.id": "/redfish/v1/TaskService/Tasks/JID_1", "TaskState": "Running"})
 }
 
+// taskEnds answers the task monitor's first read 202 (running), the others with the task in
+// state, with message.
+func taskEnds(state, message string) func(http.ResponseWriter, int) {
+	return func(w http.ResponseWriter, n int) {
+		if n == 1 {
+			taskAccepted(w)
+			return
+		}
+		shapeJSON(w, http.StatusOK, map[string]any{"@odata.id": "/redfish/v1/TaskService/Tasks/JID_1", "TaskState": state, "TaskStatus": "Critical",
+			"Messages": []any{map[string]any{"MessageId": "IDRAC.2.8.SYS446", "Message": message, "Severity": "Critical"}}})
+	}
+}
+
+// waitLog is the real clock, but for waits of a second or more: those it records and cuts to
+// a millisecond (no backoff or poll of the tests is as long; a Retry-After is).
+type waitLog struct {
+	clock.Real
+	mu   sync.Mutex
+	long []time.Duration
+}
+
+func (c *waitLog) Sleep(ctx context.Context, d time.Duration) error {
+	if d >= time.Second {
+		c.mu.Lock()
+		c.long = append(c.long, d)
+		c.mu.Unlock()
+		d = time.Millisecond
+	}
+	return c.Real.Sleep(ctx, d)
+}
+
+func (c *waitLog) waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.long...)
+}
+
 // failFirst answers the first Reset with fail (the power does not move) and the others 204.
 func failFirst(fail func(http.ResponseWriter)) func(http.ResponseWriter, int, func()) {
 	return func(w http.ResponseWriter, n int, move func()) {
@@ -201,9 +256,10 @@ func spoilRead(spoil func(w http.ResponseWriter, doc map[string]any)) func(http.
 }
 
 // TestRedfishVendorShapes: Redfish services shaped like vendors' BMCs beyond the emulator's
-// (task monitors, other answers to a Reset, odd and broken bodies, a BMC that hangs up). Every
-// command is confirmed by PowerState, sent again only after a read shows the node still not
-// there, and a state that cannot be read sends nothing.
+// (task monitors, other answers to a Reset, absolute links, Retry-After, odd and broken bodies,
+// a BMC that hangs up). Every command is confirmed by PowerState, sent again only after a read
+// shows the node still not there, and a state that cannot be read sends nothing. A task that
+// fails ends the operation with the BMC's message, and a wait the BMC asks for is waited.
 func TestRedfishVendorShapes(t *testing.T) {
 	const html = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
 	htmlPage := func(code int) func(http.ResponseWriter) {
@@ -213,10 +269,14 @@ func TestRedfishVendorShapes(t *testing.T) {
 			_, _ = w.Write([]byte(html))
 		}
 	}
-	busy := func(w http.ResponseWriter) {
-		w.Header().Set("Retry-After", "1")
-		shapeError(w, http.StatusServiceUnavailable, "Base.1.0.ServiceTemporarilyUnavailable", "busy")
+	busyFor := func(code int, after string) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", after)
+			shapeError(w, code, "Base.1.0.ServiceTemporarilyUnavailable", "busy")
+		}
 	}
+	busy := busyFor(http.StatusServiceUnavailable, "7")
+	const psu = "Unable to perform the power operation because PSU 2 is not present."
 	tests := []struct {
 		name     string
 		power    string
@@ -224,17 +284,49 @@ func TestRedfishVendorShapes(t *testing.T) {
 		tweak    func(*Options)
 		op       func(context.Context, *Controller) error
 		wantErr  error
+		errText  string // in the error, when set
 		resets   []string
 		endPower string
+		waits    []time.Duration // the waits of a second or more, when set
 	}{
 		{name: "202 with a task monitor: sent once, confirmed by PowerState", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
 			edit: func(b *shapeBMC) {
 				b.reset = func(w http.ResponseWriter, _ int, move func()) { move(); taskAccepted(w) }
+				b.task = taskEnds("Completed", "The task completed successfully.")
 			}},
-		// The task is not read (gofish drops the answer): the power that never moves decides,
-		// with the re-send every power-on gets.
-		{name: "202 whose task ends in Exception: not confirmed", power: "Off", op: on, tweak: waitedOut, wantErr: ErrNotConfirmed, resets: []string{"On", "On"}, endPower: "Off",
-			edit: func(b *shapeBMC) { b.reset = func(w http.ResponseWriter, _ int, _ func()) { taskAccepted(w) } }},
+		{name: "202 whose task monitor is gone: confirmed by PowerState", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			edit: func(b *shapeBMC) {
+				b.reset = func(w http.ResponseWriter, _ int, move func()) { move(); taskAccepted(w) }
+			}},
+		// The task's failure ends the operation with the BMC's reason, as a refusal: not sent
+		// again, not waited out to the confirm deadline.
+		{name: "202 whose task ends in Exception: refused with the bmc's message, not sent again", power: "Off", op: on, tweak: waitedOut,
+			wantErr: ErrRefused, errText: psu, resets: []string{"On"}, endPower: "Off",
+			edit: func(b *shapeBMC) {
+				b.reset = func(w http.ResponseWriter, _ int, _ func()) { taskAccepted(w) }
+				b.task = taskEnds("Exception", psu)
+			}},
+		{name: "202 whose task is Cancelled: refused", power: "Off", op: on, tweak: waitedOut,
+			wantErr: ErrRefused, errText: `ended "Cancelled"`, resets: []string{"On"}, endPower: "Off",
+			edit: func(b *shapeBMC) {
+				b.reset = func(w http.ResponseWriter, _ int, _ func()) { taskAccepted(w) }
+				b.task = taskEnds("Cancelled", "The task was cancelled.")
+			}},
+		// The OS was not asked, as when the BMC refuses the request: no grace period to wait.
+		{name: "a graceful shutdown whose task ends in Exception: forced off at once", power: "On", op: off(true),
+			tweak:  func(o *Options) { o.GracePeriod = time.Minute },
+			resets: []string{"GracefulShutdown", "ForceOff"}, endPower: "Off",
+			edit: func(b *shapeBMC) {
+				b.reset = func(w http.ResponseWriter, n int, move func()) {
+					if n == 1 {
+						taskAccepted(w)
+						return
+					}
+					move()
+					w.WriteHeader(http.StatusNoContent)
+				}
+				b.task = taskEnds("Exception", "The operating system did not respond.")
+			}},
 		{name: "200 with @Message.ExtendedInfo", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
 			edit: func(b *shapeBMC) {
 				b.reset = func(w http.ResponseWriter, _ int, move func()) {
@@ -254,12 +346,29 @@ func TestRedfishVendorShapes(t *testing.T) {
 			}},
 		{name: "@odata.id with trailing slashes", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
 			edit: func(b *shapeBMC) { b.slash = "/" }},
-		// gofish cannot follow them (it prefixes its endpoint), nor log in where the root links
-		// the Sessions collection so: nothing is sent.
-		{name: "absolute URIs: unknown, nothing sent", power: "Off", op: on, wantErr: ErrStateUnknown, endPower: "Off",
+		// Every link, the Sessions collection's and the Reset's target too, on the endpoint's
+		// host: followed.
+		{name: "absolute URIs on the endpoint's host: followed", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
 			edit: func(b *shapeBMC) { b.absolute = true }},
-		{name: "503 with Retry-After to a read: retried", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
-			edit: func(b *shapeBMC) { b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { busy(w) }) }},
+		{name: "a system linked on another host: refused naming it, nothing sent", power: "Off", op: on,
+			wantErr: ErrRefused, errText: shapeForeign + shapeSystem, endPower: "Off",
+			edit: func(b *shapeBMC) { b.foreign = true }},
+		{name: "503 with Retry-After to a read: retried after the wait asked", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			waits: []time.Duration{7 * time.Second},
+			edit:  func(b *shapeBMC) { b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { busy(w) }) }},
+		{name: "429 with Retry-After to a read: retried after the wait asked", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			waits: []time.Duration{2 * time.Second},
+			edit: func(b *shapeBMC) {
+				b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { busyFor(http.StatusTooManyRequests, "2")(w) })
+			}},
+		{name: "Retry-After of an hour to a read: a minute waited", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
+			waits: []time.Duration{maxRetryAfter},
+			edit: func(b *shapeBMC) {
+				b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { busyFor(http.StatusServiceUnavailable, "3600")(w) })
+			}},
+		{name: "503 with Retry-After to the reset: read, then sent again after the wait asked", power: "Off", op: on, resets: []string{"On", "On"}, endPower: "On",
+			waits: []time.Duration{7 * time.Second},
+			edit:  func(b *shapeBMC) { b.reset = failFirst(busy) }},
 		{name: "an HTML page to a read: retried", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
 			edit: func(b *shapeBMC) {
 				b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { htmlPage(http.StatusOK)(w) })
@@ -287,7 +396,9 @@ func TestRedfishVendorShapes(t *testing.T) {
 		// iDRAC: the first On landed, its answer was lost, PowerState stays Off while the
 		// server comes up, and the On sent again is answered 409 "already powered ON". The
 		// first stands: the state decides.
+		// (No re-send while confirming: this case is the one sent again before it.)
 		{name: "hung up after taking the reset, the one sent again refused: confirmed by the state", power: "Off", op: on, resets: []string{"On", "On"}, endPower: "On",
+			tweak: func(o *Options) { o.ResendAfter = time.Minute },
 			edit: func(b *shapeBMC) {
 				b.hide, b.transit = true, 6
 				b.reset = func(w http.ResponseWriter, n int, move func()) {
@@ -311,6 +422,8 @@ func TestRedfishVendorShapes(t *testing.T) {
 			b := newShapeBMC(t, tt.power, tt.edit)
 			log, buf := testLogger()
 			opts := redfishOptions(Options{Logger: log, Registerer: prometheus.NewRegistry()})
+			waits := &waitLog{}
+			opts.Clock = waits
 			if tt.tweak != nil {
 				tt.tweak(&opts)
 			}
@@ -326,6 +439,12 @@ func TestRedfishVendorShapes(t *testing.T) {
 			}
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("error %v, want %v", err, tt.wantErr)
+			}
+			if tt.errText != "" && (err == nil || !strings.Contains(err.Error(), tt.errText)) {
+				t.Errorf("error %v, want it to say %q", err, tt.errText)
+			}
+			if got := waits.waits(); tt.waits != nil && fmt.Sprint(got) != fmt.Sprint(tt.waits) {
+				t.Errorf("waited %v, want %v", got, tt.waits)
 			}
 			power, resets := b.stats()
 			if fmt.Sprint(resets) != fmt.Sprint(tt.resets) {

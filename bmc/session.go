@@ -17,6 +17,8 @@ type session struct {
 	log  logEntry
 	conn conn
 	pass Secret
+	// task is the task monitor the last command was answered with, followed while confirming.
+	task string
 }
 
 // logEntry is the part of *logrus.Entry a session uses.
@@ -99,10 +101,21 @@ func (s *session) call(ctx context.Context, op string, retry bool, fn func(conte
 		s.c.m.retries.WithLabelValues(s.proto(), op).Inc()
 		s.log.Debugf("%s failed, retrying: %v", op, err)
 		s.close()
-		if serr := s.c.opts.Clock.Sleep(ctx, s.c.backoff(i)); serr != nil {
+		if serr := s.c.opts.Clock.Sleep(ctx, s.retryWait(i, err)); serr != nil {
 			return err
 		}
 	}
+}
+
+// retryWait is the wait before attempt i+1 after err: the backoff, or the wait the BMC asked
+// for in its answer (Retry-After, capped at maxRetryAfter) when that is longer.
+func (s *session) retryWait(i int, err error) time.Duration {
+	d := s.c.backoff(i)
+	var te *transientError
+	if errors.As(err, &te) {
+		d = max(d, te.retryAfter)
+	}
+	return d
 }
 
 func (s *session) once(ctx context.Context, op string, fn func(context.Context, conn) error) error {
@@ -180,10 +193,45 @@ func (s *session) send(ctx context.Context, action string) error {
 		return err
 	}
 	s.log.Infof("sending power %s", action)
-	err := s.call(ctx, action, false, func(ctx context.Context, c conn) error { return c.SetPower(ctx, action) })
+	var task string
+	err := s.call(ctx, action, false, func(ctx context.Context, c conn) error {
+		var err error
+		task, err = c.SetPower(ctx, action)
+		return err
+	})
 	// Counted even when it failed: the command may have reached the BMC.
 	s.n.lastCommand = s.now()
+	if err == nil {
+		s.task = task
+	}
 	return err
+}
+
+// followTask reads the task the last command was answered with, once per poll while it runs.
+// A task that failed ends the operation with the BMC's reason (*TaskFailedError); one that
+// completed or is gone, or that cannot be read (but for a transient failure, tried again at
+// the next poll), leaves the outcome to the state.
+func (s *session) followTask(ctx context.Context) error {
+	var done bool
+	err := s.call(ctx, "task", false, func(ctx context.Context, c conn) error {
+		var err error
+		done, err = c.Task(ctx, s.task)
+		return err
+	})
+	var failed *TaskFailedError
+	switch {
+	case errors.As(err, &failed):
+		s.task = ""
+		return err
+	case err != nil && retryable(err):
+		s.log.Debugf("reading the command's task %s, trying again at the next poll: %v", s.task, err)
+	case err != nil:
+		s.log.Warnf("the command's task %s cannot be read, confirming by the state alone: %v", s.task, err)
+		s.task = ""
+	case done:
+		s.task = ""
+	}
+	return nil
 }
 
 // drive brings the node to want with action: it reads the state, sends the command only when
@@ -238,14 +286,15 @@ func (s *session) sendLooking(ctx context.Context, want State, action string) (r
 		}
 		s.c.m.retries.WithLabelValues(s.proto(), action).Inc()
 		s.log.Warnf("power %s failed, node still %s, retrying: %v", action, st, err)
-		if serr := s.c.opts.Clock.Sleep(ctx, s.c.backoff(attempt-1)); serr != nil {
+		if serr := s.c.opts.Clock.Sleep(ctx, s.retryWait(attempt-1, err)); serr != nil {
 			return false, err
 		}
 	}
 }
 
 // confirm polls until the node reports want or window passes. A power-on the BMC accepted
-// while the node stays off is re-sent after ResendAfter, up to MaxResends times.
+// while the node stays off is re-sent after ResendAfter, up to MaxResends times. A command the
+// BMC took as a task has the task followed too (followTask): one that failed ends the wait.
 func (s *session) confirm(ctx context.Context, want State, action string, window time.Duration) error {
 	sent := s.now()
 	deadline, lastSend, resends := sent.Add(window), sent, 0
@@ -268,6 +317,11 @@ func (s *session) confirm(ctx context.Context, want State, action string, window
 		default:
 			last = StateUnknown
 			s.log.Warnf("confirming %s: %v", want, err)
+		}
+		if s.task != "" {
+			if err := s.followTask(ctx); err != nil {
+				return err
+			}
 		}
 		if !s.now().Before(deadline) {
 			return &NotConfirmedError{Node: s.n.name, Want: want, Last: last}
@@ -319,6 +373,12 @@ func (s *session) gracefulOff(ctx context.Context) error {
 		s.log.Warnf("graceful shutdown request failed %d times (%v); confirming by reading the state", s.c.opts.Attempts, err)
 	}
 	cerr := s.confirm(ctx, StateOff, actionSoft, s.c.opts.GracePeriod)
+	if errors.Is(cerr, ErrRefused) && ctx.Err() == nil {
+		// The BMC took the request as a task that failed: the OS was not asked, as when it
+		// refuses the request.
+		s.log.Warnf("graceful shutdown failed at the bmc; forcing off now: %v", cerr)
+		return s.drive(ctx, StateOff, actionOff)
+	}
 	if !errors.Is(cerr, ErrNotConfirmed) || ctx.Err() != nil {
 		return cerr
 	}

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/stmcginnis/gofish"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // redfishSystem is one member of a Redfish service's Systems collection, as rota reads it.
@@ -26,6 +30,8 @@ type redfishSystem struct {
 			// Allowed is ResetType@Redfish.AllowableValues; empty when the BMC does not say
 			// (then every type may be tried, as gofish does).
 			Allowed []string `json:"ResetType@Redfish.AllowableValues"`
+			// Target is where the Reset is posted.
+			Target string `json:"target"`
 		} `json:"#ComputerSystem.Reset"`
 	}
 }
@@ -41,12 +47,10 @@ func systemKey(ep Endpoint) string {
 	return fmt.Sprintf("%s:%d/%s", ep.Host, portOrDefault(ep), ep.SystemName)
 }
 
-// pickSystem returns the one system of a BMC that power commands may reach. bmclib's Redfish
-// provider commands every system the BMC serves, unless one's Name equals system_name (then
-// that one, or the first of several of that Name), and reads the power state of the first it
-// read (in no fixed order): so a BMC serving several systems needs a system_name that names
-// exactly one, and a system_name must name one that is there. Anything else is refused before
-// any command is sent.
+// pickSystem returns the one system of a BMC that power commands reach (its URI and Reset
+// target). The server is named by the system's Name: a BMC serving several systems needs a
+// system_name that names exactly one, and a system_name must name one that is there. Anything
+// else is refused before any command is sent.
 func pickSystem(systems []redfishSystem, name string) (redfishSystem, error) {
 	var named []redfishSystem
 	for _, s := range systems {
@@ -65,7 +69,7 @@ func pickSystem(systems []redfishSystem, name string) (redfishSystem, error) {
 	case len(named) == 0:
 		return redfishSystem{}, fmt.Errorf("system_name %q names none of its systems (%s)", name, listSystems(systems))
 	case len(named) > 1:
-		return redfishSystem{}, fmt.Errorf("system_name %q names %d of its systems (%s): bmclib picks a system by Name, so rota cannot command one of them alone",
+		return redfishSystem{}, fmt.Errorf("system_name %q names %d of its systems (%s): system_name picks a system by Name, so rota cannot tell which one this server is",
 			name, len(named), listSystems(named))
 	}
 	return named[0], nil
@@ -85,49 +89,108 @@ func listSystems(systems []redfishSystem) string {
 	return "Name " + strings.Join(parts, ", ")
 }
 
-// redfishReader reads Redfish resources as JSON over a gofish connection (a session, or basic
-// auth).
+// redfishReader is one Redfish session (or basic auth) of rota's own: gofish's client over
+// rota's HTTP client (httpClient), for the power state, the Reset and its task, the system
+// check and the power readings. bmclib's Redfish provider is not used: it drops the answer to
+// a Reset (a 202's task monitor), and it clones the HTTP transport it is given, so nothing
+// under it could take an absolute link to its path or see a Retry-After.
 type redfishReader struct {
 	node   string
+	host   string
 	client *gofish.APIClient
+	rt     *redfishTransport
+	// cancel ends the client's context. gofish takes one context for a client's life, and a
+	// connection outlives the call that opened it: each request is bounded by the call
+	// timeout instead (httpClient), as bmclib bounds its own.
+	cancel context.CancelFunc
 }
 
-// openRedfish logs in to a node's BMC with the dialer's HTTP client (TLS, CA, session reuse).
+// openRedfish logs in to a node's BMC (or uses basic auth) with the dialer's HTTP client (TLS,
+// CA, session reuse); ctx bounds the login.
 func (d *bmclibDialer) openRedfish(ctx context.Context, node string, ep Endpoint, password Secret) (*redfishReader, error) {
-	hc, err := d.httpClient(node, ep)
+	hc, rt, err := d.httpClient(node, ep)
 	if err != nil {
 		return nil, &RefusedError{Node: node, Err: err}
 	}
-	client, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	client, err := gofish.ConnectContext(life, gofish.ClientConfig{
 		Endpoint: "https://" + net.JoinHostPort(ep.Host, strconv.Itoa(portOrDefault(ep))), Username: ep.Username,
 		Password: password.Reveal(), HTTPClient: hc, BasicAuth: ep.BasicAuth,
 	})
 	if err != nil {
+		cancel()
 		if nerr := noSessionService(ctx, node, ep, hc, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, classifyRedfish(node, fmt.Errorf("opening connection: %w", err))
+		return nil, rt.withRetryAfter(classifyRedfish(node, fmt.Errorf("opening connection: %w", err)))
 	}
-	return &redfishReader{node: node, client: client}, nil
+	return &redfishReader{node: node, host: ep.Host, client: client, rt: rt, cancel: cancel}, nil
 }
 
-func (r *redfishReader) close() { r.client.Logout() }
+func (r *redfishReader) close() {
+	r.client.Logout()
+	r.cancel()
+}
 
-// get reads one resource into v (at most 1 MiB of JSON).
-func (r *redfishReader) get(uri string, v any) error {
-	resp, err := r.client.Get(uri)
+// local returns uri to be asked of the endpoint. The transport has taken every link on the
+// endpoint's host to its path, so an absolute URI left names another host: refused (a
+// *RefusedError naming it), as rota asks nothing of a host it was not given.
+func (r *redfishReader) local(uri string) (string, error) {
+	if u, err := url.Parse(uri); err != nil || (u.Scheme == "" && u.Host == "") {
+		return uri, nil
+	}
+	return "", &RefusedError{Node: r.node, Err: fmt.Errorf("the bmc links %s, not on its endpoint's host %s: rota follows a bmc's links on that host only (if it is the same bmc, set host to the name it gives)",
+		errtext.Quote(uri), r.host)}
+}
+
+// fetch reads one resource: the answer's status and body (at most 1 MiB).
+func (r *redfishReader) fetch(uri string) (int, []byte, error) {
+	p, err := r.local(uri)
 	if err != nil {
-		return classifyRedfish(r.node, fmt.Errorf("reading %s: %w", uri, err))
+		return 0, nil, err
+	}
+	resp, err := r.client.Get(p)
+	if err != nil {
+		return 0, nil, r.rt.withRetryAfter(classifyRedfish(r.node, fmt.Errorf("reading %s: %w", p, err)))
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRedfishBody))
 	if err != nil {
-		return &transientError{err: fmt.Errorf("reading %s: %w", uri, err)}
+		return 0, nil, &transientError{err: fmt.Errorf("reading %s: %w", p, err)}
+	}
+	return resp.StatusCode, b, nil
+}
+
+// get reads one resource's JSON into v.
+func (r *redfishReader) get(uri string, v any) error {
+	_, b, err := r.fetch(uri)
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return &transientError{err: fmt.Errorf("reading %s: not the json of a redfish resource: %w", uri, err)}
 	}
 	return nil
+}
+
+// post posts body to uri, without If-Match (Dial says why). task is the task monitor of a 202
+// Accepted answer (its Location), empty for any other success.
+func (r *redfishReader) post(uri string, body any) (task string, err error) {
+	p, err := r.local(uri)
+	if err != nil {
+		return "", err
+	}
+	resp, err := r.client.Post(p, body)
+	if err != nil {
+		return "", r.rt.withRetryAfter(classifyRedfish(r.node, fmt.Errorf("posting to %s: %w", p, err)))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusAccepted {
+		return resp.Header.Get("Location"), nil
+	}
+	return "", nil
 }
 
 // collection reads the @odata.id of each member of a collection.
@@ -177,21 +240,6 @@ func (d *bmclibDialer) system(node string, ep Endpoint, r *redfishReader) (syste
 	d.systems[node] = c
 	d.mu.Unlock()
 	return c, nil
-}
-
-// checkSystem makes sure, before bmclib sends anything, that the node's commands reach its
-// own system alone (system).
-func (d *bmclibDialer) checkSystem(ctx context.Context, node string, ep Endpoint, password Secret) error {
-	if _, ok := d.checkedSystem(node, ep); ok {
-		return nil
-	}
-	r, err := d.openRedfish(ctx, node, ep, password)
-	if err != nil {
-		return err
-	}
-	defer r.close()
-	_, err = d.system(node, ep, r)
-	return err
 }
 
 // forgetSystem drops the node's checked system, so that the next operation reads it again.
