@@ -126,8 +126,18 @@ func IdlePeriodsPrice(pl *config.Pool, pol *config.Policy, bmc *config.BMCLimits
 // idle before the rule on them decides for it (learn.Idle.Decide's minAtRisk).
 const MinIdleAtRisk = minAtRisk
 
+// maxBreakEven is the longest break-even time. A cycle dearer than a year of idling (a
+// wear_cost of 10^12, which validates, on a pool at 1 an hour) keeps an idle server on for a
+// year: its hours made a time.Duration past the largest, which came out negative, and the
+// server was powered off at once.
+const maxBreakEven = 365 * 24 * time.Hour
+
 func (c costs) breakEven() time.Duration {
-	return time.Duration(c.cycle / c.idle * float64(time.Hour)).Round(time.Second)
+	hours := c.cycle / c.idle
+	if !(hours < maxBreakEven.Hours()) {
+		return maxBreakEven
+	}
+	return time.Duration(hours * float64(time.Hour)).Round(time.Second)
 }
 
 // spending prices the cycle budget: the day's cycles of a server are max_cycles_per_day, so

@@ -185,6 +185,12 @@ func TestBreakEvenTime(t *testing.T) {
 	if got := BreakEvenTime(&cfg.Pools[0], &cfg.Policy, &cfg.BMC, learn.View{}, 0); got != 40*time.Minute+5*time.Second {
 		t.Errorf("graceful timeout 5s: %s, want 40m5s", got)
 	}
+	// A cycle dearer than a year of idling keeps the server on for a year: 10^12 hours made a
+	// negative time.Duration, and the server went off at once.
+	cfg.Policy.BreakEven.WearCost = 1e12
+	if got := BreakEvenTime(&cfg.Pools[0], &cfg.Policy, &cfg.BMC, learn.View{}, 0); got != 365*24*time.Hour {
+		t.Errorf("wear_cost 1e12: %s, want a year", got)
+	}
 }
 
 // TestPropertyRuleKept: the prices and break-even answers a Planner keeps from pass to pass
