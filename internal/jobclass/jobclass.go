@@ -32,7 +32,7 @@ type Class struct {
 // has waited Max is served as usual.
 type Defer struct {
 	Until string         `yaml:"until"`
-	Max   model.Duration `yaml:"max"`
+	Max   model.Duration `yaml:"max" max:"1w"`
 }
 
 // Shape is what a job asks for on each of its servers.

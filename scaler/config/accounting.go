@@ -30,7 +30,7 @@ type Accounting struct {
 	// StaleAfter bounds how long one observation of the fleet stands for it: time since the
 	// last pass beyond this (a pass that failed, rota stopped) is booked as unknown power:
 	// spend as if on, no saving. Default: three evaluation intervals.
-	StaleAfter model.Duration `yaml:"stale_after"`
+	StaleAfter model.Duration `yaml:"stale_after" max:"1w"`
 }
 
 // Tariff is a site's electricity price by time of day: windows that cover every minute of the

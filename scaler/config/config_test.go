@@ -432,6 +432,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("pools: [{name: x, nodes: [{name: y, bmc: {protocol: redfish}}]}]"))
 	f.Add([]byte("policy: {schedules: [{name: a, start: '23:00', end: '01:00'}]}"))
 	f.Add([]byte(owned))
+	f.Add([]byte(minimal + "policy: {idle: {window: 290y}}\n"))
 	f.Add([]byte("pools: [&p {name: a, labels: &l {x: y}, nodes: [&n {name: n1}, {<<: *n, name: n2}]}, {<<: [*p, {min: 1}], name: b, labels: {<<: *l}}]"))
 	f.Add([]byte("accounting: {tariffs: [{name: t, currency: EUR, windows: [{start: '00:00', end: '24:00', price_per_kwh: 0.1}]}]}"))
 	if b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "rota", "rota.yml")); err == nil {
@@ -446,6 +447,17 @@ func FuzzParse(f *testing.F) {
 			if path := nonFinite(reflect.ValueOf(c).Elem(), ""); path != "" {
 				t.Fatalf("a config with %s not finite was accepted", path)
 			}
+			// No duration of a config that validates is negative (a default derived from
+			// others, such as stale_after from the evaluation interval, did not overflow) or
+			// past a year, so the sums rota makes of them, all of them at once here, stay in
+			// range.
+			var sum time.Duration
+			durationsOf(reflect.ValueOf(c).Elem(), func(d time.Duration) {
+				if d < 0 || d > 365*24*time.Hour || sum > math.MaxInt64-d {
+					t.Fatalf("a config with a duration of %s was accepted (sum so far %s)", d, sum)
+				}
+				sum += d
+			})
 		}
 	})
 }

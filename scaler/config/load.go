@@ -20,7 +20,8 @@ const (
 	Daemon Mode = iota
 	// Replay is what `rotactl simulate` reads: the policy, the classes and the pools (profiles,
 	// costs, boot timeouts, floors, node names). The listener and its tokens, the store,
-	// Prometheus, the job manager and the BMCs are neither needed nor checked.
+	// Prometheus, the job manager and the BMCs are neither needed nor checked (but for their
+	// durations' maxima, which every reader holds a config to).
 	Replay
 )
 

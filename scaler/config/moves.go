@@ -21,13 +21,14 @@ type Moves struct {
 	// MinSavingFactor is k: the saving must be at least k times the loss.
 	MinSavingFactor float64 `yaml:"min_saving_factor"`
 	// RestartCost is what a job loses to starting again, beyond its lost run.
-	RestartCost model.Duration `yaml:"restart_cost"`
+	RestartCost model.Duration `yaml:"restart_cost" max:"1w"`
 	// Estimate is a job's expected remaining time when it has no time limit.
-	Estimate model.Duration `yaml:"estimate"`
+	Estimate model.Duration `yaml:"estimate" max:"1y"`
 	// Tail: a job with less than this left is never moved (it frees its server soon anyway).
-	Tail     model.Duration `yaml:"tail"`
+	Tail     model.Duration `yaml:"tail" max:"1w"`
 	MaxMoves int            `yaml:"max_moves"`
-	Window   model.Duration `yaml:"window"`
+	// Window is at most a day: rota keeps a day of moves.
+	Window model.Duration `yaml:"window" max:"1d"`
 }
 
 // Storage is one storage several regions see.
@@ -71,9 +72,6 @@ func (c *Config) validateMoves(p *problems, mode Mode) {
 	notNegative(p, "policy.moves.min_saving_factor", m.MinSavingFactor)
 	positive(p, "policy.moves.estimate", m.Estimate)
 	positive(p, "policy.moves.window", m.Window)
-	if time.Duration(m.Window) > 24*time.Hour {
-		p.add("policy.moves.window", "at most 24h (rota keeps a day of moves)")
-	}
 	if m.MaxMoves < 0 {
 		p.add("policy.moves.max_moves", "must not be negative")
 	}

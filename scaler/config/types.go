@@ -35,10 +35,10 @@ type Config struct {
 type Prometheus struct {
 	URL string `yaml:"url"`
 	// Timeout bounds each query.
-	Timeout model.Duration `yaml:"timeout"`
+	Timeout model.Duration `yaml:"timeout" max:"1h"`
 	// ScrapeInterval is how often Prometheus scrapes the exporters. Rate windows (4x) and the
 	// resolution of window queries and rules (1x) derive from it.
-	ScrapeInterval model.Duration `yaml:"scrape_interval"`
+	ScrapeInterval model.Duration `yaml:"scrape_interval" max:"1h"`
 	// HTTPClient is prometheus/common's client config: basic auth, bearer token file, TLS, proxy.
 	HTTPClient promconfig.HTTPClientConfig `yaml:"http_client"`
 }
@@ -88,9 +88,9 @@ type EtcdStore struct {
 	AdvertiseURL string `yaml:"advertise_url"`
 	// LeaseTTL is the leader's lease: a leader cut off from etcd stops within it; another
 	// takes over within twice it.
-	LeaseTTL       model.Duration `yaml:"lease_ttl"`
-	DialTimeout    model.Duration `yaml:"dial_timeout"`
-	RequestTimeout model.Duration `yaml:"request_timeout"`
+	LeaseTTL       model.Duration `yaml:"lease_ttl" max:"1h"`
+	DialTimeout    model.Duration `yaml:"dial_timeout" max:"1h"`
+	RequestTimeout model.Duration `yaml:"request_timeout" max:"1h"`
 	// TLS is prometheus/common's: ca_file, cert_file, key_file, server_name,
 	// insecure_skip_verify.
 	TLS          promconfig.TLSConfig `yaml:"tls_config"`
@@ -106,10 +106,10 @@ type Jobs struct {
 	Slurm      SlurmJobs      `yaml:"slurm"`
 	Kubernetes KubernetesJobs `yaml:"kubernetes"`
 	// Timeout bounds each call to the job manager.
-	Timeout model.Duration `yaml:"timeout"`
+	Timeout model.Duration `yaml:"timeout" max:"1h"`
 	// WatchInterval is how often the adapter's pending-work watch (where it has one) reads the
 	// waiting work; new work runs a pass at once. 0 turns the watch off.
-	WatchInterval model.Duration `yaml:"watch_interval"`
+	WatchInterval model.Duration `yaml:"watch_interval" max:"1h"`
 }
 
 // ExecJobs runs user programs in Slurm's SuspendProgram/ResumeProgram style. Each program gets
@@ -160,20 +160,20 @@ type BMCLimits struct {
 	// Concurrency caps BMC operations in flight across the fleet.
 	Concurrency int `yaml:"concurrency"`
 	// MinCommandInterval spaces commands to one BMC.
-	MinCommandInterval model.Duration `yaml:"min_command_interval"`
+	MinCommandInterval model.Duration `yaml:"min_command_interval" max:"1h"`
 	// OperationTimeout bounds one operation, confirmation included.
-	OperationTimeout model.Duration `yaml:"operation_timeout"`
+	OperationTimeout model.Duration `yaml:"operation_timeout" max:"1h"`
 	// GracefulTimeout is how long a graceful power-off may take before a hard off.
-	GracefulTimeout model.Duration `yaml:"graceful_timeout"`
+	GracefulTimeout model.Duration `yaml:"graceful_timeout" max:"1h"`
 	// PowerReadingInterval is how often each BMC is asked for the server's power draw
 	// (Redfish Power or EnvironmentMetrics, IPMI DCMI); 0 never asks, and cost then uses the
 	// pools' watts.
-	PowerReadingInterval model.Duration `yaml:"power_reading_interval"`
+	PowerReadingInterval model.Duration `yaml:"power_reading_interval" max:"1h"`
 }
 
 // Policy is how rota decides. Field names follow nomad-autoscaler where they mean the same.
 type Policy struct {
-	EvaluationInterval model.Duration `yaml:"evaluation_interval"`
+	EvaluationInterval model.Duration `yaml:"evaluation_interval" max:"1h"`
 	// DryRun plans, logs and exports every decision but sends no command.
 	DryRun     bool       `yaml:"dry_run"`
 	Idle       Idle       `yaml:"idle"`
@@ -205,21 +205,21 @@ type Policy struct {
 type Idle struct {
 	CPUThreshold float64        `yaml:"cpu_threshold"`
 	GPUThreshold float64        `yaml:"gpu_threshold"`
-	Window       model.Duration `yaml:"window"`
+	Window       model.Duration `yaml:"window" max:"1w"`
 }
 
 // Backlog says when queued work should power servers on: more than QueuedJobs pending in a
 // pool/class for For.
 type Backlog struct {
 	QueuedJobs int            `yaml:"queued_jobs"`
-	For        model.Duration `yaml:"for"`
+	For        model.Duration `yaml:"for" max:"1w"`
 }
 
 // Underuse flags a GPU server doing light work: mean GPU use under GPUThreshold for Window
 // while it runs jobs.
 type Underuse struct {
 	GPUThreshold float64        `yaml:"gpu_threshold"`
-	Window       model.Duration `yaml:"window"`
+	Window       model.Duration `yaml:"window" max:"1w"`
 }
 
 // Spares keeps warm servers in each pool for work arriving faster than a boot. With history
@@ -230,7 +230,7 @@ type Underuse struct {
 // Either way at most MaxShare of the pool's servers (rounded down); MaxShare 0 keeps none.
 type Spares struct {
 	Quantile float64        `yaml:"quantile"`
-	Window   model.Duration `yaml:"window"`
+	Window   model.Duration `yaml:"window" max:"1w"`
 	Factor   float64        `yaml:"factor"`
 	MaxShare float64        `yaml:"max_share"`
 }
@@ -244,7 +244,7 @@ type Spares struct {
 // counts one of it per server-hour).
 type BreakEven struct {
 	WearCost       float64        `yaml:"wear_cost"`
-	WearTime       model.Duration `yaml:"wear_time"`
+	WearTime       model.Duration `yaml:"wear_time" max:"1w"`
 	WaitPerJobHour float64        `yaml:"wait_per_job_hour"`
 	WaitPerGPUHour float64        `yaml:"wait_per_gpu_hour"`
 	// IdlePeriods: an idle server's chance of a job is read from the pool's learned idle
@@ -257,25 +257,25 @@ type BreakEven struct {
 // of them; before, idle servers are powered off after the break-even time (ski rental) and
 // spares follow recent power-ons.
 type Forecast struct {
-	MinHistory model.Duration `yaml:"min_history"`
+	MinHistory model.Duration `yaml:"min_history" max:"1y"`
 }
 
 // Telemetry: a server whose newest sample is older than MaxAge has no data, and absent data is
 // never idle.
 type Telemetry struct {
-	MaxAge model.Duration `yaml:"max_age"`
+	MaxAge model.Duration `yaml:"max_age" max:"1w"`
 }
 
 // Cooldown is the quiet time after a scaling action in a pool.
 type Cooldown struct {
-	ScaleUp   model.Duration `yaml:"scale_up"`
-	ScaleDown model.Duration `yaml:"scale_down"`
+	ScaleUp   model.Duration `yaml:"scale_up" max:"1w"`
+	ScaleDown model.Duration `yaml:"scale_down" max:"1w"`
 }
 
 // NodeLimits protect hardware: dwell times and a cap on power cycles per day.
 type NodeLimits struct {
-	MinOn           model.Duration `yaml:"min_on"`
-	MinOff          model.Duration `yaml:"min_off"`
+	MinOn           model.Duration `yaml:"min_on" max:"1w"`
+	MinOff          model.Duration `yaml:"min_off" max:"1w"`
 	MaxCyclesPerDay int            `yaml:"max_cycles_per_day"`
 }
 
@@ -285,7 +285,7 @@ type Disruption struct {
 	MaxPowerOffs int `yaml:"max_power_offs"`
 	// MaxPowerOffsShare scales the budget with the fleet: see PowerOffs.
 	MaxPowerOffsShare float64        `yaml:"max_power_offs_share"`
-	Window            model.Duration `yaml:"window"`
+	Window            model.Duration `yaml:"window" max:"1w"`
 	MaxConcurrent     int            `yaml:"max_concurrent"`
 }
 
@@ -303,17 +303,17 @@ func (d Disruption) PowerOffs(servers int) int {
 // Drain bounds how long rota waits for a draining server to empty before it gives the server
 // back to the job manager (resumes it) instead of powering it off.
 type Drain struct {
-	Timeout model.Duration `yaml:"timeout"`
+	Timeout model.Duration `yaml:"timeout" max:"1w"`
 }
 
 // Failure is what happens to a server that did not come up: it is Failed and retried after
 // Backoff (doubling up to MaxBackoff). AlertAfter power-action failures in AlertWindow raise
 // the repeated-failure alert.
 type Failure struct {
-	Backoff     model.Duration `yaml:"backoff"`
-	MaxBackoff  model.Duration `yaml:"max_backoff"`
-	AlertAfter  int            `yaml:"alert_after"`
-	AlertWindow model.Duration `yaml:"alert_window"`
+	Backoff     model.Duration `yaml:"backoff" max:"1w"`
+	MaxBackoff  model.Duration `yaml:"max_backoff" max:"1w"`
+	AlertAfter  int            `yaml:"alert_after" max:"10000"`
+	AlertWindow model.Duration `yaml:"alert_window" max:"1w"`
 }
 
 // Schedule is a recurring time-of-day window in a time zone. While active it can raise the
@@ -358,7 +358,7 @@ type Pool struct {
 	Profile Profile `yaml:"profile"`
 	Cost    Cost    `yaml:"cost"`
 	// BootTimeout is how long a server may take from power-on to ready.
-	BootTimeout model.Duration `yaml:"boot_timeout"`
+	BootTimeout model.Duration `yaml:"boot_timeout" max:"1d"`
 	// Min and Max bound the servers on; Max defaults to all of them.
 	Min int  `yaml:"min"`
 	Max *int `yaml:"max"`

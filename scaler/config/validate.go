@@ -45,6 +45,7 @@ func (c *Config) validate(p *problems, mode Mode) {
 	c.validateTelemetry(p)
 	c.validateMoves(p, mode)
 	c.validateAccounting(p)
+	c.validateBounds(p)
 	c.resolveTariffs(p)
 	c.resolveCurrencies(p)
 }
@@ -233,11 +234,8 @@ func (c *Config) validateStore(p *problems) {
 			p.add("store.etcd.advertise_url", "%s is not an http(s) URL", errtext.Quote(e.AdvertiseURL))
 		}
 	}
-	switch d := time.Duration(e.LeaseTTL); {
-	case d < 2*time.Second || d%time.Second != 0:
+	if d := time.Duration(e.LeaseTTL); d < 2*time.Second || d%time.Second != 0 {
 		p.add("store.etcd.lease_ttl", "%s is not a whole number of seconds, at least 2s (etcd counts leases in seconds)", e.LeaseTTL)
-	case d > maxLeaseTTL:
-		p.add("store.etcd.lease_ttl", "%s is longer than etcd grants a lease (%ds): no rota could ever lead", e.LeaseTTL, int64(maxLeaseTTL/time.Second))
 	}
 	positive(p, "store.etcd.dial_timeout", e.DialTimeout)
 	positive(p, "store.etcd.request_timeout", e.RequestTimeout)
@@ -251,9 +249,6 @@ func (c *Config) validateStore(p *problems) {
 		p.add("store.etcd.tls_config", "%v", err)
 	}
 }
-
-// maxLeaseTTL is the longest lease etcd grants (its lease.MaxLeaseTTL): it refuses a longer one.
-const maxLeaseTTL = 9_000_000_000 * time.Second
 
 // fleetName is what store.etcd.fleet and store.etcd.name may be.
 var fleetName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

@@ -395,8 +395,8 @@ func TestStartCapsConcurrencyAndSkipsInFlight(t *testing.T) {
 // Property: the backoff starts at base, never shrinks and never passes the limit.
 func TestBackoffDoublesUpToTheLimit(t *testing.T) {
 	for _, c := range []struct{ base, limit time.Duration }{{time.Minute, time.Hour}, {10 * time.Minute, 4 * time.Hour}, {time.Hour, time.Hour},
-		// A limit near time.Duration's largest (max_backoff: 290y validates): the doubling
-		// overflowed to a negative wait.
+		// A limit near time.Duration's largest (the config holds max_backoff to 1w; Backoff
+		// takes any): the doubling overflowed to a negative wait.
 		{time.Hour, time.Duration(math.MaxInt64) - time.Hour}} {
 		prev := time.Duration(0)
 		for n := 1; n <= 40; n++ {
