@@ -82,6 +82,15 @@ func TestDurationsAreBounded(t *testing.T) {
 	}
 }
 
+// An evaluation interval past its longest is its one problem: three of 100y made the default
+// accounting.stale_after negative, refused too though the file never set it.
+func TestDerivedDefaultsDoNotOverflow(t *testing.T) {
+	got := problemList(t, minimal+"policy: {evaluation_interval: 100y}\n", Daemon)
+	if len(got) != 1 || got[0].Path != "policy.evaluation_interval" {
+		t.Errorf("problems %v, want policy.evaluation_interval alone", got)
+	}
+}
+
 // A count that rota multiplies by a duration is bounded the same way: alert_after failures
 // are as many scrape intervals in the generated rule tests.
 func TestAlertAfterIsBounded(t *testing.T) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -136,7 +137,11 @@ func (c *Config) applyPoolDefaults(given func(path string) bool) {
 		c.TelemetrySources[i].applyDefaults()
 	}
 	if !given("accounting.stale_after") {
-		setDur(&c.Accounting.StaleAfter, 3*time.Duration(c.Policy.EvaluationInterval))
+		// An evaluation interval past its longest (a problem of its own) is taken at it here:
+		// three of 100y overflowed to a negative stale_after, a second problem the file never
+		// wrote.
+		f, _ := reflect.TypeFor[Policy]().FieldByName("EvaluationInterval")
+		setDur(&c.Accounting.StaleAfter, 3*min(time.Duration(c.Policy.EvaluationInterval), time.Duration(maxOf(f))))
 	}
 	for i := range c.Pools {
 		pl := &c.Pools[i]
