@@ -38,8 +38,8 @@ type daemon struct {
 }
 
 // build makes every piece from the config, in dependency order; on error whatever was opened
-// is closed again.
-func build(ctx context.Context, cfg *config.Config, web *webconfig.File, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
+// is closed again. web and maxConnections are the listener's flags.
+func build(ctx context.Context, cfg *config.Config, web *webconfig.File, maxConnections int, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -98,6 +98,7 @@ func build(ctx context.Context, cfg *config.Config, web *webconfig.File, log *lo
 		Ready:               ready(lp),
 		Clock:               clk,
 		Web:                 web,
+		MaxConnections:      maxConnections,
 		Log:                 log.WithField("component", "api"),
 	})
 	if err != nil {
@@ -107,7 +108,7 @@ func build(ctx context.Context, cfg *config.Config, web *webconfig.File, log *lo
 	if err != nil {
 		return nil, fmt.Errorf("server.listen_address: %w", err)
 	}
-	log.WithField("address", l.Addr().String()).Info("listening")
+	log.WithFields(logrus.Fields{"address": l.Addr().String(), "max_connections": maxConnections}).Info("listening")
 	tlsConfig, err := web.TLS()
 	if err != nil {
 		_ = l.Close()

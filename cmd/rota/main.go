@@ -31,9 +31,10 @@ func main() {
 
 // flags holds the parsed command line.
 type flags struct {
-	configFile    string
-	webConfigFile string
-	log           logflags.Config
+	configFile     string
+	webConfigFile  string
+	maxConnections int
+	log            logflags.Config
 }
 
 func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
@@ -45,6 +46,7 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	f := &flags{}
 	app.Flag("config.file", "rota's configuration file.").Default("/etc/rota/rota.yml").StringVar(&f.configFile)
 	app.Flag("web.config.file", "exporter-toolkit web configuration file for the listener: tls_server_config (TLS for every endpoint) and basic_auth_users (then required by /metrics). See https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md").Default("").StringVar(&f.webConfigFile)
+	webconfig.AddMaxConnectionsFlag(app, &f.maxConnections)
 	logflags.Add(app, &f.log, "info")
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
@@ -78,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d, err := build(ctx, cfg, web, log, clock.Real{})
+	d, err := build(ctx, cfg, web, f.maxConnections, log, clock.Real{})
 	if err != nil {
 		log.WithError(err).Error("cannot start")
 		return 1

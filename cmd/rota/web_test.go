@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,7 +21,8 @@ const metricsUserHash = "$2a$04$A49qDQzEBp.e2CkkK.7Sy..MJyEmaKh5beb95jzOw/ab6/lR
 // TestDaemonWebConfigTLSAndMetricsAuth: --web.config.file (exporter-toolkit's format) puts the
 // whole listener behind TLS and /metrics behind basic auth, while the operator API and the
 // webhook keep their bearer tokens (one Authorization header cannot carry both), and the
-// health endpoints stay open. Checked with a real TLS client against the real binary.
+// health endpoints stay open; --web.max-connections bounds that TLS listener's connections.
+// Checked with a real TLS client against the real binary.
 func TestDaemonWebConfigTLSAndMetricsAuth(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string { return writeFile(t, dir, name, content) }
@@ -38,7 +40,9 @@ server:
   webhook_token_file: %s
 store: {path: %s}
 `, port, write("api.token", "api-token\n"), write("webhook.token", "webhook-token\n"), filepath.Join(dir, "rota.db"))+onePool)
-	testutil.StartEnv(t, []string{"ROTA_TEST_PW=pw"}, rotaBinary, "--config.file", cfg, "--web.config.file", web)
+	const maxConnections = 2
+	testutil.StartEnv(t, []string{"ROTA_TEST_PW=pw"}, rotaBinary, "--config.file", cfg, "--web.config.file", web,
+		fmt.Sprintf("--web.max-connections=%d", maxConnections))
 
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
@@ -107,6 +111,14 @@ store: {path: %s}
 			t.Error("rota answered plain HTTP on its TLS listener")
 		}
 	}
+	client.CloseIdleConnections()
+	testutil.CheckConnectionLimit(t, func() (net.Conn, error) {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return nil, err
+		}
+		return tls.Client(c, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}), nil
+	}, "/-/healthy", maxConnections)
 }
 
 // A web config rota cannot apply stops it at start, with the file's name, before it listens.

@@ -6,6 +6,10 @@
 // file's parts itself: tls_server_config (TLS, client certificates) for the whole listener,
 // basic_auth_users for /metrics, and http_server_config.http2. The rest (rate_limit,
 // http_server_config.headers) is refused rather than silently ignored.
+//
+// It also holds what bounds rota's and rota-exporter's listeners alike (listener.go): the
+// --web.max-connections flag and its limit on the listener, and the servers' timeouts and header
+// size.
 package webconfig
 
 import (
@@ -46,11 +50,6 @@ const maxKnown = 256
 // fakeHash is compared against for an unknown user, so a wrong user costs the same time as a
 // wrong password (no user enumeration by timing). bcrypt of "fakepassword", as exporter-toolkit.
 const fakeHash = "$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi"
-
-// MaxHeaderBytes bounds a request's headers on rota's and rota-exporter's listeners: a bearer
-// token or basic auth takes a few hundred bytes, and net/http's default (1 MB) is memory any
-// client can make each connection hold before auth is checked.
-const MaxHeaderBytes = 64 << 10
 
 // Load checks the file as exporter-toolkit does (web.Validate: known keys, certificate and key
 // readable, bcrypt hashes well formed) and refuses the keys rota's listener does not apply.

@@ -41,7 +41,10 @@ type Options struct {
 	// Web is the listener's web config (--web.config.file): TLS for every endpoint, and the
 	// basic-auth users /metrics then requires. Nil: plain HTTP, /metrics open.
 	Web *webconfig.File
-	Log *logrus.Entry
+	// MaxConnections bounds the connections open at once on the listener Serve is given
+	// (--web.max-connections); 0 means no limit.
+	MaxConnections int
+	Log            *logrus.Entry
 }
 
 // Server is rota's one HTTP listener: /metrics, /-/healthy, /-/ready, the operator API under
@@ -71,6 +74,9 @@ type tokenPair struct {
 func NewServer(o Options) (*Server, error) {
 	if o.Backend == nil || o.Registry == nil || o.Clock == nil || o.Log == nil {
 		return nil, errors.New("api server: Backend, Registry, Clock and Log are required")
+	}
+	if o.MaxConnections < 0 {
+		return nil, fmt.Errorf("api server: MaxConnections must not be negative, got %d", o.MaxConnections)
 	}
 	if err := checkTokens(o.APIToken, o.WebhookToken, o.WebhookAuthDisabled); err != nil {
 		return nil, err
@@ -114,25 +120,17 @@ func checkTokens(apiToken, webhookToken Token, webhookAuthDisabled bool) error {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Serve answers on l until ctx ends, then shuts down, letting requests in flight finish for
-// up to ten seconds.
+// Serve answers on l, at most Options.MaxConnections connections at once, until ctx ends, then
+// shuts down, letting requests in flight finish for up to ten seconds.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	errLog := s.log.WriterLevel(logrus.WarnLevel)
 	defer errLog.Close()
-	hs := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		// A dry-run plan observes the whole fleet; give it room.
-		WriteTimeout:   2 * time.Minute,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: webconfig.MaxHeaderBytes,
-		ErrorLog:       stdlog.New(errLog, "", 0),
-	}
+	hs := webconfig.NewServer(s, stdlog.New(errLog, "", 0))
 	tlsConfig, err := s.opts.Web.TLS()
 	if err != nil {
 		return err
 	}
+	l = webconfig.LimitConnections(l, s.opts.MaxConnections)
 	errc := make(chan error, 1)
 	if tlsConfig == nil {
 		go func() { errc <- hs.Serve(l) }()

@@ -3,6 +3,8 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/internal/webconfig"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/api/apifake"
 )
@@ -330,7 +333,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 	}
 }
 
-func TestNewServerNeedsAWebhookToken(t *testing.T) {
+func TestNewServerRefusesBadOptions(t *testing.T) {
 	logger, _ := logtest.NewNullLogger()
 	_, err := api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Clock: clock.Real{}, Log: logger.WithField("component", "api")})
 	if err == nil {
@@ -341,6 +344,11 @@ func TestNewServerNeedsAWebhookToken(t *testing.T) {
 		APIToken: api.NewToken("same"), WebhookToken: api.NewToken("same")})
 	if err == nil || !strings.Contains(err.Error(), "each needs its own") {
 		t.Errorf("one token for the API and the webhook: %v", err)
+	}
+	_, err = api.NewServer(api.Options{Backend: apifake.Example(), Registry: prometheus.NewRegistry(), Clock: clock.Real{}, Log: logger.WithField("component", "api"),
+		WebhookAuthDisabled: true, MaxConnections: -1})
+	if err == nil || !strings.Contains(err.Error(), "MaxConnections must not be negative") {
+		t.Errorf("a negative MaxConnections: %v", err)
 	}
 }
 
@@ -415,6 +423,53 @@ func TestServeBoundsHeaders(t *testing.T) {
 	defer cancel()
 	go h.srv.Serve(ctx, l)
 	testutil.CheckHeaderLimit(t, "http://"+l.Addr().String()+"/api/v1/status", "Bearer "+apiToken)
+}
+
+// TestServeBoundsConnections: with MaxConnections set, the listener serves that many
+// connections at once; one more waits, unanswered, until one of them closes, over plain HTTP
+// and over TLS alike (the limit is on the bare listener, below the handshake). Without it,
+// idle connections could take every file descriptor the store and the BMC sessions need.
+func TestServeBoundsConnections(t *testing.T) {
+	dir := t.TempDir()
+	certPEM, keyPEM := testutil.SelfSigned(t)
+	for name, b := range map[string][]byte{"cert.pem": certPEM, "key.pem": keyPEM, "web.yml": []byte("tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	web, err := webconfig.Load(filepath.Join(dir, "web.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	for _, tc := range []struct {
+		name string
+		web  *webconfig.File
+		wrap func(net.Conn) net.Conn
+	}{
+		{"plain", nil, func(c net.Conn) net.Conn { return c }},
+		{"tls", web, func(c net.Conn) net.Conn { return tls.Client(c, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const max = 3
+			h := newHarness(t, func(o *api.Options) { o.MaxConnections, o.Web = max, tc.web })
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go h.srv.Serve(ctx, l)
+			testutil.CheckConnectionLimit(t, func() (net.Conn, error) {
+				c, err := net.Dial("tcp", l.Addr().String())
+				if err != nil {
+					return nil, err
+				}
+				return tc.wrap(c), nil
+			}, "/-/healthy", max)
+		})
+	}
 }
 
 func TestSetTokens(t *testing.T) {
