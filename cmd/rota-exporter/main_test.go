@@ -113,6 +113,7 @@ func TestBadInput(t *testing.T) {
 		{name: "bad gpu timeout", args: []string{"--collector.gpu.timeout=0s"}, want: "must be positive"},
 		{name: "bad slurm timeout", args: []string{"--collector.slurm.timeout=0s"}, want: "--collector.slurm.timeout must be positive"},
 		{name: "negative gomaxprocs", args: []string{"--runtime.gomaxprocs=-1"}, want: "must not be negative"},
+		{name: "negative max connections", args: []string{"--web.max-connections=-1"}, want: "--web.max-connections must not be negative (0 means no limit), got -1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,4 +345,122 @@ func TestProductionBinaryLinksNoMock(t *testing.T) {
 			t.Errorf("rota-exporter links %s", banned)
 		}
 	}
+}
+
+// TestConnectionsBounded: --web.max-connections bounds the connections open at once on every
+// kind of listener the exporter has (a listen address, TLS over it, a socket systemd passes):
+// one more waits, unanswered, until one closes. Over TLS (exporter-toolkit's web config) the
+// limit holds below the handshake.
+func TestConnectionsBounded(t *testing.T) {
+	dir := t.TempDir()
+	pool := selfSignedCert(t, dir)
+	webCfg := filepath.Join(dir, "web.yml")
+	tlsCfg := fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\n", filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	if err := os.WriteFile(webCfg, []byte(tlsCfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const max = 2
+	limit := fmt.Sprintf("--web.max-connections=%d", max)
+	onAddress := func(args ...string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+			p := testutil.Start(t, exporterBinary(t), append([]string{"--web.listen-address=" + addr, limit}, args...)...)
+			waitListening(t, p, addr)
+			return addr
+		}
+	}
+	cases := []struct {
+		name  string
+		start func(t *testing.T) string
+		wrap  func(net.Conn) net.Conn
+	}{
+		{"plain", onAddress(), func(c net.Conn) net.Conn { return c }},
+		{"tls", onAddress("--web.config.file=" + webCfg), func(c net.Conn) net.Conn {
+			return tls.Client(c, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+		}},
+		{"systemd socket", func(t *testing.T) string {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			f, err := l.(*net.TCPListener).File()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			withSocket(t, f, "--web.systemd-socket", limit) // it listens already: no wait
+			return l.Addr().String()
+		}, func(c net.Conn) net.Conn { return c }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := tc.start(t)
+			testutil.CheckConnectionLimit(t, func() (net.Conn, error) {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					return nil, err
+				}
+				return tc.wrap(c), nil
+			}, "/", max)
+		})
+	}
+}
+
+// TestSystemdSocketNotAStream: a socket systemd passes that is not a stream socket (a datagram
+// one) stops the exporter with exit 1 and a message saying so; exporter-toolkit served a nil
+// listener there and panicked.
+func TestSystemdSocketNotAStream(t *testing.T) {
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f, err := c.(*net.UDPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd, out := withSocket(t, f, "--web.systemd-socket")
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want exit status 1; output:\n%s", err, out)
+	}
+	if want := "socket 1 of the 1 systemd passed is not a stream socket"; !strings.Contains(out.String(), want) {
+		t.Errorf("output does not say %q:\n%s", want, out)
+	}
+}
+
+// withSocket starts the exporter with f as the one socket systemd passes (fd 3, LISTEN_FDS=1,
+// LISTEN_PID its own pid, which sh knows before it execs), and kills it at cleanup.
+func withSocket(t *testing.T, f *os.File, args ...string) (*exec.Cmd, *testutil.SyncBuffer) {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"`, exporterBinary(t)}, args...)...)
+	cmd.ExtraFiles = []*os.File{f}
+	out := &testutil.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("--- rota-exporter %s ---\n%s", strings.Join(args, " "), out)
+		}
+	})
+	return cmd, out
+}
+
+// waitListening waits until the exporter's log says it listens on addr.
+func waitListening(t *testing.T, p *testutil.Process, addr string) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, "exporter listening on "+addr, func() error {
+		b, err := os.ReadFile(p.Log)
+		if err != nil || !strings.Contains(string(b), addr) {
+			return fmt.Errorf("not yet listening (%v)", err)
+		}
+		return nil
+	})
 }

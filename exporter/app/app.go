@@ -50,6 +50,7 @@ type flags struct {
 	perCPU      bool
 	gpuTimeout  time.Duration
 	maxRequests int
+	maxConns    int
 	maxProcs    int
 	noExporter  bool
 	pprof       bool
@@ -72,6 +73,7 @@ func newApp(stdout, stderr io.Writer) (*kingpin.Application, *flags) {
 	f := &flags{web: kingpinflag.AddFlags(app, defaultAddress), enabled: map[string]*bool{}, explicit: map[string]bool{}}
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&f.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of scrapes served at once; 0 means no limit.").Default("40").IntVar(&f.maxRequests)
+	webconfig.AddMaxConnectionsFlag(app, &f.maxConns)
 	app.Flag("web.disable-exporter-metrics", "Leave out the exporter's own go_* and process_* metrics.").BoolVar(&f.noExporter)
 	app.Flag("web.enable-pprof", "Serve Go's profiles under /debug/pprof/ (and link them from the landing page). Off by default: they show the process's internals to whoever can reach the port.").BoolVar(&f.pprof)
 	app.Flag("path.procfs", "procfs mount point.").Default("/proc").StringVar(&f.procfs)
@@ -152,6 +154,11 @@ func Run(args []string, stdout, stderr io.Writer, lib nvml.Interface, now func()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	listeners, err := listen(f.web, f.maxConns)
+	if err != nil {
+		log.WithError(err).Error("cannot listen")
+		return 1
+	}
 	srv := newServer(f, handler)
 	go func() {
 		<-ctx.Done()
@@ -159,7 +166,7 @@ func Run(args []string, stdout, stderr io.Writer, lib nvml.Interface, now func()
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	if err := web.ListenAndServe(srv, f.web, slogFor(log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := web.ServeMultiple(listeners, srv, f.web, slogFor(log)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.WithError(err).Error("serving failed")
 		return 1
 	}
@@ -187,19 +194,15 @@ func tuneRuntime(maxProcs int) (restore func()) {
 	}
 }
 
-// newServer is the exporter's HTTP server. A scrape is a GET without a body whose answer is
-// read at once, so a client has 10 seconds to send its request, the slowest collector's
-// timeout and a minute more to take the answer, and 2 minutes idle between scrapes (more than
-// usual scrape intervals); a connection that outstays these is closed, not held for ever.
+// newServer is the exporter's HTTP server, with the bounds rota's listener has but two. A
+// scrape is a GET without a body whose answer is read at once, so a client has 10 seconds for
+// its whole request, and the slowest collector's timeout and a minute more to take the answer;
+// it has 2 minutes idle between scrapes (more than usual scrape intervals) as with rota.
 func newServer(f *flags, handler http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      max(f.gpuTimeout, f.slurm.Timeout) + time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    webconfig.MaxHeaderBytes,
-	}
+	s := webconfig.NewServer(handler, nil)
+	s.ReadTimeout = s.ReadHeaderTimeout
+	s.WriteTimeout = max(f.gpuTimeout, f.slurm.Timeout) + time.Minute
+	return s
 }
 
 func newHandler(f *flags, exp *exporter.Exporter, log *logrus.Entry) (http.Handler, error) {
