@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/rotahq/rota/internal/webconfig"
 )
 
 // Emulator runs the configured servers, one TLS listener each, and the control endpoint.
@@ -32,6 +34,8 @@ type Emulator struct {
 }
 
 // Start listens on every server's address and the control address, and serves until Close.
+// Each listener has rota's own timeouts and header bound (webconfig.NewServer), so a lab
+// reachable from other hosts holds no connection for ever.
 func Start(cfg Config, clock Clock, log *logrus.Entry) (*Emulator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -62,7 +66,7 @@ func Start(cfg Config, clock Clock, log *logrus.Entry) (*Emulator, error) {
 		}
 		s.addr = l.Addr().String()
 		e.servers[sc.Name] = s
-		hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+		hs := webconfig.NewServer(s, errLog)
 		e.https = append(e.https, hs)
 		e.serve(func() error { return hs.Serve(tls.NewListener(l, tlsCfg)) })
 	}
@@ -73,7 +77,7 @@ func Start(cfg Config, clock Clock, log *logrus.Entry) (*Emulator, error) {
 			return nil, fmt.Errorf("control endpoint: %w", err)
 		}
 		e.ctlAddr = l.Addr().String()
-		e.control = &http.Server{Handler: e.controlHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
+		e.control = webconfig.NewServer(e.controlHandler(), errLog)
 		e.serve(func() error { return e.control.Serve(l) })
 	}
 	log.WithField("servers", len(e.servers)).Info("redfish emulator started")

@@ -283,6 +283,17 @@ func TestRedfishProtocol(t *testing.T) {
 
 func merge(h map[string]string, k, v string) map[string]string { h[k] = v; return h }
 
+// TestListenersBoundHeaders: a BMC's listener and the control endpoint answer 431 to headers
+// over 64 KiB, as rota's own listener does; they now share its server settings (read, write and
+// idle timeouts too, which a test would wait minutes for), where they had a header timeout alone
+// and net/http's 1 MB of headers.
+func TestListenersBoundHeaders(t *testing.T) {
+	cfg := Config{Servers: []ServerConfig{server("n1")}, ControlListen: "127.0.0.1:0"}
+	e := start(t, cfg)
+	testutil.CheckHeaderLimit(t, trustingClient(e), "https://"+e.Server("n1").Addr()+"/redfish/v1/", "")
+	testutil.CheckHeaderLimit(t, http.DefaultClient, "http://"+e.ControlAddr()+"/-/ready", "")
+}
+
 // TestControlEndpointAndHooks flips faults and power at run time over HTTP, and checks both
 // kinds of hook see each transition in order.
 func TestControlEndpointAndHooks(t *testing.T) {

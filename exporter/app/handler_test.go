@@ -296,5 +296,5 @@ func TestHeadersBounded(t *testing.T) {
 	srv.Config = newServer(f, srv.Config.Handler)
 	srv.Start()
 	defer srv.Close()
-	testutil.CheckHeaderLimit(t, srv.URL+"/metrics", "")
+	testutil.CheckHeaderLimit(t, http.DefaultClient, srv.URL+"/metrics", "")
 }

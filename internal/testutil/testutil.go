@@ -210,10 +210,10 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-// CheckHeaderLimit GETs url with 1 KiB of headers, answered 200, and with 100 KiB, refused
-// with 431 before any handler runs (both listeners bound headers at webconfig.MaxHeaderBytes);
-// authorization, if not empty, is sent as the Authorization header.
-func CheckHeaderLimit(t testing.TB, url, authorization string) {
+// CheckHeaderLimit GETs url through client with 1 KiB of headers, answered 200, and with 100
+// KiB, refused with 431 before any handler runs (every listener bounds headers at
+// webconfig.MaxHeaderBytes); authorization, if not empty, is sent as the Authorization header.
+func CheckHeaderLimit(t testing.TB, client *http.Client, url, authorization string) {
 	t.Helper()
 	for _, tc := range []struct {
 		pad  int
@@ -227,7 +227,7 @@ func CheckHeaderLimit(t testing.TB, url, authorization string) {
 			req.Header.Set("Authorization", authorization)
 		}
 		req.Header.Set("X-Pad", strings.Repeat("a", tc.pad))
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

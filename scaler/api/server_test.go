@@ -422,7 +422,7 @@ func TestServeBoundsHeaders(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.srv.Serve(ctx, l)
-	testutil.CheckHeaderLimit(t, "http://"+l.Addr().String()+"/api/v1/status", "Bearer "+apiToken)
+	testutil.CheckHeaderLimit(t, http.DefaultClient, "http://"+l.Addr().String()+"/api/v1/status", "Bearer "+apiToken)
 }
 
 // TestServeBoundsConnections: with MaxConnections set, the listener serves that many
