@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +25,8 @@ type Options struct {
 	// ClientCertAuth refuses clients without a certificate signed by CertFile (which the
 	// members' health checks present themselves).
 	ClientCertAuth bool
+	// MaxRequestBytes, if set, is each member's --max-request-bytes (etcd's default: 1.5 MiB).
+	MaxRequestBytes int
 }
 
 // Cluster is a set of etcd members started together.
@@ -94,6 +97,9 @@ func (c *Cluster) start(m *Member) {
 	}
 	if c.opts.ClientCertAuth {
 		args = append(args, "--client-cert-auth", "--trusted-ca-file", c.opts.CertFile)
+	}
+	if c.opts.MaxRequestBytes > 0 {
+		args = append(args, "--max-request-bytes", strconv.Itoa(c.opts.MaxRequestBytes))
 	}
 	m.proc = testutil.Start(c.t, c.bin, args...)
 }

@@ -2,12 +2,16 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/rotahq/rota/scaler/store"
 )
@@ -97,13 +101,24 @@ func (b *Backend) Update(fn func(store.KV) error) error {
 		return fmt.Errorf("a transaction of %d writes is more than one etcd transaction takes (%d)", len(ops), MaxWrites)
 	}
 	resp, err := b.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
-	if err != nil {
+	switch {
+	case tooLarge(err):
+		return fmt.Errorf("writing to etcd: a transaction of %d bytes is more than etcd takes (its --max-request-bytes, 1.5 MiB by default: raise it above the largest record, see install.md): %w", kv.bytes(), err)
+	case err != nil:
 		return fmt.Errorf("writing to etcd: %w", err)
 	}
 	if !resp.Succeeded {
 		return fmt.Errorf("%w: etcd refused the write (another rota leads, or this one's lease ended)", store.ErrNotLeader)
 	}
 	return nil
+}
+
+// tooLarge reports whether etcd refused a request for its size: above its --max-request-bytes
+// (etcd's own answer), or so far above it that its gRPC server would not read it (the limit
+// plus 512 KiB). Other refusals of etcd's (no space, too many requests) are not.
+func tooLarge(err error) bool {
+	var ee rpctypes.EtcdError
+	return errors.Is(err, rpctypes.ErrRequestTooLarge) || (!errors.As(err, &ee) && status.Code(err) == codes.ResourceExhausted)
 }
 
 // View runs fn with reads pinned at one revision: one consistent state. Each read is bounded

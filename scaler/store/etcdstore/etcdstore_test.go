@@ -20,6 +20,7 @@ import (
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/etcdtest"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/cost"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
 	"github.com/rotahq/rota/scaler/store"
@@ -509,5 +510,46 @@ func TestLearnedOfManyPoolsIsSaved(t *testing.T) {
 	got, bad, err := s.Learned(names)
 	if err != nil || len(bad) > 0 || len(got.Pools) != pools {
 		t.Fatalf("read back: %d pools, bad %v, %v", len(got.Pools), bad, err)
+	}
+}
+
+// The books of 10,000 servers (three series each, some 2.1 MB) are saved once etcd's
+// --max-request-bytes is raised above them, as install.md says to: the client sent no request
+// above 2 MiB (its own default), whatever etcd took. A transaction above etcd's limit is
+// refused naming the limit, and the books stored stay as they were.
+func TestBooksAboveTwoMiBAreSavedWhereEtcdTakesThem(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{MaxRequestBytes: 4 << 20})
+	cli, err := Connect(context.Background(), Options{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	s, _ := (&fixture{t: t, cli: cli}).store(t, open{}, store.Retention{})
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	books := func(servers int) store.Books {
+		b := store.Books{At: at}
+		for i := range servers {
+			node := fmt.Sprintf("gpu-node-%05d", i)
+			b.Counters = append(b.Counters,
+				cost.Counter{Family: "node_idle", Labels: []string{node, "gpu-h100", "EUR"}, Value: 12345.678901},
+				cost.Counter{Family: "node_energy", Labels: []string{node, "gpu-h100", "bmc"}, Value: 98765432.1},
+				cost.Counter{Family: "node_energy", Labels: []string{node, "gpu-h100", "profile"}, Value: 1234567.8})
+		}
+		return b
+	}
+	if err := s.PutBooks(books(10_000)); err != nil {
+		t.Fatalf("the books of 10,000 servers, etcd taking 4 MiB: %v", err)
+	}
+	// etcd refuses 16,000 servers' itself, and its gRPC server 20,000 servers' (above the
+	// limit by more than 512 KiB).
+	for _, servers := range []int{16_000, 20_000} {
+		err := s.PutBooks(books(servers))
+		if err == nil || !strings.Contains(err.Error(), "bytes is more than etcd takes (its --max-request-bytes") {
+			t.Errorf("the books of %d servers, above etcd's 4 MiB: %v, want an error naming --max-request-bytes", servers, err)
+		}
+	}
+	got, err := s.Books()
+	if err != nil || len(got.Counters) != 30_000 {
+		t.Errorf("the stored books: %d counters, %v; want the 10,000 servers' 30,000", len(got.Counters), err)
 	}
 }

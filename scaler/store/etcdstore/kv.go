@@ -315,6 +315,16 @@ func (k *etcdKV) Names(log string) ([]string, error) {
 	return out, nil
 }
 
+// bytes is what the transaction's puts weigh in its request, keys and values (etcd's
+// --max-request-bytes bounds the whole).
+func (k *etcdKV) bytes() int {
+	n := 0
+	for key, v := range k.puts {
+		n += len(key) + len(v)
+	}
+	return n
+}
+
 // ops are the transaction's writes as etcd operations.
 func (k *etcdKV) ops() []clientv3.Op {
 	var ops []clientv3.Op
