@@ -129,7 +129,7 @@ func (b *Backend) View(fn func(store.KV) error) error {
 }
 
 // Fence asks etcd whether the guard's conditions hold now (a linearizable read): nil only when
-// they do, within the guard's bound. Anything else (refused, etcd unreachable, the bound
+// they do, and etcd's answer is read within the guard's bound. Anything else (refused, etcd unreachable, the bound
 // passed) wraps store.ErrNotLeader: no command goes out on a lease this rota cannot prove.
 func (b *Backend) Fence(ctx context.Context) error {
 	cmps, until, err := b.guard.Conditions()
@@ -144,6 +144,11 @@ func (b *Backend) Fence(ctx context.Context) error {
 		return fmt.Errorf("%w: etcd could not confirm the leader's lease: %w", store.ErrNotLeader, err)
 	case !resp.Succeeded:
 		return fmt.Errorf("%w: etcd says another rota leads, or this one's lease ended", store.ErrNotLeader)
+	case !until.IsZero() && !b.clock.Now().Before(until):
+		// etcd's yes held when it was given; read after the bound (this process stood still
+		// while it waited, or the answer won the race with the request's deadline), it says
+		// nothing of now: another rota may lead already.
+		return fmt.Errorf("%w: etcd's answer came after the lease's sure time", store.ErrNotLeader)
 	}
 	return nil
 }

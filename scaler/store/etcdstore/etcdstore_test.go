@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -551,5 +552,48 @@ func TestBooksAboveTwoMiBAreSavedWhereEtcdTakesThem(t *testing.T) {
 	got, err := s.Books()
 	if err != nil || len(got.Counters) != 30_000 {
 		t.Errorf("the stored books: %d counters, %v; want the 10,000 servers' 30,000", len(got.Counters), err)
+	}
+}
+
+// steppingClock moves on by step at each reading: the process stood still (a long pause, a
+// frozen VM, SIGSTOP) between one reading and the next.
+type steppingClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration
+}
+
+func (c *steppingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now
+	c.now = c.now.Add(c.step)
+	return now
+}
+
+// etcd's answer to the fence says the lease held when etcd gave it. A rota that stood still
+// past the guard's bound while the answer waited (read after the bound, though etcd said yes
+// before it) sends no command: another rota may lead by then.
+func TestFenceAnsweredPastItsBoundRefuses(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	put, err := f.cli.Put(ctx, "/leader-key", "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := &steppingClock{now: t0, step: time.Minute}
+	g := keyGuard{key: "/leader-key", rev: put.Header.Revision, until: t0.Add(30 * time.Second)}
+	s, _, err := Open(ctx, f.cli, OpenOptions{Prefix: "/fence-late", Fleet: "lab", By: "test", Guard: g,
+		RequestTimeout: 5 * time.Second, Clock: clk, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	clk.mu.Lock()
+	clk.now = t0 // asked within the bound, answered a minute later
+	clk.mu.Unlock()
+	if err := s.Fence(ctx); !errors.Is(err, store.ErrNotLeader) || !strings.Contains(err.Error(), "after the lease's sure time") {
+		t.Errorf("a fence answered past its bound: %v, want ErrNotLeader naming the lease's sure time", err)
 	}
 }
