@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -68,7 +69,10 @@ func (c *Client) Explain(ctx context.Context, node string) (Explanation, error) 
 	if err != nil {
 		return e, err
 	}
-	return e, nodeError(node, c.do(ctx, http.MethodGet, path, nil, &e))
+	if err := nodeError(node, c.do(ctx, http.MethodGet, path, nil, &e)); err != nil {
+		return e, err
+	}
+	return e, confirm(e.Node.Name == node, "explanation of "+errtext.Quote(node), "node "+errtext.Quote(e.Node.Name))
 }
 
 // Plan calls POST /api/v1/plan: a dry-run plan made now.
@@ -84,7 +88,11 @@ func (c *Client) SetPinned(ctx context.Context, node string, pinned bool, note s
 	if err != nil {
 		return err
 	}
-	return nodeError(node, c.do(ctx, method(pinned), path, NoteRequest{Note: note}, &resp))
+	if err := nodeError(node, c.do(ctx, method(pinned), path, NoteRequest{Note: note}, &resp)); err != nil {
+		return err
+	}
+	return confirm(resp.Node == node && resp.Pinned == pinned, fmt.Sprintf("pinned %v of %s", pinned, errtext.Quote(node)),
+		fmt.Sprintf("pinned %v of %s", resp.Pinned, errtext.Quote(resp.Node)))
 }
 
 // SetMaintenance puts node in maintenance (POST) or takes it out (DELETE); an unknown node is
@@ -95,7 +103,11 @@ func (c *Client) SetMaintenance(ctx context.Context, node string, on bool, note 
 	if err != nil {
 		return err
 	}
-	return nodeError(node, c.do(ctx, method(on), path, NoteRequest{Note: note}, &resp))
+	if err := nodeError(node, c.do(ctx, method(on), path, NoteRequest{Note: note}, &resp)); err != nil {
+		return err
+	}
+	return confirm(resp.Node == node && resp.Maintenance == on, fmt.Sprintf("maintenance %v of %s", on, errtext.Quote(node)),
+		fmt.Sprintf("maintenance %v of %s", resp.Maintenance, errtext.Quote(resp.Node)))
 }
 
 // Backup calls GET /api/v1/store/backup and copies the store's snapshot to w; it returns the
@@ -118,8 +130,29 @@ func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
 
 // SetPaused pauses (POST) or resumes (DELETE) the scaler.
 func (c *Client) SetPaused(ctx context.Context, paused bool, note string) error {
-	var resp PauseResponse
-	return c.do(ctx, method(paused), "pause", NoteRequest{Note: note}, &resp)
+	// PauseResponse's field, present: resuming is answered false, as "{}" would decode.
+	var resp struct {
+		Paused *bool `json:"paused"`
+	}
+	if err := c.do(ctx, method(paused), "pause", NoteRequest{Note: note}, &resp); err != nil {
+		return err
+	}
+	got := "nothing of it"
+	if resp.Paused != nil {
+		got = fmt.Sprintf("paused %v", *resp.Paused)
+	}
+	return confirm(resp.Paused != nil && *resp.Paused == paused, fmt.Sprintf("paused %v", paused), got)
+}
+
+// confirm returns nil when an answer says what was asked (ok), else an error saying what was
+// asked and what came back. A 200 from something that is not rota (a proxy, another service
+// at the URL) decoded into an answer of zero values: a write read as done while nothing was
+// (rotactl pin said "pinned", slurm resume exited 0).
+func confirm(ok bool, asked, got string) error {
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("the answer is not rota's: asked for %s, it says %s (is the URL rota's listener?)", asked, got)
 }
 
 func method(on bool) string {
@@ -182,7 +215,7 @@ func (c *Client) doAt(ctx context.Context, base *url.URL, method, path string, b
 		return fmt.Errorf("reading rota's answer: %w", err)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("decoding rota's answer: %w", err)
+		return fmt.Errorf("decoding rota's answer (%s): %w", answerText(resp, b), err)
 	}
 	return nil
 }
@@ -228,7 +261,18 @@ func statusError(resp *http.Response) error {
 	}
 	var eb errorBody
 	if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
-		eb.Error = strings.TrimSpace(string(b))
+		eb.Error = "not rota's error (" + answerText(resp, b) + ")"
 	}
 	return &StatusError{Code: resp.StatusCode, Message: eb.Error, LeaderURL: eb.LeaderURL}
+}
+
+// answerText describes an answer that is not what rota sends (a proxy's HTML page, a plain
+// text error) by its type and its start, on one line: such a page was printed whole, up to
+// maxResponseBytes over as many lines.
+func answerText(resp *http.Response, body []byte) string {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "no Content-Type"
+	}
+	return fmt.Sprintf("%s, %d bytes: %s", ct, len(body), strconv.Quote(errtext.Cut(strings.Join(strings.Fields(string(body)), " "), errtext.Max)))
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -277,6 +278,83 @@ func TestClientSendsAWriteToTheLeaderOnce(t *testing.T) {
 			}
 			if first.calls.Load() != 1 || second.calls.Load() > 1 {
 				t.Errorf("calls: the rota asked %d, the one it named %d; want 1 and at most 1", first.calls.Load(), second.calls.Load())
+			}
+		})
+	}
+}
+
+// TestClientRefusesAnswersThatAreNotRotas: a 200 whose body does not say what was asked (a
+// proxy or another service at the URL answering "{}" to anything) is an error naming both,
+// never a write reported done: the client read it as rota's zero answer, so rotactl said
+// "pinned" of a server nothing pinned, and slurm resume exited 0 with no server asked for.
+func TestClientRefusesAnswersThatAreNotRotas(t *testing.T) {
+	ctx := context.Background()
+	calls := map[string]func(*api.Client) error{
+		"pin":             func(c *api.Client) error { return c.SetPinned(ctx, "cpu01", true, "") },
+		"unpin":           func(c *api.Client) error { return c.SetPinned(ctx, "cpu01", false, "") },
+		"maintenance on":  func(c *api.Client) error { return c.SetMaintenance(ctx, "cpu01", true, "") },
+		"maintenance off": func(c *api.Client) error { return c.SetMaintenance(ctx, "cpu01", false, "") },
+		"pause":           func(c *api.Client) error { return c.SetPaused(ctx, true, "") },
+		"resume":          func(c *api.Client) error { return c.SetPaused(ctx, false, "") },
+		"explain":         func(c *api.Client) error { _, err := c.Explain(ctx, "cpu01"); return err },
+		"wake":            func(c *api.Client) error { _, err := c.Wake(ctx, []string{"cpu01", "cpu02"}, ""); return err },
+	}
+	answers := map[string]string{
+		"empty object": `{}`,
+		"null":         `null`,
+		// rota's answer for another node, or the opposite change
+		"another answer": `{"node": "gpu01", "pinned": false, "maintenance": false, "nodes": [{"node": "cpu02", "result": "started"}, {"node": "cpu01", "result": "started"}]}`,
+	}
+	for aname, body := range answers {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body)
+		}))
+		defer ts.Close()
+		c, err := api.NewClient(ts.URL, api.NewToken(apiToken), ts.Client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for cname, call := range calls {
+			t.Run(aname+"/"+cname, func(t *testing.T) {
+				err := call(c)
+				if err == nil || !strings.Contains(err.Error(), "not rota's") && !strings.Contains(err.Error(), "decoding rota's answer") {
+					t.Fatalf("error %v, want one saying the answer is not rota's", err)
+				}
+			})
+		}
+	}
+}
+
+// TestClientSaysWhatAnsweredInstead: an answer that is not rota's JSON (a proxy's HTML page, a
+// login page served 200) is named by its type and its start, on one short line: a proxy's 502
+// page was printed whole, every line of it, up to 64 MiB.
+func TestClientSaysWhatAnsweredInstead(t *testing.T) {
+	page := "<html><head><title>502 Bad Gateway</title></head>\n<body>\n" + strings.Repeat("<p>padding</p>\n", 10000) + "</body></html>\n"
+	tests := []struct {
+		name, contentType, body string
+		code                    int
+		want                    string
+	}{
+		{"a proxy's error page", "text/html", page, http.StatusBadGateway, `502 Bad Gateway: not rota's error (text/html, 150072 bytes: "<html><head><title>502 Bad Gateway</title></head> <body> <p>padd…")`},
+		{"a login page", "text/html; charset=utf-8", "<!DOCTYPE html>\n<html>Please log in</html>", http.StatusOK, `decoding rota's answer (text/html; charset=utf-8, 42 bytes: "<!DOCTYPE html> <html>Please log in</html>"): invalid character '<'`},
+		{"rota's own error", "application/json", `{"error": "status: store closed"}`, http.StatusInternalServerError, "500 Internal Server Error: status: store closed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.contentType)
+				w.WriteHeader(tc.code)
+				io.WriteString(w, tc.body)
+			}))
+			defer ts.Close()
+			c, err := api.NewClient(ts.URL, api.Token{}, ts.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Status(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || len(err.Error()) > 300 {
+				t.Errorf("error %q, want one short line with %q", err, tc.want)
 			}
 		})
 	}

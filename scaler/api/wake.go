@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -100,6 +101,15 @@ func checkWake(req WakeRequest) error {
 func (c *Client) Wake(ctx context.Context, nodes []string, note string) ([]WakeResult, error) {
 	var resp WakeResponse
 	if err := c.do(ctx, http.MethodPost, "wake", WakeRequest{Nodes: nodes, Note: note}, &resp); err != nil {
+		return nil, err
+	}
+	// One result per node, in the order asked: an answer short of one (a proxy's "{}") read as
+	// every node in hand while none was asked for.
+	got := make([]string, len(resp.Nodes))
+	for i, r := range resp.Nodes {
+		got[i] = r.Node
+	}
+	if err := confirm(slices.Equal(got, nodes), "results for "+errtext.Quote(strings.Join(nodes, ",")), "results for "+errtext.Quote(strings.Join(got, ","))); err != nil {
 		return nil, err
 	}
 	return resp.Nodes, nil
