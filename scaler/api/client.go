@@ -261,7 +261,7 @@ func statusError(resp *http.Response) error {
 	}
 	var eb errorBody
 	if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
-		eb.Error = "not rota's error (" + answerText(resp, b) + ")"
+		eb.Error = answerText(resp, b)
 	}
 	return &StatusError{Code: resp.StatusCode, Message: eb.Error, LeaderURL: eb.LeaderURL}
 }

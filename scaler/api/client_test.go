@@ -336,7 +336,7 @@ func TestClientSaysWhatAnsweredInstead(t *testing.T) {
 		code                    int
 		want                    string
 	}{
-		{"a proxy's error page", "text/html", page, http.StatusBadGateway, `502 Bad Gateway: not rota's error (text/html, 150072 bytes: "<html><head><title>502 Bad Gateway</title></head> <body> <p>padd…")`},
+		{"a proxy's error page", "text/html", page, http.StatusBadGateway, `502 Bad Gateway: text/html, 150072 bytes: "<html><head><title>502 Bad Gateway</title></head> <body> <p>padd…"`},
 		{"a login page", "text/html; charset=utf-8", "<!DOCTYPE html>\n<html>Please log in</html>", http.StatusOK, `decoding rota's answer (text/html; charset=utf-8, 42 bytes: "<!DOCTYPE html> <html>Please log in</html>"): invalid character '<'`},
 		{"rota's own error", "application/json", `{"error": "status: store closed"}`, http.StatusInternalServerError, "500 Internal Server Error: status: store closed"},
 	}
