@@ -88,8 +88,8 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 	if err != nil {
 		return Reading{}, err
 	}
-	defer r.close()
-	sys, err := m.d.system(node, ep, r)
+	defer r.close(context.WithoutCancel(ctx))
+	sys, err := m.d.system(ctx, node, ep, r)
 	if err != nil {
 		return Reading{}, err
 	}
@@ -98,11 +98,11 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 		uris = append(uris, ch.URI)
 	}
 	if len(uris) == 0 && sys.alone {
-		if uris, err = r.collection("/redfish/v1/Chassis"); err != nil {
+		if uris, err = r.collection(ctx, "/redfish/v1/Chassis"); err != nil {
 			return Reading{}, noReadingIfMissing(err)
 		}
 	}
-	chassis, err := r.chassis(uris)
+	chassis, err := r.chassis(ctx, uris)
 	if err != nil {
 		return Reading{}, err
 	}
@@ -111,7 +111,7 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 			var env struct {
 				PowerWatts *struct{ Reading *float64 }
 			}
-			if err := r.get(ch.EnvironmentMetrics.ID, &env); err == nil && env.PowerWatts != nil && validWatts(env.PowerWatts.Reading) {
+			if err := r.get(ctx, ch.EnvironmentMetrics.ID, &env); err == nil && env.PowerWatts != nil && validWatts(env.PowerWatts.Reading) {
 				return Reading{Watts: *env.PowerWatts.Reading, Source: "redfish_environment_metrics"}, nil
 			}
 		}
@@ -119,7 +119,7 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 			var pw struct {
 				PowerControl []struct{ PowerConsumedWatts *float64 }
 			}
-			if err := r.get(ch.Power.ID, &pw); err == nil && len(pw.PowerControl) > 0 && validWatts(pw.PowerControl[0].PowerConsumedWatts) {
+			if err := r.get(ctx, ch.Power.ID, &pw); err == nil && len(pw.PowerControl) > 0 && validWatts(pw.PowerControl[0].PowerConsumedWatts) {
 				return Reading{Watts: *pw.PowerControl[0].PowerConsumedWatts, Source: "redfish_power"}, nil
 			}
 		}
@@ -140,11 +140,11 @@ type redfishChassis struct {
 
 // chassis reads the chassis at uris, those that hold more than the server last; one that is
 // not there (404) is left out.
-func (r *redfishReader) chassis(uris []string) ([]redfishChassis, error) {
+func (r *redfishReader) chassis(ctx context.Context, uris []string) ([]redfishChassis, error) {
 	var own, shared []redfishChassis
 	for _, uri := range uris {
 		var ch redfishChassis
-		if err := r.get(uri, &ch); err != nil {
+		if err := r.get(ctx, uri, &ch); err != nil {
 			if missing(err) {
 				continue
 			}

@@ -37,9 +37,9 @@ func (d *bmclibDialer) dialRedfish(ctx context.Context, node string, ep Endpoint
 	if err != nil {
 		return nil, err
 	}
-	sys, err := d.system(node, ep, r)
+	sys, err := d.system(ctx, node, ep, r)
 	if err != nil {
-		r.close()
+		r.close(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return &redfishConn{r: r, d: d, ep: ep, system: sys.system}, nil
@@ -52,9 +52,9 @@ func (d *bmclibDialer) dialRedfish(ctx context.Context, node string, ep Endpoint
 // is the *AuthError). A 401 to a Reset stays an *AuthError: BMCs answer it to an account
 // without the privilege to power a server. With basic auth every request carries the
 // credentials, so a 401 is theirs.
-func (c *redfishConn) PowerState(context.Context) (string, error) {
+func (c *redfishConn) PowerState(ctx context.Context) (string, error) {
 	var doc struct{ PowerState string }
-	if err := c.r.get(c.system.URI, &doc); err != nil {
+	if err := c.r.get(ctx, c.system.URI, &doc); err != nil {
 		var auth *AuthError
 		if code, _ := redfishStatus(err); code == http.StatusUnauthorized && !c.ep.BasicAuth && errors.As(err, &auth) {
 			return "", &transientError{err: fmt.Errorf("the bmc ended its session (401 after the login), logging in again: %w", auth.Err)}
@@ -69,7 +69,7 @@ func (c *redfishConn) PowerState(context.Context) (string, error) {
 // some iDRAC firmware), and others whenever the ETag moved with a sensor value since the
 // read. The Redfish specification gives actions no ETag semantics, and rota reads the power
 // state before every command and after it, so If-Match would guard nothing.
-func (c *redfishConn) SetPower(_ context.Context, action string) (string, error) {
+func (c *redfishConn) SetPower(ctx context.Context, action string) (string, error) {
 	if err := c.offered(action); err != nil {
 		return "", err
 	}
@@ -77,7 +77,7 @@ func (c *redfishConn) SetPower(_ context.Context, action string) (string, error)
 	if target == "" {
 		return "", &RefusedError{Node: c.r.node, Err: fmt.Errorf("system %s offers no #ComputerSystem.Reset action", c.system.URI)}
 	}
-	task, err := c.r.post(target, map[string]string{"ResetType": resetTypes[action]})
+	task, err := c.r.post(ctx, target, map[string]string{"ResetType": resetTypes[action]})
 	if err != nil {
 		return "", fmt.Errorf("sending power %s: %w", action, err)
 	}
@@ -87,8 +87,8 @@ func (c *redfishConn) SetPower(_ context.Context, action string) (string, error)
 // Task reads a task monitor: it answers 202 while the task runs, then the task (its TaskState
 // says how it ended) or the Reset's own answer; one that is gone (404) leaves the outcome to
 // the state, as does a task that completed.
-func (c *redfishConn) Task(_ context.Context, uri string) (bool, error) {
-	code, b, err := c.r.fetch(uri)
+func (c *redfishConn) Task(ctx context.Context, uri string) (bool, error) {
+	code, b, err := c.r.fetch(ctx, uri)
 	switch {
 	case missing(err):
 		return true, nil
@@ -120,8 +120,8 @@ func (c *redfishConn) Task(_ context.Context, uri string) (bool, error) {
 // Provider is the library rota's Redfish requests go through.
 func (c *redfishConn) Provider() string { return redfishProvider }
 
-func (c *redfishConn) Close(context.Context) error {
-	c.r.close()
+func (c *redfishConn) Close(ctx context.Context) error {
+	c.r.close(ctx)
 	return nil
 }
 

@@ -34,6 +34,8 @@ type shapeBMC struct {
 	task    func(w http.ResponseWriter, n int)
 	transit int
 	hide    bool // PowerState keeps the old state until a transition is done, as iDRAC's does
+	// intercept sees every request first; true: it answered (nil: none).
+	intercept func(w http.ResponseWriter, r *http.Request) bool
 
 	mu     sync.Mutex
 	power  string // On or Off
@@ -87,6 +89,9 @@ func shapeError(w http.ResponseWriter, code int, id, msg string) {
 }
 
 func (b *shapeBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if b.intercept != nil && b.intercept(w, r) {
+		return
+	}
 	path := strings.TrimRight(r.URL.Path, "/")
 	switch {
 	case path == "/redfish/v1" && r.Method == http.MethodGet:

@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -28,7 +29,10 @@ const maxRedfishBody = 1 << 20
 //     "https://10.0.0.5/redfish/v1/Systems/1", as some BMCs write them) is taken to its path,
 //     in a JSON body and in Location, so that gofish (the login, the logout) and rota follow it.
 //     One on another host is left as it is, for redfishReader.local to refuse;
-//   - the Retry-After of a 429 or 503 answer is kept for the retry (withRetryAfter).
+//   - the Retry-After of a 429 or 503 answer is kept for the retry (withRetryAfter);
+//   - gofish fixes one context for a client's life, at the login: each request also ends
+//     when the context of the call that makes it does (within), so that cancelling an
+//     operation ends the request a hung BMC holds, not the call timeout.
 //
 // It is made for one connection (httpClient), so what it keeps is that connection's.
 type redfishTransport struct {
@@ -37,12 +41,38 @@ type redfishTransport struct {
 	clock Clock
 
 	mu         sync.Mutex
-	retryAfter time.Duration // the longest Retry-After not yet taken
+	retryAfter time.Duration   // the longest Retry-After not yet taken
+	call       context.Context // the context of the call now making requests; nil: none
+}
+
+// within makes ctx end every request made until end is called (the call that makes them
+// returns), as well as the request's own context.
+func (t *redfishTransport) within(ctx context.Context) (end func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev := t.call
+	t.call = ctx
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.call = prev
+	}
 }
 
 func (t *redfishTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.mu.Lock()
+	call := t.call
+	t.mu.Unlock()
+	release := func() {}
+	if call != nil {
+		ctx, cancel := context.WithCancelCause(req.Context())
+		stop := context.AfterFunc(call, func() { cancel(context.Cause(call)) })
+		release = func() { stop(); cancel(nil) }
+		req = req.WithContext(ctx)
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
@@ -58,17 +88,20 @@ func (t *redfishTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRedfishBody+1))
 	if err != nil {
 		resp.Body.Close()
+		release()
 		return nil, err
 	}
 	if len(b) > maxRedfishBody {
-		// Too long to be a resource: passed on as it came, whole.
+		// Too long to be a resource: passed on as it came, whole, the request's context
+		// kept until it is closed.
 		resp.Body = struct {
 			io.Reader
 			io.Closer
-		}{io.MultiReader(bytes.NewReader(b), resp.Body), resp.Body}
+		}{io.MultiReader(bytes.NewReader(b), resp.Body), closeThen{resp.Body, release}}
 		return resp, nil
 	}
 	resp.Body.Close()
+	release()
 	if local, changed := localLinks(b, t.host); changed {
 		b = local
 		resp.Header.Del("Content-Length")
@@ -76,6 +109,18 @@ func (t *redfishTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return resp, nil
+}
+
+// closeThen closes its Closer, then runs then.
+type closeThen struct {
+	io.Closer
+	then func()
+}
+
+func (c closeThen) Close() error {
+	err := c.Closer.Close()
+	c.then()
+	return err
 }
 
 // withRetryAfter gives a transient failure the longest wait a BMC answer asked for since the

@@ -98,11 +98,10 @@ type redfishReader struct {
 	node   string
 	host   string
 	client *gofish.APIClient
-	rt     *redfishTransport
-	// cancel ends the client's context. gofish takes one context for a client's life, and a
-	// connection outlives the call that opened it: each request is bounded by the call
-	// timeout instead (httpClient), as bmclib bounds its own.
-	cancel context.CancelFunc
+	// rt bounds each request by the context of the call that makes it (within): gofish
+	// fixes one context for a client's life, and a connection outlives the call that opened
+	// it.
+	rt *redfishTransport
 }
 
 // openRedfish logs in to a node's BMC (or uses basic auth) with the dialer's HTTP client (TLS,
@@ -112,26 +111,25 @@ func (d *bmclibDialer) openRedfish(ctx context.Context, node string, ep Endpoint
 	if err != nil {
 		return nil, &RefusedError{Node: node, Err: err}
 	}
-	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	client, err := gofish.ConnectContext(life, gofish.ClientConfig{
+	defer rt.within(ctx)()
+	client, err := gofish.ConnectContext(context.WithoutCancel(ctx), gofish.ClientConfig{
 		Endpoint: "https://" + net.JoinHostPort(ep.Host, strconv.Itoa(portOrDefault(ep))), Username: ep.Username,
 		Password: password.Reveal(), HTTPClient: hc, BasicAuth: ep.BasicAuth,
 	})
 	if err != nil {
-		cancel()
 		if nerr := noSessionService(ctx, node, ep, hc, err); nerr != nil {
 			return nil, nerr
 		}
 		return nil, rt.withRetryAfter(classifyRedfish(node, fmt.Errorf("opening connection: %w", err)))
 	}
-	return &redfishReader{node: node, host: ep.Host, client: client, rt: rt, cancel: cancel}, nil
+	return &redfishReader{node: node, host: ep.Host, client: client, rt: rt}, nil
 }
 
-func (r *redfishReader) close() {
+// close logs out within ctx; it is given one of its own (the call timeout bounds each request
+// too), as the operation's may have ended: the session is given back all the same.
+func (r *redfishReader) close(ctx context.Context) {
+	defer r.rt.within(ctx)()
 	r.client.Logout()
-	r.cancel()
 }
 
 // local returns uri to be asked of the endpoint. The transport has taken every link on the
@@ -146,11 +144,12 @@ func (r *redfishReader) local(uri string) (string, error) {
 }
 
 // fetch reads one resource: the answer's status and body (at most 1 MiB).
-func (r *redfishReader) fetch(uri string) (int, []byte, error) {
+func (r *redfishReader) fetch(ctx context.Context, uri string) (int, []byte, error) {
 	p, err := r.local(uri)
 	if err != nil {
 		return 0, nil, err
 	}
+	defer r.rt.within(ctx)()
 	resp, err := r.client.Get(p)
 	if err != nil {
 		return 0, nil, r.rt.withRetryAfter(classifyRedfish(r.node, fmt.Errorf("reading %s: %w", p, err)))
@@ -164,8 +163,8 @@ func (r *redfishReader) fetch(uri string) (int, []byte, error) {
 }
 
 // get reads one resource's JSON into v.
-func (r *redfishReader) get(uri string, v any) error {
-	_, b, err := r.fetch(uri)
+func (r *redfishReader) get(ctx context.Context, uri string, v any) error {
+	_, b, err := r.fetch(ctx, uri)
 	if err != nil {
 		return err
 	}
@@ -177,11 +176,12 @@ func (r *redfishReader) get(uri string, v any) error {
 
 // post posts body to uri, without If-Match (Dial says why). task is the task monitor of a 202
 // Accepted answer (its Location), empty for any other success.
-func (r *redfishReader) post(uri string, body any) (task string, err error) {
+func (r *redfishReader) post(ctx context.Context, uri string, body any) (task string, err error) {
 	p, err := r.local(uri)
 	if err != nil {
 		return "", err
 	}
+	defer r.rt.within(ctx)()
 	resp, err := r.client.Post(p, body)
 	if err != nil {
 		return "", r.rt.withRetryAfter(classifyRedfish(r.node, fmt.Errorf("posting to %s: %w", p, err)))
@@ -194,13 +194,13 @@ func (r *redfishReader) post(uri string, body any) (task string, err error) {
 }
 
 // collection reads the @odata.id of each member of a collection.
-func (r *redfishReader) collection(uri string) ([]string, error) {
+func (r *redfishReader) collection(ctx context.Context, uri string) ([]string, error) {
 	var coll struct {
 		Members []struct {
 			ID string `json:"@odata.id"`
 		}
 	}
-	if err := r.get(uri, &coll); err != nil {
+	if err := r.get(ctx, uri, &coll); err != nil {
 		return nil, err
 	}
 	ids := make([]string, 0, len(coll.Members))
@@ -213,17 +213,17 @@ func (r *redfishReader) collection(uri string) ([]string, error) {
 // system returns the system the node's commands reach: checked (pickSystem) at the first
 // operation on the endpoint, remembered after. A check that fails is made again at the next
 // operation.
-func (d *bmclibDialer) system(node string, ep Endpoint, r *redfishReader) (systemChoice, error) {
+func (d *bmclibDialer) system(ctx context.Context, node string, ep Endpoint, r *redfishReader) (systemChoice, error) {
 	if c, ok := d.checkedSystem(node, ep); ok {
 		return c, nil
 	}
-	uris, err := r.collection("/redfish/v1/Systems")
+	uris, err := r.collection(ctx, "/redfish/v1/Systems")
 	if err != nil {
 		return systemChoice{}, err
 	}
 	systems := make([]redfishSystem, len(uris))
 	for i, uri := range uris {
-		if err := r.get(uri, &systems[i]); err != nil {
+		if err := r.get(ctx, uri, &systems[i]); err != nil {
 			return systemChoice{}, err
 		}
 		systems[i].URI = uri
