@@ -142,15 +142,20 @@ func (c *redfishConn) offered(action string) error {
 		c.system.URI, rt, strings.Join(c.system.Actions.Reset.Allowed, ", "))}
 }
 
-// noSessionService returns a *RefusedError when a Redfish login failed because the BMC has no
-// session service: its service root links no Sessions collection (gofish then posts the login
-// nowhere and fails without a request or a status: "no target provided"), or the login was
-// answered 404 or 405. Such a BMC takes basic auth alone, which the endpoint must ask for;
-// retrying the login would only fail again, and a 404 must not pass for a BMC without a power
-// reading. Anything else returns nil. It reads the service root itself (no credentials needed)
-// only when the failure could be one of these: a 404 or 405, or a failure with neither a
-// status nor a transport error.
-func noSessionService(ctx context.Context, node string, ep Endpoint, hc *http.Client, loginErr error) error {
+// loginRefused returns a *RefusedError when a Redfish login failed because of the BMC's
+// session service, which retrying the login would meet again:
+//   - the BMC has none: its service root links no Sessions collection (gofish then posts the
+//     login nowhere and fails without a request or a status: "no target provided"), or the
+//     login was answered 404 or 405. Such a BMC takes basic auth alone, which the endpoint
+//     must ask for, and a 404 must not pass for a BMC without a power reading;
+//   - it links its Sessions collection on another host (redfishTransport took a link on the
+//     endpoint's host to its path), refused as any link there (localURI): gofish, which
+//     prefixes the endpoint to it, fails to make a request of it at all.
+//
+// Anything else returns nil. It reads the service root itself (no credentials needed) only
+// when the failure could be one of these: a 404 or 405, or a failure with neither a status
+// nor a transport error (a URL that does not parse is no transport error: nothing was sent).
+func loginRefused(ctx context.Context, node string, ep Endpoint, hc *http.Client, loginErr error) error {
 	if ep.BasicAuth || hc == nil {
 		return nil
 	}
@@ -159,7 +164,7 @@ func noSessionService(ctx context.Context, node string, ep Endpoint, hc *http.Cl
 	switch {
 	case answered && code != http.StatusNotFound && code != http.StatusMethodNotAllowed:
 		return nil
-	case !answered && errors.As(loginErr, &transport):
+	case !answered && errors.As(loginErr, &transport) && transport.Op != "parse":
 		return nil
 	}
 	sessions, ok := sessionsLink(ctx, hc, ep)
@@ -168,7 +173,11 @@ func noSessionService(ctx context.Context, node string, ep Endpoint, hc *http.Cl
 		return nil
 	case sessions == "":
 		return &RefusedError{Node: node, Err: errors.New("the bmc offers no session service (its service root links no Sessions collection): set basic_auth: true for this node")}
-	case code != 0:
+	}
+	if _, err := localURI(node, ep.Host, sessions); err != nil {
+		return err
+	}
+	if code != 0 {
 		return &RefusedError{Node: node, Status: code, Err: fmt.Errorf("the bmc offers no session service (the login at %s was answered %d): set basic_auth: true for this node", sessions, code)}
 	}
 	return nil

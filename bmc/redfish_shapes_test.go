@@ -34,6 +34,8 @@ type shapeBMC struct {
 	task    func(w http.ResponseWriter, n int)
 	transit int
 	hide    bool // PowerState keeps the old state until a transition is done, as iDRAC's does
+	// foreignLogin: the Sessions collection linked on another host (shapeForeign).
+	foreignLogin bool
 	// intercept sees every request first; true: it answered (nil: none).
 	intercept func(w http.ResponseWriter, r *http.Request) bool
 
@@ -95,11 +97,15 @@ func (b *shapeBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimRight(r.URL.Path, "/")
 	switch {
 	case path == "/redfish/v1" && r.Method == http.MethodGet:
+		sessions := b.id("/redfish/v1/SessionService/Sessions")
+		if b.foreignLogin {
+			sessions = shapeForeign + "/redfish/v1/SessionService/Sessions"
+		}
 		shapeJSON(w, 200, map[string]any{
 			"@odata.id": b.id("/redfish/v1"), "Id": "RootService", "RedfishVersion": "1.11.0",
 			"Systems":        map[string]any{"@odata.id": b.id("/redfish/v1/Systems")},
 			"SessionService": map[string]any{"@odata.id": b.id("/redfish/v1/SessionService")},
-			"Links":          map[string]any{"Sessions": map[string]any{"@odata.id": b.id("/redfish/v1/SessionService/Sessions")}},
+			"Links":          map[string]any{"Sessions": map[string]any{"@odata.id": sessions}},
 		})
 	case path == "/redfish/v1/SessionService/Sessions" && r.Method == http.MethodPost:
 		w.Header().Set("X-Auth-Token", "token")
@@ -358,6 +364,10 @@ func TestRedfishVendorShapes(t *testing.T) {
 		{name: "a system linked on another host: refused naming it, nothing sent", power: "Off", op: on,
 			wantErr: ErrRefused, errText: shapeForeign + shapeSystem, endPower: "Off",
 			edit: func(b *shapeBMC) { b.foreign = true }},
+		// As a system there: refused, not retried (the login never reaches any host).
+		{name: "the login linked on another host: refused naming it, nothing sent", power: "Off", op: on,
+			wantErr: ErrRefused, errText: shapeForeign + "/redfish/v1/SessionService/Sessions", endPower: "Off",
+			edit: func(b *shapeBMC) { b.foreignLogin = true }},
 		{name: "503 with Retry-After to a read: retried after the wait asked", power: "Off", op: on, resets: []string{"On"}, endPower: "On",
 			waits: []time.Duration{7 * time.Second},
 			edit:  func(b *shapeBMC) { b.system = spoilRead(func(w http.ResponseWriter, _ map[string]any) { busy(w) }) }},

@@ -117,7 +117,7 @@ func (d *bmclibDialer) openRedfish(ctx context.Context, node string, ep Endpoint
 		Password: password.Reveal(), HTTPClient: hc, BasicAuth: ep.BasicAuth,
 	})
 	if err != nil {
-		if nerr := noSessionService(ctx, node, ep, hc, err); nerr != nil {
+		if nerr := loginRefused(ctx, node, ep, hc, err); nerr != nil {
 			return nil, nerr
 		}
 		return nil, rt.withRetryAfter(classifyRedfish(node, fmt.Errorf("opening connection: %w", err)))
@@ -135,12 +135,15 @@ func (r *redfishReader) close(ctx context.Context) {
 // local returns uri to be asked of the endpoint. The transport has taken every link on the
 // endpoint's host to its path, so an absolute URI left names another host: refused (a
 // *RefusedError naming it), as rota asks nothing of a host it was not given.
-func (r *redfishReader) local(uri string) (string, error) {
+func (r *redfishReader) local(uri string) (string, error) { return localURI(r.node, r.host, uri) }
+
+// localURI is redfishReader.local for the node's endpoint on host.
+func localURI(node, host, uri string) (string, error) {
 	if u, err := url.Parse(uri); err != nil || (u.Scheme == "" && u.Host == "") {
 		return uri, nil
 	}
-	return "", &RefusedError{Node: r.node, Err: fmt.Errorf("the bmc links %s, not on its endpoint's host %s: rota follows a bmc's links on that host only (if it is the same bmc, set host to the name it gives)",
-		errtext.Quote(uri), r.host)}
+	return "", &RefusedError{Node: node, Err: fmt.Errorf("the bmc links %s, not on its endpoint's host %s: rota follows a bmc's links on that host only (if it is the same bmc, set host to the name it gives)",
+		errtext.Quote(uri), host)}
 }
 
 // fetch reads one resource: the answer's status and body (at most 1 MiB).
