@@ -135,10 +135,12 @@ func (e *TaskFailedError) Error() string {
 func (e *TaskFailedError) Is(target error) bool { return target == ErrRefused }
 
 // transientError marks a failure worth retrying (network, timeout, 5xx). retryAfter is the
-// wait the BMC asked for (Retry-After), zero when it did not.
+// wait the BMC asked for (Retry-After), zero when it did not. unanswered: a request was sent
+// and its answer lost, so the BMC may have done it.
 type transientError struct {
 	err        error
 	retryAfter time.Duration
+	unanswered bool
 }
 
 func (e *transientError) Error() string { return e.err.Error() }

@@ -427,6 +427,15 @@ func TestRedfishVendorShapes(t *testing.T) {
 			}},
 		// Waiting the grace period (a minute, past the test's 30 s) for a request that never
 		// reached the BMC would cut the power of an OS never asked to shut down.
+		// A lost answer is no refusal: the shutdown may be under way, with PowerState On until
+		// the OS is done, so no read can show it did not take.
+		{name: "hung up after taking a graceful shutdown: not sent again, the state decides", power: "On", op: off(true),
+			tweak:  func(o *Options) { o.GracePeriod = time.Minute },
+			resets: []string{"GracefulShutdown"}, endPower: "Off",
+			edit: func(b *shapeBMC) {
+				b.hide, b.transit = true, 6
+				b.reset = func(w http.ResponseWriter, _ int, move func()) { move(); hangUp(w) }
+			}},
 		{name: "503 to a graceful shutdown: read, then sent again", power: "On", op: off(true), tweak: func(o *Options) { o.GracePeriod = time.Minute },
 			resets: []string{"GracefulShutdown", "GracefulShutdown"}, endPower: "Off",
 			edit: func(b *shapeBMC) { b.reset = failFirst(busy) }},

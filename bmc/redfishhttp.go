@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,7 +31,8 @@ const maxRedfishBody = 1 << 20
 //     "https://10.0.0.5/redfish/v1/Systems/1", as some BMCs write them) is taken to its path,
 //     in a JSON body and in Location, so that gofish (the login, the logout) and rota follow it.
 //     One on another host is left as it is, for redfishReader.local to refuse;
-//   - the Retry-After of a 429 or 503 answer is kept for the retry (withRetryAfter);
+//   - the Retry-After of a 429 or 503 answer is kept for the retry, and a request sent whose
+//     answer was lost (it may have been done) is noted (annotate);
 //   - gofish fixes one context for a client's life, at the login: each request also ends
 //     when the context of the call that makes it does (within), so that cancelling an
 //     operation ends the request a hung BMC holds, not the call timeout.
@@ -42,6 +45,7 @@ type redfishTransport struct {
 
 	mu         sync.Mutex
 	retryAfter time.Duration   // the longest Retry-After not yet taken
+	unanswered bool            // a request was sent, its answer lost, since the last annotate
 	call       context.Context // the context of the call now making requests; nil: none
 }
 
@@ -64,15 +68,19 @@ func (t *redfishTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	call := t.call
 	t.mu.Unlock()
 	release := func() {}
+	ctx := req.Context()
 	if call != nil {
-		ctx, cancel := context.WithCancelCause(req.Context())
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
 		stop := context.AfterFunc(call, func() { cancel(context.Cause(call)) })
 		release = func() { stop(); cancel(nil) }
-		req = req.WithContext(ctx)
 	}
+	var sent atomic.Bool // the request's headers were written: the BMC may have it
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }}))
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		release()
+		t.lost(sent.Load())
 		return nil, err
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
@@ -89,6 +97,7 @@ func (t *redfishTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil {
 		resp.Body.Close()
 		release()
+		t.lost(true)
 		return nil, err
 	}
 	if len(b) > maxRedfishBody {
@@ -123,9 +132,20 @@ func (c closeThen) Close() error {
 	return err
 }
 
-// withRetryAfter gives a transient failure the longest wait a BMC answer asked for since the
-// last one taken, and forgets it.
-func (t *redfishTransport) withRetryAfter(err error) error {
+// lost notes a request that failed without an answer, when it was sent.
+func (t *redfishTransport) lost(sent bool) {
+	if !sent {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unanswered = true
+}
+
+// annotate gives a transient failure what the transport saw since the last one taken: the
+// longest wait a BMC answer asked for, and whether a request was sent whose answer was lost;
+// and forgets them.
+func (t *redfishTransport) annotate(err error) error {
 	var te *transientError
 	if t == nil || !errors.As(err, &te) {
 		return err
@@ -133,7 +153,8 @@ func (t *redfishTransport) withRetryAfter(err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	te.retryAfter = max(te.retryAfter, t.retryAfter)
-	t.retryAfter = 0
+	te.unanswered = te.unanswered || t.unanswered
+	t.retryAfter, t.unanswered = 0, false
 	return err
 }
 

@@ -3,10 +3,57 @@ package bmc
 import (
 	"bytes"
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rotahq/rota/internal/clock"
 )
+
+// TestTransportTellsALostAnswer: a request that failed after it was sent (the BMC hung up
+// before answering) is told from one that never left (nothing listening) and from one answered
+// with an error, as only the first may have been done.
+func TestTransportTellsALostAnswer(t *testing.T) {
+	hangs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hangUp(w) }))
+	defer hangs.Close()
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		shapeError(w, http.StatusServiceUnavailable, "Base.1.0.ServiceTemporarilyUnavailable", "busy")
+	}))
+	defer busy.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, tt := range []struct {
+		name, url string
+		want      bool
+	}{
+		{"hung up after the request", hangs.URL, true},
+		{"nothing listening", nobody, false},
+		{"answered 503", busy.URL, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &redfishTransport{host: "127.0.0.1", clock: clock.Real{}, base: &http.Transport{DisableKeepAlives: true}}
+			resp, err := (&http.Client{Transport: rt}).Post(tt.url+"/redfish/v1/Systems/1/Actions/ComputerSystem.Reset", "application/json", strings.NewReader(`{"ResetType":"GracefulShutdown"}`))
+			if err == nil {
+				resp.Body.Close()
+			}
+			te := &transientError{err: err}
+			if rt.annotate(te); te.unanswered != tt.want {
+				t.Errorf("unanswered %v, want %v (error %v)", te.unanswered, tt.want, err)
+			}
+			next := &transientError{err: err}
+			if rt.annotate(next); next.unanswered {
+				t.Errorf("a failure annotated next was said unanswered: annotate forgets what it gave")
+			}
+		})
+	}
+}
 
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)

@@ -87,6 +87,13 @@ func (s *session) measure(op string, start time.Time, err error, provider string
 
 func retryable(err error) bool { return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrRefused) }
 
+// unanswered reports whether err is a transient failure of a request that was sent and whose
+// answer was lost: it may have been done.
+func unanswered(err error) bool {
+	var te *transientError
+	return errors.As(err, &te) && te.unanswered
+}
+
 // call runs fn against an open connection under the call timeout; with retry, transient
 // failures are tried again (on a fresh connection) after a backoff, up to Attempts.
 func (s *session) call(ctx context.Context, op string, retry bool, fn func(context.Context, conn) error) error {
@@ -274,6 +281,15 @@ func (s *session) sendLooking(ctx context.Context, want State, action string) (r
 		if st == want {
 			return true, nil
 		}
+		if action == actionSoft && unanswered(err) {
+			// The shutdown was sent and its answer lost: the BMC may have it, and no read can
+			// tell, as the OS keeps the power on while it shuts down. Sent again, it would
+			// reach the OS as a second request, or, from a BMC that presses the power button
+			// for it, power the server back on once it is off: the state decides, over the
+			// grace period, and a node still on after it is forced off.
+			s.log.Warnf("graceful shutdown sent, its answer lost, not sent again (the node stays %s while its OS shuts down); confirming by the state: %v", st, err)
+			return false, nil
+		}
 		if errors.Is(err, ErrRefused) && attempt > 1 {
 			// The send before failed and may have landed: refused now (iDRAC answers 409
 			// "already powered ON" to a server coming up with its PowerState still Off), it
@@ -356,7 +372,8 @@ func (s *session) gracefulOff(ctx context.Context) error {
 	}
 	// A send that failed transiently is sent again, as any command, once the state says the
 	// node is still on: waiting the grace period out for a request that never reached the BMC
-	// would cut the power of an OS never asked to shut down.
+	// would cut the power of an OS never asked to shut down. One sent whose answer was lost is
+	// not (sendLooking): the BMC may have it.
 	reached, err := s.sendLooking(ctx, StateOff, actionSoft)
 	switch {
 	case reached:

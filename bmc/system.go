@@ -120,7 +120,7 @@ func (d *bmclibDialer) openRedfish(ctx context.Context, node string, ep Endpoint
 		if nerr := loginRefused(ctx, node, ep, hc, err); nerr != nil {
 			return nil, nerr
 		}
-		return nil, rt.withRetryAfter(classifyRedfish(node, fmt.Errorf("opening connection: %w", err)))
+		return nil, rt.annotate(classifyRedfish(node, fmt.Errorf("opening connection: %w", err)))
 	}
 	return &redfishReader{node: node, host: ep.Host, client: client, rt: rt}, nil
 }
@@ -155,7 +155,7 @@ func (r *redfishReader) fetch(ctx context.Context, uri string) (int, []byte, err
 	defer r.rt.within(ctx)()
 	resp, err := r.client.Get(p)
 	if err != nil {
-		return 0, nil, r.rt.withRetryAfter(classifyRedfish(r.node, fmt.Errorf("reading %s: %w", p, err)))
+		return 0, nil, r.rt.annotate(classifyRedfish(r.node, fmt.Errorf("reading %s: %w", p, err)))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRedfishBody))
@@ -187,7 +187,7 @@ func (r *redfishReader) post(ctx context.Context, uri string, body any) (task st
 	defer r.rt.within(ctx)()
 	resp, err := r.client.Post(p, body)
 	if err != nil {
-		return "", r.rt.withRetryAfter(classifyRedfish(r.node, fmt.Errorf("posting to %s: %w", p, err)))
+		return "", r.rt.annotate(classifyRedfish(r.node, fmt.Errorf("posting to %s: %w", p, err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusAccepted {
