@@ -15,6 +15,8 @@ import (
 	promconfig "github.com/prometheus/common/config"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/rotahq/rota/scaler/config"
 )
@@ -29,6 +31,10 @@ type Options struct {
 	DialTimeout, RequestTimeout time.Duration
 }
 
+// reconnectMaxDelay is the longest the client waits between attempts to connect to an etcd
+// member it lost (gRPC's own: two minutes), so it is back within seconds of etcd's return.
+const reconnectMaxDelay = 2 * time.Second
+
 // Connect makes a client of the etcd cluster at o.Endpoints and checks that it answers within
 // o.DialTimeout. When it does not, each endpoint is probed to say why (unreachable, TLS
 // refused, plain HTTP against TLS...): the error names the endpoint and what failed.
@@ -36,6 +42,8 @@ func Connect(ctx context.Context, o Options) (*clientv3.Client, error) {
 	if len(o.Endpoints) == 0 {
 		return nil, errors.New("no etcd endpoint")
 	}
+	bo := backoff.DefaultConfig
+	bo.MaxDelay = reconnectMaxDelay
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   o.Endpoints,
 		DialTimeout: o.DialTimeout,
@@ -50,6 +58,11 @@ func Connect(ctx context.Context, o Options) (*clientv3.Client, error) {
 		// 2 MiB: the cost books of 10,000 servers are some 2.2 MB (install.md).
 		MaxCallSendMsgSize: math.MaxInt32,
 		Context:            ctx,
+		// Reconnect soon after etcd returns, however long it was away; an attempt that gets
+		// no answer (packets dropped) gives up after the dial timeout, not gRPC's 20 s.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: bo, MinConnectTimeout: o.DialTimeout,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to etcd %s: %w", strings.Join(o.Endpoints, ","), err)

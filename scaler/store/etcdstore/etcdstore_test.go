@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -596,4 +597,50 @@ func TestFenceAnsweredPastItsBoundRefuses(t *testing.T) {
 	if err := s.Fence(ctx); !errors.Is(err, store.ErrNotLeader) || !strings.Contains(err.Error(), "after the lease's sure time") {
 		t.Errorf("a fence answered past its bound: %v, want ErrNotLeader naming the lease's sure time", err)
 	}
+}
+
+// The client connects again within a few seconds of etcd's return, however long etcd was away:
+// gRPC's own backoff between attempts grows by 1.6 each (1, 2.6, 5.2, 9.3, 15.8, 26.3 s... after
+// the loss, up to two minutes apart), so a client whose etcd came back just after an attempt 15 s
+// into an outage answered 8 to over 15 s later (after a few minutes' outage, up to two minutes),
+// its rota neither leading nor following meanwhile.
+func TestClientConnectsAgainSoonAfterEtcdReturns(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{})
+	m := c.Members[0]
+	cli, err := Connect(context.Background(), Options{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second, RequestTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	c.Kill(m)
+	lost := time.Now()
+	// Stand in for etcd on its port, closing each connection the client opens (an attempt
+	// failed), and bring etcd back right after an attempt 15 s into the outage.
+	l, err := net.Listen("tcp", strings.TrimPrefix(m.ClientURL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = l.(*net.TCPListener).SetDeadline(lost.Add(25 * time.Second)) // no attempt: Accept fails
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.Close()
+		if time.Since(lost) > 15*time.Second {
+			break
+		}
+	}
+	_ = l.Close()
+	c.Restart(m)
+	back := time.Now()
+	// gRPC's longest wait between attempts, its jitter (a fifth) and some.
+	want := reconnectMaxDelay + 1500*time.Millisecond
+	testutil.Eventually(t, want, "the client answers after etcd's return", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err := cli.Get(ctx, "rota-reconnect-check", clientv3.WithCountOnly())
+		return err
+	})
+	t.Logf("the client answered %s after etcd was back", time.Since(back).Round(10*time.Millisecond))
 }
