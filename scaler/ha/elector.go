@@ -137,7 +137,12 @@ func (e *Elector) serve(ctx context.Context, lead func(context.Context) error) (
 	}
 	tctx, endTerm := context.WithCancel(ctx)
 	defer endTerm()
-	sess, err := concurrency.NewSession(e.o.Client, concurrency.WithLease(id), concurrency.WithContext(tctx))
+	// The election's client is the elector's with the term's context for its own: a campaign
+	// cancelled resigns on its client's context, which for the elector's ends only when it
+	// closes, so a stop with etcd away waited for etcd. The revoke below deletes the key too.
+	tcli := clientv3.NewCtxClient(tctx)
+	tcli.KV, tcli.Watcher, tcli.Lease = e.o.Client.KV, e.o.Client.Watcher, e.o.Client.Lease
+	sess, err := concurrency.NewSession(tcli, concurrency.WithLease(id), concurrency.WithContext(tctx))
 	if err != nil {
 		e.revoke(id)
 		return false, fmt.Errorf("starting a session: %w", err)

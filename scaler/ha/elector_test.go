@@ -73,6 +73,7 @@ type candidate struct {
 	name  string
 	el    *Elector
 	proxy *testutil.Proxy
+	cli   *clientv3.Client
 	reg   *prometheus.Registry
 	stop  context.CancelFunc
 	done  chan struct{} // closed when Run returned
@@ -114,7 +115,7 @@ func startCandidateInfo(t *testing.T, c *etcdtest.Cluster, prefix string, self I
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	cd := &candidate{name: name, el: el, proxy: p, reg: reg, stop: stop, done: make(chan struct{})}
+	cd := &candidate{name: name, el: el, proxy: p, cli: cli, reg: reg, stop: stop, done: make(chan struct{})}
 	go func() {
 		defer close(cd.done)
 		if err := el.Run(ctx, tm.lead(name)); err != nil {
@@ -329,6 +330,48 @@ func TestFrozenEtcdStopsTheLeader(t *testing.T) {
 				c.Signal(m, syscall.SIGCONT)
 			}
 			waitLeader(t, tm, 1, 10*ttl)
+		})
+	}
+}
+
+// Three candidates on an etcd that restarted three times and then is gone or frozen (SIGSTOP:
+// it holds its connections and answers nothing): each stops (its context cancelled), leader or
+// followers, within its request timeout and a little more. A follower's campaign, cancelled,
+// resigned on the client's own context, which ends only when the client closes: Run waited for
+// etcd, and the daemon's stop with it.
+func TestStopEndsInTimeWhateverEtcdDid(t *testing.T) {
+	for name, away := range map[string]func(*etcdtest.Cluster, *etcdtest.Member){
+		"gone":   (*etcdtest.Cluster).Kill,
+		"frozen": func(c *etcdtest.Cluster, m *etcdtest.Member) { c.Signal(m, syscall.SIGSTOP) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := etcdtest.Start(t, 1, etcdtest.Options{})
+			tm := &terms{t: t}
+			var cands []*candidate
+			for _, n := range []string{"a", "b", "c"} {
+				cands = append(cands, startCandidate(t, c, "/ha-stop", n, tm))
+			}
+			waitLeader(t, tm, 0, 10*time.Second)
+			for range 3 {
+				c.Kill(c.Members[0])
+				time.Sleep(ttl / 2)
+				c.Restart(c.Members[0])
+			}
+			away(c, c.Members[0])
+			stopped := time.Now()
+			for _, cd := range cands {
+				cd.stop()
+			}
+			const bound = time.Second + 2*time.Second // the request timeout, and some
+			for _, cd := range cands {
+				select {
+				case <-cd.done:
+				case <-time.After(time.Until(stopped.Add(bound))):
+					t.Errorf("%s still ran %s after its stop", cd.name, bound)
+					_ = cd.cli.Close() // ends what waits on the client, so the test ends
+					<-cd.done
+				}
+			}
 		})
 	}
 }
