@@ -32,10 +32,11 @@ type Conf struct {
 }
 
 // Controllers are the kube-controller-manager controllers the cluster runs: ReplicaSets and
-// Deployments start a pod elsewhere for each one evicted, and the disruption controller keeps
-// each PodDisruptionBudget's count of allowed disruptions, which the Eviction API obeys. The
-// node lifecycle controller stays off: with no kubelet it would mark every Node unreachable.
-const Controllers = "replicaset,deployment,disruption"
+// Deployments start a pod elsewhere for each one evicted, the Job controller counts an evicted
+// pod as a failure of its Job (which fails at its backoffLimit), and the disruption controller
+// keeps each PodDisruptionBudget's count of allowed disruptions, which the Eviction API obeys.
+// The node lifecycle controller stays off: with no kubelet it would mark every Node unreachable.
+const Controllers = "replicaset,deployment,job,disruption"
 
 // URL is the API server's address.
 func (c Conf) URL() string { return "https://127.0.0.1:" + strconv.Itoa(c.APIPort) }

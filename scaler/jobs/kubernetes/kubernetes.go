@@ -120,10 +120,11 @@ func RESTConfig(k config.KubernetesJobs, timeout time.Duration) (*rest.Config, e
 	return rc, nil
 }
 
-// Read returns one whole View: every Node, every pod that has not finished and, when a pod
-// that holds its Node claims devices, the GPUs the allocated ResourceClaims hold (see
-// Manager.claimed). A list that fails, or one object in it that does not parse, fails the
-// read.
+// Read returns one whole View: every Node, every pod that has not finished, when a pod that
+// holds its Node claims devices, the GPUs the allocated ResourceClaims hold (see
+// Manager.claimed), and when one is a Job's, whether each Job outlives its pods' eviction (the
+// Jobs are listed: see kubeview.MarkJobs). A list that fails, or one object in it that does
+// not parse, fails the read.
 func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	nodes, err := m.nodes(ctx, "")
 	if err != nil {
@@ -136,6 +137,13 @@ func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	claimed, err := m.claimed(ctx, pods)
 	if err != nil {
 		return kubeview.View{}, err
+	}
+	if kubeview.RunsJobs(pods) {
+		jobs, err := listAll(ctx, m, m.opts.Client.BatchV1().RESTClient(), "jobs", "", "", kubeview.ParseJobList)
+		if err != nil {
+			return kubeview.View{}, err
+		}
+		kubeview.MarkJobs(pods, jobs)
 	}
 	return kubeview.View{Nodes: nodes, Pods: pods, Claimed: claimed}, nil
 }

@@ -11,13 +11,15 @@ import (
 
 	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
 // Move implements jobs.Mover: each pod named (namespace/name) that still runs on the server is
 // evicted through the Eviction API (a PodDisruptionBudget may keep it, for now), so its
 // controller starts it again elsewhere. Only a pod whose controller does start it again is
-// taken (a ReplicaSet, ReplicationController, StatefulSet or Job; never a bare pod, a
-// DaemonSet's or a static pod), none carrying a do-not-disrupt annotation, and none that may be
+// taken (a ReplicaSet, ReplicationController, StatefulSet, or a Job that outlives the
+// eviction, read now: see kubeview.BatchJob.Outlives; never a bare pod, a DaemonSet's or a
+// static pod), none carrying a do-not-disrupt annotation, and none that may be
 // tied to the server (a PersistentVolumeClaim, a device claim, a resource rota does not model: see
 // kubeview.Pod.Movable). The server must be cordoned by rota (the move's drain does that):
 // else the scheduler could place the new pod right back, and jobs.ErrCannotMove is returned.
@@ -43,6 +45,9 @@ func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string
 	if err != nil {
 		return 0, fmt.Errorf("moving pods off %s: %w", server, err)
 	}
+	if err := m.markJobs(ctx, pods, ids); err != nil {
+		return 0, fmt.Errorf("moving pods off %s: %w", server, err)
+	}
 	moved, kept := 0, 0
 	var errs []error
 	for _, p := range pods {
@@ -66,4 +71,33 @@ func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string
 	}
 	m.opts.Log.WithFields(logrus.Fields{"node": server, "pods": moved, "kept": kept, "failed": len(errs)}).Info("moved pods in kubernetes")
 	return moved, errors.Join(errs...)
+}
+
+// markJobs reads the Job of each pod of pods named in ids that a Job runs, once each, and marks
+// the pods whose Job outlives their eviction (kubeview.MarkJobs). A Job that is gone marks none.
+func (m *Manager) markJobs(ctx context.Context, pods []kubeview.Pod, ids []string) error {
+	var jobs []kubeview.BatchJob
+	read := map[string]bool{} // by namespace/name
+	for _, p := range pods {
+		key := p.Namespace + "/" + p.JobName
+		if p.JobName == "" || read[key] || !slices.Contains(ids, p.ID()) {
+			continue
+		}
+		read[key] = true
+		what := "reading kubernetes job " + key
+		data, found, err := get(ctx, what, m.opts.Client.BatchV1().RESTClient().Get().Namespace(p.Namespace).Resource("jobs").Name(p.JobName))
+		if err != nil {
+			return err
+		}
+		if !found {
+			continue
+		}
+		j, err := kubeview.ParseJob(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		jobs = append(jobs, j)
+	}
+	kubeview.MarkJobs(pods, jobs)
+	return nil
 }

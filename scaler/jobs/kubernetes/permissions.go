@@ -10,7 +10,8 @@ import rbacv1 "k8s.io/api/rbac/v1"
 // the volumes they are bound to are read (get), for where those pods can start; their
 // resource claims, the templates those are made from and the device classes they name are
 // read (get), and the ResourceSlices listed, for the devices they ask and where they are; the
-// resource claims of every namespace are listed for the GPUs that running pods hold.
+// resource claims of every namespace are listed for the GPUs that running pods hold; Jobs are
+// listed, and read (get) before a move, for whether a Job outlives its pods' eviction.
 func Permissions() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch"}},
@@ -20,5 +21,6 @@ func Permissions() []rbacv1.PolicyRule {
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaims"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaimtemplates", "deviceclasses"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list"}},
 	}
 }

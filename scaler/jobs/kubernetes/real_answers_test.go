@@ -24,7 +24,6 @@ import (
 
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
@@ -234,7 +233,8 @@ func testBadAnswers(t *testing.T, e *env) {
 }
 
 // ownedPods creates, bound to node, a pod of a DaemonSet, one of a Job and a static pod's
-// mirror, each owned as its controller would own it (no controller of theirs runs here).
+// mirror, each owned as its controller would own it (no DaemonSet controller runs here). The
+// Job is not there: the Job controller, which runs, would start a pod of its own for it.
 func (e *env) ownedPods(t *testing.T, node string) {
 	t.Helper()
 	ctx := context.Background()
@@ -250,15 +250,6 @@ func (e *env) ownedPods(t *testing.T, node string) {
 	never := corev1.RestartPolicyNever
 	jobSpec := podSpec(2, 0)
 	jobSpec.RestartPolicy = never
-	jobLabels := map[string]string{"app": "batch"}
-	job, err := e.admin.BatchV1().Jobs(e.ns).Create(ctx, &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "batch", Namespace: e.ns},
-		Spec: batchv1.JobSpec{ManualSelector: ptr(true), Selector: &metav1.LabelSelector{MatchLabels: jobLabels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: jobLabels}, Spec: jobSpec}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := e.getNode(t, node)
 	for _, p := range []struct {
 		name  string
@@ -267,7 +258,7 @@ func (e *env) ownedPods(t *testing.T, node string) {
 		notes map[string]string
 	}{
 		{"agent-x1", metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr(true)}, podSpec(1, 0), nil},
-		{"batch-x1", metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr(true)}, jobSpec, nil},
+		{"batch-x1", metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: "batch", UID: "5f0c7e52-6a44-4b1e-9d3a-0000000000b1", Controller: ptr(true)}, jobSpec, nil},
 		{"static-" + node, metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: n.Name, UID: n.UID, Controller: ptr(true)}, podSpec(1, 0),
 			map[string]string{"kubernetes.io/config.mirror": "0123456789abcdef", "kubernetes.io/config.source": "file"}},
 	} {

@@ -28,8 +28,8 @@ import (
 var record = flag.Bool("record", false, "write the real API server's answers to testdata/ as the parser's fixtures")
 
 // TestRealCluster runs the adapter against a real control plane (etcd, kube-apiserver with
-// RBAC, kube-scheduler, kube-controller-manager with the ReplicaSet, Deployment and disruption
-// controllers), as rota's own service account bound to the ClusterRole of
+// RBAC, kube-scheduler, kube-controller-manager with the ReplicaSet, Deployment, Job and
+// disruption controllers), as rota's own service account bound to the ClusterRole of
 // deploy/kubernetes/rbac.yaml. There is no kubelet: the test plays its part only through the
 // status subresources (a Node's capacity and Ready condition, a bound pod's phase), as
 // kubelab says. One control plane serves every subtest; each makes its own namespace and
@@ -60,6 +60,7 @@ func TestRealCluster(t *testing.T) {
 		{"ALocalVolumeWakesItsServer", testLocalVolumeWakesItsServer},
 		{"ExtendedResourcesWakeOnlyTheNodesOfferingThem", testExtendedResources},
 		{"OneFailedEvictionDoesNotStopTheOthers", testEvictionErrors},
+		{"JobsWithoutRetriesKeepTheirPods", testJobRetries},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newEnv(t, c, kubeconfig)) })
 	}

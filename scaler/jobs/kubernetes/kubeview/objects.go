@@ -133,8 +133,15 @@ type Pod struct {
 	Phase    string
 	// Deleting: a deletion is under way (the pod still runs until its grace period ends).
 	Deleting bool
-	// Controller is the kind of the pod's controlling owner ("" for a bare pod).
+	// Controller is the kind of the pod's controlling owner ("" for a bare pod); JobName that
+	// owner's name when it is a batch/v1 Job.
 	Controller string
+	JobName    string
+	// JobOutlives: its Job lives on, and starts it again, when a move evicts it (see MarkJobs);
+	// false until the Job is read, so a Job's pod is never moved before. IndexFailures are the
+	// failures of its index so far, in a Job with backoffLimitPerIndex (nil: not said).
+	JobOutlives   bool
+	IndexFailures *int64
 	// Mirror: a static pod's mirror. DoNotDisrupt: either do-not-disrupt annotation is "true".
 	Mirror       bool
 	DoNotDisrupt bool

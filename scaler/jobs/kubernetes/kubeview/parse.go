@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
@@ -37,6 +38,7 @@ type objectMeta struct {
 }
 
 type ownerReference struct {
+	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
 	Controller *bool  `json:"controller"`
@@ -263,6 +265,12 @@ func ParsePod(data []byte) (Pod, error) {
 	}
 	if ref := controllerOf(md.OwnerReferences); ref != nil {
 		p.Controller = ref.Kind
+		if ref.Kind == "Job" && ref.APIVersion == "batch/v1" {
+			p.JobName = ref.Name
+		}
+	}
+	if n, err := strconv.ParseInt(md.Annotations[indexFailureAnnotation], 10, 64); err == nil && n >= 0 {
+		p.IndexFailures = &n
 	}
 	if o.Status.StartTime != nil {
 		p.Started = *o.Status.StartTime

@@ -154,19 +154,23 @@ func (v View) JobsViews(sc Scope) (map[string]fleet.JobsView, error) {
 	return out, nil
 }
 
-// recreated are the controllers that start a pod again, elsewhere if its Node is cordoned, for
-// each one evicted: a move may take their pods.
-var recreated = append([]string{"Job"}, service...)
+// restarted reports whether pod p's controller starts it again, elsewhere if its Node is
+// cordoned, once evicted: a service's (see service), or a Job's that outlives the eviction
+// (JobOutlives). A move may take only such a pod.
+func (p Pod) restarted() bool {
+	return slices.Contains(service, p.Controller) || (p.Controller == "Job" && p.JobOutlives)
+}
 
 // Job is pod p as the planner weighs moving it: its requests, where it could run (needs), and
 // whether a move may take it (Requeueable: its controller starts it again once evicted, never
-// a bare pod, and nothing ties it to its Node, see tied). The pod of a ReplicaSet,
+// a bare pod nor a Job's at its last retry, see restarted, and nothing ties it to its Node,
+// see tied). The pod of a ReplicaSet,
 // ReplicationController or StatefulSet keeps no run of its own (its state, if any, lives on
 // its volumes), so its checkpoint is the time of the read: moving it loses its restart only. A
 // Job's pod has no known checkpoint (a move loses its whole run).
 func (p Pod) Job(needs fleet.Needs, now time.Time) fleet.Job {
 	j := fleet.Job{ID: p.ID(), Department: p.Namespace, CPUs: p.Shape().CPUs, GPUs: int(p.Requests.GPUs),
-		Memory: p.Requests.Memory, Servers: 1, Needs: needs, Requeueable: slices.Contains(recreated, p.Controller) && !p.tied(),
+		Memory: p.Requests.Memory, Servers: 1, Needs: needs, Requeueable: p.restarted() && !p.tied(),
 		DoNotDisrupt: p.DoNotDisrupt, Started: p.Started, TimeLimit: p.Deadline}
 	if slices.Contains(service, p.Controller) {
 		j.Checkpoint = now
@@ -175,10 +179,10 @@ func (p Pod) Job(needs fleet.Needs, now time.Time) fleet.Job {
 }
 
 // Movable reports whether a move may evict pod p: it holds its node, is not being deleted,
-// carries no do-not-disrupt annotation, its controller starts it again (never a bare pod), and
+// carries no do-not-disrupt annotation, its controller starts it again (see restarted), and
 // nothing ties it to its Node (see tied).
 func (p Pod) Movable() bool {
-	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(recreated, p.Controller) && !p.tied()
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && p.restarted() && !p.tied()
 }
 
 // Classifier maps a pod's shape to its class (config.Config.Classify).
