@@ -21,7 +21,7 @@ const defaultBackoffLimit = 6
 
 // BatchJob is a batch/v1 Job as rota reads it: what decides whether its pods outlive a move.
 type BatchJob struct {
-	Namespace, Name string
+	Namespace, Name, UID string
 	// BackoffLimit is spec.backoffLimit; PerIndex spec.backoffLimitPerIndex (nil: none).
 	BackoffLimit int64
 	PerIndex     *int64
@@ -73,7 +73,8 @@ func (j BatchJob) Outlives(p Pod) bool {
 }
 
 // MarkJobs sets JobOutlives on each pod of pods that a Job of jobs runs and outlives its
-// eviction (BatchJob.Outlives); a pod whose Job is not in jobs stays unmarked, never moved.
+// eviction (BatchJob.Outlives); a pod whose Job is not in jobs (one of its name made again
+// since is another Job: its UID differs) stays unmarked, never moved.
 func MarkJobs(pods []Pod, jobs []BatchJob) {
 	byID := make(map[string]BatchJob, len(jobs))
 	for _, j := range jobs {
@@ -81,7 +82,7 @@ func MarkJobs(pods []Pod, jobs []BatchJob) {
 	}
 	for i := range pods {
 		p := &pods[i]
-		if j, ok := byID[p.Namespace+"/"+p.JobName]; ok && p.JobName != "" {
+		if j, ok := byID[p.Namespace+"/"+p.JobName]; ok && p.JobName != "" && j.UID == p.JobUID {
 			p.JobOutlives = j.Outlives(*p)
 		}
 	}
@@ -188,7 +189,7 @@ func (o jobObject) job() (BatchJob, error) {
 	if md.Name == "" || md.Namespace == "" {
 		return BatchJob{}, fmt.Errorf("%w: job without metadata.name or metadata.namespace", ErrBadAnswer)
 	}
-	j := BatchJob{Namespace: md.Namespace, Name: md.Name, BackoffLimit: defaultBackoffLimit, PerIndex: spec.BackoffLimitPerIndex,
+	j := BatchJob{Namespace: md.Namespace, Name: md.Name, UID: md.UID, BackoffLimit: defaultBackoffLimit, PerIndex: spec.BackoffLimitPerIndex,
 		Failed: st.Failed, Active: st.Active}
 	if spec.BackoffLimit != nil {
 		j.BackoffLimit = *spec.BackoffLimit

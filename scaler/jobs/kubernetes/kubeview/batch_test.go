@@ -20,14 +20,15 @@ func jobPod(t *testing.T, owner, notes string) Pod {
 	return p
 }
 
-const trainOwner = `{"apiVersion":"batch/v1","kind":"Job","name":"train","controller":true}`
+const trainOwner = `{"apiVersion":"batch/v1","kind":"Job","name":"train","uid":"j1","controller":true}`
 
 // TestJobsAtTheirLastRetryStay: an evicted pod is one failure of its Job, which fails once
 // they pass backoffLimit; so a Job's pod is moved (movable and requeueable) only when its Job
 // outlives the eviction of every pod it runs: failures so far (counted, uncounted, pods being
 // deleted where the Job controller does not count them yet) and one per active pod within backoffLimit, its index's retries with
 // backoffLimitPerIndex, or a pod failure policy whose first rule that can match an eviction
-// ignores it. A finished Job, a Job not read and a "Job" of another API group keep their pods.
+// ignores it. A finished Job, a Job not read, one of its name made again since (another UID)
+// and a "Job" of another API group keep their pods.
 func TestJobsAtTheirLastRetryStay(t *testing.T) {
 	ignore := `"podFailurePolicy":{"rules":[{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]},`
 	for _, tc := range []struct {
@@ -77,7 +78,7 @@ func TestJobsAtTheirLastRetryStay(t *testing.T) {
 			`{"batch.kubernetes.io/job-index-failure-count":"-1"}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			jobs, _, err := ParseJobList([]byte(`{"kind":"JobList","items":[{"metadata":{"name":"train","namespace":"ml"},
+			jobs, _, err := ParseJobList([]byte(`{"kind":"JobList","items":[{"metadata":{"name":"train","namespace":"ml","uid":"j1"},
 				"spec":{` + tc.spec + `"template":{}},"status":{` + tc.status + `}}]}`))
 			if err != nil {
 				t.Fatal(err)
@@ -91,14 +92,15 @@ func TestJobsAtTheirLastRetryStay(t *testing.T) {
 		})
 	}
 
-	retries, err := ParseJob([]byte(`{"kind":"Job","metadata":{"name":"train","namespace":"ml"},"spec":{"backoffLimit":6},"status":{"active":1}}`))
+	retries, err := ParseJob([]byte(`{"kind":"Job","metadata":{"name":"train","namespace":"ml","uid":"j1"},"spec":{"backoffLimit":6},"status":{"active":1}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, owner := range map[string]string{
-		"a Job not read":              `{"apiVersion":"batch/v1","kind":"Job","name":"other","controller":true}`,
-		"a Job of another group":      `{"apiVersion":"example.com/v1","kind":"Job","name":"train","controller":true}`,
-		"a Job that does not control": `{"apiVersion":"batch/v1","kind":"Job","name":"train"}`,
+		"a Job not read":               `{"apiVersion":"batch/v1","kind":"Job","name":"other","uid":"j1","controller":true}`,
+		"a Job of its name made again": `{"apiVersion":"batch/v1","kind":"Job","name":"train","uid":"j0","controller":true}`,
+		"a Job of another group":       `{"apiVersion":"example.com/v1","kind":"Job","name":"train","uid":"j1","controller":true}`,
+		"a Job that does not control":  `{"apiVersion":"batch/v1","kind":"Job","name":"train","uid":"j1"}`,
 	} {
 		pods := []Pod{jobPod(t, owner, `{}`)}
 		MarkJobs(pods, []BatchJob{retries})

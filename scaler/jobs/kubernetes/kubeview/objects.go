@@ -133,10 +133,10 @@ type Pod struct {
 	Phase    string
 	// Deleting: a deletion is under way (the pod still runs until its grace period ends).
 	Deleting bool
-	// Controller is the kind of the pod's controlling owner ("" for a bare pod); JobName that
-	// owner's name when it is a batch/v1 Job.
-	Controller string
-	JobName    string
+	// Controller is the kind of the pod's controlling owner ("" for a bare pod); JobName and
+	// JobUID that owner's name and UID when it is a batch/v1 Job.
+	Controller      string
+	JobName, JobUID string
 	// JobOutlives: its Job lives on, and starts it again, when a move evicts it (see MarkJobs);
 	// false until the Job is read, so a Job's pod is never moved before. IndexFailures are the
 	// failures of its index so far, in a Job with backoffLimitPerIndex (nil: not said).

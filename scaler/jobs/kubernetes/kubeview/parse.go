@@ -41,6 +41,7 @@ type ownerReference struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Name       string `json:"name"`
+	UID        string `json:"uid"`
 	Controller *bool  `json:"controller"`
 }
 
@@ -266,7 +267,7 @@ func ParsePod(data []byte) (Pod, error) {
 	if ref := controllerOf(md.OwnerReferences); ref != nil {
 		p.Controller = ref.Kind
 		if ref.Kind == "Job" && ref.APIVersion == "batch/v1" {
-			p.JobName = ref.Name
+			p.JobName, p.JobUID = ref.Name, ref.UID
 		}
 	}
 	if n, err := strconv.ParseInt(md.Annotations[indexFailureAnnotation], 10, 64); err == nil && n >= 0 {
