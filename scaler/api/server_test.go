@@ -414,15 +414,21 @@ func TestServeStopsWithContext(t *testing.T) {
 
 // TestServeBoundsHeaders: headers over 64 KiB are refused with 431 before any handler runs.
 func TestServeBoundsHeaders(t *testing.T) {
-	h := newHarness(t, nil)
+	addr := serveOnLoopback(t, newHarness(t, nil))
+	testutil.CheckHeaderLimit(t, http.DefaultClient, "http://"+addr+"/api/v1/status", "Bearer "+apiToken)
+}
+
+// serveOnLoopback serves h on a loopback port until the test ends, and returns its address.
+func serveOnLoopback(t *testing.T, h *harness) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go h.srv.Serve(ctx, l)
-	testutil.CheckHeaderLimit(t, http.DefaultClient, "http://"+l.Addr().String()+"/api/v1/status", "Bearer "+apiToken)
+	return l.Addr().String()
 }
 
 // TestServeBoundsConnections: with MaxConnections set, the listener serves that many
@@ -453,16 +459,9 @@ func TestServeBoundsConnections(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const max = 3
-			h := newHarness(t, func(o *api.Options) { o.MaxConnections, o.Web = max, tc.web })
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go h.srv.Serve(ctx, l)
+			addr := serveOnLoopback(t, newHarness(t, func(o *api.Options) { o.MaxConnections, o.Web = max, tc.web }))
 			testutil.CheckConnectionLimit(t, func() (net.Conn, error) {
-				c, err := net.Dial("tcp", l.Addr().String())
+				c, err := net.Dial("tcp", addr)
 				if err != nil {
 					return nil, err
 				}
