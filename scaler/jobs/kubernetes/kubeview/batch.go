@@ -112,17 +112,18 @@ type jobObject struct {
 	Kind     string     `json:"kind"`
 	Metadata objectMeta `json:"metadata"`
 	Spec     struct {
-		BackoffLimit         *int64 `json:"backoffLimit"`
-		BackoffLimitPerIndex *int64 `json:"backoffLimitPerIndex"`
+		// int32, as Kubernetes' own: a count past it is refused by the decoding.
+		BackoffLimit         *int32 `json:"backoffLimit"`
+		BackoffLimitPerIndex *int32 `json:"backoffLimitPerIndex"`
 		PodReplacementPolicy string `json:"podReplacementPolicy"`
 		PodFailurePolicy     *struct {
 			Rules []podFailurePolicyRule `json:"rules"`
 		} `json:"podFailurePolicy"`
 	} `json:"spec"`
 	Status struct {
-		Active                  int64       `json:"active"`
-		Failed                  int64       `json:"failed"`
-		Terminating             *int64      `json:"terminating"`
+		Active                  int32       `json:"active"`
+		Failed                  int32       `json:"failed"`
+		Terminating             *int32      `json:"terminating"`
 		Conditions              []condition `json:"conditions"`
 		UncountedTerminatedPods *struct {
 			Failed []string `json:"failed"`
@@ -189,16 +190,29 @@ func (o jobObject) job() (BatchJob, error) {
 	if md.Name == "" || md.Namespace == "" {
 		return BatchJob{}, fmt.Errorf("%w: job without metadata.name or metadata.namespace", ErrBadAnswer)
 	}
-	j := BatchJob{Namespace: md.Namespace, Name: md.Name, UID: md.UID, BackoffLimit: defaultBackoffLimit, PerIndex: spec.BackoffLimitPerIndex,
-		Failed: st.Failed, Active: st.Active}
+	// A negative count would make room for retries the Job does not have: its pods moved.
+	for _, c := range []struct {
+		field string
+		v     *int32
+	}{{"spec.backoffLimit", spec.BackoffLimit}, {"spec.backoffLimitPerIndex", spec.BackoffLimitPerIndex},
+		{"status.active", &st.Active}, {"status.failed", &st.Failed}, {"status.terminating", st.Terminating}} {
+		if c.v != nil && *c.v < 0 {
+			return BatchJob{}, fmt.Errorf("%w: job %s/%s: %s is %d, below 0", ErrBadAnswer, md.Namespace, md.Name, c.field, *c.v)
+		}
+	}
+	j := BatchJob{Namespace: md.Namespace, Name: md.Name, UID: md.UID, BackoffLimit: defaultBackoffLimit,
+		Failed: int64(st.Failed), Active: int64(st.Active)}
 	if spec.BackoffLimit != nil {
-		j.BackoffLimit = *spec.BackoffLimit
+		j.BackoffLimit = int64(*spec.BackoffLimit)
+	}
+	if n := spec.BackoffLimitPerIndex; n != nil {
+		j.PerIndex = new(int64(*n))
 	}
 	if st.UncountedTerminatedPods != nil {
 		j.Failed += int64(len(st.UncountedTerminatedPods.Failed))
 	}
 	if st.Terminating != nil && (spec.PodFailurePolicy != nil || spec.PodReplacementPolicy == "Failed") {
-		j.Failed += *st.Terminating
+		j.Failed += int64(*st.Terminating)
 	}
 	for _, c := range st.Conditions {
 		switch c.Type {

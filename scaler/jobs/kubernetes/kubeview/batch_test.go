@@ -1,6 +1,7 @@
 package kubeview
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/rotahq/rota/scaler/fleet"
@@ -114,4 +115,44 @@ func TestJobsAtTheirLastRetryStay(t *testing.T) {
 	if _, _, err := ParseJobList([]byte(`{"kind":"JobList","items":[{"metadata":{"name":"train"}}]}`)); err == nil {
 		t.Error("a Job without a namespace read")
 	}
+	// Garbage counts are refused, never read as retries left: a negative failure count, or
+	// one past Kubernetes' int32, made room for evictions the Job would not outlive.
+	for _, bad := range []string{
+		`"spec":{"backoffLimit":-1},"status":{"active":1}`,
+		`"spec":{"backoffLimit":0},"status":{"active":1,"failed":-5}`,
+		`"spec":{"backoffLimit":2},"status":{"active":-3}`,
+		`"spec":{"backoffLimit":2,"podReplacementPolicy":"Failed"},"status":{"active":1,"terminating":-2}`,
+		`"spec":{"backoffLimitPerIndex":-1},"status":{"active":1}`,
+		`"spec":{"backoffLimit":0},"status":{"active":1,"failed":-9223372036854775808}`,
+		`"spec":{"backoffLimit":2147483648},"status":{"active":1}`,
+	} {
+		if _, _, err := ParseJobList([]byte(`{"kind":"JobList","items":[{"metadata":{"name":"train","namespace":"ml","uid":"j1"},` + bad + `}]}`)); !errors.Is(err, ErrBadAnswer) {
+			t.Errorf("%s: error %v, want ErrBadAnswer", bad, err)
+		}
+	}
+}
+
+// FuzzParseJobList: any answer either fails with ErrBadAnswer or gives Jobs with a name, a
+// namespace and counts that are not negative, whose pods' moves are decided without a panic.
+func FuzzParseJobList(f *testing.F) {
+	f.Add([]byte(`{"kind":"JobList","items":[{"metadata":{"name":"train","namespace":"ml","uid":"j1"},"spec":{"backoffLimit":2,"backoffLimitPerIndex":1,
+		"podFailurePolicy":{"rules":[{"action":"Count","onExitCodes":{"values":[1]}},{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]}},
+		"status":{"active":1,"failed":1,"terminating":1,"uncountedTerminatedPods":{"failed":["u"]}}}]}`))
+	f.Add([]byte(`{"kind":"JobList","items":[{"metadata":{"name":"a","namespace":"b"},"status":{"conditions":[{"type":"Complete","status":"True"}]}}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		jobs, _, err := ParseJobList(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadAnswer) {
+				t.Fatalf("error without ErrBadAnswer: %v", err)
+			}
+			return
+		}
+		for _, j := range jobs {
+			if j.Name == "" || j.Namespace == "" || j.BackoffLimit < 0 || j.Failed < 0 || j.Active < 0 || (j.PerIndex != nil && *j.PerIndex < 0) {
+				t.Fatalf("job read as %+v", j)
+			}
+			pods := []Pod{{Namespace: j.Namespace, Name: "p", Controller: "Job", JobName: j.Name, JobUID: j.UID}}
+			MarkJobs(pods, []BatchJob{j})
+		}
+	})
 }
