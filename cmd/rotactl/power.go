@@ -73,7 +73,24 @@ func runPower(ctx context.Context, e env, verb string, f *powerFlags) int {
 		fmt.Fprintln(e.stderr, "rotactl:", err)
 		return 2
 	}
-	return printPower(e, f.output, powerAll(ctx, ctl, verb, !f.hard, dedupe(f.nodes), timeout, progress(e)))
+	results := powerAll(ctx, ctl, verb, !f.hard, dedupe(f.nodes), timeout, progress(e))
+	return printPower(e, f.output, withNodeHints(results, cfg, f.configFile))
+}
+
+// withNodeHints adds to the error of each node the config does not name where names come from
+// and the name probably meant: "unknown node" alone left a typo to be found by eye.
+func withNodeHints(results []powerResult, cfg *config.Config, file string) []powerResult {
+	for i, r := range results {
+		if r.Reason != bmc.Reason(bmc.ErrUnknownNode) {
+			continue
+		}
+		hint := "no node of " + file + "'s pools"
+		if near := cfg.NearestNode(r.Node); near != "" {
+			hint += "; did you mean " + near + "?"
+		}
+		results[i].Error += " (" + hint + ")"
+	}
+	return results
 }
 
 // controller builds the BMC controller for every node of the config, and the bound on each

@@ -115,6 +115,19 @@ pools:
 				t.Errorf("stderr %q", stderr)
 			}
 		}},
+		// A typo said "unknown node" alone: not where names come from, nor the one meant.
+		{"a typo names the config and the node meant", []string{"power", "status", "n01", "storage1"}, false, 1, func(t *testing.T, stdout, stderr string) {
+			for _, w := range []string{"n01 ", "no node of " + cfg + "'s pools; did you mean n1?", "storage1 "} {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.HasPrefix(l, "storage1 ") && strings.Contains(l, "did you mean") {
+					t.Errorf("storage1, far from every name, got a suggestion: %s", l)
+				}
+			}
+		}},
 		{"no node given", []string{"power", "on"}, false, 2, func(*testing.T, string, string) {}},
 	}
 	for _, tt := range tests {

@@ -196,7 +196,7 @@ func resumeAlone(ctx context.Context, e env, cfg *config.Config, f *powerFlags) 
 		}
 		results[i] = r
 	}
-	return printPower(e, f.output, results)
+	return printPower(e, f.output, withNodeHints(results, cfg, f.configFile))
 }
 
 // recordResume opens rota's store while no rota holds it (openStopped) and, in one

@@ -255,6 +255,30 @@ func TestSlurmResumeAlone(t *testing.T) {
 	}
 }
 
+// TestSlurmResumeAloneNamesTheNodeMeant: acting alone, resume powers on the nodes it knows and
+// fails a name the config does not hold, naming the config and the node probably meant.
+func TestSlurmResumeAloneNamesTheNodeMeant(t *testing.T) {
+	dir := t.TempDir()
+	emu, cfg := slurmBMCs(t, dir)
+	for _, n := range []string{"n1", "n2"} {
+		if err := emu.Server(n).SetPower("Off"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := store.Open(filepath.Join(dir, "rota.db"), store.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := rotactlSlurm(t, cfg, "resume", "n1,N2")
+	if want := "(no node of " + cfg + "'s pools; did you mean n2?)"; code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, want 1 with %q; stderr:\n%s", code, want, stderr)
+	}
+	wantPower(t, emu, map[string]string{"n1": "On", "n2": "Off"})
+}
+
 // TestSlurmResumeAloneIsRotasOwn: resume acting alone records each power-on in rota's store (a
 // bbolt file; etcd, written only while no rota is in the fleet's election) before its command,
 // as rota begins one, so rota, started again over that store, takes it up as its own power-on

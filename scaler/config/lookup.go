@@ -1,7 +1,10 @@
 package config
 
 import (
+	"strings"
 	"time"
+
+	"github.com/agnivade/levenshtein"
 
 	"github.com/rotahq/rota/internal/jobclass"
 )
@@ -64,6 +67,26 @@ func (c *Config) Node(name string) (NodeRef, bool) {
 		}
 	}
 	return NodeRef{}, false
+}
+
+// NearestNode returns the node name closest to name, for a "did you mean" after a typo: one
+// equal to it but for case, else the first at the fewest edits, at most a third of name's
+// length (one at least); "" when none is that close, or name is longer than a host name.
+func (c *Config) NearestNode(name string) string {
+	const maxName = 255 // the edit distance costs len(name) times each node's
+	if len(name) > maxName {
+		return ""
+	}
+	best, bestDist := "", max(1, len([]rune(name))/3)+1
+	lower := strings.ToLower(name)
+	for _, p := range c.Pools {
+		for _, n := range p.Nodes {
+			if d := levenshtein.ComputeDistance(lower, strings.ToLower(n.Name)); d < bestDist {
+				best, bestDist = n.Name, d
+			}
+		}
+	}
+	return best
 }
 
 // Label returns the node's label key, falling back to its pool's.
