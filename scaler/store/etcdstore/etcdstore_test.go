@@ -633,9 +633,14 @@ func TestClientConnectsAgainSoonAfterEtcdReturns(t *testing.T) {
 	}
 	_ = l.Close()
 	c.Restart(m)
-	back := time.Now()
 	// gRPC's longest wait between attempts, its jitter (a fifth) and some.
-	want := reconnectMaxDelay + 1500*time.Millisecond
+	answersAfterItsReturn(t, cli, reconnectMaxDelay+1500*time.Millisecond)
+}
+
+// answersAfterItsReturn fails the test unless cli answers within want of etcd's return, now.
+func answersAfterItsReturn(t *testing.T, cli *clientv3.Client, want time.Duration) {
+	t.Helper()
+	back := time.Now()
 	testutil.Eventually(t, want, "the client answers after etcd's return", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
@@ -643,4 +648,40 @@ func TestClientConnectsAgainSoonAfterEtcdReturns(t *testing.T) {
 		return err
 	})
 	t.Logf("the client answered %s after etcd was back", time.Since(back).Round(10*time.Millisecond))
+}
+
+// An attempt to connect that gets no answer (the member's host gone, its packets dropped) is
+// given up after the dial timeout, so the client is back within seconds of the member's return;
+// with gRPC's own bound (20 s) it waited out an attempt made just before the return. Here the
+// member's port is held by a listener that takes each connection and never answers, and etcd
+// returns as soon as the client's attempt is hanging on it. The request timeout (the keepalive's
+// period) is long enough that the keepalive does not end the attempt first: with gRPC's 20 s
+// the client is not back within the bound.
+func TestAnAttemptWithNoAnswerEndsAtTheDialTimeout(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{})
+	m := c.Members[0]
+	const dial = 3 * time.Second
+	cli, err := Connect(context.Background(), Options{Endpoints: c.Endpoints(), DialTimeout: dial, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	c.Kill(m)
+	l, err := net.Listen("tcp", strings.TrimPrefix(m.ClientURL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client tries again at once; wait for its attempt, then keep the connection open and
+	// silent for the rest of the test.
+	go func() { _, _ = cli.Get(context.Background(), "rota-reconnect-check", clientv3.WithCountOnly()) }()
+	_ = l.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	conn, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = l.Close()
+	c.Restart(m)
+	// The attempt, the longest wait between attempts with its jitter, and some.
+	answersAfterItsReturn(t, cli, dial+reconnectMaxDelay*6/5+1500*time.Millisecond)
 }
