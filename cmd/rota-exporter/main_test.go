@@ -207,14 +207,15 @@ func TestRuntimeSettings(t *testing.T) {
 }
 
 // TestDisabledCollectorsAndPath: --no-collector.<name> removes a collector,
-// --web.telemetry-path moves the metrics, --log.format=json covers every log line.
+// --web.telemetry-path moves the metrics, --web.disable-exporter-metrics leaves out the go_*,
+// process_* and connection series, --log.format=json covers every log line.
 func TestDisabledCollectorsAndPath(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
 	proc := testutil.Start(t, exporterBinary(t), "--web.listen-address="+addr, "--web.telemetry-path=/m",
 		"--no-collector.gpu", "--no-collector.memory", "--web.disable-exporter-metrics", "--log.format=json")
 	testutil.WaitHTTP(t, "http://"+addr+"/m", 30*time.Second)
 	body := get(t, "http://"+addr+"/m")
-	for _, absent := range []string{"rota_gpu_", "rota_node_memory", `collector="gpu"`, "go_goroutines", "process_cpu"} {
+	for _, absent := range []string{"rota_gpu_", "rota_node_memory", `collector="gpu"`, "go_goroutines", "process_cpu", "rota_exporter_http_connections"} {
 		if strings.Contains(body, absent) {
 			t.Errorf("/m has %s", absent)
 		}
@@ -396,13 +397,35 @@ func TestConnectionsBounded(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := tc.start(t)
-			testutil.CheckConnectionLimit(t, func() (net.Conn, error) {
+			dial := func() (net.Conn, error) {
 				c, err := net.Dial("tcp", addr)
 				if err != nil {
 					return nil, err
 				}
 				return tc.wrap(c), nil
-			}, "/", max)
+			}
+			testutil.CheckConnectionLimit(t, dial, "/", max)
+			// The listener's gauges: its bound, and the scrape alone open once the others closed.
+			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+				DialContext: func(context.Context, string, string) (net.Conn, error) { return dial() },
+			}}
+			want := []string{
+				fmt.Sprintf("rota_exporter_http_connections_max{listener=%q} %d\n", addr, max),
+				fmt.Sprintf("rota_exporter_http_connections_open{listener=%q} 1\n", addr),
+			}
+			testutil.Eventually(t, 10*time.Second, "the listener's gauges", func() error {
+				defer client.CloseIdleConnections()
+				code, body, err := testutil.GetWithAuth(client, "http://"+addr+"/metrics", "", "")
+				if err != nil || code != http.StatusOK {
+					return fmt.Errorf("%d %v", code, err)
+				}
+				for _, w := range want {
+					if !strings.Contains(body, w) {
+						return fmt.Errorf("no %q", w)
+					}
+				}
+				return nil
+			})
 		})
 	}
 }

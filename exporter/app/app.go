@@ -145,7 +145,8 @@ func Run(args []string, stdout, stderr io.Writer, lib nvml.Interface, now func()
 		log.WithError(err).Error("cannot start collectors")
 		return 1
 	}
-	handler, err := newHandler(f, exp, log)
+	conns := webconfig.NewConnections("rota_exporter")
+	handler, err := newHandler(f, exp, conns, log)
 	if err != nil {
 		log.WithError(err).Error("cannot build the web handler")
 		return 1
@@ -154,7 +155,7 @@ func Run(args []string, stdout, stderr io.Writer, lib nvml.Interface, now func()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	listeners, err := listen(f.web, f.maxConns)
+	listeners, err := listen(f.web, f.maxConns, conns)
 	if err != nil {
 		log.WithError(err).Error("cannot listen")
 		return 1
@@ -205,10 +206,10 @@ func newServer(f *flags, handler http.Handler) *http.Server {
 	return s
 }
 
-func newHandler(f *flags, exp *exporter.Exporter, log *logrus.Entry) (http.Handler, error) {
-	own := prometheus.NewRegistry() // the exporter's own go_* and process_* series
+func newHandler(f *flags, exp *exporter.Exporter, conns *webconfig.Connections, log *logrus.Entry) (http.Handler, error) {
+	own := prometheus.NewRegistry() // the exporter's own go_*, process_* and connection series
 	if !f.noExporter {
-		own.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		own.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), conns)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(f.metricsPath, refuseBody(limitRequests(f.maxRequests, metricsHandler(exp, own, log))))

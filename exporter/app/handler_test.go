@@ -22,6 +22,7 @@ import (
 
 	"github.com/rotahq/rota/exporter"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/internal/webconfig"
 )
 
 // TestDisableDefaults: --collector.disable-defaults turns off every collector the command line
@@ -134,7 +135,7 @@ func handler(t *testing.T, args []string, collectors map[string]exporter.Collect
 	}
 	logger, _ := test.NewNullLogger()
 	log := logrus.NewEntry(logger)
-	h, err := newHandler(f, exporter.NewExporter(collectors, time.Now, log), log)
+	h, err := newHandler(f, exporter.NewExporter(collectors, time.Now, log), webconfig.NewConnections("rota_exporter"), log)
 	if err != nil {
 		t.Fatal(err)
 	}

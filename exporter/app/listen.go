@@ -17,11 +17,12 @@ import (
 
 // listen opens what exporter-toolkit's web.ListenAndServe would listen on, systemd's sockets
 // with --web.systemd-socket, else every --web.listen-address (a vsock:// one on vsock), each
-// accepting at most max connections at once (--web.max-connections; 0: no limit).
+// accepting at most max connections at once (--web.max-connections; 0: no limit), counted in
+// conns.
 // exporter-toolkit has no such bound, so the exporter opens the listeners itself and serves
 // them with web.ServeMultiple, which applies the web config (TLS, basic auth) over them as
 // before. On error, whatever was opened is closed again.
-func listen(f *web.FlagConfig, max int) (ls []net.Listener, err error) {
+func listen(f *web.FlagConfig, max int, conns *webconfig.Connections) (ls []net.Listener, err error) {
 	defer func() {
 		if err != nil {
 			for _, l := range ls {
@@ -56,7 +57,7 @@ func listen(f *web.FlagConfig, max int) (ls []net.Listener, err error) {
 		}
 	}
 	for i, l := range ls {
-		ls[i] = webconfig.LimitConnections(l, max)
+		ls[i] = webconfig.LimitConnections(l, max, conns)
 	}
 	return ls, nil
 }

@@ -5,9 +5,11 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/netutil"
 )
 
@@ -34,16 +36,80 @@ func AddMaxConnectionsFlag(app *kingpin.Application, max *int) {
 		}).IntVar(max)
 }
 
-// LimitConnections returns l accepting at most max connections open at once, or l itself when
-// max is 0. One more is left in the kernel's accept queue, unanswered, until one closes: idle
-// or slow clients cannot take every file descriptor the process has, whose store and BMC
-// sessions need them too. It counts bare connections, so with TLS served over it a connection
-// counts from before its handshake.
-func LimitConnections(l net.Listener, max int) net.Listener {
-	if max == 0 {
-		return l
+// Connections is the gauges of the listeners LimitConnections limits, by listener (its
+// address): <namespace>_http_connections_open, the connections open now, and
+// <namespace>_http_connections_max, the bound (0: none). Open at the bound for long, further
+// connections are waiting unanswered. Register it on the registry served.
+type Connections struct {
+	open, max *prometheus.GaugeVec
+}
+
+// NewConnections returns the gauges, named under namespace (rota, rota_exporter).
+func NewConnections(namespace string) *Connections {
+	return &Connections{
+		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "http_connections_open",
+			Help: "Connections open on the listener; at http_connections_max, one more waits unanswered.",
+		}, []string{"listener"}),
+		max: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "http_connections_max",
+			Help: "Connections the listener keeps open at once (--web.max-connections; 0: no limit).",
+		}, []string{"listener"}),
 	}
-	return netutil.LimitListener(l, max)
+}
+
+// Describe implements prometheus.Collector.
+func (c *Connections) Describe(ch chan<- *prometheus.Desc) {
+	c.open.Describe(ch)
+	c.max.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (c *Connections) Collect(ch chan<- prometheus.Metric) {
+	c.open.Collect(ch)
+	c.max.Collect(ch)
+}
+
+// LimitConnections returns l accepting at most max connections open at once (0: no limit),
+// counted in c under l's address. One more is left in the kernel's accept queue, unanswered,
+// until one closes: idle or slow clients cannot take every file descriptor the process has,
+// whose store and BMC sessions need them too. It counts bare connections, so with TLS served
+// over it a connection counts from before its handshake.
+func LimitConnections(l net.Listener, max int, c *Connections) net.Listener {
+	name := l.Addr().String()
+	c.max.WithLabelValues(name).Set(float64(max))
+	open := c.open.WithLabelValues(name)
+	if max > 0 {
+		l = netutil.LimitListener(l, max)
+	}
+	return &countedListener{Listener: l, open: open}
+}
+
+// countedListener counts in open the connections it accepted that are not closed yet.
+type countedListener struct {
+	net.Listener
+	open prometheus.Gauge
+}
+
+func (l *countedListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.open.Inc()
+	return &countedConn{Conn: conn, open: l.open}, nil
+}
+
+// countedConn takes itself off open at its first Close.
+type countedConn struct {
+	net.Conn
+	open prometheus.Gauge
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.open.Dec)
+	return c.Conn.Close()
 }
 
 // NewServer returns an http.Server for handler with the bounds rota's listeners share: 10

@@ -130,7 +130,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if err != nil {
 		return err
 	}
-	l = webconfig.LimitConnections(l, s.opts.MaxConnections)
+	l = webconfig.LimitConnections(l, s.opts.MaxConnections, s.metrics.connections)
 	errc := make(chan error, 1)
 	if tlsConfig == nil {
 		go func() { errc <- hs.Serve(l) }()
@@ -262,6 +262,7 @@ func (s *Server) requireAPIToken(next http.HandlerFunc) http.HandlerFunc {
 type metrics struct {
 	apiRequests     *prometheus.CounterVec
 	webhookRequests *prometheus.CounterVec
+	connections     *webconfig.Connections // rota_http_connections_open and _max
 }
 
 // The results of a webhook request, the values of rota_webhook_requests_total{result}.
@@ -284,11 +285,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "rota_webhook_requests_total",
 			Help: "Alertmanager webhook requests, by result.",
 		}, []string{"result"}),
+		connections: webconfig.NewConnections("rota"),
 	}
 	for _, r := range []string{resultAccepted, resultUnauthorized, resultForbidden, resultTooLarge, resultMalformed, resultBusy} {
 		m.webhookRequests.WithLabelValues(r)
 	}
-	for _, c := range []prometheus.Collector{m.apiRequests, m.webhookRequests} {
+	for _, c := range []prometheus.Collector{m.apiRequests, m.webhookRequests, m.connections} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering api metrics: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
@@ -459,7 +461,8 @@ func TestServeBoundsConnections(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const max = 3
-			addr := serveOnLoopback(t, newHarness(t, func(o *api.Options) { o.MaxConnections, o.Web = max, tc.web }))
+			h := newHarness(t, func(o *api.Options) { o.MaxConnections, o.Web = max, tc.web })
+			addr := serveOnLoopback(t, h)
 			testutil.CheckConnectionLimit(t, func() (net.Conn, error) {
 				c, err := net.Dial("tcp", addr)
 				if err != nil {
@@ -467,6 +470,18 @@ func TestServeBoundsConnections(t *testing.T) {
 				}
 				return tc.wrap(c), nil
 			}, "/-/healthy", max)
+			// The gauges name the listener: its bound, and nothing open once every client closed.
+			want := fmt.Sprintf(`
+# HELP rota_http_connections_max Connections the listener keeps open at once (--web.max-connections; 0: no limit).
+# TYPE rota_http_connections_max gauge
+rota_http_connections_max{listener=%q} %d
+# HELP rota_http_connections_open Connections open on the listener; at http_connections_max, one more waits unanswered.
+# TYPE rota_http_connections_open gauge
+rota_http_connections_open{listener=%q} 0
+`, addr, max, addr)
+			testutil.Eventually(t, 10*time.Second, "the connections counted closed", func() error {
+				return promtest.GatherAndCompare(h.reg, strings.NewReader(want), "rota_http_connections_max", "rota_http_connections_open")
+			})
 		})
 	}
 }
