@@ -120,12 +120,15 @@ func TestFailingWatchNeverBlocksPasses(t *testing.T) {
 
 	interval := <-f.clock.calls
 	every := f.clock.watchEvery
-	reads := int(2*watchLogEvery/every) + 1 // two minutes of reads
-	for range reads {
-		(<-f.clock.watchCalls) <- f.clock.Now()
-		f.clock.Advance(every)
+	reads := int(2*watchLogEvery/every) + 1 // two minutes of reads, at 0, every, ... 2 minutes
+	tick := <-f.clock.watchCalls
+	for i := range reads {
+		if i > 0 {
+			f.clock.Advance(every)
+		}
+		tick <- f.clock.Now()
+		tick = <-f.clock.watchCalls // the read is done (and logged) at the clock's time: its next timer is set
 	}
-	<-f.clock.watchCalls // the last read is done
 	interval <- f.clock.Now()
 	<-f.clock.calls // a pass ran on its interval all the same
 	warnings := 0
