@@ -102,7 +102,7 @@ func declares(t *testing.T, dir, fn string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(fn) + `\(t \*testing\.T\)`)
+	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(fn) + `\(\w+ \*testing\.T\)`)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
