@@ -244,7 +244,7 @@ func (l *Loop) SetMaintenance(_ context.Context, node string, on bool, note stri
 }
 
 // setFlag sets or clears an operator's flag on node's record with set (a flag cleared loses its
-// note), logs it and asks for a pass.
+// stored note), logs it with the note given (who cleared it and why) and asks for a pass.
 func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *store.Node, on bool, note string)) error {
 	if _, ok := l.cfg.Node(node); !ok {
 		return fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
@@ -255,11 +255,12 @@ func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *stor
 			// Never seen by a pass yet: its state is taken from the BMC at the next repair.
 			n.State, n.Since = fleet.StateUnknown, now
 		}
+		stored := note
 		if !on {
-			note = ""
+			stored = ""
 			n.HandsOffEnded = true
 		}
-		set(n, on, note)
+		set(n, on, stored)
 		return nil
 	})
 	if err != nil {

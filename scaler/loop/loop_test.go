@@ -470,6 +470,42 @@ func TestMaintenanceSetAndCleared(t *testing.T) {
 	}
 }
 
+// Unpinning and leaving maintenance clear the stored note, but who did it and why (rotactl's
+// --note, with the user's name) is logged, as a resume's note is: found by `rotactl unpin n1
+// --note=...`, whose note went nowhere.
+func TestClearingAFlagLogsItsNote(t *testing.T) {
+	f := newFx(t, nil, nil)
+	ctx := context.Background()
+	steps := []struct {
+		flag string
+		set  func(on bool, note string) error
+	}{
+		{"pin", func(on bool, note string) error { return f.loop.SetPinned(ctx, "cpu01", on, note) }},
+		{"maintenance", func(on bool, note string) error { return f.loop.SetMaintenance(ctx, "cpu01", on, note) }},
+	}
+	for _, s := range steps {
+		if err := s.set(true, "bob: firmware"); err != nil {
+			t.Fatal(err)
+		}
+		f.logs.Reset()
+		if err := s.set(false, "bob: firmware done"); err != nil {
+			t.Fatal(err)
+		}
+		var notes []any
+		for _, e := range f.logs.AllEntries() {
+			if e.Message == s.flag+" changed" {
+				notes = append(notes, e.Data["note"])
+			}
+		}
+		if len(notes) != 1 || notes[0] != "bob: firmware done" {
+			t.Errorf("%s cleared: logged notes %q, want [\"bob: firmware done\"]", s.flag, notes)
+		}
+	}
+	if n, _ := f.st.Node("cpu01"); n.Pinned || n.PinNote != "" || n.Maintenance || n.MaintenanceNote != "" {
+		t.Errorf("after clearing: %+v, want no flag and no stored note", n)
+	}
+}
+
 // A server powered off by hand in maintenance is taken as off once it leaves, with no change
 // outside rota in its history; one powered off by hand with no such spell is one, audited.
 func TestPowerChangedOutsideRota(t *testing.T) {
