@@ -21,8 +21,9 @@ func (p *pass) scaleDownCaps(i int) (fleet.Reason, string) {
 	s := &p.servers[i]
 	n, pl, pol := s.node, s.pool, p.pol
 	switch {
-	case !n.LastOn.IsZero() && p.now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
-		// Hardware wear: a server stays on at least min_on once it came up.
+	case pol.Node.MinOn > 0 && !n.LastOn.IsZero() && p.now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
+		// Hardware wear: a server stays on at least min_on once it came up. 0s holds nothing,
+		// not even a server this pass's repair found on (stamped after the pass's now).
 		return fleet.SkipMinOn, p.say(func() string { return "on since " + n.LastOn.UTC().Format(time.RFC3339) })
 	case n.CyclesToday >= pol.Node.MaxCyclesPerDay:
 		// The cycle budget: a server is powered off at most max_cycles_per_day times in 24h.

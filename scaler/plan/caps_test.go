@@ -47,6 +47,15 @@ func capsCases() []planCase {
 		{name: "min off holds even for a floor", cfg: func(c *config.Config) { c.Pools[0].Min = 1 },
 			snap: snapshot(with(offNode("c1", "cpu"), func(n *fleet.Node) { n.LastOff = t0.Add(-9 * time.Minute) })),
 			want: map[string]string{"c1": "skip/min_off"}},
+		// Repair stamps a server it finds on or off with its own clock, a little after the
+		// pass's now: with the dwell times at 0s (their default) that holds nothing (status
+		// said "min_off: off since ..." of every server found off at rota's start).
+		{name: "min off 0s: a server found off this pass is woken", cfg: func(c *config.Config) { c.Pools[0].Min, c.Policy.Node.MinOff = 1, 0 },
+			snap: snapshot(with(offNode("c1", "cpu"), func(n *fleet.Node) { n.LastOff = t0.Add(time.Millisecond) })),
+			want: map[string]string{"c1": "power_on/floor"}},
+		{name: "min on 0s: a server found on this pass may go", cfg: func(c *config.Config) { c.Policy.Node.MinOn = 0 },
+			snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.LastOn = t0.Add(time.Millisecond) })),
+			want: map[string]string{"c1": "power_off/idle"}},
 		{name: "cycle cap", snap: snapshot(with(onNode("c1", "cpu"), func(n *fleet.Node) { n.CyclesToday = 6 })),
 			want: map[string]string{"c1": "skip/cycle_cap"}},
 		{name: "budget spent by recent power-offs", snap: withHistory(snapshot(onNode("c1", "cpu"), drainingNode("c2", "cpu")), recentOffs(4)),

@@ -95,7 +95,7 @@ func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config
 			return "not off"
 		case n.State == fleet.StateFailed && n.RetryAfter.After(now):
 			return "backoff not over"
-		case !n.LastOff.IsZero() && now.Sub(n.LastOff) < time.Duration(pol.Node.MinOff):
+		case pol.Node.MinOff > 0 && !n.LastOff.IsZero() && now.Sub(n.LastOff) < time.Duration(pol.Node.MinOff):
 			return "min_off not over"
 		}
 	case fleet.Drain, fleet.PowerOff:
@@ -125,7 +125,7 @@ func actionFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config
 			return "not drained"
 		case a.Kind == fleet.Drain && n.State != fleet.StateOn:
 			return "not on"
-		case scaleDown && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
+		case scaleDown && pol.Node.MinOn > 0 && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(pol.Node.MinOn):
 			return "min_on not over"
 		case scaleDown && n.CyclesToday >= pol.Node.MaxCyclesPerDay:
 			return "cycle cap reached"
@@ -158,7 +158,7 @@ func moveFault(n *fleet.Node, a fleet.Action, snap fleet.Snapshot, cfg *config.C
 		return "the plan does not name every job"
 	case !slices.Contains(a.Move.Exclude, n.Name):
 		return "the plan lets the work come back"
-	case a.Move.Drain && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(cfg.Policy.Node.MinOn):
+	case a.Move.Drain && cfg.Policy.Node.MinOn > 0 && !n.LastOn.IsZero() && now.Sub(n.LastOn) < time.Duration(cfg.Policy.Node.MinOn):
 		return "min_on not over"
 	case a.Move.Drain && n.CyclesToday >= cfg.Policy.Node.MaxCyclesPerDay:
 		return "cycle cap reached"

@@ -138,8 +138,10 @@ func (p *pass) screenAsleep(i int) {
 		p.skip(i, fleet.SkipPowerUnknown, p.say(func() string { return "bmc says " + string(n.Power) }))
 	case k.failed && k.retryAfter.After(p.now):
 		p.skip(i, fleet.SkipBackoff, p.say(func() string { return backoffDetail(n) }))
-	case !k.lastOff.IsZero() && k.lastOff.After(p.offFrom):
+	case p.pol.Node.MinOff > 0 && !k.lastOff.IsZero() && k.lastOff.After(p.offFrom):
 		// Hardware wear: a server stays off at least min_off, even when a floor or work wants it.
+		// 0s holds nothing, not even a server this pass's repair found off (stamped after the
+		// pass's now).
 		p.skip(i, fleet.SkipMinOff, p.say(func() string { return "off since " + n.LastOff.UTC().Format(time.RFC3339) }))
 	default:
 		p.servers[i].pool.wake.add(p, i)
