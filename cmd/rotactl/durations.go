@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -60,3 +61,35 @@ func (f *durationFlag) wanted() string {
 }
 
 func (f *durationFlag) String() string { return f.d.String() }
+
+// urlFlag is a URL flag checked as it is parsed: a value check refuses is a usage error (exit 2)
+// naming the flag, as kingpin reports any bad flag; it used to fail only when the call was made
+// (exit 1, `"127.0.0.1:10091" is not an http(s) URL`, no flag named).
+type urlFlag struct {
+	name  string
+	s     *string
+	check func(string) error
+}
+
+// urlValue makes fc a URL flag stored in s, refused when check says why.
+func urlValue(fc *kingpin.FlagClause, s *string, check func(string) error) {
+	fc.SetValue(&urlFlag{name: fc.Model().Name, s: s, check: check})
+}
+
+func (f *urlFlag) Set(v string) error {
+	if err := f.check(v); err != nil {
+		return fmt.Errorf("--%s: %w", f.name, err)
+	}
+	*f.s = v
+	return nil
+}
+
+func (f *urlFlag) String() string { return *f.s }
+
+// httpURL refuses a value that is no http(s) URL with a host, as the config's prometheus.url.
+func httpURL(v string) error {
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s is not an http(s) URL (http://host:port)", errtext.Quote(v))
+	}
+	return nil
+}

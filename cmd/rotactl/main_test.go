@@ -37,6 +37,32 @@ func TestHelpStopsBeforeTheVerb(t *testing.T) {
 	}
 }
 
+// A URL flag that is no URL rotactl can call is a usage error naming the flag, before anything
+// runs: `status --rota.url=127.0.0.1:10091` exited 1 with `"127.0.0.1:10091" is not an http(s)
+// URL`, as if rota had failed, and `report --prometheus.url=127.0.0.1:9090` with url.Parse's
+// words alone.
+func TestBadURLsAreUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"no scheme", []string{"status", "--rota.url=127.0.0.1:10091"}, `--rota.url: "127.0.0.1:10091" is not an http(s) URL`},
+		{"other scheme", []string{"pin", "n1", "--rota.url=ftp://rota:10091"}, "--rota.url"},
+		{"a query", []string{"pause", "--rota.url=http://rota:10091/?x=1"}, "--rota.url: \"http://rota:10091/?x=1\": rota's URL takes no query"},
+		{"slurm resume", []string{"slurm", "resume", "--rota.url=rota:10091", "n1"}, "--rota.url"},
+		{"prometheus", []string{"report", "--prometheus.url=127.0.0.1:9090"}, `--prometheus.url: "127.0.0.1:9090" is not an http(s) URL`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := rotactlInProcess(tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", code, tc.says, stdout, stderr)
+			}
+		})
+	}
+}
+
 // A duration flag that means nothing (negative; zero where zero is no bound) is a usage error
 // naming the flag, before anything runs: `power --timeout=-5s` used to send its commands.
 func TestMeaninglessDurationsAreUsageErrors(t *testing.T) {

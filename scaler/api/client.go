@@ -41,19 +41,34 @@ func (e *StatusError) Error() string {
 // NewClient returns a client of the rota at baseURL (e.g. http://127.0.0.1:10091) that sends
 // token; hc nil means http.DefaultClient.
 func NewClient(baseURL string, token Token, hc *http.Client) (*Client, error) {
+	u, err := parseBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{base: u, token: token, http: hc}, nil
+}
+
+// CheckURL says why baseURL cannot be rota's URL for NewClient (no http(s) URL, or one with a
+// query or a fragment), or nil: rotactl checks its --rota.url as the flag is parsed.
+func CheckURL(baseURL string) error {
+	_, err := parseBaseURL(baseURL)
+	return err
+}
+
+func parseBaseURL(baseURL string) (*url.URL, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s is not an http(s) URL", errtext.Quote(baseURL))
+		return nil, fmt.Errorf("%s is not an http(s) URL (http://host:port)", errtext.Quote(baseURL))
 	}
 	// The API's paths are added after the base: behind a query or a fragment they would be
 	// sent as part of it, to the server's root.
 	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return nil, fmt.Errorf("%s: rota's URL takes no query or fragment", errtext.Quote(baseURL))
 	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return &Client{base: u, token: token, http: hc}, nil
+	return u, nil
 }
 
 // Status calls GET /api/v1/status.
