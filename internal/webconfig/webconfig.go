@@ -57,6 +57,17 @@ func Load(path string) (*File, error) {
 	if err := web.Validate(path); err != nil {
 		return nil, fmt.Errorf("web config %s: %w", path, err)
 	}
+	c, err := readApplied(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{path: path, http2: c.HTTPConfig.HTTP2, tls: c.TLSConfig.IsEnabled()}
+	f.setUsers(c)
+	return f, nil
+}
+
+// readApplied is read, refusing the keys rota's listener does not apply.
+func readApplied(path string) (*web.Config, error) {
 	c, err := read(path)
 	if err != nil {
 		return nil, err
@@ -67,9 +78,7 @@ func Load(path string) (*File, error) {
 	case len(c.HTTPConfig.Header) > 0:
 		return nil, fmt.Errorf("web config %s: http_server_config.headers is not supported by rota's listener", path)
 	}
-	f := &File{path: path, http2: c.HTTPConfig.HTTP2, tls: c.TLSConfig.IsEnabled()}
-	f.setUsers(c)
-	return f, nil
+	return c, nil
 }
 
 // read decodes the file over exporter-toolkit's defaults (TLS 1.2 to 1.3, HTTP/2 on), with
@@ -102,18 +111,32 @@ func (f *File) setUsers(c *web.Config) {
 	f.users, f.known = users, map[[sha256.Size]byte]bool{}
 }
 
-// ReloadUsers reads basic_auth_users again (rota does on SIGHUP); a file that no longer loads
-// leaves the users in force and says why.
+// ReloadUsers reads basic_auth_users again (rota does on SIGHUP); a file that no longer loads,
+// that Load would refuse (rate_limit, headers), or that turns TLS or HTTP/2 on or off (the
+// listener keeps what it started with until a restart) leaves the users in force and says why.
 func (f *File) ReloadUsers() error {
 	if err := web.Validate(f.path); err != nil {
 		return fmt.Errorf("web config %s: %w", f.path, err)
 	}
-	c, err := read(f.path)
+	c, err := readApplied(f.path)
 	if err != nil {
 		return err
 	}
+	switch {
+	case c.TLSConfig.IsEnabled() != f.tls:
+		return fmt.Errorf("web config %s: tls_server_config is %s now: the listener changes only at a restart", f.path, onOff(c.TLSConfig.IsEnabled()))
+	case c.HTTPConfig.HTTP2 != f.http2:
+		return fmt.Errorf("web config %s: http_server_config.http2 is %s now: the listener changes only at a restart", f.path, onOff(c.HTTPConfig.HTTP2))
+	}
 	f.setUsers(c)
 	return nil
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }
 
 // TLS returns the listener's TLS configuration, or nil when the file sets none. The file is read
