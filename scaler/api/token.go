@@ -51,6 +51,14 @@ func ReadTokenFile(path string) (Token, error) {
 	if v == "" {
 		return Token{}, fmt.Errorf("token file %s is empty", path)
 	}
+	// What no Authorization header can carry (a line break, a control character) would make a
+	// token no client can send: the API or the webhook refused to all, or every rotactl call
+	// failing with net/http's "invalid header field value", neither naming the file.
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return Token{}, fmt.Errorf("token file %s holds a line break or control character (byte %d of %d): a token is one line, which an HTTP header can carry", path, i+1, len(v))
+		}
+	}
 	return Token{value: v}, nil
 }
 

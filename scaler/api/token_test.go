@@ -27,6 +27,12 @@ func TestReadTokenFile(t *testing.T) {
 		{name: "every user may read", content: "s3cret", mode: 0o644, wantErr: true},
 		{name: "every user may write", content: "s3cret", mode: 0o602, wantErr: true},
 		{name: "not a token", content: strings.Repeat("x", 5000), wantErr: true},
+		// No HTTP header carries these: rota took such a token (its API then refused every
+		// client) and rotactl failed with net/http's words, naming no file.
+		{name: "two lines", content: "s3cret\nline2\n", wantErr: true},
+		{name: "a control character", content: "s3\x01cret", wantErr: true},
+		{name: "DEL", content: "s3cret\x7f", wantErr: true},
+		{name: "inner space and tab", content: "s3 c\tret"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,6 +49,9 @@ func TestReadTokenFile(t *testing.T) {
 			if tc.wantErr {
 				if err == nil {
 					t.Fatal("no error")
+				}
+				if strings.Contains(err.Error(), "cret") || strings.Contains(err.Error(), "line2") {
+					t.Errorf("the error shows the token: %v", err)
 				}
 				return
 			}
