@@ -101,6 +101,9 @@ const (
 	SkipDemandWaits Reason = "demand_waits"
 	// SkipUnknownPool: the server's pool is not in the config (the inventory changed).
 	SkipUnknownPool Reason = "unknown_pool"
+	// SkipUnknownNode: the server is not in rota's inventory (a wake for a node the config does
+	// not list: the job manager's names and rota's differ).
+	SkipUnknownNode Reason = "unknown_node"
 	// Refusals of a move: each names the job and the rule that kept it.
 	SkipNotRequeueable Reason = "not_requeueable"
 	SkipDoNotDisrupt   Reason = "do_not_disrupt"

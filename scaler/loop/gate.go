@@ -34,7 +34,7 @@ func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fl
 	scaleDown := a.Kind == fleet.Drain || a.Kind == fleet.PowerOff
 	switch {
 	case n == nil:
-		return fleet.SkipNotNeeded, "not in the inventory"
+		return fleet.SkipUnknownNode, "not in the inventory"
 	case snap.Paused:
 		return fleet.SkipPaused, "scaler paused by operator"
 	case n.Pinned:

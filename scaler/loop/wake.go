@@ -138,7 +138,7 @@ func (l *Loop) answerWakes(snap fleet.Snapshot, dec fleet.Decision, asked map[st
 		for i, n := range c.nodes {
 			r, ok := results[n]
 			if !ok {
-				r = api.WakeResult{Node: n, Result: api.WakeRefused, Reason: fleet.SkipNotNeeded, Detail: "not in the inventory"}
+				r = api.WakeResult{Node: n, Result: api.WakeRefused, Reason: fleet.SkipUnknownNode, Detail: "not in the inventory"}
 			}
 			out[i] = r
 			l.metrics.wakes.WithLabelValues(r.Result).Inc()

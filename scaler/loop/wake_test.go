@@ -91,7 +91,7 @@ func TestWakePowersOnWhatTheJobManagerAsks(t *testing.T) {
 	want := []api.WakeResult{
 		{Node: "cpu02", Result: api.WakeStarted, Reason: fleet.ReasonRequested, Detail: "the job manager placed work on it: slurm resume"},
 		{Node: "cpu01", Result: api.WakePowered, Detail: "on"},
-		{Node: "ghost", Result: api.WakeRefused, Reason: fleet.SkipNotNeeded, Detail: "not in the inventory"},
+		{Node: "ghost", Result: api.WakeRefused, Reason: fleet.SkipUnknownNode, Detail: "not in the inventory"},
 	}
 	if !slices.Equal(res, want) {
 		t.Fatalf("results:\n got %+v\nwant %+v", res, want)

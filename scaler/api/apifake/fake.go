@@ -209,7 +209,7 @@ func (b *Backend) Wake(ctx context.Context, nodes []string, _ string) ([]api.Wak
 	for i, n := range nodes {
 		out[i] = api.WakeResult{Node: n, Result: api.WakeStarted}
 		if !b.known(n) {
-			out[i] = api.WakeResult{Node: n, Result: api.WakeRefused, Reason: fleet.SkipNotNeeded, Detail: "not in the inventory"}
+			out[i] = api.WakeResult{Node: n, Result: api.WakeRefused, Reason: fleet.SkipUnknownNode, Detail: "not in the inventory"}
 		}
 	}
 	return out, nil
