@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -57,7 +58,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // anything after the object are refused. An empty body is io.EOF, unwrapped.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	b, err := readBody(w, r, limit)
-	if err == nil {
+	switch {
+	case err != nil:
+	case bytes.Equal(bytes.TrimSpace(b), []byte("null")): // encoding/json takes it as nothing
+		err = errors.New("null where a JSON object is wanted")
+	default:
 		err = strictjson.Decode(b, v, strictjson.RefuseUnknown)
 	}
 	if err == nil || errors.Is(err, io.EOF) {

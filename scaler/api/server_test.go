@@ -255,6 +255,9 @@ func TestAPIErrors(t *testing.T) {
 		{name: "maintenance with data after the body", method: http.MethodPost, path: "/api/v1/nodes/cpu01/maintenance", body: `{} x`, want: http.StatusBadRequest},
 		{name: "pause with a misspelt note", method: http.MethodPost, path: "/api/v1/pause", body: `{"Note ":"why"}`, want: http.StatusBadRequest},
 		{name: "wake with data after the body", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]} junk`, want: http.StatusBadRequest},
+		// encoding/json decodes null into a struct as nothing at all: the pin would be taken.
+		{name: "pin with a body of null", method: http.MethodPost, path: "/api/v1/nodes/cpu01/pin", body: `null`, want: http.StatusBadRequest},
+		{name: "pause with a body of null", method: http.MethodPost, path: "/api/v1/pause", body: ` null `, want: http.StatusBadRequest},
 		// encoding/json keeps the last of a key given twice and reads "NODES" as "nodes".
 		{name: "wake with nodes given twice", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"],"nodes":["cpu02"]}`, want: http.StatusBadRequest},
 		{name: "wake with nodes in another case", method: http.MethodPost, path: "/api/v1/wake", body: `{"NODES":["cpu01"]}`, want: http.StatusBadRequest},
