@@ -74,6 +74,7 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("\nid,submit,duration,gpus,cpus,id,,\na,0,60,1,0,b,,\n,,,,,,,\n  \n"))
 	f.Add([]byte("submit,duration,gpus,cpus\r0,60,1,0\r"))
 	f.Add([]byte("\xFF\xFEs\x00u\x00b\x00"))
+	f.Add([]byte("\"ID\",Submit,Duration,GPUs,CPUs\r\na,0,60,1,0\r\n"))
 	addFile(f, "tiny.csv.bz2")
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, CSV, data) })
 }

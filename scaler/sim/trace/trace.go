@@ -260,14 +260,15 @@ func skippedNote(skipped []Skipped) string {
 }
 
 // detect tells the format from the first meaningful line: SWF starts with ';' comments or a
-// numeric record; the CSVs are told apart by their header.
+// numeric record; the CSVs are told apart by their header, whose names, as their readers read
+// them, may be in any case ("Submit,Duration,GPUs,CPUs").
 func detect(br *bufio.Reader) (Format, error) {
 	head, _ := br.Peek(4096)
 	if len(bytes.TrimSpace(head)) == 0 && len(head) < 4096 {
 		return "", errors.New("the file holds only blank lines")
 	}
 	for _, line := range strings.Split(string(head), "\n") {
-		line = strings.TrimSpace(line)
+		line = strings.ToLower(strings.TrimSpace(line))
 		switch {
 		case line == "":
 			continue

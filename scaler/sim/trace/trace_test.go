@@ -558,3 +558,27 @@ func readSWFIDs(t *testing.T, in string) (*Trace, []string) {
 	}
 	return tr, ids
 }
+
+// TestHeaderInAnyCase: the readers take column names in any case, and so must the detection:
+// "Submit,Duration,GPUs,CPUs" (a spreadsheet's export) could not be told from its first line,
+// though --format csv read it.
+func TestHeaderInAnyCase(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Format
+	}{
+		{"Submit,Duration,GPUs,CPUs\n0,60,1,0\n", CSV},
+		{"\"ID\",\"SUBMIT\",\"DURATION\",\"GPUS\",\"CPUS\"\r\na,0,60,1,0\r\n", CSV},
+		{"Job_ID,Submission_Time,Duration,Num_GPU\na,0,60,1\n", ITP},
+	}
+	for _, c := range cases {
+		tr, err := Read(strings.NewReader(c.in), "", Options{})
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if tr.Format != c.want || len(tr.Jobs) != 1 {
+			t.Errorf("%q: format %s, %d jobs; want %s, 1", c.in, tr.Format, len(tr.Jobs), c.want)
+		}
+	}
+}
