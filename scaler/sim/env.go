@@ -233,6 +233,13 @@ func NewEnv(cfg *config.Config, tr *trace.Trace, opt Options) (*Env, error) {
 	if err := e.ctx.Err(); err != nil {
 		return nil, err // a bound cut short
 	}
+	if e.LowerBound == 0 {
+		// Every row would divide its server-hours by none: always-on's hours over the span
+		// read as 0.000 x LB, below the bound itself. A trace.LineError: the caller names the
+		// file.
+		return nil, trace.LineError{Line: e.firstRunnable().Line, Msg: fmt.Sprintf("every job of the trace the fleet can run (%d, the first on this line) has a run time of 0, so the lower bound is no server-hour and no row could be compared to it",
+			len(e.Jobs)-len(e.Unrunnable))}
+	}
 	if e.boundFailed > 0 {
 		// Never a silent change of the yardstick every row is divided by.
 		e.note(fmt.Sprintf("the lower bound's linear program failed at %d instant(s): there the bound counts only the servers each pool's own jobs need (a looser bound), or, where only the split over pools failed, the servers the work adds all in its cheapest pool", e.boundFailed))
@@ -500,6 +507,16 @@ func (e *Env) checkRunnable() {
 		reason := fmt.Sprintf("needs %d server(s) of %d GPUs and %d CPUs; the fleet has %d that fit", j.Nodes, j.GPUs, j.CPUs, fits)
 		e.Unrunnable = append(e.Unrunnable, NotRun{Line: j.Line, ID: j.ID, Reason: reason})
 	}
+}
+
+// firstRunnable is the first job of the trace the fleet can run (the first job when none can).
+func (e *Env) firstRunnable() *Job {
+	for i := range e.Jobs {
+		if e.runnable[i] {
+			return &e.Jobs[i]
+		}
+	}
+	return &e.Jobs[0]
 }
 
 // Describe says in one line how the fleet was sized.

@@ -208,7 +208,8 @@ func TestGangIsNotStarved(t *testing.T) {
 }
 
 // TestEdgeCases: jobs of no length, arrivals that meet a boot. (A fleet that can run nothing is
-// refused before any replay: TestNoRunnableJobIsAnError.)
+// refused before any replay: TestNoRunnableJobIsAnError; so is a trace of jobs of no length
+// alone: TestNoServerTimeIsAnError.)
 func TestEdgeCases(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -217,7 +218,7 @@ func TestEdgeCases(t *testing.T) {
 		run    int
 		notRun int
 	}{
-		{"zero-length jobs", "1", []trace.Job{job(1, 0, 0, 8), job(2, 0, 0, 8), job(3, 5, 0, 1)}, 3, 0},
+		{"zero-length jobs", "1", []trace.Job{job(1, 0, 0, 8), job(2, 0, 0, 8), job(3, 5, 0, 1), job(4, 5, 60, 1)}, 4, 0},
 		{"arrival when a boot ends", "1", []trace.Job{job(1, 0, 60, 8), job(2, 7200, 60, 8), job(3, 7500, 60, 8)}, 3, 0},
 	}
 	for _, c := range cases {

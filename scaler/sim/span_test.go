@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -116,5 +117,27 @@ func TestNoRunnableJobIsAnError(t *testing.T) {
 	tr.Jobs = append(tr.Jobs, trace.Job{Line: 4, Submit: 200, Duration: 60, Nodes: 1, CPUs: 8})
 	if _, err := NewEnv(cfg, tr, Options{Fleet: "3"}); err != nil {
 		t.Errorf("with a job that fits: %v", err)
+	}
+}
+
+// A trace whose every job the fleet can run has a run time of 0 (an SWF log's jobs of run time
+// 0, a wider one left out) has a lower bound of no server-hour: its replay divided always-on's
+// hours over the span by it and showed 0.000 x LB, below the bound. It is an error naming the
+// first such job's line; one job of a run time makes a replay.
+func TestNoServerTimeIsAnError(t *testing.T) {
+	cfg := tinyConfig(t, "")
+	tr := &trace.Trace{Format: trace.SWF, Start: time.Unix(0, 0).UTC(), Jobs: []trace.Job{
+		{Line: 3, Submit: 0, Duration: 0, Nodes: 1, GPUs: 1},
+		{Line: 4, Submit: 50, Duration: 3600, Nodes: 9, GPUs: 8}, // wider than the fleet
+		{Line: 5, Submit: 10000, Duration: 0, Nodes: 1, GPUs: 1},
+	}}
+	_, err := NewEnv(cfg, tr, Options{Fleet: "4"})
+	var row trace.LineError
+	if !errors.As(err, &row) || row.Line != 3 || !strings.Contains(err.Error(), "run time of 0") {
+		t.Errorf("err = %v, want an error naming line 3", err)
+	}
+	tr.Jobs = append(tr.Jobs, trace.Job{Line: 6, Submit: 200, Duration: 60, Nodes: 1, GPUs: 1})
+	if _, err := NewEnv(cfg, tr, Options{Fleet: "4"}); err != nil {
+		t.Errorf("with a job of a run time: %v", err)
 	}
 }

@@ -135,7 +135,7 @@ func TestFilesOfTinyTraces(t *testing.T) {
 	for name, jobs := range map[string][]trace.Job{
 		"one job":       {{Line: 2, Duration: 3600, Nodes: 1, GPUs: 8}},
 		"no job waits":  {{Line: 2, Duration: 60, Nodes: 1, GPUs: 1}, {Line: 3, Submit: 10, Duration: 60, Nodes: 1, GPUs: 1}},
-		"a zero-length": {{Line: 2, Duration: 0, Nodes: 1, GPUs: 1}},
+		"a zero-length": {{Line: 2, Duration: 0, Nodes: 1, GPUs: 1}, {Line: 3, Duration: 1, Nodes: 1, GPUs: 1}}, // alone, refused
 	} {
 		t.Run(name, func(t *testing.T) {
 			tr := &trace.Trace{Format: trace.CSV, Start: time.Unix(0, 0).UTC(), Jobs: jobs}
