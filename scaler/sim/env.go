@@ -504,9 +504,24 @@ func (e *Env) checkRunnable() {
 			e.runnable[i] = true
 			continue
 		}
-		reason := fmt.Sprintf("needs %d server(s) of %d GPUs and %d CPUs; the fleet has %d that fit", j.Nodes, j.GPUs, j.CPUs, fits)
+		reason := fmt.Sprintf("needs %d server(s) of %d GPUs and %d CPUs%s; the fleet has %d that fit", j.Nodes, j.GPUs, j.CPUs, e.partitionOf(&j.Job), fits)
 		e.Unrunnable = append(e.Unrunnable, NotRun{Line: j.Line, ID: j.ID, Reason: reason})
 	}
+}
+
+// partitionOf names the job's partition for a message, " in partition \"gpu\"", where a pool
+// lists partitions, so that it may be why no server fits the job ("" otherwise): a job of a
+// partition no pool names read as one whose shape no server of the fleet holds.
+func (e *Env) partitionOf(j *trace.Job) string {
+	if j.Partition == "" {
+		return ""
+	}
+	for _, p := range e.Pools {
+		if len(p.Partitions) > 0 {
+			return " in partition " + errtext.Quote(j.Partition)
+		}
+	}
+	return ""
 }
 
 // firstRunnable is the first job of the trace the fleet can run (the first job when none can).

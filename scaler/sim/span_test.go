@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,34 @@ func TestNoServerTimeIsAnError(t *testing.T) {
 	tr.Jobs = append(tr.Jobs, trace.Job{Line: 6, Submit: 200, Duration: 60, Nodes: 1, GPUs: 1})
 	if _, err := NewEnv(cfg, tr, Options{Fleet: "4"}); err != nil {
 		t.Errorf("with a job of a run time: %v", err)
+	}
+}
+
+// A job whose partition no pool takes is named with its partition: "needs 1 server(s) of 0
+// GPUs and 4 CPUs; the fleet has 0 that fit" read as a shape no server holds, on a fleet of
+// servers of 32 cores. Where no pool lists partitions, the job's is nothing to the fleet and
+// is not named.
+func TestUnrunnableNamesThePartition(t *testing.T) {
+	pools := func(parts string) *config.Config {
+		return replayConfig(t, "pools:\n  - {name: cpu, profile: {cpu_cores: 32"+parts+"}, cost: {hourly: 1}, boot_timeout: 5m}\n")
+	}
+	tr := &trace.Trace{Format: trace.CSV, Start: time.Unix(0, 0).UTC(), Jobs: []trace.Job{
+		{Line: 2, Submit: 0, Duration: 600, Nodes: 1, CPUs: 4, Partition: "debug"},
+		{Line: 3, Submit: 0, Duration: 600, Nodes: 1, CPUs: 64, Partition: "batch"},
+		{Line: 4, Submit: 0, Duration: 600, Nodes: 1, CPUs: 4, Partition: "batch"},
+	}}
+	e, err := NewEnv(pools(", partitions: [batch]"), tr, Options{Fleet: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []NotRun{
+		{Line: 2, Reason: `needs 1 server(s) of 0 GPUs and 4 CPUs in partition "debug"; the fleet has 0 that fit`},
+		{Line: 3, Reason: `needs 1 server(s) of 0 GPUs and 64 CPUs in partition "batch"; the fleet has 0 that fit`},
+	}
+	if !slices.Equal(e.Unrunnable, want) {
+		t.Errorf("unrunnable %+v, want %+v", e.Unrunnable, want)
+	}
+	if e, err = NewEnv(pools(""), tr, Options{Fleet: "2"}); err != nil || len(e.Unrunnable) != 1 || e.Unrunnable[0].Reason != "needs 1 server(s) of 0 GPUs and 64 CPUs; the fleet has 0 that fit" {
+		t.Errorf("no pool listing partitions: %+v, %v", e.Unrunnable, err)
 	}
 }
