@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -92,4 +93,38 @@ func httpURL(v string) error {
 		return fmt.Errorf("%s is not an http(s) URL (http://host:port)", errtext.Quote(v))
 	}
 	return nil
+}
+
+// joinNegativeValues writes "--watch-delay -1s" as "--watch-delay=-1s" for every flag where a
+// negative duration means something (signedDuration): kingpin takes an argument that starts with
+// "-" for a flag, so the value a flag's help offers failed with "expected argument for flag
+// '--watch-delay'". A following argument that is no duration is left as it is, and so is
+// everything after "--".
+func joinNegativeValues(app *kingpin.Application, args []string) []string {
+	signed := map[string]bool{}
+	model := app.Model()
+	flags := model.Flags
+	for _, c := range model.FlattenedCommands() {
+		flags = append(flags, c.Flags...)
+	}
+	for _, f := range flags {
+		if d, ok := f.Value.(*durationFlag); ok && d.allowNegative {
+			signed["--"+f.Name] = true
+		}
+	}
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if signed[args[i]] && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") {
+			if _, err := time.ParseDuration(args[i+1]); err == nil {
+				out = append(out, args[i]+"="+args[i+1])
+				i++
+				continue
+			}
+		}
+		out = append(out, args[i])
+	}
+	return out
 }

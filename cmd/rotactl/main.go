@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, e env) int {
 		fmt.Fprintln(e.stderr, "rotactl: a command is required")
 		return 2
 	}
-	chosen, err := app.Parse(args)
+	chosen, err := app.Parse(joinNegativeValues(app, args))
 	if terminated {
 		return 0
 	}

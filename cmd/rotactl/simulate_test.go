@@ -167,3 +167,25 @@ func TestSimulateITPServerSize(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulateNegativeWatchDelay: --watch-delay's help offers a negative value (the planner
+// only at evaluation intervals), yet "--watch-delay -1s" failed with "expected argument for
+// flag '--watch-delay'": kingpin took -1s for a flag. It is read as --watch-delay=-1s; a
+// following flag is still a flag.
+func TestSimulateNegativeWatchDelay(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "j.csv")
+	if err := os.WriteFile(trace, []byte("submit,duration,gpus,cpus\n0,60,1,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(testutil.RepoRoot(t), "deploy", "simulate", "rota-itp.yml")
+	for _, args := range [][]string{{"--watch-delay", "-1s"}, {"--watch-delay=-1s"}, {"--watch-delay", "-5m", "--idle-timeout", "0s"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), append([]string{"simulate", "--trace", trace, "--config", cfg}, args...), env{stdout: &stdout, stderr: &stderr}); code != 0 || !strings.Contains(stdout.String(), "rota") {
+			t.Errorf("%q: exit %d, %s", args, code, stderr.String())
+		}
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"simulate", "--trace", trace, "--config", cfg, "--watch-delay", "--sweep"}, env{stdout: io.Discard, stderr: &stderr}); code != 2 {
+		t.Errorf("--watch-delay --sweep: exit %d, want 2 (%s)", code, stderr.String())
+	}
+}
