@@ -47,6 +47,9 @@ const byNode = "by (node, pool)"
 // iowait, over the rate window. rate() absorbs a counter reset when the exporter restarts.
 // Counters that did not move at all over the rate window (an exporter serving the same values
 // again) are no reading: the share would be 0/0, NaN, which a window's max passes over.
+// The busy modes' rate is divided by all modes', not subtracted from 1 as idle's share: 1 - 0.8
+// is 0.19999999999999996 in floating point, so a server exactly at a threshold of 0.2 (or 0.1)
+// read under it, idle.
 //
 // It has a value only where the server was scraped at this step and at the step before: rate()
 // alone bridges a missed scrape or two from the samples around them (a range keeps no stale
@@ -58,8 +61,8 @@ func (e Expr) CPUUtilization() string {
 	rate := func(matchers ...string) string {
 		return s.cpu(fmt.Sprintf("rate(%s[%s])", s.sel(s.cpuSeconds(), matchers...), w))
 	}
-	return fmt.Sprintf("(\n  1 - sum %s (%s)\n    / (sum %s (%s) > 0)\n)\nand on (node) %s\nand on (node) %s",
-		s.by(), rate(`mode=~"idle|iowait"`), s.by(), rate(), e.cpuSample(""), e.cpuSample(" offset "+e.Step.String()))
+	return fmt.Sprintf("(\n  sum %s (%s)\n    / (sum %s (%s) > 0)\n)\nand on (node) %s\nand on (node) %s",
+		s.by(), rate(`mode!~"idle|iowait"`), s.by(), rate(), e.cpuSample(""), e.cpuSample(" offset "+e.Step.String()))
 }
 
 // cpuSample is the CPU counters rate() reads, as an instant selector (a failed scrape's stale

@@ -178,6 +178,8 @@ func idleScenarios(tm timing) []scenario {
 	return []scenario{
 		cpu("idle", "under the CPU threshold from the start fires once the window is covered and held", idle("idle"), fires(w)),
 		cpu("busy", "over the CPU threshold", tm.cpu(nodeLabels("busy", "cpu"), busyFor(busyU, n)), never),
+		cpu("cpuedge", "CPUs at the threshold are not under it", tm.cpu(nodeLabels("cpuedge", "cpu"), busyFor(p.CPUThreshold, n)), never),
+		cpu("cpuunder", "CPUs just under the threshold", tm.cpu(nodeLabels("cpuunder", "cpu"), busyFor(p.CPUThreshold*0.98, n)), fires(w)),
 		cpu("late", "reporting from half a window in", tm.cpu(nodeLabels("late", "cpu"), late), fires(half+w)),
 		cpu("flap", "a busy spell starts the window again", tm.cpu(nodeLabels("flap", "cpu"), flap), []check{
 			{tm.held(spellEnd+w-s, tm.pass), false},
