@@ -84,6 +84,9 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 	}
 	rules = append(rules, bootAlerts(cfg.Pools, pass)...)
 	stuck := 3 * p.EvaluationInterval
+	// The alerts on a counter's increase within a window fire at once: a failure once counted
+	// stays counted until the window forgets it, so a hold adds nothing, and a hold of a pass
+	// outlasted a window no longer than a pass (and a scrape), which never fired.
 	return append(rules,
 		alert(AlertScalerDown, "scaler", "critical", fmt.Sprintf("absent(up{job=%q} == 1)", ScalerJob), stuck,
 			"rota is down",
@@ -97,7 +100,7 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 			fmt.Sprintf("rota's queries have failed for %s: no server is powered off until they work.", stuck)),
 		alert(AlertPowerActionsFails, "power", "critical",
 			fmt.Sprintf("sum by (pool, action) (increase(%s{result=~\"%s|%s\"}[%s])) >= %d",
-				ScalerActions, fleet.ResultFailure, fleet.ResultStateUnknown, p.Failure.AlertWindow, p.Failure.AlertAfter), pass,
+				ScalerActions, fleet.ResultFailure, fleet.ResultStateUnknown, p.Failure.AlertWindow, p.Failure.AlertAfter), 0,
 			"{{ $labels.action }} keeps failing in pool {{ $labels.pool }}",
 			fmt.Sprintf("At least %d {{ $labels.action }} actions failed in pool {{ $labels.pool }} within %s.",
 				p.Failure.AlertAfter, p.Failure.AlertWindow)),

@@ -87,3 +87,59 @@ func TestGeneratedTestsFollowThePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestPowerFailuresFireWhateverThePass: RotaPowerActionsFailing held for one pass never fired
+// where the failure window was not longer than a pass and a scrape, as increase() forgot the
+// failures before the hold ended: rota run on arrivals and webhooks (a 1h pass) with the
+// default 30m window, or a 1m15s window at the default 1m pass and 15s scrapes. The power
+// scenarios run under both.
+func TestPowerFailuresFireWhateverThePass(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	for _, tc := range []struct{ name, pass, window string }{
+		{"hour passes", "1h", "30m"},
+		{"a window of a pass and a scrape", "1m", "1m15s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Default()
+			for _, d := range []struct {
+				to *model.Duration
+				s  string
+			}{{&cfg.Policy.EvaluationInterval, tc.pass}, {&cfg.Policy.Failure.AlertWindow, tc.window}} {
+				v, err := model.ParseDuration(d.s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				*d.to = v
+			}
+			tm, err := newTiming(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			rules, err := Generate(cfg, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f := TestFile{RuleFiles: []string{"rota-rules.yml"}, EvaluationInterval: model.Duration(tm.step)}
+			for _, sc := range powerScenarios(tm) {
+				g, err := sc.group(tm, Rules(cfg).Groups[0].Rules)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Tests = append(f.Tests, g)
+			}
+			b, err := marshal("", f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "power.test.yml")
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runPromtoolTest(t, promtool, path)
+		})
+	}
+}

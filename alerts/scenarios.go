@@ -621,7 +621,16 @@ func powerScenarios(tm timing) []scenario {
 		}
 		return append(v, constant(float64(count), n-len(v))...)
 	}
-	fires := append(tm.from(tm.held(at, tm.pass)), check{at + window + s, false})
+	// The alert fires at once (no hold) and while the window holds the samples the first
+	// failure is counted between (steps 0 and 1 at the latest, the restart's): up to window -
+	// step. Checks of a firing alert stay within it (a short alert_window).
+	within := func(cs []check, last time.Duration) []check {
+		for i := range cs {
+			cs[i].at = min(cs[i].at, last)
+		}
+		return cs
+	}
+	fires := append(within(tm.from(at), window-s), check{at + window + s, false})
 	restarted := samples{val(0)}
 	for i := 1; i < k; i++ {
 		restarted = append(restarted, val(float64(i)))
@@ -633,13 +642,13 @@ func powerScenarios(tm timing) []scenario {
 		{name: "power: rota restarted between the failures (a counter reset)", alert: AlertPowerActionsFails, labels: l("power_off", "cpu"),
 			series: []InputSeries{counter("power_off", "cpu", "failure", restarted)}, checks: fires},
 		{name: "power: one failure short", alert: AlertPowerActionsFails, labels: l("power_on", "cpu"),
-			series: []InputSeries{counter("power_on", "cpu", "failure", failures(k-1))}, checks: tm.never(tm.held(at, tm.pass) + 4*s)},
+			series: []InputSeries{counter("power_on", "cpu", "failure", failures(k-1))}, checks: tm.never(at)},
 		{name: "power: successes, aborts and dry runs are no failures", alert: AlertPowerActionsFails, labels: l("power_off", "gpu"),
 			series: []InputSeries{
 				counter("drain", "cpu", "success", failures(n-2)),
 				counter("power_off", "gpu", "aborted", failures(n-2)),
 				counter("power_off", "gpu", "dry_run", failures(n-2)),
-			}, checks: tm.never(tm.held(at, tm.pass) + 4*s)},
+			}, checks: tm.never(at)},
 	}
 	// A change outside rota is counted at step 2; the alert holds while the window holds the
 	// count's step before it. Other pools and states, and counters that stay at 0, never fire.
@@ -650,7 +659,7 @@ func powerScenarios(tm timing) []scenario {
 	out = append(out,
 		scenario{name: "power: a server powered off outside rota", alert: AlertPowerOutside, labels: map[string]string{"pool": "gpu", "to": "off"},
 			series: []InputSeries{outside("gpu", "off", once), outside("gpu", "on", constant(0, n)), outside("cpu", "off", constant(0, n))},
-			checks: append(tm.from(2*s), check{s + window, false})},
+			checks: append(within(tm.from(2*s), window), check{s + window, false})},
 		scenario{name: "power: no change outside rota", alert: AlertPowerOutside, labels: map[string]string{"pool": "cpu", "to": "on"},
 			series: []InputSeries{outside("cpu", "on", constant(0, n)), outside("cpu", "off", constant(0, n))},
 			checks: tm.never(4 * s)})
