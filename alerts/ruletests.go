@@ -136,6 +136,11 @@ func newTiming(cfg *config.Config) (timing, error) {
 			return timing{}, fmt.Errorf("%s: %s is not a whole number of scrape intervals (%s)", d.path, d.d, model.Duration(tm.step))
 		}
 	}
+	// The power scenarios count failures over three scrapes (a restart between them) inside
+	// the window.
+	if w := time.Duration(p.Failure.AlertWindow); w < 4*tm.step {
+		return timing{}, fmt.Errorf("policy.failure.alert_window: %s is shorter than 4 scrape intervals (%s): too short to test failures across a restart of rota", p.Failure.AlertWindow, model.Duration(tm.step))
+	}
 	return tm, nil
 }
 

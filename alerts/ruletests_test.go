@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -141,5 +142,42 @@ func TestPowerFailuresFireWhateverThePass(t *testing.T) {
 			}
 			runPromtoolTest(t, promtool, path)
 		})
+	}
+}
+
+// TestGeneratedPowerTestsFitShortWindows: the power scenarios spread alert_after failures over
+// as many scrapes, so a failure window shorter than alert_after + 2 scrapes (3 failures in a
+// 1m window at 15s scrapes) got tests that failed against the rules; the failures of a pass
+// now land in one scrape, and a window too short for a restart between them is refused,
+// naming the field.
+func TestGeneratedPowerTestsFitShortWindows(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	for _, k := range []int{1, 3, 7} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Policy.Failure.AlertAfter, cfg.Policy.Failure.AlertWindow = k, model.Duration(time.Minute)
+			dir := t.TempDir()
+			rules, err := Generate(cfg, "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tests, err := GenerateTests(cfg, "rota-rules.yml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(dir, "scaler.test.yml")
+			if err := os.WriteFile(f, tests["scaler.test.yml"], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runPromtoolTest(t, promtool, f)
+		})
+	}
+	cfg := config.Default()
+	cfg.Policy.Failure.AlertWindow = model.Duration(45 * time.Second)
+	if _, err := GenerateTests(cfg, "rota-rules.yml"); err == nil || !strings.Contains(err.Error(), "policy.failure.alert_window") {
+		t.Fatalf("GenerateTests: %v, want an error naming policy.failure.alert_window", err)
 	}
 }

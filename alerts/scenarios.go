@@ -606,36 +606,32 @@ func powerScenarios(tm timing) []scenario {
 	s := tm.step
 	k := f.AlertAfter
 	window := time.Duration(f.AlertWindow)
-	// The k-th failure is counted at step k+1; the counter is zero at step 0, inside the window.
-	at := time.Duration(k+1) * s
-	n := tm.n(at+window) + 2
+	// The k-th failure is counted at step 3 in each scenario, as the failures of a pass land
+	// in one scrape; the counters are zero at step 0, inside the window.
+	at := 3 * s
+	n := tm.n(window+3*s) + 2
 	l := func(action, pool string) map[string]string { return map[string]string{"action": action, "pool": pool} }
 	counter := func(action, pool, result string, v samples) InputSeries {
 		return series(ScalerActions, with(l(action, pool), "result", result), v)
 	}
-	// failures is 0, 0, then one more failure at each of count steps, then flat.
+	// failures is 0 up to step 2, then count.
 	failures := func(count int) samples {
-		v := samples{val(0), val(0)}
-		for i := 1; i <= count; i++ {
-			v = append(v, val(float64(i)))
-		}
-		return append(v, constant(float64(count), n-len(v))...)
+		return append(constant(0, 2), constant(float64(count), n-3)...)
 	}
 	// The alert fires at once (no hold) and while the window holds the samples the first
-	// failure is counted between (steps 0 and 1 at the latest, the restart's): up to window -
-	// step. Checks of a firing alert stay within it (a short alert_window).
+	// failure is counted between (steps 0 and 1 at the earliest, the restart's): up to window -
+	// step. Checks of a firing alert stay within it (a short alert_window); by window + 3
+	// steps the window has forgotten every failure.
 	within := func(cs []check, last time.Duration) []check {
 		for i := range cs {
 			cs[i].at = min(cs[i].at, last)
 		}
 		return cs
 	}
-	fires := append(within(tm.from(at), window-s), check{at + window + s, false})
-	restarted := samples{val(0)}
-	for i := 1; i < k; i++ {
-		restarted = append(restarted, val(float64(i)))
-	}
-	restarted = append(append(restarted, val(0)), constant(1, n-len(restarted)-1)...)
+	fires := append(within(tm.from(at), window-s), check{window + 3*s, false})
+	// restarted: k-1 failures at step 1, rota restarted (its counters from 0) at step 2, one
+	// more failure at step 3.
+	restarted := append(samples{val(0), val(float64(k - 1)), val(0)}, constant(1, n-3)...)
 	out := []scenario{
 		{name: fmt.Sprintf("power: %d failures within %s", k, f.AlertWindow), alert: AlertPowerActionsFails, labels: l("power_on", "gpu"),
 			series: []InputSeries{counter("power_on", "gpu", "failure", failures(k))}, checks: fires},
@@ -645,9 +641,9 @@ func powerScenarios(tm timing) []scenario {
 			series: []InputSeries{counter("power_on", "cpu", "failure", failures(k-1))}, checks: tm.never(at)},
 		{name: "power: successes, aborts and dry runs are no failures", alert: AlertPowerActionsFails, labels: l("power_off", "gpu"),
 			series: []InputSeries{
-				counter("drain", "cpu", "success", failures(n-2)),
-				counter("power_off", "gpu", "aborted", failures(n-2)),
-				counter("power_off", "gpu", "dry_run", failures(n-2)),
+				counter("drain", "cpu", "success", failures(n)),
+				counter("power_off", "gpu", "aborted", failures(n)),
+				counter("power_off", "gpu", "dry_run", failures(n)),
 			}, checks: tm.never(at)},
 	}
 	// A change outside rota is counted at step 2; the alert holds while the window holds the
@@ -664,13 +660,9 @@ func powerScenarios(tm timing) []scenario {
 			series: []InputSeries{outside("cpu", "on", constant(0, n)), outside("cpu", "off", constant(0, n))},
 			checks: tm.never(4 * s)})
 	if k >= 2 {
-		// One failure at step 2, then unknown states from step 3: they add up to k at step k+1.
+		// One failure at step 2, then k-1 unknown states at step 3: they add up to k.
 		one := append(samples{val(0), val(0)}, constant(1, n-2)...)
-		unknown := samples{val(0), val(0), val(0)}
-		for i := 1; i < k; i++ {
-			unknown = append(unknown, val(float64(i)))
-		}
-		unknown = append(unknown, constant(float64(k-1), n-len(unknown))...)
+		unknown := append(constant(0, 2), constant(float64(k-1), n-3)...)
 		out = append(out, scenario{name: "power: failures and unknown states add up", alert: AlertPowerActionsFails, labels: l("resume", "gpu"),
 			series: []InputSeries{counter("resume", "gpu", "failure", one), counter("resume", "gpu", "state_unknown", unknown)}, checks: fires})
 	}
