@@ -163,11 +163,12 @@ func validateGraceful(p *problems, b BMCLimits) {
 	}
 }
 
-// validateScrapes: a window must hold a scrape, and the max age more than one. Shorter, a
-// window's steps (one a scrape interval) fall in it at some evaluations and at none at others:
-// the idle alert never holds for its pass, and the scaler reads a server whole one pass and
-// without data the next; a max age of one scrape interval finds every server stale just
-// before its next scrape lands.
+// validateScrapes: a window must hold a scrape, and the max age and the failure window more
+// than one. Shorter, a window's steps (one a scrape interval) fall in it at some evaluations
+// and at none at others: the idle alert never holds for its pass, and the scaler reads a
+// server whole one pass and without data the next; a max age of one scrape interval finds
+// every server stale just before its next scrape lands; a failure window of one holds no
+// increase.
 func (c *Config) validateScrapes(p *problems) {
 	step := c.Prometheus.ScrapeInterval
 	if step <= 0 {
@@ -183,6 +184,11 @@ func (c *Config) validateScrapes(p *problems) {
 	}
 	if age := c.Policy.Telemetry.MaxAge; age > 0 && age <= step {
 		p.add("policy.telemetry.max_age", "%s is not more than prometheus.scrape_interval (%s): every server would read stale before each scrape", age, step)
+	}
+	// increase() over the failure window needs two scrapes in it: the power alerts on it would
+	// never fire.
+	if w := c.Policy.Failure.AlertWindow; w > 0 && w <= step {
+		p.add("policy.failure.alert_window", "%s is not more than prometheus.scrape_interval (%s): no window would hold the two scrapes a failure is counted between", w, step)
 	}
 }
 
