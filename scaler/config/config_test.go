@@ -266,6 +266,10 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"policy.idle.window", "policy.idle.cpu_threshold", "policy.evaluation_interval", "prometheus.timeout", "bmc.concurrency"}},
 		{"windows shorter than a scrape", minimal + "prometheus: {scrape_interval: 1m}\npolicy:\n  idle: {window: 30s}\n  underuse: {window: 45s}\n  telemetry: {max_age: 1m}\n  failure: {alert_window: 1m}\n",
 			[]string{"policy.idle.window", "policy.underuse.window", "policy.telemetry.max_age", "policy.failure.alert_window"}},
+		// [90s:1m] holds two steps at some evaluations and one at others: a count of one would
+		// pass a window with a scrape missing.
+		{"windows of no whole number of scrapes", minimal + "prometheus: {scrape_interval: 1m}\npolicy:\n  idle: {window: 90s}\n  underuse: {window: 30m30s}\n",
+			[]string{"policy.idle.window", "policy.underuse.window"}},
 		{"a negative cost names its field", strings.Replace(minimal, "cost: {hourly: 1.5}", "cost: {watts: -5, price_per_kwh: 0.2}", 1),
 			[]string{"pools[0].cost.watts"}},
 		{"retries without a wait", minimal + "policy: {failure: {backoff: 0s}}\n", []string{"policy.failure.backoff"}},

@@ -163,8 +163,8 @@ func validateGraceful(p *problems, b BMCLimits) {
 	}
 }
 
-// validateScrapes: a window must hold a scrape, and the max age and the failure window more
-// than one. Shorter, a window's steps (one a scrape interval) fall in it at some evaluations
+// validateScrapes: a window must hold a scrape (the idle and underuse windows a whole number
+// of them), and the max age and the failure window more than one. Shorter, a window's steps (one a scrape interval) fall in it at some evaluations
 // and at none at others: the idle alert never holds for its pass, and the scaler reads a
 // server whole one pass and without data the next; a max age of one scrape interval finds
 // every server stale just before its next scrape lands; a failure window of one holds no
@@ -178,8 +178,11 @@ func (c *Config) validateScrapes(p *problems) {
 		path string
 		d    model.Duration
 	}{{"policy.idle.window", c.Policy.Idle.Window}, {"policy.underuse.window", c.Policy.Underuse.Window}} {
-		if w.d > 0 && w.d < step {
+		switch {
+		case w.d > 0 && w.d < step:
 			p.add(w.path, "%s is shorter than prometheus.scrape_interval (%s): no window would hold a scrape at every evaluation", w.d, step)
+		case w.d%step != 0:
+			p.add(w.path, "%s is not a whole number of prometheus.scrape_interval (%s): the window's steps would be one more at some evaluations than at others, and a missed scrape could pass unseen", w.d, step)
 		}
 	}
 	if age := c.Policy.Telemetry.MaxAge; age > 0 && age <= step {
