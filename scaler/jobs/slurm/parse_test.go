@@ -101,6 +101,14 @@ func TestParseNodeLine(t *testing.T) {
 			fleet.JobsView{Known: true, Drained: true, Responding: true}, "drained"},
 		{"in a maintenance reservation", "node1|batch*|idle+maintenance+reserved|0/2/0/2|gpu:0|none",
 			fleet.JobsView{Known: true, Drained: true, Responding: true}, "idle"},
+		// An active reservation holds the node for its users: idle, it is not empty (rota must
+		// neither drain nor power it off) and takes no other work.
+		{"in a reservation", "node1|batch*|idle+reserved|0/2/0/2|gpu:0|none",
+			fleet.JobsView{Known: true, Drained: true, Responding: true}, "idle"},
+		{"in a reservation, its job running", "node1|batch*|allocated+reserved|2/0/0/2|gpu:0|none",
+			fleet.JobsView{Known: true, CPUs: 2, Responding: true}, "allocated"},
+		{"reserved over rota's drain", "node1|batch*|idle+drain+reserved|0/0/2/2|gpu:0|rota: idle",
+			fleet.JobsView{Known: true, Drained: true, Responding: true}, "drained"},
 		{"down by a person over rota's drain", "node1|batch*|down+drain|0/0/2/2|gpu:0|bad psu",
 			fleet.JobsView{Known: true, Drained: true}, "down"},
 		// rota's own power-off: its reason stays on the node Slurm sees DOWN.

@@ -91,6 +91,7 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("drain waits for the running job", func(t *testing.T) { testDrain(ctx, t, c, m) })
 	t.Run("drained by a person is left alone", func(t *testing.T) { testPersonDrain(ctx, t, c, m) })
 	t.Run("down or failed by a person is left alone", func(t *testing.T) { testPersonDownOrFail(ctx, t, c, m) })
+	t.Run("a reserved server is held for its reservation", func(t *testing.T) { testReserved(ctx, t, c, m) })
 	t.Run("a move empties a server, never moves what may not be requeued", func(t *testing.T) { testMove(ctx, t, c, m) })
 	t.Run("a move never releases a hold it did not make", func(t *testing.T) { testMoveLeavesOthersHolds(ctx, t, c, m) })
 	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
@@ -278,6 +279,40 @@ func testPersonDownOrFail(ctx context.Context, t *testing.T, c *slurmlab.Cluster
 		if v := view(ctx, t, m)[tc.node]; !v.Drained || v.DrainedByRota {
 			t.Fatalf("%s: %+v, want drained, not by rota", tc.node, v)
 		}
+	}
+}
+
+// testReserved: an active reservation (not a maintenance one) holds its servers for its users.
+// Slurm shows an idle one idle+reserved: it is not empty (rota must neither drain it nor power
+// it off) and takes no other work, so it reads as out of service by someone else, as a
+// maintenance reservation's does; Drain is refused and leaves it as it is. One running the
+// reservation's job reads allocated.
+func testReserved(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	c.Command("scontrol", "create", "reservation", "reservationname=probe", "starttime=now", "duration=60",
+		"nodes=node[1-2]", "users=root")
+	id := c.Submit("--reservation=probe", "--nodelist=node2", "--cpus-per-task=2", "--wrap=sleep 300")
+	t.Cleanup(func() {
+		c.Command("scancel", id)
+		c.Command("scontrol", "delete", "reservation=probe")
+		c.WaitState(30*time.Second, "idle", "node1", "node2")
+	})
+	testutil.Eventually(t, 30*time.Second, "job running", func() error { return jobIs(c, id, "RUNNING") })
+	c.WaitState(30*time.Second, "idle+reserved", "node1")
+	if *record {
+		recordFixtures(t, c, "reserved")
+	}
+	v := view(ctx, t, m)
+	if v := v["node1"]; !v.Drained || v.DrainedByRota || v.Allocated() {
+		t.Fatalf("node1, idle in a reservation: %+v, want drained by someone else, empty", v)
+	}
+	if v := v["node2"]; v.Drained || v.Jobs != 1 || v.CPUs != 2 {
+		t.Fatalf("node2, running the reservation's job: %+v, want 1 job, 2 CPUs, not drained", v)
+	}
+	if err := m.Drain(ctx, "node1", "idle"); !errors.Is(err, jobs.ErrNotOurs) {
+		t.Fatalf("Drain of a reserved node: %v, want jobs.ErrNotOurs", err)
+	}
+	if states, err := c.NodeStates(); err != nil || states["node1"] != "idle+reserved" {
+		t.Fatalf("node1 after Drain is %q (%v), want still idle+reserved", states["node1"], err)
 	}
 }
 

@@ -128,6 +128,8 @@ func TestManagerActions(t *testing.T) {
 			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
 		{name: "drain leaves a maintenance reservation's node", sinfo: "n1|batch|idle+maintenance+reserved|0/2/0/2|gpu:0|none\n",
 			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
+		{name: "drain leaves a reserved node", sinfo: "n1|batch|idle+reserved|0/2/0/2|gpu:0|none\n",
+			act: func(m *Manager) error { return m.Drain(ctx, "n1", "idle") }, wantErr: jobs.ErrNotOurs},
 		{name: "resume never clears a fail set on rota's drain", sinfo: "n1|batch|idle+drain+fail|0/0/2/2|gpu:0|rota: idle\n",
 			act: func(m *Manager) error { return m.Resume(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
 		{name: "resume never clears a person's down", sinfo: personDown,

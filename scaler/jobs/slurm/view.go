@@ -66,8 +66,9 @@ func OursReason(reason string) bool { return strings.HasPrefix(reason, jobs.Mark
 
 // OutOfService says who took the node out of service. other: someone other than rota did, and
 // rota must neither take it over nor undo it: a drain without rota's marker; FAIL (FAILING
-// while jobs still run) or a maintenance reservation's MAINT, which rota never sets, whatever
-// the reason; DOWN with a reason not rota's, unless Slurm's power saving is what has the node
+// while jobs still run), a maintenance reservation's MAINT or any active reservation's
+// RESERVED (the node is held for the reservation's users: idle, it is not empty, and it takes
+// no other work), which rota never sets, whatever the reason; DOWN with a reason not rota's, unless Slurm's power saving is what has the node
 // down (POWERED_DOWN, POWER_DOWN, POWERING_DOWN, POWERING_UP). ours: rota's drain is on the
 // node and nothing of anyone else's. A server rota powers off keeps rota's reason, even once
 // Slurm sees it DOWN and not responding ("down+drain+not_responding", reason "rota: powered
@@ -78,7 +79,7 @@ func OutOfService(n Node) (ours, other bool) {
 	s := n.State
 	drain, rotas := s.Has("drain"), OursReason(n.Reason)
 	switch {
-	case s.Has("fail"), s.Has("failing"), s.Has("maint"), s.Has("maintenance"):
+	case s.Has("fail"), s.Has("failing"), s.Has("maint"), s.Has("maintenance"), s.Has("reserved"):
 		other = true
 	case drain && !rotas:
 		other = true
