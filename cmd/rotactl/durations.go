@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/scaler/config"
 )
 
 // durationFlag is a duration flag that refuses values that mean nothing for it: a negative one
@@ -89,10 +89,8 @@ func (f *urlFlag) String() string { return *f.s }
 
 // httpURL refuses a value that is no http(s) URL with a host, as the config's prometheus.url.
 func httpURL(v string) error {
-	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s is not an http(s) URL (http://host:port)", errtext.Quote(v))
-	}
-	return nil
+	_, err := config.HTTPURL(v)
+	return err
 }
 
 // joinNegativeValues writes "--watch-delay -1s" as "--watch-delay=-1s" for every flag where a

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 )
 
@@ -59,9 +60,9 @@ func CheckURL(baseURL string) error {
 }
 
 func parseBaseURL(baseURL string) (*url.URL, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s is not an http(s) URL (http://host:port)", errtext.Quote(baseURL))
+	u, err := config.HTTPURL(baseURL)
+	if err != nil {
+		return nil, err
 	}
 	// The API's paths are added after the base: behind a query or a fragment they would be
 	// sent as part of it, to the server's root.

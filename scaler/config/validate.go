@@ -82,9 +82,19 @@ func validateCost(p *problems, path string, cost Cost) {
 	}
 }
 
+// HTTPURL reads s as an http or https URL with a host (Prometheus's, an etcd member's, rota's
+// own API), or says why it is none, quoting it.
+func HTTPURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s is not an http(s) URL (http://host:port)", errtext.Quote(s))
+	}
+	return u, nil
+}
+
 func (c *Config) validateWiring(p *problems) {
-	if u, err := url.Parse(c.Prometheus.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		p.add("prometheus.url", "%s is not an http(s) URL", errtext.Quote(c.Prometheus.URL))
+	if _, err := HTTPURL(c.Prometheus.URL); err != nil {
+		p.add("prometheus.url", "%v", err)
 	}
 	positive(p, "prometheus.scrape_interval", c.Prometheus.ScrapeInterval)
 	c.validateScrapes(p)
@@ -216,9 +226,9 @@ func (c *Config) validateStore(p *problems) {
 	}
 	schemes := map[string]bool{}
 	for i, ep := range e.Endpoints {
-		u, err := url.Parse(ep)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add(fmt.Sprintf("store.etcd.endpoints[%d]", i), "%s is not an http(s) URL", errtext.Quote(ep))
+		u, err := HTTPURL(ep)
+		if err != nil {
+			p.add(fmt.Sprintf("store.etcd.endpoints[%d]", i), "%v", err)
 			continue
 		}
 		schemes[u.Scheme] = true
@@ -239,8 +249,8 @@ func (c *Config) validateStore(p *problems) {
 		p.add("store.etcd.prefix", "%s must start with / and not end with one, without spaces", errtext.Quote(e.Prefix))
 	}
 	if e.AdvertiseURL != "" {
-		if u, err := url.Parse(e.AdvertiseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add("store.etcd.advertise_url", "%s is not an http(s) URL", errtext.Quote(e.AdvertiseURL))
+		if _, err := HTTPURL(e.AdvertiseURL); err != nil {
+			p.add("store.etcd.advertise_url", "%v", err)
 		}
 	}
 	if d := time.Duration(e.LeaseTTL); d < 2*time.Second || d%time.Second != 0 {
