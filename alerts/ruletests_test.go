@@ -66,13 +66,7 @@ func TestGeneratedTestsFollowThePolicy(t *testing.T) {
 			dir := t.TempDir()
 			other := config.Default()
 			tc.change(other)
-			rules, err := Generate(other, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeRules(t, other, dir)
 			tests, err := GenerateTests(config.Default(), "rota-rules.yml")
 			if err != nil {
 				t.Fatal(err)
@@ -117,13 +111,7 @@ func TestPowerFailuresFireWhateverThePass(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			rules, err := Generate(cfg, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeRules(t, cfg, dir)
 			f := TestFile{RuleFiles: []string{"rota-rules.yml"}, EvaluationInterval: model.Duration(tm.step)}
 			for _, sc := range powerScenarios(tm) {
 				g, err := sc.group(tm, Rules(cfg).Groups[0].Rules)
@@ -157,13 +145,7 @@ func TestGeneratedPowerTestsFitShortWindows(t *testing.T) {
 			cfg := config.Default()
 			cfg.Policy.Failure.AlertAfter, cfg.Policy.Failure.AlertWindow = k, model.Duration(time.Minute)
 			dir := t.TempDir()
-			rules, err := Generate(cfg, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeRules(t, cfg, dir)
 			tests, err := GenerateTests(cfg, "rota-rules.yml")
 			if err != nil {
 				t.Fatal(err)
@@ -179,5 +161,18 @@ func TestGeneratedPowerTestsFitShortWindows(t *testing.T) {
 	cfg.Policy.Failure.AlertWindow = model.Duration(45 * time.Second)
 	if _, err := GenerateTests(cfg, "rota-rules.yml"); err == nil || !strings.Contains(err.Error(), "policy.failure.alert_window") {
 		t.Fatalf("GenerateTests: %v, want an error naming policy.failure.alert_window", err)
+	}
+}
+
+// writeRules writes the rules generated from cfg into dir as rota-rules.yml, the name the
+// generated tests load.
+func writeRules(t *testing.T, cfg *config.Config, dir string) {
+	t.Helper()
+	rules, err := Generate(cfg, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rota-rules.yml"), rules, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
