@@ -1,20 +1,14 @@
 package webconfig
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 func hash(t *testing.T, pass string) string {
@@ -71,7 +65,13 @@ func TestUsersAndReload(t *testing.T) {
 		t.Error("a broken file reloaded")
 	}
 	check("after a failed reload", map[[2]string]bool{{"bob", "b-pass"}: true})
-	cert, key := selfSigned(t)
+	certPEM, keyPEM := testutil.SelfSigned(t)
+	cert, key := filepath.Join(filepath.Dir(path), "cert.pem"), filepath.Join(filepath.Dir(path), "key.pem")
+	for path, b := range map[string][]byte{cert: certPEM, key: keyPEM} {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// What Load refuses, and what the listener only takes at start, are refused too (they were
 	// "reloaded", the users taken and the rest silently left unapplied): found by SIGHUP after
 	// adding rate_limit to a running rota's file.
@@ -92,31 +92,4 @@ func TestUsersAndReload(t *testing.T) {
 	if !none.Authorized(httptest.NewRequest("GET", "/metrics", nil)) || !none.HTTP2() {
 		t.Error("no web config should leave /metrics open")
 	}
-}
-
-// selfSigned writes a certificate and its key for localhost and returns their paths.
-func selfSigned(t *testing.T) (cert, key string) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	for path, b := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "EC PRIVATE KEY", Bytes: kder}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cert, key
 }
