@@ -43,17 +43,24 @@ func (c Client) Jobs(ctx context.Context) ([]Job, error) {
 	return read(ctx, c, "slurm jobs", parse, "squeue", SqueueArgs()...)
 }
 
-// WithExcludes adds each job's excluded nodes, read by a second squeue (a job that arrived
-// between the two reads has none: at worst rota wakes a server it will not use).
+// WithExcludes adds each job's excluded nodes and the reservations it names, read by a second
+// squeue (a job that arrived between the two reads has none: at worst rota wakes a server it
+// will not use).
 func (c Client) WithExcludes(ctx context.Context, queue []Job) error {
 	ex, err := read(ctx, c, "slurm job exclusions", ParseExcludes, "squeue", ExcludeArgs()...)
 	if err != nil {
 		return err
 	}
 	for i := range queue {
-		queue[i].Exclude = ex[queue[i].ID]
+		a := ex[queue[i].ID]
+		queue[i].Exclude, queue[i].Reservations = a.Exclude, a.Reservations
 	}
 	return nil
+}
+
+// Reservations reads every reservation, by name (scontrol show reservation -o).
+func (c Client) Reservations(ctx context.Context) (map[string]Reservation, error) {
+	return read(ctx, c, "slurm reservations", ParseReservations, "scontrol", ReservationArgs()...)
 }
 
 // Waiting reads the ids of the pending jobs more servers could start: one squeue of three fields

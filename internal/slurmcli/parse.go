@@ -60,9 +60,10 @@ func SqueueArgs() []string {
 	return []string{"--noheader", "--all", "--array", "--Format=" + squeueFormat}
 }
 
-// ExcludeArgs asks squeue for each job's excluded nodes, which only the old --format prints.
+// ExcludeArgs asks squeue for each job's excluded nodes (%x) and the reservations it names
+// (%v), which only the old --format prints (-O has no excluded nodes): the demand's second read.
 func ExcludeArgs() []string {
-	return []string{"--noheader", "--all", "--array", "--format=%i" + Sep + "%x"}
+	return []string{"--noheader", "--all", "--array", "--format=%i" + Sep + "%x" + Sep + "%v"}
 }
 
 // CheckJobID fails for anything squeue never prints as a job id (%i, -O JobID): a job's id
@@ -76,29 +77,110 @@ func CheckJobID(id string) error {
 	return nil
 }
 
-// ParseExcludes reads squeue's job ids and excluded nodes (ExcludeArgs), by job id; each id
-// passes CheckJobID, and the hostlists name at most MaxReadHosts nodes in all.
-func ParseExcludes(out []byte) (map[string][]string, error) {
+// Apart is what the demand reads of a job by squeue's old format (ExcludeArgs).
+type Apart struct {
+	// Exclude are the nodes the job may not use, expanded.
+	Exclude []string
+	// Reservations are the reservations it names (sbatch --reservation=r1,r2), none for most.
+	Reservations []string
+}
+
+// ParseExcludes reads squeue's job ids, excluded nodes and reservations (ExcludeArgs), by job
+// id, a job with neither left out; each id passes CheckJobID, and the hostlists name at most
+// MaxReadHosts nodes in all.
+func ParseExcludes(out []byte) (map[string]Apart, error) {
 	return parseExcludes(out, newHostBudget(MaxReadHosts))
 }
 
-func parseExcludes(out []byte, hosts *hostBudget) (map[string][]string, error) {
-	m := map[string][]string{}
+func parseExcludes(out []byte, hosts *hostBudget) (map[string]Apart, error) {
+	m := map[string]Apart{}
 	for i, line := range lines(out) {
-		id, list, ok := strings.Cut(strings.TrimSpace(line), Sep)
-		if !ok {
+		f := strings.Split(strings.TrimSpace(line), Sep)
+		if len(f) != 3 {
 			return nil, fmt.Errorf("%w: squeue exclusions line %d: %s", ErrUnexpected, i+1, errtext.Quote(line))
 		}
-		if err := CheckJobID(id); err != nil {
+		if err := CheckJobID(f[0]); err != nil {
 			return nil, fmt.Errorf("%w: squeue exclusions line %d: %v", ErrUnexpected, i+1, err)
 		}
-		nodes, err := hosts.expand(nullable(list))
+		nodes, err := hosts.expand(nullable(f[1]))
 		if err != nil {
 			return nil, fmt.Errorf("%w: squeue exclusions line %d: %v", ErrUnexpected, i+1, err)
 		}
-		if len(nodes) > 0 {
-			m[id] = nodes
+		resv := list(f[2])
+		for _, r := range resv {
+			if err := checkReservationName(r); err != nil {
+				return nil, fmt.Errorf("%w: squeue exclusions line %d: %v", ErrUnexpected, i+1, err)
+			}
 		}
+		if len(nodes) > 0 || len(resv) > 0 {
+			m[f[0]] = Apart{Exclude: nodes, Reservations: resv}
+		}
+	}
+	return m, nil
+}
+
+// checkReservationName fails for a reservation name with a space, a control character, a '='
+// or a ',' (which neither squeue's list nor scontrol's Key=Value line could carry) or one
+// longer than 256 bytes.
+func checkReservationName(name string) error {
+	if name == "" || len(name) > 256 || !utf8.ValidString(name) ||
+		strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '=' || r == ',' }) {
+		return fmt.Errorf("reservation name %s", errtext.Quote(name))
+	}
+	return nil
+}
+
+// Reservation is one of Slurm's reservations, as scontrol show reservation -o prints it.
+type Reservation struct {
+	Name string
+	// Nodes are its nodes, expanded; Flags its flags (SPEC_NODES, FLEX, MAINT, ...), upper case.
+	Nodes []string
+	Flags []string
+}
+
+// Bounds reports whether a job naming the reservation may run only on its nodes: not when it
+// has none (a reservation of licenses or burst buffers), or when its FLEX or ANY_NODES flag
+// lets its jobs use nodes outside it.
+func (r Reservation) Bounds() bool {
+	return len(r.Nodes) > 0 && !slices.Contains(r.Flags, "FLEX") && !slices.Contains(r.Flags, "ANY_NODES")
+}
+
+// ReservationArgs asks scontrol for every reservation, one line each.
+func ReservationArgs() []string { return []string{"show", "reservation", "-o"} }
+
+// ParseReservations reads scontrol show reservation -o (ReservationArgs), by name: one line of
+// Key=Value words per reservation, or "No reservations in the system". A line without a
+// ReservationName, a name twice, or a node list that does not expand fails the read; the node
+// lists name at most MaxReadHosts nodes in all.
+func ParseReservations(out []byte) (map[string]Reservation, error) {
+	hosts := newHostBudget(MaxReadHosts)
+	m := map[string]Reservation{}
+	for i, line := range lines(out) {
+		if strings.TrimSpace(line) == "No reservations in the system" {
+			continue
+		}
+		kv := map[string]string{}
+		for _, w := range strings.Fields(line) {
+			// A word without '=' (the rest of a value with spaces, a comment's) is skipped, and
+			// the first of a key is kept: the fields read come before any such value.
+			k, v, ok := strings.Cut(w, "=")
+			if _, seen := kv[k]; !ok || seen {
+				continue
+			}
+			kv[k] = v
+		}
+		r := Reservation{Name: kv["ReservationName"], Flags: list(strings.ToUpper(kv["Flags"]))}
+		if err := checkReservationName(r.Name); err != nil {
+			return nil, fmt.Errorf("%w: scontrol reservations line %d: %v", ErrUnexpected, i+1, err)
+		}
+		if _, dup := m[r.Name]; dup {
+			return nil, fmt.Errorf("%w: scontrol reservations line %d: reservation %s twice", ErrUnexpected, i+1, errtext.Quote(r.Name))
+		}
+		var err error
+		if r.Nodes, err = hosts.expand(nullable(kv["Nodes"])); err != nil {
+			return nil, fmt.Errorf("%w: scontrol reservations line %d: %v", ErrUnexpected, i+1, err)
+		}
+		m[r.Name] = r
 	}
 	return m, nil
 }
@@ -157,8 +239,10 @@ type Job struct {
 	Comment  string
 	// GPUType is the type of the gpu GRES it asks for ("a100" of gres:gpu:a100:2).
 	GPUType string
-	// Exclude are the nodes it may not use (read apart: squeue -O cannot print them).
-	Exclude []string
+	// Exclude are the nodes it may not use, Reservations those it names (read apart, with
+	// WithExcludes: squeue -O cannot print the exclusions).
+	Exclude      []string
+	Reservations []string
 	// Priority is the job's scheduling priority (PriorityLong); 0 while the job is held, by
 	// whoever and however squeue words the reason.
 	Priority uint64

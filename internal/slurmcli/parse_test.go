@@ -279,10 +279,11 @@ func TestHeldJobIsNoDemand(t *testing.T) {
 }
 
 // FuzzParseExcludes: any input parses or fails with ErrUnexpected, never panics; every id read
-// passes CheckJobID, with at least one name and at most MaxHosts, none empty,
-// and MaxReadHosts in all (a hostlist repeated on several lines shares its names, counted once).
+// passes CheckJobID, with a reservation or at least one name and at most MaxHosts, none empty,
+// and MaxReadHosts in all (a hostlist repeated on several lines shares its names, counted once);
+// every reservation name passes checkReservationName.
 func FuzzParseExcludes(f *testing.F) {
-	for _, s := range []string{"", "1" + Sep + "(null)\n", "7_2" + Sep + "n[1-3],gpu01\n8" + Sep + "\n", "9" + Sep + "n[1-99999999]\n", "1 2" + Sep + "n1\n", "1\t2" + Sep + "n1\n", "3_[1-5%2]" + Sep + "n1\n"} {
+	for _, s := range []string{"", "1" + Sep + "(null)" + Sep + "(null)\n", "2" + Sep + "" + Sep + "r1\n3" + Sep + "node1" + Sep + "r1,r2\n", "7_2" + Sep + "n[1-3],gpu01" + Sep + "(null)\n8" + Sep + "" + Sep + "(null)\n", "9" + Sep + "n[1-99999999]" + Sep + "(null)\n", "1 2" + Sep + "n1" + Sep + "(null)\n", "1\t2" + Sep + "n1" + Sep + "(null)\n", "3_[1-5%2]" + Sep + "n1" + Sep + "(null)\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -294,11 +295,17 @@ func FuzzParseExcludes(f *testing.F) {
 			return
 		}
 		total, held := 0, map[*string]bool{}
-		for id, nodes := range m {
-			if CheckJobID(id) != nil || len(nodes) == 0 || len(nodes) > MaxHosts || slices.Contains(nodes, "") {
-				t.Fatalf("id %q: %d nodes", id, len(nodes))
+		for id, a := range m {
+			nodes := a.Exclude
+			if CheckJobID(id) != nil || len(nodes)+len(a.Reservations) == 0 || len(nodes) > MaxHosts || slices.Contains(nodes, "") {
+				t.Fatalf("id %q: %d nodes, reservations %q", id, len(nodes), a.Reservations)
 			}
-			if !held[&nodes[0]] {
+			for _, r := range a.Reservations {
+				if checkReservationName(r) != nil {
+					t.Fatalf("id %q: reservation %q", id, r)
+				}
+			}
+			if len(nodes) > 0 && !held[&nodes[0]] {
 				held[&nodes[0]] = true
 				total += len(nodes)
 			}
@@ -319,7 +326,7 @@ func TestReadHostsInAll(t *testing.T) {
 	twoJobs := string(slurmclitest.Squeue(running("1", "n[1-6]") + running("2", "n[7-10]")))
 	// job 3 names no node it runs on, but one it asks for by name (ReqNodes)
 	asking := strings.Replace(string(slurmclitest.Squeue(running("3", ""))), Sep+"(null)"+Sep+"(null)"+Sep+"(null)"+Sep+"1\n", Sep+"n11"+Sep+"(null)"+Sep+"(null)"+Sep+"1\n", 1)
-	excludes := "1" + Sep + "n[1-6]\n2" + Sep + "n[7-10]\n"
+	excludes := "1" + Sep + "n[1-6]" + Sep + "(null)\n2" + Sep + "n[7-10]" + Sep + "(null)\n"
 	for _, tc := range []struct {
 		name, out string
 		excludes  bool
@@ -329,10 +336,10 @@ func TestReadHostsInAll(t *testing.T) {
 		{name: "squeue: one name past it", out: twoJobs + string(slurmclitest.Squeue(running("3", "n11"))), wantErr: true},
 		{name: "squeue: a requested name past it", out: twoJobs + asking, wantErr: true},
 		{name: "exclusions: within the budget", out: excludes, excludes: true},
-		{name: "exclusions: one name past it", out: excludes + "3" + Sep + "n11\n", excludes: true, wantErr: true},
+		{name: "exclusions: one name past it", out: excludes + "3" + Sep + "n11" + Sep + "(null)\n", excludes: true, wantErr: true},
 		// an array's tasks print their job's hostlists on every line: a repeat costs nothing more
 		{name: "squeue: hostlists repeated", out: twoJobs + string(slurmclitest.Squeue(running("3", "n[7-10]")+running("4", "n[1-6]")))},
-		{name: "exclusions: hostlists repeated", out: excludes + "3" + Sep + "n[1-6]\n4" + Sep + "n[7-10]\n", excludes: true},
+		{name: "exclusions: hostlists repeated", out: excludes + "3" + Sep + "n[1-6]" + Sep + "(null)\n4" + Sep + "n[7-10]" + Sep + "(null)\n", excludes: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error
@@ -350,19 +357,20 @@ func TestReadHostsInAll(t *testing.T) {
 		})
 	}
 	// A repeated hostlist's names are shared, and an append to one line's list copies them.
-	ex, err := ParseExcludes([]byte("1" + Sep + "n[1-3]\n2" + Sep + "n[1-3]\n"))
+	ex, err := ParseExcludes([]byte("1" + Sep + "n[1-3]" + Sep + "(null)\n2" + Sep + "n[1-3]" + Sep + "(null)\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if one := append(ex["1"], "x"); &ex["1"][0] != &ex["2"][0] || &one[0] == &ex["2"][0] || !slices.Equal(ex["2"], []string{"n1", "n2", "n3"}) {
-		t.Fatalf("repeated hostlist: %q and %q, shared %v", ex["1"], ex["2"], &ex["1"][0] == &ex["2"][0])
+	ex1, ex2 := ex["1"].Exclude, ex["2"].Exclude
+	if one := append(ex1, "x"); &ex1[0] != &ex2[0] || &one[0] == &ex2[0] || !slices.Equal(ex2, []string{"n1", "n2", "n3"}) {
+		t.Fatalf("repeated hostlist: %q and %q, shared %v", ex1, ex2, &ex1[0] == &ex2[0])
 	}
 	// The budget of ParseJobs and ParseExcludes is not one hostlist's: a queue may name more.
 	big := string(slurmclitest.Squeue(running("1", "n[1-65536]") + running("2", "m[1-65536]")))
 	if _, err := ParseJobs([]byte(big), time.UTC); err != nil {
 		t.Fatalf("two jobs of MaxHosts nodes each: %v", err)
 	}
-	if _, err := ParseExcludes([]byte("1" + Sep + "n[1-65536]\n2" + Sep + "m[1-65536]\n")); err != nil {
+	if _, err := ParseExcludes([]byte("1" + Sep + "n[1-65536]" + Sep + "(null)\n2" + Sep + "m[1-65536]" + Sep + "(null)\n")); err != nil {
 		t.Fatalf("two jobs excluding MaxHosts nodes each: %v", err)
 	}
 }
@@ -372,15 +380,134 @@ func TestReadHostsInAll(t *testing.T) {
 // prints in one fails the read, naming it.
 func TestParseExcludesJobIDs(t *testing.T) {
 	for _, id := range []string{"1234", "1234_5", "1234_[1-5,7%2]", "1234_[1,3,5,7,9,11,13,15,17,1", "1234+0"} {
-		m, err := ParseExcludes([]byte(id + Sep + "n1\n"))
-		if err != nil || !slices.Equal(m[id], []string{"n1"}) {
+		m, err := ParseExcludes([]byte(id + Sep + "n1" + Sep + "(null)\n"))
+		if err != nil || !slices.Equal(m[id].Exclude, []string{"n1"}) {
 			t.Errorf("%q: %v, %v", id, m, err)
 		}
 	}
 	for _, id := range []string{"1\t2", "12\t", "1 2", "1\v2", "1\r", "job1", "_5", "1234_5\x00"} {
-		_, err := ParseExcludes([]byte(id + Sep + "n1\n"))
+		_, err := ParseExcludes([]byte(id + Sep + "n1" + Sep + "(null)\n"))
 		if !errors.Is(err, ErrUnexpected) || !strings.Contains(err.Error(), "job id") {
 			t.Errorf("%q: got %v, want ErrUnexpected naming the job id", id, err)
 		}
 	}
+}
+
+// TestParseExcludesReservations: the reservations a job names (%v: one, a list, none as
+// "(null)" or empty), read beside its exclusions; a job with neither is left out; a line of
+// another number of fields or a reservation name Slurm never prints fails the read.
+func TestParseExcludesReservations(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      map[string]Apart
+		bad       bool
+	}{
+		// as squeue 22.05 printed them here: job 2 waiting in r1, job 3 naming r1 and r2
+		{name: "recorded", out: "2" + Sep + Sep + "r1\n3" + Sep + "node1" + Sep + "r1,r2\n1" + Sep + Sep + "r1\n",
+			want: map[string]Apart{"1": {Reservations: []string{"r1"}}, "2": {Reservations: []string{"r1"}},
+				"3": {Exclude: []string{"node1"}, Reservations: []string{"r1", "r2"}}}},
+		{name: "none", out: "4" + Sep + Sep + "(null)\n5" + Sep + "n1" + Sep + "\n",
+			want: map[string]Apart{"5": {Exclude: []string{"n1"}}}},
+		{name: "exclusions alone, as before", out: "6" + Sep + "n1\n", bad: true},
+		{name: "a space in a name", out: "7" + Sep + Sep + "r 1\n", bad: true},
+		{name: "an empty name in the list", out: "7" + Sep + Sep + "r1,,r2\n", bad: true},
+		{name: "a tab in a name", out: "7" + Sep + Sep + "r\t1\n", bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseExcludes([]byte(tc.out))
+			if tc.bad {
+				if !errors.Is(err, ErrUnexpected) {
+					t.Fatalf("ParseExcludes: %v, %v; want ErrUnexpected", got, err)
+				}
+				return
+			}
+			if err != nil || len(got) != len(tc.want) {
+				t.Fatalf("ParseExcludes: %+v, %v; want %+v", got, err, tc.want)
+			}
+			for id, a := range tc.want {
+				if g := got[id]; !slices.Equal(g.Exclude, a.Exclude) || !slices.Equal(g.Reservations, a.Reservations) {
+					t.Errorf("job %s: %+v, want %+v", id, g, a)
+				}
+			}
+		})
+	}
+}
+
+// TestParseReservations: scontrol show reservation -o as Slurm 22.05 printed it here
+// (testdata/show-reservation.txt: r1 on three nodes, r2 FLEX), none, and lines that fail.
+func TestParseReservations(t *testing.T) {
+	got, err := ParseReservations(slurmclitest.ReadRecorded(t, "show-reservation.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, r2 := got["r1"], got["r2"]
+	if len(got) != 2 || !slices.Equal(r1.Nodes, []string{"gpu01", "gpu02", "node2"}) || !r1.Bounds() ||
+		!slices.Equal(r2.Nodes, []string{"node1"}) || !slices.Equal(r2.Flags, []string{"FLEX", "SPEC_NODES"}) || r2.Bounds() {
+		t.Fatalf("recorded: %+v", got)
+	}
+	for _, tc := range []struct {
+		name, out string
+		want      map[string]Reservation
+		bad       bool
+	}{
+		{name: "none", out: "No reservations in the system\n", want: map[string]Reservation{}},
+		{name: "nothing", out: "", want: map[string]Reservation{}},
+		{name: "no nodes: licenses only", out: "ReservationName=lic Nodes=(null) Flags=ANY_NODES Licenses=matlab:1 State=ACTIVE\n",
+			want: map[string]Reservation{"lic": {Name: "lic", Flags: []string{"ANY_NODES"}}}},
+		{name: "a comment with spaces and a Nodes= of its own", out: "ReservationName=c Nodes=n1 Flags=MAINT Comment=do not Nodes=n2 touch\n",
+			want: map[string]Reservation{"c": {Name: "c", Nodes: []string{"n1"}, Flags: []string{"MAINT"}}}},
+		{name: "no name", out: "StartTime=now Nodes=n1\n", bad: true},
+		{name: "a name twice", out: "ReservationName=a Nodes=n1\nReservationName=a Nodes=n2\n", bad: true},
+		{name: "a node list that does not expand", out: "ReservationName=a Nodes=n[1-\n", bad: true},
+		{name: "a node list past the budget", out: "ReservationName=a Nodes=n[1-99999999]\n", bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseReservations([]byte(tc.out))
+			if tc.bad {
+				if !errors.Is(err, ErrUnexpected) {
+					t.Fatalf("ParseReservations: %+v, %v; want ErrUnexpected", got, err)
+				}
+				return
+			}
+			if err != nil || len(got) != len(tc.want) {
+				t.Fatalf("ParseReservations: %+v, %v; want %+v", got, err, tc.want)
+			}
+			for name, r := range tc.want {
+				if g := got[name]; g.Name != r.Name || !slices.Equal(g.Nodes, r.Nodes) || !slices.Equal(g.Flags, r.Flags) {
+					t.Errorf("%s: %+v, want %+v", name, g, r)
+				}
+			}
+		})
+	}
+}
+
+// FuzzParseReservations: any input parses or fails with ErrUnexpected, never panics; every
+// reservation read has a name that passes checkReservationName, under that name, and at most
+// MaxReadHosts nodes in all.
+func FuzzParseReservations(f *testing.F) {
+	f.Add(slurmclitest.ReadRecorded(f, "show-reservation.txt"))
+	f.Add([]byte("No reservations in the system\n"))
+	f.Add([]byte("ReservationName=c Nodes=n[1-3] Flags=MAINT Comment=a b\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ParseReservations(b)
+		if err != nil {
+			if !errors.Is(err, ErrUnexpected) {
+				t.Fatalf("error %v is not ErrUnexpected", err)
+			}
+			return
+		}
+		total, held := 0, map[*string]bool{}
+		for name, r := range m {
+			if r.Name != name || checkReservationName(name) != nil || slices.Contains(r.Nodes, "") {
+				t.Fatalf("reservation %q: %+v", name, r)
+			}
+			if len(r.Nodes) > 0 && !held[&r.Nodes[0]] {
+				held[&r.Nodes[0]] = true
+				total += len(r.Nodes)
+			}
+		}
+		if total > MaxReadHosts {
+			t.Fatalf("%d nodes in all", total)
+		}
+	})
 }

@@ -12,6 +12,9 @@ import (
 type View struct {
 	Nodes []Node
 	Jobs  []Job
+	// Reservations are Slurm's reservations by name, read (by the scaler's demand) only when a
+	// job waiting for servers names one; nil otherwise.
+	Reservations map[string]Reservation
 }
 
 // WantsServers reports whether the job is pending for want of servers: more servers on could

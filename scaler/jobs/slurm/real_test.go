@@ -92,6 +92,7 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("drained by a person is left alone", func(t *testing.T) { testPersonDrain(ctx, t, c, m) })
 	t.Run("down or failed by a person is left alone", func(t *testing.T) { testPersonDownOrFail(ctx, t, c, m) })
 	t.Run("a reserved server is held for its reservation", func(t *testing.T) { testReserved(ctx, t, c, m) })
+	t.Run("a reservation's waiting job is demand for its nodes only", func(t *testing.T) { testReservationDemand(ctx, t, c, m) })
 	t.Run("a move empties a server, never moves what may not be requeued", func(t *testing.T) { testMove(ctx, t, c, m) })
 	t.Run("a move never releases a hold it did not make", func(t *testing.T) { testMoveLeavesOthersHolds(ctx, t, c, m) })
 	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
@@ -313,6 +314,52 @@ func testReserved(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Man
 	}
 	if states, err := c.NodeStates(); err != nil || states["node1"] != "idle+reserved" {
 		t.Fatalf("node1 after Drain is %q (%v), want still idle+reserved", states["node1"], err)
+	}
+}
+
+// testReservationDemand: with a reservation of node2, of two jobs that name it and each fill a
+// server, one runs on node2 and the other waits (Resources). It is demand (the watch lists
+// it) only for node2: with every server off, the plan wakes node2, never node1, which Slurm
+// would not give it.
+func testReservationDemand(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	c.Command("scontrol", "create", "reservation", "reservationname=probe2", "starttime=now", "duration=60",
+		"nodes=node2", "users=root")
+	first := c.Submit("--reservation=probe2", "--partition=batch", "--cpus-per-task=2", "--wrap=sleep 300")
+	second := c.Submit("--reservation=probe2", "--partition=batch", "--cpus-per-task=2", "--wrap=sleep 300")
+	t.Cleanup(func() {
+		c.Command("scancel", first, second)
+		c.Command("scontrol", "delete", "reservation=probe2")
+		c.WaitState(30*time.Second, "idle", "node1", "node2")
+	})
+	testutil.Eventually(t, 30*time.Second, "one job running on node2, the other waiting for resources", func() error {
+		if err := jobOn(c, first, "node2"); err != nil {
+			return err
+		}
+		if out := c.Command("squeue", "--noheader", "--jobs="+second, "--Format=State:0|,Reason:0"); out != "PENDING|Resources\n" {
+			return errors.New("job " + second + ": " + out)
+		}
+		return nil
+	})
+	demand, err := m.Demand(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(demand) != 1 || demand[0].Count != 1 || demand[0].Needs.Nodes != "node2" {
+		t.Fatalf("demand %+v, want one job for node2 only", demand)
+	}
+	if waiting, err := m.Waiting(ctx); err != nil || !slices.Equal(waiting, []string{second}) {
+		t.Fatalf("waiting %q (%v), want %s", waiting, err, second)
+	}
+	cfg := labConfig(t)
+	var snap fleet.Snapshot
+	snap.Telemetry, snap.JobsKnown, snap.Demand = true, true, demand
+	for _, p := range cfg.Pools {
+		for _, n := range p.Nodes {
+			snap.Nodes = append(snap.Nodes, fleet.Node{Name: n.Name, Pool: p.Name, State: fleet.StateOff, Power: bmc.StateOff, Jobs: fleet.JobsView{Known: true}})
+		}
+	}
+	if d := plan.Plan(snap, cfg, time.Now()); len(d.Actions) != 1 || d.Actions[0].Node != "node2" || d.Actions[0].Kind != fleet.PowerOn {
+		t.Fatalf("actions %+v, want node2 powered on, the reservation's only node", d.Actions)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,7 +89,10 @@ func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) 
 	return v.JobsViews(), nil
 }
 
-// Demand implements jobs.Manager.
+// Demand implements jobs.Manager: squeue's jobs, then their exclusions and reservations (a
+// second squeue), then, only when a job waiting for servers names a reservation, the
+// reservations' nodes (scontrol show reservation), read after the queue so that a reservation
+// the queue names and scontrol does not list has ended.
 func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	queue, err := m.cli.Jobs(ctx)
 	if err != nil {
@@ -97,7 +101,13 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	if err := m.cli.WithExcludes(ctx, queue); err != nil {
 		return nil, err
 	}
-	return View{Jobs: queue}.Demand(m.opts.Classify), nil
+	v := View{Jobs: queue}
+	if slices.ContainsFunc(queue, func(j Job) bool { return j.WantsServers() && len(j.Reservations) > 0 }) {
+		if v.Reservations, err = m.cli.Reservations(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return v.Demand(m.opts.Classify), nil
 }
 
 // Waiting implements jobs.Watcher: one squeue of the pending jobs, three fields each

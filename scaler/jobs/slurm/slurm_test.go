@@ -20,11 +20,12 @@ import (
 // scontrol updates and requeues it was asked for.
 type fakeSlurm struct {
 	sinfo, squeue, config string
-	// excludes answers squeue's exclusions (slurmcli.ExcludeArgs), "id<Sep>hostlist" lines;
+	// excludes answers squeue's exclusions (slurmcli.ExcludeArgs), "id<Sep>hostlist<Sep>reservations"
+	// lines; reservations answers scontrol show reservation -o (a read recorded in calls);
 	// comments its admin comments (adminCommentArgs), "id<Sep>comment" lines.
-	excludes, comments string
-	fail               map[string]error
-	calls              []string
+	excludes, reservations, comments string
+	fail                             map[string]error
+	calls                            []string
 }
 
 func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -40,6 +41,9 @@ func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte,
 		return []byte(f.comments), nil
 	case name == "squeue":
 		return slurmclitest.Squeue(f.squeue), nil
+	case name == "scontrol" && slices.Equal(args, slurmcli.ReservationArgs()):
+		f.calls = append(f.calls, name+" "+strings.Join(args, " "))
+		return []byte(f.reservations), nil
 	case name == "scontrol" && args[0] == "show":
 		return []byte(f.config), nil
 	}
@@ -202,7 +206,7 @@ func TestMove(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + tc.squeue, comments: tc.comments,
-				excludes: "7" + slurmcli.Sep + "old1\n8" + slurmcli.Sep + "(null)\n"}
+				excludes: "7" + slurmcli.Sep + "old1" + slurmcli.Sep + "(null)\n8" + slurmcli.Sep + "(null)" + slurmcli.Sep + "(null)\n"}
 			n, err := newFake(t, f, tc.enabled).Move(ctx, "n1", tc.ids, []string{"n1", "n3"})
 			switch {
 			case tc.wantErr == nil && err != nil:
@@ -337,5 +341,70 @@ func TestReadIsWholeOrNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDemandWithinReservations: a job waiting for servers that names a reservation (sbatch
+// --reservation) is demand only for the reservation's nodes, within its own --nodelist and
+// --exclude, and for nothing when none is left or the reservation has ended; a FLEX
+// reservation bounds nothing. scontrol is asked for the reservations only when such a job
+// waits.
+func TestDemandWithinReservations(t *testing.T) {
+	ctx := context.Background()
+	job := func(id, reason, reqNodes, prio string) string {
+		return strings.ReplaceAll(id+"|batch|PENDING|1|2|1|2|cpu=2,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||"+
+			reason+"|UNLIMITED|N/A|(null)|"+reqNodes+"|(null)|(null)|"+prio+"\n", "|", slurmcli.Sep)
+	}
+	apart := func(id, exclude, resv string) string {
+		return id + slurmcli.Sep + exclude + slurmcli.Sep + resv + "\n"
+	}
+	const resv = "ReservationName=r1 StartTime=2026-12-04T17:09:53 EndTime=2026-12-04T18:09:53 Duration=01:00:00 Nodes=n[02-03] NodeCnt=2 CoreCnt=4 Features=(null) PartitionName=(null) Flags=SPEC_NODES TRES=cpu=4 Users=root Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE BurstBuffer=(null) Watts=n/a MaxStartDelay=(null)\n" +
+		"ReservationName=flex StartTime=2026-12-04T17:09:53 EndTime=2026-12-04T18:09:53 Duration=01:00:00 Nodes=n04 NodeCnt=1 CoreCnt=2 Features=(null) PartitionName=(null) Flags=FLEX,SPEC_NODES TRES=cpu=2 Users=root Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE BurstBuffer=(null) Watts=n/a MaxStartDelay=(null)\n"
+	for _, tc := range []struct {
+		name             string
+		squeue, excludes string
+		want             []string // each demand's Needs.Nodes
+		readsResv        bool
+	}{
+		{name: "no reservation named: no scontrol read", squeue: job("8", "Resources", "(null)", "1"), excludes: apart("8", "", "(null)"),
+			want: []string{""}},
+		{name: "a held job's reservation: no scontrol read", squeue: job("8", "JobHeldUser", "(null)", "0"), excludes: apart("8", "", "r1")},
+		{name: "the reservation's nodes", squeue: job("8", "Resources", "(null)", "1"), excludes: apart("8", "", "r1"),
+			want: []string{"n02,n03"}, readsResv: true},
+		{name: "within its nodelist", squeue: job("8", "Resources", "n[03-04]", "1"), excludes: apart("8", "", "r1"),
+			want: []string{"n03"}, readsResv: true},
+		{name: "within its exclusions", squeue: job("8", "Resources", "(null)", "1"), excludes: apart("8", "n02", "r1"),
+			want: []string{"n03"}, readsResv: true},
+		{name: "no node of it left", squeue: job("8", "Resources", "n04", "1"), excludes: apart("8", "", "r1"), readsResv: true},
+		{name: "ended between the reads", squeue: job("8", "Resources", "(null)", "1"), excludes: apart("8", "", "gone"), readsResv: true},
+		{name: "one of two ended", squeue: job("8", "Resources", "(null)", "1"), excludes: apart("8", "", "gone,r1"),
+			want: []string{"n02,n03"}, readsResv: true},
+		{name: "flex bounds nothing", squeue: job("8", "Resources", "(null)", "1"), excludes: apart("8", "", "r1,flex"),
+			want: []string{""}, readsResv: true},
+		{name: "beside a job of no reservation", squeue: job("8", "Resources", "(null)", "1") + job("9", "Priority", "(null)", "1"),
+			excludes: apart("8", "", "r1"), want: []string{"", "n02,n03"}, readsResv: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeSlurm{squeue: tc.squeue, excludes: tc.excludes, reservations: resv}
+			demand, err := newFake(t, f, false).Demand(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range demand {
+				got = append(got, d.Needs.Nodes)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("demand for nodes %q, want %q (%+v)", got, tc.want, demand)
+			}
+			if read := slices.Contains(f.calls, "scontrol show reservation -o"); read != tc.readsResv {
+				t.Errorf("scontrol show reservation read: %v, want %v", read, tc.readsResv)
+			}
+		})
+	}
+	f := &fakeSlurm{squeue: job("8", "Resources", "(null)", "1"), excludes: apart("8", "", "r1"), fail: map[string]error{"scontrol": errors.New("exit status 1")}}
+	if d, err := newFake(t, f, false).Demand(ctx); err == nil || d != nil {
+		t.Fatalf("Demand with scontrol failing: %v, %v; want an error and no demand", d, err)
 	}
 }

@@ -100,7 +100,8 @@ type Classifier func(config.Shape) string
 
 // Demand groups the pending jobs that more servers could start (Job.WantsServers) by class,
 // partition, department (the Slurm account), shape and node count, with the oldest submission
-// of each group (Since), sorted by partition, class, department, nodes and shape.
+// of each group (Since), sorted by partition, class, department, nodes and shape. A job that
+// names reservations is demand only for their nodes (withinReservations).
 func (v View) Demand(classify Classifier) []fleet.Demand {
 	type key struct {
 		class, partition, department string
@@ -111,6 +112,10 @@ func (v View) Demand(classify Classifier) []fleet.Demand {
 	groups := map[key]*fleet.Demand{}
 	for _, j := range v.Jobs {
 		if !j.WantsServers() {
+			continue
+		}
+		j, ok := v.withinReservations(j)
+		if !ok {
 			continue
 		}
 		shape := j.Shape()
@@ -135,6 +140,55 @@ func (v View) Demand(classify Classifier) []fleet.Demand {
 	}
 	slices.SortFunc(out, compareDemand)
 	return out
+}
+
+// withinReservations bounds a job that names reservations to their nodes, as Slurm does: its
+// ReqNodes become the nodes of its reservations that it named (any, when it named none) and did
+// not exclude, so the planner wakes only one of them, as it does for a --nodelist job. ok is
+// false when no node is left: none of its reservations' nodes is one it may use, or its
+// reservations are not in v.Reservations (ended between the squeue and scontrol reads: no
+// server can start the job then, and the next read sees what Slurm made of it). A reservation that
+// does not bound its jobs (slurmcli.Reservation.Bounds: FLEX, ANY_NODES, no nodes) leaves the
+// job as it is.
+func (v View) withinReservations(j Job) (Job, bool) {
+	if len(j.Reservations) == 0 {
+		return j, true
+	}
+	named := setOf(j.ReqNodes)
+	excluded := setOf(j.Exclude)
+	var on []string
+	seen := map[string]bool{}
+	for _, name := range j.Reservations {
+		r, ok := v.Reservations[name]
+		if !ok {
+			continue
+		}
+		if !r.Bounds() {
+			return j, true
+		}
+		for _, n := range r.Nodes {
+			if (named == nil || named[n]) && !excluded[n] && !seen[n] {
+				seen[n] = true
+				on = append(on, n)
+			}
+		}
+	}
+	if len(on) == 0 {
+		return j, false
+	}
+	j.ReqNodes = on
+	return j, true
+}
+
+func setOf(names []string) map[string]bool {
+	if len(names) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }
 
 // compareDemand orders demand by partition, class, department, nodes and shape.
