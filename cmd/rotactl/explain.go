@@ -55,6 +55,9 @@ func writeExplanation(w io.Writer, x api.Explanation) error {
 	if f := inFlightText(n.InFlight); f != "" {
 		fmt.Fprintf(tw, "action\t%s\n", f)
 	}
+	if h := handsOffText(n); h != "" {
+		fmt.Fprintf(tw, "hands off\t%s\n", h)
+	}
 	fmt.Fprintf(tw, "verdict\t%s\n", verdict(x))
 	if x.JobsError != "" {
 		fmt.Fprintf(tw, "jobs\tjob manager not read last pass (nothing scaled): %s\n", oneLine(x.JobsError))

@@ -103,7 +103,7 @@ func writeStatus(w io.Writer, st api.Status) error {
 	if st.JobsError != "" {
 		fmt.Fprintf(tw, "job manager error\t%s\n", oneLine(st.JobsError))
 	}
-	fmt.Fprintf(tw, "paused\t%s\tdry run\t%s\n", yesNo(st.Paused), yesNo(st.DryRun))
+	fmt.Fprintf(tw, "paused\t%s\tdry run\t%s\n", yesNo(st.Paused)+noteText(st.PauseNote), yesNo(st.DryRun))
 	fmt.Fprintf(tw, "spend\t%s/h of %s/h with every server on (saving %s/h%s)\n",
 		money(st.SpendPerHour, st.Currency), money(st.AllOnPerHour, st.Currency),
 		money(st.AllOnPerHour-st.SpendPerHour, st.Currency), share(st.AllOnPerHour-st.SpendPerHour, st.AllOnPerHour))
@@ -131,7 +131,31 @@ func nodeDetail(n api.NodeStatus) string {
 	if f := inFlightText(n.InFlight); f != "" {
 		d = strings.TrimSuffix(f+"; "+d, "; ")
 	}
+	if h := handsOffText(n); h != "" {
+		d = strings.TrimPrefix(d+"; "+h, "; ")
+	}
 	return d
+}
+
+// handsOffText gives the notes of a server's pin and maintenance ("" when neither has one).
+func handsOffText(n api.NodeStatus) string {
+	var parts []string
+	if n.Pinned && n.PinNote != "" {
+		parts = append(parts, "pinned"+noteText(n.PinNote))
+	}
+	if n.Maintenance && n.MaintenanceNote != "" {
+		parts = append(parts, "maintenance"+noteText(n.MaintenanceNote))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// noteText is an operator's note as it follows what it was given with (" (note: ...)"), or
+// "" when none was.
+func noteText(note string) string {
+	if note == "" {
+		return ""
+	}
+	return " (note: " + oneLine(note) + ")"
 }
 
 // inFlightText says what action is under way ("" when none is).

@@ -63,3 +63,29 @@ func TestStatusShowsTheActionInFlight(t *testing.T) {
 		t.Errorf("explain lacks the action in flight:\n%s", b.String())
 	}
 }
+
+// The notes given with a pin, a maintenance and a pause (who and why) are shown: in status's
+// paused line and the server's detail, and in explain.
+func TestStatusShowsTheNotes(t *testing.T) {
+	n := api.NodeStatus{Name: "gpu01", Pool: "gpu", State: fleet.StateOn, Pinned: true, PinNote: "bob: benchmark",
+		Maintenance: true, MaintenanceNote: "carol: new disks", Reason: fleet.SkipPinned, Detail: "pinned by operator"}
+	var b strings.Builder
+	if err := writeStatus(&b, api.Status{Paused: true, PauseNote: "dave: incident 42", Nodes: []api.NodeStatus{n, {Name: "cpu01", Pool: "cpu", State: fleet.StateOn}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"yes (note: dave: incident 42)", "pinned by operator; pinned (note: bob: benchmark); maintenance (note: carol: new disks)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Count(b.String(), "note:") != 3 {
+		t.Errorf("status shows a note for a server without one:\n%s", b.String())
+	}
+	b.Reset()
+	if err := writeExplanation(&b, api.Explanation{Node: n}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^hands off +pinned \(note: bob: benchmark\); maintenance \(note: carol: new disks\)$`).MatchString(b.String()) {
+		t.Errorf("explain lacks the notes:\n%s", b.String())
+	}
+}

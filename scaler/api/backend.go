@@ -48,7 +48,9 @@ type Backend interface {
 
 // Status is the fleet as the scaler last saw it.
 type Status struct {
-	Paused     bool      `json:"paused"`
+	Paused bool `json:"paused"`
+	// PauseNote is the note given with the pause (who and why), while it holds.
+	PauseNote  string    `json:"pause_note,omitempty"`
 	DryRun     bool      `json:"dry_run"`
 	LastPass   time.Time `json:"last_pass"`
 	LastPassOK bool      `json:"last_pass_ok"`
@@ -100,6 +102,10 @@ type NodeStatus struct {
 	Power       string      `json:"power"`
 	Pinned      bool        `json:"pinned"`
 	Maintenance bool        `json:"maintenance,omitempty"`
+	// PinNote and MaintenanceNote are the notes given with the pin and the maintenance (who
+	// and why: rotactl adds the user's name), while they hold.
+	PinNote         string `json:"pin_note,omitempty"`
+	MaintenanceNote string `json:"maintenance_note,omitempty"`
 	// CostPerHour is what the server costs per hour while on, in Currency (its pool's).
 	CostPerHour float64 `json:"cost_per_hour"`
 	Currency    string  `json:"currency"`

@@ -50,6 +50,9 @@ func (l *Loop) Status(ctx context.Context) (api.Status, error) {
 		recs = nil
 	}
 	st := l.passStatus(p, recs)
+	if g, err := l.o.Store.Global(); err == nil && st.Paused && g.Paused {
+		st.PauseNote = g.PauseNote
+	}
 	st.HA = ha
 	return st, nil
 }
@@ -116,6 +119,7 @@ func (l *Loop) liveStatus(n fleet.Node, p pass, r store.Node) api.NodeStatus {
 	}
 	ns := l.nodeStatus(n, p.dec)
 	ns.InFlight = inFlight(r)
+	ns.PinNote, ns.MaintenanceNote = r.PinNote, r.MaintenanceNote
 	return ns
 }
 

@@ -45,13 +45,13 @@ func (l *Loop) storedStatus(ctx context.Context) (api.Status, error) {
 	if err != nil {
 		return st, fmt.Errorf("reading the store: %w", err)
 	}
-	st.Paused = g.Paused
+	st.Paused, st.PauseNote = g.Paused, g.PauseNote
 	for _, pl := range l.cfg.Pools {
 		ps := api.PoolStatus{Name: pl.Name, Servers: len(pl.Nodes)}
 		for _, cn := range pl.Nodes {
 			r := recs[cn.Name]
 			ns := api.NodeStatus{Name: cn.Name, Pool: pl.Name, State: r.State, Since: r.Since,
-				Pinned: r.Pinned, Maintenance: r.Maintenance, CostPerHour: pl.Cost.PerHour(), Currency: pl.Cost.Currency, InFlight: inFlight(r)}
+				Pinned: r.Pinned, Maintenance: r.Maintenance, PinNote: r.PinNote, MaintenanceNote: r.MaintenanceNote, CostPerHour: pl.Cost.PerHour(), Currency: pl.Cost.Currency, InFlight: inFlight(r)}
 			if ns.State == "" {
 				ns.State = fleet.StateUnknown
 			}

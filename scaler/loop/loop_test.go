@@ -731,3 +731,49 @@ func TestGateHoldsWhatRepairJustMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusShowsTheNotes: the notes given with a pin, a maintenance and a pause (who and why)
+// are in the status while they hold, from the store before the first pass and after it; they
+// were stored and logged but shown nowhere.
+func TestStatusShowsTheNotes(t *testing.T) {
+	f := newFx(t, nil, nil)
+	ctx := context.Background()
+	for _, err := range []error{
+		f.loop.SetPinned(ctx, "cpu01", true, "bob: benchmark"),
+		f.loop.SetMaintenance(ctx, "cpu02", true, "carol: new disks"),
+		f.loop.SetPaused(ctx, true, "dave: incident 42"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, pin, maint, pause string) {
+		t.Helper()
+		st, err := f.loop.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := map[string][2]string{}
+		for _, n := range st.Nodes {
+			notes[n.Name] = [2]string{n.PinNote, n.MaintenanceNote}
+		}
+		if notes["cpu01"] != [2]string{pin, ""} || notes["cpu02"] != [2]string{"", maint} || st.PauseNote != pause {
+			t.Errorf("%s: cpu01 %q, cpu02 %q, pause %q; want pin %q, maintenance %q, pause %q",
+				when, notes["cpu01"], notes["cpu02"], st.PauseNote, pin, maint, pause)
+		}
+	}
+	check("before the first pass", "bob: benchmark", "carol: new disks", "dave: incident 42")
+	f.pass()
+	check("after a pass", "bob: benchmark", "carol: new disks", "dave: incident 42")
+	for _, err := range []error{
+		f.loop.SetPinned(ctx, "cpu01", false, "bob: done"),
+		f.loop.SetMaintenance(ctx, "cpu02", false, "carol: done"),
+		f.loop.SetPaused(ctx, false, "dave: resolved"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.pass()
+	check("once cleared", "", "", "")
+}

@@ -103,11 +103,11 @@ func (b *Backend) Status(ctx context.Context) (api.Status, error) {
 		return api.Status{}, err
 	}
 	st := b.status
-	st.Paused = b.paused
+	st.Paused, st.PauseNote = b.paused, b.pauseNote
 	st.Nodes = slices.Clone(st.Nodes)
 	for i := range st.Nodes {
-		_, st.Nodes[i].Pinned = b.pins[st.Nodes[i].Name]
-		_, st.Nodes[i].Maintenance = b.maintenance[st.Nodes[i].Name]
+		st.Nodes[i].PinNote, st.Nodes[i].Pinned = b.pins[st.Nodes[i].Name]
+		st.Nodes[i].MaintenanceNote, st.Nodes[i].Maintenance = b.maintenance[st.Nodes[i].Name]
 	}
 	return st, nil
 }
