@@ -50,8 +50,10 @@ func (l *Loop) Status(ctx context.Context) (api.Status, error) {
 		recs = nil
 	}
 	st := l.passStatus(p, recs)
-	if g, err := l.o.Store.Global(); err == nil && st.Paused && g.Paused {
-		st.PauseNote = g.PauseNote
+	if st.Paused { // its note is in the store alone: read only then (an etcd round trip)
+		if g, err := l.o.Store.Global(); err == nil && g.Paused {
+			st.PauseNote = g.PauseNote
+		}
 	}
 	st.HA = ha
 	return st, nil
