@@ -355,7 +355,7 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, f
 	if c.Max != nil {
 		pl.ceiling = *c.Max
 	}
-	share, free := 0.0, 0.0
+	share, free, scheduled := 0.0, 0.0, false
 	for i := range cfg.Policy.Schedules {
 		s := &cfg.Policy.Schedules[i]
 		if !s.Active(now) || !s.AppliesTo(c.Name) {
@@ -365,9 +365,13 @@ func (pl *pool) reset(cfg *config.Config, c *config.Pool, now time.Time, kept, f
 		if s.ProtectServices {
 			free = max(free, s.MinOnShare)
 		}
-		// Several windows open at once: the most eager threshold wins, as the floor takes the
+		// An open window's threshold replaces the policy's, a higher one too (patience by
+		// day); several windows open at once: the most eager wins, as the floor takes the
 		// highest share.
 		if s.BacklogQueuedJobs != nil {
+			if !scheduled {
+				pl.threshold, scheduled = *s.BacklogQueuedJobs, true
+			}
 			pl.threshold = min(pl.threshold, *s.BacklogQueuedJobs)
 		}
 	}

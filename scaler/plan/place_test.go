@@ -73,6 +73,13 @@ func placementCases() []planCase {
 			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/ceiling", "ga": "skip/below_backlog"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
 		{name: "schedule with backlog 0 wakes for one job", policy: "  schedules: [{name: day, start: '08:00', end: '18:00', backlog_queued_jobs: 0}]",
 			snap: withDemand(snapshot(mixed...), jobs(1, 4, 0)), want: map[string]string{"ca": "power_on/backlog"}},
+		// the schedule's threshold replaces the policy's, a higher one too: by day the work
+		// keeps to its home pool however much of it waits
+		{name: "a schedule's higher threshold replaces the policy's",
+			policy: "  schedules: [{name: day, start: '08:00', end: '18:00', backlog_queued_jobs: 100}]",
+			cfg:    func(c *config.Config) { m := 1; c.Pools[0].Max = &m; c.Policy.Backlog.QueuedJobs = 0 },
+			snap:   withDemand(snapshot(mixed...), jobs(5, 32, 0)),
+			want:   map[string]string{"ca": "power_on/backlog", "cb": "skip/ceiling", "ga": "skip/below_backlog"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
 		{name: "threshold counts jobs across departments of one class", snap: withDemand(snapshot(mixed...), inDept(jobs(2, 4, 0), "a"), inDept(jobs(1, 4, 0), "b")),
 			want: map[string]string{"ca": "power_on/backlog"}},
 		{name: "quota without borrowing", cfg: func(c *config.Config) {
