@@ -103,16 +103,18 @@ func LoadClasses(path string) ([]jobclass.Class, error) {
 	if doc.Classes.Kind == 0 {
 		return jobclass.Defaults(), nil
 	}
-	raw, err := yaml.Marshal(&doc.Classes)
-	if err != nil {
-		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
+	// Decoded within the whole file, so that an alias of an anchor elsewhere in it (a pool's
+	// partitions) reads as rota reads it; the rest is taken as it comes.
+	var strict struct {
+		Classes []jobclass.Class `yaml:"classes"`
+		Rest    map[string]any   `yaml:",inline"`
 	}
-	var classes []jobclass.Class
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&classes); err != nil {
+	if err := dec.Decode(&strict); err != nil {
 		return nil, fmt.Errorf("reading classes from %s: %w", path, err)
 	}
+	classes := strict.Classes
 	if len(classes) == 0 {
 		return nil, fmt.Errorf("reading classes from %s: %s", path, jobclass.EmptyList)
 	}

@@ -98,6 +98,12 @@ func TestLoadClasses(t *testing.T) {
 		{"an empty list", writeTemp(t, "classes: []\n"), nil, true},
 		{"a key with nothing", writeTemp(t, "classes:\npools: []\n"), nil, true},
 		{"own classes", writeTemp(t, "pools: []\nclasses:\n  - name: small\n    max_cpus: 4\n  - name: big\n"), []string{"small", "big"}, false},
+		// rota reads aliases anywhere in the file: a class may name the partitions a pool's
+		// profile anchored
+		{"an alias of an anchor outside the classes", writeTemp(t, "pools:\n  - profile: {partitions: &gpu [gpu, gpu-long]}\n"+
+			"classes:\n  - {name: gpu, partitions: *gpu}\n  - name: rest\n"), []string{"gpu", "rest"}, false},
+		{"a misspelt field beside the alias", writeTemp(t, "pools:\n  - profile: {partitions: &gpu [gpu]}\n"+
+			"classes:\n  - {name: gpu, partitions: *gpu, max_gpu: 1}\n  - name: rest\n"), nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := LoadClasses(tc.path)
