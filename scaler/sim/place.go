@@ -8,16 +8,34 @@ import (
 )
 
 // shape is a request that did not fit in this placement round: any job asking at least as much
-// on at least as many servers cannot fit either (capacity only shrinks within a round).
-type shape struct{ nodes, gpus, cpus int }
+// on at least as many servers, of pools among those that took it (fitSet), cannot fit either
+// (capacity only shrinks within a round). A job excluded from servers (a move's) sets none: a
+// server it may not use may hold another.
+type shape struct{ nodes, gpus, cpus, fitSet int }
 
-func dominated(failed []shape, j *Job) bool {
+func (e *Env) dominated(failed []shape, j *Job) bool {
 	for _, f := range failed {
-		if j.Nodes >= f.nodes && j.GPUs >= f.gpus && j.CPUs >= f.cpus {
+		if j.Nodes >= f.nodes && j.GPUs >= f.gpus && j.CPUs >= f.cpus && e.within(j.fitSet, f.fitSet) {
 			return true
 		}
 	}
 	return false
+}
+
+// within reports whether every pool of fit set a is in fit set b (both in the config's order).
+func (e *Env) within(a, b int) bool {
+	if a == b {
+		return true
+	}
+	in := e.fitSets[b]
+	for _, p := range e.fitSets[a] {
+		k, ok := slices.BinarySearch(in, p)
+		if !ok {
+			return false
+		}
+		in = in[k+1:]
+	}
+	return true
 }
 
 // place starts queued jobs: first-fit in arrival order, service classes first (as a job
@@ -48,14 +66,16 @@ func (w *world) place() {
 	for _, ji := range order {
 		j := &w.env.Jobs[ji]
 		switch {
-		case dominated(failed, j):
+		case w.env.dominated(failed, j):
 		case blocked && w.now+w.duration(ji) > shadow:
 			// it would still hold servers when the reserved job is due: it waits
 		case w.tryStart(ji):
 			started = true
 			continue
 		default:
-			failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs})
+			if len(w.moves.exclude[ji]) == 0 {
+				failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs, j.fitSet})
+			}
 			if !blocked {
 				blocked, shadow = true, w.shadow(ji)
 			}

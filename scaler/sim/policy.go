@@ -131,7 +131,7 @@ func (w *world) wakeFor(wanted []bool) []int32 {
 			break
 		}
 		j := &w.env.Jobs[ji]
-		if dominated(failed, j) {
+		if w.env.dominated(failed, j) {
 			continue
 		}
 		pick = pick[:0]
@@ -163,7 +163,7 @@ func (w *world) wakeFor(wanted []bool) []int32 {
 			}
 		}
 		if len(pick) < j.Nodes {
-			failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs})
+			failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs, j.fitSet})
 			continue
 		}
 		for _, s := range pick {

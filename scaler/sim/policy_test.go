@@ -118,6 +118,66 @@ func TestBackfill(t *testing.T) {
 	}
 }
 
+// TestNotHeldBackByAJobOfOtherServers: a job that found no room holds back the later jobs
+// asking as much or more only where they may use no server it may not: a job of another
+// partition, or one the failed job's exclusions (a move's) keep off a server, starts on the
+// room there is. Both once waited for the failed job's servers to free (hours, on a fleet
+// whose other pool stood empty).
+func TestNotHeldBackByAJobOfOtherServers(t *testing.T) {
+	cfg := replayConfig(t, `policy: {moves: {enabled: true}}
+pools:
+  - {name: a, profile: {cpu_cores: 96, gpus: 8, partitions: [pa]}, cost: {hourly: 6}, boot_timeout: 5m, nodes: [{name: a1}, {name: a2}]}
+  - {name: b, profile: {cpu_cores: 96, gpus: 8, partitions: [pb]}, cost: {hourly: 6}, boot_timeout: 5m, nodes: [{name: b1}]}
+`)
+	inPartition := func(j trace.Job, p string) trace.Job { j.Partition = p; return j }
+	for _, c := range []struct {
+		name string
+		jobs []trace.Job
+		// moved: the first job is moved off its server at 600, which it may not use again
+		moved bool
+		// the servers each job runs on after the placement at 600 (none: waits)
+		want [][]string
+	}{
+		{name: "a job of another partition",
+			jobs: []trace.Job{inPartition(job(2, 0, 7200, 8), "pa"), inPartition(job(3, 0, 7200, 8), "pa"),
+				inPartition(job(4, 0, 7200, 4), "pa"), inPartition(job(5, 0, 600, 8), "pb")},
+			want: [][]string{{"a1"}, {"a2"}, nil, {"b1"}}},
+		{name: "a job excluded from a server by a move", moved: true,
+			jobs: []trace.Job{inPartition(job(2, 0, 7200, 8), "pa"), inPartition(job(3, 0, 3600, 8), "pa"),
+				inPartition(job(4, 0, 600, 8), "pa")},
+			want: [][]string{nil, {"a2"}, {"a1"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.jobs[0].Requeueable = true
+			e := tinyEnv(t, cfg, "config", c.jobs...)
+			w := newWorld(e)
+			last := len(c.jobs) - 1
+			for ji := range last {
+				w.queue = append(w.queue, int32(ji))
+			}
+			w.placeDirty = true
+			w.place()
+			w.now += 600
+			if c.moved {
+				w.requeue(0, slices.Clone(w.held[0]))
+			}
+			w.queue, w.placeDirty = append(w.queue, int32(last)), true
+			w.place()
+			for ji, want := range c.want {
+				var got []string
+				if w.start[ji] >= 0 {
+					for _, s := range w.held[ji] {
+						got = append(got, e.Names[s])
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("job %d runs on %v, want %v", ji, got, want)
+				}
+			}
+		})
+	}
+}
+
 func TestJobsThatCanNeverRunAreReported(t *testing.T) {
 	cases := []struct {
 		name   string
