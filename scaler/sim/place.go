@@ -22,6 +22,19 @@ func (e *Env) dominated(failed []shape, j *Job) bool {
 	return false
 }
 
+// overlap reports whether fit sets a and b have a pool in common.
+func (e *Env) overlap(a, b int) bool {
+	if a == b {
+		return true
+	}
+	for _, p := range e.fitSets[a] {
+		if _, ok := slices.BinarySearch(e.fitSets[b], p); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // within reports whether every pool of fit set a is in fit set b (both in the config's order).
 func (e *Env) within(a, b int) bool {
 	if a == b {
@@ -41,8 +54,8 @@ func (e *Env) within(a, b int) bool {
 // place starts queued jobs: first-fit in arrival order, service classes first (as a job
 // manager gives them priority), with EASY backfilling. The first job that cannot start gets a
 // reservation at its shadow time (when enough servers will be free for it, from running jobs'
-// ends and boots under way); a later job may jump ahead only if it ends by then, so
-// backfilling never delays it.
+// ends and boots under way); a later job may jump ahead only if it ends by then, or takes no
+// pool the reserved job may use, so backfilling never delays it.
 func (w *world) place() {
 	if !w.placeDirty || len(w.queue) == 0 {
 		return
@@ -61,13 +74,13 @@ func (w *world) place() {
 		w.order = order
 	}
 	failed := w.failed[:0]
-	shadow, blocked := Never, false
+	shadow, blocked, reserved := Never, false, 0
 	started := false
 	for _, ji := range order {
 		j := &w.env.Jobs[ji]
 		switch {
 		case w.env.dominated(failed, j):
-		case blocked && w.now+w.duration(ji) > shadow:
+		case blocked && w.now+w.duration(ji) > shadow && w.env.overlap(j.fitSet, reserved):
 			// it would still hold servers when the reserved job is due: it waits
 		case w.tryStart(ji):
 			started = true
@@ -77,7 +90,7 @@ func (w *world) place() {
 				failed = append(failed, shape{j.Nodes, j.GPUs, j.CPUs, j.fitSet})
 			}
 			if !blocked {
-				blocked, shadow = true, w.shadow(ji)
+				blocked, shadow, reserved = true, w.shadow(ji), j.fitSet
 			}
 		}
 	}

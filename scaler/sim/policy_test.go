@@ -146,6 +146,12 @@ pools:
 			jobs: []trace.Job{inPartition(job(2, 0, 7200, 8), "pa"), inPartition(job(3, 0, 3600, 8), "pa"),
 				inPartition(job(4, 0, 600, 8), "pa")},
 			want: [][]string{nil, {"a2"}, {"a1"}}},
+		// the reservation holds a1 and a2 at 7200; b1 is none of them, so a job of pb that
+		// runs past 7200 delays nothing there
+		{name: "a long job of another partition, past the reservation",
+			jobs: []trace.Job{inPartition(job(2, 0, 7200, 8), "pa"), inPartition(job(3, 0, 7200, 8), "pa"),
+				inPartition(job(4, 0, 7200, 16), "pa"), inPartition(job(5, 0, 86400, 8), "pb")},
+			want: [][]string{{"a1"}, {"a2"}, nil, {"b1"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.jobs[0].Requeueable = true
