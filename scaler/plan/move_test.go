@@ -359,6 +359,32 @@ func TestQuotaGivesBackTheLendersOwnServer(t *testing.T) {
 	})
 }
 
+// TestLentServersHoldNoneOfTheLendersWork: a department's own server running only others'
+// work holds none of its work, for waking too: with moves off, or a borrower with no quota
+// whose work nothing moves, the lender's work wakes a server of its pool rather than wait
+// "at its quota" for the others' work on its servers to end (hours, found replaying a
+// department's servers filled by another's long jobs while the pool's other servers stood off).
+func TestLentServersHoldNoneOfTheLendersWork(t *testing.T) {
+	owned := func(n *fleet.Node) { n.Department = "a" }
+	quota := func(c *config.Config) {
+		c.Policy.Quotas = []config.Quota{{Department: "a", Pool: "cpu", MaxServers: 1}}
+	}
+	runCases(t, []planCase{
+		{name: "its server lent out, the lender wakes one", cfg: quota,
+			snap: withDemand(snapshot(running(with(onNode("c1", "cpu"), owned), ofDept(runningJob("1", 32, 0), "b")), offNode("c2", "cpu")),
+				inDept(jobs(1, 32, 0), "a")),
+			want: map[string]string{"c1": "skip/allocated", "c2": "power_on/backlog"}},
+		{name: "its server lent out, moves on, the borrower with no quota", cfg: quota, policy: movesOn,
+			snap: withDemand(snapshot(running(with(onNode("c1", "cpu"), owned), ofDept(runningJob("1", 32, 0), "b")), offNode("c2", "cpu")),
+				inDept(jobs(1, 32, 0), "a")),
+			want: map[string]string{"c2": "power_on/backlog"}},
+		{name: "its server running its own work, the lender is at its quota", cfg: quota,
+			snap: withDemand(snapshot(running(with(onNode("c1", "cpu"), owned), ofDept(runningJob("1", 32, 0), "a")), offNode("c2", "cpu")),
+				inDept(jobs(1, 32, 0), "a")),
+			want: map[string]string{"c1": "skip/allocated", "c2": "skip/quota"}},
+	})
+}
+
 // TestLendersFirst: the work of a department within its quota is placed before the work of
 // one past it, whatever order the groups sort in.
 func TestLendersFirst(t *testing.T) {

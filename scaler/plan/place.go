@@ -252,12 +252,12 @@ func (p *pass) wakeFor(g *group, borrowing bool) bool {
 				pl.blockWake(fleet.SkipCeiling, pl.ceilingDetail)
 				break
 			}
-			if q, ok := pl.quotas[g.dept]; ok && pl.held[g.dept] >= q.MaxServers && !(borrowing && q.Borrow) {
+			if q, ok := pl.quotas[g.dept]; ok && p.atQuota(pl, g.dept) && !(borrowing && q.Borrow) {
 				if q.Borrow {
 					return true
 				}
 				pl.blockWake(fleet.SkipQuota, func() string {
-					return fmt.Sprintf("department %s holds %d servers, quota %d", g.dept, pl.held[g.dept], q.MaxServers)
+					return fmt.Sprintf("department %s holds %d servers, quota %d", g.dept, p.holds(pl, g.dept), q.MaxServers)
 				})
 				break
 			}

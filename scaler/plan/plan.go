@@ -113,8 +113,10 @@ type pass struct {
 	pools                []*pool // cheapest first, then by name
 	byName               map[string]*pool
 	budget               budget
-	// holders records which server counted toward which department's quota (see hold).
+	// holders records which server counted toward which department's quota (see hold); lent
+	// the count of lentOut, kept while no action was added.
 	holders map[holdKey]bool
+	lent    map[lentKey]lentCount
 	// waiting is the demand's groups, as placement left them (what quotas take back for);
 	// oneRegion the regions of work that may run in one region only, shared by its groups.
 	waiting   []*group

@@ -117,12 +117,23 @@ func (p *pass) mayTake(g *group, i int) bool {
 // pastQuota reports whether the group's department holds its whole quota in a pool it fits.
 func (p *pass) pastQuota(g *group) bool {
 	for _, pl := range g.pools {
-		if q, ok := pl.quotas[g.dept]; ok && pl.held[g.dept] >= q.MaxServers {
+		if p.atQuota(pl, g.dept) {
 			return true
 		}
 	}
 	return false
 }
+
+// atQuota reports whether dept holds its whole quota in pl (false without one there).
+func (p *pass) atQuota(pl *pool, dept string) bool {
+	q, ok := pl.quotas[dept]
+	// held bounds holds from above: the servers lent out are counted only where it may matter
+	return ok && pl.held[dept] >= q.MaxServers && p.holds(pl, dept) >= q.MaxServers
+}
+
+// holds is how many servers of pl dept holds toward its quota: those it holds (hold), less its
+// own lent out (lentOut), which hold none of its work.
+func (p *pass) holds(pl *pool, dept string) int { return pl.held[dept] - p.lentOut(pl, dept) }
 
 // closedTo reports whether dept's quota in pl lets it wake no server there, ever: none, and
 // no borrowing.
@@ -138,7 +149,7 @@ func (pl *pool) closedTo(dept string) bool {
 func (p *pass) quotaRefuses(pl *pool, n *fleet.Node, run []fleet.Job) bool {
 	for _, j := range run {
 		dept := jobDept(j, n)
-		if q, ok := pl.quotas[dept]; ok && !q.Borrow && pl.held[dept] >= q.MaxServers {
+		if q, ok := pl.quotas[dept]; ok && !q.Borrow && p.atQuota(pl, dept) {
 			return true
 		}
 	}
@@ -150,7 +161,7 @@ func (p *pass) reclaim(mv *mover) {
 	for _, g := range p.waiting {
 		for _, pl := range g.pools {
 			q, ok := pl.quotas[g.dept]
-			for ok && g.slots > 0 && pl.held[g.dept]-p.lentOut(pl, g.dept) < q.MaxServers && mv.left > 0 {
+			for ok && g.slots > 0 && p.holds(pl, g.dept) < q.MaxServers && mv.left > 0 {
 				i, found := p.borrowed(pl, g.dept)
 				if !found {
 					break
@@ -166,6 +177,10 @@ func (p *pass) reclaim(mv *mover) {
 // quota, see hold), powered, and running only other departments' work, not yet taken back
 // this pass. They hold none of its work, so its quota does not count them as used.
 func (p *pass) lentOut(pl *pool, dept string) int {
+	k := lentKey{pl, dept}
+	if c, ok := p.lent[k]; ok && c.actions == len(p.actions) {
+		return c.n // an action is the one change that counts (isAction)
+	}
 	n := 0
 	for _, i := range pl.members {
 		node := p.servers[i].node
@@ -173,8 +188,21 @@ func (p *pass) lentOut(pl *pool, dept string) int {
 			n++
 		}
 	}
+	if p.lent == nil {
+		p.lent = map[lentKey]lentCount{}
+	}
+	p.lent[k] = lentCount{len(p.actions), n}
 	return n
 }
+
+// lentKey is a department's servers of a pool; lentCount their count lent out, with the
+// actions there were when it was counted.
+type lentKey struct {
+	pool *pool
+	dept string
+}
+
+type lentCount struct{ actions, n int }
 
 // othersOnly reports whether every job on the node is listed and of a department other than
 // dept (jobDept), and there is one.

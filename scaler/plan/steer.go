@@ -91,7 +91,7 @@ func (p *pass) canWakeFor(g *group) bool {
 	if home.powered >= home.ceiling {
 		return false
 	}
-	if q, ok := home.quotas[g.dept]; ok && home.held[g.dept] >= q.MaxServers && !q.Borrow {
+	if q, ok := home.quotas[g.dept]; ok && !q.Borrow && p.atQuota(home, g.dept) {
 		return false
 	}
 	_, ok := p.wakeNext(home, g)
