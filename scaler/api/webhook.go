@@ -86,11 +86,14 @@ func (m WebhookMessage) validate() error {
 
 // Hints returns the sorted, distinct names of the firing alerts that are rota's: those that
 // carry the alerts.SignalLabel label, as every rule rota generates does. Other alerts routed to
-// rota are accepted and ignored.
+// rota are accepted and ignored. A notification that left alerts out (max_alerts:
+// TruncatedAlerts) hints its rota alerts whatever their status: Alertmanager lists a group's
+// alerts in label order and cuts the rest, so a resolved one listed may stand for firing ones
+// left out (its status is then the listed alerts', resolved too).
 func (m WebhookMessage) Hints() []string {
 	var names []string
 	for _, a := range m.Alerts {
-		if a.Status == "firing" && a.Labels[alerts.SignalLabel] != "" {
+		if (a.Status == "firing" || m.TruncatedAlerts > 0) && a.Labels[alerts.SignalLabel] != "" {
 			names = append(names, a.Labels["alertname"])
 		}
 	}

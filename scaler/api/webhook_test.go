@@ -278,11 +278,17 @@ func TestHints(t *testing.T) {
 		return api.WebhookAlert{Status: status, Labels: labels}
 	}
 	tests := []struct {
-		name   string
-		alerts []api.WebhookAlert
-		want   string
+		name      string
+		alerts    []api.WebhookAlert
+		truncated int
+		want      string
 	}{
 		{name: "firing rota alert", alerts: []api.WebhookAlert{alert("firing", "RotaQueueBacklog", true)}, want: "RotaQueueBacklog"},
+		// max_alerts: Alertmanager lists a group's alerts in label order and leaves the rest
+		// out; a resolved one listed may stand for firing ones left out (node a1 resolved, a2
+		// firing, max_alerts 1: the notification lists a1 alone, status resolved).
+		{name: "resolved rota alert listed, others left out", alerts: []api.WebhookAlert{alert("resolved", "RotaServerIdle", true)}, truncated: 1, want: "RotaServerIdle"},
+		{name: "someone else's alert listed, others left out", alerts: []api.WebhookAlert{alert("resolved", "NodeDown", false)}, truncated: 3},
 		{name: "resolved rota alert", alerts: []api.WebhookAlert{alert("resolved", "RotaQueueBacklog", true)}},
 		{name: "someone else's alert", alerts: []api.WebhookAlert{alert("firing", "NodeDown", false)}},
 		{name: "rota-like name without the signal label", alerts: []api.WebhookAlert{alert("firing", "RotaQueueBacklog", false)}},
@@ -290,7 +296,7 @@ func TestHints(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := strings.Join(api.WebhookMessage{Alerts: tc.alerts}.Hints(), ","); got != tc.want {
+			if got := strings.Join(api.WebhookMessage{Alerts: tc.alerts, TruncatedAlerts: tc.truncated}.Hints(), ","); got != tc.want {
 				t.Errorf("Hints = %q, want %q", got, tc.want)
 			}
 		})
