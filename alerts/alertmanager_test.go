@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,7 @@ func fillAlertmanagerConfig(t *testing.T, rotaURL, tokenFile, operatorsURL strin
 type notification struct {
 	auth    string
 	payload map[string]any
+	size    int // the body's bytes
 }
 
 func (n notification) alertname() string {
@@ -69,7 +71,7 @@ func sink(t *testing.T) (string, chan notification) {
 			t.Errorf("webhook body is not JSON: %v\n%s", err, body)
 			return
 		}
-		got <- notification{auth: r.Header.Get("Authorization"), payload: p}
+		got <- notification{auth: r.Header.Get("Authorization"), payload: p, size: len(body)}
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/api/v1/alerts", got
@@ -149,6 +151,33 @@ func TestAlertmanagerDeliversToRota(t *testing.T) {
 		if n.auth != "" || n.payload["receiver"] != "operators" {
 			t.Errorf("%s reached the operators as %v with Authorization %q", name, n.payload["receiver"], n.auth)
 		}
+	}
+}
+
+// TestAlertmanagerNotificationFitsRotasLimit: a pool of 300 idle servers (a weekend in a fleet
+// of the 10,000 rota is built for) is one group, and each alert carries Prometheus's
+// generatorURL, the idle alert's whole expression; the notification rota's webhook gets must fit
+// its default body limit (server.webhook_max_body_bytes), which refuses a larger one with 413,
+// an error Alertmanager does not retry, at every group interval.
+func TestAlertmanagerNotificationFitsRotasLimit(t *testing.T) {
+	cfg := config.Default()
+	var idle Rule
+	for _, r := range Rules(cfg).Groups[0].Rules {
+		if r.Alert == AlertIdle {
+			idle = r
+		}
+	}
+	generator := "http://prometheus.example.internal:9090/graph?g0.expr=" + neturl.QueryEscape(idle.Expr) + "&g0.tab=1"
+	var alerts []map[string]any
+	for i := range 300 {
+		labels := map[string]string{"alertname": AlertIdle, SignalLabel: "idle", "severity": "info", "node": fmt.Sprintf("cpu%04d", i), "pool": "cpu-epyc"}
+		alerts = append(alerts, map[string]any{"labels": labels, "annotations": idle.Annotations, "generatorURL": generator})
+	}
+	url, rota, _ := startAlertmanager(t, "test-webhook-token")
+	postAlerts(t, url, alerts)
+	n := await(t, rota, "rota's webhook", AlertIdle)[AlertIdle]
+	if limit := cfg.Server.WebhookMaxBodyBytes; int64(n.size) > limit {
+		t.Fatalf("a notification of %d alerts is %d bytes, over rota's default limit of %d: refused with 413", len(n.payload["alerts"].([]any)), n.size, limit)
 	}
 }
 
