@@ -75,6 +75,8 @@ var books = []backfill{
 	{"rota_cost_borrowed_total", `pool="gpu",department="physics",owner="research",currency="EUR"`, from(novEnd-24, 5)},
 	{"rota_energy_node_joules_total", `node="cpu01",pool="cpu",source="profile"`, steady(450 * 3600)},
 	{"rota_energy_node_joules_total", `node="gpu01",pool="gpu",source="bmc"`, steady(1000 * 3600)},
+	// A GPU server measured by base_watts plus its GPUs' readings, 500 W: 360 kWh.
+	{"rota_energy_node_joules_total", `node="gpu02",pool="gpu",source="gpu"`, steady(500 * 3600)},
 	{"rota_energy_avoided_joules_total", `pool="gpu",department="research",region="eu",carbon="known"`, steady(3.6e6)},
 	{"rota_energy_avoided_joules_total", `pool="gpu",department="research",region="us",carbon="unknown"`, steady(1.8e6)},
 	{"rota_carbon_avoided_grams_total", `pool="gpu",department="research",region="eu"`, steady(300)},
@@ -175,7 +177,7 @@ func TestReportFromPrometheus(t *testing.T) {
 	cent("cpu pool idle", money["pool/cpu/EUR"].Idle, 360)
 	cent("physics borrowed hours", use["department/physics"].BorrowedHours, 12)
 	cent("cpu drawn kWh", use["pool/cpu"].DrawnKWh, 324)
-	cent("gpu measured kWh", use["pool/gpu"].MeasuredKWh, 720)
+	cent("gpu measured kWh (by a BMC and by the GPUs)", use["pool/gpu"].MeasuredKWh, 720+360)
 	cent("avoided kWh", use["department/research"].AvoidedKWh, 720+360)
 	cent("avoided kWh, carbon unknown", use["department/research"].CarbonUnknownKWh, 360)
 	cent("avoided CO2 kg", use["pool/gpu"].AvoidedCO2Kg, 216)

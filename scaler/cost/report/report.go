@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rotahq/rota/alerts"
+	"github.com/rotahq/rota/scaler/cost"
 	"github.com/rotahq/rota/scaler/promfacts"
 )
 
@@ -141,6 +142,8 @@ func Build(ctx context.Context, q Querier, p Period) (Report, error) {
 			}
 			return use[name]
 		}
+		// Measured energy: a BMC's reading, or a GPU pool's base_watts plus its GPUs' readings.
+		measured := fmt.Sprintf(`{source=~"%s|%s"}`, cost.SourceBMC, cost.SourceGPU)
 		useQueries := []struct {
 			expr     string
 			poolOnly bool
@@ -148,7 +151,7 @@ func Build(ctx context.Context, q Querier, p Period) (Report, error) {
 		}{
 			{fmt.Sprintf("sum by (%s) (%s) / 3600", by, inc(alerts.CostBorrowedSeconds, "")), false, func(u *UseRow) *float64 { return &u.BorrowedHours }},
 			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyNode, "")), true, func(u *UseRow) *float64 { return &u.DrawnKWh }},
-			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyNode, `{source="bmc"}`)), true, func(u *UseRow) *float64 { return &u.MeasuredKWh }},
+			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyNode, measured)), true, func(u *UseRow) *float64 { return &u.MeasuredKWh }},
 			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyAvoided, "")), false, func(u *UseRow) *float64 { return &u.AvoidedKWh }},
 			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyAvoided, `{carbon="unknown"}`)), false, func(u *UseRow) *float64 { return &u.CarbonUnknownKWh }},
 			{fmt.Sprintf("sum by (%s) (%s) / 1000", by, inc(alerts.CarbonAvoided, "")), false, func(u *UseRow) *float64 { return &u.AvoidedCO2Kg }},
