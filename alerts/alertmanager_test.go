@@ -279,6 +279,8 @@ func TestAlertmanagerRoutes(t *testing.T) {
 		{[]string{"alertname=" + AlertBacklog, SignalLabel + "=backlog", "severity=info", "pool=gpu"}, "rota"},
 		{[]string{"alertname=" + AlertTelemetryMissing, SignalLabel + "=telemetry", "severity=warning", "pool=gpu"}, "rota,operators"},
 		{[]string{"alertname=" + AlertPowerActionsFails, SignalLabel + "=power", "severity=critical", "pool=gpu"}, "rota,operators"},
+		// The books' alerts are for people, whatever their severity: rota can do nothing of them.
+		{[]string{"alertname=" + AlertCarbonUnknown, SignalLabel + "=cost", "severity=info", "region=eu-west"}, "rota,operators"},
 		{[]string{"alertname=" + AlertScalerDown, SignalLabel + "=scaler", "severity=critical"}, "operators"},
 		{[]string{"alertname=" + AlertScalerBlind, SignalLabel + "=scaler", "severity=warning"}, "operators"},
 		{[]string{"alertname=DiskFull", "severity=warning"}, "operators"},
