@@ -45,14 +45,14 @@ func (c Client) Jobs(ctx context.Context) ([]Job, error) {
 
 // WithExcludes adds each job's excluded nodes and the reservations it names, read by a second
 // squeue (a job that arrived between the two reads has none: at worst rota wakes a server it
-// will not use).
+// will not use), whose %i names each job as Job.Element does.
 func (c Client) WithExcludes(ctx context.Context, queue []Job) error {
 	ex, err := read(ctx, c, "slurm job exclusions", ParseExcludes, "squeue", ExcludeArgs()...)
 	if err != nil {
 		return err
 	}
 	for i := range queue {
-		a := ex[queue[i].ID]
+		a := ex[queue[i].Element]
 		queue[i].Exclude, queue[i].Reservations = a.Exclude, a.Reservations
 	}
 	return nil

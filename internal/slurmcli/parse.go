@@ -29,12 +29,12 @@ var (
 	squeueFormat = format("JobID", "Partition", "State", "NumNodes", "NumCPUs", "NumTasks", "MinCpus",
 		"tres-alloc", "tres-per-node", "tres-per-job", "tres-per-task", "Requeue", "Account",
 		"SubmitTime", "NodeList", "Reason", "TimeLimit", "StartTime", "Feature", "ReqNodes", "Licenses", "Comment",
-		"PriorityLong")
+		"PriorityLong", "JobArrayID")
 )
 
 const (
 	sinfoFields  = 10
-	squeueFields = 23
+	squeueFields = 24
 
 	// waitingFormat is the pending-work watch's squeue: id, priority and reason of each
 	// pending job.
@@ -208,7 +208,12 @@ type Node struct {
 
 // Job is one line of squeue.
 type Job struct {
-	ID string
+	// ID is the job's own id (squeue's JobID: an array's task or a heterogeneous job's
+	// component has one of its own too). Element is how scontrol names that job alone
+	// (JobArrayID): 1234_5 for an array's task, 1234+0 for a heterogeneous job's component,
+	// else ID. scontrol takes a task's or component's own id that is also its array's or
+	// heterogeneous job's id as the whole array or job.
+	ID, Element string
 	// Partition is the first partition the job may run in (a pending job may name several).
 	Partition string
 	// State is Slurm's job state, lower case (pending, running, completing, ...).
@@ -250,6 +255,10 @@ type Job struct {
 
 // Pending reports whether the job waits to start.
 func (j Job) Pending() bool { return j.State == "pending" }
+
+// Heterogeneous reports whether the job is one component of a heterogeneous job (sbatch ... :
+// ...): Slurm requeues such a job only whole, every component on whatever servers it runs.
+func (j Job) Heterogeneous() bool { return strings.Contains(j.Element, "+") }
 
 // ParseNodes parses sinfo output in sinfoFormat. A node in several partitions appears once,
 // with its partitions merged.
@@ -404,13 +413,15 @@ func parseJobLine(line string, loc *time.Location, hosts *hostBudget) (Job, erro
 	for i := range f {
 		f[i] = nullable(f[i])
 	}
-	j := Job{ID: f[0], State: strings.ToLower(f[2]), Account: f[12], Reason: f[15],
+	j := Job{ID: f[0], Element: f[23], State: strings.ToLower(f[2]), Account: f[12], Reason: f[15],
 		Features: f[18], Licenses: licenseNames(f[20]), Comment: strings.TrimSpace(comment)}
 	if j.Comment == "(null)" {
 		j.Comment = ""
 	}
-	if err := CheckJobID(j.ID); err != nil {
-		return Job{}, err
+	for _, id := range []string{j.ID, j.Element} {
+		if err := CheckJobID(id); err != nil {
+			return Job{}, err
+		}
 	}
 	if j.State == "" || strings.ContainsAny(j.State, " ") {
 		return Job{}, fmt.Errorf("job %s state %s", j.ID, errtext.Quote(j.State))

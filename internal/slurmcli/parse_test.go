@@ -267,7 +267,8 @@ func TestGresGPUs(t *testing.T) {
 func TestHeldJobIsNoDemand(t *testing.T) {
 	line := "1|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"
 	for prio, want := range map[string]bool{"1": true, "0": false} {
-		b := strings.TrimSuffix(string(slurmclitest.Squeue(line)), "1\n") + prio + "\n"
+		// The priority is the last field but the job's JobArrayID (1).
+		b := strings.TrimSuffix(string(slurmclitest.Squeue(line)), "1"+Sep+"1\n") + prio + Sep + "1\n"
 		queue, err := ParseJobs([]byte(b), time.UTC)
 		if err != nil {
 			t.Fatal(err)
@@ -325,7 +326,7 @@ func TestReadHostsInAll(t *testing.T) {
 	}
 	twoJobs := string(slurmclitest.Squeue(running("1", "n[1-6]") + running("2", "n[7-10]")))
 	// job 3 names no node it runs on, but one it asks for by name (ReqNodes)
-	asking := strings.Replace(string(slurmclitest.Squeue(running("3", ""))), Sep+"(null)"+Sep+"(null)"+Sep+"(null)"+Sep+"1\n", Sep+"n11"+Sep+"(null)"+Sep+"(null)"+Sep+"1\n", 1)
+	asking := strings.Replace(string(slurmclitest.Squeue(running("3", ""))), Sep+"(null)"+Sep+"(null)"+Sep+"(null)"+Sep+"1"+Sep+"3\n", Sep+"n11"+Sep+"(null)"+Sep+"(null)"+Sep+"1"+Sep+"3\n", 1)
 	excludes := "1" + Sep + "n[1-6]" + Sep + "(null)\n2" + Sep + "n[7-10]" + Sep + "(null)\n"
 	for _, tc := range []struct {
 		name, out string

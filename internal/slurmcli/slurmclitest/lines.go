@@ -10,16 +10,22 @@ const Sep = "\x1f"
 
 // The tests write sinfo and squeue lines with '|' between the fields rota read first, and
 // leave out the fields added since (features, gres, weight and memory of a node; time limit,
-// start, constraint, requested nodes, licenses, comment and priority (1) of a job): Sinfo and Squeue add
-// those with neutral values and put Sep between the fields, as the commands print them. A
+// start, constraint, requested nodes, licenses, comment and priority (1) of a job, and its
+// JobArrayID: its id, as for a job neither an array's task nor a heterogeneous job's
+// component): Sinfo and Squeue add those with neutral values and put Sep between the fields,
+// as the commands print them. A
 // line with another number of fields (a test of bad input) only has its separators changed.
 
 // Sinfo is sinfo's output for the lines of out.
-func Sinfo(out string) []byte { return legacy(out, 6, "(null)", "(null)", "1", "1000") }
+func Sinfo(out string) []byte {
+	return legacy(out, 6, func([]string) []string { return []string{"(null)", "(null)", "1", "1000"} })
+}
 
 // Squeue is squeue's output for the lines of out.
 func Squeue(out string) []byte {
-	return legacy(out, 16, "UNLIMITED", "2026-11-29T22:00:54", "(null)", "(null)", "(null)", "(null)", "1")
+	return legacy(out, 16, func(f []string) []string {
+		return []string{"UNLIMITED", "2026-11-29T22:00:54", "(null)", "(null)", "(null)", "(null)", "1", f[0]}
+	})
 }
 
 // The output of scontrol show config with Slurm's power saving on, and off.
@@ -28,7 +34,8 @@ const (
 	PowerSaveOff = "Configuration data as of 2026-11-29T22:00:00\nResumeProgram           = (null)\nSuspendProgram          = (null)\nSuspendTime             = NONE\n"
 )
 
-func legacy(out string, first int, rest ...string) []byte {
+// legacy adds rest(f) to each line of first fields f.
+func legacy(out string, first int, rest func(f []string) []string) []byte {
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(out, "\n") {
 		body, nl := strings.CutSuffix(line, "\n")
@@ -38,7 +45,7 @@ func legacy(out string, first int, rest ...string) []byte {
 		}
 		f := strings.SplitN(body, "|", first)
 		if len(f) == first {
-			f = append(f, rest...)
+			f = append(f, rest(f)...)
 		}
 		b.WriteString(strings.Join(f, Sep))
 		if nl {

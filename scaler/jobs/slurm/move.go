@@ -14,8 +14,9 @@ import (
 // Move implements jobs.Mover with scontrol: update admincomment (rota's mark, see markFor),
 // requeuehold (each job leaves node and waits, held, so the scheduler cannot start it again
 // before its exclusions are set), update excnodelist (the job's own exclusions plus exclude),
-// release, update admincomment (the job's own admin comment back). Only jobs Slurm lets be
-// requeued and that still run on node are held. A job rota held that a crash left held (its
+// release, update admincomment (the job's own admin comment back), each job named alone
+// (Job.Element: an array's task, never its whole array). Only jobs Slurm lets be requeued
+// (movable: never a heterogeneous job's component) and that still run on node are held. A job rota held that a crash left held (its
 // reason says it was requeued in held state, and it carries rota's mark) is finished; a job
 // held by anyone else, or one rota marked that someone held again since, is never released.
 // It needs jobs.slurm.requeue (else ErrRequeueDisabled).
@@ -49,7 +50,7 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 		ours := movedByRota(comments[j.ID])
 		switch {
 		case !slices.Contains(ids, j.ID):
-		case j.State == "running" && j.Requeue && slices.Contains(j.NodeList, node):
+		case j.State == "running" && movable(j) && slices.Contains(j.NodeList, node):
 			hold = append(hold, j)
 			finish = append(finish, j)
 			restore = append(restore, j)
@@ -64,7 +65,7 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 	}
 	// The mark first: a job rota holds is one it may release, after a crash too.
 	for _, j := range hold {
-		if err := m.setAdminComment(ctx, j.ID, markFor(node, comments[j.ID])); err != nil {
+		if err := m.setAdminComment(ctx, j.Element, markFor(node, comments[j.ID])); err != nil {
 			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
 		}
 	}
@@ -80,7 +81,7 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 				away = append(away, n)
 			}
 		}
-		if _, err := m.opts.Run(ctx, "scontrol", "update", "jobid="+j.ID, "excnodelist="+strings.Join(away, ",")); err != nil {
+		if _, err := m.opts.Run(ctx, "scontrol", "update", "jobid="+j.Element, "excnodelist="+strings.Join(away, ",")); err != nil {
 			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
 		}
 	}
@@ -91,7 +92,7 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 	}
 	// The mark last: until the release, it says the hold is rota's.
 	for _, j := range restore {
-		if err := m.setAdminComment(ctx, j.ID, originalComment(comments[j.ID])); err != nil {
+		if err := m.setAdminComment(ctx, j.Element, originalComment(comments[j.ID])); err != nil {
 			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
 		}
 	}
@@ -113,10 +114,18 @@ func jobID(id string) bool {
 	return digits(head) && (!arr || digits(tail))
 }
 
+// movable reports whether Move may requeue a job: Slurm lets it be requeued (Requeue), and
+// requeueing it takes nothing else: not a heterogeneous job's component (Slurm requeues the
+// whole job, its other components on other servers too, and refuses a component that is not
+// the first).
+func movable(j Job) bool { return j.Requeue && !j.Heterogeneous() }
+
+// joinIDs names the jobs for scontrol, each alone (Job.Element): an array's task by its own id
+// would be the whole array when that id is also the array's.
 func joinIDs(js []Job) string {
 	ids := make([]string, len(js))
 	for i, j := range js {
-		ids[i] = j.ID
+		ids[i] = j.Element
 	}
 	return strings.Join(ids, ",")
 }

@@ -95,6 +95,7 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("a reservation's waiting job is demand for its nodes only", func(t *testing.T) { testReservationDemand(ctx, t, c, m) })
 	t.Run("a move empties a server, never moves what may not be requeued", func(t *testing.T) { testMove(ctx, t, c, m) })
 	t.Run("a move never releases a hold it did not make", func(t *testing.T) { testMoveLeavesOthersHolds(ctx, t, c, m) })
+	t.Run("a move takes an array's task alone, never a heterogeneous job", func(t *testing.T) { testMoveArraysAndHetJobs(ctx, t, c, m) })
 	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
 	t.Run("work wakes only servers it can use", func(t *testing.T) { testConstraints(ctx, t, c, m) })
 	t.Run("powered off and on", func(t *testing.T) { testPower(ctx, t, c, m) })
@@ -453,6 +454,74 @@ func testMoveLeavesOthersHolds(ctx context.Context, t *testing.T, c *slurmlab.Cl
 	out := c.Command("squeue", "--noheader", "--jobs="+id, "--Format=State:0|,Reason:0|,PriorityLong:0")
 	if out != "PENDING|job requeued in held state|0\n" {
 		t.Fatalf("the person's held job after a move: %q, want still held", out)
+	}
+}
+
+// testMoveArraysAndHetJobs: squeue's JobID of one of an array's tasks is the array's own id,
+// which scontrol takes as the whole array, and a heterogeneous job's first component's is the
+// whole job's, its other components on other servers. A move off node2 requeues that task alone
+// (its own exclusions kept), and the other task on node2 runs on; a heterogeneous job's
+// component is not requeueable, and a move that names it leaves the job running, whole.
+func testMoveArraysAndHetJobs(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	c.Command("scontrol", "update", "nodename=node1", "state=drain", "reason=steering work to node2")
+	arr := c.Submit("--partition=batch", "--array=1-2", "--requeue", "--exclude=gpu01", "--wrap=sleep 300")
+	het := c.Submit("--partition=gpu", "--nodelist=gpu01", "--requeue", "--wrap=sleep 300", ":", "--partition=gpu", "--nodelist=gpu02")
+	t.Cleanup(func() { c.Command("scancel", arr, het) })
+	tasks := func() string {
+		return c.Command("squeue", "--noheader", "--array", "--jobs="+arr, "--Format=JobID:0|,JobArrayID:0|,State:0|,NodeList:0|,StartTime:0")
+	}
+	testutil.Eventually(t, 30*time.Second, "both tasks running on node2", func() error {
+		if out := tasks(); strings.Count(out, "|RUNNING|node2|") != 2 {
+			return errors.New(out)
+		}
+		return nil
+	})
+	components := func() error {
+		want := het + "+0|RUNNING|gpu01\n" + het + "+1|RUNNING|gpu02\n"
+		if out := c.Command("squeue", "--noheader", "--jobs="+het, "--Format=JobArrayID:0|,State:0|,NodeList:0"); out != want {
+			return fmt.Errorf("the heterogeneous job: %q, want %q", out, want)
+		}
+		return nil
+	}
+	testutil.Eventually(t, 30*time.Second, "the heterogeneous job running", components)
+	c.Command("scontrol", "update", "nodename=node1", "state=resume")
+	before := tasks()
+	var moved, other string // the task whose id is the array's (as scontrol names it alone), and the other one
+	for _, l := range strings.Split(strings.TrimSpace(before), "\n") {
+		f := strings.Split(l, "|")
+		if f[0] == arr {
+			moved = f[1]
+		} else {
+			other = l
+		}
+	}
+	for _, j := range view(ctx, t, m)["gpu01"].Running {
+		if j.ID == het && j.Requeueable {
+			t.Errorf("the heterogeneous job's component on gpu01 is requeueable: %+v", j)
+		}
+	}
+	if err := m.Drain(ctx, "node2", "rebalance"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Resume(ctx, "node2") })
+	if n, err := m.Move(ctx, "node2", []string{arr}, []string{"node2"}); err != nil || n != 1 {
+		t.Fatalf("Move of the array's task: %d, %v; want 1", n, err)
+	}
+	testutil.Eventually(t, 90*time.Second, "the moved task running on node1", func() error {
+		return jobOn(c, moved, "node1")
+	})
+	if out := tasks(); !strings.Contains(out, other) {
+		t.Errorf("the array's other task after the move:\n%s\nwant still %s", out, other)
+	}
+	if out := c.Command("squeue", "--noheader", "--jobs="+moved, "--format=%x"); out != "gpu01,node2\n" {
+		t.Errorf("the moved task's exclusions: %q, want gpu01,node2", out)
+	}
+	if n, err := m.Move(ctx, "gpu01", []string{het}, []string{"gpu01"}); err != nil || n != 0 {
+		t.Fatalf("Move of the heterogeneous job's component: %d, %v; want 0", n, err)
+	}
+	time.Sleep(2 * time.Second) // a requeue shows at once; give it time to show if it was made
+	if err := components(); err != nil {
+		t.Errorf("after a move: %v", err)
 	}
 }
 

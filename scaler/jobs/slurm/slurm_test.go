@@ -167,9 +167,16 @@ func TestMove(t *testing.T) {
 	heldAdmin := "10|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||JobHeldAdmin\n"
 	released := "10|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||BeginTime\n"
 	marked := "10" + sep + "rota: moving off n1\n"
+	// An array's task whose own id is the array's (20_3), and a heterogeneous job's first
+	// component (21+0): squeue's JobArrayID ends the line.
+	full := func(id, element string) string {
+		return strings.ReplaceAll(id+"|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|n1|None|"+
+			"UNLIMITED|2026-11-29T22:00:54|(null)|(null)|(null)|(null)|1|"+element+"\n", "|", sep)
+	}
 	for _, tc := range []struct {
 		name      string
 		squeue    string
+		excludes  string
 		comments  string
 		ids       []string
 		enabled   bool
@@ -199,6 +206,11 @@ func TestMove(t *testing.T) {
 		{name: "a job released before a crash gets its comment back", squeue: released, comments: marked, ids: []string{"10"}, enabled: true,
 			wantCalls: []string{"scontrol update jobid=10 admincomment="}},
 		{name: "a job not requeueable is never touched", ids: []string{"8"}, enabled: true},
+		{name: "an array's task is named alone, never as its whole array", squeue: full("20", "20_3"), ids: []string{"20"},
+			excludes: "20_3" + sep + "old2" + sep + "(null)\n", enabled: true, want: 1,
+			wantCalls: []string{"scontrol update jobid=20_3 admincomment=rota: moving off n1", "scontrol requeuehold 20_3",
+				"scontrol update jobid=20_3 excnodelist=old2,n1,n3", "scontrol release 20_3", "scontrol update jobid=20_3 admincomment="}},
+		{name: "a heterogeneous job's component is never touched", squeue: full("21", "21+0"), ids: []string{"21"}, enabled: true},
 		{name: "jobs gone: nothing to do", ids: []string{"99"}, enabled: true},
 		{name: "disabled", ids: []string{"7"}, wantErr: ErrRequeueDisabled},
 		{name: "a job id that is not one", ids: []string{"7 --all"}, enabled: true, wantErr: errors.New("bad job id")},
@@ -206,7 +218,7 @@ func TestMove(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + tc.squeue, comments: tc.comments,
-				excludes: "7" + slurmcli.Sep + "old1" + slurmcli.Sep + "(null)\n8" + slurmcli.Sep + "(null)" + slurmcli.Sep + "(null)\n"}
+				excludes: "7" + sep + "old1" + sep + "(null)\n8" + sep + "(null)" + sep + "(null)\n" + tc.excludes}
 			n, err := newFake(t, f, tc.enabled).Move(ctx, "n1", tc.ids, []string{"n1", "n3"})
 			switch {
 			case tc.wantErr == nil && err != nil:
@@ -353,7 +365,7 @@ func TestDemandWithinReservations(t *testing.T) {
 	ctx := context.Background()
 	job := func(id, reason, reqNodes, prio string) string {
 		return strings.ReplaceAll(id+"|batch|PENDING|1|2|1|2|cpu=2,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||"+
-			reason+"|UNLIMITED|N/A|(null)|"+reqNodes+"|(null)|(null)|"+prio+"\n", "|", slurmcli.Sep)
+			reason+"|UNLIMITED|N/A|(null)|"+reqNodes+"|(null)|(null)|"+prio+"|"+id+"\n", "|", slurmcli.Sep)
 	}
 	apart := func(id, exclude, resv string) string {
 		return id + slurmcli.Sep + exclude + slurmcli.Sep + resv + "\n"

@@ -213,9 +213,10 @@ func needs(j Job) fleet.Needs {
 const DoNotDisrupt = "do-not-disrupt"
 
 // fleetJob is a running job as the planner weighs moving it. Slurm keeps no checkpoint time:
-// a move loses all of a job's run.
+// a move loses all of a job's run. A heterogeneous job's component is never requeueable
+// (movable): Slurm requeues only the whole job, with its components on other servers.
 func fleetJob(j Job) fleet.Job {
 	return fleet.Job{ID: j.ID, Partition: j.Partition, Department: j.Account, CPUs: j.CPUs, GPUs: j.GPUs,
-		Memory: int64(j.Memory), Servers: j.Nodes, Needs: needs(j), Requeueable: j.Requeue,
+		Memory: int64(j.Memory), Servers: j.Nodes, Needs: needs(j), Requeueable: movable(j),
 		DoNotDisrupt: strings.Contains(strings.ToLower(j.Comment), DoNotDisrupt), Started: j.Started, TimeLimit: j.TimeLimit}
 }
