@@ -152,6 +152,12 @@ func (p *Profile) Fits(s Shape) bool {
 // none. Without one, a server's allocation is not known and idleness rests on telemetry.
 func (j Jobs) ReportsAllocation() bool { return j.Adapter != "none" }
 
+// MovesOffServersInService reports whether the job manager can move work off a server it
+// leaves in service (a quota give-back move): every adapter that moves work but Kubernetes,
+// whose scheduler could place an evicted pod's new one right back on a Node not cordoned (its
+// Move refuses one rota did not cordon).
+func (j Jobs) MovesOffServersInService() bool { return j.Adapter != "kubernetes" }
+
 // TimedOut reports whether a drain begun at since has run for drain.timeout at now: rota then
 // gives the server back instead of waiting on. The planner and the executor's repair both
 // ask it, so they agree to the second.

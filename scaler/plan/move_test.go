@@ -308,6 +308,11 @@ func TestQuotaGuarantee(t *testing.T) {
 			want: map[string]string{"c1": "skip/not_requeueable", "c2": "move/quota"}},
 		{name: "moves off: no reclaim", cfg: quotas, snap: borrowedBy(func(*fleet.Job) {}),
 			want: map[string]string{"c1": "skip/allocated", "c2": "skip/allocated"}},
+		// Kubernetes moves pods only off a Node rota cordoned: an evicted pod's new one could
+		// land right back on one left in service, and the adapter refuses (jobs.ErrCannotMove).
+		{name: "kubernetes: no reclaim", policy: movesOn, snap: borrowedBy(func(*fleet.Job) {}),
+			cfg:  func(c *config.Config) { quotas(c); c.Jobs.Adapter = "kubernetes" },
+			want: map[string]string{"c1": "skip/demand_waits", "c2": "skip/demand_waits"}},
 	})
 	cfg := newConfig(t, movesOn, 2, 0)
 	quotas(cfg)

@@ -158,6 +158,9 @@ func (p *pass) quotaRefuses(pl *pool, n *fleet.Node, run []fleet.Job) bool {
 
 // reclaim moves borrowed work off servers for waiting work of departments below their quota.
 func (p *pass) reclaim(mv *mover) {
+	if !p.cfg.Jobs.MovesOffServersInService() {
+		return // each such move would fail, and spend the move budget
+	}
 	for _, g := range p.waiting {
 		for _, pl := range g.pools {
 			q, ok := pl.quotas[g.dept]
