@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,9 +70,13 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
 		}
 	}
+	// From the hold on, a step that fails does not stop the next ones: a job rota held is
+	// released whatever else failed (an exclusion Slurm refuses, a node it does not know), or it
+	// would wait, held, for good once the move is recorded failed. Every failure is returned.
+	var errs []error
 	if len(hold) > 0 {
 		if _, err := m.opts.Run(ctx, "scontrol", "requeuehold", joinIDs(hold)); err != nil {
-			return 0, fmt.Errorf("moving jobs off %s: %w", node, err)
+			errs = append(errs, fmt.Errorf("moving jobs off %s: %w", node, err))
 		}
 	}
 	for _, j := range finish {
@@ -82,19 +87,30 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 			}
 		}
 		if _, err := m.opts.Run(ctx, "scontrol", "update", "jobid="+j.Element, "excnodelist="+strings.Join(away, ",")); err != nil {
-			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
+			errs = append(errs, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err))
 		}
 	}
+	held := map[string]bool{} // by ID: the jobs whose release failed
 	if len(finish) > 0 {
 		if _, err := m.opts.Run(ctx, "scontrol", "release", joinIDs(finish)); err != nil {
-			return 0, fmt.Errorf("moving jobs off %s: %w", node, err)
+			errs = append(errs, fmt.Errorf("moving jobs off %s: %w", node, err))
+			for _, j := range finish {
+				held[j.ID] = true
+			}
 		}
 	}
-	// The mark last: until the release, it says the hold is rota's.
+	// The mark last: until the release, it says the hold is rota's (a release that failed keeps
+	// it: the repair of a move a crash cut short releases only a job so marked).
 	for _, j := range restore {
-		if err := m.setAdminComment(ctx, j.Element, originalComment(comments[j.ID])); err != nil {
-			return 0, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err)
+		if held[j.ID] {
+			continue
 		}
+		if err := m.setAdminComment(ctx, j.Element, originalComment(comments[j.ID])); err != nil {
+			errs = append(errs, fmt.Errorf("moving job %s off %s: %w", j.ID, node, err))
+		}
+	}
+	if len(errs) > 0 {
+		return len(hold), errors.Join(errs...)
 	}
 	m.opts.Log.WithFields(logrus.Fields{"node": node, "jobs": len(hold), "finished": len(finish) - len(hold)}).Info("moved jobs in slurm")
 	return len(hold), nil

@@ -96,6 +96,7 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("a move empties a server, never moves what may not be requeued", func(t *testing.T) { testMove(ctx, t, c, m) })
 	t.Run("a move never releases a hold it did not make", func(t *testing.T) { testMoveLeavesOthersHolds(ctx, t, c, m) })
 	t.Run("a move takes an array's task alone, never a heterogeneous job", func(t *testing.T) { testMoveArraysAndHetJobs(ctx, t, c, m) })
+	t.Run("a move that fails half-way leaves no job held", func(t *testing.T) { testMoveFailsHalfWay(ctx, t, c, m) })
 	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
 	t.Run("work wakes only servers it can use", func(t *testing.T) { testConstraints(ctx, t, c, m) })
 	t.Run("powered off and on", func(t *testing.T) { testPower(ctx, t, c, m) })
@@ -522,6 +523,38 @@ func testMoveArraysAndHetJobs(ctx context.Context, t *testing.T, c *slurmlab.Clu
 	time.Sleep(2 * time.Second) // a requeue shows at once; give it time to show if it was made
 	if err := components(); err != nil {
 		t.Errorf("after a move: %v", err)
+	}
+}
+
+// testMoveFailsHalfWay: a move whose exclusions Slurm refuses (a server of the pool left that
+// Slurm does not know) fails, yet the job it requeue-held is released and runs elsewhere, its
+// admin comment its own again: the move is recorded failed and never repaired, so a job left
+// held would wait for good.
+func testMoveFailsHalfWay(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	c.Command("scontrol", "update", "nodename=gpu02", "state=drain", "reason=steering work to gpu01")
+	id := c.Submit("--partition=gpu", "--requeue", "--wrap=sleep 300")
+	t.Cleanup(func() { c.Command("scancel", id) })
+	testutil.Eventually(t, 30*time.Second, "job running on gpu01", func() error { return jobOn(c, id, "gpu01") })
+	c.Command("scontrol", "update", "nodename=gpu02", "state=resume")
+	if err := m.Drain(ctx, "gpu01", "rebalance"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Resume(ctx, "gpu01") })
+	n, err := m.Move(ctx, "gpu01", []string{id}, []string{"gpu01", "gpu09"})
+	if err == nil || !strings.Contains(err.Error(), "Invalid node name") {
+		t.Fatalf("Move with an exclusion Slurm does not know: %v; want Slurm's refusal", err)
+	}
+	if n != 1 {
+		t.Errorf("Move with an exclusion Slurm does not know: %d jobs, want 1", n)
+	}
+	testutil.Eventually(t, 90*time.Second, "the job running on gpu02", func() error {
+		if err := jobOn(c, id, "gpu02"); err != nil {
+			return fmt.Errorf("%v: %s", err, c.Command("squeue", "--noheader", "--jobs="+id, "--Format=Reason:0"))
+		}
+		return nil
+	})
+	if out := c.Command("squeue", "--noheader", "--jobs="+id, "--Format=admin_comment:0"); strings.TrimSpace(out) != "" {
+		t.Errorf("admin comment %q, want none", out)
 	}
 }
 

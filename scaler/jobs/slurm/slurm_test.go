@@ -25,7 +25,9 @@ type fakeSlurm struct {
 	// comments its admin comments (adminCommentArgs), "id<Sep>comment" lines.
 	excludes, reservations, comments string
 	fail                             map[string]error
-	calls                            []string
+	// refuse fails one call, named as in calls ("scontrol release 7"), once recorded.
+	refuse map[string]error
+	calls  []string
 }
 
 func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte, error) {
@@ -47,8 +49,9 @@ func (f *fakeSlurm) run(_ context.Context, name string, args ...string) ([]byte,
 	case name == "scontrol" && args[0] == "show":
 		return []byte(f.config), nil
 	}
-	f.calls = append(f.calls, name+" "+strings.Join(args, " "))
-	return nil, nil
+	call := name + " " + strings.Join(args, " ")
+	f.calls = append(f.calls, call)
+	return nil, f.refuse[call]
 }
 
 func newFake(t *testing.T, f *fakeSlurm, requeue bool) *Manager {
@@ -178,6 +181,7 @@ func TestMove(t *testing.T) {
 		squeue    string
 		excludes  string
 		comments  string
+		refuse    map[string]error
 		ids       []string
 		enabled   bool
 		want      int
@@ -210,6 +214,17 @@ func TestMove(t *testing.T) {
 			excludes: "20_3" + sep + "old2" + sep + "(null)\n", enabled: true, want: 1,
 			wantCalls: []string{"scontrol update jobid=20_3 admincomment=rota: moving off n1", "scontrol requeuehold 20_3",
 				"scontrol update jobid=20_3 excnodelist=old2,n1,n3", "scontrol release 20_3", "scontrol update jobid=20_3 admincomment="}},
+		// Once held, a job is released whatever failed: recorded failed, the move is not repaired.
+		{name: "an exclusion Slurm refuses still releases the job", ids: []string{"7", "8"}, enabled: true, want: 1,
+			refuse:  map[string]error{"scontrol update jobid=7 excnodelist=old1,n1,n3": errors.New("Invalid node name specified for job 7")},
+			wantErr: errors.New("Invalid node name"),
+			wantCalls: []string{"scontrol update jobid=7 admincomment=rota: moving off n1", "scontrol requeuehold 7",
+				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7", "scontrol update jobid=7 admincomment="}},
+		{name: "a release that fails keeps rota's mark", ids: []string{"7"}, enabled: true, want: 1,
+			refuse:  map[string]error{"scontrol release 7": errors.New("Socket timed out on send/recv operation")},
+			wantErr: errors.New("timed out"),
+			wantCalls: []string{"scontrol update jobid=7 admincomment=rota: moving off n1", "scontrol requeuehold 7",
+				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7"}},
 		{name: "a heterogeneous job's component is never touched", squeue: full("21", "21+0"), ids: []string{"21"}, enabled: true},
 		{name: "jobs gone: nothing to do", ids: []string{"99"}, enabled: true},
 		{name: "disabled", ids: []string{"7"}, wantErr: ErrRequeueDisabled},
@@ -217,7 +232,7 @@ func TestMove(t *testing.T) {
 		{name: "admin comments unreadable", ids: []string{"7"}, enabled: true, comments: "garbage\n", wantErr: slurmcli.ErrUnexpected},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + tc.squeue, comments: tc.comments,
+			f := &fakeSlurm{sinfo: rotaDraining, squeue: running + tc.squeue, comments: tc.comments, refuse: tc.refuse,
 				excludes: "7" + sep + "old1" + sep + "(null)\n8" + sep + "(null)" + sep + "(null)\n" + tc.excludes}
 			n, err := newFake(t, f, tc.enabled).Move(ctx, "n1", tc.ids, []string{"n1", "n3"})
 			switch {
