@@ -75,7 +75,10 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 	// would wait, held, for good once the move is recorded failed. Every failure is returned.
 	var errs []error
 	if len(hold) > 0 {
-		if _, err := m.opts.Run(ctx, "scontrol", "requeuehold", joinIDs(hold)); err != nil {
+		// Incomplete: only a job still running (configuring, stopped, suspended) is requeued.
+		// Slurm requeues an ended job it still remembers too, and runs it again: one that ended
+		// since the queue was read (completed, or cancelled by its user) would be revived.
+		if _, err := m.opts.Run(ctx, "scontrol", "requeuehold", "Incomplete", joinIDs(hold)); err != nil {
 			errs = append(errs, fmt.Errorf("moving jobs off %s: %w", node, err))
 		}
 	}

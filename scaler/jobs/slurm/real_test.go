@@ -97,6 +97,7 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("a move never releases a hold it did not make", func(t *testing.T) { testMoveLeavesOthersHolds(ctx, t, c, m) })
 	t.Run("a move takes an array's task alone, never a heterogeneous job", func(t *testing.T) { testMoveArraysAndHetJobs(ctx, t, c, m) })
 	t.Run("a move that fails half-way leaves no job held", func(t *testing.T) { testMoveFailsHalfWay(ctx, t, c, m) })
+	t.Run("a move never runs again a job that ended as it was moved", func(t *testing.T) { testMoveLeavesEndedJobs(ctx, t, c) })
 	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
 	t.Run("work wakes only servers it can use", func(t *testing.T) { testConstraints(ctx, t, c, m) })
 	t.Run("powered off and on", func(t *testing.T) { testPower(ctx, t, c, m) })
@@ -555,6 +556,45 @@ func testMoveFailsHalfWay(ctx context.Context, t *testing.T, c *slurmlab.Cluster
 	})
 	if out := c.Command("squeue", "--noheader", "--jobs="+id, "--Format=admin_comment:0"); strings.TrimSpace(out) != "" {
 		t.Errorf("admin comment %q, want none", out)
+	}
+}
+
+// testMoveLeavesEndedJobs: a job that ends between the move's read of the queue and its
+// requeue (here cancelled by its user, through a runner that does so right before the requeue)
+// stays ended: Slurm requeues an ended job it still remembers, and would run it again.
+func testMoveLeavesEndedJobs(ctx context.Context, t *testing.T, c *slurmlab.Cluster) {
+	c.Command("scontrol", "update", "nodename=node2", "state=drain", "reason=steering work to node1")
+	id := c.Submit("--partition=batch", "--requeue", "--wrap=sleep 300")
+	t.Cleanup(func() { c.Command("scancel", id) })
+	testutil.Eventually(t, 30*time.Second, "job running on node1", func() error { return jobOn(c, id, "node1") })
+	c.Command("scontrol", "update", "nodename=node2", "state=resume")
+	state := func() string {
+		return strings.TrimSpace(c.Command("squeue", "--noheader", "--states=all", "--jobs="+id, "--Format=State:0"))
+	}
+	run := slurmcli.Commands{Conf: c.Conf, BinDir: c.BinDir, Timeout: 20 * time.Second}.Run
+	m := New(Options{Requeue: true, Log: logrus.NewEntry(logrus.New()),
+		Run: func(ctx context.Context, name string, args ...string) ([]byte, error) {
+			if name == "scontrol" && len(args) > 0 && args[0] == "requeuehold" {
+				c.Command("scancel", id)
+				testutil.Eventually(t, 30*time.Second, "job cancelled", func() error {
+					if got := state(); got != "CANCELLED" {
+						return errors.New(got)
+					}
+					return nil
+				})
+			}
+			return run(ctx, name, args...)
+		}})
+	if err := m.Drain(ctx, "node1", "rebalance"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Resume(ctx, "node1") })
+	// Its steps after the requeue fail (the job ended). A requeue shows at once; give it time to
+	// show if it was made.
+	_, _ = m.Move(ctx, "node1", []string{id}, []string{"node1"})
+	time.Sleep(2 * time.Second)
+	if got := state(); got != "CANCELLED" {
+		t.Fatalf("the job cancelled as it was moved is %s, want CANCELLED", got)
 	}
 }
 
