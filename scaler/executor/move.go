@@ -72,9 +72,16 @@ func (e *Executor) sendMove(ctx context.Context, a fleet.Action) error {
 	cancel()
 	if err != nil {
 		// Some jobs may have moved, others not: the server rests drained (the planner powers
-		// it off once empty, or gives it back at the drain timeout) or On.
+		// it off once empty, or gives it back at the drain timeout) or On. A move that left
+		// work waiting on it (jobs.ErrMoveUnfinished) stays in flight instead: its intent kept,
+		// repair calls Move again at each pass until that work is let go, and no other action
+		// is taken on the server meanwhile (the loop's gate).
 		cause := fmt.Errorf("moving jobs %s off %s: %w", strings.Join(a.Move.Jobs, ","), a.Node, err)
-		werr := e.write(a, change{node: func(n *store.Node, now time.Time) { n.Enter(rest, now) }, result: auditFailed, cause: cause})
+		rests := func(n *store.Node, now time.Time) { n.Enter(rest, now) }
+		if errors.Is(err, jobs.ErrMoveUnfinished) {
+			rests = func(n *store.Node, now time.Time) { setKeepingIntent(n, rest, now) }
+		}
+		werr := e.write(a, change{node: rests, result: auditFailed, cause: cause})
 		return joinErr(cause, werr)
 	}
 	if err := e.step(a, StepMoved); err != nil {

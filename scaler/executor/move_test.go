@@ -88,3 +88,37 @@ func TestMoveForAQuotaKeepsTheServerOn(t *testing.T) {
 		t.Fatalf("world %+v, store %+v; want it On, not drained", s, n)
 	}
 }
+
+// A move that left work it took off the server waiting on it (a Slurm release that failed:
+// jobs held) stays in flight: its intent kept, repair calls Move again at each pass until the
+// work is let go. It used to be recorded failed, its intent dropped, and the jobs held for good.
+func TestMoveLeftUnfinishedStaysInFlight(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.busyWith("cpu01")
+	f.world.Set("cpu01", func(s *executortest.Server) { s.MoveUnfinished = 2 })
+	if err := f.ex.run(context.Background(), act(fleet.Move, "cpu01")); !errors.Is(err, jobs.ErrMoveUnfinished) {
+		t.Fatalf("move: %v, want ErrMoveUnfinished", err)
+	}
+	for i, want := range []int{1, 0} { // jobs still held after each repair
+		n := f.node("cpu01")
+		if n.Intent == nil || n.Intent.Kind != fleet.Move || n.Intent.Move == nil || n.State != fleet.StateDraining {
+			t.Fatalf("after %d repairs: store %+v, want Draining with the move in flight", i, n)
+		}
+		if r := f.lastAudit("cpu01"); r != auditFailed {
+			t.Errorf("after %d repairs: audit %q, want %q", i, r, auditFailed)
+		}
+		f.repair()
+		if s := f.world.Get("cpu01"); len(s.Held) != want {
+			t.Fatalf("after %d repairs: held %v, want %d", i+1, s.Held, want)
+		}
+	}
+	if n := f.node("cpu01"); n.Intent != nil || n.State != fleet.StateDraining || !n.DrainedByRota {
+		t.Fatalf("finished: store %+v, want Draining, drained by rota, nothing in flight", n)
+	}
+	if r := f.lastAudit("cpu01"); r != auditSucceeded {
+		t.Errorf("finished: audit %q, want %q", r, auditSucceeded)
+	}
+	if g, _ := f.st.Global(); len(g.Moves) != 1 {
+		t.Errorf("moves recorded %v, want one: repair spends no budget", g.Moves)
+	}
+}

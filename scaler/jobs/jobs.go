@@ -60,11 +60,18 @@ type Watcher interface {
 // work (adapter none), or moves are not allowed (jobs.slurm.requeue off).
 var ErrCannotMove = errors.New("the job manager cannot move work")
 
+// ErrMoveUnfinished: a move stopped half-way with work it took off the server left waiting on
+// the move itself (see Mover).
+var ErrMoveUnfinished = errors.New("the move is unfinished: work it took off the server waits on it")
+
 // Mover is a Manager that can move running work (policy.moves). Move requeues the jobs named
 // that still run on node, so the job manager starts them again elsewhere and never on the
 // servers in exclude. It is idempotent: a job no longer on node (moved already, or ended) is
 // left alone, so a call repeated after a crash finishes what the first began. A job the job
 // manager does not allow to be requeued is never touched. It returns how many jobs it moved.
+// An error that wraps ErrMoveUnfinished says work the call took off node still waits on a step
+// of the move (Slurm: a job held that the release left held): the executor keeps the move in
+// flight and calls Move again at each repair until it finishes.
 type Mover interface {
 	Move(ctx context.Context, node string, jobIDs, exclude []string) (int, error)
 }

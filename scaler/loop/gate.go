@@ -11,14 +11,14 @@ import (
 // one into a skip. The planner already keeps these rules; the gate is the second lock on the
 // door, so a planner bug cannot power off a pinned server, an allocated one, or scale down
 // blind.
-func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool) fleet.Decision {
+func gate(snap fleet.Snapshot, dec fleet.Decision, held map[string]string) fleet.Decision {
 	nodes := make(map[string]*fleet.Node, len(snap.Nodes))
 	for i := range snap.Nodes {
 		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
 	}
 	kept := dec.Actions[:0:0]
 	for _, a := range dec.Actions {
-		reason, detail := blocked(snap, nodes[a.Node], a, moved[a.Node])
+		reason, detail := blocked(snap, nodes[a.Node], a, held[a.Node])
 		if reason == "" {
 			kept = append(kept, a)
 			continue
@@ -29,8 +29,9 @@ func gate(snap fleet.Snapshot, dec fleet.Decision, moved map[string]bool) fleet.
 	return dec
 }
 
-// blocked says why action a on node n may not run this pass ("" when it may).
-func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fleet.Reason, string) {
+// blocked says why action a on node n may not run this pass ("" when it may); held is why the
+// pass holds the node, if it does.
+func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, held string) (fleet.Reason, string) {
 	scaleDown := a.Kind == fleet.Drain || a.Kind == fleet.PowerOff
 	switch {
 	case n == nil:
@@ -51,8 +52,8 @@ func blocked(snap fleet.Snapshot, n *fleet.Node, a fleet.Action, moved bool) (fl
 		// Idle means measured idle: a server without whole, fresh data (for every GPU its
 		// pool declares) is never drained for idleness, whatever the planner thought.
 		return fleet.SkipNoTelemetry, cmp.Or(n.Telemetry.Missing, "no whole, fresh telemetry for the server")
-	case moved:
-		return fleet.SkipInFlight, "repair moved it this pass"
+	case held != "":
+		return fleet.SkipInFlight, held
 	case oneStep(n, a):
 		// An On server powered off in one step is drained by the executor on the way: it
 		// must be known and empty now, and drained by rota it will be (a drain someone

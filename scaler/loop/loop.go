@@ -252,7 +252,7 @@ func (l *Loop) decide(ctx context.Context, obs observation, now time.Time) (flee
 	broughtOn(before, &snap)
 	dec := l.o.Planner(snap, l.cfg, now)
 	asked, callers := l.takeWakes(now)
-	dec = gate(snap, withWakes(snap, dec, asked), moved(before, snap))
+	dec = gate(snap, withWakes(snap, dec, asked), held(before, recs, snap))
 	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
 	l.answerWakes(snap, dec, asked, callers)
 	return snap, dec, nil
@@ -297,13 +297,18 @@ func broughtOn(before map[string]store.Node, snap *fleet.Snapshot) {
 	}
 }
 
-// moved lists the nodes repair changed this pass: their observations are older than their
-// state, so they wait for the next pass.
-func moved(before map[string]store.Node, snap fleet.Snapshot) map[string]bool {
-	out := map[string]bool{}
+// held says, of each node no action may start on this pass, why: repair changed it (its
+// observations are older than its state, so it waits for the next pass), or a move left
+// unfinished is in flight on it (jobs.ErrMoveUnfinished: an action begun now would take
+// the move's intent, and with it the repair that lets its work go).
+func held(before, recs map[string]store.Node, snap fleet.Snapshot) map[string]string {
+	out := map[string]string{}
 	for _, n := range snap.Nodes {
 		if b, ok := before[n.Name]; ok && (b.State != n.State || !b.Since.Equal(n.Since)) {
-			out[n.Name] = true
+			out[n.Name] = "repair moved it this pass"
+		}
+		if r := recs[n.Name]; r.Intent != nil && r.Intent.Kind == fleet.Move {
+			out[n.Name] = "a move is under way on it, or left unfinished for repair to finish"
 		}
 	}
 	return out

@@ -777,3 +777,32 @@ func TestStatusShowsTheNotes(t *testing.T) {
 	f.pass()
 	check("once cleared", "", "", "")
 }
+
+// TestGateHoldsAMoveLeftUnfinished: a move whose jobs a failed release left held keeps its
+// intent, and no action starts on its server until repair has finished it: a power-off of the
+// emptied server would take the intent, and the held jobs would never be let go.
+func TestGateHoldsAMoveLeftUnfinished(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.pass() // adopt the fleet
+	f.world.Set("cpu01", func(s *executortest.Server) { s.Jobs, s.Requeueable, s.MoveUnfinished = 1, []string{"7"}, 2 })
+	mv := act(fleet.Move, "cpu01", "cpu", fleet.ReasonIdle)
+	mv.Move = &fleet.MovePlan{Jobs: []string{"7"}, Exclude: []string{"cpu01"}, Drain: true}
+	f.propose = []fleet.Action{mv}
+	f.pass()
+	off := act(fleet.PowerOff, "cpu01", "cpu", fleet.ReasonDrained)
+	f.propose = []fleet.Action{off}
+	f.pass() // repair's second call leaves the jobs held too
+	if got := skipFor(f.loop.lastPass().dec, "cpu01"); got != fleet.SkipInFlight {
+		t.Errorf("power-off of cpu01 with its move unfinished: %q, want %q", got, fleet.SkipInFlight)
+	}
+	if s := f.world.Get("cpu01"); s.Power != bmc.StateOn || len(s.Held) != 1 {
+		t.Fatalf("cpu01 %+v, want on with job 7 still held", s)
+	}
+	f.pass() // repair finishes the move; the planner may power the server off next
+	if s := f.world.Get("cpu01"); len(s.Held) != 0 {
+		t.Fatalf("job 7 held for good: %+v", s)
+	}
+	if n, _ := f.st.Node("cpu01"); n.Intent != nil && n.Intent.Kind == fleet.Move {
+		t.Errorf("the move still in flight: %+v", n.Intent)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/rotahq/rota/bmc"
@@ -43,6 +44,11 @@ type Server struct {
 	Responding  bool
 	// PowerSaving: the job manager's own power saving has the server (Slurm's powered down).
 	PowerSaving bool
+	// MoveUnfinished is how many more Move calls leave the jobs they take off the server held
+	// (jobs.ErrMoveUnfinished, as a Slurm release that fails); Held are the jobs held so, each
+	// let go by the next Move that finishes.
+	MoveUnfinished int
+	Held           []string
 }
 
 // Command is one call that changed (or would have changed) the world.
@@ -291,11 +297,17 @@ func (w *World) Move(_ context.Context, node string, ids, _ []string) (int, erro
 		if i := slices.Index(s.Requeueable, id); i >= 0 {
 			s.Requeueable = slices.Delete(s.Requeueable, i, i+1)
 			s.Jobs--
+			s.Held = append(s.Held, id)
 			moved++
 		}
 	}
-	if moved > 0 {
+	if moved > 0 || len(s.Held) > 0 {
 		w.commands = append(w.commands, Command{node, "move"})
 	}
+	if s.MoveUnfinished > 0 {
+		s.MoveUnfinished--
+		return moved, fmt.Errorf("releasing %s: %w", strings.Join(s.Held, ","), jobs.ErrMoveUnfinished)
+	}
+	s.Held = nil
 	return moved, nil
 }

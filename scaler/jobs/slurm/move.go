@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/scaler/jobs"
 )
 
 // Move implements jobs.Mover with scontrol: update admincomment (rota's mark, see markFor),
@@ -96,7 +97,8 @@ func (m *Manager) Move(ctx context.Context, node string, ids, exclude []string) 
 	held := map[string]bool{} // by ID: the jobs whose release failed
 	if len(finish) > 0 {
 		if _, err := m.opts.Run(ctx, "scontrol", "release", joinIDs(finish)); err != nil {
-			errs = append(errs, fmt.Errorf("moving jobs off %s: %w", node, err))
+			// Held, they would wait for good: the executor keeps the move and calls again.
+			errs = append(errs, fmt.Errorf("moving jobs off %s: %w: %w", node, jobs.ErrMoveUnfinished, err))
 			for _, j := range finish {
 				held[j.ID] = true
 			}

@@ -214,7 +214,8 @@ func TestMove(t *testing.T) {
 			excludes: "20_3" + sep + "old2" + sep + "(null)\n", enabled: true, want: 1,
 			wantCalls: []string{"scontrol update jobid=20_3 admincomment=rota: moving off n1", "scontrol requeuehold Incomplete 20_3",
 				"scontrol update jobid=20_3 excnodelist=old2,n1,n3", "scontrol release 20_3", "scontrol update jobid=20_3 admincomment="}},
-		// Once held, a job is released whatever failed: recorded failed, the move is not repaired.
+		// Once held, a job is released whatever failed (the move is recorded failed); a release
+		// that fails leaves the move unfinished, for the executor to call again.
 		{name: "an exclusion Slurm refuses still releases the job", ids: []string{"7", "8"}, enabled: true, want: 1,
 			refuse:  map[string]error{"scontrol update jobid=7 excnodelist=old1,n1,n3": errors.New("Invalid node name specified for job 7")},
 			wantErr: errors.New("Invalid node name"),
@@ -222,7 +223,7 @@ func TestMove(t *testing.T) {
 				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7", "scontrol update jobid=7 admincomment="}},
 		{name: "a release that fails keeps rota's mark", ids: []string{"7"}, enabled: true, want: 1,
 			refuse:  map[string]error{"scontrol release 7": errors.New("Socket timed out on send/recv operation")},
-			wantErr: errors.New("timed out"),
+			wantErr: jobs.ErrMoveUnfinished,
 			wantCalls: []string{"scontrol update jobid=7 admincomment=rota: moving off n1", "scontrol requeuehold Incomplete 7",
 				"scontrol update jobid=7 excnodelist=old1,n1,n3", "scontrol release 7"}},
 		{name: "a heterogeneous job's component is never touched", squeue: full("21", "21+0"), ids: []string{"21"}, enabled: true},
@@ -240,6 +241,8 @@ func TestMove(t *testing.T) {
 				t.Fatalf("error %v", err)
 			case tc.wantErr != nil && (err == nil || !errors.Is(err, tc.wantErr) && !strings.Contains(err.Error(), tc.wantErr.Error())):
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
+			case errors.Is(err, jobs.ErrMoveUnfinished) != errors.Is(tc.wantErr, jobs.ErrMoveUnfinished):
+				t.Fatalf("error %v: unfinished %v, want %v", err, errors.Is(err, jobs.ErrMoveUnfinished), errors.Is(tc.wantErr, jobs.ErrMoveUnfinished))
 			}
 			if n != tc.want || !slices.Equal(f.calls, tc.wantCalls) {
 				t.Fatalf("moved %d with %q, want %d with %q", n, f.calls, tc.want, tc.wantCalls)
