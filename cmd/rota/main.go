@@ -20,6 +20,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/flagname"
 	"github.com/rotahq/rota/internal/logflags"
 	"github.com/rotahq/rota/internal/webconfig"
 	"github.com/rotahq/rota/scaler/config"
@@ -48,6 +49,7 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	app.Flag("web.config.file", "exporter-toolkit web configuration file for the listener: tls_server_config (TLS for every endpoint) and basic_auth_users (then required by /metrics). See https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md").Default("").StringVar(&f.webConfigFile)
 	webconfig.AddMaxConnectionsFlag(app, &f.maxConnections)
 	logflags.Add(app, &f.log, "info")
+	flagname.Wrap(app)
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}

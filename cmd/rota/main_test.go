@@ -66,6 +66,9 @@ func TestExitCodes(t *testing.T) {
 		{name: "version", args: []string{"--version"}, wantOutput: []string{"rota, version"}},
 		{name: "unknown flag", args: []string{"--nope"}, wantCode: 2, wantOutput: []string{"--nope"}},
 		{name: "negative max connections", args: []string{"--web.max-connections=-1"}, wantCode: 2, wantOutput: []string{"--web.max-connections must not be negative (0 means no limit), got -1"}},
+		// kingpin's own int and enum values name no flag: the wrapper does (flagname.Wrap).
+		{name: "max connections not a number", args: []string{"--web.max-connections=many"}, wantCode: 2, wantOutput: []string{"--web.max-connections: "}},
+		{name: "unknown log level", args: []string{"--log.level=trace"}, wantCode: 2, wantOutput: []string{"--log.level: enum value must be one of debug,info,warn,error, got 'trace'"}},
 		{name: "missing config", args: []string{"--config.file", filepath.Join(dir, "missing.yml")}, wantCode: 1, wantOutput: []string{"missing.yml"}},
 		{name: "unparsable config", args: []string{"--config.file", broken}, wantCode: 1, wantOutput: []string{"unknown_key"}},
 		{name: "every problem listed", args: []string{"--config.file", invalid}, wantCode: 1, wantOutput: []string{

@@ -12,11 +12,10 @@ import (
 )
 
 // durationFlag is a duration flag that refuses values that mean nothing for it: a negative one
-// always, zero unless allowed. A refused value is a usage error (exit 2) naming the flag, as
-// kingpin reports any bad flag; it used to run (rotactl power --timeout=-5s sent commands with
-// an already expired deadline).
+// always, zero unless allowed. A refused value is a usage error (exit 2) naming the flag
+// (flagname.Wrap), as kingpin reports any bad flag; it used to run (rotactl power --timeout=-5s
+// sent commands with an already expired deadline).
 type durationFlag struct {
-	name          string
 	d             *time.Duration
 	allowZero     bool
 	allowNegative bool
@@ -24,30 +23,30 @@ type durationFlag struct {
 
 // positiveDuration makes fc a duration flag stored in d that must be above zero.
 func positiveDuration(fc *kingpin.FlagClause, d *time.Duration) {
-	fc.SetValue(&durationFlag{name: fc.Model().Name, d: d})
+	fc.SetValue(&durationFlag{d: d})
 }
 
 // nonNegativeDuration is positiveDuration for a flag where zero means something (its help says
 // what).
 func nonNegativeDuration(fc *kingpin.FlagClause, d *time.Duration) {
-	fc.SetValue(&durationFlag{name: fc.Model().Name, d: d, allowZero: true})
+	fc.SetValue(&durationFlag{d: d, allowZero: true})
 }
 
 // signedDuration is a duration flag where any sign means something (its help says what): it
-// only names the flag when the value is no duration, as kingpin's own duration flag does not.
+// only refuses a value that is no duration.
 func signedDuration(fc *kingpin.FlagClause, d *time.Duration) {
-	fc.SetValue(&durationFlag{name: fc.Model().Name, d: d, allowZero: true, allowNegative: true})
+	fc.SetValue(&durationFlag{d: d, allowZero: true, allowNegative: true})
 }
 
 func (f *durationFlag) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	switch {
 	case err != nil:
-		return fmt.Errorf("--%s: %s is not a duration (e.g. 30s, 5m, 1h30m)", f.name, errtext.Quote(s))
+		return fmt.Errorf("%s is not a duration (e.g. 30s, 5m, 1h30m)", errtext.Quote(s))
 	case d < 0 && !f.allowNegative:
-		return fmt.Errorf("--%s: %s is negative: give %s", f.name, s, f.wanted())
+		return fmt.Errorf("%s is negative: give %s", s, f.wanted())
 	case d == 0 && !f.allowZero:
-		return fmt.Errorf("--%s: %s means nothing here: give %s", f.name, s, f.wanted())
+		return fmt.Errorf("%s means nothing here: give %s", s, f.wanted())
 	}
 	*f.d = d
 	return nil
@@ -64,22 +63,21 @@ func (f *durationFlag) wanted() string {
 func (f *durationFlag) String() string { return f.d.String() }
 
 // urlFlag is a URL flag checked as it is parsed: a value check refuses is a usage error (exit 2)
-// naming the flag, as kingpin reports any bad flag; it used to fail only when the call was made
-// (exit 1, `"127.0.0.1:10091" is not an http(s) URL`, no flag named).
+// naming the flag (flagname.Wrap), as kingpin reports any bad flag; it used to fail only when
+// the call was made (exit 1, `"127.0.0.1:10091" is not an http(s) URL`, no flag named).
 type urlFlag struct {
-	name  string
 	s     *string
 	check func(string) error
 }
 
 // urlValue makes fc a URL flag stored in s, refused when check says why.
 func urlValue(fc *kingpin.FlagClause, s *string, check func(string) error) {
-	fc.SetValue(&urlFlag{name: fc.Model().Name, s: s, check: check})
+	fc.SetValue(&urlFlag{s: s, check: check})
 }
 
 func (f *urlFlag) Set(v string) error {
 	if err := f.check(v); err != nil {
-		return fmt.Errorf("--%s: %w", f.name, err)
+		return err
 	}
 	*f.s = v
 	return nil
@@ -106,7 +104,11 @@ func joinNegativeValues(app *kingpin.Application, args []string) []string {
 		flags = append(flags, c.Flags...)
 	}
 	for _, f := range flags {
-		if d, ok := f.Value.(*durationFlag); ok && d.allowNegative {
+		v := f.Value
+		if w, ok := v.(interface{ Unwrap() kingpin.Value }); ok {
+			v = w.Unwrap() // flagname.Wrap's
+		}
+		if d, ok := v.(*durationFlag); ok && d.allowNegative {
 			signed["--"+f.Name] = true
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/rotahq/rota/internal/clock"
+	"github.com/rotahq/rota/internal/flagname"
 )
 
 // env is what every verb gets: its output streams, whether stderr is a terminal, and the clock.
@@ -61,7 +62,9 @@ func newApp(e env) (app *kingpin.Application, cmds map[string]command) {
 	app.HelpFlag.Short('h')
 	app.UsageWriter(e.stderr)
 	app.ErrorWriter(e.stderr)
-	return app, commands(app)
+	cmds = commands(app)
+	flagname.Wrap(app)
+	return app, cmds
 }
 
 func run(ctx context.Context, args []string, e env) int {

@@ -96,3 +96,32 @@ func TestMeaninglessDurationsAreUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// A value kingpin itself refuses (an int, an enum) is a usage error naming the flag: `status
+// -o yaml` said only "enum value must be one of table,json, got 'yaml'" and `simulate
+// --gpus-per-node=x` "strconv.ParseFloat: parsing "x": invalid syntax", with no flag named.
+func TestBadFlagValuesNameTheFlag(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"output", []string{"status", "-o", "yaml"}, "--output: enum value must be one of table,json, got 'yaml'"},
+		{"power's output", []string{"power", "status", "--output=yaml", "n1"}, "--output: "},
+		{"report format", []string{"report", "--format=xml"}, "--format: "},
+		{"trace format", []string{"simulate", "--trace=t", "--config=c", "--format=gwf"}, "--format: "},
+		{"gpus per node", []string{"simulate", "--trace=t", "--config=c", "--gpus-per-node=x"}, "--gpus-per-node: "},
+		{"store target", []string{"store", "migrate", "--to=mysql"}, "--to: "},
+		{"slurm unreachable", []string{"slurm", "resume", "--rota.unreachable=retry", "n1"}, "--rota.unreachable: "},
+		// rotactl's own values are named once, not twice.
+		{"own duration", []string{"status", "--rota.timeout=soon"}, "rotactl: --rota.timeout: \"soon\" is not a duration"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := rotactlInProcess(tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want 2 saying %q\nstdout: %s\nstderr: %s", code, tc.says, stdout, stderr)
+			}
+		})
+	}
+}

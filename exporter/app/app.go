@@ -27,6 +27,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/exporter"
+	"github.com/rotahq/rota/internal/flagname"
 	"github.com/rotahq/rota/internal/logflags"
 	"github.com/rotahq/rota/internal/webconfig"
 )
@@ -90,6 +91,7 @@ func newApp(stdout, stderr io.Writer) (*kingpin.Application, *flags) {
 		}).Bool()
 	}
 	logflags.Add(app, &f.log, "info")
+	flagname.Wrap(app)
 	return app, f
 }
 
