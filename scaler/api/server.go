@@ -8,7 +8,9 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
+	"path"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -118,7 +120,29 @@ func checkTokens(apiToken, webhookToken Token, webhookAuthDisabled bool) error {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+//
+// Under /api/ a path with an empty, "." or ".." segment is no endpoint (404): ServeMux would
+// answer it with a 307 to its clean form, so an empty node name (`/api/v1/nodes//explain`) was
+// sent to /api/v1/nodes/explain, and a client that follows redirects would repeat a POST on
+// another path.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/") && !cleanPath(r.URL.EscapedPath()) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+errtext.Quote(r.URL.Path)+
+			" (an empty, \".\" or \"..\" segment: a node name cannot be empty)")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether p is its own clean form, as ServeMux judges it (a trailing slash
+// kept): no empty, "." or ".." segment.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
 
 // Serve answers on l, at most Options.MaxConnections connections at once, until ctx ends, then
 // shuts down, letting requests in flight finish for up to ten seconds.

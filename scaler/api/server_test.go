@@ -241,6 +241,14 @@ func TestAPIErrors(t *testing.T) {
 		{name: "wrong method", method: http.MethodPost, path: "/api/v1/status", want: http.StatusMethodNotAllowed, allow: "GET, HEAD"},
 		{name: "wrong method on the webhook", method: http.MethodGet, path: "/api/v1/alerts", want: http.StatusMethodNotAllowed, allow: "POST"},
 		{name: "unknown endpoint", method: http.MethodGet, path: "/api/v1/nodes", want: http.StatusNotFound},
+		// ServeMux answered a path with an empty, "." or ".." segment with a 307 to its clean
+		// form (an empty node name to /api/v1/nodes/explain; a POST keeps its method on a 307).
+		{name: "explain an empty node name", method: http.MethodGet, path: "/api/v1/nodes//explain", want: http.StatusNotFound},
+		{name: "pin an empty node name", method: http.MethodPost, path: "/api/v1/nodes//pin", want: http.StatusNotFound},
+		{name: "maintenance of a dot", method: http.MethodDelete, path: "/api/v1/nodes/./maintenance", want: http.StatusNotFound},
+		{name: "a dot-dot segment", method: http.MethodPost, path: "/api/v1/nodes/../pause", want: http.StatusNotFound},
+		{name: "a doubled slash", method: http.MethodPost, path: "/api/v1//pause", want: http.StatusNotFound},
+		{name: "a trailing slash", method: http.MethodGet, path: "/api/v1/status/", want: http.StatusNotFound},
 		{name: "wake without nodes", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":[]}`, want: http.StatusBadRequest},
 		{name: "wake without a body", method: http.MethodPost, path: "/api/v1/wake", want: http.StatusBadRequest},
 		{name: "wake with an empty name", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"," "]}`, want: http.StatusBadRequest},
