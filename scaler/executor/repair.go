@@ -61,7 +61,39 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 		}
 	}
 	wg.Wait()
+	e.giveBackLeft(ctx, recs)
 	return nil
+}
+
+// giveBackLeft resumes, in the job manager, each server rota drained that is no longer in the
+// config (taken out of its pool, or its pool removed): no pass plans or repairs it any more, so
+// it would stay drained forever. One powering off or off is left as it is (rota reads no BMC of a
+// server outside the config: it may be off, and must not be offered work), and so is one pinned
+// or in maintenance.
+func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node) {
+	inConfig := map[string]bool{}
+	for _, p := range e.o.Config.Pools {
+		for _, cn := range p.Nodes {
+			inConfig[cn.Name] = true
+		}
+	}
+	for name, n := range recs {
+		if inConfig[name] || !n.DrainedByRota || n.Pinned || n.Maintenance ||
+			(n.State != fleet.StateOn && n.State != fleet.StateDraining) {
+			continue
+		}
+		if ok, _ := e.claim(name, false); !ok {
+			continue
+		}
+		err := e.giveBack(ctx, fleet.Action{Node: name}, "not in the config any more: rota's drain given back")
+		e.release(name)
+		l := e.log.WithFields(logrus.Fields{"node": name, "state": n.State})
+		if err != nil {
+			l.WithError(err).Warn("a server no longer in the config, drained by rota, not given back; next pass tries again")
+			continue
+		}
+		l.Warn("a server no longer in the config, drained by rota, given back to the job manager; rota leaves it alone from now on")
+	}
 }
 
 func (e *Executor) repairNode(ctx context.Context, name, pool string, n store.Node, power bmc.State, obs Observed) error {

@@ -370,3 +370,46 @@ func TestRepairLeavesPinnedAndMaintenanceAlone(t *testing.T) {
 		}
 	}
 }
+
+// A server rota drained and that has left the config since (taken out of its pool, or its pool
+// removed, then rota restarted) was planned for by no pass and repaired by none: it stayed
+// drained in the job manager forever. Repair gives it back; one powering off or off is left
+// as it is (rota reads no BMC of a server outside the config), and so is a pinned one.
+func TestRepairGivesBackServersThatLeftTheConfig(t *testing.T) {
+	intent := func(kind fleet.Kind) *store.Intent {
+		return &store.Intent{Kind: kind, Reason: fleet.ReasonIdle, Started: t0, Attempt: 1}
+	}
+	resumed := []executortest.Command{{Node: "cpu02", Op: "resume"}}
+	cases := []struct {
+		name  string
+		rec   store.Node
+		want  fleet.State
+		sent  []executortest.Command
+		stays bool // still drained in the job manager
+	}{
+		{name: "draining", rec: store.Node{State: fleet.StateDraining, Since: t0, DrainedByRota: true}, want: fleet.StateOn, sent: resumed},
+		{name: "drain in flight", rec: store.Node{State: fleet.StateDraining, Since: t0, Intent: intent(fleet.Drain), DrainedByRota: true}, want: fleet.StateOn, sent: resumed},
+		{name: "a failed drain's mark", rec: store.Node{State: fleet.StateOn, Since: t0, DrainedByRota: true}, want: fleet.StateOn, sent: resumed},
+		{name: "off", rec: store.Node{State: fleet.StateOff, Since: t0, DrainedByRota: true}, want: fleet.StateOff, stays: true},
+		{name: "powering off", rec: store.Node{State: fleet.StatePoweringOff, Since: t0, Intent: intent(fleet.PowerOff), DrainedByRota: true}, want: fleet.StatePoweringOff, stays: true},
+		{name: "pinned", rec: store.Node{State: fleet.StateDraining, Since: t0, DrainedByRota: true, Pinned: true}, want: fleet.StateDraining, stays: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, func(cfg *config.Config) { cfg.Pools[0].Nodes = cfg.Pools[0].Nodes[:1] })
+			f.world.Add("cpu02", executortest.Server{Power: bmc.StateOn, Responding: true, Drained: true, DrainedByRota: true})
+			f.put("cpu02", c.rec)
+			f.repair()
+			f.repair()
+			if n := f.node("cpu02"); n.State != c.want {
+				t.Errorf("record %+v, want %s", n, c.want)
+			}
+			if got := f.world.Commands(); !slices.Equal(got, c.sent) {
+				t.Errorf("sent %v, want %v", got, c.sent)
+			}
+			if drained := f.world.Get("cpu02").Drained; drained != c.stays {
+				t.Errorf("drained in the job manager: %t, want %t", drained, c.stays)
+			}
+		})
+	}
+}
