@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -25,21 +27,26 @@ import (
 
 // daemon is rota's pieces, built and ready to run.
 type daemon struct {
-	cfg      config.Server
-	web      *webconfig.File
-	state    *state
-	loop     *loop.Loop
-	server   *api.Server
-	listener net.Listener
-	log      *logrus.Entry
+	cfg config.Server
+	// configFile is where the config in force, loaded, was read: SIGHUP reads the file again
+	// to say whether it changed.
+	configFile string
+	loaded     *config.Config
+	web        *webconfig.File
+	state      *state
+	loop       *loop.Loop
+	server     *api.Server
+	listener   net.Listener
+	log        *logrus.Entry
 	// checkTelemetry reports, once at start, the series a telemetry mapping names that
 	// Prometheus lacks.
 	checkTelemetry func(context.Context)
 }
 
 // build makes every piece from the config, in dependency order; on error whatever was opened
-// is closed again. web and maxConnections are the listener's flags.
-func build(ctx context.Context, cfg *config.Config, web *webconfig.File, maxConnections int, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
+// is closed again. configFile is where cfg was read; web and maxConnections are the listener's
+// flags.
+func build(ctx context.Context, configFile string, cfg *config.Config, web *webconfig.File, maxConnections int, log *logrus.Entry, clk clock.Real) (d *daemon, err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -115,7 +122,7 @@ func build(ctx context.Context, cfg *config.Config, web *webconfig.File, maxConn
 		return nil, fmt.Errorf("--web.config.file: %w", err)
 	}
 	warnExposed(log, cfg.Server, l.Addr(), tlsConfig != nil)
-	return &daemon{cfg: cfg.Server, web: web, state: state, loop: lp, server: srv, listener: l, log: log,
+	return &daemon{cfg: cfg.Server, configFile: configFile, loaded: cfg, web: web, state: state, loop: lp, server: srv, listener: l, log: log,
 		checkTelemetry: telemetryCheck(facts, clk, log)}, nil
 }
 
@@ -240,7 +247,8 @@ func ready(b api.Backend) func() error {
 }
 
 // reloadTokens re-reads the token files and the web config's basic-auth users on every value
-// of hup until ctx ends; what cannot be read leaves what is in force.
+// of hup until ctx ends; what cannot be read leaves what is in force. It also says whether the
+// config file changed, which it does not reload.
 func (d *daemon) reloadTokens(ctx context.Context, hup <-chan os.Signal) {
 	for {
 		select {
@@ -248,6 +256,7 @@ func (d *daemon) reloadTokens(ctx context.Context, hup <-chan os.Signal) {
 			return
 		case <-hup:
 		}
+		d.checkConfigFile()
 		apiToken, webhookToken, err := tokens(d.cfg)
 		if err == nil {
 			err = d.server.SetTokens(apiToken, webhookToken)
@@ -266,4 +275,26 @@ func (d *daemon) reloadTokens(ctx context.Context, hup <-chan os.Signal) {
 		}
 		d.log.Info("web config users reloaded")
 	}
+}
+
+// checkConfigFile reads the config file again and says, as an error, that it is invalid (rota
+// would not start on it), or, as a warning, that it differs from the config in force: SIGHUP
+// reloads neither, and `systemctl reload rota` after an edit of rota.yml used to log only
+// "token files reloaded", as if the edit were in force.
+func (d *daemon) checkConfigFile() {
+	l := d.log.WithField("config", d.configFile)
+	cfg, err := config.Load(d.configFile)
+	switch {
+	case err != nil:
+		l.WithError(err).Error("the config file is not valid: rota would not start on it; the config in force stays")
+	case !sameConfig(cfg, d.loaded):
+		l.Warn("the config file changed since start; SIGHUP reloads only the token files and the web config's users: restart rota to apply the rest (systemctl restart rota)")
+	}
+}
+
+// sameConfig reports whether a and b hold the same settings (a config is plain data).
+func sameConfig(a, b *config.Config) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

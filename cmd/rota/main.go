@@ -3,7 +3,7 @@
 // fleet, plans, and drains, powers off and powers on servers. It serves /metrics, the operator
 // API that rotactl calls, and the Alertmanager webhook on one listener (with TLS and basic auth
 // for /metrics from --web.config.file). SIGHUP re-reads the token files and the web config's
-// users. SIGTERM or SIGINT stops it: the loop finishes the actions in flight (or leaves
+// users, and logs whether the config file changed (it takes effect at a restart). SIGTERM or SIGINT stops it: the loop finishes the actions in flight (or leaves
 // their intent in the store for the next start's repair pass), then the listener closes.
 package main
 
@@ -82,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	d, err := build(ctx, cfg, web, f.maxConnections, log, clock.Real{})
+	d, err := build(ctx, f.configFile, cfg, web, f.maxConnections, log, clock.Real{})
 	if err != nil {
 		log.WithError(err).Error("cannot start")
 		return 1

@@ -131,7 +131,7 @@ pools:
 
 	cmd := exec.Command(bin, "--config.file", cfg, "--log.level", "debug")
 	cmd.Env = append(os.Environ(), "ROTA_TEST_BMC_PASSWORD=secret-bmc-password")
-	var logs bytes.Buffer
+	var logs testutil.SyncBuffer // read while rota runs
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -205,6 +205,40 @@ pools:
 	})
 	if code, _ := call(http.MethodGet, "/api/v1/status", "api-token", ""); code != http.StatusForbidden {
 		t.Errorf("the old token still answers %d", code)
+	}
+
+	// SIGHUP does not reload the config file, and says so: an edit is named as not in force,
+	// an invalid file as one rota would not start on (it said "token files reloaded" alone).
+	if strings.Contains(logs.String(), "the config file") {
+		t.Errorf("SIGHUP with the config file as it was says it changed:\n%s", logs.String())
+	}
+	orig, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hupSays := func(content, says string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 10*time.Second, "SIGHUP says "+says, func() error {
+			if !strings.Contains(logs.String(), says) {
+				return errors.New("not yet")
+			}
+			return nil
+		})
+	}
+	hupSays(string(orig)+"      - name: n2\n        exporter: 127.0.0.1:1\n        bmc: {protocol: redfish, host: 127.0.0.1, port: 1, username: rota, password_env: ROTA_TEST_BMC_PASSWORD}\n",
+		"the config file changed since start")
+	hupSays(string(orig)+"policy:\n  idle:\n    cpu_threshold: 2\n", "policy.idle.cpu_threshold: 2 is not a ratio")
+	if !strings.Contains(logs.String(), "the config file is not valid") {
+		t.Errorf("an invalid config file is not named so:\n%s", logs.String())
+	}
+	if _, body := call(http.MethodGet, "/api/v1/status", "rotated-token", ""); strings.Contains(body, `"name": "n2"`) {
+		t.Errorf("a server of the edited config file is in force: %s", body)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
