@@ -112,6 +112,7 @@ func TestBadInput(t *testing.T) {
 		{name: "bad log format", args: []string{"--log.format=xml"}, want: "--log.format: enum value must be one of logfmt,json"},
 		{name: "gpu timeout not a duration", args: []string{"--collector.gpu.timeout=3"}, want: "--collector.gpu.timeout: "},
 		{name: "slurm timeout not a duration", args: []string{"--collector.slurm.timeout=soon"}, want: "--collector.slurm.timeout: "},
+		{name: "negative max requests", args: []string{"--web.max-requests=-1"}, want: "--web.max-requests must not be negative (0 means no limit), got -1"},
 		{name: "max requests not a number", args: []string{"--web.max-requests=forty"}, want: "--web.max-requests: "},
 		{name: "bad gpu timeout", args: []string{"--collector.gpu.timeout=0s"}, want: "must be positive"},
 		{name: "bad slurm timeout", args: []string{"--collector.slurm.timeout=0s"}, want: "--collector.slurm.timeout must be positive"},

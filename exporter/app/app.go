@@ -106,6 +106,10 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	if f.slurm.Timeout <= 0 {
 		return nil, fmt.Errorf("--collector.slurm.timeout must be positive, got %s", f.slurm.Timeout)
 	}
+	if f.maxRequests < 0 {
+		// It meant no limit, silently, while a negative --web.max-connections is refused.
+		return nil, fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", f.maxRequests)
+	}
 	if f.maxProcs < 0 {
 		return nil, fmt.Errorf("--runtime.gomaxprocs must not be negative, got %d", f.maxProcs)
 	}
