@@ -112,6 +112,12 @@ func TestBadInput(t *testing.T) {
 		{name: "bad log format", args: []string{"--log.format=xml"}, want: "--log.format: enum value must be one of logfmt,json"},
 		{name: "gpu timeout not a duration", args: []string{"--collector.gpu.timeout=3"}, want: "--collector.gpu.timeout: "},
 		{name: "slurm timeout not a duration", args: []string{"--collector.slurm.timeout=soon"}, want: "--collector.slurm.timeout: "},
+		// ServeMux panicked on these, with a goroutine dump, exit 2.
+		{name: "telemetry path without a slash", args: []string{"--web.telemetry-path=metrics"}, want: `--web.telemetry-path must start with /, got "metrics"`},
+		{name: "telemetry path with a space", args: []string{"--web.telemetry-path=/a b"}, want: "--web.telemetry-path must be a plain path"},
+		{name: "telemetry path under pprof", args: []string{"--web.telemetry-path=/debug/pprof/", "--web.enable-pprof"}, want: "which --web.enable-pprof serves"},
+		// A wildcard served the metrics under any path below it.
+		{name: "telemetry path with a wildcard", args: []string{"--web.telemetry-path=/m/{x}"}, want: "without spaces or braces"},
 		{name: "negative max requests", args: []string{"--web.max-requests=-1"}, want: "--web.max-requests must not be negative (0 means no limit), got -1"},
 		{name: "max requests not a number", args: []string{"--web.max-requests=forty"}, want: "--web.max-requests: "},
 		{name: "bad gpu timeout", args: []string{"--collector.gpu.timeout=0s"}, want: "must be positive"},

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/rotahq/rota/exporter"
+	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/internal/flagname"
 	"github.com/rotahq/rota/internal/logflags"
 	"github.com/rotahq/rota/internal/webconfig"
@@ -106,6 +108,9 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 	if f.slurm.Timeout <= 0 {
 		return nil, fmt.Errorf("--collector.slurm.timeout must be positive, got %s", f.slurm.Timeout)
 	}
+	if err := checkTelemetryPath(f.metricsPath, f.pprof); err != nil {
+		return nil, err
+	}
 	if f.maxRequests < 0 {
 		// It meant no limit, silently, while a negative --web.max-connections is refused.
 		return nil, fmt.Errorf("--web.max-requests must not be negative (0 means no limit), got %d", f.maxRequests)
@@ -114,6 +119,22 @@ func parse(args []string, stdout, stderr io.Writer) (*flags, error) {
 		return nil, fmt.Errorf("--runtime.gomaxprocs must not be negative, got %d", f.maxProcs)
 	}
 	return f, nil
+}
+
+// checkTelemetryPath refuses a --web.telemetry-path that is not one plain path the exporter can
+// serve: ServeMux panicked, with a goroutine dump, on one without a leading "/" ("metrics") or
+// with a space (read as a method), and on one --web.enable-pprof's /debug/pprof/ takes; braces
+// made a wildcard that served the metrics under any path below.
+func checkTelemetryPath(p string, pprof bool) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("--web.telemetry-path must start with /, got %s", errtext.Quote(p))
+	case strings.ContainsAny(p, "{} \t\r\n"):
+		return fmt.Errorf("--web.telemetry-path must be a plain path, without spaces or braces, got %s", errtext.Quote(p))
+	case pprof && strings.HasPrefix(p, "/debug/pprof/"):
+		return fmt.Errorf("--web.telemetry-path %s is under /debug/pprof/, which --web.enable-pprof serves", errtext.Quote(p))
+	}
+	return nil
 }
 
 // collectors says which collectors run: each one's switch, except that with
