@@ -29,7 +29,7 @@ type apiFlags struct {
 // --rota.timeout to c.
 func addAPIFlags(c *kingpin.CmdClause) *apiFlags {
 	f := &apiFlags{}
-	urlValue(c.Flag("rota.url", "URL of the rota to talk to.").Default("http://127.0.0.1:10091"), &f.url, api.CheckURL)
+	checkedValue(c.Flag("rota.url", "URL of the rota to talk to.").Default("http://127.0.0.1:10091"), &f.url, api.CheckURL)
 	c.Flag("rota.token-file", "File holding the operator API token (rota's server.api_token_file).").Envar("ROTA_TOKEN_FILE").StringVar(&f.tokenFile)
 	c.Flag("rota.ca-file", "PEM file of the CA that signs rota's certificate, for an https --rota.url (default: the system's CAs).").StringVar(&f.caFile)
 	positiveDuration(c.Flag("rota.timeout", "Bound on each call to rota.").Default("2m"), &f.timeout)

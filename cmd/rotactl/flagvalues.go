@@ -62,20 +62,21 @@ func (f *durationFlag) wanted() string {
 
 func (f *durationFlag) String() string { return f.d.String() }
 
-// urlFlag is a URL flag checked as it is parsed: a value check refuses is a usage error (exit 2)
-// naming the flag (flagname.Wrap), as kingpin reports any bad flag; it used to fail only when
-// the call was made (exit 1, `"127.0.0.1:10091" is not an http(s) URL`, no flag named).
-type urlFlag struct {
+// checkedFlag is a string flag checked as it is parsed (a URL, a fleet spec): a value check
+// refuses is a usage error (exit 2) naming the flag (flagname.Wrap), as kingpin reports any bad
+// flag; a URL used to fail only when the call was made (exit 1, `"127.0.0.1:10091" is not an
+// http(s) URL`, no flag named), and `simulate --fleet=x` after reading the whole trace.
+type checkedFlag struct {
 	s     *string
 	check func(string) error
 }
 
-// urlValue makes fc a URL flag stored in s, refused when check says why.
-func urlValue(fc *kingpin.FlagClause, s *string, check func(string) error) {
-	fc.SetValue(&urlFlag{s: s, check: check})
+// checkedValue makes fc a string flag stored in s, refused when check says why.
+func checkedValue(fc *kingpin.FlagClause, s *string, check func(string) error) {
+	fc.SetValue(&checkedFlag{s: s, check: check})
 }
 
-func (f *urlFlag) Set(v string) error {
+func (f *checkedFlag) Set(v string) error {
 	if err := f.check(v); err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (f *urlFlag) Set(v string) error {
 	return nil
 }
 
-func (f *urlFlag) String() string { return *f.s }
+func (f *checkedFlag) String() string { return *f.s }
 
 // httpURL refuses a value that is no http(s) URL with a host, as the config's prometheus.url.
 func httpURL(v string) error {

@@ -111,6 +111,10 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{"report format", []string{"report", "--format=xml"}, "--format: "},
 		{"trace format", []string{"simulate", "--trace=t", "--config=c", "--format=gwf"}, "--format: "},
 		{"gpus per node", []string{"simulate", "--trace=t", "--config=c", "--gpus-per-node=x"}, "--gpus-per-node: "},
+		// Checked when the command line is parsed: it failed after the whole trace was read,
+		// exit 1, saying `fleet "x" is not ...` with no flag named.
+		{"fleet", []string{"simulate", "--trace=t", "--config=c", "--fleet=x"}, `--fleet: "x" is not auto, trace, peak, p95, config or a server count`},
+		{"fleet of no server", []string{"simulate", "--trace=t", "--config=c", "--fleet=0"}, "--fleet: "},
 		{"store target", []string{"store", "migrate", "--to=mysql"}, "--to: "},
 		{"slurm unreachable", []string{"slurm", "resume", "--rota.unreachable=retry", "n1"}, "--rota.unreachable: "},
 		// rotactl's own values are named once, not twice.

@@ -21,7 +21,7 @@ func registerReport(app *kingpin.Application, cmds map[string]command) {
 	c := app.Command("report", "Print a calendar month of rota's books from Prometheus: spend, saving, idle and borrowed capacity by department and pool, energy drawn and avoided, CO2 avoided.")
 	c.Flag("month", "The month, YYYY-MM (default: this month, so far).").StringVar(&f.month)
 	c.Flag("config.file", "rota's config: its prometheus section (url, http_client) says where to read; with --prometheus.url the default file may be missing or unreadable.").Default("/etc/rota/rota.yml").IsSetByUser(&fileGiven).StringVar(&f.file)
-	urlValue(c.Flag("prometheus.url", "Prometheus' URL, instead of the config's."), &f.url, httpURL)
+	checkedValue(c.Flag("prometheus.url", "Prometheus' URL, instead of the config's."), &f.url, httpURL)
 	c.Flag("timezone", "The time zone of the month's bounds (an IANA name).").Default("UTC").StringVar(&f.tz)
 	c.Flag("format", "Output format: table, csv or json.").Default("table").EnumVar(&f.format, "table", "csv", "json")
 	cmds[c.FullCommand()] = func(ctx context.Context, e env) int {

@@ -53,7 +53,8 @@ func TestSimulate(t *testing.T) {
 		{"sweep judged against a timeout of its own", []string{"--trace", good, "--config", cfg, "--fleet", "3", "--sweep", "--idle-timeout", "15m"}, 0,
 			[]string{"idle-15m0s", "idle-20m0s", "dominate idle-15m0s ("}, ""},
 		{"malformed row named by line", []string{"--trace", bad, "--config", cfg}, 1, nil, "line 3: duration"},
-		{"bad fleet", []string{"--trace", good, "--config", cfg, "--fleet", "most"}, 1, nil, `fleet "most"`},
+		// A usage error naming the flag, before the trace is read (it was exit 1, after).
+		{"bad fleet", []string{"--trace", good, "--config", cfg, "--fleet", "most"}, 2, nil, `--fleet: "most"`},
 		// --out naming a file is refused before the replay (the trace here cannot even be read)
 		{"out is a file", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg, "--out", good}, 1, nil, "--out: mkdir " + good + ": not a directory"},
 		{"missing trace", []string{"--trace", filepath.Join(dir, "none.csv"), "--config", cfg}, 1, nil, "opening trace"},

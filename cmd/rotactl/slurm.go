@@ -60,7 +60,7 @@ func registerSlurm(app *kingpin.Application, cmds map[string]command) {
 		c := s.Command(v.name, v.help)
 		c.Arg("hostlist", "Slurm hostlist of node names from the config (node[1-3],gpu01).").Required().StringVar(&hostlist)
 		if v.name == "resume" {
-			urlValue(c.Flag("rota.url", "URL of the running rota (default: http:// and the config's server.listen_address, on loopback when it listens on every address)."), &f.rota.url, api.CheckURL)
+			checkedValue(c.Flag("rota.url", "URL of the running rota (default: http:// and the config's server.listen_address, on loopback when it listens on every address)."), &f.rota.url, api.CheckURL)
 			c.Flag("rota.token-file", "File holding the operator API token (default: the config's server.api_token_file).").Envar("ROTA_TOKEN_FILE").StringVar(&f.rota.tokenFile)
 			c.Flag("rota.ca-file", "PEM file of the CA that signs rota's certificate, for an https --rota.url (default: the system's CAs).").StringVar(&f.rota.caFile)
 			positiveDuration(c.Flag("rota.timeout", "Bound on the call to rota (it answers after its next pass).").Default("1m"), &f.rota.timeout)

@@ -405,6 +405,19 @@ func (e *Env) tooLarge(total int) error {
 	return errors.New(msg)
 }
 
+// CheckFleet refuses a fleet spec that is not auto (or empty), trace, peak, p95, config or a
+// server count above zero, for `rotactl simulate --fleet` to refuse before the trace is read.
+func CheckFleet(spec string) error {
+	switch spec {
+	case "", "auto", "trace", "peak", "p95", "config":
+		return nil
+	}
+	if n, err := strconv.Atoi(spec); err == nil && n > 0 {
+		return nil
+	}
+	return fmt.Errorf("%s is not auto, trace, peak, p95, config or a server count", errtext.Quote(spec))
+}
+
 // setFleet is sizeFleet's sizing.
 func (e *Env) setFleet(spec string, needs []poolNeed) error {
 	machine := e.Trace.Servers > 0 && len(e.Pools) == 1
@@ -433,7 +446,7 @@ func (e *Env) setFleet(spec string, needs []poolNeed) error {
 		return nil
 	case spec == "peak" || spec == "p95" || spec == "trace":
 	default:
-		return fmt.Errorf("fleet %s is not auto, trace, peak, p95, config or a server count", errtext.Quote(spec))
+		return fmt.Errorf("fleet %w", CheckFleet(spec))
 	}
 	for i := range e.Pools {
 		need := needs[i]
