@@ -7,6 +7,7 @@ package flagname
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/alecthomas/kingpin/v2"
 )
@@ -52,8 +53,31 @@ type named struct {
 }
 
 func (n *named) Set(s string) error {
-	if err := n.Value.Set(s); err != nil {
+	err := wholeNumber(n.Value, s)
+	if err == nil {
+		err = n.Value.Set(s)
+	}
+	if err != nil {
 		return fmt.Errorf("--%s: %w", n.name, err)
+	}
+	return nil
+}
+
+// wholeNumber refuses, for a flag of an integer type, a value that is no whole number: kingpin
+// reads integers with strconv.ParseFloat and truncates, so --web.max-connections=1.5 was 1 and
+// --gpus-per-node=2.9 was 2, silently.
+func wholeNumber(v kingpin.Value, s string) error {
+	g, ok := v.(kingpin.Getter)
+	if !ok {
+		return nil
+	}
+	switch g.Get().(type) {
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			if _, uerr := strconv.ParseUint(s, 10, 64); uerr != nil {
+				return fmt.Errorf("%q is not a whole number", s)
+			}
+		}
 	}
 	return nil
 }

@@ -30,7 +30,11 @@ func TestRefusalsNameTheFlag(t *testing.T) {
 		args []string
 		says string // "" when it parses
 	}{
-		{name: "int", args: []string{"--count=x"}, says: `--count: strconv.ParseFloat: parsing "x"`},
+		{name: "int", args: []string{"--count=x"}, says: `--count: "x" is not a whole number`},
+		// kingpin reads an int as a float and truncates: 1.5 was 1, silently.
+		{name: "int with a fraction", args: []string{"--count=1.5", "store", "migrate"}, says: `--count: "1.5" is not a whole number`},
+		{name: "int in float notation", args: []string{"--count=1e3", "store", "migrate"}, says: `--count: "1e3" is not a whole number`},
+		{name: "negative int", args: []string{"--count=-2", "store", "migrate"}},
 		{name: "enum", args: []string{"--level=trace"}, says: "--level: enum value must be one of info,debug, got 'trace'"},
 		{name: "duration", args: []string{"--wait=3"}, says: "--wait: time: missing unit"},
 		{name: "duration from the environment", env: "soon", says: "--wait: "},
