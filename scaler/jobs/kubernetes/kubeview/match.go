@@ -7,12 +7,15 @@ import (
 
 // powerTaints are the taints a Node carries because it is off, cordoned or not yet up: rota
 // lifts each by powering the server on and resuming it, so a pod need not tolerate them to
-// count as able to run there.
+// count as able to run there. A cloud controller manager that reads the servers' power (a
+// bare-metal provider's) taints the Node of one that is off with its shutdown taint, and
+// lifts it once the server runs.
 var powerTaints = []string{
 	PoweredOffTaint,
 	"node.kubernetes.io/unschedulable",
 	"node.kubernetes.io/not-ready",
 	"node.kubernetes.io/unreachable",
+	"node.cloudprovider.kubernetes.io/shutdown",
 }
 
 // Fits reports whether a pod with placement pl could be scheduled on node n once rota powered

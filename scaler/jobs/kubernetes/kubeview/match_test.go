@@ -1,6 +1,7 @@
 package kubeview
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -14,6 +15,9 @@ func TestFits(t *testing.T) {
 			{Key: "node.kubernetes.io/unschedulable", Effect: NoSchedule},
 			{Key: "soft", Effect: PreferNoSchedule},
 		}}
+	// A cloud controller manager that knows the server's power (a bare-metal provider's) taints
+	// the Node of a server that is off with its shutdown taint, and lifts it once it runs.
+	shutDown := Node{Name: "cpu02", Taints: []Taint{{Key: "node.cloudprovider.kubernetes.io/shutdown", Effect: NoSchedule}}}
 	gpuToleration := []Toleration{{Key: "nvidia.com/gpu", Operator: "Exists", Effect: NoSchedule}}
 	term := func(rs ...Requirement) *NodeSelector {
 		return &NodeSelector{Terms: []SelectorTerm{{MatchExpressions: rs}}}
@@ -56,6 +60,9 @@ func TestFits(t *testing.T) {
 		}}}, off, false},
 		{"an empty term matches nothing", Placement{Affinity: &NodeSelector{Terms: []SelectorTerm{{}}}}, off, false},
 		{"an operator rota cannot read counts as met", Placement{Affinity: term(req("zone", "Near", "a"))}, off, true},
+		{"the cloud provider's shutdown taint goes with the power", Placement{}, shutDown, true},
+		{"a taint beside the shutdown taint", Placement{}, Node{Name: "cpu02", Taints: append(slices.Clone(shutDown.Taints),
+			Taint{Key: "maintenance", Effect: NoExecute})}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.pl.Fits(tc.node); got != tc.want {
