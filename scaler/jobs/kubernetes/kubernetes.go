@@ -171,7 +171,8 @@ const waiting = "spec.nodeName=,status.phase=Pending"
 
 // Demand implements jobs.Manager: the pods marked unschedulable, each group with the servers
 // its pods could run on. Pods that fit none of rota's servers are no demand for them, and are
-// logged.
+// logged. When a waiting pod has required pod anti-affinity, the pods bound to Nodes are
+// listed too, for the Nodes it keeps the pod off (kubeview.PlaceApart).
 func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	nodes, err := m.nodes(ctx, "")
 	if err != nil {
@@ -186,6 +187,13 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	}
 	if err := m.devices(ctx, pods, nodes); err != nil {
 		return nil, err
+	}
+	if kubeview.KeepsApart(pods) {
+		held, err := m.pods(ctx, "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed")
+		if err != nil {
+			return nil, err
+		}
+		kubeview.PlaceApart(pods, held, nodes)
 	}
 	demand, unplaced, err := kubeview.View{Nodes: nodes, Pods: pods}.Demand(m.scope(), m.opts.Classify)
 	if err != nil {

@@ -40,6 +40,34 @@ func testSelectorWake(t *testing.T, e *env) {
 	}
 }
 
+// testAntiAffinityWake: a Deployment whose replicas must not share a server (required pod
+// anti-affinity on kubernetes.io/hostname) runs one on cpu01, the only server on, and the
+// scheduler marks the other unschedulable. cpu01's free room cannot hold it, so rota wakes
+// cpu02 (the GPU servers' taint keeps it off them), and it runs there.
+func testAntiAffinityWake(t *testing.T, e *env) {
+	hostname := func(n string) map[string]string { return map[string]string{"kubernetes.io/hostname": n} }
+	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Memory: "128Gi", Labels: hostname("cpu01")}, true)
+	e.offNode(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32, Memory: "128Gi", Labels: hostname("cpu02")})
+	for _, n := range []string{"gpu01", "gpu02"} {
+		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint(), Labels: hostname(n)})
+	}
+	spec := podSpec(2, 0)
+	spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kafka"}}, TopologyKey: "kubernetes.io/hostname"}}}}
+	e.deployment(t, "kafka", 2, nil, spec)
+	e.kubelet(t, 1, time.Minute)
+	e.waitDemand(t, 1)
+	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOff, "gpu01": bmc.StateOff, "gpu02": bmc.StateOff})
+	e.boot(t, r)
+	e.kubelet(t, 2, 90*time.Second)
+	if sent := r.sent(); !slices.Equal(sent, []string{"on cpu02"}) {
+		t.Errorf("commands %v, want only cpu02 powered on", sent)
+	}
+	if on := e.podsOn(t, "cpu02"); len(on) != 1 {
+		t.Errorf("cpu02 holds %v", on)
+	}
+}
+
 // testMoves: with moves on, rota moves a Deployment's pod off a dear GPU server that an idle
 // CPU server could hold (cordon, then eviction; the ReplicaSet starts it again and the
 // scheduler places it on the CPU server), then powers the GPU server off; a pod annotated

@@ -45,6 +45,7 @@ func TestRealCluster(t *testing.T) {
 		{"UnknownServersAndCredentials", testUnknown},
 		{"GPUPodsWakeAGPUServerAndNoCPUServer", testGPUWake},
 		{"NodeSelectorWakesOnlyMatchingServers", testSelectorWake},
+		{"PodAntiAffinityWakesAnotherServer", testAntiAffinityWake},
 		{"MovesEvictWhatIsRecreated", testMoves},
 		{"DrainWaitsOnAPodDisruptionBudget", testDrainWaitsOnBudget},
 		{"DoNotDisruptKeepsItsNode", testDoNotDisrupt},

@@ -128,6 +128,7 @@ type Requests struct {
 // Pod is a pod as rota reads it.
 type Pod struct {
 	Namespace, Name, UID string
+	Labels               map[string]string
 	// NodeName is the Node it is bound to ("" while pending).
 	NodeName string
 	Phase    string
@@ -167,6 +168,8 @@ type Pod struct {
 	// Deadline is spec.activeDeadlineSeconds (0: none).
 	Deadline  time.Duration
 	Placement Placement
+	// AntiAffinity are its required pod anti-affinity terms (see PlaceApart).
+	AntiAffinity []PodTerm
 }
 
 // ID is how rota names the pod: namespace/name.
@@ -189,6 +192,9 @@ type Placement struct {
 	// for, sorted: the pod can start only on a Node that offers each (Node.Devices). Filled
 	// for waiting pods, as Volumes.
 	Devices []string `json:",omitempty"`
+	// Apart are the Nodes its required pod anti-affinity keeps it off, sorted (see
+	// PlaceApart). Filled for waiting pods, as Volumes.
+	Apart []string `json:",omitempty"`
 }
 
 // NodeSelector is a required node affinity: its terms are ORed.

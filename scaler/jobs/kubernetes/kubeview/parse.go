@@ -102,6 +102,9 @@ type podSpec struct {
 		NodeAffinity *struct {
 			Required *NodeSelector `json:"requiredDuringSchedulingIgnoredDuringExecution"`
 		} `json:"nodeAffinity"`
+		PodAntiAffinity *struct {
+			Required []podAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution"`
+		} `json:"podAntiAffinity"`
 	} `json:"affinity"`
 	Tolerations           []Toleration `json:"tolerations"`
 	Containers            []container  `json:"containers"`
@@ -243,7 +246,7 @@ func ParsePod(data []byte) (Pod, error) {
 		return Pod{}, fmt.Errorf("%w: %s", ErrBadAnswer, errtext.Of(err))
 	}
 	p := Pod{
-		Namespace: md.Namespace, Name: md.Name, UID: md.UID,
+		Namespace: md.Namespace, Name: md.Name, UID: md.UID, Labels: md.Labels,
 		NodeName: spec.NodeName, Phase: o.Status.Phase, Deleting: md.DeletionTimestamp != nil,
 		Mirror:       md.Annotations[mirrorAnnotation] != "",
 		DoNotDisrupt: md.Annotations[DoNotDisrupt] == "true" || md.Annotations[KarpenterDoNotDisrupt] == "true",
@@ -281,6 +284,9 @@ func ParsePod(data []byte) (Pod, error) {
 	}
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
 		p.Placement.Affinity = a.NodeAffinity.Required
+	}
+	if a := spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		p.AntiAffinity = antiAffinity(a.PodAntiAffinity.Required, md.Namespace, md.Labels)
 	}
 	for _, c := range o.Status.Conditions {
 		if c.Type == "PodScheduled" && c.Status == "False" && c.Reason == "Unschedulable" {
