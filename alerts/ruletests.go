@@ -109,13 +109,21 @@ type timing struct {
 	cfg  *config.Config
 	step time.Duration
 	pass time.Duration
+	// cpuPool and gpuPool label the servers of the scenarios that feed rota-exporter's series:
+	// cpu and gpu, unless the config has a pool of that name on another source (whose series
+	// rota-exporter's rules leave out).
+	cpuPool, gpuPool string
 }
 
 func newTiming(cfg *config.Config) (timing, error) {
 	p := cfg.Policy
-	tm := timing{cfg: cfg, step: time.Duration(cfg.Prometheus.ScrapeInterval), pass: time.Duration(p.EvaluationInterval)}
+	tm := timing{cfg: cfg, step: time.Duration(cfg.Prometheus.ScrapeInterval), pass: time.Duration(p.EvaluationInterval),
+		cpuPool: rotaExporterPool(cfg, "cpu"), gpuPool: rotaExporterPool(cfg, "gpu")}
 	if tm.step <= 0 {
 		return timing{}, fmt.Errorf("prometheus.scrape_interval: must be positive")
+	}
+	if !slices.Contains(cfg.SourcesInUse(), config.RotaExporter) {
+		return timing{}, fmt.Errorf("pools[].telemetry_source: no pool reads %s, whose series the generated tests feed (test other sources' rules with tests of your own)", config.RotaExporter)
 	}
 	durations := []struct {
 		path string
@@ -142,6 +150,19 @@ func newTiming(cfg *config.Config) (timing, error) {
 		return timing{}, fmt.Errorf("policy.failure.alert_window: %s is shorter than 4 scrape intervals (%s): too short to test failures across a restart of rota", p.Failure.AlertWindow, model.Duration(tm.step))
 	}
 	return tm, nil
+}
+
+// rotaExporterPool is name, or name with a suffix where a pool of the config so named reads
+// another source.
+func rotaExporterPool(cfg *config.Config, name string) string {
+	taken := func(n string) bool {
+		return slices.ContainsFunc(cfg.Pools, func(pl config.Pool) bool { return pl.Name == n && pl.Source() != config.RotaExporter })
+	}
+	out := name
+	for i := 2; taken(out); i++ {
+		out = fmt.Sprintf("%s-%d", name, i)
+	}
+	return out
 }
 
 // n is how many steps d spans.

@@ -176,3 +176,53 @@ func writeRules(t *testing.T, cfg *config.Config, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// TestGeneratedTestsBesideOtherSources: the generated tests feed rota-exporter's series to
+// servers of pools named cpu and gpu, so a config whose pool of that name reads node_exporter
+// and dcgm-exporter got tests that failed against its own rules (rota-exporter's selectors
+// leave that pool out); the scenarios now take names no pool of another source has, and a
+// config with no pool on rota-exporter (its rules have none of rota-exporter's series) is
+// refused, naming the field.
+func TestGeneratedTestsBesideOtherSources(t *testing.T) {
+	promtool := testutil.Tool(t, "promtool")
+	pools := func(cpu, gpu string) string {
+		return `server: {webhook_auth_disabled: true}
+telemetry_sources:
+  - name: fleet
+pools:
+  - name: cpu
+    telemetry_source: ` + cpu + `
+    profile: {cpu_cores: 64}
+    cost: {hourly: 1}
+    nodes:
+      - {name: cpu01, bmc: {protocol: ipmi, host: cpu01-bmc, username: rota, password_env: PW}}
+  - name: gpu
+    telemetry_source: ` + gpu + `
+    profile: {cpu_cores: 64, gpus: 8}
+    cost: {hourly: 10}
+    nodes:
+      - {name: gpu01, bmc: {protocol: ipmi, host: gpu01-bmc, username: rota, password_env: PW}}
+`
+	}
+	for _, tc := range []struct{ name, config string }{
+		{"gpu pool on dcgm-exporter", pools("rota-exporter", "fleet")},
+		{"cpu pool on node_exporter", pools("fleet", "rota-exporter")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Parse([]byte(tc.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range writeRuleTests(t, t.TempDir(), cfg, "") {
+				t.Run(filepath.Base(f.path), func(t *testing.T) { runPromtoolTest(t, promtool, f.path) })
+			}
+		})
+	}
+	cfg, err := config.Parse([]byte(pools("fleet", "fleet")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GenerateTests(cfg, "rota-rules.yml"); err == nil || !strings.Contains(err.Error(), "pools[].telemetry_source") {
+		t.Fatalf("GenerateTests: %v, want an error naming pools[].telemetry_source", err)
+	}
+}

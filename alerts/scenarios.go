@@ -120,7 +120,7 @@ func idleScenarios(tm timing) []scenario {
 	s := tm.step
 	n := tm.n(2*w + 10*max(tm.pass, s))
 	idleU, busyU := p.CPUThreshold/4, (1+p.CPUThreshold)/2
-	idle := func(node string) []InputSeries { return tm.cpu(nodeLabels(node, "cpu"), busyFor(idleU, n)) }
+	idle := func(node string) []InputSeries { return tm.cpu(nodeLabels(node, tm.cpuPool), busyFor(idleU, n)) }
 	// The CPU counters first give a rate one step after they start, so a server reporting from
 	// t has its window covered at t + window.
 	fires := func(t time.Duration) []check { return tm.from(tm.held(t, tm.pass)) }
@@ -159,15 +159,15 @@ func idleScenarios(tm timing) []scenario {
 
 	// Every server's pool declares its GPUs (rota's own series): none in pool cpu.
 	cpu := func(name, why string, series []InputSeries, checks []check) scenario {
-		l := nodeLabels(name, "cpu")
+		l := nodeLabels(name, tm.cpuPool)
 		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: l, series: append(series, declared(l, n, 0)), checks: checks}
 	}
 	gpuNode := func(name, why string, gpus int, extra []InputSeries, checks []check) scenario {
-		l := nodeLabels(name, "gpu")
+		l := nodeLabels(name, tm.gpuPool)
 		return scenario{name: "idle: " + name + ": " + why, alert: AlertIdle, labels: l,
 			series: append(append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, gpus)), extra...), checks: checks}
 	}
-	gl := func(name string) map[string]string { return nodeLabels(name, "gpu") }
+	gl := func(name string) map[string]string { return nodeLabels(name, tm.gpuPool) }
 	gthr := p.GPUThreshold
 	// gpugap: the GPU's readings stop at half (a stale marker) and come back five steps later.
 	gap := constant(0, n)
@@ -177,24 +177,24 @@ func idleScenarios(tm timing) []scenario {
 	}
 	return []scenario{
 		cpu("idle", "under the CPU threshold from the start fires once the window is covered and held", idle("idle"), fires(w)),
-		cpu("busy", "over the CPU threshold", tm.cpu(nodeLabels("busy", "cpu"), busyFor(busyU, n)), never),
-		cpu("cpuedge", "CPUs at the threshold are not under it", tm.cpu(nodeLabels("cpuedge", "cpu"), busyFor(p.CPUThreshold, n)), never),
-		cpu("cpuunder", "CPUs just under the threshold", tm.cpu(nodeLabels("cpuunder", "cpu"), busyFor(p.CPUThreshold*0.98, n)), fires(w)),
-		cpu("late", "reporting from half a window in", tm.cpu(nodeLabels("late", "cpu"), late), fires(half+w)),
-		cpu("flap", "a busy spell starts the window again", tm.cpu(nodeLabels("flap", "cpu"), flap), []check{
+		cpu("busy", "over the CPU threshold", tm.cpu(nodeLabels("busy", tm.cpuPool), busyFor(busyU, n)), never),
+		cpu("cpuedge", "CPUs at the threshold are not under it", tm.cpu(nodeLabels("cpuedge", tm.cpuPool), busyFor(p.CPUThreshold, n)), never),
+		cpu("cpuunder", "CPUs just under the threshold", tm.cpu(nodeLabels("cpuunder", tm.cpuPool), busyFor(p.CPUThreshold*0.98, n)), fires(w)),
+		cpu("late", "reporting from half a window in", tm.cpu(nodeLabels("late", tm.cpuPool), late), fires(half+w)),
+		cpu("flap", "a busy spell starts the window again", tm.cpu(nodeLabels("flap", tm.cpuPool), flap), []check{
 			{tm.held(spellEnd+w-s, tm.pass), false},
 			{tm.held(spellEnd+2*s+w, tm.pass), true},
 			{tm.held(spellEnd+6*s+w, tm.pass), true},
 		}),
-		cpu("reboot", "a stale gap and counters from zero start the window again", tm.cpu(nodeLabels("reboot", "cpu"), reboot), fires(back+w)),
-		cpu("blip", "two missed scrapes start the window again, though rate() bridges them", tm.cpu(nodeLabels("blip", "cpu"), blip), fires(blipBack+w)),
-		cpu("reset", "a counter reset with no sample missing changes nothing", tm.cpu(nodeLabels("reset", "cpu"), reset),
+		cpu("reboot", "a stale gap and counters from zero start the window again", tm.cpu(nodeLabels("reboot", tm.cpuPool), reboot), fires(back+w)),
+		cpu("blip", "two missed scrapes start the window again, though rate() bridges them", tm.cpu(nodeLabels("blip", tm.cpuPool), blip), fires(blipBack+w)),
+		cpu("reset", "a counter reset with no sample missing changes nothing", tm.cpu(nodeLabels("reset", tm.cpuPool), reset),
 			append(fires(w), check{resetAt + s, true}, check{resetAt + 4*s, true})),
 		cpu("memfail", "a failing collector is partial data, never idle",
-			append(idle("memfail"), collector(nodeLabels("memfail", "cpu"), "memory", n, false)), never),
+			append(idle("memfail"), collector(nodeLabels("memfail", tm.cpuPool), "memory", n, false)), never),
 		cpu("nonvml", "a CPU server whose GPU collector finds no NVML is still idle",
-			append(idle("nonvml"), collector(nodeLabels("nonvml", "cpu"), "gpu", n, false), collector(nodeLabels("nonvml", "cpu"), "cpu", n, true),
-				series(GPUDevices, nodeLabels("nonvml", "cpu"), constant(0, n))), fires(w)),
+			append(idle("nonvml"), collector(nodeLabels("nonvml", tm.cpuPool), "gpu", n, false), collector(nodeLabels("nonvml", tm.cpuPool), "cpu", n, true),
+				series(GPUDevices, nodeLabels("nonvml", tm.cpuPool), constant(0, n))), fires(w)),
 		gpuNode("gpuidle", "every GPU under the threshold", 2, append(tm.gpu(gl("gpuidle"), n, gthr/5, gthr/5), processes(gl("gpuidle"), n, 0)), fires(w)),
 		gpuNode("gpuedge", "a GPU at the threshold is not under it", 1, tm.gpu(gl("gpuedge"), n, gthr), never),
 		gpuNode("gpuunder", "a GPU just under the threshold", 1, tm.gpu(gl("gpuunder"), n, gthr*0.98), fires(w)),
@@ -231,13 +231,13 @@ func coverageScenarios(tm timing) []scenario {
 		return scenario{name: "coverage: " + node + ": " + why, alert: AlertIdle, labels: nodeLabels(node, pool), series: series, checks: checks}
 	}
 	missing := func(node, why string, count int, series []InputSeries, checks []check) scenario {
-		return scenario{name: "coverage: " + node + ": " + why, alert: AlertGPUsMissing, labels: nodeLabels(node, "gpu"),
+		return scenario{name: "coverage: " + node + ": " + why, alert: AlertGPUsMissing, labels: nodeLabels(node, tm.gpuPool),
 			value: fmt.Sprint(count), series: series, checks: checks}
 	}
-	gl := func(node string) map[string]string { return nodeLabels(node, "gpu") }
-	noCollector := server("nocollector", "gpu", 2, collector(gl("nocollector"), "cpu", n, true))
-	noNVML := server("nonvml", "gpu", 2, series(GPUDevices, gl("nonvml"), constant(0, n)), collector(gl("nonvml"), "gpu", n, false))
-	fewer := server("fewer", "gpu", 2, tm.gpu(gl("fewer"), n, gthr/5)...) // NVML sees one GPU of the two declared, and reads it
+	gl := func(node string) map[string]string { return nodeLabels(node, tm.gpuPool) }
+	noCollector := server("nocollector", tm.gpuPool, 2, collector(gl("nocollector"), "cpu", n, true))
+	noNVML := server("nonvml", tm.gpuPool, 2, series(GPUDevices, gl("nonvml"), constant(0, n)), collector(gl("nonvml"), "gpu", n, false))
+	fewer := server("fewer", tm.gpuPool, 2, tm.gpu(gl("fewer"), n, gthr/5)...) // NVML sees one GPU of the two declared, and reads it
 	// gap: GPU 1 of 2 without readings from a stale marker at half a window for four steps.
 	half := time.Duration(tm.n(w/2)) * s
 	stop, back := half+s, half+5*s
@@ -246,7 +246,7 @@ func coverageScenarios(tm timing) []scenario {
 	for i := tm.n(stop) + 1; i < tm.n(back); i++ {
 		gapped[i] = sample{}
 	}
-	gap := server("gap", "gpu", 2, series(GPUDevices, gl("gap"), constant(2, n)),
+	gap := server("gap", tm.gpuPool, 2, series(GPUDevices, gl("gap"), constant(2, n)),
 		tm.busy(with(gl("gap"), "gpu", "0"), constant(gthr/5, n)),
 		tm.busy(with(gl("gap"), "gpu", "1"), gapped))
 	// The gap is missing readings at the evaluations from stop to back-s: it fires only if the
@@ -257,7 +257,7 @@ func coverageScenarios(tm timing) []scenario {
 	}
 	// beyond: the pool declares one GPU, the server reports two, and the second has the gap
 	// above: a GPU beyond the profile is held to at every step of the window too.
-	beyond := server("beyond", "gpu", 1, series(GPUDevices, gl("beyond"), constant(2, n)),
+	beyond := server("beyond", tm.gpuPool, 1, series(GPUDevices, gl("beyond"), constant(2, n)),
 		tm.busy(with(gl("beyond"), "gpu", "0"), constant(gthr/5, n)),
 		tm.busy(with(gl("beyond"), "gpu", "1"), gapped))
 	// gone and gpugone: a scrape fails once the server already fires: every series of its
@@ -272,8 +272,8 @@ func coverageScenarios(tm timing) []scenario {
 	for i := tm.n(ends) + 1; i <= n; i++ {
 		goneSteps[i] = cpuStep{}
 	}
-	gone := append(tm.cpu(nodeLabels("gone", "cpu"), goneSteps), declared(nodeLabels("gone", "cpu"), n, 0))
-	gpugone := server("gpugone", "gpu", 1,
+	gone := append(tm.cpu(nodeLabels("gone", tm.cpuPool), goneSteps), declared(nodeLabels("gone", tm.cpuPool), n, 0))
+	gpugone := server("gpugone", tm.gpuPool, 1,
 		series(GPUDevices, gl("gpugone"), staleFrom(constant(1, n))),
 		tm.busy(with(gl("gpugone"), "gpu", "0"), staleFrom(constant(0, n))))
 	endsChecks := []check{{fired, true}, {ends - s, true}, {ends, false}}
@@ -283,7 +283,7 @@ func coverageScenarios(tm timing) []scenario {
 	for i := tm.n(ends) + 1; i <= n; i++ {
 		frozenSteps[i] = cpuStep{kind: present, frozen: true}
 	}
-	frozen := append(tm.cpu(nodeLabels("frozen", "cpu"), frozenSteps), declared(nodeLabels("frozen", "cpu"), n, 0))
+	frozen := append(tm.cpu(nodeLabels("frozen", tm.cpuPool), frozenSteps), declared(nodeLabels("frozen", tm.cpuPool), n, 0))
 	// twice: the exporter is scraped by two jobs, and NVML sees one GPU of the two declared:
 	// each job's reading of it is still one GPU's.
 	twice := []InputSeries{declared(gl("twice"), n, 2)}
@@ -292,7 +292,7 @@ func coverageScenarios(tm timing) []scenario {
 		twice = append(append(twice, tm.cpu(l, busyFor(idleU, n))...), tm.gpu(l, n, gthr/5)...)
 	}
 	// nan: one GPU of two reads NaN throughout.
-	nan := server("nan", "gpu", 2, series(GPUDevices, gl("nan"), constant(2, n)),
+	nan := server("nan", tm.gpuPool, 2, series(GPUDevices, gl("nan"), constant(2, n)),
 		tm.busy(with(gl("nan"), "gpu", "0"), constant(gthr/5, n)),
 		tm.busy(with(gl("nan"), "gpu", "1"), constant(math.NaN(), n)))
 	// handover: rota's leader changes once the server fires: the new leader's first scrape
@@ -303,33 +303,33 @@ func coverageScenarios(tm timing) []scenario {
 		return append(append(tm.cpu(l, busyFor(idleU, n)), declaredHandover(l, n, tm.n(ends), gpus)...), extra...)
 	}
 	return []scenario{
-		idle("handover", "gpu", "two rotas' fleet series at a leader handover: still idle",
-			handover("handover", "gpu", 2, tm.gpu(gl("handover"), n, gthr/5, gthr/5)...), append(tm.from(fired), check{ends, true}, check{ends + 4*s, true})),
+		idle("handover", tm.gpuPool, "two rotas' fleet series at a leader handover: still idle",
+			handover("handover", tm.gpuPool, 2, tm.gpu(gl("handover"), n, gthr/5, gthr/5)...), append(tm.from(fired), check{ends, true}, check{ends + 4*s, true})),
 		missing("handover", "two rotas' fleet series at a leader handover: still missing", 2,
-			handover("handover", "gpu", 2, collector(gl("handover"), "cpu", n, true)), append(tm.from(now), check{ends, true}, check{ends + 4*s, true})),
-		idle("cpu", "cpu", "no GPUs declared and no GPU collector: idle", server("cpu", "cpu", 0), tm.from(fired)),
-		idle("full", "gpu", "every declared GPU read: idle", server("full", "gpu", 2, tm.gpu(gl("full"), n, gthr/5, gthr/5)...), tm.from(fired)),
-		idle("nocollector", "gpu", "GPUs declared and no GPU series: never idle", noCollector, never),
+			handover("handover", tm.gpuPool, 2, collector(gl("handover"), "cpu", n, true)), append(tm.from(now), check{ends, true}, check{ends + 4*s, true})),
+		idle("cpu", tm.cpuPool, "no GPUs declared and no GPU collector: idle", server("cpu", tm.cpuPool, 0), tm.from(fired)),
+		idle("full", tm.gpuPool, "every declared GPU read: idle", server("full", tm.gpuPool, 2, tm.gpu(gl("full"), n, gthr/5, gthr/5)...), tm.from(fired)),
+		idle("nocollector", tm.gpuPool, "GPUs declared and no GPU series: never idle", noCollector, never),
 		missing("nocollector", "GPUs declared and no GPU series are missing readings", 2, noCollector, tm.from(now)),
-		idle("nonvml", "gpu", "NVML did not start on a server with GPUs declared: never idle", noNVML, never),
+		idle("nonvml", tm.gpuPool, "NVML did not start on a server with GPUs declared: never idle", noNVML, never),
 		missing("nonvml", "NVML did not start: the declared GPUs are missing readings", 2, noNVML, tm.from(now)),
 		{name: "coverage: nonvml: a failing GPU collector is partial data where GPUs are declared", alert: AlertCollectorFailing,
 			labels: gl("nonvml"), series: noNVML, checks: tm.from(now)},
-		idle("fewer", "gpu", "one GPU read of two declared: never idle", fewer, never),
+		idle("fewer", tm.gpuPool, "one GPU read of two declared: never idle", fewer, never),
 		missing("fewer", "one GPU read of two declared", 1, fewer, tm.from(now)),
-		idle("undeclared", "cpu", "no series from rota of what its pool declares: never idle",
-			tm.cpu(nodeLabels("undeclared", "cpu"), busyFor(idleU, n)), never),
-		idle("gap", "gpu", "one GPU of two without readings for a while starts the window again", gap, tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
+		idle("undeclared", tm.cpuPool, "no series from rota of what its pool declares: never idle",
+			tm.cpu(nodeLabels("undeclared", tm.cpuPool), busyFor(idleU, n)), never),
+		idle("gap", tm.gpuPool, "one GPU of two without readings for a while starts the window again", gap, tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
 		missing("gap", "one GPU of two without readings for a while, held for one pass", 1, gap, gapMissing),
-		idle("beyond", "gpu", "a GPU beyond the one declared without readings for a while starts the window again", beyond,
+		idle("beyond", tm.gpuPool, "a GPU beyond the one declared without readings for a while starts the window again", beyond,
 			tm.from(max(fired, tm.held(back+w-s, tm.pass)))),
-		idle("gone", "cpu", "a failed scrape ends the alert at the first evaluation after", gone, endsChecks),
-		idle("gpugone", "gpu", "GPU series gone stale end the alert at the first evaluation after", gpugone, endsChecks),
-		idle("frozen", "cpu", "CPU counters that stop moving end the alert once the rate window holds no rise", frozen,
+		idle("gone", tm.cpuPool, "a failed scrape ends the alert at the first evaluation after", gone, endsChecks),
+		idle("gpugone", tm.gpuPool, "GPU series gone stale end the alert at the first evaluation after", gpugone, endsChecks),
+		idle("frozen", tm.cpuPool, "CPU counters that stop moving end the alert once the rate window holds no rise", frozen,
 			[]check{{fired, true}, {ends + s, true}, {ends + 4*s, false}, {ends + 6*s, false}}),
-		idle("twice", "gpu", "scraped by two jobs, one GPU read of two declared: never idle", twice, never),
+		idle("twice", tm.gpuPool, "scraped by two jobs, one GPU read of two declared: never idle", twice, never),
 		missing("twice", "scraped by two jobs, one GPU read of two declared", 1, twice, tm.from(now)),
-		idle("nan", "gpu", "a GPU reading NaN: never idle", nan, never),
+		idle("nan", tm.gpuPool, "a GPU reading NaN: never idle", nan, never),
 		missing("nan", "a GPU reading NaN has no reading", 1, nan, tm.from(now)),
 	}
 }
@@ -355,12 +355,12 @@ func evaluationScenarios(tm timing) []scenario {
 	idleU, gthr := p.CPUThreshold/4, p.GPUThreshold
 	// Every server's pool declares its GPUs: none in pool cpu, one in pool gpu.
 	cpu := func(node, why string, steps []cpuStep) scenario {
-		l := nodeLabels(node, "cpu")
+		l := nodeLabels(node, tm.cpuPool)
 		return scenario{name: "evaluation: " + node + ": " + why, alert: AlertIdle, labels: l,
 			series: append(tm.cpu(l, steps), declared(l, n, 0)), checks: fires(w)}
 	}
 	gpuNode := func(node, why string, util samples, at time.Duration) scenario {
-		l := nodeLabels(node, "gpu")
+		l := nodeLabels(node, tm.gpuPool)
 		return scenario{name: "evaluation: " + node + ": " + why, alert: AlertIdle, labels: l,
 			series: append(tm.cpu(l, busyFor(idleU, n)), declared(l, n, 1), series(GPUDevices, l, constant(1, n)),
 				tm.busy(with(l, "gpu", "0"), util)),
@@ -435,7 +435,7 @@ func underuseScenarios(tm timing) []scenario {
 	// The GPU gauges cover the window from its first step.
 	at := tm.held(u-tm.step, tm.pass)
 	n := tm.n(at) + 8
-	l := func(node string) map[string]string { return nodeLabels(node, "gpu") }
+	l := func(node string) map[string]string { return nodeLabels(node, tm.gpuPool) }
 	// Every server's pool declares gpus GPUs (rota's own series).
 	sc := func(node, why string, gpus int, series []InputSeries, checks []check) scenario {
 		return scenario{name: "underuse: " + node + ": " + why, alert: AlertUnderused, labels: l(node),
@@ -470,7 +470,7 @@ func telemetryScenarios(tm timing) []scenario {
 	s := tm.step
 	last := a + 4*s
 	n := tm.n(tm.held(last+a, tm.pass)) + 8
-	l := func(node string) map[string]string { return nodeLabels(node, "cpu") }
+	l := func(node string) map[string]string { return nodeLabels(node, tm.cpuPool) }
 	fleet := func(node string, powered float64, state string) []InputSeries {
 		return []InputSeries{
 			series(FleetNodePowered, l(node), constant(powered, n)),
@@ -489,7 +489,7 @@ func telemetryScenarios(tm timing) []scenario {
 	}
 	now := tm.held(0, tm.pass)
 	stops := tm.held(last+a, tm.pass)
-	gl := nodeLabels("lost", "gpu")
+	gl := nodeLabels("lost", tm.gpuPool)
 	return []scenario{
 		sc(AlertTelemetryMissing, "ok", "powered and reporting", append(fleet("ok", 1, "on"), reporting("ok", n, false)), tm.never(stops+4*s)),
 		sc(AlertTelemetryMissing, "silent", "powered and never reporting", fleet("silent", 1, "on"), tm.from(now)),
