@@ -78,12 +78,14 @@ func (e Expr) cpuSample(offset string) string {
 
 // CPUs is the number of CPUs each server reports now. A scrape that fails ends it at once
 // (Prometheus marks the series stale), unlike rates, which find samples for a while after.
+// node_exporter's CPUs are counted once each (group by cpu): a second scrape job of it, or
+// its target under another instance naming the same host, adds none.
 func (e Expr) CPUs() string {
 	s := e.src
 	if s.ext == nil {
 		return agg("max", s.sel(NodeCPUs))
 	}
-	return fmt.Sprintf("count by (node) (%s)", s.cpu(s.sel(s.cpuSeconds(), `mode="idle"`)))
+	return fmt.Sprintf("count by (node) (group by (node, cpu) (%s))", s.cpu(s.sel(s.cpuSeconds(), `mode="idle"`)))
 }
 
 // NewestSample is the time (Unix seconds) of each server's newest CPU sample.
