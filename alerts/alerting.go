@@ -195,20 +195,20 @@ func (e fleetExpr) gpusNeeded() string {
 // each of those GPUs at every step of the idle window and now.
 //
 // An external source has no count of the GPUs a server has (rota_gpu_devices is
-// rota-exporter's): there a server must also keep, at every step, as many GPUs read as it had
-// at any step of the window, or a GPU beyond those its pool declares could miss readings
-// without starting the window again.
+// rota-exporter's): there a server needs, besides, as many GPUs read as it had at any step of
+// the window, or a GPU beyond those its pool declares (on a pool that declares none too) could
+// miss readings without starting the window again.
 func (e fleetExpr) gpusShort() string {
 	count, need := e.node(Expr.GPUBusyCount), e.gpusNeeded()
-	steady := ""
 	for _, x := range e.all {
 		if x.src.ext != nil {
-			steady = fmt.Sprintf("\n  and on (node)\n  %s\n  >= on (node)\n  %s", indent(e.IdleMin(count)), indent(e.IdleMax(count)))
+			most := "max by (node) (\n  " + indent(e.IdleMax(count)) + "\n)"
+			need = fmt.Sprintf("(\n  %s > on (node) %s\n  or on (node) %s\n  or on (node) %s\n)", indent(need), indent(most), indent(most), indent(need))
 			break
 		}
 	}
-	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s\n  >= on (node) %s\n  and on (node)\n  %s\n  >= %d\n  and on (node) %s >= on (node) %s%s\n)",
-		need, indent(e.IdleMin(count)), indent(need), indent(e.IdleSamples(count)), e.IdleSteps(), RecGPUBusyCount, indent(need), steady)
+	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s\n  >= on (node) %s\n  and on (node)\n  %s\n  >= %d\n  and on (node) %s >= on (node) %s\n)",
+		need, indent(e.IdleMin(count)), indent(need), indent(e.IdleSamples(count)), e.IdleSteps(), RecGPUBusyCount, indent(need))
 }
 
 // failing selects the servers with a failing collector: any but the GPU collector, or the GPU

@@ -25,6 +25,7 @@ const (
 	failing                  // rota-exporter: failing collectors other than the GPU collector
 	gpuFailing               // rota-exporter: the GPU collector fails
 	unread                   // rota-exporter: reported GPUs without a reading
+	gpuCountMax              // external source: most GPUs with a reading at any step of the idle window
 	factCount
 )
 
@@ -70,7 +71,9 @@ func (res *results) view(n string, s server, now time.Time, maxAge time.Duration
 // incomplete says what the server's fresh data lacks: CPU readings at every step of the idle
 // window; a reading at every step and now for every GPU its pool declares, and for every GPU it
 // reports (a GPU beyond the profile too: the rules hold the window's fewest readings against
-// the more of the two counts); no failing collector. Empty when nothing is missing.
+// the more of the two counts; on an external source, which reports no count, every GPU read
+// at any step of the window, on a pool that declares none too); no failing collector. Empty
+// when nothing is missing.
 func (res *results) incomplete(n string, declared, steps int) string {
 	if c, ok := res.get(cpuSteps, n); !ok || c < float64(steps) {
 		return fmt.Sprintf("CPU readings at %.0f of the %d steps of the idle window", c, steps)
@@ -92,6 +95,9 @@ func (res *results) incomplete(n string, declared, steps int) string {
 	if devices > need {
 		need, whose = devices, "its exporter finds"
 	}
+	if most, ok := res.get(gpuCountMax, n); ok && most > need {
+		need, whose = most, "read during the idle window"
+	}
 	if need > 0 {
 		now, _ := res.get(gpuCountNow, n)
 		least, hasLeast := res.get(gpuCountMin, n)
@@ -102,7 +108,7 @@ func (res *results) incomplete(n string, declared, steps int) string {
 			return fmt.Sprintf("as few as %.0f of the %.0f GPUs %s reported during the idle window", least, need, whose)
 		}
 	}
-	if declared > 0 || devices > 0 {
+	if need > 0 {
 		c, ok := res.get(gpuSteps, n)
 		if _, hasMax := res.get(gpuMax, n); !ok || !hasMax || c < float64(steps) {
 			return fmt.Sprintf("GPU readings at %.0f of the %d steps of the idle window", c, steps)

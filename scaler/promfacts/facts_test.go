@@ -40,6 +40,20 @@ func TestViews(t *testing.T) {
 		v[gpuCountMin], v[gpuCountNow], v[unread] = 2, 2, 0
 		return v
 	}
+	// external makes the GPU answers an external source's (no device count, no collectors):
+	// most, fewest (-1: none) and now (-1: none) GPUs read, and the steps with a reading.
+	external := func(most, least, now, gsteps float64) func(map[fact]float64) {
+		return func(v map[fact]float64) {
+			delete(v, gpuDevices)
+			delete(v, unread)
+			v[gpuCountMax], v[gpuCountMin], v[gpuCountNow], v[gpuSteps] = most, least, now, gsteps
+			for f, x := range map[fact]float64{gpuCountMin: least, gpuCountNow: now} {
+				if x < 0 {
+					delete(v, f)
+				}
+			}
+		}
+	}
 	cases := []struct {
 		name     string
 		values   map[fact]float64
@@ -100,6 +114,15 @@ func TestViews(t *testing.T) {
 		{name: "a gpu beyond the profile read throughout", values: gpuServer(), declared: 1},
 		{name: "a gpu beyond the profile missing during the window", values: gpuServer(), declared: 1, change: func(v map[fact]float64) { v[gpuCountMin] = 1 },
 			missing: "as few as 1 of the 2 GPUs its exporter finds reported during the idle window"},
+		// An external source reports no count of GPUs: those read at any step of the window
+		// are held to, on a pool that declares none too.
+		{name: "external: a gpu on a pool declaring none, read at some steps", values: gpuServer(), change: external(1, 1, 1, 30),
+			missing: "GPU readings at 30 of the 40 steps of the idle window"},
+		{name: "external: a gpu on a pool declaring none, read no more", values: gpuServer(), change: external(1, -1, -1, 30),
+			missing: "0 of the 1 GPUs read during the idle window report readings"},
+		{name: "external: a gpu on a pool declaring none, read throughout", values: gpuServer(), change: external(1, 1, 1, steps)},
+		{name: "external: a gpu beyond the profile missing for a while", values: gpuServer(), declared: 2, change: external(3, 2, 3, steps),
+			missing: "as few as 2 of the 3 GPUs read during the idle window"},
 
 		// Unknown telemetry: a blocking series absent makes the server not Present, others are
 		// only named.

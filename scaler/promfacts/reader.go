@@ -146,6 +146,9 @@ func queries(e alerts.Expr) []namedQuery {
 			namedQuery{"failing collectors", e.CollectorsFailing(), failing},
 			namedQuery{"failing gpu collector", e.GPUCollectorFailing(), gpuFailing},
 			namedQuery{"unread gpus", e.GPUsUnread(busyCount), unread})
+	} else {
+		// No count of a server's GPUs: those read at any step of the window stand for it.
+		qs = append(qs, namedQuery{"most gpus read", e.IdleMax(busyCount), gpuCountMax})
 	}
 	return qs
 }
