@@ -88,7 +88,8 @@ type haFleet struct {
 	token  string
 	fault  string // ROTA_TEST_FAULT for every rota of the fleet
 	rotas  []*haRota
-	extras map[int][]string // per-instance endpoint overrides
+	extras map[int][]string    // per-instance endpoint overrides
+	edit   func(string) string // if set, applied to every config written
 }
 
 // haRota is one rota process of the fleet.
@@ -215,6 +216,9 @@ pools:
     boot_timeout: 1m
     nodes:
 %s`, f.prom.url, port, f.token, strings.Join(endpoints, `", "`), f.name, i, port, model(haTTL), f.dir, nodes.String())
+	if f.edit != nil {
+		cfg = f.edit(cfg)
+	}
 	path := filepath.Join(f.dir, fmt.Sprintf("rota-%d.yml", i))
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		f.t.Fatal(err)

@@ -15,12 +15,15 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/rotahq/rota/internal/etcdtest"
 	"github.com/rotahq/rota/internal/testutil"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/executor"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
+	"github.com/rotahq/rota/scaler/store/etcdstore"
 )
 
 // killCase is one kill -9 of the leader: the scenario, and the action kind and step after
@@ -461,5 +464,80 @@ func TestHARefusesABadStart(t *testing.T) {
 	}
 	if got := other.resets("n1"); len(got) != 0 {
 		t.Errorf("the other fleet's BMC received %v", got)
+	}
+}
+
+// etcd with auth, as its docs set up a tenant: a user whose role reads and writes the fleet's
+// prefix alone. A pair of rotas on it starts, one leads and acts, a pin is written through
+// the follower, and a resignation hands over; nothing is written outside the prefix.
+func TestHAEtcdUserOfThePrefixAlone(t *testing.T) {
+	etcd := etcdtest.Start(t, 1, etcdtest.Options{})
+	ctx := context.Background()
+	root, err := etcdstore.Connect(ctx, etcdstore.Options{Endpoints: etcd.Endpoints(), DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, step := range []func() error{
+		func() error { _, err := root.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := root.UserAdd(ctx, "root", "root-pw"); return err },
+		func() error { _, err := root.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := root.RoleAdd(ctx, "rota-site-a"); return err },
+		func() error {
+			_, err := root.RoleGrantPermission(ctx, "rota-site-a", "/rota/site-a/", clientv3.GetPrefixRangeEnd("/rota/site-a/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := root.UserAdd(ctx, "rota", "rota-pw"); return err },
+		func() error { _, err := root.UserGrantRole(ctx, "rota", "rota-site-a"); return err },
+		func() error { _, err := root.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newHAFleet(t, etcd, "site-a", map[string]string{"n1": "On"})
+	f.prom.idle.Store(false)
+	password := filepath.Join(f.dir, "etcd.password")
+	if err := os.WriteFile(password, []byte("rota-pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.edit = func(c string) string {
+		return strings.Replace(c, "    fleet: site-a\n", "    fleet: site-a\n    username: rota\n    password_file: "+password+"\n", 1)
+	}
+	for i := range 2 {
+		f.start(i)
+	}
+	lead := f.leader(20 * time.Second)
+	f.waitState("n1", fleet.StateOn, 20*time.Second)
+	follower := f.rotas[0]
+	if follower == lead {
+		follower = f.rotas[1]
+	}
+	if err := follower.client.SetPinned(ctx, "n1", true, "through a follower"); err != nil {
+		t.Fatalf("pin through the follower: %v", err)
+	}
+	if err := lead.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-lead.exited
+	if next := f.leader(2 * haTTL); next != follower {
+		t.Errorf("%s leads after %s resigned, want %s", next.name, lead.name, follower.name)
+	}
+	if n, err := follower.node("n1"); err != nil || !n.Pinned {
+		t.Errorf("the new leader's n1: %+v, %v", n, err)
+	}
+	cli, err := etcdstore.Connect(ctx, etcdstore.Options{Endpoints: etcd.Endpoints(), Username: "root", Password: "root-pw", DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, "", clientv3.WithFromKey(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range resp.Kvs {
+		if !strings.HasPrefix(string(kv.Key), "/rota/site-a/") {
+			t.Errorf("a key outside the fleet's prefix: %s", kv.Key)
+		}
 	}
 }
