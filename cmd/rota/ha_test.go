@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -539,5 +540,42 @@ func TestHAEtcdUserOfThePrefixAlone(t *testing.T) {
 		if !strings.HasPrefix(string(kv.Key), "/rota/site-a/") {
 			t.Errorf("a key outside the fleet's prefix: %s", kv.Key)
 		}
+	}
+}
+
+// Slurm's ResumeProgram (`rotactl slurm resume`) reaches a follower in the failover after the
+// leader's crash, while no rota leads: rotactl waits for the next leader (within its
+// --rota.timeout) and that leader powers the server on, once; the wake is not lost.
+func TestHAWakeInTheFailoverWaitsForTheNextLeader(t *testing.T) {
+	f := newHAFleet(t, etcdtest.Start(t, 1, etcdtest.Options{}), "wake-failover", map[string]string{"n1": "Off"})
+	f.prom.idle.Store(false)
+	for i := range 2 {
+		f.start(i)
+	}
+	lead := f.leader(20 * time.Second)
+	f.waitState("n1", fleet.StateOff, 20*time.Second)
+	follower := f.rotas[0]
+	if follower == lead {
+		follower = f.rotas[1]
+	}
+	bin := filepath.Join(t.TempDir(), "rotactl")
+	if out, err := exec.Command("go", "build", "-o", bin, "../rotactl").CombinedOutput(); err != nil {
+		t.Fatalf("building rotactl: %v\n%s", err, out)
+	}
+	if err := lead.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-lead.exited
+	out, err := exec.Command(bin, "slurm", "resume", "n1", "--config.file", follower.cfg, "--rota.url", follower.base,
+		"--rota.token-file", f.token, "--rota.timeout", "30s").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rotactl slurm resume through the follower in the failover: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "started") {
+		t.Errorf("rotactl slurm resume says:\n%s", out)
+	}
+	f.waitState("n1", fleet.StateOn, 30*time.Second)
+	if got := f.resets("n1"); !slices.Equal(got, []string{"On"}) {
+		t.Errorf("n1's BMC received %v, want one power-on", got)
 	}
 }

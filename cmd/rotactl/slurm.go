@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"text/tabwriter"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 
@@ -97,7 +98,7 @@ func slurmResume(ctx context.Context, e env, f *slurmFlags) int {
 		fmt.Fprintln(e.stderr, "rotactl:", err)
 		return 2
 	}
-	res, err := c.Wake(ctx, f.power.nodes, wakeNote)
+	res, err := wakeOnceLed(ctx, e, c, f.power.nodes, f.rota.timeout)
 	switch {
 	case err == nil:
 		return printWake(e, res)
@@ -109,6 +110,27 @@ func slurmResume(ctx context.Context, e env, f *slurmFlags) int {
 	}
 	fmt.Fprintf(e.stderr, "rotactl: rota cannot be reached (%v); powering on alone\n", err)
 	return resumeAlone(ctx, e, cfg, &f.power)
+}
+
+// wakeOnceLed asks rota to wake the nodes; while no rota leads (a failover: the rota asked
+// follows, and the leader it names, just crashed, cannot be reached or none is named) it asks
+// again every second, within timeout: the next leader comes within twice the lease TTL, and
+// a resume that fails costs the work Slurm placed on the servers.
+func wakeOnceLed(ctx context.Context, e env, c *api.Client, nodes []string, timeout time.Duration) ([]api.WakeResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		res, err := c.Wake(ctx, nodes, wakeNote)
+		var se *api.StatusError
+		if !errors.Is(err, api.ErrLeaderUnreachable) && !(errors.As(err, &se) && se.NoLeader) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no leader could be reached within --rota.timeout: %w", err)
+		case <-e.clock.After(time.Second):
+		}
+	}
 }
 
 // rotaClient is the client for the running rota: --rota.url, else the config's listen address

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,12 +29,19 @@ type Client struct {
 }
 
 // StatusError is an error answer of the API. LeaderURL is set when the rota asked does not
-// lead and names the one that does.
+// lead and names the one that does; NoLeader when it does not lead and no rota does (a
+// failover under way: 503 with Retry-After).
 type StatusError struct {
 	Code      int
 	Message   string
 	LeaderURL string
+	NoLeader  bool
 }
+
+// ErrLeaderUnreachable is a write refused by a rota that does not lead, whose leader (as it
+// last read the election) could not be reached: it may have just crashed, and the next one
+// leads within twice the lease TTL.
+var ErrLeaderUnreachable = errors.New("the leader it names cannot be reached")
 
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("rota answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Message)
@@ -214,7 +222,13 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		leader.String() == c.base.String(), c.base.Scheme == "https" && leader.Scheme != "https":
 		return err
 	}
-	return c.doAt(ctx, leader, method, path, body, out)
+	lerr := c.doAt(ctx, leader, method, path, body, out)
+	var op *net.OpError
+	if errors.As(lerr, &op) && op.Op == "dial" {
+		// Not the rota asked that cannot be reached: the dial error is not wrapped.
+		return fmt.Errorf("%v; %w: %v", err, ErrLeaderUnreachable, lerr)
+	}
+	return lerr
 }
 
 func (c *Client) doAt(ctx context.Context, base *url.URL, method, path string, body, out any) error {
@@ -279,7 +293,8 @@ func statusError(resp *http.Response) error {
 	if json.Unmarshal(b, &eb) != nil || eb.Error == "" {
 		eb.Error = answerText(resp, b)
 	}
-	return &StatusError{Code: resp.StatusCode, Message: eb.Error, LeaderURL: eb.LeaderURL}
+	return &StatusError{Code: resp.StatusCode, Message: eb.Error, LeaderURL: eb.LeaderURL,
+		NoLeader: resp.StatusCode == http.StatusServiceUnavailable && eb.Leader == "" && resp.Header.Get("Retry-After") != ""}
 }
 
 // answerText describes an answer that is not what rota sends (a proxy's HTML page, a plain

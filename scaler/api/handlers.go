@@ -152,7 +152,7 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 }
 
 // backendError answers 404 for an unknown node, 503 naming the leader for a write asked of a
-// rota that does not lead, and 500 for anything else; the backend's errors
+// rota that does not lead (with Retry-After while no rota leads), and 500 for anything else; the backend's errors
 // carry no secret (safety invariant 6), so their text is the answer.
 func (s *Server) backendError(w http.ResponseWriter, what string, err error) {
 	if errors.Is(err, ErrUnknownNode) {
@@ -161,6 +161,10 @@ func (s *Server) backendError(w http.ResponseWriter, what string, err error) {
 	}
 	var nl *NotLeaderError
 	if errors.As(err, &nl) {
+		if nl.Leader == "" {
+			// A failover under way: the next leader comes within twice the lease TTL.
+			w.Header().Set("Retry-After", "1")
+		}
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: what + ": " + err.Error(), Leader: nl.Leader, LeaderURL: nl.LeaderURL})
 		return
 	}
