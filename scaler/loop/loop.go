@@ -132,6 +132,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	// What was learned is read again from the store: another leader may have learned and
 	// saved since this rota's last term.
 	l.learned = learner{}
+	defer l.endWakes()
 	defer l.o.Executor.Wait()
 	if every := time.Duration(l.cfg.Jobs.WatchInterval); l.o.Watch != nil && every > 0 {
 		var wg sync.WaitGroup

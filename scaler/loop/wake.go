@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -35,7 +36,14 @@ type wanted struct {
 
 type waker struct {
 	nodes []string
-	done  chan []api.WakeResult // buffered: a pass never blocks on a caller gone
+	done  chan wakeAnswer // buffered: a pass never blocks on a caller gone
+}
+
+// wakeAnswer is a pass's results for a caller, or why no pass of this rota will take its
+// request (the term ended).
+type wakeAnswer struct {
+	results []api.WakeResult
+	err     error
 }
 
 // Wake asks for nodes to be powered on for work the job manager placed on them (api.Backend):
@@ -48,7 +56,7 @@ func (l *Loop) Wake(ctx context.Context, nodes []string, note string) ([]api.Wak
 		return nil, err
 	}
 	now := l.o.Clock.Now()
-	w := &waker{nodes: slices.Clone(nodes), done: make(chan []api.WakeResult, 1)}
+	w := &waker{nodes: slices.Clone(nodes), done: make(chan wakeAnswer, 1)}
 	l.wakes.mu.Lock()
 	for _, n := range nodes {
 		if ref, ok := l.cfg.Node(n); ok {
@@ -61,8 +69,8 @@ func (l *Loop) Wake(ctx context.Context, nodes []string, note string) ([]api.Wak
 	l.log.WithFields(logrus.Fields{"nodes": len(nodes), "note": errtext.Quote(note)}).Info("wake requested")
 	l.request(triggerWake, "wake requested")
 	select {
-	case res := <-w.done:
-		return res, nil
+	case a := <-w.done:
+		return a.results, a.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for a pass to take the wake request (rota keeps it): %w", ctx.Err())
 	}
@@ -143,7 +151,7 @@ func (l *Loop) answerWakes(snap fleet.Snapshot, dec fleet.Decision, asked map[st
 			out[i] = r
 			l.metrics.wakes.WithLabelValues(r.Result).Inc()
 		}
-		c.done <- out
+		c.done <- wakeAnswer{results: out}
 	}
 	if again {
 		l.request(triggerWake, "a requested server waits")
@@ -178,4 +186,26 @@ func (l *Loop) wakeResult(n fleet.Node, dec fleet.Decision) api.WakeResult {
 		}
 	}
 	return r
+}
+
+// endWakes answers, when this rota's loop stops (its term ended, or it stops), the callers no
+// pass took, with why: a rota that no longer leads names the leader, where the caller asks
+// again (rotactl slurm resume does); the servers asked for are dropped, the next leader knows
+// nothing of them.
+func (l *Loop) endWakes() {
+	l.wakes.mu.Lock()
+	callers := l.wakes.callers
+	l.wakes.callers, l.wakes.wanted = nil, map[string]*wanted{}
+	l.wakes.mu.Unlock()
+	if len(callers) == 0 {
+		return
+	}
+	err := l.refuseWrite()
+	if err == nil {
+		err = errors.New("rota stopped before a pass took the wake request")
+	}
+	l.log.WithError(err).WithField("callers", len(callers)).Warn("wake requests left to the next leader")
+	for _, c := range callers {
+		c.done <- wakeAnswer{err: err}
+	}
 }

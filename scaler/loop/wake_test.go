@@ -2,8 +2,10 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -254,5 +256,73 @@ func TestWakeNoteIsCutShort(t *testing.T) {
 	hist, err := f.st.Audit("cpu02", 1)
 	if err != nil || len(hist) != 1 || len(hist[0].Detail) > 200 {
 		t.Fatalf("audit %+v, %v: want one record with a short detail", hist, err)
+	}
+}
+
+// leadership is a settable Leadership: leading, or following the leader named.
+type leadership struct {
+	mu      sync.Mutex
+	leading bool
+	leader  string
+}
+
+func (l *leadership) set(leading bool, leader string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.leading, l.leader = leading, leader
+}
+
+func (l *leadership) Leading() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.leading
+}
+
+func (l *leadership) Status() api.HAStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return api.HAStatus{Backend: "etcd", Self: "rota-a", Leading: l.leading, Leader: l.leader, LeaderURL: "http://" + l.leader}
+}
+
+// A wake taken while this rota led, whose term then ends before a pass took it (the pass in
+// flight failed: its writes refused), is answered at once with the leader to ask, not left
+// waiting for a pass of a rota that no longer leads (Slurm's resume, lost).
+func TestWakeLeftWhenTheTermEndsNamesTheLeader(t *testing.T) {
+	f := newFx(t, nil, nil)
+	lead := &leadership{leading: true}
+	f.loop.o.Leadership = lead
+	if err := f.st.Close(); err != nil { // every pass fails before it takes a wake
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f.loop.Run(ctx) }()
+	<-f.clock.calls // the first pass done, the loop waits
+	type answer struct {
+		res []api.WakeResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer wcancel()
+		res, err := f.loop.Wake(wctx, []string{"cpu01"}, "slurm resume")
+		got <- answer{res, err}
+	}()
+	<-f.clock.calls // the wake's pass failed; the loop waits again, the caller too
+	lead.set(false, "rota-b")
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	select {
+	case a := <-got:
+		var nl *api.NotLeaderError
+		if !errors.As(a.err, &nl) || nl.Leader != "rota-b" {
+			t.Errorf("the caller got %v, %v; want a NotLeaderError naming rota-b", a.res, a.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the caller still waits for a pass 5s after the term ended")
 	}
 }
