@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -98,8 +99,13 @@ func writeStatus(w io.Writer, st api.Status) error {
 	if st.HA != nil {
 		fmt.Fprintf(tw, "leader\t%s\n", leaderLine(*st.HA))
 	}
+	// A rota that does not lead makes no pass: the telemetry and the job manager it would
+	// report unread are the leader's to read.
+	follows := st.HA != nil && !st.HA.Leading
 	fmt.Fprintf(tw, "last pass\t%s\n", passLine(st))
-	fmt.Fprintf(tw, "telemetry\t%s\tjob manager\t%s\n", okOr(st.Telemetry, "missing: nothing is scaled down"), okOr(st.JobsKnown, "unreadable: nothing is scaled"))
+	if !follows {
+		fmt.Fprintf(tw, "telemetry\t%s\tjob manager\t%s\n", okOr(st.Telemetry, "missing: nothing is scaled down"), okOr(st.JobsKnown, "unreadable: nothing is scaled"))
+	}
 	if st.JobsError != "" {
 		fmt.Fprintf(tw, "job manager error\t%s\n", oneLine(st.JobsError))
 	}
@@ -110,7 +116,11 @@ func writeStatus(w io.Writer, st api.Status) error {
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "POOL\tSERVERS\tPOWERED\tDESIRED")
 	for _, p := range st.Pools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", p.Name, p.Servers, p.Powered, p.Desired)
+		desired := strconv.Itoa(p.Desired)
+		if follows {
+			desired = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", p.Name, p.Servers, p.Powered, desired)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -194,6 +204,8 @@ func passLine(st api.Status) string {
 	switch {
 	case st.LastPass.IsZero() && st.LastError != "":
 		return "none in this term (" + oneLine(st.LastError) + ")"
+	case st.LastPass.IsZero() && st.HA != nil && !st.HA.Leading:
+		return "none here: this rota does not lead (the leader's status shows its passes, telemetry and job manager)"
 	case st.LastPass.IsZero():
 		return "none yet"
 	case !st.LastPassOK:

@@ -41,6 +41,43 @@ func TestLeaderLine(t *testing.T) {
 	}
 }
 
+// A rota that does not lead makes no pass: its status (served from the store) claims no
+// telemetry missing, no job manager unreadable and no desired count, which are the leader's
+// to read; the leader's own status still does.
+func TestFollowerStatusClaimsNoPassFacts(t *testing.T) {
+	pools := []api.PoolStatus{{Name: "cpu", Servers: 2, Powered: 1}}
+	cases := []struct {
+		name      string
+		ha        api.HAStatus
+		want, not []string
+	}{
+		{"a follower answers", api.HAStatus{Backend: "etcd", Self: "rota-b", Leader: "rota-a", LeaderURL: "https://rota-a:10091"},
+			[]string{"none here: this rota does not lead", "cpu   2        1        -"}, []string{"nothing is scaled", "telemetry  "}},
+		{"no rota leads", api.HAStatus{Backend: "etcd", Self: "rota-a", Problem: "stopped leading"},
+			[]string{"none here: this rota does not lead"}, []string{"nothing is scaled"}},
+		{"the leader before its first pass", api.HAStatus{Backend: "etcd", Self: "rota-a", Leading: true},
+			[]string{"none yet", "missing: nothing is scaled down", "cpu   2        1        0"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := writeStatus(&b, api.Status{HA: &c.ha, Pools: pools}); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("status lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("status says %q:\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
+
 // A server with an action under way says so before the last pass's detail, in status and in
 // explain.
 func TestStatusShowsTheActionInFlight(t *testing.T) {
