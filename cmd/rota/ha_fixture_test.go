@@ -342,6 +342,14 @@ func (f *haFleet) leader(within time.Duration) *haRota {
 	return lead
 }
 
+// follower is a rota of a two-rota fleet other than lead.
+func (f *haFleet) follower(lead *haRota) *haRota {
+	if f.rotas[0] == lead {
+		return f.rotas[1]
+	}
+	return f.rotas[0]
+}
+
 // node is what r says of node n.
 func (r *haRota) node(n string) (api.NodeStatus, error) {
 	st, err := r.status()

@@ -510,10 +510,7 @@ func TestHAEtcdUserOfThePrefixAlone(t *testing.T) {
 	}
 	lead := f.leader(20 * time.Second)
 	f.waitState("n1", fleet.StateOn, 20*time.Second)
-	follower := f.rotas[0]
-	if follower == lead {
-		follower = f.rotas[1]
-	}
+	follower := f.follower(lead)
 	if err := follower.client.SetPinned(ctx, "n1", true, "through a follower"); err != nil {
 		t.Fatalf("pin through the follower: %v", err)
 	}
@@ -554,10 +551,7 @@ func TestHAWakeInTheFailoverWaitsForTheNextLeader(t *testing.T) {
 	}
 	lead := f.leader(20 * time.Second)
 	f.waitState("n1", fleet.StateOff, 20*time.Second)
-	follower := f.rotas[0]
-	if follower == lead {
-		follower = f.rotas[1]
-	}
+	follower := f.follower(lead)
 	bin := filepath.Join(t.TempDir(), "rotactl")
 	if out, err := exec.Command("go", "build", "-o", bin, "../rotactl").CombinedOutput(); err != nil {
 		t.Fatalf("building rotactl: %v\n%s", err, out)
