@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // Wrap makes every flag of app and of its commands, at any depth, prefix a refusal of its value
@@ -73,10 +75,10 @@ func wholeNumber(v kingpin.Value, s string) error {
 	}
 	switch g.Get().(type) {
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
-			if _, uerr := strconv.ParseUint(s, 10, 64); uerr != nil {
-				return fmt.Errorf("%q is not a whole number", s)
-			}
+		_, ierr := strconv.ParseInt(s, 10, 64)
+		_, uerr := strconv.ParseUint(s, 10, 64) // above int64's range
+		if ierr != nil && uerr != nil {
+			return fmt.Errorf("%s is not a whole number", errtext.Quote(s))
 		}
 	}
 	return nil

@@ -738,15 +738,19 @@ func TestGateHoldsWhatRepairJustMoved(t *testing.T) {
 func TestStatusShowsTheNotes(t *testing.T) {
 	f := newFx(t, nil, nil)
 	ctx := context.Background()
-	for _, err := range []error{
-		f.loop.SetPinned(ctx, "cpu01", true, "bob: benchmark"),
-		f.loop.SetMaintenance(ctx, "cpu02", true, "carol: new disks"),
-		f.loop.SetPaused(ctx, true, "dave: incident 42"),
-	} {
-		if err != nil {
-			t.Fatal(err)
+	set := func(on bool, pin, maint, pause string) {
+		t.Helper()
+		for _, err := range []error{
+			f.loop.SetPinned(ctx, "cpu01", on, pin),
+			f.loop.SetMaintenance(ctx, "cpu02", on, maint),
+			f.loop.SetPaused(ctx, on, pause),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	set(true, "bob: benchmark", "carol: new disks", "dave: incident 42")
 	check := func(when string, pin, maint, pause string) {
 		t.Helper()
 		st, err := f.loop.Status(ctx)
@@ -765,15 +769,7 @@ func TestStatusShowsTheNotes(t *testing.T) {
 	check("before the first pass", "bob: benchmark", "carol: new disks", "dave: incident 42")
 	f.pass()
 	check("after a pass", "bob: benchmark", "carol: new disks", "dave: incident 42")
-	for _, err := range []error{
-		f.loop.SetPinned(ctx, "cpu01", false, "bob: done"),
-		f.loop.SetMaintenance(ctx, "cpu02", false, "carol: done"),
-		f.loop.SetPaused(ctx, false, "dave: resolved"),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	set(false, "bob: done", "carol: done", "dave: resolved")
 	f.pass()
 	check("once cleared", "", "", "")
 }
