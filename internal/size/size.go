@@ -21,16 +21,24 @@ func (b *Bytes) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&s); err != nil {
 		return err
 	}
+	n, err := Parse(s)
+	if err != nil {
+		return err
+	}
+	*b = n
+	return nil
+}
+
+// Parse reads a size as the config gives it: a plain number of bytes or a base-2 unit.
+func Parse(s string) (Bytes, error) {
 	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
-		*b = Bytes(n)
-		return nil
+		return Bytes(n), nil
 	}
 	n, err := units.ParseBase2Bytes(s)
 	if err != nil || n < 0 {
-		return fmt.Errorf("%s is not a size (e.g. 512GiB)", errtext.Quote(s))
+		return 0, fmt.Errorf("%s is not a size (e.g. 512GiB)", errtext.Quote(s))
 	}
-	*b = Bytes(n)
-	return nil
+	return Bytes(n), nil
 }
 
 // MarshalYAML writes the size in the largest whole base-2 unit.

@@ -194,3 +194,53 @@ func TestReplayReadsServersDepartments(t *testing.T) {
 		t.Errorf("woken for department b's job: %q, want its own server b1", woken)
 	}
 }
+
+// TestClassesByMemory: a generic CSV's memory column classifies its jobs, as a job manager's
+// memory request does in the daemon: a class of max_memory takes only the jobs that fit it on
+// each of their servers (the column is the whole job's, spread over its nodes). The column was
+// not read: every job fell in the first class whatever it asked.
+func TestClassesByMemory(t *testing.T) {
+	cfg := replayConfig(t, `classes:
+  - {name: small, max_memory: 64GiB}
+  - {name: big}
+pools:
+  - {name: cpu, profile: {cpu_cores: 64, memory: 512GiB}, cost: {hourly: 1}, boot_timeout: 5m}
+`)
+	for _, c := range []struct {
+		name, csv string
+		want      []string
+		// noted: the notes say that no job gives its memory
+		noted bool
+	}{
+		{"no memory column", "submit,duration,gpus,cpus\n0,60,0,8\n", []string{"small"}, true},
+		{"a size with a unit", "submit,duration,gpus,cpus,memory\n0,60,0,8,16GiB\n1,60,0,8,400GiB\n", []string{"small", "big"}, false},
+		{"bytes", "submit,duration,gpus,cpus,Memory\n0,60,0,8,68719476736\n1,60,0,8,68719476737\n", []string{"small", "big"}, false},
+		{"empty: unknown", "submit,duration,gpus,cpus,memory\n0,60,0,8,\n1,60,0,8,1GiB\n", []string{"small", "small"}, false},
+		{"every row empty", "submit,duration,gpus,cpus,memory\n0,60,0,8,\n", []string{"small"}, true},
+		{"every job of a class given", "submit,duration,gpus,cpus,class\n0,60,0,8,big\n", []string{"big"}, false},
+		{"memory only where the class is given", "submit,duration,gpus,cpus,class,memory\n0,60,0,8,big,400GiB\n1,60,0,8,,\n", []string{"big", "small"}, true},
+		{"spread over the nodes", "submit,duration,gpus,cpus,nodes,memory\n0,60,0,16,2,128GiB\n1,60,0,16,2,129GiB\n", []string{"small", "big"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := trace.Read(strings.NewReader(c.csv), trace.CSV, trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := NewEnv(cfg, tr, Options{Fleet: "2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, j := range e.Jobs {
+				got = append(got, j.Class)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("classes %v, want %v", got, c.want)
+			}
+			noted := slices.ContainsFunc(e.Trace.Notes, func(n string) bool { return strings.Contains(n, "gives no job's memory") })
+			if noted != c.noted {
+				t.Errorf("noted %v, want %v: %q", noted, c.noted, e.Trace.Notes)
+			}
+		})
+	}
+}

@@ -264,6 +264,8 @@ func (e *Env) assignPools() error {
 	sorted := slices.Clone(e.Trace.Jobs)
 	slices.SortStableFunc(sorted, func(a, b trace.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 	several := 0 // jobs more than one pool takes
+	// byShape: some job is classified from its shape; memory: some job gives its memory
+	byShape, memory := false, false
 	var fits []int
 	for i, tj := range sorted {
 		best := -1
@@ -282,7 +284,8 @@ func (e *Env) assignPools() error {
 		}
 		switch {
 		case tj.Class == "":
-			tj.Class = e.Config.Classify(config.Shape{Partition: tj.Partition, CPUs: tj.CPUs, GPUs: tj.GPUs})
+			byShape, memory = true, memory || tj.Memory > 0
+			tj.Class = e.Config.Classify(config.Shape{Partition: tj.Partition, CPUs: tj.CPUs, GPUs: tj.GPUs, Memory: tj.Memory})
 		case e.Config.Class(tj.Class) == nil:
 			// A trace.LineError, as a malformed row's: the caller names the file.
 			return trace.LineError{Line: tj.Line, Msg: fmt.Sprintf("class: %s is not a class of the config (it has %s)", errtext.Quote(tj.Class), e.classNames())}
@@ -298,9 +301,23 @@ func (e *Env) assignPools() error {
 			"on that fits it, the lower bound places it where the fewest servers hold the work (CPU work on GPU servers' "+
 			"spare cores); --fleet peak and p95 size each pool with such jobs in their cheapest pool", several))
 	}
+	if cl := e.memoryClass(); cl != "" && byShape && !memory {
+		e.note(fmt.Sprintf("class %s has a max_memory, but the trace gives no job's memory (the generic CSV's memory column): every job fits it", cl))
+	}
 	// Jobs no pool fits never run; until the fleet is sized, every other job may.
 	e.setSpan(func(i int) bool { return e.Jobs[i].Pool >= 0 })
 	return nil
+}
+
+// memoryClass names the first class of a max_memory ("" when none is): where no job
+// classified from its shape gives its memory, it takes every job its other limits let in.
+func (e *Env) memoryClass() string {
+	for _, cl := range e.Config.Classes {
+		if cl.MaxMemory > 0 {
+			return cl.Name
+		}
+	}
+	return ""
 }
 
 // classNames lists the config's classes for a message (a loaded config has at least the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/size"
 )
 
 // readCSV reads the generic format. Header (any order, names case-insensitive):
@@ -25,11 +26,13 @@ import (
 //	requeueable  1/true if rebalancing may move the job, 0/false or empty if not (optional)
 //	time_limit   the job's time limit in seconds (optional; 0 or empty: none)
 //	department   the department (account) the job belongs to (optional)
+//	memory       memory for the whole job, as the config gives sizes: bytes or a base-2 unit
+//	             (64GiB); spread evenly over its nodes, rounded up (optional; empty: unknown)
 //
 // Submit 0 is 1970-01-01 UTC unless the times are Unix seconds anyway.
 func readCSV(r io.Reader) (*Trace, error) {
 	ints := []string{"submit", "duration", "gpus", "cpus"} // required
-	tab, err := newTable(r, ints, []string{"nodes", "class", "id", "partition", "requeueable", "time_limit", "department"})
+	tab, err := newTable(r, ints, []string{"nodes", "class", "id", "partition", "requeueable", "time_limit", "department", "memory"})
 	if err != nil {
 		return nil, fmt.Errorf("csv trace: %w", err)
 	}
@@ -60,6 +63,12 @@ func readCSV(r io.Reader) (*Trace, error) {
 				return fmt.Errorf("time_limit: %w", err)
 			}
 		}
+		var mem size.Bytes
+		if s := tab.str("memory"); s != "" {
+			if mem, err = size.Parse(s); err != nil {
+				return fmt.Errorf("memory: %w", err)
+			}
+		}
 		n := int(nodes)
 		cpus := ceilDiv(int(v[3]), n)
 		if v[2] == 0 && v[3] == 0 {
@@ -70,7 +79,7 @@ func readCSV(r io.Reader) (*Trace, error) {
 		}
 		t.Jobs = append(t.Jobs, Job{
 			Line: tab.line, ID: tab.str("id"), Submit: v[0], Duration: v[1], Nodes: n,
-			GPUs: ceilDiv(int(v[2]), n), CPUs: cpus, Class: tab.str("class"),
+			GPUs: ceilDiv(int(v[2]), n), CPUs: cpus, Memory: mem/size.Bytes(n) + min(mem%size.Bytes(n), 1), Class: tab.str("class"),
 			Partition: tab.str("partition"), Department: tab.str("department"), Requeueable: requeue, TimeLimit: limit,
 		})
 		return nil

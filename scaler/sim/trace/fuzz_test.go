@@ -70,6 +70,7 @@ func FuzzCSV(f *testing.F) {
 	f.Add([]byte("duration,submit,cpus,gpus,nodes\n5,5,5,5,99999999999\n"))
 	f.Add([]byte("\xEF\xBB\xBFsubmit,duration,gpus,cpus,nodes\n0,60,0,0,3\n"))
 	f.Add([]byte("submit,duration,gpus,cpus,partition,requeueable,time_limit,department\n0,60,0,1,batch,1,3600,a\n0,1,0,1,,x,-1,\n"))
+	f.Add([]byte("submit,duration,gpus,cpus,nodes,memory\n0,60,0,8,3,1025\n1,60,0,8,2,18446744073709551615\n2,60,1,0,1,1.5TiB\n3,60,1,0,1,8EiB\n4,60,1,0,1,x\n5,60,1,0,1,\n"))
 	f.Add([]byte("submit;duration;gpus;cpus\r\n0;60;1;0\r\n"))
 	f.Add([]byte("\nid,submit,duration,gpus,cpus,id,,\na,0,60,1,0,b,,\n,,,,,,,\n  \n"))
 	f.Add([]byte("submit,duration,gpus,cpus\r0,60,1,0\r"))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/size"
 )
 
 // Format names a trace format.
@@ -38,6 +39,9 @@ type Job struct {
 	Nodes int
 	GPUs  int
 	CPUs  int
+	// Memory is what it asks on each server (generic CSV only; 0: unknown), read only to
+	// classify it: placement counts GPUs and CPUs.
+	Memory size.Bytes
 	// Class is a class name from the trace (generic CSV only); empty means classify by shape.
 	Class string
 	// Partition and Department are what the job names (generic CSV only; empty: none).

@@ -44,6 +44,13 @@ func TestRead(t *testing.T) {
 				{Line: 2, Submit: 0, Duration: 60, Nodes: 1, CPUs: 1, Partition: "batch", Requeueable: true, TimeLimit: 3600, Department: "physics"},
 				{Line: 3, Submit: 1, Duration: 60, Nodes: 1, CPUs: 1},
 			}},
+		{"generic csv with memory, per job spread over its nodes", CSV,
+			"submit,duration,gpus,cpus,nodes,memory\n0,60,0,8,1,64GiB\n1,60,0,8,3,1025\n2,60,0,8,2,18446744073709551615\n3,60,0,8,1,\n", []Job{
+				{Line: 2, Submit: 0, Duration: 60, Nodes: 1, CPUs: 8, Memory: 64 << 30},
+				{Line: 3, Submit: 1, Duration: 60, Nodes: 3, CPUs: 3, Memory: 342},
+				{Line: 4, Submit: 2, Duration: 60, Nodes: 2, CPUs: 4, Memory: 1 << 63},
+				{Line: 5, Submit: 3, Duration: 60, Nodes: 1, CPUs: 8},
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,6 +75,7 @@ func TestMalformedRowsNameTheirLines(t *testing.T) {
 		{"itp", ITP, "job_id,submission_time,duration,num_gpu\na,1,2,1\nb,x,2,1\nc,1,-2,1\nd,1,2,2000000\ne,1,2,1\n", []int{3, 4, 5}},
 		{"swf", SWF, "; MaxNodes: 1\n1 0 -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n2 0 -1 1 1\n3 a -1 1 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n", []int{3, 4}},
 		{"csv", CSV, "submit,duration,gpus,cpus,nodes\n1,2,3,4,1\n1,2.5,3,4,1\n1,2,3,4,0\n\"1,2,3,4\n", []int{3, 4, 5}},
+		{"csv memory", CSV, "submit,duration,gpus,cpus,memory\n1,2,3,4,1GiB\n1,2,3,4,lots\n1,2,3,4,-1GiB\n1,2,3,4,4000M\n1,2,3,4,1.5\n1,2,3,4,18446744073709551616\n", []int{3, 4, 5, 6, 7}},
 		{"csv flags and limits", CSV, "submit,duration,gpus,cpus,requeueable,time_limit\n1,2,3,4,1,10\n1,2,3,4,maybe,10\n1,2,3,4,0,-5\n", []int{3, 4}},
 	}
 	for _, c := range cases {
@@ -483,6 +491,7 @@ func TestOutOfRangeNamesTheField(t *testing.T) {
 		{"swf submit", "1 -2 -1 60 1 -1 -1 2 -1 -1 1 1 1 -1 -1 -1 -1 -1\n", "line 1: field 2: submit time -2 is out of range", SWF},
 		{"csv gpus", "submit,duration,gpus,cpus\n0,60,99999999999,1\n", "line 2: gpus: 99999999999 is out of range", CSV},
 		{"csv cpus", "submit,duration,gpus,cpus\n0,60,1,99999999999\n", "line 2: cpus: 99999999999 is out of range", CSV},
+		{"csv memory", "submit,duration,gpus,cpus,memory\n0,60,1,1,lots\n", `line 2: memory: "lots" is not a size (e.g. 512GiB)`, CSV},
 	}
 	for _, c := range cases {
 		_, err := Read(strings.NewReader(c.in), c.format, Options{})
