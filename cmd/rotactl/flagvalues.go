@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,6 +63,35 @@ func (f *durationFlag) wanted() string {
 }
 
 func (f *durationFlag) String() string { return f.d.String() }
+
+// countFlag is an integer flag that must be above zero, left at 0 when not given (the
+// default its help names): a refused value is a usage error naming the flag, as a
+// durationFlag's. `simulate --gpus-per-node=0` was taken for the config's size, unsaid, and a
+// negative count failed only after the config was read, exit 1.
+type countFlag struct{ n *int }
+
+// positiveCount makes fc a count flag stored in n.
+func positiveCount(fc *kingpin.FlagClause, n *int) {
+	fc.SetValue(&countFlag{n: n})
+}
+
+func (f *countFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return fmt.Errorf("%s is out of range", errtext.Quote(s))
+	case err != nil:
+		return fmt.Errorf("%s is not a whole number", errtext.Quote(s))
+	case n < 0:
+		return fmt.Errorf("%d is negative: give a count above zero", n)
+	case n == 0:
+		return errors.New("0 means nothing here: give a count above zero")
+	}
+	*f.n = n
+	return nil
+}
+
+func (f *countFlag) String() string { return strconv.Itoa(*f.n) }
 
 // checkedFlag is a string flag checked as it is parsed (a URL, a fleet spec): a value check
 // refuses is a usage error (exit 2) naming the flag (flagname.Wrap), as kingpin reports any bad

@@ -111,6 +111,10 @@ func TestBadFlagValuesNameTheFlag(t *testing.T) {
 		{"report format", []string{"report", "--format=xml"}, "--format: "},
 		{"trace format", []string{"simulate", "--trace=t", "--config=c", "--format=gwf"}, "--format: "},
 		{"gpus per node", []string{"simulate", "--trace=t", "--config=c", "--gpus-per-node=x"}, "--gpus-per-node: "},
+		// Checked when the command line is parsed: a negative count failed after the config was
+		// read, exit 1, and 0 was taken for the config's size, unsaid.
+		{"gpus per node of none", []string{"simulate", "--trace=t", "--config=c", "--gpus-per-node=0"}, "--gpus-per-node: 0 means nothing here: give a count above zero"},
+		{"negative gpus per node", []string{"simulate", "--trace=t", "--config=c", "--gpus-per-node=-3"}, "--gpus-per-node: -3 is negative: give a count above zero"},
 		// Checked when the command line is parsed: it failed after the whole trace was read,
 		// exit 1, saying `fleet "x" is not ...` with no flag named.
 		{"fleet", []string{"simulate", "--trace=t", "--config=c", "--fleet=x"}, `--fleet: "x" is not auto, trace, peak, p95, config or a server count`},

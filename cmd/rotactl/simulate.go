@@ -39,7 +39,7 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 	nonNegativeDuration(c.Flag("idle-timeout", "The idle-timeout baseline's SuspendTime (0: power off as soon as idle), and the timeout rota's rows are judged against (with --sweep, replayed among its timeouts).").Default("600s"), &f.idle)
 	positiveDuration(c.Flag("boot", "Boot time of every server (default: each pool's boot_timeout)."), &f.boot)
 	nonNegativeDuration(c.Flag("shutdown", "Time from power-off to off (0: at once).").Default("1m"), &f.shutdown)
-	c.Flag("gpus-per-node", "GPUs per server for ITP traces (default: the config's GPU pool's profile.gpus, the largest where they differ; 8 when no pool has GPUs).").IntVar(&f.gpusPerNode)
+	positiveCount(c.Flag("gpus-per-node", "GPUs per server for ITP traces (default: the config's GPU pool's profile.gpus, the largest where they differ; 8 when no pool has GPUs)."), &f.gpusPerNode)
 	checkedValue(c.Flag("fleet", "Fleet size: auto (the machine the trace's header states, e.g. SWF MaxNodes, else peak), trace (that machine), peak or p95 of the servers the trace needs, a count (one pool), or config (the nodes listed).").Default("auto"), &f.fleet, sim.CheckFleet)
 	positiveDuration(c.Flag("max-wait", "Give up on a job (and report it) after it waited this long.").Default("168h"), &f.maxWait)
 	c.Flag("sweep", "Run the idle timeout at 1, 2, 5, 10, 20, 30 and 60 minutes, and rota under the config's policy and with its knobs moved (spares.quantile, break_even.wear_time, break_even.idle_periods), for the frontier plot.").BoolVar(&f.sweep)
@@ -55,9 +55,6 @@ func registerSimulate(app *kingpin.Application, cmds map[string]command) {
 }
 
 func runSimulate(ctx context.Context, e env, f *simulateFlags) error {
-	if f.gpusPerNode < 0 {
-		return fmt.Errorf("--gpus-per-node %d: want a count of GPUs above zero (or leave it out for the config's)", f.gpusPerNode)
-	}
 	if f.out != "" {
 		// made before the replay, so that a folder that cannot be is said at once, not once a
 		// sweep of minutes is done

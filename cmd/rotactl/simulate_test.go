@@ -148,8 +148,8 @@ func TestSimulateITPServerSize(t *testing.T) {
 	}
 	// A negative size is refused, never taken for the default.
 	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"simulate", "--trace", itp, "--config", cfg(4), "--gpus-per-node=-3"}, env{stdout: io.Discard, stderr: &stderr}); code != 1 ||
-		!strings.Contains(stderr.String(), "--gpus-per-node -3: want a count of GPUs above zero") {
+	if code := run(context.Background(), []string{"simulate", "--trace", itp, "--config", cfg(4), "--gpus-per-node=-3"}, env{stdout: io.Discard, stderr: &stderr}); code != 2 ||
+		!strings.Contains(stderr.String(), "--gpus-per-node: -3 is negative: give a count above zero") {
 		t.Errorf("--gpus-per-node -3: exit %d, %q", code, stderr.String())
 	}
 	for _, c := range cases {
