@@ -273,7 +273,7 @@ func (s *Server) requireAPIToken(next http.HandlerFunc) http.HandlerFunc {
 		switch err := checkBearer(r.Header.Get("Authorization"), want); {
 		case errors.Is(err, errNoCredentials):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="rota"`)
-			writeError(w, http.StatusUnauthorized, err.Error())
+			writeError(w, http.StatusUnauthorized, err.Error()+"; rotactl sends one from --rota.token-file (the token of server.api_token_file)")
 		case err != nil:
 			writeError(w, http.StatusForbidden, err.Error())
 		default:

@@ -85,16 +85,36 @@ func (t Token) matches(got string) bool {
 
 // The answers of checkBearer.
 var (
-	errNoCredentials = errors.New("missing bearer token")
+	errNoCredentials = errors.New("rota wants a bearer token")
 	errBadToken      = errors.New("wrong bearer token")
 )
 
-// checkBearer checks an Authorization header against want: errNoCredentials (401) when the
-// header is absent or not a bearer token, errBadToken (403) when the token is wrong.
+// schemes are the HTTP authentication schemes a 401 names (IANA's registry, and Token): a
+// header's first word is named only when it is one of them, as it may be the credentials
+// themselves (a token sent without its scheme, followed by anything).
+var schemes = map[string]string{
+	"basic": "Basic", "digest": "Digest", "negotiate": "Negotiate", "ntlm": "NTLM", "hoba": "HOBA",
+	"mutual": "Mutual", "scram-sha-1": "SCRAM-SHA-1", "scram-sha-256": "SCRAM-SHA-256", "vapid": "vapid",
+	"dpop": "DPoP", "gnap": "GNAP", "privatetoken": "PrivateToken", "concealed": "Concealed", "token": "Token",
+}
+
+// checkBearer checks an Authorization header against want: errNoCredentials (401), saying
+// what the header held instead (its scheme, never its credentials), when it is absent or not
+// a bearer token; errBadToken (403) when the token is wrong.
 func checkBearer(header string, want Token) error {
 	scheme, tok, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return errNoCredentials
+	switch {
+	case header == "":
+		return fmt.Errorf("no Authorization header: %w", errNoCredentials)
+	case !ok:
+		return fmt.Errorf("an Authorization header without a scheme: %w (\"Bearer <token>\")", errNoCredentials)
+	case !strings.EqualFold(scheme, "Bearer"):
+		if name, known := schemes[strings.ToLower(scheme)]; known {
+			return fmt.Errorf("an Authorization header of scheme %s: %w", name, errNoCredentials)
+		}
+		return fmt.Errorf("an Authorization header with a scheme other than Bearer: %w", errNoCredentials)
+	case strings.TrimSpace(tok) == "":
+		return fmt.Errorf("an empty bearer token: %w", errNoCredentials)
 	}
 	if !want.matches(strings.TrimSpace(tok)) {
 		return errBadToken

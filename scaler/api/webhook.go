@@ -116,7 +116,8 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 		switch err := checkBearer(r.Header.Get("Authorization"), s.tokens.Load().webhook); {
 		case errors.Is(err, errNoCredentials):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="rota"`)
-			s.rejectWebhook(w, http.StatusUnauthorized, resultUnauthorized, err.Error())
+			s.rejectWebhook(w, http.StatusUnauthorized, resultUnauthorized, err.Error()+
+				"; Alertmanager sends one with http_config: authorization: credentials_file: (the token of server.webhook_token_file), not basic_auth")
 			return
 		case err != nil:
 			s.rejectWebhook(w, http.StatusForbidden, resultForbidden, err.Error())

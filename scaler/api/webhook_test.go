@@ -413,3 +413,49 @@ func TestWebhooksInFlightAreBounded(t *testing.T) {
 		t.Errorf("metrics lack %s", want)
 	}
 }
+
+// TestUnauthorisedSaysWhatWasSent: a 401 says what the Authorization header held (its scheme,
+// never its credentials) and how the caller sends what rota wants. An Alertmanager configured
+// with basic_auth was told "missing bearer token", as if it had sent nothing.
+func TestUnauthorisedSaysWhatWasSent(t *testing.T) {
+	const basic = "d2g6c2VjcmV0" // base64 of wh:secret
+	tests := []struct {
+		name, path, header string
+		want               []string
+	}{
+		{"webhook, basic auth", "/api/v1/alerts", "Basic " + basic, []string{"scheme Basic", "rota wants a bearer token", "authorization: credentials_file"}},
+		{"webhook, no header", "/api/v1/alerts", "", []string{"no Authorization header", "credentials_file"}},
+		{"webhook, a token without its scheme", "/api/v1/alerts", webhookToken, []string{"without a scheme", "Bearer <token>"}},
+		{"webhook, an empty bearer token", "/api/v1/alerts", "Bearer ", []string{"empty bearer token"}},
+		{"webhook, a scheme rota does not name", "/api/v1/alerts", webhookToken + " x", []string{"a scheme other than Bearer"}},
+		{"api, basic auth", "/api/v1/status", "Basic " + basic, []string{"scheme Basic", "rota wants a bearer token", "--rota.token-file"}},
+		{"api, no header", "/api/v1/status", "", []string{"no Authorization header", "--rota.token-file"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			method := http.MethodGet
+			if tc.path == "/api/v1/alerts" {
+				method = http.MethodPost
+			}
+			req := httptest.NewRequest(method, tc.path, bytes.NewReader(fixture(t, "alertmanager-v4-firing.json")))
+			if tc.header != "" {
+				req.Header.Set("Authorization", tc.header)
+			}
+			rec := httptest.NewRecorder()
+			h.srv.ServeHTTP(rec, req)
+			if rec.Code != http.StatusUnauthorized {
+				t.Fatalf("status %d, want 401: %s", rec.Code, rec.Body)
+			}
+			msg := assertJSONError(t, rec)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, basic) {
+				t.Errorf("error %q echoes the credentials", msg)
+			}
+		})
+	}
+}
