@@ -193,6 +193,9 @@ func (s *Server) routes() {
 		fmt.Fprintln(w, "rota is healthy.")
 	})
 	s.mux.HandleFunc("GET /-/ready", s.ready)
+	for _, path := range []string{"/metrics", "/-/healthy", "/-/ready"} {
+		s.notAllowed(path, http.MethodGet+", "+http.MethodHead)
+	}
 
 	api := map[string][]endpoint{
 		"/api/v1/status":                   {{http.MethodGet, s.status}},
@@ -208,7 +211,9 @@ func (s *Server) routes() {
 		s.handle(path, eps, s.requireAPIToken)
 	}
 	s.handle("/api/v1/alerts", []endpoint{{http.MethodPost, s.webhook}}, nil)
-	s.mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
+	// Every other path, in or outside the API, answers as the API does (ServeMux's own answers
+	// are plain text): a client pointed at another version or behind a prefix reads why.
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+errtext.Quote(r.URL.Path))
 	})
 }
@@ -232,6 +237,11 @@ func (s *Server) handle(path string, eps []endpoint, auth func(http.HandlerFunc)
 			allow += ", " + http.MethodHead // the mux answers HEAD on a GET route
 		}
 	}
+	s.notAllowed(path, allow)
+}
+
+// notAllowed answers every method on path that no pattern takes with a JSON 405 naming allow.
+func (s *Server) notAllowed(path, allow string) {
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
 		writeError(w, http.StatusMethodNotAllowed, errtext.Quote(r.Method)+" is not allowed here; allowed: "+allow)

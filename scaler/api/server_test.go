@@ -241,6 +241,15 @@ func TestAPIErrors(t *testing.T) {
 		{name: "wrong method", method: http.MethodPost, path: "/api/v1/status", want: http.StatusMethodNotAllowed, allow: "GET, HEAD"},
 		{name: "wrong method on the webhook", method: http.MethodGet, path: "/api/v1/alerts", want: http.StatusMethodNotAllowed, allow: "POST"},
 		{name: "unknown endpoint", method: http.MethodGet, path: "/api/v1/nodes", want: http.StatusNotFound},
+		// Outside /api/v1/ ServeMux answered in plain text ("404 page not found", "Method Not
+		// Allowed"): an Alertmanager pointed at /api/v2/alerts, or rotactl at a proxy's prefix.
+		{name: "a path outside the API", method: http.MethodGet, path: "/status", want: http.StatusNotFound},
+		{name: "another API version", method: http.MethodPost, path: "/api/v2/alerts", want: http.StatusNotFound},
+		{name: "a prefix before the API", method: http.MethodGet, path: "/rota/api/v1/status", want: http.StatusNotFound},
+		{name: "the root", method: http.MethodGet, path: "/", want: http.StatusNotFound},
+		{name: "metrics by POST", method: http.MethodPost, path: "/metrics", want: http.StatusMethodNotAllowed, allow: "GET, HEAD"},
+		{name: "health by DELETE", method: http.MethodDelete, path: "/-/healthy", want: http.StatusMethodNotAllowed, allow: "GET, HEAD"},
+		{name: "readiness by POST", method: http.MethodPost, path: "/-/ready", want: http.StatusMethodNotAllowed, allow: "GET, HEAD"},
 		// ServeMux answered a path with an empty, "." or ".." segment with a 307 to its clean
 		// form (an empty node name to /api/v1/nodes/explain; a POST keeps its method on a 307).
 		{name: "explain an empty node name", method: http.MethodGet, path: "/api/v1/nodes//explain", want: http.StatusNotFound},
