@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -288,11 +289,20 @@ func TestControllerOperationTimeout(t *testing.T) {
 	}
 }
 
-// A BMC password that cannot be read at start (password_env unset, password_file missing) is
-// said then, naming the node and never a secret: it was first seen at a failed command.
+// A BMC password that cannot be read at start (password_env unset, password_file missing, or
+// open to every user) is said then, naming the node and never a secret: it was first seen at a
+// failed command.
 func TestControllerSaysAMissingPasswordAtStart(t *testing.T) {
 	log, buf := testLogger()
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.WriteFile(open, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	eps := map[string]Endpoint{
+		"open": {Protocol: ProtocolIPMI, Host: "bmc-open", Username: "admin", PasswordFile: open},
 		"env":  {Protocol: ProtocolIPMI, Host: "bmc-env", Username: "admin", PasswordEnv: "UNSET_BMC_PASSWORD"},
 		"file": {Protocol: ProtocolIPMI, Host: "bmc-file", Username: "admin", PasswordFile: filepath.Join(t.TempDir(), "missing")},
 		"ok":   {Protocol: ProtocolIPMI, Host: "bmc-ok", Username: "admin", PasswordEnv: "BMC_PASSWORD"},
@@ -304,7 +314,7 @@ func TestControllerSaysAMissingPasswordAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{"node=env", "UNSET_BMC_PASSWORD is not set", "node=file", "reading password_file"} {
+	for _, want := range []string{"node=env", "UNSET_BMC_PASSWORD is not set", "node=file", "reading password_file", "node=open", "is open to every user (mode 0644)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log does not say %q:\n%s", want, out)
 		}

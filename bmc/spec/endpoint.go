@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/rotahq/rota/internal/errtext"
+	"github.com/rotahq/rota/internal/secretfile"
 )
 
 // Protocol is how rota talks to a BMC.
@@ -181,14 +181,18 @@ func (e Endpoint) Address() string {
 	return net.JoinHostPort(e.Host, strconv.Itoa(port))
 }
 
+// maxPasswordFile bounds what Password reads of a password file.
+const maxPasswordFile = 4096
+
 // Password reads the endpoint's password from its file or environment variable. lookupEnv is
-// os.LookupEnv in production. Errors name the source, never the value.
+// os.LookupEnv in production. A file every user may read or write is refused, as the API's
+// token files are (internal/secretfile). Errors name the source, never the value.
 func (e Endpoint) Password(lookupEnv func(string) (string, bool)) (Secret, error) {
 	switch {
 	case e.PasswordFile != "":
-		b, err := os.ReadFile(e.PasswordFile)
+		b, err := secretfile.Read("password_file", e.PasswordFile, maxPasswordFile)
 		if err != nil {
-			return "", fmt.Errorf("reading password_file: %w", err)
+			return "", err
 		}
 		s := strings.TrimSpace(string(b))
 		if s == "" {

@@ -100,6 +100,22 @@ func TestEndpointPassword(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A password every user may read (or replace) is refused, as the API's token files are:
+	// it was used.
+	open := filepath.Join(dir, "open")
+	if err := os.WriteFile(open, []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writable := filepath.Join(dir, "writable")
+	if err := os.WriteFile(writable, []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(writable, 0o602); err != nil {
+		t.Fatal(err)
+	}
 	env := func(k string) (string, bool) { v, ok := map[string]string{"PW": "hunter2"}[k]; return v, ok }
 	tests := []struct {
 		name    string
@@ -112,6 +128,8 @@ func TestEndpointPassword(t *testing.T) {
 		{"env unset", Endpoint{PasswordEnv: "NOPE"}, "", "password_env: environment variable NOPE is not set"},
 		{"empty file", Endpoint{PasswordFile: empty}, "", "is empty"},
 		{"missing file", Endpoint{PasswordFile: filepath.Join(dir, "missing")}, "", "reading password_file"},
+		{"file every user reads", Endpoint{PasswordFile: open}, "", "password_file " + open + " is open to every user (mode 0644): chmod o-rw " + open},
+		{"file every user writes", Endpoint{PasswordFile: writable}, "", "is open to every user (mode 0602)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ var layers = []layer{
 	{"shared helpers", []string{
 		"bmc/spec", "internal/archtest", "internal/atomicfile", "internal/clock", "internal/doccmd", "internal/errtext",
 		"internal/etcdtest", "internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/kubelab",
-		"internal/flagname", "internal/logflags", "internal/output",
+		"internal/flagname", "internal/logflags", "internal/output", "internal/secretfile",
 		"internal/size", "internal/slurmlab", "internal/strictjson", "internal/testutil", "internal/webconfig",
 	}},
 	{"config", []string{"scaler/config"}},

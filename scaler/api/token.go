@@ -5,9 +5,9 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
+
+	"github.com/rotahq/rota/internal/secretfile"
 )
 
 const redacted = "<secret>"
@@ -28,24 +28,9 @@ func NewToken(v string) Token { return Token{value: v} }
 // anyone on the machine can read, or replace, guards nothing: it is refused as ssh refuses such
 // a key). The error names the file, never its content.
 func ReadTokenFile(path string) (Token, error) {
-	f, err := os.Open(path)
+	b, err := secretfile.Read("token file", path, maxTokenFile)
 	if err != nil {
-		return Token{}, fmt.Errorf("reading token file: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Token{}, fmt.Errorf("reading token file: %w", err)
-	}
-	if perm := st.Mode().Perm(); perm&0o006 != 0 {
-		return Token{}, fmt.Errorf("token file %s is open to every user (mode %04o): chmod o-rw %s", path, perm, path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
-	switch {
-	case err != nil:
-		return Token{}, fmt.Errorf("reading token file: %w", err)
-	case len(b) > maxTokenFile:
-		return Token{}, fmt.Errorf("token file %s is larger than %d bytes: not a token", path, maxTokenFile)
+		return Token{}, err
 	}
 	v := strings.TrimSpace(string(b))
 	if v == "" {
