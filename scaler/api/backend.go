@@ -164,6 +164,11 @@ type AuditRecord struct {
 // ErrUnknownNode is returned for a node that is not in the inventory.
 var ErrUnknownNode = errors.New("no such node in the inventory")
 
+// ErrStopping is a wake asked of a rota that is stopping: its loop ended, or ends, before a
+// pass took the request, and no pass of it will. The server answers 503 with Retry-After, where
+// the client asks again (the next rota, or this one restarted, takes it).
+var ErrStopping = errors.New("rota is stopping: ask again")
+
 // NotLeaderError is a write (pin, maintenance, pause, wake) asked of a rota that does not
 // lead: a follower of a highly available pair or trio, or a leader that lost its lease. The
 // server answers 503 with the leader's name and URL, where the client may send it again.

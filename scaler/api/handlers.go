@@ -152,11 +152,17 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 }
 
 // backendError answers 404 for an unknown node, 503 naming the leader for a write asked of a
-// rota that does not lead (with Retry-After while no rota leads), and 500 for anything else; the backend's errors
+// rota that does not lead (with Retry-After while no rota leads), 503 with Retry-After for a
+// wake asked of a rota that stops, and 500 for anything else; the backend's errors
 // carry no secret (safety invariant 6), so their text is the answer.
 func (s *Server) backendError(w http.ResponseWriter, what string, err error) {
 	if errors.Is(err, ErrUnknownNode) {
 		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	if errors.Is(err, ErrStopping) {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, what+": "+err.Error())
 		return
 	}
 	var nl *NotLeaderError

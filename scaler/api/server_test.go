@@ -225,6 +225,7 @@ func TestAPIErrors(t *testing.T) {
 		backendErr               error
 		want                     int
 		allow                    string // the Allow header of a 405
+		retryAfter               bool   // a Retry-After header
 	}{
 		{name: "explain unknown node", method: http.MethodGet, path: "/api/v1/nodes/nope/explain", want: http.StatusNotFound},
 		{name: "pin unknown node", method: http.MethodPost, path: "/api/v1/nodes/nope/pin", want: http.StatusNotFound},
@@ -263,6 +264,9 @@ func TestAPIErrors(t *testing.T) {
 		{name: "wake with an empty name", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"," "]}`, want: http.StatusBadRequest},
 		{name: "wake with a misspelt field", method: http.MethodPost, path: "/api/v1/wake", body: `{"node":["cpu01"]}`, want: http.StatusBadRequest},
 		{name: "wake fails", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]}`, backendErr: errors.New("store closed"), want: http.StatusInternalServerError},
+		// As a follower's 503 while no rota leads: rotactl slurm resume asks again (it was a
+		// 500, and resume exited 1).
+		{name: "wake as rota stops", method: http.MethodPost, path: "/api/v1/wake", body: `{"nodes":["cpu01"]}`, backendErr: api.ErrStopping, want: http.StatusServiceUnavailable, retryAfter: true},
 		{name: "wake by GET", method: http.MethodGet, path: "/api/v1/wake", want: http.StatusMethodNotAllowed, allow: "POST"},
 		// A body is one JSON object: data after it, or a field the endpoint does not take, is
 		// a malformed request, refused before anything is written (they were written).
@@ -303,6 +307,9 @@ func TestAPIErrors(t *testing.T) {
 			}
 			if allow := rec.Header().Get("Allow"); tc.want == http.StatusMethodNotAllowed && allow != tc.allow {
 				t.Errorf("Allow: %q, want %q", allow, tc.allow)
+			}
+			if got := rec.Header().Get("Retry-After") != ""; got != tc.retryAfter {
+				t.Errorf("Retry-After: %q, want one: %t", rec.Header().Get("Retry-After"), tc.retryAfter)
 			}
 			msg := assertJSONError(t, rec)
 			if tc.backendErr != nil && !strings.Contains(msg, tc.backendErr.Error()) {

@@ -132,6 +132,9 @@ func (l *Loop) Run(ctx context.Context) error {
 	// What was learned is read again from the store: another leader may have learned and
 	// saved since this rota's last term.
 	l.learned = learner{}
+	l.wakes.mu.Lock()
+	l.wakes.stopped = false
+	l.wakes.mu.Unlock()
 	defer l.endWakes()
 	defer l.o.Executor.Wait()
 	if every := time.Duration(l.cfg.Jobs.WatchInterval); l.o.Watch != nil && every > 0 {
@@ -255,7 +258,7 @@ func (l *Loop) decide(ctx context.Context, obs observation, now time.Time) (flee
 	asked, callers := l.takeWakes(now)
 	dec = gate(snap, withWakes(snap, dec, asked), held(before, recs, snap))
 	dec = withSkips(dec, l.o.Executor.Start(ctx, dec.Actions))
-	l.answerWakes(snap, dec, asked, callers)
+	l.answerWakes(ctx, snap, dec, asked, callers)
 	return snap, dec, nil
 }
 

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -25,6 +24,8 @@ type wakes struct {
 	wanted map[string]*wanted
 	// callers wait for the first pass that takes their request.
 	callers []*waker
+	// stopped: the loop ended (endWakes) and no pass takes a request until it runs again.
+	stopped bool
 }
 
 type wanted struct {
@@ -58,6 +59,10 @@ func (l *Loop) Wake(ctx context.Context, nodes []string, note string) ([]api.Wak
 	now := l.o.Clock.Now()
 	w := &waker{nodes: slices.Clone(nodes), done: make(chan wakeAnswer, 1)}
 	l.wakes.mu.Lock()
+	if l.wakes.stopped {
+		l.wakes.mu.Unlock()
+		return nil, api.ErrStopping
+	}
 	for _, n := range nodes {
 		if ref, ok := l.cfg.Node(n); ok {
 			// The note is the caller's: it goes to the audit cut short.
@@ -117,9 +122,18 @@ func withWakes(snap fleet.Snapshot, dec fleet.Decision, asked map[string]string)
 
 // answerWakes settles each asked-for server after the pass started its actions, answers the
 // callers, and keeps the servers that wait. When some wait for the first time, it asks for one
-// more pass at once (an action just ended or repair just moved the server, most often).
-func (l *Loop) answerWakes(snap fleet.Snapshot, dec fleet.Decision, asked map[string]string, callers []*waker) {
+// more pass at once (an action just ended or repair just moved the server, most often). A pass
+// whose ctx ended (rota stops, or its term ends) answers no caller: what it read was cut short
+// (a BMC read cut reads as unknown, the wake as waiting) and no pass of this loop follows to keep
+// a request waiting; endWakes tells them to ask again.
+func (l *Loop) answerWakes(ctx context.Context, snap fleet.Snapshot, dec fleet.Decision, asked map[string]string, callers []*waker) {
 	if len(asked) == 0 && len(callers) == 0 {
+		return
+	}
+	if ctx.Err() != nil {
+		l.wakes.mu.Lock()
+		l.wakes.callers = append(callers, l.wakes.callers...)
+		l.wakes.mu.Unlock()
 		return
 	}
 	results := map[string]api.WakeResult{}
@@ -189,20 +203,21 @@ func (l *Loop) wakeResult(n fleet.Node, dec fleet.Decision) api.WakeResult {
 }
 
 // endWakes answers, when this rota's loop stops (its term ended, or it stops), the callers no
-// pass took, with why: a rota that no longer leads names the leader, where the caller asks
-// again (rotactl slurm resume does); the servers asked for are dropped, the next leader knows
-// nothing of them.
+// pass took, with why: a rota that no longer leads names the leader, one that stops says so
+// (api.ErrStopping); either way the caller asks again (rotactl slurm resume does). The servers
+// asked for are dropped, the next leader knows nothing of them; until the loop runs again, a
+// wake is refused so at once (a stopping rota serves its API a while after its loop ended).
 func (l *Loop) endWakes() {
 	l.wakes.mu.Lock()
 	callers := l.wakes.callers
-	l.wakes.callers, l.wakes.wanted = nil, map[string]*wanted{}
+	l.wakes.callers, l.wakes.wanted, l.wakes.stopped = nil, map[string]*wanted{}, true
 	l.wakes.mu.Unlock()
 	if len(callers) == 0 {
 		return
 	}
 	err := l.refuseWrite()
 	if err == nil {
-		err = errors.New("rota stopped before a pass took the wake request")
+		err = api.ErrStopping
 	}
 	l.log.WithError(err).WithField("callers", len(callers)).Warn("wake requests left to the next leader")
 	for _, c := range callers {

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -324,5 +325,78 @@ func TestWakeLeftWhenTheTermEndsNamesTheLeader(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("the caller still waits for a pass 5s after the term ended")
+	}
+}
+
+// A wake pending as rota stops is answered "rota is stopping" (api.ErrStopping: 503 with
+// Retry-After, where rotactl slurm resume asks again, reaching the next rota or acting alone),
+// never with what a pass cut short made of it: the pass in flight at SIGTERM read its BMC as
+// unknown and answered "waiting / power_unknown", which resume took as in hand (exit 0) while
+// rota then dropped the request; a wake the loop never took was a 500; and one asked after the
+// loop ended waited for a pass that never came.
+func TestWakeAsRotaStopsIsAskedAgain(t *testing.T) {
+	cases := []struct {
+		name string
+		stop func(f *fx, wake func() <-chan error) error
+	}{
+		{"the pass in flight is cut short", func(f *fx, wake func() <-chan error) error {
+			got := wake()
+			f.world.Set("cpu02", func(s *executortest.Server) { s.PowerUnknown = true }) // its read cut short
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_ = f.loop.runPass(ctx)
+			f.ex.Wait()
+			f.loop.endWakes()
+			return answered(t, got)
+		}},
+		{"no pass took it", func(f *fx, wake func() <-chan error) error {
+			got := wake()
+			f.loop.endWakes()
+			return answered(t, got)
+		}},
+		{"asked after the loop ended", func(f *fx, wake func() <-chan error) error {
+			f.loop.endWakes()
+			return answered(t, wake())
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, nil, nil)
+			f.pass()
+			offNow(f, "cpu02")
+			wake := func() <-chan error {
+				got := make(chan error, 1)
+				n := len(f.loop.wakes.callers)
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					res, err := f.loop.Wake(ctx, []string{"cpu02"}, "slurm resume")
+					if err == nil {
+						err = fmt.Errorf("answered %+v", res)
+					}
+					got <- err
+				}()
+				testutilEventually(t, func() bool {
+					f.loop.wakes.mu.Lock()
+					defer f.loop.wakes.mu.Unlock()
+					return len(f.loop.wakes.callers) > n || len(got) > 0
+				})
+				return got
+			}
+			if err := c.stop(f, wake); !errors.Is(err, api.ErrStopping) {
+				t.Errorf("the caller got %v; want api.ErrStopping", err)
+			}
+		})
+	}
+}
+
+// answered waits up to 5 s for a caller's answer.
+func answered(t *testing.T, got <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-got:
+		return err
+	case <-time.After(5 * time.Second):
+		return errors.New("no answer within 5s")
 	}
 }
