@@ -46,6 +46,12 @@ func (e *Executor) finishBoot(ctx context.Context, a fleet.Action, n store.Node,
 		}
 		return nil
 	}
+	return e.up(ctx, a, n, obs)
+}
+
+// up records a powered-on node that is ready On, first resuming it in the job manager if rota
+// drained it.
+func (e *Executor) up(ctx context.Context, a fleet.Action, n store.Node, obs Observed) error {
 	if drainedByRota(a.Node, n, obs) {
 		if err := e.resumeJobs(ctx, a.Node); err != nil {
 			return fmt.Errorf("resuming booted %s: %w", a.Node, err)
@@ -54,7 +60,7 @@ func (e *Executor) finishBoot(ctx context.Context, a fleet.Action, n store.Node,
 			return err
 		}
 	}
-	err = e.write(a, change{
+	err := e.write(a, change{
 		node: func(n *store.Node, now time.Time) {
 			n.Enter(fleet.StateOn, now)
 			n.LastOn = now

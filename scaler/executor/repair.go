@@ -61,16 +61,19 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 		}
 	}
 	wg.Wait()
-	e.giveBackLeft(ctx, recs)
+	e.giveBackLeft(ctx, recs, obs)
 	return nil
 }
 
-// giveBackLeft resumes, in the job manager, each server rota drained that is no longer in the
-// config (taken out of its pool, or its pool removed): no pass plans or repairs it any more, so
-// it would stay drained forever. One powering off or off is left as it is (rota reads no BMC of a
-// server outside the config: it may be off, and must not be offered work), and so is one pinned
-// or in maintenance.
-func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node) {
+// giveBackLeft settles each server rota drained or powered on that is no longer in the config
+// (taken out of its pool, or its pool removed): no pass plans or repairs it any more, so it
+// would stay drained, or powering on, forever. One On or Draining with rota's drain is resumed
+// in the job manager. One powering on or booting is let finish: once the job manager sees it
+// respond it is up with no work, and, as rota no longer reads its BMC nor powers it off, it is
+// left on, its drain given back, recorded On and said; until then it is left as it is. One
+// powering off or off is left as it is (rota reads no BMC of a server outside the config: it
+// may be off, and must not be offered work), and so is one pinned or in maintenance.
+func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node, obs Observed) {
 	inConfig := map[string]bool{}
 	for _, p := range e.o.Config.Pools {
 		for _, cn := range p.Nodes {
@@ -78,21 +81,37 @@ func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node)
 		}
 	}
 	for name, n := range recs {
-		if inConfig[name] || !n.DrainedByRota || n.Pinned || n.Maintenance ||
-			(n.State != fleet.StateOn && n.State != fleet.StateDraining) {
+		if inConfig[name] || n.Pinned || n.Maintenance {
+			continue
+		}
+		var settle func() error
+		var done string
+		switch v := obs.Jobs[name]; {
+		case n.DrainedByRota && (n.State == fleet.StateOn || n.State == fleet.StateDraining):
+			settle = func() error {
+				return e.giveBack(ctx, fleet.Action{Node: name}, "not in the config any more: rota's drain given back")
+			}
+			done = "a server no longer in the config, drained by rota, given back to the job manager; rota leaves it alone from now on"
+		case (n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting) && obs.JobsKnown && v.Known && v.Responding:
+			settle = func() error {
+				return e.up(ctx, fleet.Action{Node: name, Kind: fleet.PowerOn, Reason: fleet.ReasonRepair,
+					Detail: "not in the config any more: came up from rota's power-on; left on"}, n, obs)
+			}
+			done = "a server no longer in the config came up from rota's power-on: left on with no work (rota no longer reads its BMC nor powers it off; power it off by hand if it should be off), rota's drain given back; rota leaves it alone from now on"
+		default:
 			continue
 		}
 		if ok, _ := e.claim(name, false); !ok {
 			continue
 		}
-		err := e.giveBack(ctx, fleet.Action{Node: name}, "not in the config any more: rota's drain given back")
+		err := settle()
 		e.release(name)
 		l := e.log.WithFields(logrus.Fields{"node": name, "state": n.State})
 		if err != nil {
-			l.WithError(err).Warn("a server no longer in the config, drained by rota, not given back; next pass tries again")
+			l.WithError(err).Warn("a server no longer in the config not settled; next pass tries again")
 			continue
 		}
-		l.Warn("a server no longer in the config, drained by rota, given back to the job manager; rota leaves it alone from now on")
+		l.Warn(done)
 	}
 }
 

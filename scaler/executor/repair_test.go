@@ -386,6 +386,7 @@ func TestRepairGivesBackServersThatLeftTheConfig(t *testing.T) {
 		want  fleet.State
 		sent  []executortest.Command
 		stays bool // still drained in the job manager
+		world func(*executortest.Server)
 	}{
 		{name: "draining", rec: store.Node{State: fleet.StateDraining, Since: t0, DrainedByRota: true}, want: fleet.StateOn, sent: resumed},
 		{name: "drain in flight", rec: store.Node{State: fleet.StateDraining, Since: t0, Intent: intent(fleet.Drain), DrainedByRota: true}, want: fleet.StateOn, sent: resumed},
@@ -393,11 +394,29 @@ func TestRepairGivesBackServersThatLeftTheConfig(t *testing.T) {
 		{name: "off", rec: store.Node{State: fleet.StateOff, Since: t0, DrainedByRota: true}, want: fleet.StateOff, stays: true},
 		{name: "powering off", rec: store.Node{State: fleet.StatePoweringOff, Since: t0, Intent: intent(fleet.PowerOff), DrainedByRota: true}, want: fleet.StatePoweringOff, stays: true},
 		{name: "pinned", rec: store.Node{State: fleet.StateDraining, Since: t0, DrainedByRota: true, Pinned: true}, want: fleet.StateDraining, stays: true},
+		// Powering on or booting when it left: rota reads its BMC no more, so it lets the
+		// power-on finish and waits for the job manager to see it respond; then it is up with
+		// no work and rota no longer powers it off: left on, its drain given back, and said.
+		// It stayed PoweringOn or Booting, and drained, for good.
+		{name: "booting, up", rec: store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true}, want: fleet.StateOn, sent: resumed},
+		{name: "powering on, up", rec: store.Node{State: fleet.StatePoweringOn, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true}, want: fleet.StateOn, sent: resumed},
+		{name: "booting, up, drained by someone else", rec: store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn)}, want: fleet.StateOn, stays: true,
+			world: func(s *executortest.Server) { s.DrainedByRota = false }},
+		// Not seen up (the command may never have landed): it may be off, and must not be
+		// offered work.
+		{name: "powering on, not up", rec: store.Node{State: fleet.StatePoweringOn, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true}, want: fleet.StatePoweringOn, stays: true,
+			world: func(s *executortest.Server) { s.Power, s.Responding = bmc.StateOff, false }},
+		{name: "booting, unknown to the job manager", rec: store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true}, want: fleet.StateBooting, stays: true,
+			world: func(s *executortest.Server) { s.Unmanaged = true }},
+		{name: "booting, pinned", rec: store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true, Pinned: true}, want: fleet.StateBooting, stays: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFx(t, true, func(cfg *config.Config) { cfg.Pools[0].Nodes = cfg.Pools[0].Nodes[:1] })
 			f.world.Add("cpu02", executortest.Server{Power: bmc.StateOn, Responding: true, Drained: true, DrainedByRota: true})
+			if c.world != nil {
+				f.world.Set("cpu02", c.world)
+			}
 			f.put("cpu02", c.rec)
 			f.repair()
 			f.repair()
