@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -37,7 +39,7 @@ type emuRota struct {
 	t      *testing.T
 	emu    *redfishemu.Emulator
 	cmd    *exec.Cmd
-	logs   *bytes.Buffer
+	logs   *testutil.SyncBuffer // read while rota runs
 	exited chan error
 	db     string
 	base   string // rota's HTTP address
@@ -64,7 +66,7 @@ func startEmuRota(t *testing.T, bmc redfishemu.ServerConfig, min int, exporterUp
 	}
 	listen := testutil.FreePort(t)
 	cfg := filepath.Join(dir, "rota.yml")
-	r := &emuRota{t: t, emu: emu, logs: &bytes.Buffer{}, exited: make(chan error, 1), db: filepath.Join(dir, "rota.db")}
+	r := &emuRota{t: t, emu: emu, logs: &testutil.SyncBuffer{}, exited: make(chan error, 1), db: filepath.Join(dir, "rota.db")}
 	err = os.WriteFile(cfg, []byte(fmt.Sprintf(`
 prometheus: {url: %q, timeout: 2s}
 server:
@@ -272,5 +274,46 @@ func TestDaemonSaysAPowerChangeOutsideRota(t *testing.T) {
 	r.stop()
 	if !strings.Contains(r.logs.String(), "outside rota") {
 		t.Error("the log does not say the server was powered off outside rota")
+	}
+}
+
+// TestDaemonAnswersAWakeAsItStops: a wake pending when rota gets SIGTERM, its pass held by a
+// BMC that does not answer, is answered 503 with Retry-After ("rota is stopping"), where
+// rotactl slurm resume asks again: it was answered from the pass SIGTERM cut short, "waiting /
+// power_unknown" (resume exited 0), and rota then dropped the request.
+func TestDaemonAnswersAWakeAsItStops(t *testing.T) {
+	var exporterUp atomic.Bool
+	r := startEmuRota(t, redfishemu.ServerConfig{Power: "Off"}, 0, &exporterUp)
+	testutil.WaitHTTP(t, r.base+"/-/ready", 60*time.Second)
+	if err := r.emu.Server("n1").SetFaults(redfishemu.Faults{Latency: redfishemu.Duration(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	before := r.emu.Server("n1").Stats().Requests
+	answer := make(chan error, 1)
+	go func() {
+		res, err := r.client.Wake(context.Background(), []string{"n1"}, "slurm resume")
+		if err == nil {
+			err = fmt.Errorf("answered %+v", res)
+		}
+		answer <- err
+	}()
+	testutil.Eventually(t, 2*time.Minute, "the wake taken and a BMC read held", func() error {
+		if !strings.Contains(r.logs.String(), "wake requested") {
+			return errors.New("no wake yet")
+		}
+		if n := r.emu.Server("n1").Stats().Requests; n <= before {
+			return fmt.Errorf("no BMC request since the latency was set (%d in all)", n)
+		}
+		return nil
+	})
+	r.stop()
+	select {
+	case err := <-answer:
+		var se *api.StatusError
+		if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable || !se.NoLeader || !strings.Contains(se.Message, "rota is stopping") {
+			t.Errorf("the wake got %v; want 503 with Retry-After saying rota is stopping", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the wake has no answer 30s after rota stopped")
 	}
 }
