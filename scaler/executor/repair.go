@@ -67,7 +67,9 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 
 // giveBackLeft settles each server rota drained or powered on that is no longer in the config
 // (taken out of its pool, or its pool removed): no pass plans or repairs it any more, so it
-// would stay drained, or powering on, forever. One On or Draining with rota's drain is resumed
+// would stay drained, or powering on, forever. A move left unfinished on it (work it took off
+// held) is finished first, as repair finishes one (jobs.Mover, the job manager alone), or
+// that work would wait for good. One On or Draining with rota's drain is resumed
 // in the job manager. One powering on or booting is let finish: once the job manager sees it
 // respond it is up with no work, and, as rota no longer reads its BMC nor powers it off, it is
 // left on, its drain given back, recorded On and said; until then it is left as it is. One
@@ -87,6 +89,11 @@ func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node,
 		var settle func() error
 		var done string
 		switch v := obs.Jobs[name]; {
+		case n.Intent != nil && n.Intent.Kind == fleet.Move:
+			settle = func() error {
+				return e.repairMove(ctx, fleet.Action{Node: name, Kind: fleet.Move, Reason: n.Intent.Reason, Detail: n.Intent.Detail, Move: n.Intent.Move})
+			}
+			done = "a server no longer in the config: rota's unfinished move on it finished, the work it took off let go; a drain of rota's is given back next"
 		case n.DrainedByRota && (n.State == fleet.StateOn || n.State == fleet.StateDraining):
 			settle = func() error {
 				return e.giveBack(ctx, fleet.Action{Node: name}, "not in the config any more: rota's drain given back")

@@ -432,3 +432,27 @@ func TestRepairGivesBackServersThatLeftTheConfig(t *testing.T) {
 		})
 	}
 }
+
+// A move left unfinished (a crash between Slurm's requeuehold and release, or a release that
+// failed: the work it took off the server waits, held) on a server that has left the config
+// since is finished before rota's drain is given back: repair gave the drain back and dropped
+// the move, and the work stayed held for good.
+func TestRepairFinishesAMoveOnAServerThatLeftTheConfig(t *testing.T) {
+	f := newFx(t, true, func(cfg *config.Config) { cfg.Pools[0].Nodes = cfg.Pools[0].Nodes[:1] })
+	f.world.Add("cpu02", executortest.Server{Power: bmc.StateOn, Responding: true, Drained: true, DrainedByRota: true, Held: []string{"7"}, MoveUnfinished: 1})
+	plan := &fleet.MovePlan{Jobs: []string{"7"}, Exclude: []string{"cpu02"}, Drain: true}
+	f.put("cpu02", store.Node{State: fleet.StateDraining, Since: t0, DrainedByRota: true,
+		Intent: &store.Intent{Kind: fleet.Move, Reason: fleet.ReasonRebalance, Started: t0, Attempt: 1, Move: plan}})
+	f.repair() // the release fails again: the move stays in flight, the drain with it
+	if s, n := f.world.Get("cpu02"), f.node("cpu02"); len(s.Held) != 1 || !s.Drained || n.Intent == nil {
+		t.Fatalf("after a release that failed: world %+v, store %+v; want the job held, the move in flight", s, n)
+	}
+	f.repair() // the move finishes
+	f.repair() // the drain is given back
+	if s := f.world.Get("cpu02"); len(s.Held) != 0 || s.Drained {
+		t.Errorf("world %+v: want the job let go and the drain given back", s)
+	}
+	if n := f.node("cpu02"); n.State != fleet.StateOn || n.Intent != nil || n.DrainedByRota {
+		t.Errorf("record %+v, want On, nothing in flight", n)
+	}
+}
