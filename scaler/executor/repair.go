@@ -70,9 +70,10 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 // would stay drained, or powering on, forever. A move left unfinished on it (work it took off
 // held) is finished first, as repair finishes one (jobs.Mover, the job manager alone), or
 // that work would wait for good. One On or Draining with rota's drain is resumed
-// in the job manager. One powering on or booting is let finish: once the job manager sees it
-// respond it is up with no work, and, as rota no longer reads its BMC nor powers it off, it is
-// left on, its drain given back, recorded On and said; until then it is left as it is. One
+// in the job manager. One powering on or booting (or Failed) is let finish: once the job
+// manager sees it respond it is up with no work, and, as rota no longer reads its BMC nor
+// powers it off, it is left on, its drain given back, recorded On and said, as repair takes a
+// Failed server that came up back; until then it is left as it is. One
 // powering off or off is left as it is (rota reads no BMC of a server outside the config: it
 // may be off, and must not be offered work), and so is one pinned or in maintenance.
 func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node, obs Observed) {
@@ -99,12 +100,12 @@ func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node,
 				return e.giveBack(ctx, fleet.Action{Node: name}, "not in the config any more: rota's drain given back")
 			}
 			done = "a server no longer in the config, drained by rota, given back to the job manager; rota leaves it alone from now on"
-		case (n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting) && obs.JobsKnown && v.Known && v.Responding:
+		case (n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting || n.State == fleet.StateFailed) && obs.JobsKnown && v.Known && v.Responding:
 			settle = func() error {
 				return e.up(ctx, fleet.Action{Node: name, Kind: fleet.PowerOn, Reason: fleet.ReasonRepair,
-					Detail: "not in the config any more: came up from rota's power-on; left on"}, n, obs)
+					Detail: "not in the config any more: up (the job manager sees it respond); left on"}, n, obs)
 			}
-			done = "a server no longer in the config came up from rota's power-on: left on with no work (rota no longer reads its BMC nor powers it off; power it off by hand if it should be off), rota's drain given back; rota leaves it alone from now on"
+			done = "a server no longer in the config, powering on, booting or failed, is up: left on with no work (rota no longer reads its BMC nor powers it off; power it off by hand if it should be off), rota's drain given back; rota leaves it alone from now on"
 		default:
 			continue
 		}

@@ -408,6 +408,11 @@ func TestRepairGivesBackServersThatLeftTheConfig(t *testing.T) {
 			world: func(s *executortest.Server) { s.Power, s.Responding = bmc.StateOff, false }},
 		{name: "booting, unknown to the job manager", rec: store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true}, want: fleet.StateBooting, stays: true,
 			world: func(s *executortest.Server) { s.Unmanaged = true }},
+		// A boot past its timeout (Failed) that came up after all, as repair takes one in the
+		// config back to On.
+		{name: "failed, up", rec: store.Node{State: fleet.StateFailed, Since: t0, DrainedByRota: true, Failures: 1, FailedKind: fleet.PowerOn}, want: fleet.StateOn, sent: resumed},
+		{name: "failed, not up", rec: store.Node{State: fleet.StateFailed, Since: t0, DrainedByRota: true, Failures: 1, FailedKind: fleet.PowerOn}, want: fleet.StateFailed, stays: true,
+			world: func(s *executortest.Server) { s.Power, s.Responding = bmc.StateOff, false }},
 		{name: "booting, pinned", rec: store.Node{State: fleet.StateBooting, Since: t0, Intent: intent(fleet.PowerOn), DrainedByRota: true, Pinned: true}, want: fleet.StateBooting, stays: true},
 	}
 	for _, c := range cases {
