@@ -8,7 +8,6 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
+	"github.com/rotahq/rota/internal/secretfile"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -135,8 +135,13 @@ func probe(ctx context.Context, ep string, o Options) string {
 	return "TLS works, but it does not answer etcd requests (credentials refused, or no quorum)"
 }
 
+// maxPasswordFile bounds what is read of store.etcd.password_file, as a BMC's is bounded.
+const maxPasswordFile = 4096
+
 // OptionsFrom is how the config's store.etcd reaches etcd: TLS (prometheus/common's
-// tls_config) for https:// endpoints, and the password read from its file.
+// tls_config) for https:// endpoints, and the password read from its file, which is refused
+// when every user may read or write it (internal/secretfile, as the token and BMC password
+// files are).
 func OptionsFrom(e config.EtcdStore) (Options, error) {
 	o := Options{Endpoints: e.Endpoints, Username: e.Username,
 		DialTimeout: time.Duration(e.DialTimeout), RequestTimeout: time.Duration(e.RequestTimeout)}
@@ -149,7 +154,7 @@ func OptionsFrom(e config.EtcdStore) (Options, error) {
 		o.TLS = tc
 	}
 	if e.PasswordFile != "" {
-		b, err := os.ReadFile(e.PasswordFile)
+		b, err := secretfile.Read("password_file", e.PasswordFile, maxPasswordFile)
 		if err != nil {
 			return Options{}, fmt.Errorf("store.etcd.password_file: %w", err)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/rotahq/rota/internal/clock"
 	"github.com/rotahq/rota/internal/etcdtest"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/cost"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/learn"
@@ -684,4 +685,37 @@ func TestAnAttemptWithNoAnswerEndsAtTheDialTimeout(t *testing.T) {
 	c.Restart(m)
 	// The attempt, the longest wait between attempts with its jitter, and some.
 	answersAfterItsReturn(t, cli, dial+reconnectMaxDelay*6/5+1500*time.Millisecond)
+}
+
+// store.etcd.password_file is read by the rule the token and BMC password files follow: one
+// every user may read or write is refused, naming the key, the file and the chmod (it was
+// used: an etcd password anyone on the host could read guarded the fleet's store).
+func TestOptionsFromRefusesAPasswordFileOpenToEveryUser(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		want string // "" when the password is read
+	}{
+		{"owner and group", 0o640, ""},
+		{"every user reads", 0o644, "store.etcd.password_file: password_file " + filepath.Join(dir, "every-user-reads") + " is open to every user (mode 0644): chmod o-rw"},
+		{"every user writes", 0o602, "(mode 0602)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			if err := os.WriteFile(path, []byte("pa55\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			o, err := OptionsFrom(config.EtcdStore{Endpoints: []string{"http://127.0.0.1:2379"}, Username: "rota", PasswordFile: path})
+			switch {
+			case c.want == "" && (err != nil || o.Password != "pa55"):
+				t.Fatalf("OptionsFrom = %q, %v; want the password read", o.Password, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "pa55")):
+				t.Fatalf("OptionsFrom error %v; want one with %q and no password", err, c.want)
+			}
+		})
+	}
 }
