@@ -3,6 +3,7 @@ package alerts
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -669,25 +670,31 @@ func powerScenarios(tm timing) []scenario {
 	return out
 }
 
-// haScenarios: no rota leads for the hold (fires), a failover quicker than it and one rota
-// on bbolt (never); FlapTerms terms begun within the flap window fire, one fewer does not.
+// haScenarios: no rota of a fleet leads for the hold (fires for that fleet, whatever another
+// fleet's rotas do), a failover quicker than it and one rota on bbolt (never); FlapTerms terms
+// begun within the flap window in one fleet fire, one fewer, or as many split between two
+// fleets, do not.
 func haScenarios(tm timing) []scenario {
 	s := tm.step
 	hold := time.Duration(NoLeaderHold(tm.cfg))
-	inst := func(name string) map[string]string {
-		return map[string]string{"job": ScalerJob, "instance": name + ":10091"}
+	inst := func(fleet, name string) map[string]string {
+		return map[string]string{"job": ScalerJob, "instance": name + ":10091", HAFleetLabel: fleet}
 	}
+	siteA, siteB := map[string]string{HAFleetLabel: "site-a"}, map[string]string{HAFleetLabel: "site-b"}
 	lost := 3 * s
 	l := tm.n(lost)
 	n := tm.n(tm.held(lost, hold)) + 4
 	stopped := append(constant(1, l-1), constant(0, n-l)...)
 	takesOver := append(constant(0, l), constant(1, n-l-1)...)
 	none := []InputSeries{
-		series(HALeader, inst("rota-a"), stopped),
-		series(HALeader, inst("rota-b"), constant(0, n)),
-		series(HALeader, inst("rota-c"), constant(0, n)),
+		series(HALeader, inst("site-a", "rota-a"), stopped),
+		series(HALeader, inst("site-a", "rota-b"), constant(0, n)),
+		series(HALeader, inst("site-a", "rota-c"), constant(0, n)),
 	}
-	failover := []InputSeries{none[0], series(HALeader, inst("rota-b"), takesOver), none[2]}
+	failover := []InputSeries{none[0], series(HALeader, inst("site-a", "rota-b"), takesOver), none[2]}
+	// Another fleet, scraped by the same Prometheus, whose pair leads all along.
+	otherLeads := append(slices.Clone(none),
+		series(HALeader, inst("site-b", "rota-a"), constant(1, n)), series(HALeader, inst("site-b", "rota-b"), constant(0, n)))
 	// A follower's config differs from the first step on: for good, or for less than the span
 	// (a rolling update).
 	span := time.Duration(FlapSpan(tm.cfg))
@@ -709,23 +716,29 @@ func haScenarios(tm timing) []scenario {
 		return out
 	}
 	return []scenario{
-		{name: "ha: no rota leads for the hold", alert: AlertNoLeader, labels: map[string]string{},
+		{name: "ha: no rota leads for the hold", alert: AlertNoLeader, labels: siteA,
 			series: none, checks: tm.from(tm.held(lost, hold))},
-		{name: "ha: a failover within the hold", alert: AlertNoLeader, labels: map[string]string{},
+		{name: "ha: no rota of one fleet leads, another fleet's does", alert: AlertNoLeader, labels: siteA,
+			series: otherLeads, checks: tm.from(tm.held(lost, hold))},
+		{name: "ha: a failover within the hold", alert: AlertNoLeader, labels: siteA,
 			series: failover, checks: tm.never(tm.held(lost, hold) + 4*s)},
 		{name: "ha: one rota on bbolt always leads", alert: AlertNoLeader, labels: map[string]string{},
-			series: []InputSeries{series(HALeader, inst("rota"), constant(1, n))}, checks: tm.never(tm.held(lost, hold) + 4*s)},
-		{name: fmt.Sprintf("ha: %d terms within the flap window", FlapTerms), alert: AlertLeaderFlapping, labels: map[string]string{},
-			series: []InputSeries{series(HATerms, inst("rota-a"), terms(1, 3)), series(HATerms, inst("rota-b"), terms(2, 4))},
+			series: []InputSeries{series(HALeader, map[string]string{"job": ScalerJob, "instance": "rota:10091"}, constant(1, n))},
+			checks: tm.never(tm.held(lost, hold) + 4*s)},
+		{name: fmt.Sprintf("ha: %d terms within the flap window", FlapTerms), alert: AlertLeaderFlapping, labels: siteA,
+			series: []InputSeries{series(HATerms, inst("site-a", "rota-a"), terms(1, 3)), series(HATerms, inst("site-a", "rota-b"), terms(2, 4))},
 			checks: tm.from(4 * s)},
-		{name: "ha: one term fewer", alert: AlertLeaderFlapping, labels: map[string]string{},
-			series: []InputSeries{series(HATerms, inst("rota-a"), terms(1, 3)), series(HATerms, inst("rota-b"), terms(2))},
+		{name: "ha: one term fewer", alert: AlertLeaderFlapping, labels: siteA,
+			series: []InputSeries{series(HATerms, inst("site-a", "rota-a"), terms(1, 3)), series(HATerms, inst("site-a", "rota-b"), terms(2))},
 			checks: tm.never(8 * s)},
-		{name: "ha: a follower's config differs for the span", alert: AlertConfigDiffers, labels: map[string]string{},
-			series: []InputSeries{series(HAConfigDiffers, inst("rota-a"), constant(0, m)), series(HAConfigDiffers, inst("rota-b"), differs)},
+		{name: fmt.Sprintf("ha: %d terms split between two fleets", FlapTerms), alert: AlertLeaderFlapping, labels: siteA,
+			series: []InputSeries{series(HATerms, inst("site-a", "rota-a"), terms(1, 3)), series(HATerms, inst("site-b", "rota-a"), terms(2, 4))},
+			checks: tm.never(8 * s)},
+		{name: "ha: a follower's config differs for the span", alert: AlertConfigDiffers, labels: siteB,
+			series: []InputSeries{series(HAConfigDiffers, inst("site-a", "rota-b"), constant(0, m)), series(HAConfigDiffers, inst("site-b", "rota-b"), differs)},
 			checks: tm.from(tm.held(s, span))},
-		{name: "ha: a rolling update shorter than the span", alert: AlertConfigDiffers, labels: map[string]string{},
-			series: []InputSeries{series(HAConfigDiffers, inst("rota-b"), rolling)},
+		{name: "ha: a rolling update shorter than the span", alert: AlertConfigDiffers, labels: siteA,
+			series: []InputSeries{series(HAConfigDiffers, inst("site-a", "rota-b"), rolling)},
 			checks: tm.never(tm.held(s, span) + 4*s)},
 	}
 }

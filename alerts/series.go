@@ -46,6 +46,9 @@ const (
 	HALeader        = "rota_ha_leader"
 	HATerms         = "rota_ha_terms_total"
 	HAConfigDiffers = "rota_ha_leader_config_differs"
+	// HAFleetLabel names the fleet (store.etcd.fleet) on the HA series, so one Prometheus
+	// scraping several fleets' rotas alerts on each fleet apart; a rota on bbolt has none.
+	HAFleetLabel = "fleet"
 )
 
 // ScalerJob is the Prometheus job name that scrapes rota itself (deploy/prometheus).

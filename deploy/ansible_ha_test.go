@@ -124,12 +124,12 @@ func TestAnsibleHARole(t *testing.T) {
 	// rota on what the role wrote: etcd over TLS with the CA file, and this rota leads.
 	rotaBin := filepath.Join(binaries(t), "rota")
 	testutil.StartEnv(t, []string{"ROTA_TEST_BMC_PASSWORD=pw"}, rotaBin, "--config.file", r.path("etc/rota.yml"))
-	testutil.Eventually(t, 30*time.Second, "rota_ha_leader 1", func() error {
+	testutil.Eventually(t, 30*time.Second, "rota_ha_leader{fleet=\"site-test\"} 1", func() error {
 		code, body, err := testutil.GetWithAuth(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), "", "")
 		if err != nil || code != http.StatusOK {
 			return fmt.Errorf("status %d: %v", code, err)
 		}
-		if !strings.Contains(body, "\nrota_ha_leader 1\n") {
+		if !strings.Contains(body, "\nrota_ha_leader{fleet=\"site-test\"} 1\n") {
 			return fmt.Errorf("not leading yet")
 		}
 		return nil

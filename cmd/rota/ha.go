@@ -63,7 +63,7 @@ func openEtcd(ctx context.Context, cfg *config.Config, name string, log *logrus.
 	}
 	prefix := e.EtcdPrefix()
 	el, err := ha.New(ha.Options{
-		Client: cli, Prefix: prefix, Self: ha.Info{Name: name, URL: e.AdvertiseURL, Config: cfg.FleetDigest()},
+		Client: cli, Prefix: prefix, Fleet: e.Fleet, Self: ha.Info{Name: name, URL: e.AdvertiseURL, Config: cfg.FleetDigest()},
 		TTL: time.Duration(e.LeaseTTL), RequestTimeout: time.Duration(e.RequestTimeout),
 		Clock: clk, Log: log.WithField("component", "ha"), Registerer: reg,
 	})

@@ -204,13 +204,14 @@ func TestHAFollowersServeReadsAndRefuseWrites(t *testing.T) {
 		return nil
 	})
 	metrics := get(t, follower.base+"/metrics")
-	if !strings.Contains(metrics, "rota_ha_leader 0") || strings.Contains(metrics, "rota_fleet_node_state") || strings.Contains(metrics, "rota_scaler_last_pass_success_timestamp_seconds") {
-		t.Errorf("a follower's metrics: want rota_ha_leader 0 and no fleet view:\n%s", grepLines(metrics, "rota_ha_|rota_fleet_node_state|rota_scaler_last"))
+	// Each rota's HA series name its fleet, so one Prometheus alerts on each fleet apart.
+	if !strings.Contains(metrics, `rota_ha_leader{fleet="followers"} 0`) || strings.Contains(metrics, "rota_fleet_node_state") || strings.Contains(metrics, "rota_scaler_last_pass_success_timestamp_seconds") {
+		t.Errorf("a follower's metrics: want rota_ha_leader{fleet=\"followers\"} 0 and no fleet view:\n%s", grepLines(metrics, "rota_ha_|rota_fleet_node_state|rota_scaler_last"))
 	}
 	// The leader's fleet view is exported at the end of its pass, after the pass's repair wrote
 	// the state the follower read.
 	testutil.Eventually(t, 30*time.Second, "the leader's fleet view in its metrics", func() error {
-		if m := get(t, lead.base+"/metrics"); !strings.Contains(m, "rota_ha_leader 1") || !strings.Contains(m, `rota_fleet_node_state{node="n1",pool="cpu",state="on"} 1`) {
+		if m := get(t, lead.base+"/metrics"); !strings.Contains(m, `rota_ha_leader{fleet="followers"} 1`) || !strings.Contains(m, `rota_fleet_node_state{node="n1",pool="cpu",state="on"} 1`) {
 			return fmt.Errorf("the leader's metrics: %s", grepLines(m, "rota_ha_|rota_fleet_node_state"))
 		}
 		return nil

@@ -42,7 +42,9 @@ type Options struct {
 	Client *clientv3.Client
 	// Prefix is the fleet's key prefix; the election lives under etcdstore.ElectionPrefix.
 	Prefix string
-	Self   Info
+	// Fleet is the fleet's name (store.etcd.fleet), the label fleet of the metrics.
+	Fleet string
+	Self  Info
 	// TTL is the lease's (whole seconds, at least 2): a leader cut off from etcd stops within
 	// it, and another takes over within twice it.
 	TTL time.Duration
@@ -91,7 +93,7 @@ func New(o Options) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(o.Registerer)
+	m, err := newMetrics(o.Registerer, o.Fleet)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ type Standalone struct {
 
 // NewStandalone registers the leader metrics (always leading) for the rota named name.
 func NewStandalone(name string, reg prometheus.Registerer) (*Standalone, error) {
-	m, err := newMetrics(reg)
+	m, err := newMetrics(reg, "")
 	if err != nil {
 		return nil, err
 	}
