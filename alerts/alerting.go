@@ -65,9 +65,9 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 			fmt.Sprintf("CPU under %s and every GPU under %s (%s) for the whole %s window, with complete, fresh data for every GPU its pool declares or it reports (pool {{ $labels.pool }}).",
 				pct(p.Idle.CPUThreshold), pct(p.Idle.GPUThreshold), signalWords(p.GPUSignal), p.Idle.Window)),
 		alert(AlertBacklog, "backlog", "info",
-			fmt.Sprintf("%s > %d", RecPendingPoolClass, p.Backlog.QueuedJobs), p.Backlog.For,
+			backlogAlert(p.Backlog.QueuedJobs), p.Backlog.For,
 			"{{ $labels.class }} work queues for pool {{ $labels.pool }}",
-			fmt.Sprintf("More than %d {{ $labels.class }} jobs have waited for pool {{ $labels.pool }} for %s.", p.Backlog.QueuedJobs, p.Backlog.For)),
+			fmt.Sprintf("More than %d {{ $labels.class }} jobs have waited for pool {{ $labels.pool }} for %s (deferred work, of a deferrable class outside its window, left out).", p.Backlog.QueuedJobs, p.Backlog.For)),
 		alert(AlertUnderused, "underuse", "info", e.underuseAlert(), pass,
 			"{{ $labels.node }} runs light work on its GPUs",
 			fmt.Sprintf("Mean GPU use (%s) under %s over %s while the server is busy (pool {{ $labels.pool }}).",
@@ -119,6 +119,14 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 			"rota's instances decide by different configs",
 			fmt.Sprintf("A follower's config has differed from the leader's for %s (policy, classes, pools, accounting, telemetry sources or BMC limits): a failover would change what the fleet does. Give every rota the same config.", FlapSpan(cfg))),
 	)
+}
+
+// backlogAlert: more than queued jobs of a class wait for a pool, leaving out the deferred ones
+// (a deferrable class outside its window waits on purpose: the nudge would wake nothing); the
+// queue as it is where rota sends no deferred count for the pool and class.
+func backlogAlert(queued int) string {
+	return fmt.Sprintf("(\n  %s\n    - on (pool, class) %s\n  or %s\n) > %d",
+		RecPendingPoolClass, once(ScalerDeferredJobs, "pool", "class"), RecPendingPoolClass, queued)
 }
 
 // NoLeaderHold is how long no rota may lead before RotaNoLeader fires: one pass, and never

@@ -89,7 +89,7 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"scrape interval", func(c *config.Config) { c.Prometheus.ScrapeInterval = model.Duration(30 * time.Second) },
 			[]string{"rota_node_cpu_seconds_total[2m]", "rota_node_cpu_seconds_total offset 30s\n", "[2m:30s]) >= 4\n"}},
 		{"backlog", func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 25; c.Policy.Backlog.For = min(7) },
-			[]string{"pool_class:rota_scaler_pending_jobs:sum > 25\n        for: 7m"}},
+			[]string{"or pool_class:rota_scaler_pending_jobs:sum\n          ) > 25\n        for: 7m"}},
 		{"underuse", func(c *config.Config) { c.Policy.Underuse.GPUThreshold = 0.15; c.Policy.Underuse.Window = min(60) },
 			[]string{"avg_over_time((avg by (node, pool) ((max by (node, pool, gpu) (rota_gpu_sm_active_ratio >= 0)) or (max by (node, pool, gpu) (rota_gpu_utilization_ratio >= 0))))[1h:15s])\n          < 0.15", ">= 240"}},
 		{"telemetry max age", func(c *config.Config) { c.Policy.Telemetry.MaxAge = min(5) },

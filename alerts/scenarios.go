@@ -402,9 +402,17 @@ func backlogScenarios(tm timing) []scenario {
 	queue := func(class string, v samples) []InputSeries {
 		return []InputSeries{series(ScalerPendingJobs, labels(class), v)}
 	}
+	// Jobs of a deferrable class outside its window wait on purpose: rota counts them apart.
+	deferred := func(class string, pending, deferred float64) []InputSeries {
+		return append(queue(class, constant(pending, n)), series(ScalerDeferredJobs, labels(class), constant(deferred, n)))
+	}
 	drainAt := at + 6*s
 	drains := append(constant(2*q+2, tm.n(drainAt)-1), constant(0, n-tm.n(drainAt))...)
 	out := []scenario{
+		{name: "backlog: deferred work outside its window waits on purpose", alert: AlertBacklog, labels: labels("night"),
+			series: deferred("night", 2*q+2, 2*q+2), checks: tm.never(at + 4*s)},
+		{name: "backlog: more than the threshold beside deferred work", alert: AlertBacklog, labels: labels("night"),
+			series: deferred("night", 2*q+2, q+1), checks: tm.from(at)},
 		{name: "backlog: more than the threshold for backlog.for", alert: AlertBacklog, labels: labels("heavy"),
 			series: queue("heavy", constant(q+1, n)), checks: tm.from(at)},
 		{name: "backlog: exactly the threshold is not more", alert: AlertBacklog, labels: labels("light"),

@@ -35,7 +35,10 @@ const (
 	// GPU readings against, known whatever the server's exporter sends.
 	FleetNodeGPUs     = "rota_fleet_node_gpus_declared"
 	ScalerPendingJobs = "rota_scaler_pending_jobs"
-	ScalerActions     = "rota_scaler_actions_total"
+	// ScalerDeferredJobs are the jobs of ScalerPendingJobs that wait on purpose: of a
+	// deferrable class outside its window, not yet waited its defer.max.
+	ScalerDeferredJobs = "rota_scaler_deferred_jobs"
+	ScalerActions      = "rota_scaler_actions_total"
 	// ScalerPowerOutside counts servers at rest found powered on or off with no command of rota's.
 	ScalerPowerOutside    = "rota_scaler_power_changes_outside_total"
 	ScalerLastPassSuccess = "rota_scaler_last_pass_success_timestamp_seconds"

@@ -31,7 +31,7 @@ func TestMetricNamesAreTheContract(t *testing.T) {
 		"rota_scaler_pass_duration_seconds", "rota_scaler_decisions_total", "rota_scaler_skips",
 		"rota_fleet_node_state", "rota_fleet_node_powered", "rota_fleet_node_cost_per_hour",
 		"rota_fleet_node_saves_when_off", "rota_fleet_node_gpus_declared", "rota_fleet_pool_desired_servers",
-		"rota_fleet_pool_powered_servers", "rota_scaler_pending_jobs", "rota_scaler_paused",
+		"rota_fleet_pool_powered_servers", "rota_scaler_pending_jobs", "rota_scaler_deferred_jobs", "rota_scaler_paused",
 		"rota_scaler_dry_run", "rota_scaler_would_save_per_hour",
 		// The books (a second pass books the first interval).
 		"rota_cost_spend_total", "rota_cost_saving_total", "rota_cost_node_idle_total",

@@ -432,6 +432,64 @@ func TestFleetMetrics(t *testing.T) {
 	}
 }
 
+// Of the jobs waiting, rota_scaler_deferred_jobs counts those that wait on purpose (a
+// deferrable class outside its window, not yet waited its defer.max), so the backlog alert
+// leaves them out; every pool and class waiting has the series, 0 included. t0 is Monday
+// 09:00 UTC.
+func TestDeferredJobsMetric(t *testing.T) {
+	const classes = `
+jobs: {adapter: slurm}
+policy:
+  schedules:
+    - {name: night, start: '22:00', end: '06:00'}
+    - {name: morning, start: '08:00', end: '10:00'}
+classes:
+  - {name: batch, partitions: [batch], defer: {until: night, max: 12h}}
+  - {name: early, partitions: [early], defer: {until: morning, max: 12h}}
+  - {name: light}
+pools:
+  - {name: cpu, profile: {cpu_cores: 32}, boot_timeout: 10m, nodes: [{name: x1}]}
+`
+	withClasses := func(c *config.Config) {
+		other, err := config.ParseFor([]byte(classes), config.Replay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Policy.Schedules, c.Classes = other.Policy.Schedules, other.Classes
+	}
+	job := func(class string, waited time.Duration) fleet.Demand {
+		return fleet.Demand{Class: class, Count: 3, Nodes: 1, Shape: config.Shape{CPUs: 4}, Since: t0.Add(-waited)}
+	}
+	cases := []struct {
+		name            string
+		demand          fleet.Demand
+		pending, defers float64
+	}{
+		{"a deferrable class outside its window", job("batch", time.Hour), 3, 3},
+		{"waited its defer.max", job("batch", 12*time.Hour), 3, 0},
+		{"submitted when, unknown", fleet.Demand{Class: "batch", Count: 3, Nodes: 1, Shape: config.Shape{CPUs: 4}}, 3, 0},
+		{"a deferrable class inside its window", job("early", time.Hour), 3, 0},
+		{"a class that is not deferrable", job("light", time.Hour), 3, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, withClasses, nil)
+			f.world.SetDemand([]fleet.Demand{c.demand})
+			f.pass()
+			m := f.loop.metrics
+			if got := testutil.ToFloat64(m.pending.WithLabelValues("cpu", c.demand.Class)); got != c.pending {
+				t.Errorf("pending = %v, want %v", got, c.pending)
+			}
+			if n := testutil.CollectAndCount(m.deferred); n != 1 {
+				t.Errorf("%d deferred series, want 1", n)
+			}
+			if got := testutil.ToFloat64(m.deferred.WithLabelValues("cpu", c.demand.Class)); got != c.defers {
+				t.Errorf("deferred = %v, want %v", got, c.defers)
+			}
+		})
+	}
+}
+
 // Maintenance is durable with its note, shows in Status, and once cleared the node is rota's
 // again: the next pass's repair gives back the drain rota left on it.
 func TestMaintenanceSetAndCleared(t *testing.T) {

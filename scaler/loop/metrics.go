@@ -20,7 +20,7 @@ type metrics struct {
 	lastSuccess, telemetryOK, jobsOK            prometheus.Gauge
 	paused, dryRun, wouldSave                   prometheus.Gauge
 	passDuration                                prometheus.Histogram
-	skips, pending                              *prometheus.GaugeVec
+	skips, pending, deferred                    *prometheus.GaugeVec
 	nodeState, nodePowered, nodeCost, nodeSaves *prometheus.GaugeVec
 	nodeGPUs                                    *prometheus.GaugeVec
 	poolDesired, poolPowered                    *prometheus.GaugeVec
@@ -62,6 +62,7 @@ func newMetrics(reg prometheus.Registerer, leading func() bool) (*metrics, error
 		}),
 		skips:       gaugeVec("rota_scaler_skips", "Servers left alone by the last pass, by reason and pool.", "reason", "pool"),
 		pending:     gaugeVec("rota_scaler_pending_jobs", "Jobs waiting, by the cheapest pool that fits them (none: no pool fits) and class.", "pool", "class"),
+		deferred:    gaugeVec("rota_scaler_deferred_jobs", "Of the jobs waiting (rota_scaler_pending_jobs), those that wait on purpose: of a deferrable class outside its window, not yet waited its defer.max.", "pool", "class"),
 		nodeState:   gaugeVec("rota_fleet_node_state", "1 for each server's current lifecycle state.", "node", "pool", "state"),
 		nodePowered: gaugeVec("rota_fleet_node_powered", "1 if the server draws power: its BMC says on (a failed server left on too), or, when the BMC cannot be read, it is in flight.", "node", "pool", "region", "department"),
 		nodeCost:    gaugeVec("rota_fleet_node_cost_per_hour", "What the server costs per hour while on.", "node", "pool", "region", "department", "currency"),
@@ -72,7 +73,7 @@ func newMetrics(reg prometheus.Registerer, leading func() bool) (*metrics, error
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.passes, m.triggers, m.watchReads, m.wakes, m.decisions, m.lastSuccess, m.telemetryOK, m.jobsOK,
-			m.paused, m.dryRun, m.wouldSave, m.passDuration, m.skips, m.pending, m.nodeState, m.nodePowered,
+			m.paused, m.dryRun, m.wouldSave, m.passDuration, m.skips, m.pending, m.deferred, m.nodeState, m.nodePowered,
 			m.nodeCost, m.nodeSaves, m.nodeGPUs, m.poolDesired, m.poolPowered} {
 			if err := reg.Register(leaderOnly{Collector: c, leading: leading}); err != nil {
 				return nil, err
@@ -136,8 +137,16 @@ func (m *metrics) recordFleet(cfg *config.Config, p pass) {
 		m.poolDesired.WithLabelValues(pool).Set(float64(d))
 	}
 	m.pending.Reset()
+	m.deferred.Reset()
 	for _, d := range p.snap.Demand {
-		m.pending.WithLabelValues(pendingPool(cfg, d.Shape), cmp.Or(d.Class, cfg.Classify(d.Shape))).Add(float64(d.Count))
+		pool, class := pendingPool(cfg, d.Shape), cmp.Or(d.Class, cfg.Classify(d.Shape))
+		m.pending.WithLabelValues(pool, class).Add(float64(d.Count))
+		// Every pool and class waiting has a deferred count, 0 included: the backlog alert
+		// leaves the deferred out.
+		deferred := m.deferred.WithLabelValues(pool, class)
+		if cfg.Deferred(class, d.Since, p.at) {
+			deferred.Add(float64(d.Count))
+		}
 	}
 }
 
