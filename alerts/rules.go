@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/prometheus/common/model"
 
@@ -64,4 +65,30 @@ func Generate(cfg *config.Config, source string) ([]byte, error) {
 		return nil, fmt.Errorf("encoding rules: %w", err)
 	}
 	return b, nil
+}
+
+// ScrapeNote says, for a config with pools on other telemetry sources, that the rules read
+// their exporters at prometheus.scrape_interval too: the rate windows (4 scrapes) and the
+// windows' steps assume a sample at every step, so a job scraped less often (node_exporter
+// every 1m under a 15s interval) leaves one sample in each rate window, and its servers are
+// never idle (safe, but silent). Prometheus sets a job's interval, which rota cannot read;
+// "" for rota-exporter alone.
+func ScrapeNote(cfg *config.Config) string {
+	var others []string
+	for _, name := range cfg.SourcesInUse() {
+		if name != config.RotaExporter {
+			others = append(others, name)
+		}
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	step := cfg.Prometheus.ScrapeInterval
+	what := "telemetry source " + others[0]
+	if len(others) > 1 {
+		what = "telemetry sources " + strings.Join(others, ", ")
+	}
+	return fmt.Sprintf("the rules read %s (node_exporter, dcgm-exporter) at prometheus.scrape_interval (%s): scrape its exporters at least every %s; "+
+		"a job scraped less often leaves too few samples in each %s rate window, and its servers are never idle "+
+		"(or set prometheus.scrape_interval to the longest interval of the jobs the rules read)", what, step, step, 4*step)
 }

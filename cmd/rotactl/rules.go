@@ -50,6 +50,9 @@ func registerRules(app *kingpin.Application, cmds map[string]command) {
 			fmt.Fprintln(e.stderr, "rotactl: rules generate:", err)
 			return 1
 		}
+		if note := alerts.ScrapeNote(cfg); note != "" {
+			fmt.Fprintln(e.stderr, "rotactl: warning:", note)
+		}
 		return 0
 	}
 }

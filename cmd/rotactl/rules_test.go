@@ -44,6 +44,12 @@ func TestRulesGenerate(t *testing.T) {
 		{name: "example config to a file", args: []string{"--config.file=" + example, "--output=" + filepath.Join(dir, "out.yml")},
 			wantStdout: func(s string) bool { return s == "" },
 			wantFile:   `max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu-h100"}) == 1` + "\n        for: 15m"},
+		// node_exporter's job scraped every 60s under a 15s prometheus.scrape_interval leaves
+		// one sample in each 1m rate window: its servers are never idle, and nothing said why.
+		{name: "other telemetry sources: the scrape interval their jobs need", args: []string{"--config.file=" + filepath.Join(root, "alerts", "testdata", "sources.yml"), "--output=" + filepath.Join(dir, "out.yml")},
+			wantStdout: func(s string) bool { return s == "" },
+			wantFile:   "node_cpu_seconds_total",
+			wantStderr: "rotactl: warning: the rules read telemetry source fleet (node_exporter, dcgm-exporter) at prometheus.scrape_interval (15s): scrape its exporters at least every 15s"},
 		{name: "invalid config", args: []string{"--config.file=" + broken}, code: 1,
 			wantStdout: func(s string) bool { return s == "" }, wantStderr: "policy.idle.cpu_threshold"},
 		{name: "unwritable output", args: []string{"--output=" + filepath.Join(dir, "missing", "out.yml")}, code: 1,
