@@ -27,7 +27,7 @@ func TestActionResultsAgreeWithTheDocs(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	row := "`" + alerts.ScalerActions + "{action,pool,result}`"
 	word := regexp.MustCompile("`([a-z_]+)`")
-	for _, doc := range []string{"docs/core.md", "docs/prometheus.md"} {
+	for _, doc := range []string{"docs/loop.md", "docs/prometheus.md"} {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)
