@@ -239,7 +239,26 @@ func (c *bmclibConn) PowerState(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", c.classify(ctx, fmt.Errorf("reading power state: %w", err))
 	}
-	return s, nil
+	return chassisPowerLine(s), nil
+}
+
+// chassisPowerLine returns the line of ipmitool's `chassis power status` output that gives the
+// state ("Chassis Power is on"). bmclib reads ipmitool's stdout and stderr together, and
+// ipmitool prints notices on stderr around the answer on many BMCs ("Get HPM.x Capabilities
+// request failed, compcode = d4" as each session opens, a failed Close Session as it ends):
+// a notice is no unknown state. Output with no such line, or more than one, is returned
+// whole, for ParseState to find no state in.
+func chassisPowerLine(out string) string {
+	var found []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(l)), "chassis power is ") {
+			found = append(found, l)
+		}
+	}
+	if len(found) != 1 {
+		return out
+	}
+	return found[0]
 }
 
 func (c *bmclibConn) SetPower(ctx context.Context, action string) (string, error) {

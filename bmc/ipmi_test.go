@@ -294,3 +294,55 @@ func TestIPMIGracefulOffAsksTheOS(t *testing.T) {
 		t.Errorf("chassis sets %q, want %q", got, want)
 	}
 }
+
+// TestIPMIToolNotices: ipmitool prints notices to stderr around a command's answer on many real
+// BMCs (a BMC that answers Get HPM.x Capabilities with an error code gets "Get HPM.x
+// Capabilities request failed, compcode = d4" at every session's start, some a failed Close
+// Session at its end), and bmclib reads stdout and stderr together. The chassis' line decides
+// the state; a notice is no unknown state. ipmi_sim prints none: an ipmitool that adds them,
+// first on PATH, stands in for such a BMC.
+func TestIPMIToolNotices(t *testing.T) {
+	needIPMI(t)
+	real := testutil.Tool(t, "ipmitool")
+	tests := []struct {
+		name   string
+		before string // printed to stderr before ipmitool runs
+		after  string // and after
+	}{
+		{name: "a notice before the answer", before: "Get HPM.x Capabilities request failed, compcode = d4"},
+		{name: "a notice after the answer", after: "Close Session command failed: Invalid Session ID in request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := fmt.Sprintf("#!/bin/sh\n[ -n %[1]q ] && echo %[1]q >&2\n%[2]q \"$@\"\nrc=$?\n[ -n %[3]q ] && echo %[3]q >&2\nexit $rc\n", tt.before, real, tt.after)
+			if err := os.WriteFile(filepath.Join(dir, "ipmitool"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			sim := startIPMISim(t, false, simHealthy)
+			log, buf := testLogger()
+			c, err := NewController(map[string]Endpoint{"n": ipmiEndpoint(t, sim.port, "secret")}, realOptions(Options{Logger: log}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if st, err := c.State(ctx, "n"); err != nil || st != StateOff {
+				t.Errorf("state %s, %v; want off", st, err)
+			}
+			if err := c.On(ctx, "n"); err != nil {
+				t.Errorf("on: %v", err)
+			}
+			if err := c.Off(ctx, "n", false); err != nil {
+				t.Errorf("off: %v", err)
+			}
+			if got, want := sim.sets(t), []string{"1", "0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("chassis sets %q, want %q", got, want)
+			}
+			if t.Failed() {
+				t.Logf("log:\n%s", buf.String())
+			}
+		})
+	}
+}
