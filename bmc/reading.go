@@ -1,6 +1,7 @@
 package bmc
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -106,25 +107,43 @@ func (m bmcMeter) readRedfish(ctx context.Context, node string, ep Endpoint, pas
 	if err != nil {
 		return Reading{}, err
 	}
+	// failed is the first read of a reading resource that failed other than with a 404 (busy,
+	// an internal error, cut off): no proof that the BMC offers no reading.
+	var failed error
 	for _, ch := range chassis {
 		if ch.EnvironmentMetrics != nil && ch.EnvironmentMetrics.ID != "" {
 			var env struct {
 				PowerWatts *struct{ Reading *float64 }
 			}
-			if err := r.get(ctx, ch.EnvironmentMetrics.ID, &env); err == nil && env.PowerWatts != nil && validWatts(env.PowerWatts.Reading) {
+			err := r.get(ctx, ch.EnvironmentMetrics.ID, &env)
+			if err == nil && env.PowerWatts != nil && validWatts(env.PowerWatts.Reading) {
 				return Reading{Watts: *env.PowerWatts.Reading, Source: "redfish_environment_metrics"}, nil
 			}
+			failed = cmp.Or(failed, unlessMissing(err))
 		}
 		if ch.Power != nil && ch.Power.ID != "" {
 			var pw struct {
 				PowerControl []struct{ PowerConsumedWatts *float64 }
 			}
-			if err := r.get(ctx, ch.Power.ID, &pw); err == nil && len(pw.PowerControl) > 0 && validWatts(pw.PowerControl[0].PowerConsumedWatts) {
+			err := r.get(ctx, ch.Power.ID, &pw)
+			if err == nil && len(pw.PowerControl) > 0 && validWatts(pw.PowerControl[0].PowerConsumedWatts) {
 				return Reading{Watts: *pw.PowerControl[0].PowerConsumedWatts, Source: "redfish_power"}, nil
 			}
+			failed = cmp.Or(failed, unlessMissing(err))
 		}
 	}
+	if failed != nil {
+		return Reading{}, failed
+	}
 	return Reading{}, fmt.Errorf("%w: no chassis of system %s has a Power or EnvironmentMetrics reading", ErrNoReading, sys.system.URI)
+}
+
+// unlessMissing returns err, but nil for a resource that is not there (404).
+func unlessMissing(err error) error {
+	if missing(err) {
+		return nil
+	}
+	return err
 }
 
 // redfishChassis is the part of a Chassis resource a reading needs.
