@@ -262,8 +262,8 @@ func chassisPowerLine(out string) string {
 }
 
 func (c *bmclibConn) SetPower(ctx context.Context, action string) (string, error) {
-	if action == actionSoft {
-		return "", c.softIPMI(ctx)
+	if took, ok := ipmitoolTook[action]; ok {
+		return "", c.chassisPower(ctx, action, took)
 	}
 	ok, err := c.client.SetPowerState(ctx, action)
 	if err != nil {
@@ -278,19 +278,31 @@ func (c *bmclibConn) SetPower(ctx context.Context, action string) (string, error
 // Task is never called: IPMI answers a command with no task.
 func (c *bmclibConn) Task(context.Context, string) (bool, error) { return true, nil }
 
-// softIPMI sends `chassis power soft` through ipmitool itself: bmclib v2.3.4's ipmitool provider
-// reads the power state first and answers success without sending anything when that read
-// fails, so the OS was never asked to shut down while rota waited out the grace period for it
-// and then cut the power.
-func (c *bmclibConn) softIPMI(ctx context.Context) error {
-	out, err := runIpmitool(ctx, c.node, c.ep, c.pass, c.cs, "chassis", "power", "soft")
+// ipmitoolTook is, for each action rota sends through ipmitool itself (chassisPower), what
+// ipmitool prints when the BMC took it. bmclib v2.3.4's ipmitool provider gets both wrong:
+//   - soft: it reads the power state first and answers success without sending anything when
+//     that read fails, so the OS was never asked to shut down while rota waited out the grace
+//     period for it and then cut the power;
+//   - on: it takes the BMC's answer for a failure unless the output starts with it, and
+//     ipmitool prints notices before it on many BMCs ("Get HPM.x Capabilities request failed,
+//     compcode = d4"): a power-on taken, reported failed, sent again while the state was
+//     behind it, and the operation failed as the server came up.
+var ipmitoolTook = map[string]string{
+	actionSoft: "Chassis Power Control: Soft",
+	actionOn:   "Chassis Power Control: Up/On",
+}
+
+// chassisPower sends `chassis power <action>` through ipmitool itself, the BMC's taking it
+// read as took anywhere in the output.
+func (c *bmclibConn) chassisPower(ctx context.Context, action, took string) error {
+	out, err := runIpmitool(ctx, c.node, c.ep, c.pass, c.cs, "chassis", "power", action)
 	switch {
 	case errors.Is(err, ErrRefused):
 		return err
 	case err != nil:
-		return c.classify(ctx, fmt.Errorf("sending power soft: %w: %s", err, lastLine(out)))
-	case !strings.Contains(out, "Chassis Power Control: Soft"):
-		return fmt.Errorf("sending power soft: the bmc did not confirm the request: %q", lastLine(out))
+		return c.classify(ctx, fmt.Errorf("sending power %s: %w: %s", action, err, lastLine(out)))
+	case !strings.Contains(out, took):
+		return fmt.Errorf("sending power %s: the bmc did not confirm the request: %q", action, lastLine(out))
 	}
 	return nil
 }

@@ -60,6 +60,9 @@ const (
 	// connection and rota's look, the one bmclib's ipmitool provider made before a soft
 	// shutdown.
 	simMissesThirdRead
+	// simLags takes a power set and shows its state a second later, as a chassis whose status
+	// follows the command behind it.
+	simLags
 )
 
 // startIPMISim runs ipmi_sim on a free port with the power initially on or off.
@@ -82,8 +85,11 @@ func startIPMISim(t *testing.T, on bool, fault simFault) *ipmiSim {
 		get = fmt.Sprintf(`echo x >> %[1]s.reads; [ "$(wc -l < %[1]s.reads)" -eq 3 ] && exit 1; %[2]s`, s.state, get)
 	}
 	apply := fmt.Sprintf(`echo "$4" > %s;`, s.state)
-	if fault == simStuck {
+	switch fault {
+	case simStuck:
 		apply = ""
+	case simLags:
+		apply = fmt.Sprintf(`(sleep 1; echo "$4" > %s) >/dev/null 2>&1 &`, s.state)
 	}
 	sim := ipmisim.BMC{Dir: dir, Name: "sim", Port: s.port, Users: []ipmisim.User{
 		{ID: 1, Name: "", Password: "test", Privilege: "user"},
@@ -308,9 +314,13 @@ func TestIPMIToolNotices(t *testing.T) {
 		name   string
 		before string // printed to stderr before ipmitool runs
 		after  string // and after
+		fault  simFault
 	}{
 		{name: "a notice before the answer", before: "Get HPM.x Capabilities request failed, compcode = d4"},
 		{name: "a notice after the answer", after: "Close Session command failed: Invalid Session ID in request"},
+		// bmclib's ipmitool provider takes a power-on answered after a notice for a failure:
+		// with the state behind the command, it was sent again and the operation failed.
+		{name: "a notice before the answer, the state a second behind", before: "Get HPM.x Capabilities request failed, compcode = d4", fault: simLags},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -320,9 +330,10 @@ func TestIPMIToolNotices(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-			sim := startIPMISim(t, false, simHealthy)
+			sim := startIPMISim(t, false, tt.fault)
 			log, buf := testLogger()
-			c, err := NewController(map[string]Endpoint{"n": ipmiEndpoint(t, sim.port, "secret")}, realOptions(Options{Logger: log}))
+			reg := prometheus.NewRegistry()
+			c, err := NewController(map[string]Endpoint{"n": ipmiEndpoint(t, sim.port, "secret")}, realOptions(Options{Logger: log, Registerer: reg}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,6 +350,11 @@ func TestIPMIToolNotices(t *testing.T) {
 			}
 			if got, want := sim.sets(t), []string{"1", "0"}; fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("chassis sets %q, want %q", got, want)
+			}
+			for _, op := range []string{"on", "off"} {
+				if n := metricValue(t, reg, "rota_bmc_requests_total", map[string]string{"operation": op, "result": "success"}); n != 1 {
+					t.Errorf("%v successful %s requests, want 1", n, op)
+				}
 			}
 			if t.Failed() {
 				t.Logf("log:\n%s", buf.String())
