@@ -142,7 +142,14 @@ func (d *bmclibDialer) took(node string, ep Endpoint, cs int) {
 
 // dial opens one IPMI connection in cipher suite cs.
 func (d *bmclibDialer) dial(ctx context.Context, node string, ep Endpoint, password Secret, cs int) (conn, error) {
-	client := bmclib.NewClient(ep.Host, ep.Username, password.Reveal(),
+	// bmclib's ipmitool provider joins host and port with a colon and splits them again, which
+	// takes an IPv6 address apart: ipmitool ran with no -H at all ("No hostname specified!").
+	// In brackets, the address comes back whole.
+	host := ep.Host
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	client := bmclib.NewClient(host, ep.Username, password.Reveal(),
 		bmclib.WithLogger(logrusr.New(d.log.WithField("node", node))),
 		bmclib.WithPerProviderTimeout(d.callTimeout),
 		bmclib.WithIpmitoolPort(strconv.Itoa(portOrDefault(ep))), bmclib.WithIpmitoolCipherSuite(strconv.Itoa(cs)))

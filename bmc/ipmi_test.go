@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -65,8 +67,14 @@ const (
 	simLags
 )
 
-// startIPMISim runs ipmi_sim on a free port with the power initially on or off.
+// startIPMISim runs ipmi_sim on a free port of 127.0.0.1 with the power initially on or off.
 func startIPMISim(t *testing.T, on bool, fault simFault) *ipmiSim {
+	t.Helper()
+	return startIPMISimOn(t, "127.0.0.1", on, fault)
+}
+
+// startIPMISimOn runs ipmi_sim on a free port of addr.
+func startIPMISimOn(t *testing.T, addr string, on bool, fault simFault) *ipmiSim {
 	t.Helper()
 	dir := t.TempDir()
 	s := &ipmiSim{port: testutil.FreeUDPPort(t), state: filepath.Join(dir, "power"), setsLog: filepath.Join(dir, "sets.log")}
@@ -91,7 +99,7 @@ func startIPMISim(t *testing.T, on bool, fault simFault) *ipmiSim {
 	case simLags:
 		apply = fmt.Sprintf(`(sleep 1; echo "$4" > %s) >/dev/null 2>&1 &`, s.state)
 	}
-	sim := ipmisim.BMC{Dir: dir, Name: "sim", Port: s.port, Users: []ipmisim.User{
+	sim := ipmisim.BMC{Dir: dir, Name: "sim", Addr: addr, Port: s.port, Users: []ipmisim.User{
 		{ID: 1, Name: "", Password: "test", Privilege: "user"},
 		{ID: 2, Name: "admin", Password: "secret", Privilege: "admin"},
 	}, Chassis: fmt.Sprintf(`#!/bin/sh
@@ -107,9 +115,9 @@ esac
 		t.Fatal(err)
 	}
 	testutil.Start(t, "ipmi_sim", sim.Args()...)
-	addr := fmt.Sprintf("127.0.0.1:%d", s.port)
-	testutil.Eventually(t, 10*time.Second, "ipmi_sim answering an RMCP ping on "+addr, func() error {
-		if !RMCPPing(context.Background(), addr) {
+	hostPort := net.JoinHostPort(addr, strconv.Itoa(s.port))
+	testutil.Eventually(t, 10*time.Second, "ipmi_sim answering an RMCP ping on "+hostPort, func() error {
+		if !RMCPPing(context.Background(), hostPort) {
 			return errors.New("no pong")
 		}
 		return nil
@@ -119,6 +127,45 @@ esac
 
 func ipmiEndpoint(t *testing.T, port int, password string) Endpoint {
 	return Endpoint{Protocol: ProtocolIPMI, Host: "127.0.0.1", Port: port, Username: "admin", PasswordFile: writeSecret(t, password)}
+}
+
+// TestIPMIAddresses: a BMC is reached at the address its endpoint gives, an IPv6 one (without
+// brackets, as the config takes it) as well as an IPv4 one.
+func TestIPMIAddresses(t *testing.T) {
+	needIPMI(t)
+	for _, tt := range []struct{ name, addr string }{
+		{"ipv4", "127.0.0.1"},
+		{"ipv6", "::1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sim := startIPMISimOn(t, tt.addr, false, simHealthy)
+			ep := ipmiEndpoint(t, sim.port, "secret")
+			ep.Host = tt.addr
+			log, buf := testLogger()
+			c, err := NewController(map[string]Endpoint{"n": ep}, realOptions(Options{Logger: log}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := c.On(ctx, "n"); err != nil {
+				t.Errorf("on: %v", err)
+			}
+			if err := c.Off(ctx, "n", true); err != nil {
+				t.Errorf("graceful off: %v", err)
+			}
+			if st, err := c.State(ctx, "n"); err != nil || st != StateOff {
+				t.Errorf("state %s, %v; want off", st, err)
+			}
+			// ipmi_sim has no OS to shut down: the grace period ends in a hard off.
+			if got, want := sim.sets(t), []string{"1", "soft", "0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("chassis sets %q, want %q", got, want)
+			}
+			if t.Failed() {
+				t.Logf("log:\n%s", buf.String())
+			}
+		})
+	}
 }
 
 // realOptions are short waits for BMCs that answer in milliseconds.

@@ -21,8 +21,10 @@ type BMC struct {
 	Dir string
 	// Name is the BMC's name in lan.conf.
 	Name string
-	// Port is the UDP port ipmi_sim listens on, on 127.0.0.1.
-	Port  int
+	// Port is the UDP port ipmi_sim listens on, on Addr.
+	Port int
+	// Addr is the address it listens on (default 127.0.0.1; ::1 for IPv6).
+	Addr  string
 	Users []User
 	// Chassis is the chassis_control program, a shell script: ipmi_sim runs it as
 	// `SCRIPT 0x20 get power` (it answers power:0 or power:1) and `SCRIPT 0x20 set power 0|1`
@@ -64,14 +66,18 @@ func (b BMC) script() string  { return filepath.Join(b.Dir, "chassis") }
 func (b BMC) lanConf() string { return filepath.Join(b.Dir, "lan.conf") }
 func (b BMC) emu() string     { return filepath.Join(b.Dir, "bmc.emu") }
 
-// lan is lan.conf: one LAN channel on 127.0.0.1 accepting every authentication type, the
-// chassis script, and the users.
+// lan is lan.conf: one LAN channel on Addr accepting every authentication type, the chassis
+// script, and the users.
 func (b BMC) lan() string {
+	addr := b.Addr
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
 	var s strings.Builder
 	fmt.Fprintf(&s, `name "%s"
 set_working_mc 0x20
   startlan 1
-    addr 127.0.0.1 %d
+    addr %s %d
     priv_limit admin
     allowed_auths_admin none md2 md5 straight
     allowed_auths_operator none md2 md5 straight
@@ -80,7 +86,7 @@ set_working_mc 0x20
     guid a123456789abcdefa123456789abcdef
   endlan
   chassis_control "%s 0x20"
-`, b.Name, b.Port, b.script())
+`, b.Name, addr, b.Port, b.script())
 	for _, u := range b.Users {
 		fmt.Fprintf(&s, "  user %d true \"%s\" \"%s\" %s 10 none md2 md5 straight\n", u.ID, u.Name, u.Password, u.Privilege)
 	}
