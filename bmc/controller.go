@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,13 +107,26 @@ type Controller struct {
 
 var _ Power = (*Controller)(nil)
 
-// node is one registered BMC. lock is a one-slot channel (so waiting honours ctx); it guards
-// lastCommand.
+// node is one registered server, and the BMC it is reached through.
 type node struct {
-	name        string
-	ep          Endpoint
+	name string
+	ep   Endpoint
+	bmc  *bmcTurn
+}
+
+// bmcTurn is one BMC's turn, shared by every node it serves (a blade enclosure's manager
+// serves several, each picked by system_name): lock is a one-slot channel (so waiting honours
+// ctx) held for each operation; it guards lastCommand, the BMC's last command, whichever node
+// it was for.
+type bmcTurn struct {
 	lock        chan struct{}
 	lastCommand time.Time
+}
+
+// bmcKey names the BMC an endpoint reaches: its protocol and address (a host name without
+// case).
+func bmcKey(ep Endpoint) string {
+	return string(ep.Protocol) + " " + strings.ToLower(ep.Address())
 }
 
 // NewController registers the nodes' endpoints (validated) and returns a Controller.
@@ -126,11 +140,17 @@ func NewController(nodes map[string]Endpoint, opts Options) (*Controller, error)
 		slots: make(chan struct{}, opts.MaxConcurrent),
 		m:     newMetrics(opts.Registerer),
 	}
+	turns := map[string]*bmcTurn{}
 	for name, ep := range nodes {
 		if errs := ep.Validate(); len(errs) > 0 {
 			return nil, fmt.Errorf("node %s: bmc: %w", name, errs[0])
 		}
-		c.nodes[name] = &node{name: name, ep: ep, lock: make(chan struct{}, 1)}
+		turn, ok := turns[bmcKey(ep)]
+		if !ok {
+			turn = &bmcTurn{lock: make(chan struct{}, 1)}
+			turns[bmcKey(ep)] = turn
+		}
+		c.nodes[name] = &node{name: name, ep: ep, bmc: turn}
 		// The password is read again at each session (a rotated file is taken), so one
 		// missing now is no error; said at start, it is not first seen at a failed command.
 		if _, err := ep.Password(opts.LookupEnv); err != nil {
@@ -179,7 +199,7 @@ func (c *Controller) Cycle(ctx context.Context, name string) error {
 	return c.run(ctx, name, "cycle", "power cycling", func(ctx context.Context, s *session) error { return s.cycle(ctx) })
 }
 
-// run takes the node's lock and a global slot, runs fn with a fresh session (one bmclib client
+// run takes the node's BMC's lock and a global slot, runs fn with a fresh session (one bmclib client
 // per operation), and records the outcome.
 func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(context.Context, *session) error) error {
 	n, ok := c.nodes[name]
@@ -210,11 +230,11 @@ func (c *Controller) withSlot(ctx context.Context, n *node, fn func() error) err
 		return err
 	}
 	select {
-	case n.lock <- struct{}{}:
+	case n.bmc.lock <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for the node's previous operation: %w", ctx.Err())
+		return fmt.Errorf("waiting for the bmc's previous operation: %w", ctx.Err())
 	}
-	defer func() { <-n.lock }()
+	defer func() { <-n.bmc.lock }()
 	select {
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():

@@ -323,3 +323,73 @@ func TestControllerSaysAMissingPasswordAtStart(t *testing.T) {
 		t.Errorf("the log names a node whose password is there, or a secret:\n%s", out)
 	}
 }
+
+// TestOneBMCSeveralSystems: nodes that one BMC serves (a blade enclosure's manager, each blade
+// a system picked by system_name) share that BMC's limits: one operation at a time and
+// MinCommandInterval between two commands, whichever node they are for; nodes of different
+// BMCs do not wait for each other.
+func TestOneBMCSeveralSystems(t *testing.T) {
+	tests := []struct {
+		name    string
+		hosts   [2]string // the two nodes' BMC hosts
+		minGap  time.Duration
+		maxConc int
+	}{
+		{name: "two systems of one bmc", hosts: [2]string{"enclosure1", "enclosure1"}, minGap: 5 * time.Second, maxConc: 1},
+		{name: "one bmc named in another case", hosts: [2]string{"enclosure1", "Enclosure1"}, minGap: 5 * time.Second, maxConc: 1},
+		{name: "two bmcs", hosts: [2]string{"enclosure1", "enclosure2"}, maxConc: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := newFakeClock()
+			conc := &maxTracker{}
+			bmcs := map[string]*fakeBMC{}
+			eps := map[string]Endpoint{}
+			for i, host := range tt.hosts {
+				name := fmt.Sprintf("blade%d", i+1)
+				bmcs[name] = &fakeBMC{clock: clock, maxConc: conc, script: script{raw: "off"}}
+				eps[name] = Endpoint{Protocol: ProtocolRedfish, Host: host, Username: "admin", PasswordEnv: "BMC_PASSWORD", SystemName: name}
+			}
+			log, _ := testLogger()
+			c, err := NewController(eps, Options{
+				Logger: log, Clock: clock, PollInterval: time.Second, MinCommandInterval: 5 * time.Second,
+				LookupEnv: func(string) (string, bool) { return "s3cret", true },
+				dial:      &fakeDialer{bmcs: bmcs},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One after the other: the second command follows the first's confirmation, a
+			// poll later, unless it waits for the BMC.
+			for _, name := range []string{"blade1", "blade2"} {
+				if err := c.On(context.Background(), name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gap := bmcs["blade2"].at[0].Sub(bmcs["blade1"].at[0])
+			if gap < tt.minGap {
+				t.Errorf("commands %s apart, want at least %s", gap, tt.minGap)
+			}
+			if tt.minGap == 0 && gap >= 5*time.Second {
+				t.Errorf("commands %s apart: nodes of different bmcs waited for each other", gap)
+			}
+			// At once: one connection at a time to one BMC.
+			var wg sync.WaitGroup
+			for name := range bmcs {
+				for range 20 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						if _, err := c.State(context.Background(), name); err != nil {
+							t.Error(err)
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			if conc.max > tt.maxConc {
+				t.Errorf("%d connections at once, want at most %d", conc.max, tt.maxConc)
+			}
+		})
+	}
+}

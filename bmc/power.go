@@ -10,7 +10,8 @@ import (
 //
 // Guarantees, for every implementation (Controller, executortest.World):
 //   - Safe for concurrent use. Operations on one node run one at a time, in call order as far
-//     as the per-node lock allows; operations on different nodes run in parallel up to a cap.
+//     as the lock allows (Controller: one per BMC, which nodes of one blade enclosure's manager
+//     share); operations on different BMCs run in parallel up to a cap.
 //   - Idempotent: a node already in the target state gets no command and the call succeeds.
 //   - Confirmed: On, Off and Cycle return nil only after the BMC reported the target state.
 //   - Never blind: when the state cannot be read, no command is sent and the error matches

@@ -44,7 +44,7 @@ type meter interface {
 // PowerReading implements Meter. bmclib v2.3.4 has no power-reading call (its providers read
 // and set power state, users, boot devices, firmware, SEL): Redfish readings go through
 // gofish, bmclib's own Redfish library, and IPMI readings through ipmitool's `dcmi power
-// reading`, the tool bmclib's IPMI provider runs. The call takes the node's lock and a slot of
+// reading`, the tool bmclib's IPMI provider runs. The call takes the BMC's lock and a slot of
 // the concurrency cap like every operation, and is tried once (a reading is asked again at
 // the next interval).
 func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, error) {

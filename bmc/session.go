@@ -9,7 +9,7 @@ import (
 	"github.com/rotahq/rota/internal/errtext"
 )
 
-// session is one operation on one node: it holds the node's lock, the bmclib connection it
+// session is one operation on one node: it holds its BMC's lock, the bmclib connection it
 // opened (reopened after a transient failure) and the password it read.
 type session struct {
 	c    *Controller
@@ -185,11 +185,11 @@ func (s *session) steady(ctx context.Context, want State) (State, error) {
 	}
 }
 
-// send issues one power command, no sooner than MinCommandInterval after the previous one.
+// send issues one power command, no sooner than MinCommandInterval after the BMC's previous one.
 // It is not retried here: drive looks at the state before sending again.
 func (s *session) send(ctx context.Context, action string) error {
-	if !s.n.lastCommand.IsZero() {
-		if wait := s.n.lastCommand.Add(s.c.opts.MinCommandInterval).Sub(s.now()); wait > 0 {
+	if !s.n.bmc.lastCommand.IsZero() {
+		if wait := s.n.bmc.lastCommand.Add(s.c.opts.MinCommandInterval).Sub(s.now()); wait > 0 {
 			if err := s.c.opts.Clock.Sleep(ctx, wait); err != nil {
 				return err
 			}
@@ -207,7 +207,7 @@ func (s *session) send(ctx context.Context, action string) error {
 		return err
 	})
 	// Counted even when it failed: the command may have reached the BMC.
-	s.n.lastCommand = s.now()
+	s.n.bmc.lastCommand = s.now()
 	if err == nil {
 		s.task = task
 	}
