@@ -55,6 +55,7 @@ func (d *bmclibDialer) dialRedfish(ctx context.Context, node string, ep Endpoint
 func (c *redfishConn) PowerState(ctx context.Context) (string, error) {
 	var doc struct{ PowerState string }
 	if err := c.r.get(ctx, c.system.URI, &doc); err != nil {
+		c.forgetIfGone(err)
 		var auth *AuthError
 		if code, _ := redfishStatus(err); code == http.StatusUnauthorized && !c.ep.BasicAuth && errors.As(err, &auth) {
 			return "", &transientError{err: fmt.Errorf("the bmc ended its session (401 after the login), logging in again: %w", auth.Err)}
@@ -79,9 +80,20 @@ func (c *redfishConn) SetPower(ctx context.Context, action string) (string, erro
 	}
 	task, err := c.r.post(ctx, target, map[string]string{"ResetType": resetTypes[action]})
 	if err != nil {
+		c.forgetIfGone(err)
 		return "", fmt.Errorf("sending power %s: %w", action, err)
 	}
 	return task, nil
+}
+
+// forgetIfGone makes the next operation check the BMC's systems again (system) when err is a
+// 404 from the system or its Reset target: the system is no longer where the check found it
+// (a blade reseated in another slot, a firmware update that renamed its Id), and the node
+// would otherwise fail until rota restarts.
+func (c *redfishConn) forgetIfGone(err error) {
+	if missing(err) {
+		c.d.forgetSystem(c.r.node)
+	}
 }
 
 // Task reads a task monitor: it answers 202 while the task runs, then the task (its TaskState

@@ -483,3 +483,89 @@ func TestRedfishVendorShapes(t *testing.T) {
 		})
 	}
 }
+
+// movingBMC is a small Redfish service (basic auth) serving one system named name, whose URI
+// move changes, the old one answering 404 from then on: a blade reseated in another slot of
+// its enclosure, or a firmware update that renamed the system's Id.
+type movingBMC struct {
+	mu    sync.Mutex
+	uri   string
+	name  string
+	power string
+	reset []string // the URIs Resets were posted to
+}
+
+func (b *movingBMC) move(uri string) { b.mu.Lock(); defer b.mu.Unlock(); b.uri = uri }
+
+func (b *movingBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	if u, p, ok := r.BasicAuth(); path != "/redfish/v1" && (!ok || u != "admin" || p != emuPassword) {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case path == "/redfish/v1":
+		_, _ = w.Write([]byte(`{"@odata.id":"/redfish/v1","Id":"RootService","RedfishVersion":"1.6.0","Systems":{"@odata.id":"/redfish/v1/Systems"}}`))
+	case path == "/redfish/v1/Systems":
+		fmt.Fprintf(w, `{"Members":[{"@odata.id":%q}],"Members@odata.count":1}`, b.uri)
+	case path == b.uri && r.Method == http.MethodGet:
+		fmt.Fprintf(w, `{"@odata.id":%q,"Name":%q,"PowerState":%q,"Actions":{"#ComputerSystem.Reset":{"target":%q}}}`, b.uri, b.name, b.power, b.uri+"/Actions/ComputerSystem.Reset")
+	case path == b.uri+"/Actions/ComputerSystem.Reset" && r.Method == http.MethodPost:
+		var body struct{ ResetType string }
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		b.reset = append(b.reset, b.uri)
+		b.power = map[string]string{"On": "On", "ForceOff": "Off"}[body.ResetType]
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"code":"Base.1.8.ResourceMissingAtURI","message":"not found"}}`))
+	}
+}
+
+// TestRedfishSystemMoved: the system rota checked once answers 404 where it was (a blade
+// reseated in another slot, a firmware update that renamed the system's Id): the operation
+// that meets it fails, and the next checks the BMC's systems again and finds it where it is
+// now, rather than failing for ever until rota restarts.
+func TestRedfishSystemMoved(t *testing.T) {
+	tests := []struct {
+		name, systemName, from, to string
+	}{
+		{"a blade reseated in another slot", "blade7", "/redfish/v1/Systems/Slot3", "/redfish/v1/Systems/Slot5"},
+		{"the only system's Id renamed", "", "/redfish/v1/Systems/1", "/redfish/v1/Systems/System.Embedded.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &movingBMC{uri: tt.from, name: "blade7", power: "Off"}
+			srv := httptest.NewTLSServer(b)
+			t.Cleanup(srv.Close)
+			ep := serverEndpoint(t, srv)
+			ep.BasicAuth, ep.SystemName = true, tt.systemName
+			log, _ := testLogger()
+			c, err := NewController(map[string]Endpoint{"n": ep}, redfishOptions(Options{Logger: log}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if st, err := c.State(ctx, "n"); err != nil || st != StateOff {
+				t.Fatalf("state %s, %v; want off", st, err)
+			}
+			b.move(tt.to)
+			_, _ = c.State(ctx, "n") // may meet the old URI's 404
+			if st, err := c.State(ctx, "n"); err != nil || st != StateOff {
+				t.Errorf("state after the move %s, %v; want off", st, err)
+			}
+			if err := c.On(ctx, "n"); err != nil {
+				t.Errorf("on after the move: %v", err)
+			}
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if fmt.Sprint(b.reset) != fmt.Sprint([]string{tt.to}) {
+				t.Errorf("resets posted to %q, want %q", b.reset, tt.to)
+			}
+		})
+	}
+}
