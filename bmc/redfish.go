@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rotahq/rota/internal/errtext"
 )
 
 // resetTypes are the Redfish ResetTypes posted for each action.
@@ -53,7 +55,7 @@ func (d *bmclibDialer) dialRedfish(ctx context.Context, node string, ep Endpoint
 // without the privilege to power a server. With basic auth every request carries the
 // credentials, so a 401 is theirs.
 func (c *redfishConn) PowerState(ctx context.Context) (string, error) {
-	var doc struct{ PowerState string }
+	var doc struct{ PowerState, Name string }
 	if err := c.r.get(ctx, c.system.URI, &doc); err != nil {
 		c.forgetIfGone(err)
 		var auth *AuthError
@@ -61,6 +63,14 @@ func (c *redfishConn) PowerState(ctx context.Context) (string, error) {
 			return "", &transientError{err: fmt.Errorf("the bmc ended its session (401 after the login), logging in again: %w", auth.Err)}
 		}
 		return "", fmt.Errorf("reading power state: %w", err)
+	}
+	if c.ep.SystemName != "" && doc.Name != c.ep.SystemName {
+		// Another system is where the check found this one (two blades swapped slots): its
+		// state is not the node's, and a command would reach it. The next operation checks
+		// the BMC's systems again.
+		c.d.forgetSystem(c.r.node)
+		return "", &RefusedError{Node: c.r.node, Err: fmt.Errorf("system %s is now named %s, not system_name %s: checking the bmc's systems again at the next operation",
+			c.system.URI, errtext.Quote(doc.Name), errtext.Quote(c.ep.SystemName))}
 	}
 	return doc.PowerState, nil
 }

@@ -484,18 +484,21 @@ func TestRedfishVendorShapes(t *testing.T) {
 	}
 }
 
-// movingBMC is a small Redfish service (basic auth) serving one system named name, whose URI
-// move changes, the old one answering 404 from then on: a blade reseated in another slot of
-// its enclosure, or a firmware update that renamed the system's Id.
+// movingBMC is a small Redfish service (basic auth) whose systems, by URI, set changes: a blade
+// reseated in another slot of its enclosure, two blades that swapped slots, a firmware update
+// that renamed a system's Id. A URI no system is at answers 404.
 type movingBMC struct {
-	mu    sync.Mutex
-	uri   string
-	name  string
-	power string
-	reset []string // the URIs Resets were posted to
+	mu      sync.Mutex
+	systems map[string]string // URI -> Name
+	power   map[string]string // Name -> PowerState
+	reset   []string          // the URIs Resets were posted to
 }
 
-func (b *movingBMC) move(uri string) { b.mu.Lock(); defer b.mu.Unlock(); b.uri = uri }
+func (b *movingBMC) set(systems map[string]string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.systems = systems
+}
 
 func (b *movingBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
@@ -506,18 +509,24 @@ func (b *movingBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	system, action := strings.CutSuffix(path, "/Actions/ComputerSystem.Reset")
+	name, found := b.systems[system]
 	switch {
 	case path == "/redfish/v1":
 		_, _ = w.Write([]byte(`{"@odata.id":"/redfish/v1","Id":"RootService","RedfishVersion":"1.6.0","Systems":{"@odata.id":"/redfish/v1/Systems"}}`))
 	case path == "/redfish/v1/Systems":
-		fmt.Fprintf(w, `{"Members":[{"@odata.id":%q}],"Members@odata.count":1}`, b.uri)
-	case path == b.uri && r.Method == http.MethodGet:
-		fmt.Fprintf(w, `{"@odata.id":%q,"Name":%q,"PowerState":%q,"Actions":{"#ComputerSystem.Reset":{"target":%q}}}`, b.uri, b.name, b.power, b.uri+"/Actions/ComputerSystem.Reset")
-	case path == b.uri+"/Actions/ComputerSystem.Reset" && r.Method == http.MethodPost:
+		var members []string
+		for uri := range b.systems {
+			members = append(members, fmt.Sprintf(`{"@odata.id":%q}`, uri))
+		}
+		fmt.Fprintf(w, `{"Members":[%s],"Members@odata.count":%d}`, strings.Join(members, ","), len(members))
+	case found && !action && r.Method == http.MethodGet:
+		fmt.Fprintf(w, `{"@odata.id":%q,"Name":%q,"PowerState":%q,"Actions":{"#ComputerSystem.Reset":{"target":%q}}}`, system, name, b.power[name], system+"/Actions/ComputerSystem.Reset")
+	case found && action && r.Method == http.MethodPost:
 		var body struct{ ResetType string }
 		_ = json.NewDecoder(r.Body).Decode(&body)
-		b.reset = append(b.reset, b.uri)
-		b.power = map[string]string{"On": "On", "ForceOff": "Off"}[body.ResetType]
+		b.reset = append(b.reset, system)
+		b.power[name] = map[string]string{"On": "On", "ForceOff": "Off"}[body.ResetType]
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.WriteHeader(http.StatusNotFound)
@@ -525,20 +534,29 @@ func (b *movingBMC) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestRedfishSystemMoved: the system rota checked once answers 404 where it was (a blade
-// reseated in another slot, a firmware update that renamed the system's Id): the operation
-// that meets it fails, and the next checks the BMC's systems again and finds it where it is
-// now, rather than failing for ever until rota restarts.
+// TestRedfishSystemMoved: the system rota checked once is no longer where it was: its URI
+// answers 404 (a blade reseated in another slot, a firmware update that renamed the system's
+// Id), or another system is there (two blades swapped slots). The operation that meets it
+// fails, sending nothing, and the next checks the BMC's systems again and commands the system
+// where it is now: never another blade, nor a node failing until rota restarts.
 func TestRedfishSystemMoved(t *testing.T) {
+	const (
+		slot3 = "/redfish/v1/Systems/Slot3"
+		slot5 = "/redfish/v1/Systems/Slot5"
+	)
 	tests := []struct {
-		name, systemName, from, to string
+		name, systemName string
+		before, after    map[string]string
+		want             string // where the power-on must go
 	}{
-		{"a blade reseated in another slot", "blade7", "/redfish/v1/Systems/Slot3", "/redfish/v1/Systems/Slot5"},
-		{"the only system's Id renamed", "", "/redfish/v1/Systems/1", "/redfish/v1/Systems/System.Embedded.1"},
+		{"a blade reseated in another slot", "blade7", map[string]string{slot3: "blade7"}, map[string]string{slot5: "blade7"}, slot5},
+		{"the only system's Id renamed", "", map[string]string{"/redfish/v1/Systems/1": "blade7"},
+			map[string]string{"/redfish/v1/Systems/System.Embedded.1": "blade7"}, "/redfish/v1/Systems/System.Embedded.1"},
+		{"two blades swapped slots", "blade7", map[string]string{slot3: "blade7", slot5: "blade9"}, map[string]string{slot3: "blade9", slot5: "blade7"}, slot5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &movingBMC{uri: tt.from, name: "blade7", power: "Off"}
+			b := &movingBMC{systems: tt.before, power: map[string]string{"blade7": "Off", "blade9": "Off"}}
 			srv := httptest.NewTLSServer(b)
 			t.Cleanup(srv.Close)
 			ep := serverEndpoint(t, srv)
@@ -553,8 +571,8 @@ func TestRedfishSystemMoved(t *testing.T) {
 			if st, err := c.State(ctx, "n"); err != nil || st != StateOff {
 				t.Fatalf("state %s, %v; want off", st, err)
 			}
-			b.move(tt.to)
-			_, _ = c.State(ctx, "n") // may meet the old URI's 404
+			b.set(tt.after)
+			_, _ = c.State(ctx, "n") // may meet the system gone, or another in its place
 			if st, err := c.State(ctx, "n"); err != nil || st != StateOff {
 				t.Errorf("state after the move %s, %v; want off", st, err)
 			}
@@ -563,8 +581,11 @@ func TestRedfishSystemMoved(t *testing.T) {
 			}
 			b.mu.Lock()
 			defer b.mu.Unlock()
-			if fmt.Sprint(b.reset) != fmt.Sprint([]string{tt.to}) {
-				t.Errorf("resets posted to %q, want %q", b.reset, tt.to)
+			if fmt.Sprint(b.reset) != fmt.Sprint([]string{tt.want}) {
+				t.Errorf("resets posted to %q, want %q", b.reset, tt.want)
+			}
+			if b.power["blade9"] != "Off" {
+				t.Error("another blade was powered on")
 			}
 		})
 	}
