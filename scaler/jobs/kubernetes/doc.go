@@ -19,7 +19,8 @@
 //     dynamic resource allocation (its ResourceClaims, or their templates) count as GPUs when of
 //     a class of jobs.kubernetes.gpu_device_classes; any other class asks for the servers whose
 //     Node a ResourceSlice of that class's driver offers devices on. A waiting pod's required
-//     pod anti-affinity keeps it off the Nodes whose topology domain holds a pod it selects.
+//     pod anti-affinity keeps it off the Nodes whose topology domain holds a pod it selects,
+//     and its DoNotSchedule topology spread off those where it would break maxSkew.
 //   - Readiness after a boot: the Node's Ready condition (JobsView.Responding).
 //
 // What it does:

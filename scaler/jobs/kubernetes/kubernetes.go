@@ -171,8 +171,9 @@ const waiting = "spec.nodeName=,status.phase=Pending"
 
 // Demand implements jobs.Manager: the pods marked unschedulable, each group with the servers
 // its pods could run on. Pods that fit none of rota's servers are no demand for them, and are
-// logged. When a waiting pod has required pod anti-affinity, the pods bound to Nodes are
-// listed too, for the Nodes it keeps the pod off (kubeview.PlaceApart).
+// logged. When a waiting pod has required pod anti-affinity or DoNotSchedule topology spread,
+// the pods bound to Nodes are listed too, for the Nodes it keeps the pod off
+// (kubeview.PlaceApart).
 func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	nodes, err := m.nodes(ctx, "")
 	if err != nil {

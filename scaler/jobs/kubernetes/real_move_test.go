@@ -41,20 +41,44 @@ func testSelectorWake(t *testing.T, e *env) {
 }
 
 // testAntiAffinityWake: a Deployment whose replicas must not share a server (required pod
-// anti-affinity on kubernetes.io/hostname) runs one on cpu01, the only server on, and the
-// scheduler marks the other unschedulable. cpu01's free room cannot hold it, so rota wakes
-// cpu02 (the GPU servers' taint keeps it off them), and it runs there.
+// anti-affinity on kubernetes.io/hostname) wakes another server for its second replica
+// (secondReplicaWakesCPU02).
 func testAntiAffinityWake(t *testing.T, e *env) {
-	hostname := func(n string) map[string]string { return map[string]string{"kubernetes.io/hostname": n} }
-	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Memory: "128Gi", Labels: hostname("cpu01")}, true)
-	e.offNode(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32, Memory: "128Gi", Labels: hostname("cpu02")})
-	for _, n := range []string{"gpu01", "gpu02"} {
-		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint(), Labels: hostname(n)})
-	}
 	spec := podSpec(2, 0)
 	spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "kafka"}}, TopologyKey: "kubernetes.io/hostname"}}}}
-	e.deployment(t, "kafka", 2, nil, spec)
+	e.secondReplicaWakesCPU02(t, "kafka", spec)
+}
+
+// testTopologySpreadWake: a Deployment whose replicas are spread by a required topology spread
+// constraint (maxSkew 1 on kubernetes.io/hostname, DoNotSchedule) wakes another server for
+// its second replica (secondReplicaWakesCPU02); a ScheduleAnyway constraint on a zone only
+// weighs the scheduler's score, and keeps it off nothing.
+func testTopologySpreadWake(t *testing.T, e *env) {
+	spec := podSpec(2, 0)
+	web := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{
+		{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: web},
+		{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: web},
+	}
+	e.secondReplicaWakesCPU02(t, "web", spec)
+}
+
+// secondReplicaWakesCPU02: a Deployment of two replicas of spec runs one on cpu01, the only
+// server on, and the scheduler marks the other unschedulable, as spec keeps it off cpu01.
+// cpu01's free room cannot hold it, so rota wakes cpu02 (the GPU servers' taint keeps it off
+// them), and it runs there.
+func (e *env) secondReplicaWakesCPU02(t *testing.T, name string, spec corev1.PodSpec) {
+	t.Helper()
+	labels := func(n string) map[string]string {
+		return map[string]string{"kubernetes.io/hostname": n, "topology.kubernetes.io/zone": "a"}
+	}
+	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Memory: "128Gi", Labels: labels("cpu01")}, true)
+	e.offNode(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32, Memory: "128Gi", Labels: labels("cpu02")})
+	for _, n := range []string{"gpu01", "gpu02"} {
+		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint(), Labels: labels(n)})
+	}
+	e.deployment(t, name, 2, nil, spec)
 	e.kubelet(t, 1, time.Minute)
 	e.waitDemand(t, 1)
 	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOff, "gpu01": bmc.StateOff, "gpu02": bmc.StateOff})

@@ -46,6 +46,7 @@ func TestRealCluster(t *testing.T) {
 		{"GPUPodsWakeAGPUServerAndNoCPUServer", testGPUWake},
 		{"NodeSelectorWakesOnlyMatchingServers", testSelectorWake},
 		{"PodAntiAffinityWakesAnotherServer", testAntiAffinityWake},
+		{"TopologySpreadWakesAnotherServer", testTopologySpreadWake},
 		{"MovesEvictWhatIsRecreated", testMoves},
 		{"DrainWaitsOnAPodDisruptionBudget", testDrainWaitsOnBudget},
 		{"DoNotDisruptKeepsItsNode", testDoNotDisrupt},

@@ -69,58 +69,82 @@ func antiAffinity(terms []podAffinityTerm, ns string, labels map[string]string) 
 		} else if len(t.Namespaces) == 0 {
 			pt.Namespaces = []string{ns}
 		}
-		if t.LabelSelector != nil {
-			sel := LabelSelector{MatchLabels: t.LabelSelector.MatchLabels, MatchExpressions: slices.Clone(t.LabelSelector.MatchExpressions)}
-			for _, k := range t.MatchLabelKeys {
-				if v, ok := labels[k]; ok {
-					sel.MatchExpressions = append(sel.MatchExpressions, Requirement{Key: k, Operator: "In", Values: []string{v}})
-				}
-			}
-			for _, k := range t.MismatchLabelKeys {
-				if v, ok := labels[k]; ok {
-					sel.MatchExpressions = append(sel.MatchExpressions, Requirement{Key: k, Operator: "NotIn", Values: []string{v}})
-				}
-			}
-			pt.Selector = &sel
-		}
+		pt.Selector = withLabelKeys(t.LabelSelector, t.MatchLabelKeys, t.MismatchLabelKeys, labels)
 		out = append(out, pt)
 	}
 	return out
 }
 
-// KeepsApart reports whether a pod of pods that waits (Waits) has required pod anti-affinity:
-// only then are the pods that hold their Nodes read for it (PlaceApart).
+// withLabelKeys is selector sel joined, as the scheduler joins them, with a pod's own values
+// (labels) of the keys of match (In) and mismatch (NotIn); a key the pod lacks adds nothing.
+// A nil selector stays nil (it selects no pod).
+func withLabelKeys(sel *LabelSelector, match, mismatch []string, labels map[string]string) *LabelSelector {
+	if sel == nil {
+		return nil
+	}
+	out := LabelSelector{MatchLabels: sel.MatchLabels, MatchExpressions: slices.Clone(sel.MatchExpressions)}
+	for _, k := range match {
+		if v, ok := labels[k]; ok {
+			out.MatchExpressions = append(out.MatchExpressions, Requirement{Key: k, Operator: "In", Values: []string{v}})
+		}
+	}
+	for _, k := range mismatch {
+		if v, ok := labels[k]; ok {
+			out.MatchExpressions = append(out.MatchExpressions, Requirement{Key: k, Operator: "NotIn", Values: []string{v}})
+		}
+	}
+	return &out
+}
+
+// KeepsApart reports whether a pod of pods that waits (Waits) has required pod anti-affinity
+// or a topology spread constraint that the scheduler must not break: only then are the pods
+// that hold their Nodes read for it (PlaceApart).
 func KeepsApart(pods []Pod) bool {
-	return slices.ContainsFunc(pods, func(p Pod) bool { return p.Waits() && len(p.AntiAffinity) > 0 })
+	return slices.ContainsFunc(pods, func(p Pod) bool { return p.Waits() && (len(p.AntiAffinity) > 0 || len(p.Spread) > 0) })
 }
 
 // PlaceApart puts into the placement of each waiting pod of pods with required pod
-// anti-affinity the Nodes it cannot start on (Placement.Apart, sorted): those whose
-// topology domain holds a pod of held (the pods bound to a Node, finished or not yet) that
-// one of its terms selects. Each distinct term is weighed once (a workload's pods share theirs).
+// anti-affinity or topology spread the Nodes it cannot start on (Placement.Apart, sorted):
+// those whose topology domain holds a pod of held (the pods bound to a Node, finished or not
+// yet) that one of its anti-affinity terms selects, and those where one of its spread
+// constraints would be broken (SpreadConstraint.apart). Each distinct term or constraint is
+// weighed once (a workload's pods share theirs).
 func PlaceApart(pods, held []Pod, nodes []Node) {
 	byName := make(map[string]*Node, len(nodes))
 	for i := range nodes {
 		byName[nodes[i].Name] = &nodes[i]
 	}
-	apart := map[string][]string{} // Nodes by term
+	apart := map[string][]string{} // Nodes by term or constraint
+	once := func(p *Pod, key any, weigh func() []string) {
+		k, _ := json.Marshal(key) // plain data: it cannot fail
+		off, ok := apart[string(k)]
+		if !ok {
+			off = weigh()
+			apart[string(k)] = off
+		}
+		for _, n := range off {
+			if !slices.Contains(p.Placement.Apart, n) {
+				p.Placement.Apart = append(p.Placement.Apart, n)
+			}
+		}
+	}
 	for i := range pods {
 		p := &pods[i]
 		if !p.Waits() {
 			continue
 		}
 		for _, t := range p.AntiAffinity {
-			key, _ := json.Marshal(t) // plain data: it cannot fail
-			off, ok := apart[string(key)]
-			if !ok {
-				off = t.apart(held, nodes, byName)
-				apart[string(key)] = off
-			}
-			for _, n := range off {
-				if !slices.Contains(p.Placement.Apart, n) {
-					p.Placement.Apart = append(p.Placement.Apart, n)
-				}
-			}
+			once(p, t, func() []string { return t.apart(held, nodes, byName) })
+		}
+		for _, c := range p.Spread {
+			// Which Nodes count depends on the pod's namespace and placement too.
+			pl := Placement{Selector: p.Placement.Selector, Affinity: p.Placement.Affinity, Tolerations: p.Placement.Tolerations}
+			key := struct {
+				C         SpreadConstraint
+				Namespace string
+				Placement Placement
+			}{c, p.Namespace, pl}
+			once(p, key, func() []string { return c.apart(p.Namespace, pl, held, nodes, byName) })
 		}
 		slices.Sort(p.Placement.Apart)
 	}

@@ -21,21 +21,13 @@ var powerTaints = []string{
 // Fits reports whether a pod with placement pl could be scheduled on node n once rota powered
 // it on and resumed it: the node selector, the required node affinity and that of each volume
 // bound to its claims match the node, the node offers every device class of pl.Devices, its
-// pod anti-affinity does not keep it off the node (pl.Apart), and the pod tolerates every
+// pod anti-affinity and topology spread do not keep it off the node (pl.Apart), and the pod tolerates every
 // NoSchedule and NoExecute taint but those of powerTaints. Resources
 // are not weighed here (the planner matches shapes to pools). A requirement rota cannot read
 // (an operator newer than this code) counts as met: rota would rather wake a server the pod
 // then cannot use than leave it waiting for ever; the scheduler still holds the pod to it.
 func (pl Placement) Fits(n Node) bool {
-	if slices.Contains(pl.Apart, n.Name) {
-		return false
-	}
-	for k, v := range pl.Selector {
-		if got, ok := n.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	if pl.Affinity != nil && !pl.Affinity.matches(n) {
+	if slices.Contains(pl.Apart, n.Name) || !pl.selects(n) {
 		return false
 	}
 	for _, v := range pl.Volumes {
@@ -48,6 +40,22 @@ func (pl Placement) Fits(n Node) bool {
 			return false
 		}
 	}
+	return pl.toleratesTaints(n)
+}
+
+// selects reports whether the node selector and the required node affinity of pl match node n.
+func (pl Placement) selects(n Node) bool {
+	for k, v := range pl.Selector {
+		if got, ok := n.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return pl.Affinity == nil || pl.Affinity.matches(n)
+}
+
+// toleratesTaints reports whether pl tolerates every NoSchedule and NoExecute taint of node n
+// but those of powerTaints (they go when rota wakes the server).
+func (pl Placement) toleratesTaints(n Node) bool {
 	for _, t := range n.Taints {
 		if t.Effect == PreferNoSchedule || slices.Contains(powerTaints, t.Key) {
 			continue

@@ -168,8 +168,10 @@ type Pod struct {
 	// Deadline is spec.activeDeadlineSeconds (0: none).
 	Deadline  time.Duration
 	Placement Placement
-	// AntiAffinity are its required pod anti-affinity terms (see PlaceApart).
+	// AntiAffinity are its required pod anti-affinity terms, Spread its topology spread
+	// constraints that the scheduler must not break (see PlaceApart).
 	AntiAffinity []PodTerm
+	Spread       []SpreadConstraint
 }
 
 // ID is how rota names the pod: namespace/name.
@@ -192,8 +194,8 @@ type Placement struct {
 	// for, sorted: the pod can start only on a Node that offers each (Node.Devices). Filled
 	// for waiting pods, as Volumes.
 	Devices []string `json:",omitempty"`
-	// Apart are the Nodes its required pod anti-affinity keeps it off, sorted (see
-	// PlaceApart). Filled for waiting pods, as Volumes.
+	// Apart are the Nodes its required pod anti-affinity or topology spread keeps it off,
+	// sorted (see PlaceApart). Filled for waiting pods, as Volumes.
 	Apart []string `json:",omitempty"`
 }
 

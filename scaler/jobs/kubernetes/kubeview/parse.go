@@ -106,14 +106,15 @@ type podSpec struct {
 			Required []podAffinityTerm `json:"requiredDuringSchedulingIgnoredDuringExecution"`
 		} `json:"podAntiAffinity"`
 	} `json:"affinity"`
-	Tolerations           []Toleration `json:"tolerations"`
-	Containers            []container  `json:"containers"`
-	InitContainers        []container  `json:"initContainers"`
-	Overhead              quantities   `json:"overhead"`
-	Resources             *resources   `json:"resources"`
-	ActiveDeadlineSeconds *int64       `json:"activeDeadlineSeconds"`
-	Volumes               []volume     `json:"volumes"`
-	ResourceClaims        []struct {
+	TopologySpreadConstraints []topologySpreadConstraint `json:"topologySpreadConstraints"`
+	Tolerations               []Toleration               `json:"tolerations"`
+	Containers                []container                `json:"containers"`
+	InitContainers            []container                `json:"initContainers"`
+	Overhead                  quantities                 `json:"overhead"`
+	Resources                 *resources                 `json:"resources"`
+	ActiveDeadlineSeconds     *int64                     `json:"activeDeadlineSeconds"`
+	Volumes                   []volume                   `json:"volumes"`
+	ResourceClaims            []struct {
 		Name                      string `json:"name"`
 		ResourceClaimName         string `json:"resourceClaimName"`
 		ResourceClaimTemplateName string `json:"resourceClaimTemplateName"`
@@ -288,6 +289,7 @@ func ParsePod(data []byte) (Pod, error) {
 	if a := spec.Affinity; a != nil && a.PodAntiAffinity != nil {
 		p.AntiAffinity = antiAffinity(a.PodAntiAffinity.Required, md.Namespace, md.Labels)
 	}
+	p.Spread = spread(spec.TopologySpreadConstraints, md.Labels)
 	for _, c := range o.Status.Conditions {
 		if c.Type == "PodScheduled" && c.Status == "False" && c.Reason == "Unschedulable" {
 			p.Unschedulable = true
