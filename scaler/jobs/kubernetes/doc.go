@@ -20,7 +20,9 @@
 //     a class of jobs.kubernetes.gpu_device_classes; any other class asks for the servers whose
 //     Node a ResourceSlice of that class's driver offers devices on. A waiting pod's required
 //     pod anti-affinity keeps it off the Nodes whose topology domain holds a pod it selects,
-//     and its DoNotSchedule topology spread off those where it would break maxSkew.
+//     and its DoNotSchedule topology spread off those where it would break maxSkew. A pod
+//     bound by its spec.nodeName to the Node of a server that is not Ready asks for that
+//     server alone (not a DaemonSet's).
 //   - Readiness after a boot: the Node's Ready condition (JobsView.Responding).
 //
 // What it does:

@@ -170,7 +170,8 @@ func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) 
 const waiting = "spec.nodeName=,status.phase=Pending"
 
 // Demand implements jobs.Manager: the pods marked unschedulable, each group with the servers
-// its pods could run on. Pods that fit none of rota's servers are no demand for them, and are
+// its pods could run on, and the pods bound to a Node that is not Ready (spec.nodeName), each
+// for that Node's server alone. Pods that fit none of rota's servers are no demand for them, and are
 // logged. When a waiting pod has required pod anti-affinity or DoNotSchedule topology spread,
 // the pods bound to Nodes are listed too, for the Nodes it keeps the pod off
 // (kubeview.PlaceApart).
@@ -179,7 +180,7 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, err := m.pods(ctx, waiting)
+	pods, err := m.pods(ctx, "status.phase=Pending")
 	if err != nil {
 		return nil, err
 	}

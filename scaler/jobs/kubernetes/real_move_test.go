@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -180,5 +181,44 @@ func (e *env) cordon(t *testing.T, name string, on bool) {
 	n.Spec.Unschedulable = on
 	if _, err := e.admin.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testBoundPodWakesItsServer: a pod created with spec.nodeName naming cpu02, which is off, is
+// bound at once (the scheduler never sees it) and waits, Pending, for cpu02's kubelet: it can
+// run there alone, so rota wakes cpu02, not cpu01's free room nor another server, and the pod
+// runs. A DaemonSet's pod bound to gpu01, off too, wakes nothing: one runs on every Node.
+func testBoundPodWakesItsServer(t *testing.T, e *env) {
+	ctx := context.Background()
+	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Memory: "128Gi"}, true)
+	e.offNode(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32, Memory: "128Gi"})
+	for _, n := range []string{"gpu01", "gpu02"} {
+		e.offNode(t, kubelab.NodeSpec{Name: n, CPUs: 96, Memory: "1Ti", GPUs: 8, Taints: gpuTaint()})
+	}
+	pinned := e.pod("pinned", 2, 0)
+	pinned.Spec.NodeName = "cpu02"
+	e.create(t, pinned)
+	labels := map[string]string{"app": "agent"}
+	ds, err := e.admin.AppsV1().DaemonSets(e.ns).Create(ctx, &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: e.ns},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(1, 0)}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := e.pod("agent-gpu01", 1, 0)
+	agent.Spec.NodeName = "gpu01"
+	agent.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr(true)}}
+	e.create(t, agent)
+	r := startRota(t, e.cfg, e.m, map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOff, "gpu01": bmc.StateOff, "gpu02": bmc.StateOff})
+	e.boot(t, r)
+	e.kubelet(t, 1, 90*time.Second)
+	time.Sleep(3 * time.Second) // a few more passes: nothing else wakes
+	if sent := r.sent(); !slices.Equal(sent, []string{"on cpu02"}) {
+		t.Errorf("commands %v, want only cpu02 powered on", sent)
+	}
+	if on := e.podsOn(t, "cpu02"); !slices.Equal(on, []string{"pinned"}) {
+		t.Errorf("cpu02 holds %v", on)
 	}
 }

@@ -47,6 +47,7 @@ func TestRealCluster(t *testing.T) {
 		{"NodeSelectorWakesOnlyMatchingServers", testSelectorWake},
 		{"PodAntiAffinityWakesAnotherServer", testAntiAffinityWake},
 		{"TopologySpreadWakesAnotherServer", testTopologySpreadWake},
+		{"APodBoundToAnOffServerWakesIt", testBoundPodWakesItsServer},
 		{"MovesEvictWhatIsRecreated", testMoves},
 		{"DrainWaitsOnAPodDisruptionBudget", testDrainWaitsOnBudget},
 		{"DoNotDisruptKeepsItsNode", testDoNotDisrupt},

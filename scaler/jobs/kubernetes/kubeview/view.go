@@ -89,6 +89,15 @@ func (p Pod) Waits() bool {
 	return p.NodeName == "" && p.Phase == podPending && !p.Deleting && p.Unschedulable
 }
 
+// waitsBound reports whether pod p is bound to a Node and waits there for its kubelet: pending
+// and not being deleted, neither a DaemonSet's pod (one runs on every Node: it is no work for a
+// server) nor a static pod's mirror. A pod created with spec.nodeName (by hand, or by a
+// controller that places its own) is bound at once, never seen by the scheduler: it can start
+// on that Node alone.
+func (p Pod) waitsBound() bool {
+	return p.NodeName != "" && p.Phase == podPending && !p.Deleting && p.Controller != "DaemonSet" && !p.Mirror
+}
+
 // ours reports whether rota made node n unschedulable: its cordon (CordonedByRota), or its
 // powered-off taint and no cordon by anyone else over it. rota's annotation alone, with the
 // cordon it describes lifted or taken over (StaleDrain), is not rota's.
@@ -193,17 +202,26 @@ func (p Pod) Shape() config.Shape {
 	return config.Shape{CPUs: int((p.Requests.MilliCPU + 999) / 1000), GPUs: int(p.Requests.GPUs), Memory: config.Bytes(p.Requests.Memory)}
 }
 
-// Demand groups the pods that wait for a node (Waits) by class, department (the namespace),
-// shape, the servers they could run on (Needs.Nodes, when not all of rota's) and time limit,
-// with the oldest creation of each group (Since), sorted. A pod that fits no server rota
-// manages (its placement, or a resource rota does not model that no Node of rota's offers) is
-// no demand for rota: it is left out, and named in unplaced.
+// Demand groups the pods that wait for a node (Waits), and those bound to the Node of one of
+// rota's servers that is not Ready that wait for its kubelet (waitsBound: they ask for that
+// server alone), by
+// class, department (the namespace), shape, the servers they could run on (Needs.Nodes, when
+// not all of rota's) and time limit, with the oldest creation of each group (Since), sorted. A
+// pod that fits no server rota manages (its placement, or a resource rota does not model that
+// no Node of rota's offers; for a bound pod, its Node cordoned by a person)
+// is no demand for rota: it is left out, and named in unplaced.
 func (v View) Demand(sc Scope, classify Classifier) (demand []fleet.Demand, unplaced []string, err error) {
 	servers, err := v.servers(sc.Mapping)
 	if err != nil {
 		return nil, nil, err
 	}
 	fits := newFits(servers, sc.Servers)
+	down := map[string]bool{} // the Nodes of rota's servers that are not Ready, by name
+	for _, s := range fits.all {
+		if n, ok := servers[s]; ok && !n.Ready {
+			down[n.Name] = true
+		}
+	}
 	type key struct {
 		class, department string
 		shape             config.Shape
@@ -212,10 +230,16 @@ func (v View) Demand(sc Scope, classify Classifier) (demand []fleet.Demand, unpl
 	}
 	groups := map[key]*fleet.Demand{}
 	for _, p := range v.Pods {
-		if !p.Waits() {
+		var needs fleet.Needs
+		var ok bool
+		switch {
+		case p.Waits():
+			needs, ok = fits.needs(p.Placement, p.Extended)
+		case p.waitsBound() && down[p.NodeName]:
+			needs, ok = fits.on(p.NodeName, p.Extended)
+		default:
 			continue
 		}
-		needs, ok := fits.needs(p.Placement, p.Extended)
 		if !ok {
 			unplaced = append(unplaced, p.ID())
 			continue
@@ -292,6 +316,28 @@ func (f *fits) needs(pl Placement, extended []string) (fleet.Needs, bool) {
 	}
 	f.cache[string(key)] = a
 	return a.needs, a.ok
+}
+
+// on is what a pod bound to Node node, one of rota's, that requests the resources rota does
+// not model (extended) asks of rota's servers: the server node runs alone (Needs.Nodes, empty
+// when it is rota's only one); ok is false when a person cordoned node or it does not offer
+// every one of extended (its kubelet would refuse the pod). Taints and the pod's placement do
+// not count: the scheduler never weighs a pod bound by its spec.
+func (f *fits) on(node string, extended []string) (fleet.Needs, bool) {
+	for _, s := range f.all {
+		n, ok := f.servers[s]
+		if !ok || n.Name != node {
+			continue
+		}
+		if n.CordonedByPerson() || !n.Offers(extended) {
+			return fleet.Needs{}, false
+		}
+		if len(f.all) == 1 {
+			return fleet.Needs{}, true
+		}
+		return fleet.Needs{Nodes: s}, true
+	}
+	return fleet.Needs{}, false
 }
 
 // Reason is the drain annotation rota puts on a Node it cordons: jobs.Marker, then reason.

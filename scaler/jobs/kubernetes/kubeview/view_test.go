@@ -2,6 +2,7 @@ package kubeview
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,16 +130,20 @@ func classify(s config.Shape) string {
 // TestDemand: waiting pods are grouped by class, namespace, shape, the servers they could run
 // on and time limit; a pod that fits every server asks nothing, one that fits some names them
 // (a person's cordon and taints it does not tolerate rule servers out; rota's own cordon and
-// taint do not), and one that fits none is no demand, and is named.
+// taint do not), and one that fits none is no demand, and is named. A pod bound to the Node of
+// a server that is not Ready (spec.nodeName) asks for that server alone, whatever its taints;
+// not a DaemonSet's pod, nor one bound to a Node that is Ready, or to no Node of rota's; one
+// bound to a Node a person cordoned is named.
 func TestDemand(t *testing.T) {
 	gpuTaint := Taint{Key: "nvidia.com/gpu", Effect: NoSchedule}
 	v := View{
 		Nodes: []Node{
 			{Name: "cpu01"},
 			{Name: "cpu02", Unschedulable: true}, // a person's cordon
-			{Name: "gpu01", Labels: map[string]string{"accelerator": "h100"}, Taints: []Taint{gpuTaint}},
+			{Name: "gpu01", Labels: map[string]string{"accelerator": "h100"}, Taints: []Taint{gpuTaint}, Ready: true},
 			{Name: "gpu02", Labels: map[string]string{"accelerator": "a100"}, Taints: []Taint{gpuTaint,
 				{Key: PoweredOffTaint, Effect: NoSchedule}}, Unschedulable: true, DrainReason: "rota: idle", CordonOwners: rotas},
+			{Name: "cp01"}, // not rota's
 		},
 	}
 	tolerate := []Toleration{{Key: "nvidia.com/gpu", Operator: "Exists"}}
@@ -160,6 +165,12 @@ func TestDemand(t *testing.T) {
 		{Namespace: "ml", Name: "deleting", Phase: podPending, Deleting: true, Unschedulable: true},
 	}
 	v.Pods[1].Deadline = time.Hour
+	unbound := v.Pods
+	v.Pods = append(slices.Clone(unbound),
+		Pod{Namespace: "ml", Name: "pinned", Phase: podPending, NodeName: "gpu02", Requests: Requests{MilliCPU: 3500, Memory: 1 << 30, GPUs: 1}, Created: t0},
+		Pod{Namespace: "ml", Name: "agent", Phase: podPending, NodeName: "gpu02", Controller: "DaemonSet", Requests: Requests{MilliCPU: 500}},
+		Pod{Namespace: "ml", Name: "pinned-cp01", Phase: podPending, NodeName: "cp01", Requests: Requests{MilliCPU: 500}},
+		Pod{Namespace: "ml", Name: "pinned-cordoned", Phase: podPending, NodeName: "cpu02", Requests: Requests{MilliCPU: 500}})
 	got, unplaced, err := v.Demand(Scope{Servers: []string{"cpu01", "cpu02", "gpu01", "gpu02"}}, classify)
 	if err != nil {
 		t.Fatal(err)
@@ -171,16 +182,17 @@ func TestDemand(t *testing.T) {
 		// Placement alone: cpu01 has no GPUs, which the planner sees in its pool's profile.
 		{Class: "gpu", Department: "ml", Shape: shape(4, 1), Needs: fleet.Needs{Nodes: "cpu01,gpu01,gpu02"}, Nodes: 1, Count: 1, Since: t0.Add(time.Minute)},
 		{Class: "gpu", Department: "ml", Shape: shape(4, 1), Needs: fleet.Needs{Nodes: "cpu01,gpu01,gpu02"}, TimeLimit: time.Hour, Nodes: 1, Count: 1, Since: t0},
-		{Class: "gpu", Department: "ml", Shape: shape(4, 1), Needs: fleet.Needs{Nodes: "gpu02"}, Nodes: 1, Count: 1, Since: t0},
+		{Class: "gpu", Department: "ml", Shape: shape(4, 1), Needs: fleet.Needs{Nodes: "gpu02"}, Nodes: 1, Count: 2, Since: t0}, // tune, pinned
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("demand:\n got %+v\nwant %+v", got, want)
 	}
-	if len(unplaced) != 1 || unplaced[0] != "ml/nowhere" {
-		t.Errorf("unplaced %v, want [ml/nowhere]", unplaced)
+	if !slices.Equal(unplaced, []string{"ml/nowhere", "ml/pinned-cordoned"}) {
+		t.Errorf("unplaced %v, want [ml/nowhere ml/pinned-cordoned]", unplaced)
 	}
 
 	// Every server can take a pod that tolerates everything once no person's cordon stands.
+	v.Nodes, v.Pods = v.Nodes[:4], unbound // every Node rota's
 	v.Nodes[1].Unschedulable = false
 	got, _, err = v.Demand(Scope{}, classify)
 	if err != nil {
