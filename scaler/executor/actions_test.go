@@ -565,6 +565,42 @@ func TestReadinessHookGatesBoot(t *testing.T) {
 	}
 }
 
+// A server rota drained whose job manager does not know it yet once booted (a Kubernetes Node
+// deleted while the server was off: its kubelet registers a new one as it boots) is not ready:
+// Booting, quietly, within the pool's boot timeout (10m), Failed past it, saying why; once
+// known, it is resumed and On.
+func TestBootWaitsForTheJobManagerToKnowTheServer(t *testing.T) {
+	cases := []struct {
+		name       string
+		registered bool
+		after      time.Duration // clock advanced before the repair
+		want       fleet.State
+	}{
+		{"registered", true, 0, fleet.StateOn},
+		{"not registered yet", false, 0, fleet.StateBooting},
+		{"not registered past the boot timeout", false, 11 * time.Minute, fleet.StateFailed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			f.off("cpu01")
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Unmanaged, s.Unregistered = !c.registered, !c.registered })
+			if err := f.ex.run(context.Background(), act(fleet.PowerOn, "cpu01")); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Advance(c.after)
+			f.repair()
+			if got := f.node("cpu01").State; got != c.want {
+				t.Errorf("state %s, want %s", got, c.want)
+			}
+			resumed := slices.Contains(f.world.Commands(), executortest.Command{Node: "cpu01", Op: "resume"})
+			if resumed != c.registered {
+				t.Errorf("resumed %v, want %v", resumed, c.registered)
+			}
+		})
+	}
+}
+
 // A BMC that never answers holds the node no longer than bmc.operation_timeout: the step fails.
 func TestHungBMCFailsTheStep(t *testing.T) {
 	f := newFx(t, true, func(c *config.Config) { c.BMC.OperationTimeout = model.Duration(time.Millisecond) })

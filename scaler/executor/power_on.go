@@ -2,11 +2,13 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -41,19 +43,21 @@ func (e *Executor) finishBoot(ctx context.Context, a fleet.Action, n store.Node,
 		e.log.WithField("node", a.Node).WithError(err).Warn("readiness unknown; counted as not ready")
 	}
 	if !ready {
-		if !deadline.IsZero() && e.o.Clock.Now().After(deadline) {
-			return e.fail(ctx, a, fmt.Errorf("%s not ready within its pool's boot timeout", a.Node))
-		}
-		return nil
+		return e.notReady(ctx, a, deadline, nil)
 	}
-	return e.up(ctx, a, n, obs)
+	return e.up(ctx, a, n, obs, deadline)
 }
 
 // up records a powered-on node that is ready On, first resuming it in the job manager if rota
-// drained it.
-func (e *Executor) up(ctx context.Context, a fleet.Action, n store.Node, obs Observed) error {
+// drained it; one its job manager does not know yet is not ready (notReady, until deadline).
+func (e *Executor) up(ctx context.Context, a fleet.Action, n store.Node, obs Observed, deadline time.Time) error {
 	if drainedByRota(a.Node, n, obs) {
-		if err := e.resumeJobs(ctx, a.Node); err != nil {
+		err := e.resumeJobs(ctx, a.Node)
+		if errors.Is(err, jobs.ErrNotRegistered) {
+			// Its agent registers as it boots (a kubelet its Node): not ready yet.
+			return e.notReady(ctx, a, deadline, err)
+		}
+		if err != nil {
 			return fmt.Errorf("resuming booted %s: %w", a.Node, err)
 		}
 		if err := e.step(a, StepResumed); err != nil {
@@ -74,6 +78,22 @@ func (e *Executor) up(ctx context.Context, a fleet.Action, n store.Node, obs Obs
 		return err
 	}
 	return e.step(a, StepReady)
+}
+
+// notReady leaves a booting node that is not ready (why, if said) Booting until deadline
+// (zero: none), quietly, and fails it past deadline.
+func (e *Executor) notReady(ctx context.Context, a fleet.Action, deadline time.Time, why error) error {
+	if !deadline.IsZero() && e.o.Clock.Now().After(deadline) {
+		err := fmt.Errorf("%s not ready within its pool's boot timeout", a.Node)
+		if why != nil {
+			err = fmt.Errorf("%w: %w", err, why)
+		}
+		return e.fail(ctx, a, err)
+	}
+	if why != nil {
+		e.log.WithField("node", a.Node).WithError(why).Debug("booted, not ready yet")
+	}
+	return nil
 }
 
 // ready: the job manager (if it knows the node) says it responds, and the hook (if any) agrees.

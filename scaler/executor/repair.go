@@ -103,7 +103,7 @@ func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node,
 		case (n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting || n.State == fleet.StateFailed) && obs.JobsKnown && v.Known && v.Responding:
 			settle = func() error {
 				return e.up(ctx, fleet.Action{Node: name, Kind: fleet.PowerOn, Reason: fleet.ReasonRepair,
-					Detail: "not in the config any more: up (the job manager sees it respond); left on"}, n, obs)
+					Detail: "not in the config any more: up (the job manager sees it respond); left on"}, n, obs, time.Time{})
 			}
 			done = "a server no longer in the config, powering on, booting or failed, is up: left on with no work (rota no longer reads its BMC nor powers it off; power it off by hand if it should be off), rota's drain given back; rota leaves it alone from now on"
 		default:

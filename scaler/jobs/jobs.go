@@ -14,6 +14,12 @@ const Marker = "rota:"
 // ErrNotOurs is returned by Resume for a server drained by someone else.
 var ErrNotOurs = errors.New("drained by someone other than rota")
 
+// ErrNotRegistered is wrapped by an adapter's error for a server its job manager does not know
+// (Kubernetes: no Node runs it). Right after a power-on that is its agent not registered yet
+// (a kubelet registers its Node as it boots): the executor then counts the server as not ready,
+// within its pool's boot timeout, as it does a server whose agent does not respond.
+var ErrNotRegistered = errors.New("unknown to the job manager")
+
 // Manager is a job manager as the scaler needs it.
 //
 // Guarantees every adapter gives:

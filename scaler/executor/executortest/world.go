@@ -21,8 +21,9 @@ type Server struct {
 	PowerUnknown bool
 	// AuthFails makes every command fail authentication.
 	AuthFails bool
-	// Unmanaged servers are unknown to the job manager.
-	Unmanaged bool
+	// Unmanaged servers are unknown to the job manager. Unregistered makes Resume fail with
+	// jobs.ErrNotRegistered (an agent that registers as it boots: a kubelet its Node).
+	Unmanaged, Unregistered bool
 	// DrainFails makes the job manager refuse to drain the server.
 	DrainFails bool
 	// Hangs makes power commands hang until their context ends (a BMC that never answers).
@@ -277,6 +278,9 @@ func (w *World) Resume(_ context.Context, node string) error {
 	}
 	if s.Drained && !s.DrainedByRota {
 		return jobs.ErrNotOurs
+	}
+	if s.Unregistered {
+		return fmt.Errorf("resuming %s: %w", node, jobs.ErrNotRegistered)
 	}
 	w.commands = append(w.commands, Command{node, "resume"})
 	s.Drained, s.DrainedByRota = false, false

@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -19,8 +18,9 @@ import (
 	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
-// ErrUnknownNode: no Node runs the server.
-var ErrUnknownNode = errors.New("no kubernetes node runs the server")
+// ErrUnknownNode: no Node runs the server (jobs.ErrNotRegistered: one powered on registers
+// its Node as its kubelet starts).
+var ErrUnknownNode = fmt.Errorf("%w: no kubernetes node runs the server", jobs.ErrNotRegistered)
 
 // Options build a Manager.
 type Options struct {

@@ -43,6 +43,7 @@ func TestRealCluster(t *testing.T) {
 	}{
 		{"Role", testRole},
 		{"UnknownServersAndCredentials", testUnknown},
+		{"ANodeRegisteredDuringTheBootIsAwaited", testNodeRegistersAfterBoot},
 		{"GPUPodsWakeAGPUServerAndNoCPUServer", testGPUWake},
 		{"NodeSelectorWakesOnlyMatchingServers", testSelectorWake},
 		{"PodAntiAffinityWakesAnotherServer", testAntiAffinityWake},

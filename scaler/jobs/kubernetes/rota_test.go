@@ -104,19 +104,33 @@ type rota struct {
 	loop    *loop.Loop
 	power   *executortest.World
 	servers []string
-	stop    func()
+	// logs holds what the loop and the executor logged, from info up.
+	logs *logtest.Hook
+	stop func()
 }
 
 // startRota runs the loop (a pass every second) until the test ends; power is each server's
 // state at start.
 func startRota(t *testing.T, cfg *config.Config, jm jobs.Manager, power map[string]bmc.State) *rota {
 	t.Helper()
-	logger, _ := logtest.NewNullLogger()
+	return startRotaOn(t, openStore(t), cfg, jm, power)
+}
+
+// openStore opens a new store, for startRotaOn.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "rota.db"), store.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rota{power: executortest.NewWorld(false)}
+	return st
+}
+
+// startRotaOn is startRota on store st, whose records (what rota did before) the test wrote.
+func startRotaOn(t *testing.T, st *store.Store, cfg *config.Config, jm jobs.Manager, power map[string]bmc.State) *rota {
+	t.Helper()
+	logger, hook := logtest.NewNullLogger()
+	r := &rota{power: executortest.NewWorld(false), logs: hook}
 	for name, st := range power {
 		r.power.Add(name, executortest.Server{Power: st})
 		r.servers = append(r.servers, name)
