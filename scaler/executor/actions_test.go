@@ -15,6 +15,7 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
+	"github.com/rotahq/rota/scaler/jobs"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -596,6 +597,34 @@ func TestBootWaitsForTheJobManagerToKnowTheServer(t *testing.T) {
 			resumed := slices.Contains(f.world.Commands(), executortest.Command{Node: "cpu01", Op: "resume"})
 			if resumed != c.registered {
 				t.Errorf("resumed %v, want %v", resumed, c.registered)
+			}
+		})
+	}
+}
+
+// A server rota drained that came on outside rota (rotactl power on, its Kubernetes Node
+// deleted while it was off) and that the job manager does not know yet is given back quietly
+// while on for less than its pool's boot timeout (10m), the give-back kept for a later repair;
+// past it, the give-back fails, saying why.
+func TestGiveBackWaitsForTheJobManagerToKnowTheServer(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		on      time.Duration
+		wantErr bool
+	}{
+		{"on a moment ago", time.Minute, false},
+		{"on past the boot timeout", 11 * time.Minute, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFx(t, true, nil)
+			f.put("cpu01", store.Node{State: fleet.StateOn, Since: f.clock.Now().Add(-c.on), DrainedByRota: true})
+			f.world.Set("cpu01", func(s *executortest.Server) { s.Unmanaged, s.Unregistered = true, true })
+			err := f.ex.giveBack(context.Background(), act(fleet.Resume, "cpu01"), "left drained")
+			if (err != nil) != c.wantErr || err != nil && !errors.Is(err, jobs.ErrNotRegistered) {
+				t.Errorf("err %v, want one %v", err, c.wantErr)
+			}
+			if n := f.node("cpu01"); n.Intent == nil || !n.DrainedByRota {
+				t.Errorf("record %+v, want the give-back kept", n)
 			}
 		})
 	}

@@ -20,14 +20,21 @@ func (e *Executor) resume(ctx context.Context, a fleet.Action) error {
 }
 
 func (e *Executor) finishResume(ctx context.Context, a fleet.Action) error {
-	if err := e.resumeJobs(ctx, a.Node); err != nil {
+	err := e.resumeJobs(ctx, a.Node)
+	if errors.Is(err, jobs.ErrNotRegistered) && e.justOn(a.Node) {
+		// Powered on a moment ago (by hand, say): its agent registers as it boots (a kubelet
+		// its Node). The intent stays; a later repair resumes it.
+		e.log.WithField("node", a.Node).WithError(err).Debug("on, not known to the job manager yet")
+		return nil
+	}
+	if err != nil {
 		// The intent stays; the next repair tries again.
 		return fmt.Errorf("resuming %s: %w", a.Node, err)
 	}
 	if err := e.step(a, StepSent); err != nil {
 		return err
 	}
-	err := e.write(a, change{
+	err = e.write(a, change{
 		node: func(n *store.Node, now time.Time) {
 			n.Enter(fleet.StateOn, now)
 			n.DrainedByRota = false
@@ -54,6 +61,15 @@ func (e *Executor) resumeJobs(ctx context.Context, node string) error {
 		return nil
 	}
 	return err
+}
+
+// justOn reports whether node is On since less than its pool's boot timeout: a server powered
+// on outside rota is still booting then.
+func (e *Executor) justOn(node string) bool {
+	n, err := e.o.Store.Node(node)
+	p := e.pool(node)
+	return err == nil && p != nil && n.State == fleet.StateOn &&
+		e.o.Clock.Now().Before(n.Since.Add(time.Duration(p.BootTimeout)))
 }
 
 // drainedByRota: the store remembers rota drained the node, or the job manager shows rota's
