@@ -88,9 +88,9 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 	// stays counted until the window forgets it, so a hold adds nothing, and a hold of a pass
 	// outlasted a window no longer than a pass (and a scrape), which never fired.
 	return append(rules,
-		alert(AlertScalerDown, "scaler", "critical", fmt.Sprintf("absent(up{job=%q} == 1)", ScalerJob), stuck,
+		alert(AlertScalerDown, "scaler", "critical", scalerDownAlert(), stuck,
 			"rota is down",
-			fmt.Sprintf("Prometheus has not scraped rota (job %q) for %s: nothing scales.", ScalerJob, stuck)),
+			fmt.Sprintf("Prometheus has not scraped rota (job %q) for %s: nothing scales. Where rota's targets carry the label fleet, the alert names the fleet none of whose rotas is up; without it, no rota is up at all.", ScalerJob, stuck)),
 		alert(AlertNotReconciling, "scaler", "critical",
 			fmt.Sprintf("time() - %s > %s", ScalerLastPassSuccess, num(time.Duration(stuck).Seconds())), pass,
 			"rota is not reconciling",
@@ -119,6 +119,14 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 			"rota's instances decide by different configs",
 			fmt.Sprintf("A follower's config has differed from the leader's for %s (policy, classes, pools, accounting, telemetry sources or BMC limits): a failover would change what the fleet does. Give every rota the same config.", FlapSpan(cfg))),
 	)
+}
+
+// scalerDownAlert fires for each fleet none of whose rotas is up, by the target label fleet
+// (rota's own fleet label goes with its scrape, so the operator labels each target with its
+// store.etcd.fleet), and, without the label, when no rota at all is up or none is scraped.
+// Targets without the label are one fleet, "": one rota on bbolt fires as it did before fleets.
+func scalerDownAlert() string {
+	return fmt.Sprintf("max by (%s) (up{job=%q}) < 1\nor absent(up{job=%q} == 1)", HAFleetLabel, ScalerJob, ScalerJob)
 }
 
 // backlogAlert: more than queued jobs of a class wait for a pool, leaving out the deferred ones

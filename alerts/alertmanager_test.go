@@ -219,8 +219,37 @@ func TestAlertmanagerWhileRotaIsDown(t *testing.T) {
 	}
 }
 
-// alertStates returns each alert's state (active, suppressed, unprocessed) by alertname, from
-// Alertmanager's API.
+// TestAlertmanagerWhileOneFleetsRotasAreDown: two fleets' rotas in one Alertmanager (their
+// targets labelled fleet), every rota of site-a down: RotaScalerDown{fleet="site-a"} holds back
+// site-a's scaler alerts and not site-b's, which are no less true; the nudges carry no fleet and
+// go on (only a RotaScalerDown without the label, no rota up at all, holds them back).
+func TestAlertmanagerWhileOneFleetsRotasAreDown(t *testing.T) {
+	url, _, _ := startAlertmanager(t, "test-webhook-token")
+	scaler := func(name, fleet string) map[string]any {
+		return alertBody(map[string]string{"alertname": name, SignalLabel: "scaler", "severity": "critical", HAFleetLabel: fleet})
+	}
+	postAlerts(t, url, []map[string]any{
+		scaler(AlertScalerDown, "site-a"), scaler(AlertNotReconciling, "site-a"),
+		scaler(AlertNotReconciling, "site-b"), scaler(AlertNoLeader, "site-b"),
+		alertBody(map[string]string{"alertname": AlertIdle, SignalLabel: "idle", "severity": "info", "node": "gpu01", "pool": "gpu-h100"}),
+	})
+	want := map[string]string{
+		AlertScalerDown + "/site-a": "active", AlertNotReconciling + "/site-a": "suppressed",
+		AlertNotReconciling + "/site-b": "active", AlertNoLeader + "/site-b": "active", AlertIdle: "active",
+	}
+	testutil.Eventually(t, 30*time.Second, "Alertmanager inhibits what one fleet's rotas being down causes", func() error {
+		got := alertStates(t, url)
+		for name, state := range want {
+			if got[name] != state {
+				return fmt.Errorf("%s is %q, want %q (all: %v)", name, got[name], state, got)
+			}
+		}
+		return nil
+	})
+}
+
+// alertStates returns each alert's state (active, suppressed, unprocessed) by alertname, and
+// fleet after a slash where the alert carries one, from Alertmanager's API.
 func alertStates(t *testing.T, url string) map[string]string {
 	t.Helper()
 	resp, err := http.Get(url + "/api/v2/alerts")
@@ -239,7 +268,11 @@ func alertStates(t *testing.T, url string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, a := range alerts {
-		out[a.Labels["alertname"]] = a.Status.State
+		key := a.Labels["alertname"]
+		if f := a.Labels[HAFleetLabel]; f != "" {
+			key += "/" + f
+		}
+		out[key] = a.Status.State
 	}
 	return out
 }

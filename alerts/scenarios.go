@@ -573,13 +573,21 @@ func bootScenarios(tm timing) []scenario {
 		checks: tm.from(tm.held(failedAt, tm.pass))})
 }
 
-// rotaScenarios: rota down, not reconciling, or blind for three passes.
+// rotaScenarios: rota down, not reconciling, or blind for three passes; with two fleets'
+// rotas scraped as one job (each target labelled with its fleet), every rota of one fleet
+// down fires for that fleet whatever the other's do, one rota of a pair down does not; no rota
+// target at all fires as one rota down does.
 func rotaScenarios(tm timing) []scenario {
 	s := tm.step
 	stuck := 3 * tm.pass
 	rota := map[string]string{"job": ScalerJob, "instance": "rota:10091"}
 	down := 4 * s
 	dn := tm.n(tm.held(down, stuck)) + 4
+	stops := append(constant(1, tm.n(down)-1), constant(0, dn-tm.n(down))...)
+	target := func(fleet, name string) map[string]string {
+		return map[string]string{"job": ScalerJob, "instance": name + ":10091", HAFleetLabel: fleet}
+	}
+	siteB := []InputSeries{series("up", target("site-b", "rota-a"), constant(1, dn)), series("up", target("site-b", "rota-b"), constant(1, dn))}
 	last := 5 * s
 	// The last pass's timestamp, in seconds, grows with time until last, then stays.
 	lastPass := make(samples, 0)
@@ -592,7 +600,17 @@ func rotaScenarios(tm timing) []scenario {
 	bn := tm.n(tm.held(blind, stuck)) + 4
 	return []scenario{
 		{name: "scaler: rota not scraped for three passes", alert: AlertScalerDown, labels: map[string]string{},
-			series: []InputSeries{series("up", rota, append(constant(1, tm.n(down)-1), constant(0, dn-tm.n(down))...))},
+			series: []InputSeries{series("up", rota, stops)},
+			checks: tm.from(tm.held(down, stuck))},
+		{name: "scaler: every rota of one fleet down, another fleet's up", alert: AlertScalerDown, labels: map[string]string{HAFleetLabel: "site-a"},
+			series: append([]InputSeries{series("up", target("site-a", "rota-a"), stops), series("up", target("site-a", "rota-b"), constant(0, dn))}, siteB...),
+			checks: tm.from(tm.held(down, stuck))},
+		{name: "scaler: one rota of a fleet down, its pair up", alert: AlertScalerDown, labels: map[string]string{HAFleetLabel: "site-a"},
+			series: append([]InputSeries{series("up", target("site-a", "rota-a"), stops), series("up", target("site-a", "rota-b"), constant(1, dn))}, siteB...),
+			checks: tm.never(tm.held(down, stuck) + 4*s)},
+		// The target leaves service discovery: a stale marker, then no up at all.
+		{name: "scaler: no rota target at all", alert: AlertScalerDown, labels: map[string]string{},
+			series: []InputSeries{series("up", rota, append(append(constant(1, tm.n(down)-1), sample{kind: stale}), gaps(dn-tm.n(down)-1)...))},
 			checks: tm.from(tm.held(down, stuck))},
 		// time() - last is more than three passes only one step after it equals them.
 		{name: "scaler: no pass finished for more than three passes", alert: AlertNotReconciling, labels: rota,

@@ -51,6 +51,7 @@ const (
 	HAConfigDiffers = "rota_ha_leader_config_differs"
 	// HAFleetLabel names the fleet (store.etcd.fleet) on the HA series, so one Prometheus
 	// scraping several fleets' rotas alerts on each fleet apart; a rota on bbolt has none.
+	// RotaScalerDown reads it as a target label of job rota (up has no label of rota's own).
 	HAFleetLabel = "fleet"
 )
 
