@@ -134,10 +134,13 @@ func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
 	if err != nil {
 		return err
 	}
+	// Partitions are keyed by their label value (labelValue): Slurm does not hold its names to
+	// UTF-8, and a label value that is not ends the exporter; names that differ only in such
+	// bytes count as one.
 	type pl struct{ partition, label string }
 	jobs := map[pl]int{}
 	for _, j := range v.Jobs {
-		jobs[pl{j.Partition, j.State}]++
+		jobs[pl{labelValue(j.Partition), j.State}]++
 	}
 	for k, n := range jobs {
 		ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(n), k.partition, k.label)
@@ -151,6 +154,7 @@ func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
 	}
 	for _, n := range v.Nodes {
 		for _, p := range n.Partitions {
+			p = labelValue(p)
 			for _, cl := range c.classes {
 				if _, ok := pending[0][pl{p, cl.Name}]; !ok {
 					pending[0][pl{p, cl.Name}] = 0
@@ -162,7 +166,7 @@ func (c *SlurmCollector) Update(ch chan<- prometheus.Metric) error {
 		if !j.WantsServers() {
 			continue
 		}
-		k := pl{j.Partition, jobclass.Classify(c.classes, j.Shape())}
+		k := pl{labelValue(j.Partition), jobclass.Classify(c.classes, j.Shape())}
 		pending[0][k]++
 		pending[1][k] += j.Nodes * j.CPUs
 		pending[2][k] += j.Nodes * j.GPUs

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,6 +82,62 @@ func TestSlurmCollectorFailure(t *testing.T) {
 		jobclass.Defaults(), time.Minute)}
 	if got := gather(t, u); got != "" || !errors.Is(u.err, boom) {
 		t.Fatalf("sent %q, error %v", got, u.err)
+	}
+}
+
+// TestSlurmCollectorGarbledPartition: a partition name that is not UTF-8 (a slurm.conf in
+// Latin-1, garbled output) is served with U+FFFD in its place, as the GPU collector does with
+// NVML's strings: Prometheus panics on such a label value, and the Exporter runs each collector
+// in a goroutine of its own, so the first scrape ended the exporter, CPU and memory with it.
+// Names that differ only in such bytes count as one.
+func TestSlurmCollectorGarbledPartition(t *testing.T) {
+	job := []byte("\x1fbatch\x1fPENDING")
+	for _, tc := range []struct {
+		name   string
+		sinfo  func([]byte) []byte
+		squeue func([]byte) []byte
+		series string
+		want   float64
+	}{
+		{"a job's partition", nil,
+			func(b []byte) []byte { return bytes.Replace(b, job, []byte("\x1fb\xe9tch\x1fPENDING"), 1) },
+			"rota_slurm_jobs{partition=\"b\uFFFDtch\",state=\"pending\"}", 1},
+		{"two jobs' partitions garbled apart", nil,
+			func(b []byte) []byte {
+				b = bytes.Replace(b, job, []byte("\x1fb\xe9tch\x1fPENDING"), 1)
+				return bytes.Replace(b, job, []byte("\x1fb\xeatch\x1fPENDING"), 1)
+			},
+			"rota_slurm_pending_jobs{class=\"light\",partition=\"b\uFFFDtch\"}", 2},
+		{"a node's partition",
+			func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\x1fgpu\x1f"), []byte("\x1fg\xffpu\x1f")) }, nil,
+			"rota_slurm_pending_jobs{class=\"heavy\",partition=\"g\uFFFDpu\"}", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sinfo, squeue := slurmclitest.ReadRecorded(t, "pending.sinfo"), slurmclitest.ReadRecorded(t, "pending.squeue")
+			if tc.sinfo != nil {
+				sinfo = tc.sinfo(sinfo)
+			}
+			if tc.squeue != nil {
+				squeue = tc.squeue(squeue)
+			}
+			nodes, err := slurmcli.ParseNodes(sinfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, err := slurmcli.ParseJobs(squeue, time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := func(context.Context) (slurmcli.View, error) { return slurmcli.View{Nodes: nodes, Jobs: jobs}, nil }
+			u := &updater{c: NewSlurmCollector(read, jobclass.Defaults(), time.Minute)}
+			got := series(t, u)
+			if u.err != nil {
+				t.Fatal(u.err)
+			}
+			if v, ok := got[tc.series]; !ok || v != tc.want {
+				t.Errorf("%s = %v (present %v), want %v", tc.series, v, ok, tc.want)
+			}
+		})
 	}
 }
 
