@@ -18,6 +18,12 @@ var gpmMetrics = []struct {
 	{nvml.GPM_METRIC_ANY_TENSOR_UTIL, gpuTensorActive},
 }
 
+// gpmFunctions are the NVML functions GPM reading calls. A driver older than GPM (R470, the
+// long-term branch of many V100 and T4 fleets) has none of them in its library, and go-nvml
+// binds NVML's functions lazily: calling one the library lacks is the dynamic linker's
+// "undefined symbol", which ends the process. So they are looked up before any is called.
+var gpmFunctions = []string{"nvmlGpmQueryDeviceSupport", "nvmlGpmSampleAlloc", "nvmlGpmSampleGet", "nvmlGpmMetricsGet", "nvmlGpmSampleFree"}
+
 // gpmMinInterval is the least time between two GPM samples of a GPU. NVML asks for more than
 // 100 ms between two nvmlGpmSampleGet calls; a metric over a shorter time is mostly noise.
 const gpmMinInterval = time.Second
@@ -37,14 +43,17 @@ type gpmState struct {
 }
 
 // read returns the GPM metrics since the previous sample, none on a GPU without GPM (before
-// Hopper, or a driver without it) or before two samples are taken; now is the clock. A GPM
-// call that fails is an error, which fails the GPU for the scrape like any other reading, but
-// for ERROR_NOT_SUPPORTED on a sample or the metrics (a GPU that says it has GPM, under MIG or
-// with profiling restricted): that is a reading the GPU does not support, left out from then
-// on, and the GPU's other series stay.
+// Hopper, or a driver without it: see gpmFunctions) or before two samples are taken; now is
+// the clock. A GPM call that fails is an error, which fails the GPU for the scrape like any
+// other reading, but for ERROR_NOT_SUPPORTED on a sample or the metrics (a GPU that says it
+// has GPM, under MIG or with profiling restricted): that is a reading the GPU does not
+// support, left out from then on, and the GPU's other series stay.
 func (g *gpmState) read(lib nvml.Interface, dev nvml.Device, now func() time.Time) ([]gpuSample, error) {
 	if !g.checked {
-		support, ret := lib.GpmQueryDeviceSupport(dev)
+		support, ret := nvml.GpmSupport{}, nvml.ERROR_FUNCTION_NOT_FOUND
+		if hasGPM(lib) {
+			support, ret = lib.GpmQueryDeviceSupport(dev)
+		}
 		switch ret {
 		case nvml.SUCCESS:
 			g.supported = support.IsSupportedDevice != 0
@@ -101,6 +110,16 @@ func (g *gpmState) read(lib nvml.Interface, dev nvml.Device, now func() time.Tim
 	}
 	g.last = out
 	return out, nil
+}
+
+// hasGPM reports whether lib has every one of gpmFunctions.
+func hasGPM(lib nvml.Interface) bool {
+	for _, name := range gpmFunctions {
+		if lib.Extensions().LookupSymbol(name) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // unsupported marks the GPU as one without GPM from now on, freeing the sample it keeps, and

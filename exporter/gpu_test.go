@@ -420,6 +420,72 @@ func TestGPUSMActivity(t *testing.T) {
 	}
 }
 
+// TestGPUDriverWithoutGPM: a driver whose NVML library lacks GPM's functions (R470, the
+// long-term branch of many V100 and T4 fleets) reports its GPUs without SM activity, and no
+// GPM function is ever called: go-nvml binds NVML's functions lazily, so calling one the
+// library lacks is the dynamic linker's "undefined symbol", which ended the exporter (exit
+// 127) at its first scrape.
+func TestGPUDriverWithoutGPM(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		missing []string
+	}{
+		{"no GPM function (R470)", []string{"nvmlGpmQueryDeviceSupport", "nvmlGpmSampleAlloc", "nvmlGpmSampleGet", "nvmlGpmMetricsGet", "nvmlGpmSampleFree"}},
+		{"GPM's metrics function only", []string{"nvmlGpmMetricsGet"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			fake := busyFake(2)
+			missing := map[string]bool{}
+			for _, name := range tc.missing {
+				missing[name] = true
+			}
+			fake.LookupSymbolFunc = func(name string) error {
+				if missing[name] {
+					return fmt.Errorf("undefined symbol: %s", name)
+				}
+				return nil
+			}
+			var called atomic.Bool // a call the real library would end the process on
+			query, alloc := fake.GpmQueryDeviceSupportFunc, fake.GpmSampleAllocFunc
+			fake.GpmQueryDeviceSupportFunc = func(d nvml.Device) (nvml.GpmSupport, nvml.Return) {
+				called.Store(called.Load() || missing["nvmlGpmQueryDeviceSupport"])
+				return query(d)
+			}
+			fake.GpmSampleAllocFunc = func() (nvml.GpmSample, nvml.Return) {
+				called.Store(called.Load() || missing["nvmlGpmSampleAlloc"])
+				return alloc()
+			}
+			metrics := fake.GpmMetricsGetFunc
+			fake.GpmMetricsGetFunc = func(m *nvml.GpmMetricsGetType) nvml.Return {
+				called.Store(called.Load() || missing["nvmlGpmMetricsGet"])
+				return metrics(m)
+			}
+			log, _ := quietLog()
+			clk := clock.NewManual(fixedClock())
+			u := &updater{c: NewGPUCollector(fake, neverTimeout, clk.Now, log)}
+			for range 2 {
+				got := series(t, u)
+				if u.err != nil {
+					t.Fatalf("update: %v", u.err)
+				}
+				for i := range 2 {
+					if _, ok := got[gpuSeries("rota_gpu_utilization_ratio", i)]; !ok {
+						t.Errorf("GPU %d not read", i)
+					}
+					if _, ok := got[gpuSeries("rota_gpu_sm_active_ratio", i)]; ok {
+						t.Errorf("GPU %d reports SM activity", i)
+					}
+				}
+				clk.Advance(15 * time.Second)
+			}
+			if called.Load() {
+				t.Error("a GPM function the library lacks was called")
+			}
+		})
+	}
+}
+
 // TestGPUProcessesUnreadable: a GPU whose compute processes NVML will not list
 // (ERROR_NOT_SUPPORTED) is a GPU not read: left out of the scrape with its error counted, as
 // for any NVML error, never reported with its utilisation and no process series, which the
