@@ -335,7 +335,8 @@ func TestSlurmResumeAloneIsRotasOwn(t *testing.T) {
 			world.Add("n2", executortest.Server{Power: bmc.StateOff})
 			reg := prometheus.NewRegistry()
 			logger, _ := logtest.NewNullLogger()
-			ex, err := executor.New(executor.Options{Store: st, Power: world, Jobs: world, Config: rotaCfg, Clock: clock.NewManual(time.Now()),
+			clk := clock.NewManual(time.Now())
+			ex, err := executor.New(executor.Options{Store: st, Power: world, Jobs: world, Config: rotaCfg, Clock: clk,
 				Log: logger.WithField("component", "executor"), Registerer: reg})
 			if err != nil {
 				t.Fatal(err)
@@ -344,7 +345,7 @@ func TestSlurmResumeAloneIsRotasOwn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			obs := executor.Observed{Power: map[string]bmc.State{"n1": bmc.StateOn, "n2": bmc.StateOff}, Jobs: views, JobsKnown: true}
+			obs := executor.Observed{At: clk.Now(), Power: map[string]bmc.State{"n1": bmc.StateOn, "n2": bmc.StateOff}, Jobs: views, JobsKnown: true}
 			if err := ex.Repair(context.Background(), obs); err != nil {
 				t.Fatal(err)
 			}

@@ -105,7 +105,7 @@ func (f *fx) readOnly() {
 // observe reads the world as a pass would.
 func (f *fx) observe() Observed {
 	ctx := context.Background()
-	obs := Observed{Power: map[string]bmc.State{}}
+	obs := Observed{At: f.clock.Now(), Power: map[string]bmc.State{}}
 	for _, n := range executortest.NodeNames(f.cfg) {
 		if s, err := f.world.State(ctx, n); err == nil {
 			obs.Power[n] = s

@@ -16,6 +16,10 @@ import (
 
 // Observed is what a pass saw, for Repair.
 type Observed struct {
+	// At is when the pass began to read the BMCs: each state in Power was read after it. A
+	// node whose record changed after At is not judged by them (zero: only nodes never
+	// recorded are).
+	At time.Time
 	// Power is what each BMC said; a node absent is unknown.
 	Power map[string]bmc.State
 	// Jobs is the job manager's view; JobsKnown is false when it could not be read.
@@ -29,36 +33,54 @@ type Observed struct {
 // resumes what rota left drained, and aligns resting states with what the BMC says. A node
 // whose BMC cannot say its state is left as it is, and logged. It returns an error only when
 // the store cannot be read; each node's trouble is logged and left for the next pass.
+//
+// A node is judged only by a reading that post-dates its record: each node is claimed before
+// the records are read (an action on it has written its last), and one whose record changed
+// after obs.At (an action that ended while the pass read the BMCs: a power-on confirmed after
+// its BMC was read off) is left for the next pass, which reads its BMC again.
 func (e *Executor) Repair(ctx context.Context, obs Observed) error {
+	type claimed struct{ node, pool string }
+	var mine []claimed
+	for _, p := range e.o.Config.Pools {
+		for _, cn := range p.Nodes {
+			if ok, _ := e.claim(cn.Name, false); ok {
+				mine = append(mine, claimed{cn.Name, p.Name})
+			}
+		}
+	}
 	recs, err := e.o.Store.Nodes()
 	if err != nil {
+		for _, c := range mine {
+			e.release(c.node)
+		}
 		return err
 	}
 	sem := make(chan struct{}, max(e.o.Config.Policy.Disruption.MaxConcurrent, 1))
 	var wg sync.WaitGroup
-	for _, p := range e.o.Config.Pools {
-		for _, cn := range p.Nodes {
-			if r := recs[cn.Name]; r.Pinned || r.Maintenance {
-				continue // never touched, not even to finish
-			}
-			if ok, _ := e.claim(cn.Name, false); !ok {
-				continue
-			}
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				defer e.release(cn.Name)
-				power, ok := obs.Power[cn.Name]
-				if !ok {
-					power = bmc.StateUnknown
-				}
-				if err := e.repairNode(ctx, cn.Name, p.Name, recs[cn.Name], power, obs); err != nil {
-					e.log.WithFields(logrus.Fields{"node": cn.Name, "state": recs[cn.Name].State}).WithError(err).Warn("repair did not finish; next pass tries again")
-				}
-			}()
+	for _, c := range mine {
+		if r := recs[c.node]; r.Pinned || r.Maintenance {
+			e.release(c.node)
+			continue // never touched, not even to finish
 		}
+		if r := recs[c.node]; r.ChangedAfter(obs.At) {
+			e.release(c.node)
+			e.log.WithFields(logrus.Fields{"node": c.node, "state": r.State}).Debug("record changed since its BMC was read; judged at the next pass")
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			defer e.release(c.node)
+			power, ok := obs.Power[c.node]
+			if !ok {
+				power = bmc.StateUnknown
+			}
+			if err := e.repairNode(ctx, c.node, c.pool, recs[c.node], power, obs); err != nil {
+				e.log.WithFields(logrus.Fields{"node": c.node, "state": recs[c.node].State}).WithError(err).Warn("repair did not finish; next pass tries again")
+			}
+		}()
 	}
 	wg.Wait()
 	e.giveBackLeft(ctx, recs, obs)

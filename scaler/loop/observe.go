@@ -18,6 +18,8 @@ import (
 
 // observation is what one pass read from the world.
 type observation struct {
+	// at is when the reads began: each BMC was read after it.
+	at        time.Time
 	power     map[string]bmc.State
 	jobs      map[string]fleet.JobsView
 	demand    []fleet.Demand
@@ -28,7 +30,7 @@ type observation struct {
 }
 
 func (o observation) forRepair() executor.Observed {
-	return executor.Observed{Power: o.power, Jobs: o.jobs, JobsKnown: o.jobsOK}
+	return executor.Observed{At: o.at, Power: o.power, Jobs: o.jobs, JobsKnown: o.jobsOK}
 }
 
 // observe reads the BMCs (at most bmc.concurrency at once), the job manager and Prometheus,
@@ -36,7 +38,7 @@ func (o observation) forRepair() executor.Observed {
 // unknown; the pass goes on without it.
 func (l *Loop) observe(ctx context.Context, now time.Time) observation {
 	names := l.nodeNames()
-	o := observation{power: l.readPower(ctx, names, now)}
+	o := observation{at: now, power: l.readPower(ctx, names, now)}
 	var err error
 	jctx, cancel := context.WithTimeout(ctx, time.Duration(l.cfg.Jobs.Timeout))
 	defer cancel()

@@ -105,6 +105,13 @@ func (n *Node) Enter(state fleet.State, now time.Time) {
 	n.Intent = nil
 }
 
+// ChangedAfter reports whether the record's state or its action in flight changed after t
+// (Since, or the intent's start, is later): a reading of the world begun at t may predate what
+// the record says, and is no ground for judging it.
+func (n Node) ChangedAfter(t time.Time) bool {
+	return n.Since.After(t) || n.Intent != nil && n.Intent.Started.After(t)
+}
+
 // Failed counts a failure of an action of kind at now and sets the retry time after backoff.
 func (n *Node) Failed(kind fleet.Kind, now time.Time, backoff time.Duration) {
 	n.Failures++
