@@ -232,14 +232,12 @@ func testBadAnswers(t *testing.T, e *env) {
 	r.waitScaleDown(t)
 }
 
-// ownedPods creates, bound to node, a pod of a DaemonSet, one of a Job and a static pod's
-// mirror, each owned as its controller would own it (no DaemonSet controller runs here). The
-// Job is not there: the Job controller, which runs, would start a pod of its own for it.
-func (e *env) ownedPods(t *testing.T, node string) {
+// agentDaemonSet creates the DaemonSet "agent" (a pod of 1 CPU per node) whose pods the tests
+// write themselves, owned by it: no DaemonSet controller runs here.
+func (e *env) agentDaemonSet(t *testing.T) *appsv1.DaemonSet {
 	t.Helper()
-	ctx := context.Background()
 	labels := map[string]string{"app": "agent"}
-	ds, err := e.admin.AppsV1().DaemonSets(e.ns).Create(ctx, &appsv1.DaemonSet{
+	ds, err := e.admin.AppsV1().DaemonSets(e.ns).Create(context.Background(), &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: e.ns},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(1, 0)}},
@@ -247,6 +245,16 @@ func (e *env) ownedPods(t *testing.T, node string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ds
+}
+
+// ownedPods creates, bound to node, a pod of a DaemonSet, one of a Job and a static pod's
+// mirror, each owned as its controller would own it (no DaemonSet controller runs here). The
+// Job is not there: the Job controller, which runs, would start a pod of its own for it.
+func (e *env) ownedPods(t *testing.T, node string) {
+	t.Helper()
+	ctx := context.Background()
+	ds := e.agentDaemonSet(t)
 	never := corev1.RestartPolicyNever
 	jobSpec := podSpec(2, 0)
 	jobSpec.RestartPolicy = never

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -189,7 +188,6 @@ func (e *env) cordon(t *testing.T, name string, on bool) {
 // run there alone, so rota wakes cpu02, not cpu01's free room nor another server, and the pod
 // runs. A DaemonSet's pod bound to gpu01, off too, wakes nothing: one runs on every Node.
 func testBoundPodWakesItsServer(t *testing.T, e *env) {
-	ctx := context.Background()
 	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Memory: "128Gi"}, true)
 	e.offNode(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32, Memory: "128Gi"})
 	for _, n := range []string{"gpu01", "gpu02"} {
@@ -198,15 +196,7 @@ func testBoundPodWakesItsServer(t *testing.T, e *env) {
 	pinned := e.pod("pinned", 2, 0)
 	pinned.Spec.NodeName = "cpu02"
 	e.create(t, pinned)
-	labels := map[string]string{"app": "agent"}
-	ds, err := e.admin.AppsV1().DaemonSets(e.ns).Create(ctx, &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: e.ns},
-		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(1, 0)}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := e.agentDaemonSet(t)
 	agent := e.pod("agent-gpu01", 1, 0)
 	agent.Spec.NodeName = "gpu01"
 	agent.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds.Name, UID: ds.UID, Controller: ptr(true)}}
