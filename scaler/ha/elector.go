@@ -248,22 +248,78 @@ func (e *Elector) keepAlive(ctx context.Context, id clientv3.LeaseID, endTerm fu
 	}
 }
 
+// renewAttempts is how many requests one renewal sends at most, a tenth of the TTL apart.
+const renewAttempts = 4
+
+// renew renews the lease once. The client spreads its requests over etcd's members in turn,
+// and one sent to a member that is frozen (it holds its connection and answers nothing) waits
+// until gRPC's keepalive drops that connection: 10 s (gRPC's floor) and the request timeout,
+// longer than the lease's validity. So a request not answered within a tenth of the TTL is
+// followed by another, which goes to the next member; the first one answered counts (from its
+// own send time), and the others, still waiting, are cancelled. None is cancelled for being
+// slow, as a loaded etcd may answer every request late.
 func (e *Elector) renew(ctx context.Context, id clientv3.LeaseID, endTerm func()) {
-	sent := e.o.Clock.Now()
 	rctx, cancel := context.WithTimeout(ctx, e.o.TTL)
-	defer cancel()
-	resp, err := e.o.Client.KeepAliveOnce(rctx, id)
+	answers := make(chan renewal, renewAttempts)
+	sent, waiting := 0, 0
+	send := func() {
+		sent++
+		waiting++
+		go func(at time.Time) {
+			resp, err := e.o.Client.KeepAliveOnce(rctx, id)
+			answers <- renewal{at, resp, err}
+		}(e.o.Clock.Now())
+	}
+	defer func() {
+		cancel()
+		for ; waiting > 0; waiting-- {
+			<-answers
+		}
+	}()
+	var lastErr error
+	for send(); waiting > 0; {
+		var next <-chan time.Time
+		if sent < renewAttempts && rctx.Err() == nil {
+			next = e.o.Clock.After(e.o.TTL / 10)
+		}
+		select {
+		case <-next:
+			send()
+		case r := <-answers:
+			waiting--
+			if ctx.Err() != nil || e.settled(r, endTerm) {
+				return
+			}
+			lastErr = r.err
+		}
+	}
+	if ctx.Err() == nil {
+		e.setProblem(fmt.Errorf("renewing the lease: %w", lastErr))
+		e.o.Log.WithError(lastErr).Warn("lease not renewed")
+	}
+}
+
+// renewal is etcd's answer to one request of a renewal, sent at sent.
+type renewal struct {
+	sent time.Time
+	resp *clientv3.LeaseKeepAliveResponse
+	err  error
+}
+
+// settled takes one answer of a renewal and says whether it settles it: etcd renewed the
+// lease (its validity is extended from the request's send time), or says the lease is gone
+// (the term ends). An error without an answer settles nothing.
+func (e *Elector) settled(r renewal, endTerm func()) bool {
 	switch {
-	case ctx.Err() != nil:
-	case errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0):
+	case errors.Is(r.err, rpctypes.ErrLeaseNotFound) || (r.err == nil && r.resp.TTL <= 0):
 		e.setProblem(errors.New("etcd says the lease is gone"))
 		endTerm()
-	case err != nil:
-		e.setProblem(fmt.Errorf("renewing the lease: %w", err))
-		e.o.Log.WithError(err).Warn("lease not renewed")
-	default:
-		e.renewed(sent, resp.TTL)
+		return true
+	case r.err == nil:
+		e.renewed(r.sent, r.resp.TTL)
+		return true
 	}
+	return false
 }
 
 // watch waits until the term must end and says why: the lease's validity runs out, the

@@ -408,3 +408,130 @@ func TestFollowerSaysTheLeadersConfigDiffers(t *testing.T) {
 		}
 	}
 }
+
+// routedLease sends a client's lease renewals (KeepAliveOnce) where a test says: once frozen,
+// two to the client of the member that froze, then one to the client of the others, in turn.
+// That is the worst the client's round robin over three members allows while other requests
+// (the loop's, the watch, who leads) go between: a renewal on the frozen member two times
+// running.
+type routedLease struct {
+	clientv3.Lease
+	frozen, healthy clientv3.Lease
+	mu              sync.Mutex
+	on              bool
+	n               int
+}
+
+func (r *routedLease) freeze() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.on = true
+}
+
+func (r *routedLease) KeepAliveOnce(ctx context.Context, id clientv3.LeaseID) (*clientv3.LeaseKeepAliveResponse, error) {
+	r.mu.Lock()
+	l := r.Lease
+	if r.on {
+		if l = r.frozen; r.n%3 == 2 {
+			l = r.healthy
+		}
+		r.n++
+	}
+	r.mu.Unlock()
+	return l.KeepAliveOnce(ctx, id)
+}
+
+// A member of a three-member etcd that freezes (SIGSTOP: it holds its connections and answers
+// nothing) changes nothing: the leader's renewals that go to it get no answer until gRPC's
+// keepalive drops the connection (10 s and the request timeout, past the lease's validity),
+// and a renewal not answered within a tenth of the TTL is sent again, to the next member. The
+// renewals go to the frozen member two times out of three (routedLease). A frozen follower of
+// etcd's Raft, at a TTL of 3 s; and etcd's Raft leader, at the default TTL (10 s, as etcd takes
+// an election timeout and more to elect another), killed while frozen (resumed, an old Raft
+// leader may revoke the leases it thinks expired: etcd issue 15247).
+func TestOneFrozenEtcdMemberChangesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		raftLeader bool
+		ttl        time.Duration
+	}{{"a raft follower", false, 3 * time.Second}, {"the raft leader", true, 10 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := etcdtest.Start(t, 3, etcdtest.Options{})
+			connect := func(eps ...string) *clientv3.Client {
+				cli, err := etcdstore.Connect(context.Background(), etcdstore.Options{Endpoints: eps,
+					DialTimeout: 10 * time.Second, RequestTimeout: time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = cli.Close() })
+				return cli
+			}
+			all := connect(c.Endpoints()...)
+			var target *etcdtest.Member
+			var others []string
+			for _, m := range c.Members {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				st, err := all.Status(ctx, m.ClientURL)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if target == nil && (st.Leader == st.Header.MemberId) == tc.raftLeader {
+					target = m
+					continue
+				}
+				others = append(others, m.ClientURL)
+			}
+			tm := &terms{t: t}
+			var routes []*routedLease
+			for _, n := range []string{"a", "b"} {
+				cli := connect(c.Endpoints()...)
+				r := &routedLease{Lease: cli.Lease, frozen: connect(target.ClientURL).Lease, healthy: connect(others...).Lease}
+				cli.Lease = r
+				routes = append(routes, r)
+				startElector(t, cli, "/ha-one-frozen", n, tm, tc.ttl)
+			}
+			first := waitLeader(t, tm, 0, 10*time.Second)
+			time.Sleep(tc.ttl / 2) // a renewal or two answered before the freeze
+			c.Signal(target, syscall.SIGSTOP)
+			for _, r := range routes {
+				r.freeze()
+			}
+			// The old elector stopped within 0.9 TTL: the lease's validity, a tick of the watch.
+			time.Sleep(tc.ttl + tc.ttl/2)
+			if tc.raftLeader {
+				c.Kill(target)
+				c.Restart(target)
+			} else {
+				c.Signal(target, syscall.SIGCONT)
+			}
+			if span, n := tm.current(); n != 1 || !span.end.IsZero() {
+				old, _ := tm.spanOf(first.name)
+				t.Errorf("%s frozen: %d terms, %s's ended %s; want %s leading throughout", target.Name, n, first.name, old.end.Sub(first.start), first.name)
+			}
+		})
+	}
+}
+
+// startElector runs an elector on cli, as startCandidate does through its proxy.
+func startElector(t *testing.T, cli *clientv3.Client, prefix, name string, tm *terms, ttl time.Duration) {
+	t.Helper()
+	logger, _ := logtest.NewNullLogger()
+	if testing.Verbose() {
+		logger = logrus.New()
+	}
+	el, err := New(Options{Client: cli, Prefix: prefix, Self: Info{Name: name}, TTL: ttl, RequestTimeout: time.Second,
+		Clock: clock.Real{}, Log: logger.WithField("rota", name), Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := el.Run(ctx, tm.lead(name)); err != nil {
+			t.Errorf("%s: Run: %v", name, err)
+		}
+	}()
+	t.Cleanup(func() { stop(); <-done })
+}

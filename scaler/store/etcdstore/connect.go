@@ -52,7 +52,9 @@ func Connect(ctx context.Context, o Options) (*clientv3.Client, error) {
 		Username:    o.Username,
 		Password:    o.Password,
 		Logger:      zap.NewNop(),
-		// Keepalive pings find a connection cut off within seconds, not at the kernel's pace.
+		// Keepalive pings find a connection cut off, or a member frozen, within 10 s (gRPC's
+		// floor for the ping interval, whatever is asked) and the request timeout, not at the
+		// kernel's pace.
 		DialKeepAliveTime:    o.RequestTimeout,
 		DialKeepAliveTimeout: o.RequestTimeout,
 		// etcd's --max-request-bytes decides how large a write may be, not the client's own
