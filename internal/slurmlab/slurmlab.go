@@ -123,6 +123,16 @@ func (c *Cluster) StartNode(name string) {
 	c.slurmd[name] = testutil.StartEnv(c.t, c.Env(), filepath.Join(c.sbin, "slurmd"), "-D", "-b", "-f", c.Conf, "-N", name)
 }
 
+// StartDynamicNode starts a slurmd that registers the node itself (slurmd -Z, Slurm's dynamic
+// nodes, 22.05 and later), of the given slurm.conf node parameters ("CPUs=2 RealMemory=1000"),
+// and does not wait; StopNode stops it. slurm.conf must allow it: a MaxNodeCount above the
+// static nodes, and a SlurmdPort (a dynamic node cannot name its own port), both in
+// Options.Extra. Only one dynamic node runs at a time: they share that port.
+func (c *Cluster) StartDynamicNode(name, params string) {
+	c.t.Helper()
+	c.slurmd[name] = testutil.StartEnv(c.t, c.Env(), filepath.Join(c.sbin, "slurmd"), "-D", "-b", "-Z", "--conf", params, "-f", c.Conf, "-N", name)
+}
+
 // ResumeNode starts the slurmd of a node Slurm's power saving is resuming (a server booting
 // after the power-on its ResumeProgram asked for), once the wall clock has passed into the
 // second after the call. slurmctld takes a POWERING_UP node's registration only if the node's

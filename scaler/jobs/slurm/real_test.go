@@ -104,6 +104,45 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("a controller that does not answer", func(t *testing.T) { testSlowController(ctx, t, c) })
 }
 
+// TestRealSlurmDynamicNode: a node that registers itself as it boots (slurmd -Z, Slurm's
+// dynamic nodes), which rota drained and powered off and someone deleted meanwhile (scontrol
+// delete nodename: a dynamic node is kept while off, across slurmctld restarts too, until
+// deleted), is unknown to Slurm while its server boots: Resume and PoweredOn then fail with
+// jobs.ErrNotRegistered, which the executor waits out within the pool's boot_timeout, and once
+// its slurmd has registered it again (idle, rota's drain gone with the old node) they succeed.
+func TestRealSlurmDynamicNode(t *testing.T) {
+	c := slurmlab.Start(t, slurmlab.Options{
+		Nodes: []slurmlab.Node{{Name: "node1", Partition: "batch", CPUs: 2, MemoryMB: 1000}},
+		// A dynamic node joins the partitions of all nodes (Nodes=ALL) as it registers.
+		Extra: []string{"MaxNodeCount=4", fmt.Sprintf("SlurmdPort=%d", testutil.FreePort(t)), "PartitionName=all Nodes=ALL State=UP"},
+	})
+	m := New(Options{Run: slurmcli.Commands{Conf: c.Conf, BinDir: c.BinDir, Timeout: 20 * time.Second}.Run,
+		Log: logrus.NewEntry(logrus.New())})
+	ctx := context.Background()
+	c.StartDynamicNode("dyn1", "CPUs=2 RealMemory=1000")
+	c.WaitState(30*time.Second, "idle+dynamic_norm", "dyn1")
+	if err := m.Drain(ctx, "dyn1", "idle"); err != nil {
+		t.Fatal(err)
+	}
+	c.StopNode("dyn1") // powered off
+	c.Command("scontrol", "delete", "nodename=dyn1")
+	if states, err := c.NodeStates(); err != nil || states["dyn1"] != "" {
+		t.Fatalf("dyn1 after its deletion: %q (%v), want unknown", states["dyn1"], err)
+	}
+	for name, act := range map[string]func(context.Context, string) error{"Resume": m.Resume, "PoweredOn": m.PoweredOn} {
+		if err := act(ctx, "dyn1"); !errors.Is(err, jobs.ErrNotRegistered) {
+			t.Fatalf("%s of dyn1 before its slurmd registers: %v, want jobs.ErrNotRegistered", name, err)
+		}
+	}
+	c.StartDynamicNode("dyn1", "CPUs=2 RealMemory=1000") // the server boots
+	c.WaitState(30*time.Second, "idle+dynamic_norm", "dyn1")
+	for name, act := range map[string]func(context.Context, string) error{"Resume": m.Resume, "PoweredOn": m.PoweredOn} {
+		if err := act(ctx, "dyn1"); err != nil {
+			t.Fatalf("%s of dyn1 registered again: %v", name, err)
+		}
+	}
+}
+
 // testSlowController: with slurmctld paused (SIGSTOP), a read fails with slurmcli.ErrTimeout within the
 // timeout instead of hanging; once it runs again, reads work.
 func testSlowController(ctx context.Context, t *testing.T, c *slurmlab.Cluster) {

@@ -2,7 +2,6 @@ package slurm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,8 +18,10 @@ import (
 
 // Errors for control flow.
 var (
-	// ErrUnknownNode: Slurm does not know the node.
-	ErrUnknownNode = errors.New("node unknown to slurm")
+	// ErrUnknownNode: Slurm does not know the node. It is jobs.ErrNotRegistered: a node that
+	// registers itself as it boots (slurmd -Z, a dynamic node deleted while off) is unknown
+	// until its slurmd starts, and the executor waits for it within the pool's boot timeout.
+	ErrUnknownNode = fmt.Errorf("%w: slurm has no such node", jobs.ErrNotRegistered)
 	// ErrRequeueDisabled: Move was called but jobs.slurm.requeue is off.
 	ErrRequeueDisabled = fmt.Errorf("%w: requeue is disabled (jobs.slurm.requeue)", jobs.ErrCannotMove)
 )

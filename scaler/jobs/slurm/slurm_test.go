@@ -100,6 +100,12 @@ func TestManagerActions(t *testing.T) {
 			act: func(m *Manager) error { return m.Resume(ctx, "n1") }, wantErr: jobs.ErrNotOurs},
 		{name: "unknown node", sinfo: "",
 			act: func(m *Manager) error { return m.Drain(ctx, "n9", "idle") }, wantErr: ErrUnknownNode},
+		// A dynamic node (slurmd -Z) deleted while off is unknown until its slurmd registers it
+		// again as the server boots: the executor waits for it within the boot timeout.
+		{name: "resume of a node slurm does not know yet", sinfo: "",
+			act: func(m *Manager) error { return m.Resume(ctx, "n9") }, wantErr: jobs.ErrNotRegistered},
+		{name: "powered on, node slurm does not know yet", sinfo: "",
+			act: func(m *Manager) error { return m.PoweredOn(ctx, "n9") }, wantErr: jobs.ErrNotRegistered},
 		{name: "hostlist is not a node name", sinfo: idleNode,
 			act: func(m *Manager) error { return m.Drain(ctx, "n[1-2]", "idle") }, wantErr: ErrUnknownNode},
 		{name: "powered off with power saving on", sinfo: rotaDrained, config: slurmclitest.PowerSaveOn,
