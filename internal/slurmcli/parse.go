@@ -214,8 +214,10 @@ type Job struct {
 	// else ID. scontrol takes a task's or component's own id that is also its array's or
 	// heterogeneous job's id as the whole array or job.
 	ID, Element string
-	// Partition is the first partition the job may run in (a pending job may name several).
-	Partition string
+	// Partition is the first partition the job may run in; Partitions, only when a pending job
+	// names several, all of them, in its order (Slurm starts it in whichever has room first).
+	Partition  string
+	Partitions []string
 	// State is Slurm's job state, lower case (pending, running, completing, ...).
 	State string
 	// Nodes is how many servers the job needs (pending) or holds (running).
@@ -428,6 +430,9 @@ func parseJobLine(line string, loc *time.Location, hosts *hostBudget) (Job, erro
 	}
 	if !utf8.ValidString(j.Account) { // a label value of the books, which Prometheus takes only as UTF-8
 		return Job{}, fmt.Errorf("job %s: account %s is not UTF-8 text", j.ID, errtext.Quote(j.Account))
+	}
+	if parts := strings.Split(f[1], ","); len(parts) > 1 {
+		j.Partitions = parts
 	}
 	j.Partition, _, _ = strings.Cut(f[1], ",")
 	if j.Partition == "" {

@@ -18,6 +18,10 @@ type Needs struct {
 	// Storage is where the job's data lives (a name from policy.storage): the job may run in
 	// any region that sees it.
 	Storage string `json:"storage,omitempty"`
+	// Partitions, when the job may run in any of several partitions (Slurm's
+	// --partition=gpu,batch), are all of them, comma-separated: a pool in any of them offers
+	// it, not only one in the demand's Partition (the first).
+	Partitions string `json:"partitions,omitempty"`
 }
 
 // Job is one job running on a server, as the planner weighs moving it.

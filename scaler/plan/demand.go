@@ -131,7 +131,8 @@ func (g *group) unmetJobs() int { return (g.slots + g.nodes - 1) / g.nodes }
 
 func compareNeeds(a, b fleet.Needs) int {
 	return cmp.Or(cmp.Compare(a.Features, b.Features), cmp.Compare(a.GPUType, b.GPUType),
-		cmp.Compare(a.Nodes, b.Nodes), cmp.Compare(a.Exclude, b.Exclude), cmp.Compare(a.Storage, b.Storage))
+		cmp.Compare(a.Nodes, b.Nodes), cmp.Compare(a.Exclude, b.Exclude), cmp.Compare(a.Storage, b.Storage),
+		cmp.Compare(a.Partitions, b.Partitions))
 }
 
 // regionsFor is where work of region (empty: any) with data on storage (empty: none) may run:

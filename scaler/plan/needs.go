@@ -10,7 +10,8 @@ import (
 
 // needs is what a job can run on beyond its shape (fleet.Needs), read once per group.
 type needs struct {
-	partition string
+	// partitions are the partitions the job may run in, any of them (nil: any).
+	partitions []string
 	// anyOf is the feature constraint as alternatives, each a set of features the server must
 	// all offer; nil asks nothing.
 	anyOf   [][]string
@@ -23,7 +24,13 @@ type needs struct {
 // pools: the job manager still holds the job to it, and rota would rather wake a server the
 // job cannot use (it then waits, shown by its reason) than leave work waiting for ever.
 func readNeeds(partition string, n fleet.Needs) needs {
-	nd := needs{partition: partition, gpuType: strings.ToLower(n.GPUType)}
+	nd := needs{gpuType: strings.ToLower(n.GPUType)}
+	switch {
+	case n.Partitions != "":
+		nd.partitions = strings.Split(n.Partitions, ",")
+	case partition != "":
+		nd.partitions = []string{partition}
+	}
 	if alts, ok := parseConstraint(n.Features); ok {
 		nd.anyOf = alts
 	}
@@ -45,10 +52,10 @@ func nameSet(list string) map[string]bool {
 }
 
 // offeredBy reports whether every server of a pool with profile pr offers what the job needs:
-// its partition (a profile that names none is in every partition), its GPU model, and one of
-// its feature alternatives (the GPU model and the network count as features).
+// one of its partitions (a profile that names none is in every partition), its GPU model, and
+// one of its feature alternatives (the GPU model and the network count as features).
 func (nd *needs) offeredBy(pr *config.Profile) bool {
-	if nd.partition != "" && len(pr.Partitions) > 0 && !slices.Contains(pr.Partitions, nd.partition) {
+	if nd.partitions != nil && len(pr.Partitions) > 0 && !slices.ContainsFunc(nd.partitions, func(p string) bool { return slices.Contains(pr.Partitions, p) }) {
 		return false
 	}
 	if nd.gpuType != "" && !strings.Contains(strings.ToLower(pr.GPUModel), nd.gpuType) {

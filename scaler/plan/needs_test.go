@@ -38,6 +38,13 @@ func TestConstraints(t *testing.T) {
 		{name: "a batch job wakes the cheap pool", cfg: withProfiles,
 			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "batch", fleet.Needs{})),
 			want: map[string]string{"ca": "power_on/backlog", "ga": "skip/not_needed"}},
+		{name: "a job that may run in the gpu or the batch partition wakes the cheap pool",
+			cfg: func(c *config.Config) {
+				withProfiles(c)
+				c.Pools[1].Profile.Partitions = []string{"gpu"}
+			},
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "gpu", fleet.Needs{Partitions: "gpu,batch"})),
+			want: map[string]string{"ca": "power_on/backlog", "ga": "skip/not_needed"}},
 		{name: "a feature only the gpu pool offers", cfg: withProfiles,
 			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "batch", fleet.Needs{Features: "ib&nvlink"})),
 			want: map[string]string{"ca": "skip/not_needed", "ga": "power_on/backlog"}},

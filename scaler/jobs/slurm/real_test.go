@@ -677,7 +677,8 @@ func testWeights(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Mana
 // testConstraints: with every server held (as if off), the demand read from Slurm carries
 // what each job can run on, and the planner, given the lab's pools, wakes only servers that
 // offer it: a gpu-partition job and an a100 constraint wake a GPU server, never a CPU one;
-// light batch work wakes a CPU server. The lab's profiles agree with what Slurm reports.
+// light batch work wakes a CPU server, and so does light work that names the gpu partition
+// first and batch too (Slurm starts it in either). The lab's profiles agree with what Slurm reports.
 func testConstraints(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
 	cfg := labConfig(t)
 	if problems, err := m.Check(ctx, cfg); err != nil || len(problems) > 0 {
@@ -702,6 +703,7 @@ func testConstraints(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *
 		{"an a100 constraint", []string{"--partition=all", "--constraint=a100&ib"}, "gpu"},
 		{"a typed gpu", []string{"--partition=all", "--gres=gpu:a100:1"}, "gpu"},
 		{"light batch work", []string{"--partition=batch"}, "cpu"},
+		{"light work that may run in gpu or batch", []string{"--partition=gpu,batch"}, "cpu"},
 		{"any server", []string{"--partition=all", "--exclude=node1"}, "cpu"},
 	} {
 		id := c.Submit(append(tc.args, "--wrap=sleep 300")...)

@@ -198,14 +198,16 @@ func compareDemand(a, b fleet.Demand) int {
 		cmp.Compare(a.Shape.CPUs, b.Shape.CPUs), cmp.Compare(a.Shape.GPUs, b.Shape.GPUs),
 		cmp.Compare(a.Shape.Memory, b.Shape.Memory), cmp.Compare(a.Needs.Features, b.Needs.Features),
 		cmp.Compare(a.Needs.GPUType, b.Needs.GPUType), cmp.Compare(a.Needs.Nodes, b.Needs.Nodes),
-		cmp.Compare(a.Needs.Exclude, b.Needs.Exclude), cmp.Compare(a.Needs.Storage, b.Needs.Storage))
+		cmp.Compare(a.Needs.Exclude, b.Needs.Exclude), cmp.Compare(a.Needs.Storage, b.Needs.Storage),
+		cmp.Compare(a.Needs.Partitions, b.Needs.Partitions))
 }
 
 // needs is what the job can run on beyond its shape: its constraint, GPU type, the nodes it
-// names or excludes, and its licenses as the storage its data is on (policy.storage names).
+// names or excludes, its licenses as the storage its data is on (policy.storage names), and
+// the partitions of a job that names several.
 func needs(j Job) fleet.Needs {
 	return fleet.Needs{Features: j.Features, GPUType: j.GPUType, Nodes: strings.Join(j.ReqNodes, ","),
-		Exclude: strings.Join(j.Exclude, ","), Storage: strings.Join(j.Licenses, ",")}
+		Exclude: strings.Join(j.Exclude, ","), Storage: strings.Join(j.Licenses, ","), Partitions: strings.Join(j.Partitions, ",")}
 }
 
 // DoNotDisrupt is the word a job's comment carries (sbatch --comment=do-not-disrupt) when it
