@@ -103,8 +103,9 @@ func TestFlagsTableListsEveryFlag(t *testing.T) {
 	}
 }
 
-// stub is a collector that sends one gauge; with release, it first says it entered (to whoever
-// waits on entered) and waits until release is closed.
+// stub is a collector that sends one gauge; with release, it first says it entered (entered
+// holds one word: the first scrape's lands even before anyone waits, a later scrape's is
+// dropped) and waits until release is closed.
 type stub struct {
 	desc    *prometheus.Desc
 	entered chan struct{}
@@ -119,7 +120,7 @@ func (s *stub) Update(ch chan<- prometheus.Metric) error {
 	if s.release != nil {
 		select {
 		case s.entered <- struct{}{}:
-		default: // nobody waits: a later scrape
+		default: // a word already waits: a later scrape
 		}
 		<-s.release
 	}
@@ -211,7 +212,7 @@ func TestProfilingOnlyWhenServed(t *testing.T) {
 // together; one over the limit is a 503.
 func TestMaxRequestsCoversFilteredScrapes(t *testing.T) {
 	slow := newStub("slow")
-	slow.entered, slow.release = make(chan struct{}), make(chan struct{})
+	slow.entered, slow.release = make(chan struct{}, 1), make(chan struct{})
 	h := handler(t, []string{"--web.max-requests=1"}, map[string]exporter.Collector{"slow": slow})
 	var wg sync.WaitGroup
 	wg.Add(1)
