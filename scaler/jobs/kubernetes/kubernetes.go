@@ -130,7 +130,7 @@ func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	if err != nil {
 		return kubeview.View{}, err
 	}
-	pods, err := m.pods(ctx, "status.phase!=Succeeded,status.phase!=Failed")
+	pods, err := m.pods(ctx, live)
 	if err != nil {
 		return kubeview.View{}, err
 	}
@@ -166,8 +166,17 @@ func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) 
 	return out, nil
 }
 
-// waiting is the field selector of the pods no node took yet.
-const waiting = "spec.nodeName=,status.phase=Pending"
+// The field selectors of the pods Read, Demand and Waiting list.
+const (
+	// live: the pods not finished.
+	live = "status.phase!=Succeeded,status.phase!=Failed"
+	// bound: the live pods a node took (for the Nodes anti-affinity or spread keeps one off).
+	bound = "spec.nodeName!=," + live
+	// pending: the pods that wait, for a node or on the one they are bound to.
+	pending = "status.phase=Pending"
+	// waiting: the pending pods no node took yet.
+	waiting = "spec.nodeName=," + pending
+)
 
 // Demand implements jobs.Manager: the pods marked unschedulable, each group with the servers
 // its pods could run on, and the pods bound to a Node that is not Ready (spec.nodeName), each
@@ -180,7 +189,7 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	if err != nil {
 		return nil, err
 	}
-	pods, err := m.pods(ctx, "status.phase=Pending")
+	pods, err := m.pods(ctx, pending)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +200,7 @@ func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 		return nil, err
 	}
 	if kubeview.KeepsApart(pods) {
-		held, err := m.pods(ctx, "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed")
+		held, err := m.pods(ctx, bound)
 		if err != nil {
 			return nil, err
 		}
