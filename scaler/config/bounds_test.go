@@ -82,12 +82,15 @@ func TestDurationsAreBounded(t *testing.T) {
 	}
 }
 
-// An evaluation interval past its longest is its one problem: three of 100y made the default
-// accounting.stale_after negative, refused too though the file never set it.
+// An evaluation interval out of its range is its one problem: three of 100y made the default
+// accounting.stale_after negative, and three of 0s made it zero, refused too though the file
+// never set it.
 func TestDerivedDefaultsDoNotOverflow(t *testing.T) {
-	got := problemList(t, minimal+"policy: {evaluation_interval: 100y}\n", Daemon)
-	if len(got) != 1 || got[0].Path != "policy.evaluation_interval" {
-		t.Errorf("problems %v, want policy.evaluation_interval alone", got)
+	for _, every := range []string{"100y", "0s"} {
+		got := problemList(t, minimal+"policy: {evaluation_interval: "+every+"}\n", Daemon)
+		if len(got) != 1 || got[0].Path != "policy.evaluation_interval" {
+			t.Errorf("evaluation_interval %s: problems %v, want policy.evaluation_interval alone", every, got)
+		}
 	}
 }
 

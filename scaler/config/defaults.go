@@ -13,6 +13,9 @@ import (
 // DefaultListenAddress is rota's HTTP listener when the config names none.
 const DefaultListenAddress = "127.0.0.1:10091"
 
+// defaultEvaluationInterval is the time between passes when the config names none.
+const defaultEvaluationInterval = time.Minute
+
 // DefaultBootTimeout is a pool's boot_timeout when the config names none.
 const DefaultBootTimeout = 10 * time.Minute
 
@@ -93,7 +96,7 @@ func (c *Config) applyDefaults() {
 	setDur(&c.BMC.PowerReadingInterval, 5*time.Minute)
 
 	p := &c.Policy
-	setDur(&p.EvaluationInterval, time.Minute)
+	setDur(&p.EvaluationInterval, defaultEvaluationInterval)
 	setFloat(&p.Idle.CPUThreshold, 0.20)
 	setFloat(&p.Idle.GPUThreshold, 0.05)
 	setString(&p.GPUSignal, SignalAuto)
@@ -137,11 +140,16 @@ func (c *Config) applyPoolDefaults(given func(path string) bool) {
 		c.TelemetrySources[i].applyDefaults()
 	}
 	if !given("accounting.stale_after") {
-		// An evaluation interval past its longest (a problem of its own) is taken at it here:
-		// three of 100y overflowed to a negative stale_after, a second problem the file never
-		// wrote.
+		// An evaluation interval out of its range (a problem of its own) is taken within it
+		// here, so that the file's one mistake is said once: three of 100y overflowed to a
+		// negative stale_after, and three of 0s was a zero one, each a second problem the
+		// file never wrote.
 		f, _ := reflect.TypeFor[Policy]().FieldByName("EvaluationInterval")
-		setDur(&c.Accounting.StaleAfter, 3*min(time.Duration(c.Policy.EvaluationInterval), time.Duration(maxOf(f))))
+		every := min(time.Duration(c.Policy.EvaluationInterval), time.Duration(maxOf(f)))
+		if every <= 0 {
+			every = defaultEvaluationInterval
+		}
+		setDur(&c.Accounting.StaleAfter, 3*every)
 	}
 	for i := range c.Pools {
 		pl := &c.Pools[i]
