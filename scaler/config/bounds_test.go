@@ -94,6 +94,16 @@ func TestDerivedDefaultsDoNotOverflow(t *testing.T) {
 	}
 }
 
+// A max_backoff under the backoff says both values: the problem alone ("is shorter than
+// policy.failure.backoff") left the operator to look up a backoff they may never have set.
+func TestMaxBackoffSaysBothValues(t *testing.T) {
+	got := problemsOf(t, minimal+"policy: {failure: {max_backoff: 1m}}\n", Daemon)
+	want := "1m is shorter than policy.failure.backoff (10m), the first wait it bounds"
+	if p := got["policy.failure.max_backoff"]; p.Message != want {
+		t.Errorf("max_backoff: %v, want %q", p, want)
+	}
+}
+
 // A count that rota multiplies by a duration is bounded the same way: alert_after failures
 // are as many scrape intervals in the generated rule tests.
 func TestAlertAfterIsBounded(t *testing.T) {

@@ -381,7 +381,7 @@ func (c *Config) validatePolicy(p *problems) {
 	// never reaches max_backoff
 	positive(p, "policy.failure.backoff", pol.Failure.Backoff)
 	if pol.Failure.MaxBackoff < pol.Failure.Backoff {
-		p.add("policy.failure.max_backoff", "is shorter than policy.failure.backoff")
+		p.add("policy.failure.max_backoff", "%s is shorter than policy.failure.backoff (%s), the first wait it bounds", pol.Failure.MaxBackoff, pol.Failure.Backoff)
 	}
 	names := map[string]bool{}
 	for i := range pol.Schedules {
