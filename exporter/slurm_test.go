@@ -59,13 +59,16 @@ func TestSlurmCollectorSeries(t *testing.T) {
 	u := &updater{c: NewSlurmCollector(fixtureView(t, "pending"), jobclass.Defaults(), time.Minute)}
 	got := series(t, u)
 	for k, want := range map[string]float64{
-		// Seven batch jobs wait (one more is held and not counted): 3+2 of one node, one of two.
-		`rota_slurm_pending_jobs{class="light",partition="batch"}`: 7,
-		`rota_slurm_pending_cpus{class="light",partition="batch"}`: 3*1 + 2*2 + 1*2 + 1*1,
-		`rota_slurm_pending_gpus{class="heavy",partition="gpu"}`:   2 * 2,
+		// Eight batch jobs wait (one more is held and not counted): 3+2+1 of one node (one
+		// --exclusive), one of two.
+		`rota_slurm_pending_jobs{class="light",partition="batch"}`: 8,
+		`rota_slurm_pending_cpus{class="light",partition="batch"}`: 3*1 + 2*2 + 1*2 + 1*1 + 1,
+		// two nodes of two gpus, and one of two gpus with two cpus each (--cpus-per-gpu)
+		`rota_slurm_pending_gpus{class="heavy",partition="gpu"}`:   2*2 + 2,
+		`rota_slurm_pending_cpus{class="heavy",partition="gpu"}`:   2*3 + 4,
 		`rota_slurm_pending_jobs{class="medium",partition="gpu"}`:  2,
 		`rota_slurm_pending_jobs{class="heavy",partition="batch"}`: 0,
-		`rota_slurm_jobs{partition="batch",state="pending"}`:       8,
+		`rota_slurm_jobs{partition="batch",state="pending"}`:       9,
 		`rota_slurm_nodes{state="drained"}`:                        4,
 		`rota_slurm_nodes{state="idle"}`:                           0,
 	} {

@@ -29,12 +29,12 @@ var (
 	squeueFormat = format("JobID", "Partition", "State", "NumNodes", "NumCPUs", "NumTasks", "MinCpus",
 		"tres-alloc", "tres-per-node", "tres-per-job", "tres-per-task", "Requeue", "Account",
 		"SubmitTime", "NodeList", "Reason", "TimeLimit", "StartTime", "Feature", "ReqNodes", "Licenses", "Comment",
-		"PriorityLong", "JobArrayID")
+		"PriorityLong", "JobArrayID", "cpus-per-tres", "OverSubscribe")
 )
 
 const (
 	sinfoFields  = 10
-	squeueFields = 24
+	squeueFields = 26
 
 	// waitingFormat is the pending-work watch's squeue: id, priority and reason of each
 	// pending job.
@@ -222,7 +222,9 @@ type Job struct {
 	State string
 	// Nodes is how many servers the job needs (pending) or holds (running).
 	Nodes int
-	// CPUs, GPUs and Memory are what the job asks of each of its servers.
+	// CPUs, GPUs and Memory are what the job asks of each of its servers: CPUs the most of
+	// its CPUs spread over its servers, its CPUs per task, and its CPUs per GPU
+	// (--cpus-per-gpu) times its GPUs.
 	CPUs   int
 	GPUs   int
 	Memory size.Bytes
@@ -253,6 +255,9 @@ type Job struct {
 	// Priority is the job's scheduling priority (PriorityLong); 0 while the job is held, by
 	// whoever and however squeue words the reason.
 	Priority uint64
+	// Exclusive: the job takes its servers whole (sbatch --exclusive; squeue's OverSubscribe
+	// NO): each must be empty, and runs nothing else beside it.
+	Exclusive bool
 }
 
 // Pending reports whether the job waits to start.
@@ -455,6 +460,16 @@ func parseJobLine(line string, loc *time.Location, hosts *hostBudget) (Job, erro
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
 	if j.GPUs, j.GPUType, err = gpusPerNode(f[8], f[9], f[10], j.Nodes, tasks); err != nil {
+		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
+	}
+	// cpus-per-tres (--cpus-per-gpu) reads as the TRES requests do, its count the CPUs per
+	// GPU: a pending job's NumCPUs and MinCpus count one CPU however many it asks per GPU.
+	perGPU, _, err := tresGPUs(f[24])
+	if err != nil {
+		return Job{}, fmt.Errorf("job %s: cpus per gpu: %v", j.ID, err)
+	}
+	j.CPUs = max(j.CPUs, perGPU*j.GPUs)
+	if j.Exclusive, err = parseOverSubscribe(f[25]); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
 	if j.Requeue, err = parseFlag(f[11]); err != nil {
@@ -685,6 +700,20 @@ func parsePriority(s string) (uint64, error) {
 		return 0, fmt.Errorf("priority %s", errtext.Quote(s))
 	}
 	return p, nil
+}
+
+// parseOverSubscribe reads squeue's OverSubscribe into whether the job takes its servers
+// whole: NO (sbatch --exclusive) and TOPO (--exclusive=topo) do; OK (the partition's way), YES
+// (--oversubscribe), USER and MCS (--exclusive=user, =mcs: servers shared with the same user's
+// or MCS group's jobs) do not.
+func parseOverSubscribe(s string) (bool, error) {
+	switch s {
+	case "NO", "TOPO":
+		return true, nil
+	case "OK", "YES", "USER", "MCS":
+		return false, nil
+	}
+	return false, fmt.Errorf("oversubscribe %s", errtext.Quote(s))
 }
 
 func parseFlag(s string) (bool, error) {

@@ -18,6 +18,34 @@ func TestSepIsSlurmclitests(t *testing.T) {
 	}
 }
 
+// The places in squeueFormat of the fields the tests set apart from the legacy lines.
+const (
+	fieldReqNodes      = 19
+	fieldPriority      = 22
+	fieldCPUsPerTRES   = 24
+	fieldOverSubscribe = 25
+)
+
+// squeueWith is squeue's output for the legacy lines of out (slurmclitest.Squeue), with the
+// fields of squeueFormat's places in set set so on every line.
+func squeueWith(out string, set map[int]string) []byte {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(slurmclitest.Squeue(out)), "\n") {
+		body, nl := strings.CutSuffix(line, "\n")
+		f := strings.Split(body, Sep)
+		for i, v := range set {
+			if i < len(f) {
+				f[i] = v
+			}
+		}
+		b.WriteString(strings.Join(f, Sep))
+		if nl {
+			b.WriteString("\n")
+		}
+	}
+	return []byte(b.String())
+}
+
 func TestParseNodesMergesPartitions(t *testing.T) {
 	nodes, err := ParseNodes(slurmclitest.Sinfo("n1|batch*|idle|0/2/0/2|gpu:0|none\nn1|debug|idle|0/2/0/2|gpu:0|none\n"))
 	if err != nil {
@@ -80,6 +108,42 @@ func TestParseJobLine(t *testing.T) {
 	}
 }
 
+// TestParseCPUsPerGPUAndExclusive: a pending job's NumCPUs and MinCpus count one CPU however
+// many it asks per GPU (sbatch --gpus=2 --cpus-per-gpu=2 on Slurm 22.05 prints 1 and 1, its
+// cpus-per-tres gres:gpu:2): its CPUs are its CPUs per GPU times the GPUs it asks of each
+// server. OverSubscribe NO (--exclusive) or TOPO is a job that takes its servers whole.
+func TestParseCPUsPerGPUAndExclusive(t *testing.T) {
+	const tail = "|1|(null)|2026-11-29T22:00:51||Resources"
+	for _, tc := range []struct {
+		name, line, perGPU, share string
+		cpus, gpus                int
+		exclusive                 bool
+	}{
+		{"gpus per job", "1|gpu|PENDING|1|1|1|1|cpu=1,mem=100M,node=1|N/A|gres:gpu:2|N/A" + tail, "gres:gpu:2", "OK", 4, 2, false},
+		{"23.02: gpus per node", "2|gpu|PENDING|1|1|1|1|cpu=1,node=1|gres/gpu:2|N/A|N/A" + tail, "gres/gpu:8", "OK", 16, 2, false},
+		{"typed gpus per node", "3|gpu|PENDING|1|1|1|1|cpu=1,node=1|gres:gpu:a100:1|N/A|N/A" + tail, "gres:gpu:3", "OK", 3, 1, false},
+		{"gpus per job over two nodes", "4|gpu|PENDING|2|2|2|1|cpu=2,node=2|N/A|gres:gpu:2|N/A" + tail, "gres:gpu:2", "OK", 2, 1, false},
+		{"gpus per task", "5|gpu|PENDING|1|2|2|2|cpu=2,node=1|N/A|N/A|gres:gpu:1" + tail, "gres:gpu:2", "OK", 4, 2, false},
+		{"more cpus per task than per gpu", "6|gpu|PENDING|1|8|1|8|cpu=8,node=1|gres:gpu:1|N/A|N/A" + tail, "gres:gpu:2", "OK", 8, 1, false},
+		{"no gpus", "7|batch|PENDING|1|2|1|2|cpu=2,node=1|N/A|N/A|N/A" + tail, "N/A", "OK", 2, 0, false},
+		{"exclusive", "8|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A" + tail, "N/A", "NO", 1, 0, true},
+		{"exclusive over a topology segment", "9|batch|PENDING|2|2|2|1|cpu=2,node=2|N/A|N/A|N/A" + tail, "N/A", "TOPO", 1, 0, true},
+		{"exclusive to its user", "10|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A" + tail, "N/A", "USER", 1, 0, false},
+		{"exclusive to its mcs group", "11|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A" + tail, "N/A", "MCS", 1, 0, false},
+		{"oversubscribed", "12|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A" + tail, "N/A", "YES", 1, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseJobs(squeueWith(tc.line, map[int]string{fieldCPUsPerTRES: tc.perGPU, fieldOverSubscribe: tc.share}), time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j := got[0]; j.CPUs != tc.cpus || j.GPUs != tc.gpus || j.Exclusive != tc.exclusive {
+				t.Errorf("cpus %d, gpus %d, exclusive %v; want %d, %d, %v", j.CPUs, j.GPUs, j.Exclusive, tc.cpus, tc.gpus, tc.exclusive)
+			}
+		})
+	}
+}
+
 // TestParseErrors: a line that does not parse fails the whole read.
 func TestParseErrors(t *testing.T) {
 	good := "1|batch|PENDING|1|2|1|2|cpu=2,mem=200M,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"
@@ -106,7 +170,10 @@ func TestParseErrors(t *testing.T) {
 		{name: "squeue: a gpu count that does not read", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|gpu:two|N/A|N/A|", 1)},
 		{name: "squeue: a gres with no kind that does not read", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|N/A|gres/gpu:a:b:2|N/A|", 1)},
 		{name: "squeue: a bare word", squeue: strings.Replace(good, "|N/A|N/A|N/A|", "|N/A|N/A|gpus|", 1)},
-		{name: "squeue: bad priority", squeue: strings.TrimSuffix(string(slurmclitest.Squeue(good)), "1\n") + "high\n"},
+		{name: "squeue: bad priority", squeue: string(squeueWith(good, map[int]string{fieldPriority: "high"}))},
+		{name: "squeue: cpus per gpu that do not read", squeue: string(squeueWith(good, map[int]string{fieldCPUsPerTRES: "gres:gpu:many"}))},
+		{name: "squeue: an OverSubscribe Slurm never prints", squeue: string(squeueWith(good, map[int]string{fieldOverSubscribe: "MAYBE"}))},
+		{name: "squeue: no OverSubscribe", squeue: string(squeueWith(good, map[int]string{fieldOverSubscribe: "N/A"}))},
 		{name: "sinfo: a gres annotation not closed", sinfo: "n1|batch|idle|0/2/0/2|gpu:(null):0(IDX:N/A|none\n"},
 		{name: "sinfo: a null type with no count", sinfo: "n1|batch|idle|0/2/0/2|gpu:(null)|none\n"},
 	} {
@@ -267,9 +334,7 @@ func TestGresGPUs(t *testing.T) {
 func TestHeldJobIsNoDemand(t *testing.T) {
 	line := "1|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"
 	for prio, want := range map[string]bool{"1": true, "0": false} {
-		// The priority is the last field but the job's JobArrayID (1).
-		b := strings.TrimSuffix(string(slurmclitest.Squeue(line)), "1"+Sep+"1\n") + prio + Sep + "1\n"
-		queue, err := ParseJobs([]byte(b), time.UTC)
+		queue, err := ParseJobs(squeueWith(line, map[int]string{fieldPriority: prio}), time.UTC)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +391,7 @@ func TestReadHostsInAll(t *testing.T) {
 	}
 	twoJobs := string(slurmclitest.Squeue(running("1", "n[1-6]") + running("2", "n[7-10]")))
 	// job 3 names no node it runs on, but one it asks for by name (ReqNodes)
-	asking := strings.Replace(string(slurmclitest.Squeue(running("3", ""))), Sep+"(null)"+Sep+"(null)"+Sep+"(null)"+Sep+"1"+Sep+"3\n", Sep+"n11"+Sep+"(null)"+Sep+"(null)"+Sep+"1"+Sep+"3\n", 1)
+	asking := string(squeueWith(running("3", ""), map[int]string{fieldReqNodes: "n11"}))
 	excludes := "1" + Sep + "n[1-6]" + Sep + "(null)\n2" + Sep + "n[7-10]" + Sep + "(null)\n"
 	for _, tc := range []struct {
 		name, out string

@@ -9,7 +9,7 @@ import (
 // Need is the servers each pool of cfg needs now, as the snapshot shows it: the servers with
 // work allocated on them, and the servers the waiting work asks for in its cheapest pool that
 // fits (each job's share of a server is its largest of CPUs, GPUs and memory over the pool's
-// profile; regions are not looked at). It is what rota learns the rise of (package learn).
+// profile, or the whole server for a job that takes it whole; regions are not looked at). It is what rota learns the rise of (package learn).
 // Every pool of cfg has an entry; a pool the job manager could not be read for has none.
 func (s *Snapshot) Need(cfg *config.Config) map[string]int {
 	if !s.JobsKnown {
@@ -47,7 +47,7 @@ func (s *Snapshot) Need(cfg *config.Config) map[string]int {
 		if p < 0 || d.Count <= 0 {
 			continue
 		}
-		waiting[p] += float64(d.Count*max(d.Nodes, 1)) * share(d.Shape, cfg.Pools[p].Profile)
+		waiting[p] += float64(d.Count*max(d.Nodes, 1)) * share(d.Shape, d.Needs, cfg.Pools[p].Profile)
 	}
 	out := make(map[string]int, len(cfg.Pools))
 	for p := range cfg.Pools {
@@ -78,8 +78,12 @@ func cheapestFit(cfg *config.Config, s config.Shape) int {
 	return best
 }
 
-// share is the part of one server of profile pr that a job of shape s takes: its largest.
-func share(s config.Shape, pr config.Profile) float64 {
+// share is the part of one server of profile pr that a job of shape s takes: its largest, or
+// all of it for a job that takes its servers whole.
+func share(s config.Shape, nd Needs, pr config.Profile) float64 {
+	if nd.Whole {
+		return 1
+	}
 	f := 0.0
 	if pr.CPUCores > 0 {
 		f = float64(max(s.CPUs, 1)) / float64(pr.CPUCores)

@@ -19,10 +19,12 @@ func TestNeed(t *testing.T) {
 			{Shape: config.Shape{CPUs: 8, GPUs: 4}, Nodes: 2, Count: 2},  // 4 slots of half a server: 2
 			{Shape: config.Shape{CPUs: 8, GPUs: 16}, Nodes: 1, Count: 5}, // fits nowhere
 			{Shape: config.Shape{CPUs: 4}, Nodes: 1, Count: 0},           // no jobs
+			// --exclusive: a whole server each, however little they ask; with the above, 3.875: 4
+			{Shape: config.Shape{CPUs: 1}, Needs: Needs{Whole: true}, Count: 2},
 		}}
 	got := snap.Need(cfg)
-	if got["cpu"] != 2 || got["gpu"] != 4 || len(got) != 2 {
-		t.Errorf("need %v, want cpu 2 (waiting), gpu 4 (2 busy + 2 waiting)", got)
+	if got["cpu"] != 4 || got["gpu"] != 4 || len(got) != 2 {
+		t.Errorf("need %v, want cpu 4 (waiting), gpu 4 (2 busy + 2 waiting)", got)
 	}
 	snap.JobsKnown = false
 	if got := snap.Need(cfg); got != nil {

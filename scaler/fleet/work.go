@@ -1,6 +1,9 @@
 package fleet
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Needs is what a job can run on, beyond its shape: every field left empty asks nothing.
 // Pools say what their servers offer (config.Profile); the planner wakes only servers that
@@ -22,6 +25,23 @@ type Needs struct {
 	// --partition=gpu,batch), are all of them, comma-separated: a pool in any of them offers
 	// it, not only one in the demand's Partition (the first).
 	Partitions string `json:"partitions,omitempty"`
+	// Whole: the job takes each of its servers whole (Slurm's --exclusive): it fits only a
+	// server with nothing else on it, and leaves no room there for other work.
+	Whole bool `json:"whole,omitempty"`
+}
+
+// Compare orders needs field by field (-1, 0, +1), one whole before one that is not.
+func (n Needs) Compare(o Needs) int {
+	whole := 0
+	switch {
+	case n.Whole && !o.Whole:
+		whole = -1
+	case !n.Whole && o.Whole:
+		whole = 1
+	}
+	return cmp.Or(cmp.Compare(n.Features, o.Features), cmp.Compare(n.GPUType, o.GPUType),
+		cmp.Compare(n.Nodes, o.Nodes), cmp.Compare(n.Exclude, o.Exclude), cmp.Compare(n.Storage, o.Storage),
+		cmp.Compare(n.Partitions, o.Partitions), whole)
 }
 
 // Job is one job running on a server, as the planner weighs moving it.

@@ -74,7 +74,7 @@ func (p *pass) groups() []*group {
 			class = p.cfg.Classify(d.Shape)
 		}
 		k := groupKey{class: class, region: d.Region, dept: d.Department, partition: d.Partition,
-			shape: shapeOf(d.Shape), nodes: max(d.Nodes, 1), needs: d.Needs}
+			shape: shapeOf(d.Shape, d.Needs), nodes: max(d.Nodes, 1), needs: d.Needs}
 		g := byKey[k]
 		if g == nil {
 			g = &group{groupKey: k, since: d.Since, limit: d.TimeLimit}
@@ -104,14 +104,15 @@ func (p *pass) groups() []*group {
 			g.home = g.pools[g.homeAt]
 		}
 	}
-	// Biggest shapes first (first-fit decreasing packs tighter), then oldest first.
+	// Biggest shapes first (first-fit decreasing packs tighter; a whole server is the
+	// biggest), then oldest first.
 	slices.SortFunc(list, func(a, b *group) int {
 		return cmp.Or(
-			cmp.Compare(b.shape.gpus, a.shape.gpus), cmp.Compare(b.shape.cpus, a.shape.cpus),
+			cmp.Compare(boolInt(b.shape.whole), boolInt(a.shape.whole)), cmp.Compare(b.shape.gpus, a.shape.gpus), cmp.Compare(b.shape.cpus, a.shape.cpus),
 			cmp.Compare(b.shape.mem, a.shape.mem), cmp.Compare(b.nodes, a.nodes),
 			a.since.Compare(b.since), cmp.Compare(a.class, b.class),
 			cmp.Compare(a.region, b.region), cmp.Compare(a.dept, b.dept),
-			cmp.Compare(a.partition, b.partition), compareNeeds(a.needs, b.needs),
+			cmp.Compare(a.partition, b.partition), a.needs.Compare(b.needs),
 		)
 	})
 	return list
@@ -128,12 +129,6 @@ func (g *group) perServer() int {
 
 // unmetJobs is how many of the group's jobs still have no place.
 func (g *group) unmetJobs() int { return (g.slots + g.nodes - 1) / g.nodes }
-
-func compareNeeds(a, b fleet.Needs) int {
-	return cmp.Or(cmp.Compare(a.Features, b.Features), cmp.Compare(a.GPUType, b.GPUType),
-		cmp.Compare(a.Nodes, b.Nodes), cmp.Compare(a.Exclude, b.Exclude), cmp.Compare(a.Storage, b.Storage),
-		cmp.Compare(a.Partitions, b.Partitions))
-}
 
 // regionsFor is where work of region (empty: any) with data on storage (empty: none) may run:
 // its region, and every region that sees its storage (policy.storage). Nil means any region.

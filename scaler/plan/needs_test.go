@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func withProfiles(c *config.Config) {
 // may wake the cheapest pool in any region that sees it.
 func TestConstraints(t *testing.T) {
 	mixed := append(offNodes("c", "cpu", 3), offNodes("g", "gpu", 3)...)
+	// and one more: a copy each, or the cases' appends would share (and overwrite) one array
+	and := func(n fleet.Node) []fleet.Node { return append(slices.Clip(mixed), n) }
 	runCases(t, []planCase{
 		{name: "a gpu-partition job never wakes a cpu server", cfg: withProfiles,
 			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "gpu", fleet.Needs{})),
@@ -64,7 +67,7 @@ func TestConstraints(t *testing.T) {
 			snap: withDemand(snapshot(mixed...), needing(jobs(1, 32, 0), "", fleet.Needs{Exclude: "ca,cb"})),
 			want: map[string]string{"ca": "skip/not_needed", "cb": "skip/not_needed", "cc": "power_on/backlog"}},
 		{name: "exclusions keep an on server's room for others", cfg: withProfiles,
-			snap: withDemand(snapshot(append(mixed, onNode("c9", "cpu"))...), needing(jobs(1, 32, 0), "", fleet.Needs{Exclude: "c9"})),
+			snap: withDemand(snapshot(and(onNode("c9", "cpu"))...), needing(jobs(1, 32, 0), "", fleet.Needs{Exclude: "c9"})),
 			want: map[string]string{"ca": "power_on/backlog"}},
 		{name: "data on shared storage may run in a region that sees it",
 			cfg: func(c *config.Config) {
@@ -77,6 +80,20 @@ func TestConstraints(t *testing.T) {
 			snap: withDemand(snapshot(append(inRegion(offNodes("c", "cpu", 2), "us"), inRegion(offNodes("g", "gpu", 1), "eu")...)...),
 				fleet.Demand{Region: "eu", Shape: config.Shape{CPUs: 32}, Nodes: 1, Count: 1, Since: t0}),
 			want: map[string]string{"ca": "skip/not_needed", "ga": "power_on/backlog"}},
+		{name: "exclusive jobs take a whole server each, however little they ask", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(2, 1, 0), "batch", fleet.Needs{Whole: true})),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "power_on/backlog", "cc": "skip/not_needed"}, desired: map[string]int{"cpu": 2, "gpu": 0}},
+		{name: "an exclusive job passes over a server running other work", cfg: withProfiles,
+			snap: withDemand(snapshot(and(with(onNode("c9", "cpu"), func(n *fleet.Node) { n.Jobs.Jobs, n.Jobs.CPUs = 1, 1 }))...),
+				needing(jobs(1, 1, 0), "batch", fleet.Needs{Whole: true})),
+			want: map[string]string{"ca": "power_on/backlog", "c9": "skip/allocated"}},
+		{name: "an exclusive job takes an empty server that is on", cfg: withProfiles,
+			snap: withDemand(snapshot(and(onNode("c9", "cpu"))...), needing(jobs(1, 1, 0), "batch", fleet.Needs{Whole: true})),
+			want: map[string]string{"ca": "skip/not_needed", "c9": "skip/demand_waits"}},
+		{name: "an exclusive job leaves an empty server no room for other work", cfg: withProfiles,
+			snap: withDemand(snapshot(and(onNode("c9", "cpu"))...), needing(jobs(1, 1, 0), "batch", fleet.Needs{Whole: true}),
+				needing(jobs(1, 1, 0), "batch", fleet.Needs{})),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/not_needed", "c9": "skip/demand_waits"}},
 	})
 }
 

@@ -204,6 +204,9 @@ func FuzzParseJobs(f *testing.F) {
 	for _, name := range slurmclitest.Recorded(f) {
 		f.Add(readFixture(f, name+".squeue"))
 	}
+	// CPUs per GPU as 23.02 and later print them, of a job exclusive over a topology segment.
+	line := string(slurmclitest.Squeue("1|gpu|PENDING|1|1|1|1|cpu=1,node=1|N/A|gres/gpu:2|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"))
+	f.Add([]byte(strings.Replace(line, "N/A"+slurmcli.Sep+"OK\n", "gres/gpu:8"+slurmcli.Sep+"TOPO\n", 1)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		queue, err := slurmcli.ParseJobs(b, time.UTC)
 		if err != nil {

@@ -180,6 +180,8 @@ func testDemand(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manag
 		{"--partition=gpu", "--gres=gpu:1"},
 		{"--partition=gpu", "--nodes=2", "--gpus-per-node=2", "--cpus-per-task=3"},
 		{"--partition=gpu", "--gpus=1", "--account=research"},
+		{"--partition=gpu", "--gpus=2", "--cpus-per-gpu=2"}, // squeue's NumCPUs says 1
+		{"--partition=batch", "--exclusive"},
 	} {
 		ids = append(ids, c.Submit(append(args, "--wrap=sleep 300")...))
 	}
@@ -207,6 +209,8 @@ func testDemand(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manag
 		{Class: "medium", Partition: "gpu", Shape: shape("gpu", 1, 1, 100*mib), Nodes: 1, Count: 1},
 		{Class: "medium", Partition: "gpu", Department: "research", Shape: shape("gpu", 1, 1, 100*mib), Nodes: 1, Count: 1},
 		{Class: "heavy", Partition: "gpu", Shape: shape("gpu", 3, 2, 300*mib), Nodes: 2, Count: 1},
+		{Class: "heavy", Partition: "gpu", Shape: shape("gpu", 4, 2, 100*mib), Nodes: 1, Count: 1},
+		{Class: "light", Partition: "batch", Shape: shape("batch", 1, 0, 100*mib), Needs: fleet.Needs{Whole: true}, Nodes: 1, Count: 1},
 	}
 	slices.SortFunc(want, compareDemand)
 	if !slices.Equal(got, want) {
@@ -698,17 +702,26 @@ func testConstraints(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *
 		name string
 		args []string
 		want string // the pool woken
+		n    int    // jobs submitted alike, and servers woken (0: one)
 	}{
-		{"a gpu-partition job", []string{"--partition=gpu"}, "gpu"},
-		{"an a100 constraint", []string{"--partition=all", "--constraint=a100&ib"}, "gpu"},
-		{"a typed gpu", []string{"--partition=all", "--gres=gpu:a100:1"}, "gpu"},
-		{"light batch work", []string{"--partition=batch"}, "cpu"},
-		{"light work that may run in gpu or batch", []string{"--partition=gpu,batch"}, "cpu"},
-		{"any server", []string{"--partition=all", "--exclude=node1"}, "cpu"},
+		{"a gpu-partition job", []string{"--partition=gpu"}, "gpu", 0},
+		{"an a100 constraint", []string{"--partition=all", "--constraint=a100&ib"}, "gpu", 0},
+		{"a typed gpu", []string{"--partition=all", "--gres=gpu:a100:1"}, "gpu", 0},
+		{"light batch work", []string{"--partition=batch"}, "cpu", 0},
+		{"light work that may run in gpu or batch", []string{"--partition=gpu,batch"}, "cpu", 0},
+		{"any server", []string{"--partition=all", "--exclude=node1"}, "cpu", 0},
+		// each takes a server whole: two of them never share one
+		{"exclusive light work", []string{"--partition=batch", "--exclusive"}, "cpu", 2},
+		// one gpu and four cpus each: a gpu server (4 cpus) runs one of them at a time
+		{"four cpus per gpu", []string{"--partition=gpu", "--gpus=1", "--cpus-per-gpu=4"}, "gpu", 2},
 	} {
-		id := c.Submit(append(tc.args, "--wrap=sleep 300")...)
+		n := max(tc.n, 1)
+		var ids []string
+		for range n {
+			ids = append(ids, c.Submit(append(tc.args, "--wrap=sleep 300")...))
+		}
 		demand, err := m.Demand(ctx)
-		c.Command("scancel", id)
+		c.Command("scancel", ids...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -720,8 +733,8 @@ func testConstraints(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *
 			}
 		}
 		d := plan.Plan(snap, cfg, time.Now())
-		if len(d.Actions) != 1 || d.Actions[0].Pool != tc.want || d.Actions[0].Kind != fleet.PowerOn {
-			t.Fatalf("%s (demand %+v): actions %+v, want one power-on in pool %s", tc.name, demand, d.Actions, tc.want)
+		if len(d.Actions) != n || slices.ContainsFunc(d.Actions, func(a fleet.Action) bool { return a.Pool != tc.want || a.Kind != fleet.PowerOn }) {
+			t.Fatalf("%s (demand %+v): actions %+v, want %d power-ons in pool %s", tc.name, demand, d.Actions, n, tc.want)
 		}
 		if tc.name == "any server" && d.Actions[0].Node != "node2" {
 			t.Fatalf("%s: woke %s, want node2 (node1 is excluded)", tc.name, d.Actions[0].Node)

@@ -196,18 +196,16 @@ func compareDemand(a, b fleet.Demand) int {
 	return cmp.Or(cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Class, b.Class),
 		cmp.Compare(a.Department, b.Department), cmp.Compare(a.Nodes, b.Nodes),
 		cmp.Compare(a.Shape.CPUs, b.Shape.CPUs), cmp.Compare(a.Shape.GPUs, b.Shape.GPUs),
-		cmp.Compare(a.Shape.Memory, b.Shape.Memory), cmp.Compare(a.Needs.Features, b.Needs.Features),
-		cmp.Compare(a.Needs.GPUType, b.Needs.GPUType), cmp.Compare(a.Needs.Nodes, b.Needs.Nodes),
-		cmp.Compare(a.Needs.Exclude, b.Needs.Exclude), cmp.Compare(a.Needs.Storage, b.Needs.Storage),
-		cmp.Compare(a.Needs.Partitions, b.Needs.Partitions))
+		cmp.Compare(a.Shape.Memory, b.Shape.Memory), a.Needs.Compare(b.Needs))
 }
 
 // needs is what the job can run on beyond its shape: its constraint, GPU type, the nodes it
-// names or excludes, its licenses as the storage its data is on (policy.storage names), and
-// the partitions of a job that names several.
+// names or excludes, its licenses as the storage its data is on (policy.storage names), the
+// partitions of a job that names several, and whole servers for an exclusive job.
 func needs(j Job) fleet.Needs {
 	return fleet.Needs{Features: j.Features, GPUType: j.GPUType, Nodes: strings.Join(j.ReqNodes, ","),
-		Exclude: strings.Join(j.Exclude, ","), Storage: strings.Join(j.Licenses, ","), Partitions: strings.Join(j.Partitions, ",")}
+		Exclude: strings.Join(j.Exclude, ","), Storage: strings.Join(j.Licenses, ","), Partitions: strings.Join(j.Partitions, ","),
+		Whole: j.Exclusive}
 }
 
 // DoNotDisrupt is the word a job's comment carries (sbatch --comment=do-not-disrupt) when it
