@@ -99,23 +99,23 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 			"rota cannot read Prometheus",
 			fmt.Sprintf("rota's queries have failed for %s: no server is powered off until they work.", stuck)),
 		alert(AlertPowerActionsFails, "power", "critical",
-			fmt.Sprintf("sum by (pool, action) (increase(%s{result=~\"%s|%s\"}[%s])) >= %d",
+			fmt.Sprintf("sum by (fleet, pool, action) (increase(%s{result=~\"%s|%s\"}[%s])) >= %d",
 				ScalerActions, fleet.ResultFailure, fleet.ResultStateUnknown, p.Failure.AlertWindow, p.Failure.AlertAfter), 0,
 			"{{ $labels.action }} keeps failing in pool {{ $labels.pool }}",
 			fmt.Sprintf("At least %d {{ $labels.action }} actions failed in pool {{ $labels.pool }} within %s.",
 				p.Failure.AlertAfter, p.Failure.AlertWindow)),
 		alert(AlertPowerOutside, "scaler", "warning",
-			fmt.Sprintf("sum by (pool, to) (increase(%s[%s])) > 0", ScalerPowerOutside, p.Failure.AlertWindow), 0,
+			fmt.Sprintf("sum by (fleet, pool, to) (increase(%s[%s])) > 0", ScalerPowerOutside, p.Failure.AlertWindow), 0,
 			"a server of pool {{ $labels.pool }} was powered {{ $labels.to }} outside rota",
 			fmt.Sprintf("Within %s rota found a server of pool {{ $labels.pool }} at rest powered {{ $labels.to }} with no command of its own: by hand or `rotactl power` (pin the server or put it in maintenance first), the BMC's power policy after a power cut, or another controller on the same BMCs (a second rota on another store or etcd prefix), which would fight rota over the servers (the job manager's own power saving is not counted). `rotactl explain NODE` lists it among recent actions (reason outside).", p.Failure.AlertWindow)),
-		alert(AlertNoLeader, "scaler", "critical", fmt.Sprintf("max by (%s) (%s{job=%q}) < 1", HAFleetLabel, HALeader, ScalerJob), NoLeaderHold(cfg),
+		alert(AlertNoLeader, "scaler", "critical", fmt.Sprintf("max by (%s) (%s{job=%q}) < 1", FleetLabel, HALeader, ScalerJob), NoLeaderHold(cfg),
 			"no rota leads",
 			fmt.Sprintf("rota answers but none of fleet {{ $labels.fleet }}'s instances has led for %s (etcd unreachable, or every lease lost): nothing scales there, and the fleet stays as it is.", NoLeaderHold(cfg))),
 		alert(AlertLeaderFlapping, "scaler", "warning",
-			fmt.Sprintf("sum by (%s) (increase(%s{job=%q}[%s])) >= %d", HAFleetLabel, HATerms, ScalerJob, FlapSpan(cfg), FlapTerms), 0,
+			fmt.Sprintf("sum by (%s) (increase(%s{job=%q}[%s])) >= %d", FleetLabel, HATerms, ScalerJob, FlapSpan(cfg), FlapTerms), 0,
 			"rota's leader keeps changing",
 			fmt.Sprintf("%d or more terms of leadership began within %s: leases keep ending (etcd slow or partitioned, a rota crash-looping, a lease TTL too short for the network); each change costs a repair pass and up to twice the lease TTL without a leader.", FlapTerms, FlapSpan(cfg))),
-		alert(AlertConfigDiffers, "scaler", "warning", fmt.Sprintf("max by (%s) (%s{job=%q}) == 1", HAFleetLabel, HAConfigDiffers, ScalerJob), FlapSpan(cfg),
+		alert(AlertConfigDiffers, "scaler", "warning", fmt.Sprintf("max by (%s) (%s{job=%q}) == 1", FleetLabel, HAConfigDiffers, ScalerJob), FlapSpan(cfg),
 			"rota's instances decide by different configs",
 			fmt.Sprintf("A follower's config has differed from the leader's for %s (policy, classes, pools, accounting, telemetry sources or BMC limits): a failover would change what the fleet does. Give every rota the same config.", FlapSpan(cfg))),
 	)
@@ -126,14 +126,14 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 // store.etcd.fleet), and, without the label, when no rota at all is up or none is scraped.
 // Targets without the label are one fleet, "": one rota on bbolt fires as it did before fleets.
 func scalerDownAlert() string {
-	return fmt.Sprintf("max by (%s) (up{job=%q}) < 1\nor absent(up{job=%q} == 1)", HAFleetLabel, ScalerJob, ScalerJob)
+	return fmt.Sprintf("max by (%s) (up{job=%q}) < 1\nor absent(up{job=%q} == 1)", FleetLabel, ScalerJob, ScalerJob)
 }
 
 // backlogAlert: more than queued jobs of a class wait for a pool, leaving out the deferred ones
 // (a deferrable class outside its window waits on purpose: the nudge would wake nothing); the
 // queue as it is where rota sends no deferred count for the pool and class.
 func backlogAlert(queued int) string {
-	return fmt.Sprintf("(\n  %s\n    - on (pool, class) %s\n  or %s\n) > %d",
+	return fmt.Sprintf("(\n  %s\n    - on (fleet, pool, class) %s\n  or %s\n) > %d",
 		RecPendingPoolClass, once(ScalerDeferredJobs, "pool", "class"), RecPendingPoolClass, queued)
 }
 
@@ -188,14 +188,14 @@ func (e fleetExpr) idleAlert() string {
 	p := e.Policy.Idle
 	cpu := e.node(Expr.CPUUtilization)
 	return strings.Join([]string{
-		fmt.Sprintf("(\n  %s < %s\n  and on (node)\n  %s >= %d\n)", indent(e.IdleMax(cpu)), num(p.CPUThreshold), indent(e.IdleSamples(cpu)), e.IdleSteps()),
-		fmt.Sprintf("and on (node) %s", RecCPUs),
-		fmt.Sprintf("and on (node) %s", FleetNodeGPUs),
-		fmt.Sprintf("unless on (node) (\n  %s\n  >= %s\n)", indent(e.IdleMax(e.node(Expr.GPUBusyMax))), num(p.GPUThreshold)),
-		fmt.Sprintf("unless on (node) (%s > 0)", RecGPUProcesses),
-		fmt.Sprintf("unless on (node) (\n  %s\n)", indent(e.failing())),
-		fmt.Sprintf("unless on (node) (\n  %s\n  > 0\n)", indent(e.GPUsUnread(RecGPUBusyCount))),
-		fmt.Sprintf("unless on (node) (\n  %s\n)", indent(e.gpusShort())),
+		fmt.Sprintf("(\n  %s < %s\n  and on (fleet, node)\n  %s >= %d\n)", indent(e.IdleMax(cpu)), num(p.CPUThreshold), indent(e.IdleSamples(cpu)), e.IdleSteps()),
+		fmt.Sprintf("and on (fleet, node) %s", RecCPUs),
+		fmt.Sprintf("and on (fleet, node) %s", FleetNodeGPUs),
+		fmt.Sprintf("unless on (fleet, node) (\n  %s\n  >= %s\n)", indent(e.IdleMax(e.node(Expr.GPUBusyMax))), num(p.GPUThreshold)),
+		fmt.Sprintf("unless on (fleet, node) (%s > 0)", RecGPUProcesses),
+		fmt.Sprintf("unless on (fleet, node) (\n  %s\n)", indent(e.failing())),
+		fmt.Sprintf("unless on (fleet, node) (\n  %s\n  > 0\n)", indent(e.GPUsUnread(RecGPUBusyCount))),
+		fmt.Sprintf("unless on (fleet, node) (\n  %s\n)", indent(e.gpusShort())),
 	}, "\n")
 }
 
@@ -203,8 +203,8 @@ func (e fleetExpr) idleAlert() string {
 // declares and those its rota-exporter reports (a GPU beyond the profile is held to as well),
 // either where the other is absent. In parentheses, with the label node alone.
 func (e fleetExpr) gpusNeeded() string {
-	declared, devices := once(FleetNodeGPUs, "node"), "max by (node) ("+e.src.sel(GPUDevices)+")"
-	return fmt.Sprintf("(\n  %s > on (node) %s\n  or on (node) %s\n  or on (node) %s\n)", declared, devices, devices, declared)
+	declared, devices := once(FleetNodeGPUs, "node"), "max by (fleet, node) ("+e.src.sel(GPUDevices)+")"
+	return fmt.Sprintf("(\n  %s > on (fleet, node) %s\n  or on (fleet, node) %s\n  or on (fleet, node) %s\n)", declared, devices, devices, declared)
 }
 
 // gpusShort selects the servers that need GPU readings (gpusNeeded) without a reading from
@@ -218,32 +218,32 @@ func (e fleetExpr) gpusShort() string {
 	count, need := e.node(Expr.GPUBusyCount), e.gpusNeeded()
 	for _, x := range e.all {
 		if x.src.ext != nil {
-			most := "max by (node) (\n  " + indent(e.IdleMax(count)) + "\n)"
-			need = fmt.Sprintf("(\n  %s > on (node) %s\n  or on (node) %s\n  or on (node) %s\n)", indent(need), indent(most), indent(most), indent(need))
+			most := "max by (fleet, node) (\n  " + indent(e.IdleMax(count)) + "\n)"
+			need = fmt.Sprintf("(\n  %s > on (fleet, node) %s\n  or on (fleet, node) %s\n  or on (fleet, node) %s\n)", indent(need), indent(most), indent(most), indent(need))
 			break
 		}
 	}
-	return fmt.Sprintf("%s > 0\nunless on (node) (\n  %s\n  >= on (node) %s\n  and on (node)\n  %s\n  >= %d\n  and on (node) %s >= on (node) %s\n)",
+	return fmt.Sprintf("%s > 0\nunless on (fleet, node) (\n  %s\n  >= on (fleet, node) %s\n  and on (fleet, node)\n  %s\n  >= %d\n  and on (fleet, node) %s >= on (fleet, node) %s\n)",
 		need, indent(e.IdleMin(count)), indent(need), indent(e.IdleSamples(count)), e.IdleSteps(), RecGPUBusyCount, indent(need))
 }
 
 // failing selects the servers with a failing collector: any but the GPU collector, or the GPU
 // collector on a server whose pool declares GPUs or that reports some.
 func (e Expr) failing() string {
-	return fmt.Sprintf("%s\nor on (node) (\n  %s\n  and on (node) (%s > 0 or on (node) %s > 0)\n)",
+	return fmt.Sprintf("%s\nor on (fleet, node) (\n  %s\n  and on (fleet, node) (%s > 0 or on (fleet, node) %s > 0)\n)",
 		e.CollectorsFailing(), e.GPUCollectorFailing(), e.GPUDevices(), FleetNodeGPUs)
 }
 
 // partialAlert fires for a server with a failing collector or a GPU without a reading.
 func (e Expr) partialAlert() string {
-	return fmt.Sprintf("%s\nor on (node)\n%s > 0", e.failing(), e.GPUsUnread(RecGPUBusyCount))
+	return fmt.Sprintf("%s\nor on (fleet, node)\n%s > 0", e.failing(), e.GPUsUnread(RecGPUBusyCount))
 }
 
 // gpusMissingAlert fires for a server that sends CPU readings but fewer GPU readings than
 // its pool declares; its value is how many are missing.
 func (e Expr) gpusMissingAlert() string {
 	declared := once(FleetNodeGPUs, "node", "pool")
-	return fmt.Sprintf("(\n  %s\n  - on (node) group_left () (%s or on (node) %s * 0)\n) > 0\nand on (node) %s",
+	return fmt.Sprintf("(\n  %s\n  - on (fleet, node) group_left () (%s or on (fleet, node) %s * 0)\n) > 0\nand on (fleet, node) %s",
 		declared, RecGPUBusyCount, declared, RecCPUs)
 }
 
@@ -254,7 +254,7 @@ func (e Expr) gpusMissingAlert() string {
 func (e fleetExpr) underuseAlert() string {
 	p := e.Policy
 	mean := e.node(Expr.GPUBusyMean)
-	return fmt.Sprintf("%s\n< %s\nand on (node)\n%s\n>= %d\nand on (node)\n%s\n>= on (node) %s\nand on (node) (%s > 0 or %s >= %s)",
+	return fmt.Sprintf("%s\n< %s\nand on (fleet, node)\n%s\n>= %d\nand on (fleet, node)\n%s\n>= on (fleet, node) %s\nand on (fleet, node) (%s > 0 or %s >= %s)",
 		e.UnderuseMean(mean), num(p.Underuse.GPUThreshold),
 		e.UnderuseSamples(mean), e.UnderuseSteps(),
 		e.UnderuseMin(e.node(Expr.GPUBusyCount)), e.gpusNeeded(),
@@ -269,8 +269,8 @@ func telemetryAlert(cfg *config.Config) string {
 	for _, name := range cfg.SourcesInUse() {
 		fresh = append(fresh, NewExprFor(cfg, name).Fresh())
 	}
-	return fmt.Sprintf("(%s == 1)\nunless on (node) (%s{state=~\"powering_on|booting|powering_off\"} == 1)\nunless on (node) %s",
-		once(FleetNodePowered, "node", "pool", "region", "department"), FleetNodeState, strings.Join(fresh, "\nunless on (node) "))
+	return fmt.Sprintf("(%s == 1)\nunless on (fleet, node) (%s{state=~\"powering_on|booting|powering_off\"} == 1)\nunless on (fleet, node) %s",
+		once(FleetNodePowered, "node", "pool", "region", "department"), FleetNodeState, strings.Join(fresh, "\nunless on (fleet, node) "))
 }
 
 // bootAlerts fire for a server stuck powering on or booting past its pool's boot timeout (one

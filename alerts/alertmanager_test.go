@@ -226,7 +226,7 @@ func TestAlertmanagerWhileRotaIsDown(t *testing.T) {
 func TestAlertmanagerWhileOneFleetsRotasAreDown(t *testing.T) {
 	url, _, _ := startAlertmanager(t, "test-webhook-token")
 	scaler := func(name, fleet string) map[string]any {
-		return alertBody(map[string]string{"alertname": name, SignalLabel: "scaler", "severity": "critical", HAFleetLabel: fleet})
+		return alertBody(map[string]string{"alertname": name, SignalLabel: "scaler", "severity": "critical", FleetLabel: fleet})
 	}
 	postAlerts(t, url, []map[string]any{
 		scaler(AlertScalerDown, "site-a"), scaler(AlertNotReconciling, "site-a"),
@@ -269,7 +269,7 @@ func alertStates(t *testing.T, url string) map[string]string {
 	out := map[string]string{}
 	for _, a := range alerts {
 		key := a.Labels["alertname"]
-		if f := a.Labels[HAFleetLabel]; f != "" {
+		if f := a.Labels[FleetLabel]; f != "" {
 			key += "/" + f
 		}
 		out[key] = a.Status.State

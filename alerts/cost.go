@@ -42,7 +42,7 @@ const (
 // busyRule records RecNodeBusy: the larger of the CPU utilisation and the GPUs' mean busy
 // signal (a GPU server whose CPUs idle while its GPUs work is busy).
 func busyRule() Rule {
-	return record(RecNodeBusy, fmt.Sprintf("max by (node, pool) (\n  label_replace(%s, \"signal\", \"gpu\", \"\", \"\")\n  or %s\n)", RecGPUBusyMean, RecCPU))
+	return record(RecNodeBusy, fmt.Sprintf("max by (fleet, node, pool) (\n  label_replace(%s, \"signal\", \"gpu\", \"\", \"\")\n  or %s\n)", RecGPUBusyMean, RecCPU))
 }
 
 // costAlerts say when the books rest on what rota could not see: a server whose power state
@@ -56,7 +56,7 @@ func costAlerts(cfg *config.Config) []Rule {
 			"The power state of {{ $labels.node }} is unknown",
 			fmt.Sprintf("rota has not read {{ $labels.node }}'s power state for %s (BMC unreachable or answering nonsense): it sends the server no power command, and books it as on (%s{power=\"unknown\"}), never as a saving.", stuck, CostSpend)),
 		alert(AlertFailedPowered, "cost", "warning",
-			fmt.Sprintf("%s\nand on (node) %s == 1", failedAlert(), FleetNodePowered), pass,
+			fmt.Sprintf("%s\nand on (fleet, node) %s == 1", failedAlert(), FleetNodePowered), pass,
 			"{{ $labels.node }} failed and is still on",
 			fmt.Sprintf("rota marked {{ $labels.node }} failed and its BMC says it is on: it keeps costing (%s{power=\"failed\"}) until someone looks at it.", CostSpend)),
 		alert(AlertBooksFailing, "cost", "warning", CostBooksOK+" == 0", stuck,

@@ -11,8 +11,9 @@ import (
 )
 
 // Expr builds rota's PromQL for one telemetry source from the config's windows and thresholds.
-// Per-server expressions return one series per server with the label node (and pool, for
-// rota-exporter, whose series carry it).
+// Per-server expressions return one series per server with the labels fleet and node (and
+// pool, for rota-exporter, whose series carry it): several fleets in one Prometheus, each
+// target labelled with its fleet, keep apart even where their servers' names are the same.
 //
 // Window expressions (IdleMax, IdleSamples, ...) take a per-server expression over the raw
 // series (CPUUtilization, GPUBusyMax, ...), which the rules and the scaler both pass: a subquery
@@ -41,7 +42,7 @@ func (e Expr) Source() string { return e.src.name }
 // RateWindow is the range of rate(): four scrapes, so one failed scrape leaves a value.
 func (e Expr) RateWindow() model.Duration { return 4 * e.Step }
 
-const byNode = "by (node, pool)"
+const byNode = "by (fleet, node, pool)"
 
 // CPUUtilization is each server's busy share of its CPUs (0..1): everything but idle and
 // iowait, over the rate window. rate() absorbs a counter reset when the exporter restarts.
@@ -61,7 +62,7 @@ func (e Expr) CPUUtilization() string {
 	rate := func(matchers ...string) string {
 		return s.cpu(fmt.Sprintf("rate(%s[%s])", s.sel(s.cpuSeconds(), matchers...), w))
 	}
-	return fmt.Sprintf("(\n  sum %s (%s)\n    / (sum %s (%s) > 0)\n)\nand on (node) %s\nand on (node) %s",
+	return fmt.Sprintf("(\n  sum %s (%s)\n    / (sum %s (%s) > 0)\n)\nand on (fleet, node) %s\nand on (fleet, node) %s",
 		s.by(), rate(`mode!~"idle|iowait"`), s.by(), rate(), e.cpuSample(""), e.cpuSample(" offset "+e.Step.String()))
 }
 
@@ -85,7 +86,7 @@ func (e Expr) CPUs() string {
 	if s.ext == nil {
 		return agg("max", s.sel(NodeCPUs))
 	}
-	return fmt.Sprintf("count by (node) (group by (node, cpu) (%s))", s.cpu(s.sel(s.cpuSeconds(), `mode="idle"`)))
+	return fmt.Sprintf("count by (fleet, node) (group by (fleet, node, cpu) (%s))", s.cpu(s.sel(s.cpuSeconds(), `mode="idle"`)))
 }
 
 // NewestSample is the time (Unix seconds) of each server's newest CPU sample.
@@ -94,7 +95,7 @@ func (e Expr) NewestSample() string {
 	if s.ext == nil {
 		return fmt.Sprintf("max %s (timestamp(%s))", byNode, s.sel(NodeCPUs))
 	}
-	return fmt.Sprintf("max by (node) (%s)", s.cpu(fmt.Sprintf("timestamp(%s)", s.sel(s.cpuSeconds(), `mode="idle"`))))
+	return fmt.Sprintf("max by (fleet, node) (%s)", s.cpu(fmt.Sprintf("timestamp(%s)", s.sel(s.cpuSeconds(), `mode="idle"`))))
 }
 
 // ExporterNewestSample is, for one server, the time (Unix seconds) of its newest CPU sample
@@ -108,7 +109,7 @@ func (e Expr) ExporterNewestSample(node string) string {
 		return e.NewestSample()
 	}
 	sel := fmt.Sprintf("{node=%q}", node)
-	return fmt.Sprintf("max %s (timestamp(%s%s))\n  and on (node, pool) (up%s == 1)", byNode, NodeCPUSeconds, sel, sel)
+	return fmt.Sprintf("max %s (timestamp(%s%s))\n  and on (fleet, node, pool) (up%s == 1)", byNode, NodeCPUSeconds, sel, sel)
 }
 
 // Fresh selects the servers with a CPU sample within the telemetry max age. It reads the raw
@@ -119,7 +120,7 @@ func (e Expr) Fresh() string {
 	if s.ext == nil {
 		return fmt.Sprintf("count_over_time(%s[%s])", s.sel(NodeCPUs), age)
 	}
-	return fmt.Sprintf("count by (node) (%s)", s.cpu(fmt.Sprintf("count_over_time(%s[%s])", s.sel(s.cpuSeconds(), `mode="idle"`), age)))
+	return fmt.Sprintf("count by (fleet, node) (%s)", s.cpu(fmt.Sprintf("count_over_time(%s[%s])", s.sel(s.cpuSeconds(), `mode="idle"`), age)))
 }
 
 // GPUUtilizationMax is the busiest GPU of each server by utilisation (0..1).

@@ -79,11 +79,11 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"idle cpu threshold", func(c *config.Config) { c.Policy.Idle.CPUThreshold = 0.35 },
 			[]string{"offset 15s\n            )[2m:15s]) < 0.35\n", "CPU under 35%"}},
 		{"idle gpu threshold", func(c *config.Config) { c.Policy.Idle.GPUThreshold = 0.02 },
-			[]string{"(max by (node, pool, gpu) (rota_gpu_sm_active_ratio >= 0)) or (max by (node, pool, gpu) (rota_gpu_utilization_ratio >= 0))))[2m:15s])\n            >= 0.02\n"}},
+			[]string{"(max by (fleet, node, pool, gpu) (rota_gpu_sm_active_ratio >= 0)) or (max by (fleet, node, pool, gpu) (rota_gpu_utilization_ratio >= 0))))[2m:15s])\n            >= 0.02\n"}},
 		{"gpu signal utilization", func(c *config.Config) { c.Policy.GPUSignal = config.SignalUtilization },
-			[]string{"max by (node, pool) (max by (node, pool, gpu) (rota_gpu_utilization_ratio >= 0))\n      - record: node:rota_gpu_busy:avg", "every GPU under 5% (utilisation)"}},
+			[]string{"max by (fleet, node, pool) (max by (fleet, node, pool, gpu) (rota_gpu_utilization_ratio >= 0))\n      - record: node:rota_gpu_busy:avg", "every GPU under 5% (utilisation)"}},
 		{"gpu signal sm_active", func(c *config.Config) { c.Policy.GPUSignal = config.SignalSMActive },
-			[]string{"count by (node, pool) (max by (node, pool, gpu) (rota_gpu_sm_active_ratio >= 0))\n", "Mean GPU use (SM activity) under 10%"}},
+			[]string{"count by (fleet, node, pool) (max by (fleet, node, pool, gpu) (rota_gpu_sm_active_ratio >= 0))\n", "Mean GPU use (SM activity) under 10%"}},
 		{"idle window", func(c *config.Config) { c.Policy.Idle.Window = min(20) },
 			[]string{"offset 15s\n            )[20m:15s]) >= 80\n"}},
 		{"scrape interval", func(c *config.Config) { c.Prometheus.ScrapeInterval = model.Duration(30 * time.Second) },
@@ -91,7 +91,7 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"backlog", func(c *config.Config) { c.Policy.Backlog.QueuedJobs = 25; c.Policy.Backlog.For = min(7) },
 			[]string{"or pool_class:rota_scaler_pending_jobs:sum\n          ) > 25\n        for: 7m"}},
 		{"underuse", func(c *config.Config) { c.Policy.Underuse.GPUThreshold = 0.15; c.Policy.Underuse.Window = min(60) },
-			[]string{"avg_over_time((avg by (node, pool) ((max by (node, pool, gpu) (rota_gpu_sm_active_ratio >= 0)) or (max by (node, pool, gpu) (rota_gpu_utilization_ratio >= 0))))[1h:15s])\n          < 0.15", ">= 240"}},
+			[]string{"avg_over_time((avg by (fleet, node, pool) ((max by (fleet, node, pool, gpu) (rota_gpu_sm_active_ratio >= 0)) or (max by (fleet, node, pool, gpu) (rota_gpu_utilization_ratio >= 0))))[1h:15s])\n          < 0.15", ">= 240"}},
 		{"telemetry max age", func(c *config.Config) { c.Policy.Telemetry.MaxAge = min(5) },
 			[]string{"count_over_time(rota_node_cpus[5m])"}},
 		{"failure alert", func(c *config.Config) { c.Policy.Failure.AlertAfter = 5; c.Policy.Failure.AlertWindow = min(60) },
@@ -101,9 +101,9 @@ func TestPolicyDrivesRules(t *testing.T) {
 		{"pool boot timeouts", func(c *config.Config) {
 			c.Pools = []config.Pool{{Name: "cpu-a", BootTimeout: min(8)}, {Name: "gpu.b", BootTimeout: min(15)}}
 		}, []string{
-			`max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="cpu-a"}) == 1` + "\n        for: 8m",
-			`max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu.b"}) == 1` + "\n        for: 15m",
-			`max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool!~"cpu-a|gpu\\.b"}) == 1` + "\n        for: 10m",
+			`max by (fleet, node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="cpu-a"}) == 1` + "\n        for: 8m",
+			`max by (fleet, node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu.b"}) == 1` + "\n        for: 15m",
+			`max by (fleet, node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool!~"cpu-a|gpu\\.b"}) == 1` + "\n        for: 10m",
 		}},
 	}
 	for _, tc := range cases {

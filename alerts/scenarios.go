@@ -208,7 +208,18 @@ func idleScenarios(tm timing) []scenario {
 			fires(max(w, back+w-s))),
 		gpuNode("gpufail", "the GPU collector fails on a server with GPUs", 1,
 			append(tm.gpu(gl("gpufail"), n, 0), collector(gl("gpufail"), "gpu", n, false)), never),
+		twoFleets(tm, "twin", n, idleU, busyU, fires(w)),
 	}
+}
+
+// twoFleets is two fleets in one Prometheus (every target labelled with its fleet), each with
+// a server named node in a pool of the same name: the first fleet's idle, the second's busy.
+// The first fires, named by its fleet; the second's readings are never added to it.
+func twoFleets(tm timing, node string, n int, idleU, busyU float64, checks []check) scenario {
+	a, b := with(nodeLabels(node, tm.cpuPool), FleetLabel, "site-a"), with(nodeLabels(node, tm.cpuPool), FleetLabel, "site-b")
+	series := append(append(tm.cpu(a, busyFor(idleU, n)), declared(a, n, 0)), append(tm.cpu(b, busyFor(busyU, n)), declared(b, n, 0))...)
+	return scenario{name: "idle: " + node + ": two fleets' servers of one name in pools of one name, one idle, the other busy",
+		alert: AlertIdle, labels: a, series: series, checks: checks}
 }
 
 // coverageScenarios hold GPU servers to the GPUs their pool declares: a server is idle only
@@ -419,6 +430,13 @@ func backlogScenarios(tm timing) []scenario {
 			series: queue("light", constant(q, n)), checks: tm.never(at + 4*s)},
 		{name: "backlog: a queue that drains stops firing", alert: AlertBacklog, labels: labels("medium"),
 			series: queue("medium", drains), checks: append(tm.from(at), check{drainAt - s, true}, check{drainAt, false})},
+		{name: "backlog: one fleet's queue above the threshold, another fleet's of the same pool and class empty", alert: AlertBacklog,
+			labels: with(labels("heavy"), FleetLabel, "site-a"),
+			series: []InputSeries{
+				series(ScalerPendingJobs, with(labels("heavy"), FleetLabel, "site-a"), constant(q+1, n)),
+				series(ScalerPendingJobs, with(labels("heavy"), FleetLabel, "site-b"), constant(0, n)),
+				series(ScalerDeferredJobs, with(labels("heavy"), FleetLabel, "site-b"), constant(0, n)),
+			}, checks: tm.from(at)},
 	}
 	if b.For > 0 {
 		flap := make(samples, n+1)
@@ -585,7 +603,7 @@ func rotaScenarios(tm timing) []scenario {
 	dn := tm.n(tm.held(down, stuck)) + 4
 	stops := append(constant(1, tm.n(down)-1), constant(0, dn-tm.n(down))...)
 	target := func(fleet, name string) map[string]string {
-		return map[string]string{"job": ScalerJob, "instance": name + ":10091", HAFleetLabel: fleet}
+		return map[string]string{"job": ScalerJob, "instance": name + ":10091", FleetLabel: fleet}
 	}
 	siteB := []InputSeries{series("up", target("site-b", "rota-a"), constant(1, dn)), series("up", target("site-b", "rota-b"), constant(1, dn))}
 	last := 5 * s
@@ -602,10 +620,10 @@ func rotaScenarios(tm timing) []scenario {
 		{name: "scaler: rota not scraped for three passes", alert: AlertScalerDown, labels: map[string]string{},
 			series: []InputSeries{series("up", rota, stops)},
 			checks: tm.from(tm.held(down, stuck))},
-		{name: "scaler: every rota of one fleet down, another fleet's up", alert: AlertScalerDown, labels: map[string]string{HAFleetLabel: "site-a"},
+		{name: "scaler: every rota of one fleet down, another fleet's up", alert: AlertScalerDown, labels: map[string]string{FleetLabel: "site-a"},
 			series: append([]InputSeries{series("up", target("site-a", "rota-a"), stops), series("up", target("site-a", "rota-b"), constant(0, dn))}, siteB...),
 			checks: tm.from(tm.held(down, stuck))},
-		{name: "scaler: one rota of a fleet down, its pair up", alert: AlertScalerDown, labels: map[string]string{HAFleetLabel: "site-a"},
+		{name: "scaler: one rota of a fleet down, its pair up", alert: AlertScalerDown, labels: map[string]string{FleetLabel: "site-a"},
 			series: append([]InputSeries{series("up", target("site-a", "rota-a"), stops), series("up", target("site-a", "rota-b"), constant(1, dn))}, siteB...),
 			checks: tm.never(tm.held(down, stuck) + 4*s)},
 		// The target leaves service discovery: a stale marker, then no up at all.
@@ -624,7 +642,8 @@ func rotaScenarios(tm timing) []scenario {
 
 // powerScenarios: alert_after failed power actions of one kind in one pool within the alert
 // window fire, across a restart of rota (a counter reset) and adding failures and unknown
-// states; one fewer does not, nor do successes, and the window forgets them. Every counter
+// states; one fewer does not, nor do successes, nor failures split between two fleets' pools
+// of one name, and the window forgets them. Every counter
 // the rule reads starts at 0, as rota creates them (success, failure and state_unknown of
 // every action in every pool, at its start): increase() counts a series' first increment only
 // from a sample before it.
@@ -679,6 +698,22 @@ func powerScenarios(tm timing) []scenario {
 		return series(ScalerPowerOutside, map[string]string{"pool": pool, "to": to}, v)
 	}
 	once := append(samples{val(0), val(0)}, constant(1, n-2)...)
+	// Two fleets in one Prometheus, each with a pool gpu: one's failures and changes are never
+	// another's.
+	siteA, siteB := with(l("power_on", "gpu"), FleetLabel, "site-a"), with(l("power_on", "gpu"), FleetLabel, "site-b")
+	out = append(out,
+		scenario{name: "power: one fleet's failures, another fleet's pool of the same name without", alert: AlertPowerActionsFails, labels: siteA,
+			series: []InputSeries{
+				series(ScalerActions, with(siteA, "result", "failure"), failures(k)),
+				series(ScalerActions, with(siteB, "result", "failure"), constant(0, n)),
+			}, checks: fires},
+		scenario{name: "power: a server of one fleet powered off outside rota, none of another's", alert: AlertPowerOutside,
+			labels: map[string]string{"pool": "gpu", "to": "off", FleetLabel: "site-a"},
+			series: []InputSeries{
+				series(ScalerPowerOutside, map[string]string{"pool": "gpu", "to": "off", FleetLabel: "site-a"}, once),
+				series(ScalerPowerOutside, map[string]string{"pool": "gpu", "to": "off", FleetLabel: "site-b"}, constant(0, n)),
+			}, checks: append(within(tm.from(2*s), window), check{s + window, false})},
+	)
 	out = append(out,
 		scenario{name: "power: a server powered off outside rota", alert: AlertPowerOutside, labels: map[string]string{"pool": "gpu", "to": "off"},
 			series: []InputSeries{outside("gpu", "off", once), outside("gpu", "on", constant(0, n)), outside("cpu", "off", constant(0, n))},
@@ -691,7 +726,13 @@ func powerScenarios(tm timing) []scenario {
 		one := append(samples{val(0), val(0)}, constant(1, n-2)...)
 		unknown := append(constant(0, 2), constant(float64(k-1), n-3)...)
 		out = append(out, scenario{name: "power: failures and unknown states add up", alert: AlertPowerActionsFails, labels: l("resume", "gpu"),
-			series: []InputSeries{counter("resume", "gpu", "failure", one), counter("resume", "gpu", "state_unknown", unknown)}, checks: fires})
+			series: []InputSeries{counter("resume", "gpu", "failure", one), counter("resume", "gpu", "state_unknown", unknown)}, checks: fires},
+			// k-1 failures in one fleet's pool gpu, one in another's: neither has k.
+			scenario{name: "power: failures split between two fleets' pools of one name", alert: AlertPowerActionsFails, labels: siteA,
+				series: []InputSeries{
+					series(ScalerActions, with(siteA, "result", "failure"), failures(k-1)),
+					series(ScalerActions, with(siteB, "result", "failure"), failures(1)),
+				}, checks: tm.never(at)})
 	}
 	return out
 }
@@ -704,9 +745,9 @@ func haScenarios(tm timing) []scenario {
 	s := tm.step
 	hold := time.Duration(NoLeaderHold(tm.cfg))
 	inst := func(fleet, name string) map[string]string {
-		return map[string]string{"job": ScalerJob, "instance": name + ":10091", HAFleetLabel: fleet}
+		return map[string]string{"job": ScalerJob, "instance": name + ":10091", FleetLabel: fleet}
 	}
-	siteA, siteB := map[string]string{HAFleetLabel: "site-a"}, map[string]string{HAFleetLabel: "site-b"}
+	siteA, siteB := map[string]string{FleetLabel: "site-a"}, map[string]string{FleetLabel: "site-b"}
 	lost := 3 * s
 	l := tm.n(lost)
 	n := tm.n(tm.held(lost, hold)) + 4

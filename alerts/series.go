@@ -49,21 +49,24 @@ const (
 	HALeader        = "rota_ha_leader"
 	HATerms         = "rota_ha_terms_total"
 	HAConfigDiffers = "rota_ha_leader_config_differs"
-	// HAFleetLabel names the fleet (store.etcd.fleet) on the HA series, so one Prometheus
-	// scraping several fleets' rotas alerts on each fleet apart; a rota on bbolt has none.
-	// RotaScalerDown reads it as a target label of job rota (up has no label of rota's own).
-	HAFleetLabel = "fleet"
+	// FleetLabel names the fleet, so one Prometheus scraping several fleets keeps each apart:
+	// a target label the operator sets on every job of a fleet (rota, rota-exporter,
+	// node_exporter, dcgm-exporter, the Slurm collector), which every aggregation of the rules
+	// keeps and every join matches on. rota's own (store.etcd.fleet, on the HA series) is kept
+	// as exported_fleet beside it; targets without the label are one fleet, "".
+	FleetLabel = "fleet"
 )
 
 // ScalerJob is the Prometheus job name that scrapes rota itself (deploy/prometheus).
 const ScalerJob = "rota"
 
-// once is a series of rota's own (sel) taken once per the labels named: during a leader
-// handover two rotas (apart by instance) send it for a scrape or two, where a join refuses
-// two series, a sum counts both, and an alert's hold would start again under the new instance.
-// Where both send, the larger value counts: on over off, so the books count spend, not saving.
+// once is a series of rota's own (sel) taken once per fleet and the labels named: during a
+// leader handover two rotas of a fleet (apart by instance) send it for a scrape or two, where a
+// join refuses two series, a sum counts both, and an alert's hold would start again under the
+// new instance. Where both send, the larger value counts: on over off, so the books count
+// spend, not saving.
 func once(sel string, by ...string) string {
-	return fmt.Sprintf("max by (%s) (%s)", strings.Join(by, ", "), sel)
+	return fmt.Sprintf("max by (%s) (%s)", strings.Join(append([]string{FleetLabel}, by...), ", "), sel)
 }
 
 // Recorded series (level:metric:operations). Node level keeps the labels node and pool.

@@ -37,9 +37,9 @@ func newSource(cfg *config.Config, name string) source {
 // by is the grouping of per-server aggregations.
 func (s source) by() string {
 	if s.ext == nil {
-		return "by (node, pool)"
+		return byNode
 	}
-	return "by (node)"
+	return "by (fleet, node)"
 }
 
 // sel selects metric with the matchers given; rota-exporter's selectors leave out the pools of
@@ -81,9 +81,9 @@ func (s source) cpuSeconds() string {
 // none), and only readings of zero or more count (NaN, -Inf or a negative value is no reading,
 // so a GPU reading garbage is a GPU without readings, never an idle one).
 func (s source) gpu(metric string, scale string) string {
-	out := fmt.Sprintf("max by (node, pool, gpu) (%s >= 0)", s.sel(metric))
+	out := fmt.Sprintf("max by (fleet, node, pool, gpu) (%s >= 0)", s.sel(metric))
 	if s.ext != nil {
-		out = fmt.Sprintf("max by (node, gpu) (%s >= 0)", relabel(metric, s.ext.DCGM.NodeLabel))
+		out = fmt.Sprintf("max by (fleet, node, gpu) (%s >= 0)", relabel(metric, s.ext.DCGM.NodeLabel))
 	}
 	if scale != "" {
 		out += " " + scale
@@ -156,7 +156,7 @@ func (s source) gpuProcesses() string {
 }
 
 // withPool gives a per-server expression of an external source the label pool, from rota's
-// fleet series, keeping only the servers of the pools that read the source. rota-exporter's
+// fleet series of the same fleet, keeping only the servers of the pools that read the source. rota-exporter's
 // series have pool from their target labels already.
 //
 // The fleet series is taken once per server and pool (max by), as during a leader handover two
@@ -168,7 +168,7 @@ func (s source) withPool(expr string, hold model.Duration) string {
 		return expr
 	}
 	sel := fmt.Sprintf("%s{pool=~%q}", FleetNodeGPUs, quoteAll(s.pools))
-	return fmt.Sprintf("(\n  %s\n)\n* on (node) group_left (pool) (\n  0 * (%s or on (node) %s) + 1\n)",
+	return fmt.Sprintf("(\n  %s\n)\n* on (fleet, node) group_left (pool) (\n  0 * (%s or on (fleet, node) %s) + 1\n)",
 		indent(expr), once(sel, "node", "pool"), once(fmt.Sprintf("last_over_time(%s[%s])", sel, hold), "node", "pool"))
 }
 

@@ -43,7 +43,7 @@ func TestRulesGenerate(t *testing.T) {
 			wantStdout: func(s string) bool { return s == string(committed) }},
 		{name: "example config to a file", args: []string{"--config.file=" + example, "--output=" + filepath.Join(dir, "out.yml")},
 			wantStdout: func(s string) bool { return s == "" },
-			wantFile:   `max by (node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu-h100"}) == 1` + "\n        for: 15m"},
+			wantFile:   `max by (fleet, node, pool) (rota_fleet_node_state{state=~"powering_on|booting",pool="gpu-h100"}) == 1` + "\n        for: 15m"},
 		// node_exporter's job scraped every 60s under a 15s prometheus.scrape_interval leaves
 		// one sample in each 1m rate window: its servers are never idle, and nothing said why.
 		{name: "other telemetry sources: the scrape interval their jobs need", args: []string{"--config.file=" + filepath.Join(root, "alerts", "testdata", "sources.yml"), "--output=" + filepath.Join(dir, "out.yml")},
