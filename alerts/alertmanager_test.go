@@ -220,22 +220,27 @@ func TestAlertmanagerWhileRotaIsDown(t *testing.T) {
 }
 
 // TestAlertmanagerWhileOneFleetsRotasAreDown: two fleets' rotas in one Alertmanager (their
-// targets labelled fleet), every rota of site-a down: RotaScalerDown{fleet="site-a"} holds back
-// site-a's scaler alerts and not site-b's, which are no less true; the nudges carry no fleet and
-// go on (only a RotaScalerDown without the label, no rota up at all, holds them back).
+// targets labelled fleet, which the rules keep on every alert), every rota of site-a down:
+// RotaScalerDown{fleet="site-a"} holds back site-a's scaler alerts and nudges and not
+// site-b's, which are no less true; site-b's nudge reaches rota's webhook in a group of its
+// own fleet (grouped by alertname, fleet and pool), apart from site-a's of the same pool.
 func TestAlertmanagerWhileOneFleetsRotasAreDown(t *testing.T) {
-	url, _, _ := startAlertmanager(t, "test-webhook-token")
+	url, rota, _ := startAlertmanager(t, "test-webhook-token")
 	scaler := func(name, fleet string) map[string]any {
 		return alertBody(map[string]string{"alertname": name, SignalLabel: "scaler", "severity": "critical", FleetLabel: fleet})
+	}
+	idle := func(fleet string) map[string]any {
+		return alertBody(map[string]string{"alertname": AlertIdle, SignalLabel: "idle", "severity": "info", "node": "gpu01", "pool": "gpu-h100", FleetLabel: fleet})
 	}
 	postAlerts(t, url, []map[string]any{
 		scaler(AlertScalerDown, "site-a"), scaler(AlertNotReconciling, "site-a"),
 		scaler(AlertNotReconciling, "site-b"), scaler(AlertNoLeader, "site-b"),
-		alertBody(map[string]string{"alertname": AlertIdle, SignalLabel: "idle", "severity": "info", "node": "gpu01", "pool": "gpu-h100"}),
+		idle("site-a"), idle("site-b"),
 	})
 	want := map[string]string{
 		AlertScalerDown + "/site-a": "active", AlertNotReconciling + "/site-a": "suppressed",
-		AlertNotReconciling + "/site-b": "active", AlertNoLeader + "/site-b": "active", AlertIdle: "active",
+		AlertNotReconciling + "/site-b": "active", AlertNoLeader + "/site-b": "active",
+		AlertIdle + "/site-a": "suppressed", AlertIdle + "/site-b": "active",
 	}
 	testutil.Eventually(t, 30*time.Second, "Alertmanager inhibits what one fleet's rotas being down causes", func() error {
 		got := alertStates(t, url)
@@ -246,6 +251,11 @@ func TestAlertmanagerWhileOneFleetsRotasAreDown(t *testing.T) {
 		}
 		return nil
 	})
+	n := await(t, rota, "rota's webhook", AlertIdle)[AlertIdle]
+	if g := n.payload["groupLabels"].(map[string]any); g[FleetLabel] != "site-b" || g["pool"] != "gpu-h100" {
+		t.Errorf("rota's webhook got the nudge grouped by %v, want fleet site-b and pool gpu-h100", g)
+	}
+	checkPayload(t, n.payload, FleetLabel, "site-b")
 }
 
 // alertStates returns each alert's state (active, suppressed, unprocessed) by alertname, and
