@@ -17,7 +17,7 @@ type layer struct {
 // A new package must be placed here; the test says so.
 var layers = []layer{
 	{"shared helpers", []string{
-		"bmc/spec", "internal/archtest", "internal/atomicfile", "internal/clock", "internal/doccmd", "internal/errtext",
+		"bmc/spec", "internal/archtest", "internal/atomicfile", "internal/clock", "internal/cmdline", "internal/doccmd", "internal/errtext",
 		"internal/etcdtest", "internal/freeport", "internal/ipmisim", "internal/jobclass", "internal/kubelab",
 		"internal/flagname", "internal/logflags", "internal/output", "internal/secretfile",
 		"internal/size", "internal/slurmlab", "internal/strictjson", "internal/testutil", "internal/webconfig",

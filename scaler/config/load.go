@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,13 +30,19 @@ const (
 // parse or validate returns an error naming every problem; nothing of it should be used.
 func Load(path string) (*Config, error) { return LoadFor(path, Daemon) }
 
-// LoadFor is Load for the reader mode says.
+// LoadFor is Load for the reader mode says. A relative path in the file (a token file, a
+// password file, TLS files, a program) is read from the file's folder, not from the working
+// directory (see resolvePaths).
 func LoadFor(path string, mode Mode) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
 	}
-	c, err := ParseFor(b, mode)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	c, err := parse(b, mode, filepath.Dir(abs))
 	if err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
@@ -50,10 +57,14 @@ func LoadFor(path string, mode Mode) (*Config, error) {
 // Parse is Load for bytes already read.
 func Parse(b []byte) (*Config, error) { return ParseFor(b, Daemon) }
 
-// ParseFor is LoadFor for bytes already read. A value that cannot be decoded (an unknown key, a
+// ParseFor is LoadFor for bytes already read; with no file to be relative to, relative paths
+// stay relative to the working directory. A value that cannot be decoded (an unknown key, a
 // duration like "10 minutes") is a problem with its path and line among all the others, as is
 // every validation problem; only a file that is not YAML at all stops at its first error.
-func ParseFor(b []byte, mode Mode) (*Config, error) {
+func ParseFor(b []byte, mode Mode) (*Config, error) { return parse(b, mode, "") }
+
+// parse is ParseFor with the relative paths resolved against dir, unless it is empty.
+func parse(b []byte, mode Mode, dir string) (*Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&root); err != nil {
@@ -81,6 +92,9 @@ func ParseFor(b []byte, mode Mode) (*Config, error) {
 		return nil, err
 	}
 	c.applyPoolDefaults(func(path string) bool { return given(doc, path) })
+	if dir != "" {
+		c.resolvePaths(dir)
+	}
 	undecoded := slices.Clone(p)
 	c.validate(&p, mode)
 	p = dropUnder(p, undecoded)

@@ -211,8 +211,16 @@ func (c *Config) validateStore(p *problems) {
 	s := c.Store
 	switch s.Backend {
 	case BackendBolt:
-		if s.Path == "" {
+		switch {
+		case s.Path == "":
 			p.add("store.path", "must not be empty")
+		case !filepath.IsAbs(s.Path):
+			// Every other relative path is read from the config file's folder, but the
+			// store's was read from the working directory until then: resolved either way,
+			// a rota started where the other place is would open an empty store and forget
+			// what it drained and powered off. Neither is guessed: the user says which.
+			was, _ := filepath.Abs(s.Path)
+			p.add("store.path", "%s is relative: give the store's absolute path (from this working directory it is %s; rota reads other relative paths from the config file's folder, and under systemd runs in /)", errtext.Quote(s.Path), was)
 		}
 		return
 	case BackendEtcd:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/rotahq/rota/internal/cmdline"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
@@ -65,7 +66,7 @@ func New(o Options) (*Manager, error) {
 		{"drain_command", o.Commands.Drain, &m.drain},
 		{"resume_command", o.Commands.Resume, &m.resume},
 	} {
-		argv, err := splitCommand(c.line)
+		argv, err := cmdline.Split(c.line)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("jobs.exec.%s: %w", c.key, err))
 			continue
@@ -73,14 +74,14 @@ func New(o Options) (*Manager, error) {
 		*c.p = program{key: c.key, argv: argv}
 	}
 	if o.Commands.Watch != "" {
-		argv, err := splitCommand(o.Commands.Watch)
+		argv, err := cmdline.Split(o.Commands.Watch)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("jobs.exec.watch_command: %w", err))
 		}
 		m.watch = &program{key: "watch_command", argv: argv}
 	}
 	if o.Commands.Move != "" {
-		argv, err := splitCommand(o.Commands.Move)
+		argv, err := cmdline.Split(o.Commands.Move)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("jobs.exec.move_command: %w", err))
 		}

@@ -1,4 +1,4 @@
-package exec
+package cmdline
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestSplitCommand(t *testing.T) {
+func TestSplit(t *testing.T) {
 	tests := []struct {
 		name, in string
 		want     []string
@@ -27,7 +27,7 @@ func TestSplitCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := splitCommand(tc.in)
+			got, err := Split(tc.in)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
 			}
@@ -38,13 +38,14 @@ func TestSplitCommand(t *testing.T) {
 	}
 }
 
-// FuzzSplitCommand: never panics, and words without quoting characters round-trip.
-func FuzzSplitCommand(f *testing.F) {
+// FuzzSplit: never panics, words without quoting characters round-trip, and Join gives back
+// a line that splits into the same words.
+func FuzzSplit(f *testing.F) {
 	for _, s := range []string{"prog a b", `p 'a b' "c\"d" e\ f`, `"`, `\`, "", "a\tb\nc"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		words, err := splitCommand(s)
+		words, err := Split(s)
 		if err != nil {
 			return
 		}
@@ -55,5 +56,19 @@ func FuzzSplitCommand(f *testing.F) {
 		if !strings.ContainsAny(s, `'"\`) && !slices.Equal(words, strings.FieldsFunc(s, blank)) {
 			t.Fatalf("%q split into %q", s, words)
 		}
+		if again, err := Split(Join(words)); err != nil || !slices.Equal(again, words) {
+			t.Fatalf("%q split into %q, joined into %q, split again into %q (%v)", s, words, Join(words), again, err)
+		}
 	})
+}
+
+func TestJoin(t *testing.T) {
+	words := []string{"/etc/rota dir/drain", "--reason=it's idle", "", `a"b\c`, "$HOME", "plain-word_1.0"}
+	line := Join(words)
+	if want := `'/etc/rota dir/drain' '--reason=it'\''s idle' '' 'a"b\c' '$HOME' plain-word_1.0`; line != want {
+		t.Errorf("Join = %s, want %s", line, want)
+	}
+	if got, err := Split(line); err != nil || !slices.Equal(got, words) {
+		t.Errorf("Split(Join(w)) = %q (%v), want %q", got, err, words)
+	}
 }

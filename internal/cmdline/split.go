@@ -1,15 +1,15 @@
-package exec
+package cmdline
 
 import (
 	"errors"
 	"strings"
 )
 
-// splitCommand splits a command line into words as a POSIX shell would, without expanding
+// Split splits a command line into words as a POSIX shell would, without expanding
 // anything: blanks separate words; 'single quotes' keep everything; "double quotes" keep
 // everything but \" \\ \$ and \` (backslash escapes); a backslash outside quotes keeps the next
 // character.
-func splitCommand(s string) ([]string, error) {
+func Split(s string) ([]string, error) {
 	var (
 		words  []string
 		cur    strings.Builder
@@ -68,4 +68,18 @@ func splitCommand(s string) ([]string, error) {
 		return nil, errors.New("command line is empty")
 	}
 	return words, nil
+}
+
+// Join is Split's inverse: words joined by blanks, each that holds anything but letters,
+// digits and _@%+=:,./- single-quoted (a single quote inside closes the quotes, is escaped
+// with a backslash and opens them again), so Split(Join(w)) is w.
+func Join(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = w
+		if w == "" || strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") != "" {
+			quoted[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(quoted, " ")
 }
