@@ -50,21 +50,30 @@ func registerExplain(app *kingpin.Application, cmds map[string]command) {
 func writeExplanation(w io.Writer, x api.Explanation) error {
 	n := x.Node
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "node\t%s (pool %s)\n", n.Name, n.Pool)
-	fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %s/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), money(n.CostPerHour, n.Currency))
+	if n.LeftConfig != "" {
+		// No pass reads it any more: its record, and what rota does with it, is all there is.
+		fmt.Fprintf(tw, "node\t%s (in no pool)\n", n.Name)
+		fmt.Fprintf(tw, "state\t%s since %s, pinned %s (as last recorded)\n", n.State, timestamp(n.Since), yesNo(n.Pinned))
+		fmt.Fprintf(tw, "config\t%s\n", n.LeftConfig)
+	} else {
+		fmt.Fprintf(tw, "node\t%s (pool %s)\n", n.Name, n.Pool)
+		fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %s/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), money(n.CostPerHour, n.Currency))
+	}
 	if f := inFlightText(n.InFlight); f != "" {
 		fmt.Fprintf(tw, "action\t%s\n", f)
 	}
 	if h := handsOffText(n); h != "" {
 		fmt.Fprintf(tw, "hands off\t%s\n", h)
 	}
-	fmt.Fprintf(tw, "verdict\t%s\n", verdict(x))
-	if x.JobsError != "" {
-		fmt.Fprintf(tw, "jobs\tjob manager not read last pass (nothing scaled): %s\n", oneLine(x.JobsError))
-	} else {
-		fmt.Fprintf(tw, "jobs\t%s\n", jobsLine(x.Jobs))
+	if n.LeftConfig == "" {
+		fmt.Fprintf(tw, "verdict\t%s\n", verdict(x))
+		if x.JobsError != "" {
+			fmt.Fprintf(tw, "jobs\tjob manager not read last pass (nothing scaled): %s\n", oneLine(x.JobsError))
+		} else {
+			fmt.Fprintf(tw, "jobs\t%s\n", jobsLine(x.Jobs))
+		}
+		fmt.Fprintf(tw, "telemetry\t%s\n", telemetryLine(x.Telemetry))
 	}
-	fmt.Fprintf(tw, "telemetry\t%s\n", telemetryLine(x.Telemetry))
 	if err := tw.Flush(); err != nil {
 		return err
 	}

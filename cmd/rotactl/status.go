@@ -129,22 +129,26 @@ func writeStatus(w io.Writer, st api.Status) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tPOOL\tSTATE\tSINCE\tPOWER\tPINNED\tCOST/H\tREASON\tDETAIL")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Pool, n.State, timestamp(n.Since),
-			orDash(n.Power), yesNo(n.Pinned), money(n.CostPerHour, n.Currency), orDash(string(n.Reason)), orDash(nodeDetail(n)))
+		cost := money(n.CostPerHour, n.Currency)
+		if n.LeftConfig != "" {
+			cost = "-" // in no pool: no cost is known
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, orDash(n.Pool), n.State, timestamp(n.Since),
+			orDash(n.Power), yesNo(n.Pinned), cost, orDash(string(n.Reason)), orDash(nodeDetail(n)))
 	}
 	return tw.Flush()
 }
 
-// nodeDetail is the last pass's detail, after the action under way on the server, if any.
+// nodeDetail is the action under way on the server, if any, what rota does with a server no
+// longer in the config, the last pass's detail and the notes of its pin and maintenance.
 func nodeDetail(n api.NodeStatus) string {
-	d := oneLine(n.Detail)
-	if f := inFlightText(n.InFlight); f != "" {
-		d = strings.TrimSuffix(f+"; "+d, "; ")
+	var parts []string
+	for _, p := range []string{inFlightText(n.InFlight), n.LeftConfig, oneLine(n.Detail), handsOffText(n)} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
-	if h := handsOffText(n); h != "" {
-		d = strings.TrimPrefix(d+"; "+h, "; ")
-	}
-	return d
+	return strings.Join(parts, "; ")
 }
 
 // handsOffText gives the notes of a server's pin and maintenance ("" when neither has one).

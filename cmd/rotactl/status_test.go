@@ -126,3 +126,30 @@ func TestStatusShowsTheNotes(t *testing.T) {
 		t.Errorf("explain lacks the notes:\n%s", b.String())
 	}
 }
+
+// A server no longer in the config is listed with its recorded state and what rota does with
+// it, in no pool and at no cost; explain says the same, without the pass's facts it has none of.
+func TestStatusShowsServersThatLeftTheConfig(t *testing.T) {
+	since := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	note := "not in the config any more: rota gives its drain back to the job manager at the next pass, then leaves it alone"
+	n := api.NodeStatus{Name: "old01", State: fleet.StateDraining, Since: since, LeftConfig: note}
+	var b strings.Builder
+	if err := writeStatus(&b, api.Status{Nodes: []api.NodeStatus{{Name: "cpu01", Pool: "cpu", State: fleet.StateOn, Currency: "EUR"}, n}}); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^old01 +- +draining +2026-12-01T09:00:00Z +- +no +- +- +` + regexp.QuoteMeta(note) + `$`).MatchString(b.String()) {
+		t.Errorf("status lacks old01 with its note:\n%s", b.String())
+	}
+	b.Reset()
+	if err := writeExplanation(&b, api.Explanation{Node: n}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"(?m)^node +old01 \\(in no pool\\)$", "(?m)^state +draining since 2026-12-01T09:00:00Z, pinned no \\(as last recorded\\)$", "(?m)^config +" + regexp.QuoteMeta(note) + "$"} {
+		if !regexp.MustCompile(want).MatchString(b.String()) {
+			t.Errorf("explain lacks %s:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "telemetry") || strings.Contains(b.String(), "verdict") {
+		t.Errorf("explain gives pass facts for a server no pass reads:\n%s", b.String())
+	}
+}

@@ -19,7 +19,8 @@ import (
 type Backend interface {
 	// Status is the fleet as of the last pass.
 	Status(ctx context.Context) (Status, error)
-	// Explain says why node is in its state and what blocks it; ErrUnknownNode if no such node.
+	// Explain says why node is in its state and what blocks it; ErrUnknownNode if no such node
+	// in the inventory nor record of one that left it.
 	Explain(ctx context.Context, node string) (Explanation, error)
 	// Plan observes and plans now, as a dry run: it returns the decision and acts on nothing.
 	Plan(ctx context.Context) (fleet.Decision, error)
@@ -115,6 +116,9 @@ type NodeStatus struct {
 	// InFlight is the action under way on the server (a drain waiting for its jobs, a
 	// power-off waiting for the BMC), nil when none is: State is then where it has got to.
 	InFlight *InFlight `json:"in_flight,omitempty"`
+	// LeftConfig is set for a server no longer in the config whose record the store still
+	// holds (Pool is then empty): it says so, and what rota does or did with it.
+	LeftConfig string `json:"left_config,omitempty"`
 }
 
 // InFlight is an action the executor started and has not finished.

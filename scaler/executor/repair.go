@@ -106,23 +106,26 @@ func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node,
 		}
 	}
 	for name, n := range recs {
-		if inConfig[name] || n.Pinned || n.Maintenance {
+		if inConfig[name] {
 			continue
 		}
 		var settle func() error
 		var done string
-		switch v := obs.Jobs[name]; {
-		case n.Intent != nil && n.Intent.Kind == fleet.Move:
+		switch v := obs.Jobs[name]; leftFate(n) {
+		case leftMove:
 			settle = func() error {
 				return e.repairMove(ctx, fleet.Action{Node: name, Kind: fleet.Move, Reason: n.Intent.Reason, Detail: n.Intent.Detail, Move: n.Intent.Move})
 			}
 			done = "a server no longer in the config: rota's unfinished move on it finished, the work it took off let go; a drain of rota's is given back next"
-		case n.DrainedByRota && (n.State == fleet.StateOn || n.State == fleet.StateDraining):
+		case leftDrained:
 			settle = func() error {
 				return e.giveBack(ctx, fleet.Action{Node: name}, "not in the config any more: rota's drain given back")
 			}
 			done = "a server no longer in the config, drained by rota, given back to the job manager; rota leaves it alone from now on"
-		case (n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting || n.State == fleet.StateFailed) && obs.JobsKnown && v.Known && v.Responding:
+		case leftComingUp:
+			if !obs.JobsKnown || !v.Known || !v.Responding {
+				continue
+			}
 			settle = func() error {
 				return e.up(ctx, fleet.Action{Node: name, Kind: fleet.PowerOn, Reason: fleet.ReasonRepair,
 					Detail: "not in the config any more: up (the job manager sees it respond); left on"}, n, obs, time.Time{})
@@ -361,4 +364,49 @@ func (e *Executor) countOutside(a fleet.Action, from, to fleet.State, count int)
 	e.metrics.outside.WithLabelValues(a.Pool, string(to)).Add(float64(count))
 	e.log.WithFields(logrus.Fields{"node": a.Node, "state": to, "recorded": from, "detail": a.Detail}).
 		Warn("powered " + string(to) + " outside rota (by hand, the BMC's power policy, or another controller on the same BMCs); state taken from the BMC")
+}
+
+// left is what giveBackLeft does with a server no longer in the config, by its record.
+type left int
+
+const (
+	leftAlone    left = iota // pinned, in maintenance, settled, or powering off or off: left as it is
+	leftMove                 // a move of rota's unfinished on it: finished
+	leftDrained              // on or draining with rota's drain: the drain given back
+	leftComingUp             // powering on, booting or failed: left on once the job manager sees it respond
+)
+
+func leftFate(n store.Node) left {
+	switch {
+	case n.Pinned || n.Maintenance:
+		return leftAlone
+	case n.Intent != nil && n.Intent.Kind == fleet.Move:
+		return leftMove
+	case n.DrainedByRota && (n.State == fleet.StateOn || n.State == fleet.StateDraining):
+		return leftDrained
+	case n.State == fleet.StatePoweringOn || n.State == fleet.StateBooting || n.State == fleet.StateFailed:
+		return leftComingUp
+	}
+	return leftAlone
+}
+
+// LeftConfig says, for status and explain, what rota does or did with a server no longer in
+// the config whose record the store still holds (n): what giveBackLeft does with it.
+func LeftConfig(n store.Node) string {
+	const gone = "not in the config any more: "
+	switch leftFate(n) {
+	case leftMove:
+		return gone + "rota finishes its unfinished move on it, then gives back its drain; then leaves it alone"
+	case leftDrained:
+		return gone + "rota gives its drain back to the job manager at the next pass, then leaves it alone"
+	case leftComingUp:
+		return gone + "once the job manager sees it respond, rota leaves it on with its drain given back (it no longer reads its BMC nor powers it off)"
+	}
+	switch {
+	case n.Pinned || n.Maintenance:
+		return gone + "pinned or in maintenance: rota leaves it as it is"
+	case n.State == fleet.StatePoweringOff || n.State == fleet.StateOff:
+		return gone + "rota leaves it as it is, maybe off (it no longer reads its BMC); power it on by hand to use it"
+	}
+	return gone + "rota leaves it as it is (it no longer reads its BMC nor powers it off)"
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -11,6 +13,7 @@ import (
 	"github.com/rotahq/rota/internal/errtext"
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/config"
+	"github.com/rotahq/rota/scaler/executor"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
 )
@@ -84,7 +87,47 @@ func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 			pools[n.Pool].Powered++
 		}
 	}
+	st.Nodes = append(st.Nodes, l.leftStatus(recs)...)
 	return st
+}
+
+// leftStatus are the servers no longer in the config whose records the store still holds
+// (taken out of the inventory with an action under way, drained or powered on by rota), by
+// name: no pass plans them and the executor settles them (executor.LeftConfig says how), so
+// only their records say where they are. Pool-less, they count in no pool and no spend.
+func (l *Loop) leftStatus(recs map[string]store.Node) []api.NodeStatus {
+	inConfig := map[string]bool{}
+	for _, pl := range l.cfg.Pools {
+		for _, cn := range pl.Nodes {
+			inConfig[cn.Name] = true
+		}
+	}
+	var out []api.NodeStatus
+	for name, r := range recs {
+		if !inConfig[name] {
+			out = append(out, leftNodeStatus(name, r))
+		}
+	}
+	slices.SortFunc(out, func(a, b api.NodeStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// leftNodeStatus is server name, no longer in the config, as its record r shows it, with what
+// rota does or did with it.
+func leftNodeStatus(name string, r store.Node) api.NodeStatus {
+	ns := recordStatus(name, r)
+	ns.LeftConfig = executor.LeftConfig(r)
+	return ns
+}
+
+// recordStatus is server name as its record r shows it (Unknown where it has no state yet).
+func recordStatus(name string, r store.Node) api.NodeStatus {
+	ns := api.NodeStatus{Name: name, State: r.State, Since: r.Since, Pinned: r.Pinned, Maintenance: r.Maintenance,
+		PinNote: r.PinNote, MaintenanceNote: r.MaintenanceNote, InFlight: inFlight(r)}
+	if ns.State == "" {
+		ns.State = fleet.StateUnknown
+	}
+	return ns
 }
 
 // tally adds server ns, of a pool that costs cost, to st's spend and all-on cost, in the
@@ -149,10 +192,10 @@ func verdict(node string, dec fleet.Decision) (*fleet.Action, *fleet.Skip) {
 }
 
 // Explain says why node is in its state: the facts and verdict of the last pass and its recent
-// audit records.
+// audit records; for a server no longer in the config, its record and what rota does with it.
 func (l *Loop) Explain(ctx context.Context, node string) (api.Explanation, error) {
 	if _, ok := l.cfg.Node(node); !ok {
-		return api.Explanation{}, fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
+		return l.explainLeft(node)
 	}
 	p := l.lastPass()
 	if !l.leading() {
@@ -187,6 +230,25 @@ func (l *Loop) Explain(ctx context.Context, node string) (api.Explanation, error
 		c := *s
 		ex.Skip = &c
 	}
+	return l.withHistory(ex, node)
+}
+
+// explainLeft explains a server that is not in the config: one whose record the store still
+// holds left it (leftStatus); one without is no server of rota's (api.ErrUnknownNode).
+func (l *Loop) explainLeft(node string) (api.Explanation, error) {
+	recs, err := l.o.Store.Nodes()
+	if err != nil {
+		return api.Explanation{}, fmt.Errorf("reading the store: %w", err)
+	}
+	r, ok := recs[node]
+	if !ok {
+		return api.Explanation{}, fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
+	}
+	return l.withHistory(api.Explanation{Node: leftNodeStatus(node, r)}, node)
+}
+
+// withHistory is ex with node's recent audit records.
+func (l *Loop) withHistory(ex api.Explanation, node string) (api.Explanation, error) {
 	hist, err := l.o.Store.Audit(node, historyLen)
 	if err != nil {
 		return api.Explanation{}, fmt.Errorf("reading %s's history: %w", node, err)

@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rotahq/rota/scaler/api"
-	"github.com/rotahq/rota/scaler/fleet"
 )
 
 // Leadership says whether this rota leads (plans and acts) and who does: package ha's
@@ -49,12 +48,8 @@ func (l *Loop) storedStatus(ctx context.Context) (api.Status, error) {
 	for _, pl := range l.cfg.Pools {
 		ps := api.PoolStatus{Name: pl.Name, Servers: len(pl.Nodes)}
 		for _, cn := range pl.Nodes {
-			r := recs[cn.Name]
-			ns := api.NodeStatus{Name: cn.Name, Pool: pl.Name, State: r.State, Since: r.Since,
-				Pinned: r.Pinned, Maintenance: r.Maintenance, PinNote: r.PinNote, MaintenanceNote: r.MaintenanceNote, CostPerHour: pl.Cost.PerHour(), Currency: pl.Cost.Currency, InFlight: inFlight(r)}
-			if ns.State == "" {
-				ns.State = fleet.StateUnknown
-			}
+			ns := recordStatus(cn.Name, recs[cn.Name])
+			ns.Pool, ns.CostPerHour, ns.Currency = pl.Name, pl.Cost.PerHour(), pl.Cost.Currency
 			st.Nodes = append(st.Nodes, ns)
 			if tally(&st, ns, pl.Cost) {
 				ps.Powered++
@@ -62,6 +57,7 @@ func (l *Loop) storedStatus(ctx context.Context) (api.Status, error) {
 		}
 		st.Pools = append(st.Pools, ps)
 	}
+	st.Nodes = append(st.Nodes, l.leftStatus(recs)...)
 	return st, ctx.Err()
 }
 
