@@ -45,7 +45,7 @@ func TestUndecodableValuesAreProblemsWithTheRest(t *testing.T) {
     for: 10 minutes
   dry_run: maybe
   polcy: 1
-  disruption: {max_concurrent: lots, max_power_offs: -1, max_power_offs_share: 2}
+  disruption: {max_concurrent: lots, max_power_offs: -1, max_power_offs_share: 2, max_concurrent_share: -0.5}
   schedules:
     - {name: a, days: mon, start: '08:00', end: '18:00'}
     - 5
@@ -66,6 +66,7 @@ prometheus:
 		{"policy.disruption.max_concurrent", `"lots" is not a whole number`, 19},
 		{"policy.disruption.max_power_offs", "must not be negative", 19},
 		{"policy.disruption.max_power_offs_share", "2 is not a share in [0, 1]", 19},
+		{"policy.disruption.max_concurrent_share", "-0.5 is not a share in [0, 1]", 19},
 		{"policy.schedules[0].days", "must be a list", 21},
 		{"policy.schedules[1]", "must be a mapping", 22},
 		{"prometheus.timeout", "given twice (first on line 24)", 25},
@@ -486,5 +487,24 @@ func BenchmarkDropUnder(b *testing.B) {
 	all, undecoded := dropUnderCase(50_000)
 	for b.Loop() {
 		dropUnder(slices.Clone(all), undecoded)
+	}
+}
+
+// max_concurrent: 0 was taken: the planner then started no scale-down while the executor still
+// ran one action at a time (max(0, 1)). It is refused, and the problem says what stops
+// scale-down instead.
+func TestMaxConcurrentZeroIsRefused(t *testing.T) {
+	for _, v := range []string{"0", "-1"} {
+		got := problemsOf(t, minimal+"policy: {disruption: {max_concurrent: "+v+"}}\n", Daemon)
+		p, ok := got["policy.disruption.max_concurrent"]
+		if !ok {
+			t.Errorf("max_concurrent: %s: no problem; got %v", v, got)
+			continue
+		}
+		for _, says := range []string{v + " is not a positive count", "max_power_offs: 0", "rotactl pause"} {
+			if !strings.Contains(p.Message, says) {
+				t.Errorf("max_concurrent: %s: %q does not say %q", v, p.Message, says)
+			}
+		}
 	}
 }

@@ -280,13 +280,15 @@ type NodeLimits struct {
 }
 
 // Disruption is the budget for scale-down: at most PowerOffs(servers) power-offs per Window
-// across the fleet, and at most MaxConcurrent actions in flight.
+// across the fleet, and at most Concurrent(servers) actions in flight.
 type Disruption struct {
 	MaxPowerOffs int `yaml:"max_power_offs"`
 	// MaxPowerOffsShare scales the budget with the fleet: see PowerOffs.
 	MaxPowerOffsShare float64        `yaml:"max_power_offs_share"`
 	Window            model.Duration `yaml:"window" max:"1w"`
 	MaxConcurrent     int            `yaml:"max_concurrent"`
+	// MaxConcurrentShare scales the cap in flight with the fleet: see Concurrent.
+	MaxConcurrentShare float64 `yaml:"max_concurrent_share"`
 }
 
 // PowerOffs is the power-off budget per window of a fleet of servers: MaxPowerOffs, or
@@ -298,6 +300,14 @@ func (d Disruption) PowerOffs(servers int) int {
 		return 0
 	}
 	return max(d.MaxPowerOffs, int(d.MaxPowerOffsShare*float64(servers)))
+}
+
+// Concurrent is the cap on actions in flight in a fleet of servers: MaxConcurrent, or
+// MaxConcurrentShare of the servers (rounded down) where that is more, so a large fleet's
+// power-offs, a minute each, are not held to a small fleet's pace. The BMC operations they send
+// are capped apart (bmc.concurrency).
+func (d Disruption) Concurrent(servers int) int {
+	return max(d.MaxConcurrent, int(d.MaxConcurrentShare*float64(servers)))
 }
 
 // Drain bounds how long rota waits for a draining server to empty before it gives the server

@@ -357,9 +357,10 @@ func (c *Config) validatePolicy(p *problems) {
 		p.add("policy.disruption.max_power_offs", "must not be negative")
 	}
 	share(p, "policy.disruption.max_power_offs_share", pol.Disruption.MaxPowerOffsShare)
-	if pol.Disruption.MaxConcurrent < 0 {
-		p.add("policy.disruption.max_concurrent", "must not be negative")
+	if pol.Disruption.MaxConcurrent <= 0 {
+		p.add("policy.disruption.max_concurrent", "%d is not a positive count: it caps every action in flight, power-ons included (to stop scale-down, set policy.disruption.max_power_offs: 0 or run rotactl pause)", pol.Disruption.MaxConcurrent)
 	}
+	share(p, "policy.disruption.max_concurrent_share", pol.Disruption.MaxConcurrentShare)
 	positive(p, "policy.disruption.window", pol.Disruption.Window)
 	positive(p, "policy.drain.timeout", pol.Drain.Timeout)
 	positive(p, "policy.spares.window", pol.Spares.Window)

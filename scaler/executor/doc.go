@@ -8,7 +8,8 @@
 // Each action writes its intent to the store (one fsynced transaction) before its first side
 // effect, so that Repair, run at startup and at the start of every pass, can finish or roll back
 // whatever a crash interrupted. Actions run one at a time per node and in parallel across nodes,
-// at most policy.disruption.max_concurrent at once.
+// at most the cap in flight at once (policy.disruption.max_concurrent, or max_concurrent_share of
+// the servers where that is more).
 //
 // Each action kind has its own file, with its start, its steps to the end and its repair side
 // by side, so one intent is followed through one file: drain.go, power_off.go, power_on.go,

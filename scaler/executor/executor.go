@@ -69,6 +69,8 @@ type Executor struct {
 	mu   sync.Mutex
 	busy map[string]bool // nodes with an action or a repair under way
 	wg   sync.WaitGroup
+	// turns holds one token per power-off sending, at most bmc.concurrency (see bmcTurn).
+	turns chan struct{}
 }
 
 // New builds an executor.
@@ -80,11 +82,11 @@ func New(o Options) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("executor metrics: %w", err)
 	}
-	return &Executor{o: o, log: o.Log, metrics: m, busy: map[string]bool{}}, nil
+	return &Executor{o: o, log: o.Log, metrics: m, busy: map[string]bool{}, turns: make(chan struct{}, max(o.Config.BMC.Concurrency, 1))}, nil
 }
 
 // Start begins each action in the background, one per node, at most
-// policy.disruption.max_concurrent under way at once, and returns a skip for each action it did
+// the cap in flight under way at once (maxInFlight), and returns a skip for each action it did
 // not start (the node already has one under way, or the cap is reached). In dry run nothing is
 // started: each action is audited with result dry_run. ctx bounds the actions, so it should
 // outlive the pass (the daemon's context).
@@ -123,11 +125,21 @@ func (e *Executor) claim(node string, capped bool) (bool, fleet.Reason) {
 	switch {
 	case e.busy[node]:
 		return false, fleet.SkipInFlight
-	case capped && len(e.busy) >= max(e.o.Config.Policy.Disruption.MaxConcurrent, 1):
+	case capped && len(e.busy) >= e.maxInFlight():
 		return false, fleet.SkipConcurrency
 	}
 	e.busy[node] = true
 	return true, ""
+}
+
+// maxInFlight is the cap on actions in flight (policy.disruption.max_concurrent, or its share
+// of the configured servers where that is more).
+func (e *Executor) maxInFlight() int {
+	servers := 0
+	for _, p := range e.o.Config.Pools {
+		servers += len(p.Nodes)
+	}
+	return e.o.Config.Policy.Disruption.Concurrent(servers)
 }
 
 func (e *Executor) release(node string) {
@@ -210,6 +222,23 @@ func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, s
 		return err
 	}
 	return e.step(a, StepCommitted)
+}
+
+// bmcTurn waits for one of bmc.concurrency turns to send a power-off and returns its release.
+// The BMC layer holds one of as many slots for the whole command (a graceful power-off until the
+// server is off, about a minute), and the cap in flight may be far more: the power-offs past the
+// slots wait here, before their last checks (fence, allocation), rather than in the BMC layer
+// after them, where the wait counts against bmc.operation_timeout and would fail those queued
+// behind more than that many minutes of shutdowns. A power-on takes no turn: it holds its slot
+// for seconds, and waits in the BMC layer only until the next shutdown ends, not behind every
+// power-off queued here.
+func (e *Executor) bmcTurn(ctx context.Context, node string) (func(), error) {
+	select {
+	case e.turns <- struct{}{}:
+		return func() { <-e.turns }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a bmc turn for %s: %w", node, ctx.Err())
+	}
 }
 
 // fence is asked right before every command to a BMC or the job manager (store.Fence): on

@@ -55,7 +55,7 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 		}
 		return err
 	}
-	sem := make(chan struct{}, max(e.o.Config.Policy.Disruption.MaxConcurrent, 1))
+	sem := make(chan struct{}, e.maxInFlight())
 	var wg sync.WaitGroup
 	for _, c := range mine {
 		if r := recs[c.node]; r.Pinned || r.Maintenance {

@@ -24,7 +24,8 @@ type budget struct {
 
 // newBudget is the budget before the snapshot's nodes are counted (see tally).
 func newBudget(snap *fleet.Snapshot, pol *config.Policy, now time.Time) budget {
-	b := budget{maxOffs: pol.Disruption.PowerOffs(len(snap.Nodes)), maxConcurrent: pol.Disruption.MaxConcurrent}
+	n := len(snap.Nodes)
+	b := budget{maxOffs: pol.Disruption.PowerOffs(n), maxConcurrent: pol.Disruption.Concurrent(n)}
 	since := now.Add(-time.Duration(pol.Disruption.Window))
 	for _, t := range snap.History.PowerOffs {
 		// A time in the future (clock skew) counts too: when unsure, spend the budget.

@@ -309,8 +309,8 @@ func checkLimits(t testing.TB, snap fleet.Snapshot, cfg *config.Config, now time
 		t.Errorf("scale-downs past the budget: %d recent, %d planned, %d draining, budget %d", recent, count[fleet.PowerOff], drainingAfter, maxOffs)
 	}
 	inFlightAfter := inFlight + count[fleet.PowerOn] + drains - count[fleet.Resume]
-	if drains > 0 && inFlightAfter > cfg.Policy.Disruption.MaxConcurrent {
-		t.Errorf("%d in flight after scale-downs, cap %d", inFlightAfter, cfg.Policy.Disruption.MaxConcurrent)
+	if maxInFlight := cfg.Policy.Disruption.Concurrent(len(snap.Nodes)); drains > 0 && inFlightAfter > maxInFlight {
+		t.Errorf("%d in flight after scale-downs, cap %d", inFlightAfter, maxInFlight)
 	}
 	recentMoves := 0
 	for _, mt := range snap.History.Moves {

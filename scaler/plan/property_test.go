@@ -92,7 +92,7 @@ func (g gen) config(t testing.TB, nCPU, nGPU int) *config.Config {
 	cfg := newConfig(t, sched, nCPU, nGPU)
 	pol := &cfg.Policy
 	pol.Disruption.MaxPowerOffs = g.pick(6)
-	pol.Disruption.MaxConcurrent = g.pick(10)
+	pol.Disruption.MaxConcurrent = 1 + g.pick(9) // 0 is refused (config.Validate)
 	pol.Backlog.QueuedJobs = g.pick(4)
 	pol.Node.MaxCyclesPerDay = 1 + g.pick(4)
 	pol.Spares.Factor = float64(g.pick(4))
