@@ -36,6 +36,14 @@ func NewExprFor(cfg *config.Config, source string) Expr {
 	return Expr{Step: cfg.Prometheus.ScrapeInterval, Policy: cfg.Policy, src: newSource(cfg, source)}
 }
 
+// InFleet returns the builders with fleet="NAME" in every selector, so their answers are the
+// named fleet's alone (the scaler's prometheus.fleet); empty selects no fleet. The rules do
+// not take it: they keep every fleet apart by the label.
+func (e Expr) InFleet(name string) Expr {
+	e.src.fleet = name
+	return e
+}
+
 // Source is the name of the telemetry source the expressions read.
 func (e Expr) Source() string { return e.src.name }
 
@@ -108,8 +116,8 @@ func (e Expr) ExporterNewestSample(node string) string {
 	if e.src.ext != nil {
 		return e.NewestSample()
 	}
-	sel := fmt.Sprintf("{node=%q}", node)
-	return fmt.Sprintf("max %s (timestamp(%s%s))\n  and on (fleet, node, pool) (up%s == 1)", byNode, NodeCPUSeconds, sel, sel)
+	sel := fmt.Sprintf("node=%q", node)
+	return fmt.Sprintf("max %s (timestamp(%s))\n  and on (fleet, node, pool) (%s == 1)", byNode, e.src.selector(NodeCPUSeconds, sel), e.src.selector("up", sel))
 }
 
 // Fresh selects the servers with a CPU sample within the telemetry max age. It reads the raw
@@ -227,8 +235,8 @@ func (e Expr) Mapped(gpus bool) []Mapped { return e.src.mapped(gpus) }
 
 // SeriesPresent answers one series per server-naming series of m in Prometheus: none means
 // the mapping names a series Prometheus does not have (unknown telemetry).
-func SeriesPresent(m Mapped) string {
-	return fmt.Sprintf("count(%s{%s!=\"\"})", m.Metric, m.Label)
+func (e Expr) SeriesPresent(m Mapped) string {
+	return fmt.Sprintf("count(%s)", e.src.selector(m.Metric, fmt.Sprintf("%s!=\"\"", m.Label)))
 }
 
 // agg aggregates a per-GPU expression per server.

@@ -22,6 +22,9 @@ type source struct {
 	// rules join the pool label on from rota's own fleet series); others are the pools
 	// reading another source, which rota-exporter's selectors leave out.
 	pools, others []string
+	// fleet, where set (the scaler's prometheus.fleet), is the value of the target label
+	// fleet every selector asks for; the rules leave it empty and keep every fleet apart.
+	fleet string
 }
 
 func newSource(cfg *config.Config, name string) source {
@@ -47,6 +50,15 @@ func (s source) by() string {
 func (s source) sel(metric string, matchers ...string) string {
 	if s.ext == nil && len(s.others) > 0 {
 		matchers = append(matchers, fmt.Sprintf("pool!~%q", quoteAll(s.others)))
+	}
+	return s.selector(metric, matchers...)
+}
+
+// selector is metric with the matchers given, and fleet="NAME" first where the source reads
+// one fleet: every selector of the expressions is built here, so none reads another fleet.
+func (s source) selector(metric string, matchers ...string) string {
+	if s.fleet != "" {
+		matchers = append([]string{fmt.Sprintf("%s=%q", FleetLabel, s.fleet)}, matchers...)
 	}
 	if len(matchers) == 0 {
 		return metric
@@ -83,7 +95,7 @@ func (s source) cpuSeconds() string {
 func (s source) gpu(metric string, scale string) string {
 	out := fmt.Sprintf("max by (fleet, node, pool, gpu) (%s >= 0)", s.sel(metric))
 	if s.ext != nil {
-		out = fmt.Sprintf("max by (fleet, node, gpu) (%s >= 0)", relabel(metric, s.ext.DCGM.NodeLabel))
+		out = fmt.Sprintf("max by (fleet, node, gpu) (%s >= 0)", relabel(s.selector(metric), s.ext.DCGM.NodeLabel))
 	}
 	if scale != "" {
 		out += " " + scale
@@ -167,7 +179,7 @@ func (s source) withPool(expr string, hold model.Duration) string {
 	if s.ext == nil {
 		return expr
 	}
-	sel := fmt.Sprintf("%s{pool=~%q}", FleetNodeGPUs, quoteAll(s.pools))
+	sel := s.selector(FleetNodeGPUs, fmt.Sprintf("pool=~%q", quoteAll(s.pools)))
 	return fmt.Sprintf("(\n  %s\n)\n* on (fleet, node) group_left (pool) (\n  0 * (%s or on (fleet, node) %s) + 1\n)",
 		indent(expr), once(sel, "node", "pool"), once(fmt.Sprintf("last_over_time(%s[%s])", sel, hold), "node", "pool"))
 }

@@ -15,7 +15,7 @@ import (
 func registerInventory(app *kingpin.Application, cmds map[string]command) {
 	var file, output string
 	inv := app.Command("inventory", "rota's inventory for other tools.")
-	c := inv.Command("targets", "Write Prometheus file-based service discovery JSON: one target per server (its exporter), labelled node, pool, tier, region, department.")
+	c := inv.Command("targets", "Write Prometheus file-based service discovery JSON: one target per server (its exporter), labelled node, pool, tier, region, department, and fleet where prometheus.fleet is set.")
 	c.Flag("config.file", "rota's config file.").Default("/etc/rota/rota.yml").StringVar(&file)
 	c.Flag("output", "File to write, replaced atomically (for file_sd_configs, e.g. /etc/prometheus/targets/rota.json); standard output when unset.").StringVar(&output)
 	cmds[c.FullCommand()] = func(_ context.Context, e env) int {

@@ -292,6 +292,7 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"classes[0].defer.until", "classes[0].defer.max", "classes[1].defer", "classes[1].defer.until"}},
 		{"break-even and forecast", minimal + "policy:\n  spares: {quantile: 1}\n  break_even: {wear_cost: -1, wait_per_job_hour: -2, wait_per_gpu_hour: .nan}\n",
 			[]string{"policy.spares.quantile", "policy.break_even.wear_cost", "policy.break_even.wait_per_job_hour", "policy.break_even.wait_per_gpu_hour"}},
+		{"a fleet that is no label value rota can select", minimal + "prometheus: {fleet: 'site a\"}'}\n", []string{"prometheus.fleet"}},
 		{"unknown store backend", minimal + "store: {backend: consul}\n", []string{"store.backend"}},
 		{"etcd without endpoints or fleet", minimal + "store: {backend: etcd}\n", []string{"store.etcd.endpoints", "store.etcd.fleet"}},
 		{"etcd keys that cannot work", minimal + `store:

@@ -41,6 +41,10 @@ type Prometheus struct {
 	ScrapeInterval model.Duration `yaml:"scrape_interval" max:"1h"`
 	// HTTPClient is prometheus/common's client config: basic auth, bearer token file, TLS, proxy.
 	HTTPClient promconfig.HTTPClientConfig `yaml:"http_client"`
+	// Fleet, where set, is the value of the target label fleet that rota's queries select
+	// (fleet="NAME" in every selector), so several fleets in one Prometheus each read their
+	// own series; empty selects none. rotactl inventory targets writes it on each target.
+	Fleet string `yaml:"fleet"`
 }
 
 // Server is rota's HTTP listener: /metrics, the Alertmanager webhook and the operator API.

@@ -99,6 +99,9 @@ func (c *Config) validateWiring(p *problems) {
 	positive(p, "prometheus.scrape_interval", c.Prometheus.ScrapeInterval)
 	c.validateScrapes(p)
 	positive(p, "prometheus.timeout", c.Prometheus.Timeout)
+	if f := c.Prometheus.Fleet; f != "" && !fleetName.MatchString(f) {
+		p.add("prometheus.fleet", "%s is not a fleet name (letters, digits, '.', '_', '-'; up to 64)", errtext.Quote(f))
+	}
 	validateListen(p, c.Server.ListenAddress)
 	c.validateStore(p)
 	positive(p, "jobs.timeout", c.Jobs.Timeout)
@@ -277,7 +280,7 @@ func (c *Config) validateStore(p *problems) {
 	}
 }
 
-// fleetName is what store.etcd.fleet and store.etcd.name may be.
+// fleetName is what store.etcd.fleet, store.etcd.name and prometheus.fleet may be.
 var fleetName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // EtcdPrefix is the fleet's key prefix: store.etcd.prefix, else /rota/FLEET.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/rotahq/rota/alerts"
 	"github.com/rotahq/rota/scaler/config"
 )
 
@@ -14,8 +15,8 @@ type TargetGroup struct {
 }
 
 // Targets returns one group per rota-exporter node, in the config's order. Each carries node,
-// pool, tier (the pool's name: a pool is a tier) and, when set on the node or its pool, region
-// and department. A node without an exporter address is an error: it would be a server rota
+// pool, tier (the pool's name: a pool is a tier), fleet when prometheus.fleet is set, and,
+// when set on the node or its pool, region and department. A node without an exporter address is an error: it would be a server rota
 // cannot see. The pools that read another telemetry source (node_exporter, dcgm-exporter) run
 // no rota-exporter and have no target here: their exporters are scraped as the fleet already
 // scrapes them.
@@ -32,6 +33,9 @@ func Targets(cfg *config.Config) ([]TargetGroup, error) {
 				return nil, fmt.Errorf("pools[%d].nodes[%d] (%s): no exporter address", i, j, ref.Node.Name)
 			}
 			labels := map[string]string{"node": ref.Node.Name, "pool": p.Name, "tier": p.Name}
+			if f := cfg.Prometheus.Fleet; f != "" {
+				labels[alerts.FleetLabel] = f
+			}
 			for _, key := range []string{"region", "department"} {
 				if v := ref.Label(key); v != "" {
 					labels[key] = v

@@ -51,6 +51,34 @@ func TestExampleGolden(t *testing.T) {
 	}
 }
 
+// TestFleetGolden: with prometheus.fleet set, the example config's targets each carry the
+// fleet, byte for byte as testdata/fleet.json (-update rewrites it).
+func TestFleetGolden(t *testing.T) {
+	cfg := exampleConfig(t)
+	cfg.Prometheus.Fleet = "site-a"
+	groups, err := Targets(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "fleet.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("targets differ from %s (run with -update to accept):\n%s", golden, got)
+	}
+}
+
 func TestTargetsLabels(t *testing.T) {
 	pool := func(labels map[string]string, nodes ...config.Node) config.Pool {
 		return config.Pool{Name: "gpu", Labels: labels, Nodes: nodes}
@@ -58,6 +86,7 @@ func TestTargetsLabels(t *testing.T) {
 	tests := []struct {
 		name    string
 		pools   []config.Pool
+		fleet   string // prometheus.fleet
 		want    []TargetGroup
 		wantErr string
 	}{
@@ -88,6 +117,13 @@ func TestTargetsLabels(t *testing.T) {
 				"node": "g1", "pool": "gpu", "tier": "gpu"}}},
 		},
 		{
+			name:  "prometheus.fleet is each target's fleet",
+			pools: []config.Pool{pool(map[string]string{"region": "eu"}, config.Node{Name: "g1", Exporter: "g1:10090"})},
+			fleet: "site-a",
+			want: []TargetGroup{{Targets: []string{"g1:10090"}, Labels: map[string]string{
+				"node": "g1", "pool": "gpu", "tier": "gpu", "region": "eu", "fleet": "site-a"}}},
+		},
+		{
 			name:    "a node without an exporter is an error",
 			pools:   []config.Pool{pool(nil, config.Node{Name: "g1", Exporter: "g1:10090"}, config.Node{Name: "g2"})},
 			wantErr: "pools[0].nodes[1] (g2): no exporter address",
@@ -95,7 +131,7 @@ func TestTargetsLabels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Targets(&config.Config{Pools: tt.pools})
+			got, err := Targets(&config.Config{Pools: tt.pools, Prometheus: config.Prometheus{Fleet: tt.fleet}})
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

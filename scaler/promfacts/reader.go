@@ -38,8 +38,9 @@ type serverRef struct {
 	gpus   int // GPUs its pool declares
 }
 
-// New builds a Reader for cfg.Prometheus (URL, timeout, HTTP client: auth, TLS, proxy), with
-// the windows and thresholds of cfg.Policy and each pool's telemetry source and declared GPUs.
+// New builds a Reader for cfg.Prometheus (URL, timeout, HTTP client: auth, TLS, proxy; its
+// fleet, which every query selects where set), with the windows and thresholds of cfg.Policy
+// and each pool's telemetry source and declared GPUs.
 func New(cfg *config.Config, log *logrus.Entry) (*Reader, error) {
 	promAPI, err := NewAPI(cfg.Prometheus)
 	if err != nil {
@@ -53,7 +54,7 @@ func New(cfg *config.Config, log *logrus.Entry) (*Reader, error) {
 		log:     log.WithField("component", "promfacts"),
 	}
 	for i, name := range cfg.SourcesInUse() {
-		r.sources = append(r.sources, alerts.NewExprFor(cfg, name))
+		r.sources = append(r.sources, alerts.NewExprFor(cfg, name).InFleet(cfg.Prometheus.Fleet))
 		r.gpus = append(r.gpus, false)
 		for _, p := range cfg.Pools {
 			if p.Source() != name {

@@ -19,7 +19,7 @@ func (r *Reader) unknown(ctx context.Context, now time.Time) (unknownTelemetry, 
 	out := unknownTelemetry{}
 	for i, e := range r.sources {
 		for _, m := range e.Mapped(r.gpus[i]) {
-			v, err := r.query(ctx, alerts.SeriesPresent(m), now)
+			v, err := r.query(ctx, e.SeriesPresent(m), now)
 			if err != nil {
 				return nil, fmt.Errorf("looking for %s of %s: %w", m.Metric, e.Source(), err)
 			}
