@@ -78,11 +78,11 @@ func (d dashboard) panels() []panel {
 }
 
 // grafanaValues stands in for what Grafana puts in place of its variables when the tests run
-// the queries: every pool, department and server (the variables' "All"), the rate interval of a
+// the queries: every fleet, pool, department and server (the variables' "All"), the rate interval of a
 // 15s scrape (four intervals) and the fleet dataset's 20 minutes as the time range.
 var grafanaValues = strings.NewReplacer(
 	"$__rate_interval", "1m", "$__range_s", "1200", "$__range", "20m",
-	"$pool", ".*", "$department", ".*", "$node", ".*",
+	"$fleet", ".*", "$pool", ".*", "$department", ".*", "$node", ".*",
 )
 
 // dashboardExprs returns every PromQL expression of a Grafana dashboard, rows' panels included,
@@ -126,10 +126,46 @@ var (
 	byClause      = regexp.MustCompile(`\bby \(([^)]*)\)`)
 	legendLabel   = regexp.MustCompile(`\{\{\s*(\w+)\s*\}\}`)
 	moneySeries   = regexp.MustCompile(`spend|saving|would_save|cost_per_hour|rota_cost_node_idle_total|rota_cost_borrowed_total`)
+	// aggregation finds each aggregation that adds series together and its by clause.
+	aggregation = regexp.MustCompile(`\b(sum|avg|min|max|count|group|stddev|stdvar|quantile|count_values)\s*(?:by\s*\(([^)]*)\))?\s*\(`)
+	matchers    = regexp.MustCompile(`\{[^}]*\}`)
+	// bareSeries finds a series of rota's (or ALERTS) selected without matchers.
+	bareSeries = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
 )
 
-// TestDashboardConventions: the fleet dashboard has pool, department and node variables and
-// every panel that shows one of those labels honours its variable; rates use
+// mergesFleets says how expr adds several fleets' series together or reads another fleet's,
+// or "" when it does not: every aggregation keeps fleet (by (fleet, ...)), and every selector
+// filters on the fleet variable.
+func mergesFleets(expr string) string {
+	for _, m := range aggregation.FindAllStringSubmatch(expr, -1) {
+		keeps := false
+		for _, l := range strings.Split(m[2], ",") {
+			keeps = keeps || strings.TrimSpace(l) == FleetLabel
+		}
+		if !keeps {
+			return fmt.Sprintf("%s by (%s) adds fleets together", m[1], m[2])
+		}
+	}
+	filter := FleetLabel + `=~"$` + FleetLabel + `"`
+	for _, m := range matchers.FindAllString(expr, -1) {
+		if !strings.Contains(m, filter) {
+			return fmt.Sprintf("selector %s does not filter on %s", m, filter)
+		}
+	}
+	rest := matchers.ReplaceAllString(expr, "{}")
+	for _, loc := range bareSeries.FindAllStringIndex(rest, -1) {
+		name, next := rest[loc[0]:loc[1]], rest[loc[1]:]
+		if (strings.Contains(name, "rota_") || name == "ALERTS") && !strings.HasPrefix(next, "{") {
+			return fmt.Sprintf("series %s without %s", name, filter)
+		}
+	}
+	return ""
+}
+
+// TestDashboardConventions: the fleet dashboard has fleet, pool, department and node variables
+// and every panel that shows one of those labels honours its variable; no panel merges fleets
+// (every aggregation keeps fleet, every selector filters on the fleet variable, whose All is
+// .*, so an unlabelled fleet's series match too); rates use
 // $__rate_interval, never a fixed window, and increase() that too or the panel's time range
 // ($__range: what was spent in it); every panel has a unit, and money is in the currency of the
 // example config's pools.
@@ -148,7 +184,7 @@ func TestDashboardConventions(t *testing.T) {
 		t.Fatalf("deploy/rota/rota.yml's pools cost in %v: the dashboard's money unit fits one", currencies)
 	}
 
-	variables := map[string]string{"pool": "", "department": "", "node": ""}
+	variables := map[string]string{"fleet": "", "pool": "", "department": "", "node": ""}
 	for _, v := range d.Templating.List {
 		if _, ok := variables[v.Name]; !ok {
 			continue
@@ -166,6 +202,9 @@ func TestDashboardConventions(t *testing.T) {
 			t.Errorf("panel %q has no unit", p.Title)
 		}
 		for _, tg := range p.Targets {
+			if why := mergesFleets(tg.Expr); why != "" {
+				t.Errorf("panel %q merges fleets: %s: %s", p.Title, why, tg.Expr)
+			}
 			for _, m := range rangeFunction.FindAllStringSubmatch(tg.Expr, -1) {
 				if m[2] != "$__rate_interval" && (m[1] != "increase" || m[2] != "$__range") {
 					t.Errorf("panel %q: %s() over [%s], want [$__rate_interval] (or, for increase(), [$__range])", p.Title, m[1], m[2])
@@ -249,5 +288,25 @@ func writeYAML(t *testing.T, path string, v any) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMergesFleets: what mergesFleets catches and passes.
+func TestMergesFleets(t *testing.T) {
+	f := `fleet=~"$fleet"`
+	for expr, merges := range map[string]bool{
+		`sum by (pool) (rota_fleet_pool_powered_servers{` + f + `})`:                         true,
+		`sum(rota_fleet_node_powered{` + f + `})`:                                            true,
+		`sum by (fleet, pool) (rota_fleet_pool_powered_servers{pool=~"$pool"})`:              true,
+		`time() - rota_scaler_last_pass_success_timestamp_seconds`:                           true,
+		`count by (fleet, alertname) (ALERTS{alertstate="firing"})`:                          true,
+		`sum by (fleet, pool) (rota_fleet_pool_powered_servers{` + f + `, pool=~"$pool"})`:   false,
+		`pool:rota_node_cpus:sum{` + f + `} - pool:rota_node_cpus_busy:sum{` + f + `}`:       false,
+		`sum_over_time(rota_scaler_paused{` + f + `}[5m]) / 3.6e6`:                           false,
+		`topk(5, sum by (fleet, node) (increase(rota_cost_node_idle_total{` + f + `}[1h])))`: false,
+	} {
+		if got := mergesFleets(expr); (got != "") != merges {
+			t.Errorf("mergesFleets(%s) = %q, want merging %v", expr, got, merges)
+		}
 	}
 }
