@@ -36,6 +36,8 @@ type KV interface {
 	Get(bucket, key string) ([]byte, error)
 	// Put sets key of bucket to value.
 	Put(bucket, key string, value []byte) error
+	// Delete removes key of bucket; a key not there is no error.
+	Delete(bucket, key string) error
 	// ForEach calls fn for every key of bucket, in no particular order; an error from fn stops
 	// it and is returned.
 	ForEach(bucket string, fn func(key string, value []byte) error) error

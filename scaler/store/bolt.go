@@ -95,6 +95,15 @@ func (k boltKV) Put(bucket, key string, value []byte) (err error) {
 	return b.Put([]byte(key), value)
 }
 
+func (k boltKV) Delete(bucket, key string) (err error) {
+	defer caught(k.tx, &err)
+	b := k.tx.Bucket([]byte(bucket))
+	if b == nil {
+		return nil
+	}
+	return b.Delete([]byte(key))
+}
+
 func (k boltKV) ForEach(bucket string, fn func(key string, value []byte) error) (err error) {
 	defer caught(k.tx, &err)
 	b := k.tx.Bucket([]byte(bucket))

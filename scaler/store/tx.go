@@ -84,6 +84,14 @@ func (t *Tx) PutNode(name string, n Node) error {
 	return putRecord(t.kv, bucketNodes, name, "node "+name, nodeV1{V: recordVersion, Node: n})
 }
 
+// DeleteNode removes node's record (its audit log stays); a node without one is no error.
+func (t *Tx) DeleteNode(name string) error {
+	if err := t.kv.Delete(bucketNodes, name); err != nil {
+		return fmt.Errorf("deleting node %s: %w", name, err)
+	}
+	return nil
+}
+
 // Global returns the global record (zero if never written).
 func (t *Tx) Global() (Global, error) {
 	return getRecord(t.kv, bucketGlobal, keyGlobal, decodeGlobal)

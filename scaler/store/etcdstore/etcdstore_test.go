@@ -134,6 +134,12 @@ func TestWritesAndFenceHoldOnlyUnderTheGuard(t *testing.T) {
 	if err := write("n2"); !errors.Is(err, store.ErrNotLeader) {
 		t.Errorf("write after the key changed hands: %v, want ErrNotLeader", err)
 	}
+	if err := s.Update(func(tx *store.Tx) error { return tx.DeleteNode("n1") }); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("delete after the key changed hands: %v, want ErrNotLeader", err)
+	}
+	if n, err := s.Node("n1"); err != nil || n.State != fleet.StateOn {
+		t.Errorf("n1 after a refused delete: %+v, %v; want its record", n, err)
+	}
 	if err := s.Fence(ctx); !errors.Is(err, store.ErrNotLeader) {
 		t.Errorf("fence after the key changed hands: %v, want ErrNotLeader", err)
 	}

@@ -33,6 +33,7 @@ type etcdKV struct {
 	writable bool
 	rev      int64
 	puts     map[string][]byte // full key -> value
+	dels     map[string]bool   // full keys deleted (none of them in puts)
 	trims    map[string]uint64 // a log's entries prefix -> the first sequence kept
 	// lasts is a log's entries prefix -> its last sequence number, stored or appended in this
 	// transaction: only Append writes entries and reads are pinned, so one read finds it for
@@ -68,6 +69,7 @@ func (k *etcdKV) put(key string, v []byte) error {
 		k.puts = map[string][]byte{}
 	}
 	k.puts[key] = v
+	delete(k.dels, key)
 	return nil
 }
 
@@ -77,6 +79,9 @@ func (k *etcdKV) Get(bucket, key string) ([]byte, error) {
 	full := k.b.dataKey(bucket, key)
 	if v, ok := k.puts[full]; ok {
 		return nonNil(v), nil
+	}
+	if k.dels[full] {
+		return nil, nil
 	}
 	resp, err := k.get(full)
 	if err != nil || len(resp.Kvs) == 0 {
@@ -96,6 +101,21 @@ func (k *etcdKV) Put(bucket, key string, value []byte) error {
 	return k.put(k.b.dataKey(bucket, key), value)
 }
 
+// Delete gathers the key's deletion for the commit; a put of it here before is dropped (a
+// transaction may not put and delete one key).
+func (k *etcdKV) Delete(bucket, key string) error {
+	if !k.writable {
+		return errReadOnly
+	}
+	full := k.b.dataKey(bucket, key)
+	delete(k.puts, full)
+	if k.dels == nil {
+		k.dels = map[string]bool{}
+	}
+	k.dels[full] = true
+	return nil
+}
+
 func (k *etcdKV) ForEach(bucket string, fn func(key string, value []byte) error) error {
 	pfx := k.b.bucketPrefix(bucket)
 	resp, err := k.get(pfx, clientv3.WithPrefix())
@@ -112,6 +132,9 @@ func (k *etcdKV) ForEach(bucket string, fn func(key string, value []byte) error)
 	}
 	for _, kv := range resp.Kvs {
 		full, v := string(kv.Key), kv.Value
+		if k.dels[full] {
+			continue
+		}
 		if p, ok := k.puts[full]; ok {
 			v = p
 		}
@@ -330,6 +353,9 @@ func (k *etcdKV) ops() []clientv3.Op {
 	var ops []clientv3.Op
 	for _, key := range slices.Sorted(maps.Keys(k.puts)) {
 		ops = append(ops, clientv3.OpPut(key, string(k.puts[key])))
+	}
+	for _, key := range slices.Sorted(maps.Keys(k.dels)) {
+		ops = append(ops, clientv3.OpDelete(key))
 	}
 	for _, entries := range slices.Sorted(maps.Keys(k.trims)) {
 		ops = append(ops, clientv3.OpDelete(entries, clientv3.WithRange(entryKey(entries, k.trims[entries]))))

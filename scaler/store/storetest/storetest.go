@@ -34,6 +34,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("updates are serialised", func(t *testing.T) { serialised(t, open) })
 	t.Run("copy both ways and backup", func(t *testing.T) { copies(t, open) })
 	t.Run("an empty record is damaged, not missing", func(t *testing.T) { emptyRecord(t, open) })
+	t.Run("a deleted record is gone, its audit kept", func(t *testing.T) { deleted(t, open) })
 }
 
 // names are node names a key layout must keep apart.
@@ -378,5 +379,55 @@ func emptyRecord(t *testing.T, open Open) {
 	}
 	if n, err := s.Node("nobody"); err != nil || n.State != "" {
 		t.Errorf("Node(absent) = %+v, %v; want zero, no error", n, err)
+	}
+}
+
+// deleted: a node's record deleted is gone from reads in the transaction and after it, the
+// other records and its audit log as they were; a put after the delete in one transaction
+// writes the record again; a failed transaction deletes nothing.
+func deleted(t *testing.T, open Open) {
+	s := open(t, store.Retention{})
+	want := fill(t, s)
+	gone, back := names[1], names[2]
+	boom := errors.New("boom")
+	if err := s.Update(func(tx *store.Tx) error {
+		if err := tx.DeleteNode(gone); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want boom", err)
+	}
+	if n, err := s.Node(gone); err != nil || !reflect.DeepEqual(n, want[gone]) {
+		t.Fatalf("%s after a failed update that deleted it: %+v, %v; want %+v", gone, n, err, want[gone])
+	}
+	err := s.Update(func(tx *store.Tx) error {
+		for _, n := range []string{gone, back, "never"} {
+			if err := tx.DeleteNode(n); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutNode(back, want[back]); err != nil {
+			return err
+		}
+		if n, err := tx.Node(gone); err != nil || n.State != "" {
+			return fmt.Errorf("%s read in the transaction that deleted it: %+v, %v", gone, n, err)
+		}
+		all, err := tx.Nodes()
+		if _, ok := all[gone]; err != nil || ok || len(all) != len(names)-1 {
+			return fmt.Errorf("nodes read in the transaction that deleted %s: %v, %v", gone, all, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(want, gone)
+	got, err := s.Nodes()
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("nodes after deleting %s = %+v, %v; want %+v", gone, got, err, want)
+	}
+	if h, err := s.Audit(gone, 0); err != nil || len(h) != indexOf(gone)+1 {
+		t.Errorf("%s's audit after its record was deleted: %d records, %v; want %d", gone, len(h), err, indexOf(gone)+1)
 	}
 }
