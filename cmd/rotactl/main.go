@@ -37,6 +37,7 @@ func commands(app *kingpin.Application) map[string]command {
 	registerPlan(app, cmds)
 	registerPin(app, cmds)
 	registerMaintenance(app, cmds)
+	registerForget(app, cmds)
 	registerBackup(app, cmds)
 	registerStore(app, cmds)
 	registerPause(app, cmds)

@@ -30,6 +30,11 @@ type Backend interface {
 	// action a crash left) or takes it out; note says who and why. ErrUnknownNode if no such
 	// node.
 	SetMaintenance(ctx context.Context, node string, on bool, note string) error
+	// Forget deletes the record of node, a server no longer in the config that rota has
+	// settled, and audits it with note (who and why); it returns the record as status last
+	// showed it. ErrUnknownNode if the store holds no record of it; a *KeptError, nothing
+	// changed, if it is in the config or not settled.
+	Forget(ctx context.Context, node, note string) (NodeStatus, error)
 	// SetPaused pauses or resumes the whole scaler.
 	SetPaused(ctx context.Context, paused bool, note string) error
 	// Backup writes a consistent copy of the store to w (a hot backup: the copy opens as a
@@ -167,6 +172,12 @@ type AuditRecord struct {
 
 // ErrUnknownNode is returned for a node that is not in the inventory.
 var ErrUnknownNode = errors.New("no such node in the inventory")
+
+// KeptError is a forget refused, nothing changed: the server is in the config, or rota has
+// not settled it (Why says which, and what to do). The server answers 409.
+type KeptError struct{ Why string }
+
+func (e *KeptError) Error() string { return "record kept: " + e.Why }
 
 // ErrStopping is a wake asked of a rota that is stopping: its loop ended, or ends, before a
 // pass took the request, and no pass of it will. The server answers 503 with Retry-After, where

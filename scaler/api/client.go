@@ -134,6 +134,20 @@ func (c *Client) SetMaintenance(ctx context.Context, node string, on bool, note 
 		fmt.Sprintf("maintenance %v of %s", resp.Maintenance, errtext.Quote(resp.Node)))
 }
 
+// Forget calls POST /api/v1/nodes/{node}/forget and returns the record deleted; a node the
+// store holds no record of is ErrUnknownNode, a record kept a *StatusError of 409 saying why.
+func (c *Client) Forget(ctx context.Context, node, note string) (NodeStatus, error) {
+	var resp ForgetResponse
+	path, err := nodePath(node, "forget")
+	if err != nil {
+		return NodeStatus{}, err
+	}
+	if err := nodeError(node, c.do(ctx, http.MethodPost, path, NoteRequest{Note: note}, &resp)); err != nil {
+		return NodeStatus{}, err
+	}
+	return resp.Forgotten, confirm(resp.Forgotten.Name == node, "forgetting "+errtext.Quote(node), "forgot "+errtext.Quote(resp.Forgotten.Name))
+}
+
 // Backup calls GET /api/v1/store/backup and copies the store's snapshot to w; it returns the
 // bytes copied. An answer cut short is an error (w then holds a partial copy).
 func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rotahq/rota/scaler/api"
 	"github.com/rotahq/rota/scaler/api/apifake"
+	"github.com/rotahq/rota/scaler/fleet"
 )
 
 // TestClientRoundTrip: what the backend says is what the client reads, through real HTTP.
@@ -357,5 +358,36 @@ func TestClientSaysWhatAnsweredInstead(t *testing.T) {
 				t.Errorf("error %q, want one short line with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Forget answers 409 with why for a record kept (a server in the config, an action under way),
+// 404 for a server the store holds no record of, and the record deleted when it is forgotten.
+func TestClientForget(t *testing.T) {
+	backend := apifake.New(api.Status{Nodes: []api.NodeStatus{{Name: "cpu01", Pool: "cpu"},
+		{Name: "old01", State: fleet.StateOff, LeftConfig: "not in the config any more"},
+		{Name: "old02", LeftConfig: "not in the config any more", InFlight: &api.InFlight{Kind: fleet.Move}}}})
+	h := newHarness(t, func(o *api.Options) { o.Backend = backend })
+	ts := httptest.NewServer(h.srv)
+	defer ts.Close()
+	c, err := api.NewClient(ts.URL, api.NewToken(apiToken), ts.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for node, want := range map[string]string{"cpu01": "record kept: it is in the config", "old02": "record kept: an action is under way"} {
+		var se *api.StatusError
+		if _, err := c.Forget(ctx, node, "alice"); !errors.As(err, &se) || se.Code != http.StatusConflict || !strings.Contains(se.Message, want) {
+			t.Errorf("forget %s: %v, want 409 saying %q", node, err, want)
+		}
+	}
+	if _, err := c.Forget(ctx, "nobody", "alice"); !errors.Is(err, api.ErrUnknownNode) {
+		t.Errorf("forget of an unknown server: %v, want ErrUnknownNode", err)
+	}
+	if n, err := c.Forget(ctx, "old01", "alice"); err != nil || n.Name != "old01" || n.State != fleet.StateOff {
+		t.Fatalf("forget old01: %+v, %v", n, err)
+	}
+	if _, err := c.Forget(ctx, "old01", "alice"); !errors.Is(err, api.ErrUnknownNode) {
+		t.Errorf("forget old01 again: %v, want ErrUnknownNode", err)
 	}
 }

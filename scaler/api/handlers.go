@@ -31,6 +31,11 @@ type MaintenanceResponse struct {
 	Maintenance bool   `json:"maintenance"`
 }
 
+// ForgetResponse answers forget: the record deleted, as status last showed it.
+type ForgetResponse struct {
+	Forgotten NodeStatus `json:"forgotten"`
+}
+
 // PauseResponse answers pause and resume.
 type PauseResponse struct {
 	Paused bool `json:"paused"`
@@ -95,6 +100,23 @@ func (s *Server) nodeFlag(flag string, on bool, set func(ctx context.Context, no
 	}
 }
 
+// forget deletes the record of the node of the path, a server that left the config, with the
+// note of the optional body.
+func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
+	node := r.PathValue("name")
+	req, err := readNote(w, r)
+	if err != nil {
+		writeError(w, bodyStatus(err), err.Error())
+		return
+	}
+	n, err := s.opts.Backend.Forget(r.Context(), node, req.Note)
+	if err != nil {
+		s.backendError(w, "forgetting "+errtext.Quote(node), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ForgetResponse{Forgotten: n})
+}
+
 // backup streams a consistent copy of the store. A copy that fails once bytes are out cuts the
 // connection, so the client sees a truncated answer rather than a short copy that looks whole.
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
@@ -151,13 +173,18 @@ func readNote(w http.ResponseWriter, r *http.Request) (NoteRequest, error) {
 	return req, nil
 }
 
-// backendError answers 404 for an unknown node, 503 naming the leader for a write asked of a
+// backendError answers 404 for an unknown node, 409 for a record kept (forget), 503 naming the leader for a write asked of a
 // rota that does not lead (with Retry-After while no rota leads), 503 with Retry-After for a
 // wake asked of a rota that stops, and 500 for anything else; the backend's errors
 // carry no secret (safety invariant 6), so their text is the answer.
 func (s *Server) backendError(w http.ResponseWriter, what string, err error) {
 	if errors.Is(err, ErrUnknownNode) {
 		writeError(w, http.StatusNotFound, err.Error())
+		return
+	}
+	var kept *KeptError
+	if errors.As(err, &kept) {
+		writeError(w, http.StatusConflict, what+": "+err.Error())
 		return
 	}
 	if errors.Is(err, ErrStopping) {

@@ -203,6 +203,7 @@ func (s *Server) routes() {
 		"/api/v1/plan":                     {{http.MethodPost, s.plan}},
 		"/api/v1/nodes/{name}/pin":         {{http.MethodPost, s.pin(true)}, {http.MethodDelete, s.pin(false)}},
 		"/api/v1/nodes/{name}/maintenance": {{http.MethodPost, s.maintenance(true)}, {http.MethodDelete, s.maintenance(false)}},
+		"/api/v1/nodes/{name}/forget":      {{http.MethodPost, s.forget}},
 		"/api/v1/pause":                    {{http.MethodPost, s.pause(true)}, {http.MethodDelete, s.pause(false)}},
 		"/api/v1/store/backup":             {{http.MethodGet, s.backup}},
 		"/api/v1/wake":                     {{http.MethodPost, s.wake}},

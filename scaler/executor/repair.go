@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -409,4 +410,51 @@ func LeftConfig(n store.Node) string {
 		return gone + "rota leaves it as it is, maybe off (it no longer reads its BMC); power it on by hand to use it"
 	}
 	return gone + "rota leaves it as it is (it no longer reads its BMC nor powers it off)"
+}
+
+// ErrNoRecord is a Forget of a server the store holds no record of.
+var ErrNoRecord = errors.New("no record of it in the store")
+
+// KeptError is a record Forget kept, and why: the server is in the config, or rota has not
+// settled it (an action under way, one the repair pass still finishes or gives back, a pin or
+// maintenance that holds it as it is).
+type KeptError struct{ Why string }
+
+func (e *KeptError) Error() string { return e.Why }
+
+// Forget deletes the record of name, a server no longer in the config that rota has settled
+// (LeftConfig: nothing left to finish or give back, no action under way, neither pinned nor in
+// maintenance), and appends audit(record) to its audit log, in one transaction (on etcd, fenced
+// by the leader's lease); it returns the record deleted. Anything else is a *KeptError, or
+// ErrNoRecord, and changes nothing. The server is claimed meanwhile, so no repair acts on it.
+func (e *Executor) Forget(name string, audit func(store.Node) store.AuditRecord) (store.Node, error) {
+	if _, ok := e.o.Config.Node(name); ok {
+		return store.Node{}, &KeptError{Why: "it is in the config: rota manages it; take it out of its pool and restart rota first"}
+	}
+	if ok, _ := e.claim(name, false); !ok {
+		return store.Node{}, &KeptError{Why: "an action is under way on it; ask again once it has ended"}
+	}
+	defer e.release(name)
+	var n store.Node
+	err := e.o.Store.Update(func(tx *store.Tx) error {
+		var err error
+		if n, err = tx.Node(name); err != nil {
+			return err
+		}
+		switch {
+		case n.State == "":
+			return ErrNoRecord
+		case n.Pinned || n.Maintenance:
+			return &KeptError{Why: "it is pinned or in maintenance, which rota keeps as it is: put it back in the config to unpin it or end its maintenance first"}
+		case n.Intent != nil:
+			return &KeptError{Why: fmt.Sprintf("an action is under way on it (%s since %s); ask again once it has ended", n.Intent.Kind, n.Intent.Started.Format(time.RFC3339))}
+		case leftFate(n) != leftAlone:
+			return &KeptError{Why: "rota has not settled it: " + LeftConfig(n)}
+		}
+		if err := tx.DeleteNode(name); err != nil {
+			return err
+		}
+		return tx.AppendAudit(audit(n))
+	})
+	return n, err
 }

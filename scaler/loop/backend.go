@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -337,6 +338,32 @@ func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *stor
 	l.log.WithFields(logrus.Fields{"node": node, flag: on, "note": note}).Info(flag + " changed")
 	l.Nudge(flag + " changed")
 	return nil
+}
+
+// Forget deletes the record of node, a server no longer in the config that rota has settled
+// (executor.Forget says when), with an audit record of who forgot it (note) and its last
+// state, and logs it. The books are not touched: they hold counters of what the configured
+// servers spent, never read from the records.
+func (l *Loop) Forget(_ context.Context, node, note string) (api.NodeStatus, error) {
+	if err := l.refuseWrite(); err != nil {
+		return api.NodeStatus{}, err
+	}
+	now := l.o.Clock.Now()
+	r, err := l.o.Executor.Forget(node, func(r store.Node) store.AuditRecord {
+		return store.AuditRecord{Time: now, Node: node, Action: store.Forgotten, Reason: store.ReasonOperator, Result: "succeeded",
+			Detail: fmt.Sprintf("record forgotten (%s): it was %s since %s", note, r.State, r.Since.Format(time.RFC3339))}
+	})
+	var kept *executor.KeptError
+	switch {
+	case errors.Is(err, executor.ErrNoRecord):
+		return api.NodeStatus{}, fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
+	case errors.As(err, &kept):
+		return api.NodeStatus{}, &api.KeptError{Why: kept.Why}
+	case err != nil:
+		return api.NodeStatus{}, fmt.Errorf("forgetting %s: %w", node, err)
+	}
+	l.log.WithFields(logrus.Fields{"node": node, "state": r.State, "since": r.Since, "note": note}).Info("record of a server no longer in the config forgotten")
+	return leftNodeStatus(node, r), nil
 }
 
 // Backup writes a consistent copy of the store to w.

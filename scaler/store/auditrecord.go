@@ -21,3 +21,10 @@ type AuditRecord struct {
 	Result string `json:"result"`
 	Error  string `json:"error,omitempty"`
 }
+
+// Forgotten is the audit record of an operator's forget (rotactl forget): the server's record
+// deleted, its audit log kept. No planner's action, it is the operator's (ReasonOperator).
+const (
+	Forgotten      fleet.Kind   = "forget"
+	ReasonOperator fleet.Reason = "operator"
+)

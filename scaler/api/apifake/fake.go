@@ -164,6 +164,29 @@ func (b *Backend) setFlag(ctx context.Context, flags map[string]string, what, no
 	return nil
 }
 
+// Forget removes node from the status when it left the config (LeftConfig set) and has no
+// action in flight; a node in a pool, or one with an action in flight, is a *api.KeptError and
+// ErrUnknownNode one not in the status.
+func (b *Backend) Forget(ctx context.Context, node, _ string) (api.NodeStatus, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.fail(ctx); err != nil {
+		return api.NodeStatus{}, err
+	}
+	i := slices.IndexFunc(b.status.Nodes, func(n api.NodeStatus) bool { return n.Name == node })
+	switch {
+	case i < 0:
+		return api.NodeStatus{}, fmt.Errorf("forgetting %s: %w", node, api.ErrUnknownNode)
+	case b.status.Nodes[i].LeftConfig == "":
+		return api.NodeStatus{}, &api.KeptError{Why: "it is in the config"}
+	case b.status.Nodes[i].InFlight != nil:
+		return api.NodeStatus{}, &api.KeptError{Why: "an action is under way on it"}
+	}
+	n := b.status.Nodes[i]
+	b.status.Nodes = slices.Delete(slices.Clone(b.status.Nodes), i, i+1)
+	return n, nil
+}
+
 // Backup writes what SetBackup set, then returns its error.
 func (b *Backend) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	b.mu.Lock()
