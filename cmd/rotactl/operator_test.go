@@ -237,6 +237,9 @@ func testAPIVerbs(t *testing.T, bin string) {
 				t.Error("still paused")
 			}
 		}},
+		{name: "forget a server in the config", args: withToken("forget", "cpu01"), wantCode: 1, wantStderr: "record kept: it is in the config"},
+		{name: "forget an unknown node", args: withToken("forget", "nope"), wantCode: 1, wantStderr: "no such node"},
+		{name: "forget without a node is a usage error", args: withToken("forget"), wantCode: 2},
 		{name: "pin without a node is a usage error", args: withToken("pin"), wantCode: 2},
 		{name: "bad output format is a usage error", args: withToken("status", "-o", "yaml"), wantCode: 2},
 	}

@@ -407,9 +407,9 @@ func LeftConfig(n store.Node) string {
 	case n.Pinned || n.Maintenance:
 		return gone + "pinned or in maintenance: rota leaves it as it is"
 	case n.State == fleet.StatePoweringOff || n.State == fleet.StateOff:
-		return gone + "rota leaves it as it is, maybe off (it no longer reads its BMC); power it on by hand to use it"
+		return gone + "rota leaves it as it is, maybe off (it no longer reads its BMC); power it on by hand to use it; rotactl forget drops this record"
 	}
-	return gone + "rota leaves it as it is (it no longer reads its BMC nor powers it off)"
+	return gone + "rota leaves it as it is (it no longer reads its BMC nor powers it off); rotactl forget drops this record"
 }
 
 // ErrNoRecord is a Forget of a server the store holds no record of.

@@ -64,7 +64,7 @@ func TestServersThatLeftTheConfigAreShown(t *testing.T) {
 	}
 	left("before a pass", "gives its drain back", fleet.StateDraining)
 	f.pass() // the executor gives the drain back (giveBackLeft)
-	left("after the pass", "leaves it as it is", fleet.StateOn)
+	left("after the pass", "leaves it as it is (it no longer reads its BMC nor powers it off); rotactl forget drops this record", fleet.StateOn)
 	if _, err := f.loop.Explain(ctx, "cpu99"); !errors.Is(err, api.ErrUnknownNode) {
 		t.Errorf("explain of a server rota never had: %v, want ErrUnknownNode", err)
 	}
