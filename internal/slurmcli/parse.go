@@ -224,10 +224,13 @@ type Job struct {
 	Nodes int
 	// CPUs, GPUs and Memory are what the job asks of each of its servers: CPUs the most of
 	// its CPUs spread over its servers, its CPUs per task, and its CPUs per GPU
-	// (--cpus-per-gpu) times its GPUs.
+	// (--cpus-per-gpu) times its GPUs. Memory is the TRES's, but for a pending job that asks
+	// CPUs per GPU and memory per CPU, whose TRES counts one CPU (see WithMemoryPerCPU).
 	CPUs   int
 	GPUs   int
 	Memory size.Bytes
+	// CPUsPerGPU is the CPUs it asks per GPU (sbatch --cpus-per-gpu; 0: none).
+	CPUsPerGPU int
 	// Requeue is whether Slurm may requeue the job.
 	Requeue bool
 	// Account is the Slurm account, rota's department ("" when none).
@@ -464,11 +467,10 @@ func parseJobLine(line string, loc *time.Location, hosts *hostBudget) (Job, erro
 	}
 	// cpus-per-tres (--cpus-per-gpu) reads as the TRES requests do, its count the CPUs per
 	// GPU: a pending job's NumCPUs and MinCpus count one CPU however many it asks per GPU.
-	perGPU, _, err := tresGPUs(f[24])
-	if err != nil {
+	if j.CPUsPerGPU, _, err = tresGPUs(f[24]); err != nil {
 		return Job{}, fmt.Errorf("job %s: cpus per gpu: %v", j.ID, err)
 	}
-	j.CPUs = max(j.CPUs, perGPU*j.GPUs)
+	j.CPUs = max(j.CPUs, j.CPUsPerGPU*j.GPUs)
 	if j.Exclusive, err = parseOverSubscribe(f[25]); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
 	}
@@ -703,7 +705,8 @@ func parsePriority(s string) (uint64, error) {
 }
 
 // parseOverSubscribe reads squeue's OverSubscribe into whether the job takes its servers
-// whole: NO (sbatch --exclusive) and TOPO (--exclusive=topo) do; OK (the partition's way), YES
+// whole: NO (sbatch --exclusive, and any job of a partition with OverSubscribe=EXCLUSIVE, as
+// 22.05 prints it) and TOPO (--exclusive=topo) do; OK (the partition's way), YES
 // (--oversubscribe), USER and MCS (--exclusive=user, =mcs: servers shared with the same user's
 // or MCS group's jobs) do not.
 func parseOverSubscribe(s string) (bool, error) {

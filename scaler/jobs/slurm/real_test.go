@@ -182,6 +182,10 @@ func testDemand(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manag
 		{"--partition=gpu", "--gpus=1", "--account=research"},
 		{"--partition=gpu", "--gpus=2", "--cpus-per-gpu=2"}, // squeue's NumCPUs says 1
 		{"--partition=batch", "--exclusive"},
+		// pending, each counts one CPU and its memory for one CPU (DefMemPerCPU=100)
+		{"--partition=gpu", "--gpus=1", "--cpus-per-gpu=2", "--mem-per-cpu=300M"},
+		{"--partition=gpu", "--gpus=1", "--cpus-per-gpu=2", "--mem=500M"},
+		{"--partition=gpu", "--gpus=2", "--cpus-per-gpu=2", "--mem-per-gpu=300M"},
 	} {
 		ids = append(ids, c.Submit(append(args, "--wrap=sleep 300")...))
 	}
@@ -209,8 +213,11 @@ func testDemand(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manag
 		{Class: "medium", Partition: "gpu", Shape: shape("gpu", 1, 1, 100*mib), Nodes: 1, Count: 1},
 		{Class: "medium", Partition: "gpu", Department: "research", Shape: shape("gpu", 1, 1, 100*mib), Nodes: 1, Count: 1},
 		{Class: "heavy", Partition: "gpu", Shape: shape("gpu", 3, 2, 300*mib), Nodes: 2, Count: 1},
-		{Class: "heavy", Partition: "gpu", Shape: shape("gpu", 4, 2, 100*mib), Nodes: 1, Count: 1},
+		{Class: "heavy", Partition: "gpu", Shape: shape("gpu", 4, 2, 400*mib), Nodes: 1, Count: 1},
 		{Class: "light", Partition: "batch", Shape: shape("batch", 1, 0, 100*mib), Needs: fleet.Needs{Whole: true}, Nodes: 1, Count: 1},
+		{Class: "medium", Partition: "gpu", Shape: shape("gpu", 2, 1, 600*mib), Nodes: 1, Count: 1},
+		{Class: "medium", Partition: "gpu", Shape: shape("gpu", 2, 1, 500*mib), Nodes: 1, Count: 1},
+		{Class: "heavy", Partition: "gpu", Shape: shape("gpu", 4, 2, 600*mib), Nodes: 1, Count: 1},
 	}
 	slices.SortFunc(want, compareDemand)
 	if !slices.Equal(got, want) {

@@ -91,15 +91,20 @@ func (m *Manager) Nodes(ctx context.Context) (map[string]fleet.JobsView, error) 
 }
 
 // Demand implements jobs.Manager: squeue's jobs, then their exclusions and reservations (a
-// second squeue), then, only when a job waiting for servers names a reservation, the
-// reservations' nodes (scontrol show reservation), read after the queue so that a reservation
-// the queue names and scontrol does not list has ended.
+// second squeue), then, only when a job waiting for servers asks CPUs per GPU, every job's
+// memory per CPU (scontrol show job: slurmcli.Client.WithMemoryPerCPU), then, only when a job
+// waiting for servers names a reservation, the reservations' nodes (scontrol show
+// reservation), read after the queue so that a reservation the queue names and scontrol does
+// not list has ended.
 func (m *Manager) Demand(ctx context.Context) ([]fleet.Demand, error) {
 	queue, err := m.cli.Jobs(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := m.cli.WithExcludes(ctx, queue); err != nil {
+		return nil, err
+	}
+	if err := m.cli.WithMemoryPerCPU(ctx, queue); err != nil {
 		return nil, err
 	}
 	v := View{Jobs: queue}
