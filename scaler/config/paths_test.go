@@ -45,7 +45,7 @@ pools:
       - name: n1
         bmc: {protocol: redfish, host: 127.0.0.1, username: admin, password_file: bmc.password, ca_file: /etc/ssl/bmc-ca.pem}
       - name: n2
-        bmc: {protocol: redfish, host: 127.0.0.2, username: admin, password_file: ../shared/bmc.password, ca_file: bmc-ca.pem}
+        bmc: {protocol: redfish, host: 127.0.0.2, username: admin, password_file: ../secrets/bmc.password, ca_file: bmc-ca.pem}
 `
 
 // A relative path in the file is read from the file's folder, as Prometheus reads its own: it
@@ -99,7 +99,7 @@ func TestRelativePathsAreReadBesideTheFile(t *testing.T) {
 				{"jobs.kubernetes.kubeconfig", c.Jobs.Kubernetes.Kubeconfig, in("rota.kubeconfig")},
 				{"pools[0].nodes[0].bmc.password_file", c.Pools[0].Nodes[0].BMC.PasswordFile, in("bmc.password")},
 				{"pools[0].nodes[0].bmc.ca_file", c.Pools[0].Nodes[0].BMC.CAFile, "/etc/ssl/bmc-ca.pem"},
-				{"pools[0].nodes[1].bmc.password_file", c.Pools[0].Nodes[1].BMC.PasswordFile, filepath.Join(root, "etc", "shared", "bmc.password")},
+				{"pools[0].nodes[1].bmc.password_file", c.Pools[0].Nodes[1].BMC.PasswordFile, filepath.Join(root, "etc", "secrets", "bmc.password")},
 				{"pools[0].nodes[1].bmc.ca_file", c.Pools[0].Nodes[1].BMC.CAFile, in("bmc-ca.pem")},
 			} {
 				if f.got != f.want {
