@@ -14,6 +14,10 @@ type maintenanceFlags struct {
 	note string
 }
 
+// settledIfLeft says what ending a pin or maintenance does to a server taken out of the config
+// (which rotactl cannot tell from the answer): rota settles it, as status's note then says.
+const settledIfLeft = "or, if it left the config, settles it: see rotactl status"
+
 // registerMaintenance adds `rotactl maintenance NODE on|off [--note]`.
 func registerMaintenance(app *kingpin.Application, cmds map[string]command) {
 	f := &maintenanceFlags{}
@@ -34,7 +38,7 @@ func registerMaintenance(app *kingpin.Application, cmds map[string]command) {
 		if on {
 			fmt.Fprintf(e.stdout, "%s in maintenance: rota leaves it alone until `rotactl maintenance %s off`\n", f.node, f.node)
 		} else {
-			fmt.Fprintf(e.stdout, "%s out of maintenance: rota manages it again\n", f.node)
+			fmt.Fprintf(e.stdout, "%s out of maintenance: rota manages it again (%s)\n", f.node, settledIfLeft)
 		}
 		return 0
 	}

@@ -133,15 +133,15 @@ const operatorToken = "rotactl-test-token"
 // operatorAPI starts rota's real API server on the example fake backend and returns its URL,
 // the backend and a token file.
 func operatorAPI(t *testing.T) (string, *apifake.Backend, string) {
-	url, backend, tokenFile, _ := operatorAPIServer(t, httptest.NewServer)
+	backend := apifake.Example()
+	url, tokenFile, _ := operatorAPIServer(t, httptest.NewServer, backend)
 	return url, backend, tokenFile
 }
 
-// operatorAPIServer is operatorAPI started by start (httptest.NewServer or NewTLSServer); it
-// also returns the server.
-func operatorAPIServer(t *testing.T, start func(http.Handler) *httptest.Server) (string, *apifake.Backend, string, *httptest.Server) {
+// operatorAPIServer is operatorAPI on backend, started by start (httptest.NewServer or
+// NewTLSServer); it also returns the server.
+func operatorAPIServer(t *testing.T, start func(http.Handler) *httptest.Server, backend *apifake.Backend) (string, string, *httptest.Server) {
 	t.Helper()
-	backend := apifake.Example()
 	logger, _ := logtest.NewNullLogger()
 	srv, err := api.NewServer(api.Options{
 		Backend: backend, Registry: prometheus.NewRegistry(),
@@ -157,12 +157,12 @@ func operatorAPIServer(t *testing.T, start func(http.Handler) *httptest.Server) 
 	if err := os.WriteFile(tokenFile, []byte(operatorToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return ts.URL, backend, tokenFile, ts
+	return ts.URL, tokenFile, ts
 }
 
 // testAPIOverTLS: rotactl talks to a rota behind TLS, trusting its CA with --rota.ca-file.
 func testAPIOverTLS(t *testing.T, bin string) {
-	url, _, tokenFile, ts := operatorAPIServer(t, httptest.NewTLSServer)
+	url, tokenFile, ts := operatorAPIServer(t, httptest.NewTLSServer, apifake.Example())
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
@@ -183,6 +183,13 @@ func testAPIVerbs(t *testing.T, bin string) {
 	}
 	withToken := func(args ...string) []string {
 		return append(args, "--rota.url", url, "--rota.token-file", tokenFile)
+	}
+	// A fleet with a server taken out of the config.
+	left := apifake.New(api.Status{Nodes: []api.NodeStatus{{Name: "cpu01", Pool: "cpu"},
+		{Name: "old01", State: fleet.StateOn, LeftConfig: "not in the config any more: pinned or in maintenance: rota leaves it as it is"}}})
+	leftURL, _, _ := operatorAPIServer(t, httptest.NewServer, left)
+	withLeft := func(args ...string) []string {
+		return append(args, "--rota.url", leftURL, "--rota.token-file", tokenFile)
 	}
 	tests := []struct {
 		name       string
@@ -237,6 +244,10 @@ func testAPIVerbs(t *testing.T, bin string) {
 				t.Error("still paused")
 			}
 		}},
+		{name: "pin a server that left the config", args: withLeft("pin", "old01"), wantCode: 1, wantStderr: "no such node"},
+		{name: "maintenance on of a server that left the config", args: withLeft("maintenance", "old01", "on"), wantCode: 1, wantStderr: "no such node"},
+		{name: "unpin a server that left the config", args: withLeft("unpin", "old01"), wantOut: "unpinned old01: rota manages it again (or, if it left the config, settles it: see rotactl status)"},
+		{name: "maintenance off of a server that left the config", args: withLeft("maintenance", "old01", "off"), wantOut: "old01 out of maintenance: rota manages it again (or, if it left the config, settles it"},
 		{name: "forget a server in the config", args: withToken("forget", "cpu01"), wantCode: 1, wantStderr: "record kept: it is in the config"},
 		{name: "forget an unknown node", args: withToken("forget", "nope"), wantCode: 1, wantStderr: "no such node"},
 		{name: "forget without a node is a usage error", args: withToken("forget"), wantCode: 2},

@@ -37,7 +37,7 @@ func registerPin(app *kingpin.Application, cmds map[string]command) {
 			if pinned {
 				fmt.Fprintf(e.stdout, "pinned %s: rota leaves it alone until `rotactl unpin %s`\n", f.node, f.node)
 			} else {
-				fmt.Fprintf(e.stdout, "unpinned %s: rota manages it again\n", f.node)
+				fmt.Fprintf(e.stdout, "unpinned %s: rota manages it again (%s)\n", f.node, settledIfLeft)
 			}
 			return 0
 		}

@@ -25,10 +25,12 @@ type Backend interface {
 	// Plan observes and plans now, as a dry run: it returns the decision and acts on nothing.
 	Plan(ctx context.Context) (fleet.Decision, error)
 	// SetPinned pins (rota never touches it) or unpins node; note says who and why.
+	// ErrUnknownNode if no such node; a server that left the inventory, while the store holds
+	// its record, can be unpinned (rota then settles it) but not pinned.
 	SetPinned(ctx context.Context, node string, pinned bool, note string) error
 	// SetMaintenance puts node in maintenance (rota never touches it, not even to finish an
 	// action a crash left) or takes it out; note says who and why. ErrUnknownNode if no such
-	// node.
+	// node; a server that left the inventory is as for SetPinned.
 	SetMaintenance(ctx context.Context, node string, on bool, note string) error
 	// Forget deletes the record of node, a server no longer in the config that rota has
 	// settled, and audits it with note (who and why); it returns the record as status last

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -405,7 +406,7 @@ func LeftConfig(n store.Node) string {
 	}
 	switch {
 	case n.Pinned || n.Maintenance:
-		return gone + "pinned or in maintenance: rota leaves it as it is"
+		return gone + "pinned or in maintenance: rota leaves it as it is; unpinned, out of maintenance, rota settles it"
 	case n.State == fleet.StatePoweringOff || n.State == fleet.StateOff:
 		return gone + "rota leaves it as it is, maybe off (it no longer reads its BMC); power it on by hand to use it; rotactl forget drops this record"
 	}
@@ -445,7 +446,7 @@ func (e *Executor) Forget(name string, audit func(store.Node) store.AuditRecord)
 		case n.State == "":
 			return ErrNoRecord
 		case n.Pinned || n.Maintenance:
-			return &KeptError{Why: "it is pinned or in maintenance, which rota keeps as it is: put it back in the config to unpin it or end its maintenance first"}
+			return &KeptError{Why: handsOffWhy(name, n)}
 		case n.Intent != nil:
 			return &KeptError{Why: fmt.Sprintf("an action is under way on it (%s since %s); ask again once it has ended", n.Intent.Kind, n.Intent.Started.Format(time.RFC3339))}
 		case leftFate(n) != leftAlone:
@@ -457,4 +458,18 @@ func (e *Executor) Forget(name string, audit func(store.Node) store.AuditRecord)
 		return tx.AppendAudit(audit(n))
 	})
 	return n, err
+}
+
+// handsOffWhy is why Forget keeps the record of name, pinned or in maintenance (n): the flag
+// holds the server as it is, and what ends it (rota settles it then, as LeftConfig says).
+func handsOffWhy(name string, n store.Node) string {
+	var held, undo, cmds []string
+	if n.Pinned {
+		held, undo, cmds = append(held, "pinned"), append(undo, "unpin it"), append(cmds, "rotactl unpin "+name)
+	}
+	if n.Maintenance {
+		held, undo, cmds = append(held, "in maintenance"), append(undo, "take it out of maintenance"), append(cmds, "rotactl maintenance "+name+" off")
+	}
+	return fmt.Sprintf("it is %s, which rota keeps as it is: %s first (%s), then forget it once rota has settled it",
+		strings.Join(held, " and "), strings.Join(undo, " and "), strings.Join(cmds, "; "))
 }

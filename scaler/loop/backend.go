@@ -313,14 +313,22 @@ func (l *Loop) SetMaintenance(_ context.Context, node string, on bool, note stri
 }
 
 // setFlag sets or clears an operator's flag on node's record with set (a flag cleared loses its
-// stored note), logs it with the note given (who cleared it and why) and asks for a pass.
+// stored note), logs it with the note given (who cleared it and why) and asks for a pass. A
+// server no longer in the config can have its flag cleared while the store holds its record,
+// so that rota settles it and it can be forgotten (executor.LeftConfig); setting one on it is
+// refused, as rota manages it no longer, and so is either on a name with no record.
 func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *store.Node, on bool, note string)) error {
-	if _, ok := l.cfg.Node(node); !ok {
-		return fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
+	unknown := fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
+	_, inConfig := l.cfg.Node(node)
+	if !inConfig && on {
+		return unknown
 	}
 	now := l.o.Clock.Now()
 	err := l.o.Store.UpdateNode(node, func(n *store.Node) error {
 		if n.State == "" {
+			if !inConfig {
+				return unknown // nothing written
+			}
 			// Never seen by a pass yet: its state is taken from the BMC at the next repair.
 			n.State, n.Since = fleet.StateUnknown, now
 		}
@@ -332,6 +340,9 @@ func (l *Loop) setFlag(node, flag string, on bool, note string, set func(n *stor
 		set(n, on, stored)
 		return nil
 	})
+	if errors.Is(err, api.ErrUnknownNode) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("setting %s of %s: %w", flag, node, err)
 	}

@@ -101,7 +101,7 @@ func TestForgetASettledServerThatLeftTheConfig(t *testing.T) {
 	for _, tc := range []struct{ node, want string }{
 		{"cpu01", "rota has not settled it: not in the config any more: rota gives its drain back"},
 		{inConfig, "it is in the config"},
-		{"old01", "pinned or in maintenance"},
+		{"old01", "it is pinned, which rota keeps as it is: unpin it first (rotactl unpin old01)"},
 	} {
 		var kept *api.KeptError
 		if _, err := f.loop.Forget(ctx, tc.node, "alice"); !errors.As(err, &kept) || !strings.Contains(kept.Why, tc.want) {
@@ -142,4 +142,112 @@ func TestForgetASettledServerThatLeftTheConfig(t *testing.T) {
 	f.restart(nil)
 	f.pass()
 	listed("after a restart and a pass")
+}
+
+// A server pinned or in maintenance when it left the config could never be forgotten: unpin
+// and maintenance off refused it (not in the config), and forget's refusal said to put it back
+// in the config first. Both now clear the flag of a server the store holds a record of, as the
+// leader alone; pin and maintenance on stay refused (rota manages it no longer), and a name
+// without a record gets none. The next pass then settles each as any server that left the
+// config (a drain of rota's given back, one booting left on once it responds, one off left as
+// it is) without a power command, and each can be forgotten.
+func TestEndTheHandsOffOfAServerThatLeftTheConfig(t *testing.T) {
+	f := newFx(t, nil, nil)
+	f.propose = []fleet.Action{act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle)}
+	f.pass()
+	ctx := context.Background()
+	if err := f.loop.SetPinned(ctx, "cpu01", true, "bob: bios"); err != nil {
+		t.Fatal(err)
+	}
+	f.world.Set("gpu01", func(s *executortest.Server) { s.Drained, s.DrainedByRota = true, true })
+	seed := map[string]store.Node{
+		"gpu01": {State: fleet.StateBooting, Since: t0, DrainedByRota: true, Maintenance: true, MaintenanceNote: "carol: cabling"},
+		"old01": {State: fleet.StateOff, Since: t0, Maintenance: true, MaintenanceNote: "carol: racks"},
+	}
+	for name, rec := range seed {
+		if err := f.st.UpdateNode(name, func(n *store.Node) error { *n = rec; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.cfg = executortest.Config(t, func(c *config.Config) {
+		for i := range c.Pools {
+			c.Pools[i].Nodes = slices.DeleteFunc(c.Pools[i].Nodes, func(n config.Node) bool { return n.Name == "cpu01" || n.Name == "gpu01" })
+		}
+	})
+	f.propose = nil
+	f.restart(nil)
+	f.pass()
+	for name, want := range map[string]fleet.State{"cpu01": fleet.StateDraining, "gpu01": fleet.StateBooting, "old01": fleet.StateOff} {
+		if s := f.state(name); s != want {
+			t.Fatalf("%s is %s after a pass while held, want it left as it is (%s)", name, s, want)
+		}
+	}
+	before := len(f.world.Commands())
+	for _, tc := range []struct{ node, want string }{
+		{"cpu01", "it is pinned, which rota keeps as it is: unpin it first (rotactl unpin cpu01)"},
+		{"gpu01", "it is in maintenance, which rota keeps as it is: take it out of maintenance first (rotactl maintenance gpu01 off)"},
+	} {
+		var kept *api.KeptError
+		if _, err := f.loop.Forget(ctx, tc.node, "alice"); !errors.As(err, &kept) || !strings.Contains(kept.Why, tc.want) {
+			t.Errorf("forget %s: %v, want a record kept saying %q", tc.node, err, tc.want)
+		}
+	}
+	// Rota manages them no longer: no new hands-off, and no record made for a name it never had.
+	if err := f.loop.SetMaintenance(ctx, "cpu01", true, "alice"); !errors.Is(err, api.ErrUnknownNode) {
+		t.Errorf("maintenance on of a server that left the config: %v, want ErrUnknownNode", err)
+	}
+	if err := f.loop.SetPinned(ctx, "old01", true, "alice"); !errors.Is(err, api.ErrUnknownNode) {
+		t.Errorf("pin of a server that left the config: %v, want ErrUnknownNode", err)
+	}
+	for _, set := range []func(context.Context, string, bool, string) error{f.loop.SetPinned, f.loop.SetMaintenance} {
+		if err := set(ctx, "cpu99", false, "alice"); !errors.Is(err, api.ErrUnknownNode) {
+			t.Errorf("clearing a flag of a server rota never had: %v, want ErrUnknownNode", err)
+		}
+	}
+	if recs, err := f.st.Nodes(); err != nil || recs["cpu99"].State != "" || recs["cpu01"].Maintenance || recs["old01"].Pinned {
+		t.Fatalf("records after the refusals: %+v, %v; want them as they were, none for cpu99", recs, err)
+	}
+	lead := &leadership{leading: false, leader: "rota-b"}
+	f.loop.o.Leadership = lead
+	var nl *api.NotLeaderError
+	if err := f.loop.SetPinned(ctx, "cpu01", false, "alice"); !errors.As(err, &nl) {
+		t.Errorf("unpin on a follower: %v, want NotLeaderError", err)
+	}
+	if n, err := f.st.Node("cpu01"); err != nil || !n.Pinned {
+		t.Fatalf("cpu01 after the follower's unpin: %+v, %v; want it pinned still", n, err)
+	}
+	lead.set(true, "rota-a")
+	if err := f.loop.SetPinned(ctx, "cpu01", false, "alice"); err != nil {
+		t.Fatalf("unpin cpu01: %v", err)
+	}
+	for _, name := range []string{"gpu01", "old01"} {
+		if err := f.loop.SetMaintenance(ctx, name, false, "alice"); err != nil {
+			t.Fatalf("maintenance %s off: %v", name, err)
+		}
+	}
+	ex, err := f.loop.Explain(ctx, "cpu01")
+	if err != nil || ex.Node.Pinned || ex.Node.PinNote != "" || !strings.Contains(ex.Node.LeftConfig, "gives its drain back") {
+		t.Errorf("explain cpu01 once unpinned: %+v, %v; want unpinned, its drain given back next", ex.Node, err)
+	}
+	f.pass()
+	for name, want := range map[string]fleet.State{"cpu01": fleet.StateOn, "gpu01": fleet.StateOn, "old01": fleet.StateOff} {
+		if s := f.state(name); s != want {
+			t.Errorf("%s is %s after the pass, want %s", name, s, want)
+		}
+	}
+	for _, c := range f.world.Commands()[before:] {
+		if c.Op != "resume" {
+			t.Errorf("the pass after the hands-off ended sent %s to %s; want drains given back alone, no power command", c.Op, c.Node)
+		}
+	}
+	for _, name := range []string{"cpu01", "gpu01"} {
+		if s := f.world.Get(name); s.Drained {
+			t.Errorf("%s still drained after the pass: %+v", name, s)
+		}
+	}
+	for _, name := range []string{"cpu01", "gpu01", "old01"} {
+		if _, err := f.loop.Forget(ctx, name, "alice: decommissioned"); err != nil {
+			t.Errorf("forget %s once settled: %v", name, err)
+		}
+	}
 }

@@ -137,12 +137,13 @@ func (b *Backend) Plan(ctx context.Context) (fleet.Decision, error) {
 	return d, nil
 }
 
-// SetPinned records the pin; ErrUnknownNode for a node not in the status.
+// SetPinned records the pin; ErrUnknownNode for a node not in the status, and for a pin of
+// one that left the config (LeftConfig set), which can be unpinned alone.
 func (b *Backend) SetPinned(ctx context.Context, node string, pinned bool, note string) error {
 	return b.setFlag(ctx, b.pins, "pinning", node, pinned, note)
 }
 
-// SetMaintenance records the maintenance; ErrUnknownNode for a node not in the status.
+// SetMaintenance records the maintenance; ErrUnknownNode as for SetPinned.
 func (b *Backend) SetMaintenance(ctx context.Context, node string, on bool, note string) error {
 	return b.setFlag(ctx, b.maintenance, "setting maintenance of", node, on, note)
 }
@@ -153,7 +154,8 @@ func (b *Backend) setFlag(ctx context.Context, flags map[string]string, what, no
 	if err := b.fail(ctx); err != nil {
 		return err
 	}
-	if !b.known(node) {
+	i := b.index(node)
+	if i < 0 || on && b.status.Nodes[i].LeftConfig != "" {
 		return fmt.Errorf("%s %s: %w", what, node, api.ErrUnknownNode)
 	}
 	if on {
@@ -173,7 +175,7 @@ func (b *Backend) Forget(ctx context.Context, node, _ string) (api.NodeStatus, e
 	if err := b.fail(ctx); err != nil {
 		return api.NodeStatus{}, err
 	}
-	i := slices.IndexFunc(b.status.Nodes, func(n api.NodeStatus) bool { return n.Name == node })
+	i := b.index(node)
 	switch {
 	case i < 0:
 		return api.NodeStatus{}, fmt.Errorf("forgetting %s: %w", node, api.ErrUnknownNode)
@@ -246,7 +248,12 @@ func (b *Backend) Wakes() [][]string {
 }
 
 func (b *Backend) known(node string) bool {
-	return slices.ContainsFunc(b.status.Nodes, func(n api.NodeStatus) bool { return n.Name == node })
+	return b.index(node) >= 0
+}
+
+// index is node's place in the status, -1 when it is not there.
+func (b *Backend) index(node string) int {
+	return slices.IndexFunc(b.status.Nodes, func(n api.NodeStatus) bool { return n.Name == node })
 }
 
 func (b *Backend) fail(ctx context.Context) error {
