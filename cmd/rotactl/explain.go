@@ -50,12 +50,18 @@ func registerExplain(app *kingpin.Application, cmds map[string]command) {
 func writeExplanation(w io.Writer, x api.Explanation) error {
 	n := x.Node
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if n.LeftConfig != "" {
+	planned := n.LeftConfig == "" && x.Forgotten == nil
+	switch {
+	case x.Forgotten != nil:
+		// Its record deleted (rotactl forget): its history, and who forgot it when.
+		fmt.Fprintf(tw, "node\t%s (in no pool, no record: forgotten)\n", n.Name)
+		fmt.Fprintf(tw, "forgotten\t%s: %s\n", timestamp(x.Forgotten.Time), oneLine(x.Forgotten.Detail))
+	case n.LeftConfig != "":
 		// No pass reads it any more: its record, and what rota does with it, is all there is.
 		fmt.Fprintf(tw, "node\t%s (in no pool)\n", n.Name)
 		fmt.Fprintf(tw, "state\t%s since %s, pinned %s (as last recorded)\n", n.State, timestamp(n.Since), yesNo(n.Pinned))
 		fmt.Fprintf(tw, "config\t%s\n", n.LeftConfig)
-	} else {
+	default:
 		fmt.Fprintf(tw, "node\t%s (pool %s)\n", n.Name, n.Pool)
 		fmt.Fprintf(tw, "state\t%s since %s, power %s, pinned %s, %s/h while on\n", n.State, timestamp(n.Since), orDash(n.Power), yesNo(n.Pinned), money(n.CostPerHour, n.Currency))
 	}
@@ -65,7 +71,7 @@ func writeExplanation(w io.Writer, x api.Explanation) error {
 	if h := handsOffText(n); h != "" {
 		fmt.Fprintf(tw, "hands off\t%s\n", h)
 	}
-	if n.LeftConfig == "" {
+	if planned {
 		fmt.Fprintf(tw, "verdict\t%s\n", verdict(x))
 		if x.JobsError != "" {
 			fmt.Fprintf(tw, "jobs\tjob manager not read last pass (nothing scaled): %s\n", oneLine(x.JobsError))

@@ -185,7 +185,7 @@ func testAPIVerbs(t *testing.T, bin string) {
 		return append(args, "--rota.url", url, "--rota.token-file", tokenFile)
 	}
 	// A fleet with a server taken out of the config.
-	left := apifake.New(api.Status{Nodes: []api.NodeStatus{{Name: "cpu01", Pool: "cpu"},
+	left := apifake.New(api.Status{LastPass: time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC), Nodes: []api.NodeStatus{{Name: "cpu01", Pool: "cpu"},
 		{Name: "old01", State: fleet.StateOn, LeftConfig: "not in the config any more: pinned or in maintenance: rota leaves it as it is"}}})
 	leftURL, _, _ := operatorAPIServer(t, httptest.NewServer, left)
 	withLeft := func(args ...string) []string {
@@ -248,6 +248,8 @@ func testAPIVerbs(t *testing.T, bin string) {
 		{name: "maintenance on of a server that left the config", args: withLeft("maintenance", "old01", "on"), wantCode: 1, wantStderr: "no such node"},
 		{name: "unpin a server that left the config", args: withLeft("unpin", "old01"), wantOut: "unpinned old01: rota manages it again (or, if it left the config, settles it: see rotactl status)"},
 		{name: "maintenance off of a server that left the config", args: withLeft("maintenance", "old01", "off"), wantOut: "old01 out of maintenance: rota manages it again (or, if it left the config, settles it"},
+		{name: "forget a server that left the config", args: withLeft("forget", "old01", "--note", "decommissioned"), wantOut: "old01 forgotten (it was on since"},
+		{name: "explain a server forgotten", args: withLeft("explain", "old01"), wantOut: "node       old01 (in no pool, no record: forgotten)\nforgotten  2026-11-20T09:30:00Z: record forgotten ("},
 		{name: "forget a server in the config", args: withToken("forget", "cpu01"), wantCode: 1, wantStderr: "record kept: it is in the config"},
 		{name: "forget an unknown node", args: withToken("forget", "nope"), wantCode: 1, wantStderr: "no such node"},
 		{name: "forget without a node is a usage error", args: withToken("forget"), wantCode: 2},

@@ -19,8 +19,9 @@ import (
 type Backend interface {
 	// Status is the fleet as of the last pass.
 	Status(ctx context.Context) (Status, error)
-	// Explain says why node is in its state and what blocks it; ErrUnknownNode if no such node
-	// in the inventory nor record of one that left it.
+	// Explain says why node is in its state and what blocks it; for a server that left the
+	// inventory, its record, or its history and forget once forgotten (Explanation.Forgotten);
+	// ErrUnknownNode if none of these.
 	Explain(ctx context.Context, node string) (Explanation, error)
 	// Plan observes and plans now, as a dry run: it returns the decision and acts on nothing.
 	Plan(ctx context.Context) (fleet.Decision, error)
@@ -156,6 +157,10 @@ type Explanation struct {
 	Skip   *fleet.Skip   `json:"skip,omitempty"`
 	// History is the server's recent audit records, newest first.
 	History []AuditRecord `json:"history"`
+	// Forgotten is the audit record of the forget (rotactl forget: when, and in its detail who,
+	// why and the state last recorded) of a server no longer in the config whose record an
+	// operator deleted; only its name, History and this are then set.
+	Forgotten *AuditRecord `json:"forgotten,omitempty"`
 }
 
 // AuditRecord is one action rota took (or, in dry run, would have taken): the store's

@@ -390,4 +390,9 @@ func TestClientForget(t *testing.T) {
 	if _, err := c.Forget(ctx, "old01", "alice"); !errors.Is(err, api.ErrUnknownNode) {
 		t.Errorf("forget old01 again: %v, want ErrUnknownNode", err)
 	}
+	// Its history stays, and explain shows it with the forget.
+	e, err := c.Explain(ctx, "old01")
+	if err != nil || e.Forgotten == nil || !strings.Contains(e.Forgotten.Detail, "alice") || len(e.History) != 1 || e.History[0] != *e.Forgotten {
+		t.Errorf("explain old01 once forgotten: %+v, %v; want its history and forget", e, err)
+	}
 }

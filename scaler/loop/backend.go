@@ -235,17 +235,28 @@ func (l *Loop) Explain(ctx context.Context, node string) (api.Explanation, error
 }
 
 // explainLeft explains a server that is not in the config: one whose record the store still
-// holds left it (leftStatus); one without is no server of rota's (api.ErrUnknownNode).
+// holds left it (leftStatus); one without was forgotten if its recent history holds a forget
+// (rotactl forget deletes the record and keeps the history), and is otherwise no server of
+// rota's (api.ErrUnknownNode).
 func (l *Loop) explainLeft(node string) (api.Explanation, error) {
 	recs, err := l.o.Store.Nodes()
 	if err != nil {
 		return api.Explanation{}, fmt.Errorf("reading the store: %w", err)
 	}
-	r, ok := recs[node]
-	if !ok {
+	if r, ok := recs[node]; ok {
+		return l.withHistory(api.Explanation{Node: leftNodeStatus(node, r)}, node)
+	}
+	ex, err := l.withHistory(api.Explanation{Node: api.NodeStatus{Name: node}}, node)
+	if err != nil {
+		return api.Explanation{}, err
+	}
+	i := slices.IndexFunc(ex.History, func(h api.AuditRecord) bool { return h.Action == store.Forgotten })
+	if i < 0 {
 		return api.Explanation{}, fmt.Errorf("%s: %w", errtext.Quote(node), api.ErrUnknownNode)
 	}
-	return l.withHistory(api.Explanation{Node: leftNodeStatus(node, r)}, node)
+	forgot := ex.History[i]
+	ex.Forgotten = &forgot
+	return ex, nil
 }
 
 // withHistory is ex with node's recent audit records.

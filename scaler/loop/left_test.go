@@ -73,7 +73,8 @@ func TestServersThatLeftTheConfigAreShown(t *testing.T) {
 // A server that left the config stayed in status for good: nothing deleted its record. Forget
 // deletes it once rota has settled it, audited with who forgot it and its last state, and
 // refuses, changing nothing, while it is in the config, rota's drain on it is not given back,
-// it is pinned, or this rota does not lead; a restart does not bring it back.
+// it is pinned (saying to unpin it), or this rota does not lead; a restart does not bring it
+// back, and explain shows its history with the forget.
 func TestForgetASettledServerThatLeftTheConfig(t *testing.T) {
 	f := newFx(t, nil, nil)
 	f.propose = []fleet.Action{act(fleet.Drain, "cpu01", "cpu", fleet.ReasonIdle)}
@@ -134,8 +135,15 @@ func TestForgetASettledServerThatLeftTheConfig(t *testing.T) {
 				t.Errorf("%s: status still lists cpu01: %+v", when, n)
 			}
 		}
-		if _, err := f.loop.Explain(ctx, "cpu01"); !errors.Is(err, api.ErrUnknownNode) {
-			t.Errorf("%s: explain cpu01: %v, want ErrUnknownNode", when, err)
+		// Its history stays: explain shows it, and the forget, where it said "no such node".
+		ex, err := f.loop.Explain(ctx, "cpu01")
+		switch {
+		case err != nil:
+			t.Errorf("%s: explain cpu01: %v, want its history and forget", when, err)
+		case ex.Forgotten == nil || len(ex.History) < 2 || ex.History[0] != *ex.Forgotten || ex.History[1].Action != fleet.Resume:
+			t.Errorf("%s: explain cpu01 %+v, want the forget newest in its history, the drain given back before", when, ex)
+		case ex.Node.Name != "cpu01" || ex.Node.State != "" || ex.Node.LeftConfig != "" || !strings.Contains(ex.Forgotten.Detail, "alice: decommissioned"):
+			t.Errorf("%s: explain cpu01 %+v, forgotten %+v; want its name alone and the forget saying who", when, ex.Node, *ex.Forgotten)
 		}
 	}
 	listed("after the forget")

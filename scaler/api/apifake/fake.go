@@ -112,17 +112,19 @@ func (b *Backend) Status(ctx context.Context) (api.Status, error) {
 	return st, nil
 }
 
-// Explain returns the explanation set for node, ErrUnknownNode for a node not in the status.
+// Explain returns the explanation set for node (by SetExplanation, or by Forget: its forget),
+// ErrUnknownNode for a node not in the status that has none.
 func (b *Backend) Explain(ctx context.Context, node string) (api.Explanation, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.fail(ctx); err != nil {
 		return api.Explanation{}, err
 	}
-	if !b.known(node) {
+	e, ok := b.explanations[node]
+	if !ok && !b.known(node) {
 		return api.Explanation{}, fmt.Errorf("explaining %s: %w", node, api.ErrUnknownNode)
 	}
-	return b.explanations[node], nil
+	return e, nil
 }
 
 // Plan returns the decision set by SetDecision.
@@ -167,9 +169,10 @@ func (b *Backend) setFlag(ctx context.Context, flags map[string]string, what, no
 }
 
 // Forget removes node from the status when it left the config (LeftConfig set) and has no
-// action in flight; a node in a pool, or one with an action in flight, is a *api.KeptError and
+// action in flight, and Explain then answers its forget (noted with note, at the status's last
+// pass); a node in a pool, or one with an action in flight, is a *api.KeptError and
 // ErrUnknownNode one not in the status.
-func (b *Backend) Forget(ctx context.Context, node, _ string) (api.NodeStatus, error) {
+func (b *Backend) Forget(ctx context.Context, node, note string) (api.NodeStatus, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.fail(ctx); err != nil {
@@ -186,6 +189,9 @@ func (b *Backend) Forget(ctx context.Context, node, _ string) (api.NodeStatus, e
 	}
 	n := b.status.Nodes[i]
 	b.status.Nodes = slices.Delete(slices.Clone(b.status.Nodes), i, i+1)
+	forget := api.AuditRecord{Time: b.status.LastPass, Node: node, Action: "forget", Reason: "operator", Result: "succeeded",
+		Detail: fmt.Sprintf("record forgotten (%s): it was %s", note, n.State)}
+	b.explanations[node] = api.Explanation{Node: api.NodeStatus{Name: node}, History: []api.AuditRecord{forget}, Forgotten: &forget}
 	return n, nil
 }
 
