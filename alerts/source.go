@@ -54,11 +54,18 @@ func (s source) sel(metric string, matchers ...string) string {
 	return s.selector(metric, matchers...)
 }
 
-// selector is metric with the matchers given, and fleet="NAME" first where the source reads
-// one fleet: every selector of the expressions is built here, so none reads another fleet.
+// selector is metric with the matchers given, in the source's fleet (Selector): every selector
+// of the expressions is built here, so none reads another fleet.
 func (s source) selector(metric string, matchers ...string) string {
-	if s.fleet != "" {
-		matchers = append([]string{fmt.Sprintf("%s=%q", FleetLabel, s.fleet)}, matchers...)
+	return Selector(s.fleet, metric, matchers...)
+}
+
+// Selector is metric with the matchers given, and fleet="NAME" first where fleet is set (the
+// scaler's prometheus.fleet): every query rota and rotactl send selects through it, so none
+// reads another fleet; empty selects no fleet.
+func Selector(fleet, metric string, matchers ...string) string {
+	if fleet != "" {
+		matchers = append([]string{fmt.Sprintf("%s=%q", FleetLabel, fleet)}, matchers...)
 	}
 	if len(matchers) == 0 {
 		return metric

@@ -65,7 +65,7 @@ func registerReport(app *kingpin.Application, cmds map[string]command) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		r, err := report.Build(ctx, api, period)
+		r, err := report.Build(ctx, api, period, cfg.Prometheus.Fleet)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "rotactl:", err)
 			return 1

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,7 @@ var books = []backfill{
 
 // startBackfilledPrometheus writes books (each family's series together, as OpenMetrics wants)
 // as blocks and serves them from a real Prometheus.
-func startBackfilledPrometheus(t *testing.T) string {
+func startBackfilledPrometheus(t *testing.T, books []backfill) string {
 	t.Helper()
 	promtool := testutil.Tool(t, "promtool")
 	prometheus := testutil.Tool(t, "prometheus")
@@ -131,7 +132,7 @@ func startBackfilledPrometheus(t *testing.T) string {
 // figures are the books' to the cent: increase() extrapolates at most one scrape back to the
 // month's start, at the month's mean rate (see docs/rules.md, "How exact increase() is").
 func TestReportFromPrometheus(t *testing.T) {
-	url := startBackfilledPrometheus(t)
+	url := startBackfilledPrometheus(t, books)
 	var stdout, stderr strings.Builder
 	if code := run(t.Context(), []string{"report", "--month", "2026-11", "--prometheus.url", url, "--format", "json"},
 		env{stdout: &stdout, stderr: &stderr}); code != 0 {
@@ -198,8 +199,89 @@ func TestReportFromPrometheus(t *testing.T) {
 	run(t.Context(), []string{"report", "--month", "2026-11", "--prometheus.url", url}, env{stdout: &stdout, stderr: &stderr})
 	t.Logf("rotactl report --month 2026-11:\n%s", stdout.String())
 	if !strings.Contains(stdout.String(), "2026-11 (2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z, UTC)") ||
-		!strings.Contains(stdout.String(), "1450.00") {
+		!strings.Contains(stdout.String(), "1450.00") || strings.Contains(stdout.String(), "fleet") {
 		t.Errorf("table:\n%s", stdout.String())
+	}
+}
+
+// TestReportKeepsFleetsApart: a real Prometheus holds two fleets' books, each fleet with a
+// pool gpu of department research and a server gpu01. With prometheus.fleet set the report is
+// that fleet's alone; unset, each fleet has its rows (a fleet column), never their sum.
+func TestReportKeepsFleetsApart(t *testing.T) {
+	var two []backfill
+	for _, f := range []struct {
+		fleet string
+		rate  float64
+	}{{"site-a", 1}, {"site-b", 10}} {
+		fl := `fleet="` + f.fleet + `",`
+		two = append(two,
+			backfill{"rota_cost_spend_total", fl + `pool="gpu",department="research",region="eu",currency="EUR",power="on",basis="profile"`, steady(f.rate)},
+			backfill{"rota_energy_node_joules_total", fl + `node="gpu01",pool="gpu",source="bmc"`, steady(f.rate * 1000 * 3600)})
+	}
+	// Each family's series together, as OpenMetrics wants.
+	slices.SortStableFunc(two, func(a, b backfill) int { return strings.Compare(a.name, b.name) })
+	url := startBackfilledPrometheus(t, two)
+	file := filepath.Join(t.TempDir(), "rota.yml")
+	if err := os.WriteFile(file, []byte("server: {webhook_auth_disabled: true}\nprometheus: {url: "+url+", fleet: site-a}\npools:\n  - name: gpu\n    profile: {cpu_cores: 8}\n    cost: {hourly: 1.5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The rows as JSON names them (not report's types: the old rows had no fleet).
+	type row struct {
+		Fleet, By, Name string
+		Spend           float64
+		DrawnKWh        float64 `json:"drawn_kwh"`
+	}
+	report := func(args ...string) (fleet string, rows map[string]row, table string) {
+		t.Helper()
+		var stdout, stderr strings.Builder
+		args = append([]string{"report", "--month", "2026-11"}, args...)
+		if code := run(t.Context(), append(args, "--format", "json"), env{stdout: &stdout, stderr: &stderr}); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		var got struct {
+			Fleet      string
+			Money, Use []row
+		}
+		if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil {
+			t.Fatalf("%v:\n%s", err, stdout.String())
+		}
+		rows = map[string]row{}
+		for table, rs := range map[string][]row{"money": got.Money, "use": got.Use} {
+			for _, r := range rs {
+				rows[table+"/"+r.Fleet+"/"+r.By+"/"+r.Name] = r
+			}
+		}
+		stdout.Reset()
+		if code := run(t.Context(), args, env{stdout: &stdout, stderr: &stderr}); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		return got.Fleet, rows, stdout.String()
+	}
+	cent := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 0.01 {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+
+	fleet, rows, table := report("--config.file", file)
+	if fleet != "site-a" || len(rows) != 3 || !strings.Contains(table, "UTC, fleet site-a)") {
+		t.Errorf("prometheus.fleet site-a: fleet %q, rows %v, table:\n%s", fleet, rows, table)
+	}
+	cent("site-a's gpu spend", rows["money/site-a/pool/gpu"].Spend, 720)
+	cent("site-a's research spend", rows["money/site-a/department/research"].Spend, 720)
+	cent("site-a's gpu drawn kWh", rows["use/site-a/pool/gpu"].DrawnKWh, 720)
+
+	fleet, rows, table = report("--prometheus.url", url)
+	if fleet != "" || len(rows) != 6 {
+		t.Errorf("no prometheus.fleet: fleet %q, rows %v", fleet, rows)
+	}
+	for f, rate := range map[string]float64{"site-a": 1, "site-b": 10} {
+		cent(f+"'s gpu spend", rows["money/"+f+"/pool/gpu"].Spend, 720*rate)
+		cent(f+"'s gpu drawn kWh", rows["use/"+f+"/pool/gpu"].DrawnKWh, 720*rate)
+	}
+	if !strings.HasPrefix(strings.Split(table, "\n")[2], "fleet ") || !strings.Contains(table, "site-b") {
+		t.Errorf("no fleet column:\n%s", table)
 	}
 }
 

@@ -44,6 +44,9 @@ func MonthPeriod(month string, loc *time.Location, now time.Time) (Period, error
 
 // MoneyRow is what one department or pool spent and saved, in one currency.
 type MoneyRow struct {
+	// Fleet is the target label fleet of the series counted (docs/fleets.md); empty where
+	// they carry none.
+	Fleet    string  `json:"fleet,omitempty"`
 	By       string  `json:"by"`
 	Name     string  `json:"name"`
 	Currency string  `json:"currency"`
@@ -65,6 +68,7 @@ type MoneyRow struct {
 
 // UseRow is what one department or pool used, drew and avoided.
 type UseRow struct {
+	Fleet         string  `json:"fleet,omitempty"`
 	By            string  `json:"by"`
 	Name          string  `json:"name"`
 	BorrowedHours float64 `json:"borrowed_server_hours"`
@@ -79,9 +83,12 @@ type UseRow struct {
 	AvoidedCO2Kg     float64 `json:"avoided_co2_kg"`
 }
 
-// Report is one period of the books, by department and by pool.
+// Report is one period of the books, by department and by pool, each fleet's apart.
 type Report struct {
 	Period
+	// Fleet is the one fleet read (prometheus.fleet); empty, every fleet in Prometheus, a row
+	// per fleet where their series carry the label.
+	Fleet string
 	Money []MoneyRow
 	Use   []UseRow
 }
@@ -91,70 +98,78 @@ type Querier interface {
 	Query(ctx context.Context, query string, ts time.Time, opts ...v1.Option) (model.Value, v1.Warnings, v1.Infos, error)
 }
 
-// Build reads the period's books: each figure is the cookbook's sum of increase() over the
-// period, evaluated at its end. A query that fails or answers with warnings (partial data)
-// fails the report: a bill with holes is no bill.
-func Build(ctx context.Context, q Querier, p Period) (Report, error) {
-	r := Report{Period: p}
+// Build reads the period's books of fleet (prometheus.fleet: every selector asks for it), or,
+// fleet empty, of every fleet in Prometheus: each figure is the cookbook's sum of increase()
+// over the period, evaluated at its end, kept apart by the label fleet as the rules keep it
+// (two fleets' pools of one name are two rows). A query that fails or answers with warnings
+// (partial data) fails the report: a bill with holes is no bill.
+func Build(ctx context.Context, q Querier, p Period, fleet string) (Report, error) {
+	r := Report{Period: p, Fleet: fleet}
 	rng := fmt.Sprintf("[%ds]", int64(p.To.Sub(p.From).Seconds()))
-	inc := func(series, selector string) string {
-		return fmt.Sprintf("increase(%s%s%s)", series, selector, rng)
+	inc := func(series string, matchers ...string) string {
+		return fmt.Sprintf("increase(%s%s)", alerts.Selector(fleet, series, matchers...), rng)
 	}
+	fleetOf := func(s *model.Sample) string { return string(s.Metric[alerts.FleetLabel]) }
 	for _, by := range []string{"department", "pool"} {
-		money := map[[2]string]*MoneyRow{}
-		row := func(name, cur string) *MoneyRow {
-			k := [2]string{name, cur}
+		money := map[[3]string]*MoneyRow{}
+		row := func(fleet, name, cur string) *MoneyRow {
+			k := [3]string{fleet, name, cur}
 			if money[k] == nil {
-				money[k] = &MoneyRow{By: by, Name: name, Currency: cur}
+				money[k] = &MoneyRow{Fleet: fleet, By: by, Name: name, Currency: cur}
 			}
 			return money[k]
 		}
 		// poolOnly: the series has no department label (a server's own series).
 		moneyQueries := []struct {
-			series, selector string
-			poolOnly         bool
-			field            func(*MoneyRow) *float64
+			series   string
+			matchers []string
+			poolOnly bool
+			field    func(*MoneyRow) *float64
 		}{
-			{alerts.CostSpend, "", false, func(m *MoneyRow) *float64 { return &m.Spend }},
-			{alerts.CostSpend, `{power="unknown"}`, false, func(m *MoneyRow) *float64 { return &m.UnknownPower }},
-			{alerts.CostSpend, `{power="failed"}`, false, func(m *MoneyRow) *float64 { return &m.Failed }},
-			{alerts.CostSaving, "", false, func(m *MoneyRow) *float64 { return &m.Saving }},
-			{alerts.CostWouldSave, "", false, func(m *MoneyRow) *float64 { return &m.WouldSave }},
-			{alerts.CostNodeIdle, "", true, func(m *MoneyRow) *float64 { return &m.Idle }},
-			{alerts.CostBorrowed, "", false, func(m *MoneyRow) *float64 { return &m.Borrowed }},
+			{alerts.CostSpend, nil, false, func(m *MoneyRow) *float64 { return &m.Spend }},
+			{alerts.CostSpend, []string{`power="unknown"`}, false, func(m *MoneyRow) *float64 { return &m.UnknownPower }},
+			{alerts.CostSpend, []string{`power="failed"`}, false, func(m *MoneyRow) *float64 { return &m.Failed }},
+			{alerts.CostSaving, nil, false, func(m *MoneyRow) *float64 { return &m.Saving }},
+			{alerts.CostWouldSave, nil, false, func(m *MoneyRow) *float64 { return &m.WouldSave }},
+			{alerts.CostNodeIdle, nil, true, func(m *MoneyRow) *float64 { return &m.Idle }},
+			{alerts.CostBorrowed, nil, false, func(m *MoneyRow) *float64 { return &m.Borrowed }},
 		}
 		for _, mq := range moneyQueries {
 			if mq.poolOnly && by != "pool" {
 				continue
 			}
-			vec, err := query(ctx, q, fmt.Sprintf("sum by (%s, currency) (%s)", by, inc(mq.series, mq.selector)), p.To)
+			vec, err := query(ctx, q, fmt.Sprintf("sum by (%s, %s, currency) (%s)", alerts.FleetLabel, by, inc(mq.series, mq.matchers...)), p.To)
 			if err != nil {
 				return Report{}, err
 			}
 			for _, s := range vec {
-				*mq.field(row(string(s.Metric[model.LabelName(by)]), string(s.Metric["currency"]))) += float64(s.Value)
+				*mq.field(row(fleetOf(s), string(s.Metric[model.LabelName(by)]), string(s.Metric["currency"]))) += float64(s.Value)
 			}
 		}
-		use := map[string]*UseRow{}
-		urow := func(name string) *UseRow {
-			if use[name] == nil {
-				use[name] = &UseRow{By: by, Name: name}
+		use := map[[2]string]*UseRow{}
+		urow := func(fleet, name string) *UseRow {
+			k := [2]string{fleet, name}
+			if use[k] == nil {
+				use[k] = &UseRow{Fleet: fleet, By: by, Name: name}
 			}
-			return use[name]
+			return use[k]
+		}
+		sum := func(series string, matchers ...string) string {
+			return fmt.Sprintf("sum by (%s, %s) (%s)", alerts.FleetLabel, by, inc(series, matchers...))
 		}
 		// Measured energy: a BMC's reading, or a GPU pool's base_watts plus its GPUs' readings.
-		measured := fmt.Sprintf(`{source=~"%s|%s"}`, cost.SourceBMC, cost.SourceGPU)
+		measured := fmt.Sprintf(`source=~"%s|%s"`, cost.SourceBMC, cost.SourceGPU)
 		useQueries := []struct {
 			expr     string
 			poolOnly bool
 			field    func(*UseRow) *float64
 		}{
-			{fmt.Sprintf("sum by (%s) (%s) / 3600", by, inc(alerts.CostBorrowedSeconds, "")), false, func(u *UseRow) *float64 { return &u.BorrowedHours }},
-			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyNode, "")), true, func(u *UseRow) *float64 { return &u.DrawnKWh }},
-			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyNode, measured)), true, func(u *UseRow) *float64 { return &u.MeasuredKWh }},
-			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyAvoided, "")), false, func(u *UseRow) *float64 { return &u.AvoidedKWh }},
-			{fmt.Sprintf("sum by (%s) (%s) / 3.6e6", by, inc(alerts.EnergyAvoided, `{carbon="unknown"}`)), false, func(u *UseRow) *float64 { return &u.CarbonUnknownKWh }},
-			{fmt.Sprintf("sum by (%s) (%s) / 1000", by, inc(alerts.CarbonAvoided, "")), false, func(u *UseRow) *float64 { return &u.AvoidedCO2Kg }},
+			{sum(alerts.CostBorrowedSeconds) + " / 3600", false, func(u *UseRow) *float64 { return &u.BorrowedHours }},
+			{sum(alerts.EnergyNode) + " / 3.6e6", true, func(u *UseRow) *float64 { return &u.DrawnKWh }},
+			{sum(alerts.EnergyNode, measured) + " / 3.6e6", true, func(u *UseRow) *float64 { return &u.MeasuredKWh }},
+			{sum(alerts.EnergyAvoided) + " / 3.6e6", false, func(u *UseRow) *float64 { return &u.AvoidedKWh }},
+			{sum(alerts.EnergyAvoided, `carbon="unknown"`) + " / 3.6e6", false, func(u *UseRow) *float64 { return &u.CarbonUnknownKWh }},
+			{sum(alerts.CarbonAvoided) + " / 1000", false, func(u *UseRow) *float64 { return &u.AvoidedCO2Kg }},
 		}
 		for _, uq := range useQueries {
 			if uq.poolOnly && by != "pool" {
@@ -165,7 +180,7 @@ func Build(ctx context.Context, q Querier, p Period) (Report, error) {
 				return Report{}, err
 			}
 			for _, s := range vec {
-				*uq.field(urow(string(s.Metric[model.LabelName(by)]))) += float64(s.Value)
+				*uq.field(urow(fleetOf(s), string(s.Metric[model.LabelName(by)]))) += float64(s.Value)
 			}
 		}
 		for _, m := range money {
@@ -180,13 +195,13 @@ func Build(ctx context.Context, q Querier, p Period) (Report, error) {
 		if c := order(a.By) - order(b.By); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Name+"\x00"+a.Currency, b.Name+"\x00"+b.Currency)
+		return strings.Compare(a.Fleet+"\x00"+a.Name+"\x00"+a.Currency, b.Fleet+"\x00"+b.Name+"\x00"+b.Currency)
 	})
 	slices.SortFunc(r.Use, func(a, b UseRow) int {
 		if c := order(a.By) - order(b.By); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Name, b.Name)
+		return strings.Compare(a.Fleet+"\x00"+a.Name, b.Fleet+"\x00"+b.Name)
 	})
 	return r, nil
 }

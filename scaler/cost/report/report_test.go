@@ -58,37 +58,43 @@ func TestBuildRefusesHoles(t *testing.T) {
 		"warnings": {vec: one, warnings: v1.Warnings{"store 3 down"}},
 		"NaN":      {vec: model.Vector{{Metric: model.Metric{"pool": "gpu"}, Value: model.SampleValue(math.NaN())}}},
 	} {
-		if _, err := Build(context.Background(), a, p); err == nil {
+		if _, err := Build(context.Background(), a, p, ""); err == nil {
 			t.Errorf("%s: a report was built", name)
 		}
 	}
-	if _, err := Build(context.Background(), noData{}, p); err == nil {
+	if _, err := Build(context.Background(), noData{}, p, ""); err == nil {
 		t.Error("success without data: a report was built")
 	}
-	a := &answers{vec: one}
-	r, err := Build(context.Background(), a, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range a.asked {
-		if !strings.Contains(q, "[2592000s])") {
-			t.Errorf("query %s is not over the 30 days of November", q)
+	for fleet, header := range map[string]string{"": "table,by,name,", "site-a": "table,fleet,by,name,"} {
+		vec := model.Vector{{Metric: model.Metric{"pool": "gpu", "currency": "EUR"}, Value: 5}}
+		if fleet != "" {
+			vec[0].Metric["fleet"] = model.LabelValue(fleet)
 		}
-	}
-	var b strings.Builder
-	if err := r.CSV(&b); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) < 2 || rows[0][0] != "table" {
-		t.Fatalf("csv:\n%s", b.String())
-	}
-	for _, row := range rows {
-		if len(row) != len(rows[0]) {
-			t.Errorf("csv row of %d cells, header %d: %v", len(row), len(rows[0]), row)
+		a := &answers{vec: vec}
+		r, err := Build(context.Background(), a, p, fleet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range a.asked {
+			if !strings.Contains(q, "[2592000s])") || strings.Contains(q, `fleet="site-a"`) != (fleet != "") {
+				t.Errorf("query %s is not over the 30 days of November, or not in fleet %q", q, fleet)
+			}
+		}
+		var b strings.Builder
+		if err := r.CSV(&b); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) < 2 || !strings.HasPrefix(b.String(), header) {
+			t.Fatalf("fleet %q: csv:\n%s", fleet, b.String())
+		}
+		for _, row := range rows {
+			if len(row) != len(rows[0]) {
+				t.Errorf("csv row of %d cells, header %d: %v", len(row), len(rows[0]), row)
+			}
 		}
 	}
 }
