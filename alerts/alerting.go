@@ -34,6 +34,7 @@ const (
 	AlertLeaderFlapping    = "RotaLeaderFlapping"
 	AlertConfigDiffers     = "RotaConfigDiffers"
 	AlertPowerOutside      = "RotaPowerChangedOutside"
+	AlertFleetLabel        = "RotaFleetLabelMismatch"
 )
 
 // FlapTerms is how many terms begun within FlapWindow passes make RotaLeaderFlapping fire.
@@ -75,6 +76,10 @@ func alertRules(cfg *config.Config, exprs []Expr) []Rule {
 		alert(AlertTelemetryMissing, "telemetry", "warning", telemetryAlert(cfg), pass,
 			"No fresh data from {{ $labels.node }}",
 			fmt.Sprintf("{{ $labels.node }} is powered on but its exporter sent nothing in %s; rota will not power it off.", p.Telemetry.MaxAge)),
+		// To the operators alone (signal scaler): rota can do nothing of Prometheus' labels.
+		alert(AlertFleetLabel, "scaler", "warning", fleetLabelAlert(cfg), 3*pass,
+			"{{ $labels.node }}'s exporter and rota name different fleets",
+			"rota's series of {{ $labels.node }} carry fleet=\"{{ $labels.fleet }}\", its exporter's fleet=\"{{ $labels.exporter_fleet }}\" (empty: no label): they match nowhere, so the server is never idle and RotaTelemetryMissing fires for it. Set the label fleet on every target of a fleet (rota, its exporters, the Slurm collector), or on none (docs/fleets.md)."),
 		alert(AlertCollectorFailing, "telemetry", "warning", e.partialAlert(), pass,
 			"Partial data from {{ $labels.node }}",
 			"A collector of {{ $labels.node }}'s exporter fails or a GPU has no reading; rota will not power it off."),
@@ -265,12 +270,33 @@ func (e fleetExpr) underuseAlert() string {
 // with no CPU sample within the max age from any source the pools read: it compares the
 // inventory with the data, so a server that never reported is caught too.
 func telemetryAlert(cfg *config.Config) string {
-	var fresh []string
-	for _, name := range cfg.SourcesInUse() {
-		fresh = append(fresh, NewExprFor(cfg, name).Fresh())
-	}
 	return fmt.Sprintf("(%s == 1)\nunless on (fleet, node) (%s{state=~\"powering_on|booting|powering_off\"} == 1)\nunless on (fleet, node) %s",
-		once(FleetNodePowered, "node", "pool", "region", "department"), FleetNodeState, strings.Join(fresh, "\nunless on (fleet, node) "))
+		once(FleetNodePowered, "node", "pool", "region", "department"), FleetNodeState, strings.Join(fresh(cfg), "\nunless on (fleet, node) "))
+}
+
+// fresh is, per source the pools read, its servers with a CPU sample within the max age.
+func fresh(cfg *config.Config) []string {
+	var out []string
+	for _, name := range cfg.SourcesInUse() {
+		out = append(out, NewExprFor(cfg, name).Fresh())
+	}
+	return out
+}
+
+// fleetLabelAlert fires for a server rota names whose exporter sends fresh data under another
+// fleet label only: the fleet's targets labelled on one side and not the other (or with two
+// values). rota's series of the server are joined on node alone to the exporter's series that
+// no rota of their fleet names (so a correctly labelled fleet beside it, with a server of the
+// same name, is not taken for the exporter), their fleet kept as exporter_fleet. A server
+// without fresh data at all is RotaTelemetryMissing's. Where two fleets' unmatched exporters
+// name one server, topk takes one of them: a join needs one series per node.
+func fleetLabelAlert(cfg *config.Config) string {
+	exporters := "group by (fleet, node) (\n  " + strings.Join(fresh(cfg), "\n  or ") + "\n)"
+	rota := fmt.Sprintf("group by (fleet, node, pool) (%s)", FleetNodePowered)
+	unmatched := fmt.Sprintf("label_replace(\n  %s\n  unless on (fleet, node) %s,\n  \"exporter_fleet\", \"$1\", %q, \"(.*)\"\n)",
+		indent(exporters), FleetNodePowered, FleetLabel)
+	return fmt.Sprintf("(\n  %s\n  unless on (fleet, node) %s\n)\n* on (node) group_left (exporter_fleet) topk by (node) (1,\n  group by (node, exporter_fleet) (\n    %s\n  )\n)",
+		rota, indent(exporters), indent(indent(unmatched)))
 }
 
 // bootAlerts fire for a server stuck powering on or booting past its pool's boot timeout (one

@@ -326,6 +326,8 @@ func TestAlertmanagerRoutes(t *testing.T) {
 		{[]string{"alertname=" + AlertCarbonUnknown, SignalLabel + "=cost", "severity=info", "region=eu-west"}, "rota,operators"},
 		{[]string{"alertname=" + AlertScalerDown, SignalLabel + "=scaler", "severity=critical"}, "operators"},
 		{[]string{"alertname=" + AlertScalerBlind, SignalLabel + "=scaler", "severity=warning"}, "operators"},
+		// A fleet labelled on one side only: rota can do nothing of Prometheus' labels.
+		{[]string{"alertname=" + AlertFleetLabel, SignalLabel + "=scaler", "severity=warning", "fleet=site-a", "pool=gpu"}, "operators"},
 		{[]string{"alertname=DiskFull", "severity=warning"}, "operators"},
 		{[]string{"alertname=Watchdog", "severity=none"}, "operators"},
 	} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -265,13 +266,13 @@ func ruleFor(rules []Rule, alert string, labels map[string]string) (Rule, error)
 	return *best, nil
 }
 
-// expand fills an annotation's {{ $labels.X }} with the alert's labels.
+// expand fills an annotation's {{ $labels.X }} with the alert's labels, and with nothing where
+// the alert has no label X, as Prometheus does.
 func expand(tmpl string, labels map[string]string) string {
-	for k, v := range labels {
-		tmpl = strings.ReplaceAll(tmpl, "{{ $labels."+k+" }}", v)
-	}
-	return tmpl
+	return labelRef.ReplaceAllStringFunc(tmpl, func(ref string) string { return labels[labelRef.FindStringSubmatch(ref)[1]] })
 }
+
+var labelRef = regexp.MustCompile(`\{\{ \$labels\.(\w+) \}\}`)
 
 // A sample is one step of a series: a value, no sample, or a stale marker.
 type sample struct {

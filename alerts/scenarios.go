@@ -398,7 +398,39 @@ func evaluationScenarios(tm timing) []scenario {
 
 // signalScenarios exercise the backlog, underuse and telemetry alerts.
 func signalScenarios(tm timing) []scenario {
-	return append(append(backlogScenarios(tm), underuseScenarios(tm)...), telemetryScenarios(tm)...)
+	return slices.Concat(backlogScenarios(tm), underuseScenarios(tm), telemetryScenarios(tm), fleetLabelScenarios(tm))
+}
+
+// fleetLabelScenarios: a fleet whose rota is labelled and whose exporter is not (or the other
+// way round) fires RotaFleetLabelMismatch after its hold, naming both values, also beside
+// another fleet's correctly labelled server of the same name; two correctly labelled fleets
+// and one unlabelled fleet do not.
+func fleetLabelScenarios(tm timing) []scenario {
+	n := tm.n(tm.held(0, 3*tm.pass)) + 8
+	fires, never := tm.from(tm.held(0, 3*tm.pass)), tm.never(tm.held(0, 3*tm.pass)+4*tm.step)
+	// server is rota's series of a server and its exporter's, each with its fleet ("": none).
+	server := func(node, rota, exporter string) []InputSeries {
+		l := func(fleet string) map[string]string {
+			if fleet == "" {
+				return nodeLabels(node, tm.cpuPool)
+			}
+			return with(nodeLabels(node, tm.cpuPool), FleetLabel, fleet)
+		}
+		return []InputSeries{series(FleetNodePowered, l(rota), constant(1, n)), series(NodeCPUs, l(exporter), constant(4, n))}
+	}
+	sc := func(node, why string, labels map[string]string, series []InputSeries, checks []check) scenario {
+		return scenario{name: "fleet label: " + node + ": " + why, alert: AlertFleetLabel, labels: labels, series: series, checks: checks}
+	}
+	return []scenario{
+		sc("mis", "rota's target labelled, the exporter's not", with(nodeLabels("mis", tm.cpuPool), FleetLabel, "site-a"), server("mis", "site-a", ""), fires),
+		sc("rev", "the exporter's target labelled, rota's not", with(nodeLabels("rev", tm.cpuPool), "exporter_fleet", "site-b"), server("rev", "", "site-b"), fires),
+		sc("same", "one fleet mislabelled beside another's server of the same name, labelled", with(nodeLabels("same", tm.cpuPool), FleetLabel, "site-a"),
+			append(server("same", "site-a", ""), server("same", "site-b", "site-b")...), fires),
+		sc("same-rev", "the other way round, beside labelled fleets before and after it", with(nodeLabels("same-rev", tm.cpuPool), "exporter_fleet", "site-b"),
+			slices.Concat(server("same-rev", "", "site-b"), server("same-rev", "site-a", "site-a"), server("same-rev", "site-c", "site-c")), fires),
+		sc("twin", "two fleets labelled on every target", nil, append(server("twin", "site-a", "site-a"), server("twin", "site-b", "site-b")...), never),
+		sc("one", "one fleet labelled on no target", nil, server("one", "", ""), never),
+	}
 }
 
 // backlogScenarios: more than queued_jobs for backlog.for fires; the threshold itself, a queue
