@@ -37,18 +37,7 @@ func TestExampleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := filepath.Join(testutil.RepoRoot(t), "deploy", "prometheus", "targets", "rota.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("targets differ from %s (run with -update to accept):\n%s", golden, got)
-	}
+	checkGolden(t, golden, got)
 }
 
 // TestFleetGolden: with prometheus.fleet set, the example config's targets each carry the
@@ -65,18 +54,7 @@ func TestFleetGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden := filepath.Join("testdata", "fleet.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("targets differ from %s (run with -update to accept):\n%s", golden, got)
-	}
+	checkGolden(t, golden, got)
 }
 
 func TestTargetsLabels(t *testing.T) {
@@ -145,5 +123,22 @@ func TestTargetsLabels(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// checkGolden compares got with the golden file (written instead with -update).
+func checkGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("targets differ from %s (run with -update to accept):\n%s", golden, got)
 	}
 }
