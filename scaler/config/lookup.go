@@ -69,6 +69,17 @@ func (c *Config) Node(name string) (NodeRef, bool) {
 	return NodeRef{}, false
 }
 
+// NodeNames is the set of every server's name in the config.
+func (c *Config) NodeNames() map[string]bool {
+	names := map[string]bool{}
+	for _, p := range c.Pools {
+		for _, n := range p.Nodes {
+			names[n.Name] = true
+		}
+	}
+	return names
+}
+
 // NearestNode returns the node name closest to name, for a "did you mean" after a typo: one
 // equal to it but for case, else the first at the fewest edits, at most a third of name's
 // length (one at least); "" when none is that close, or name is longer than a host name.

@@ -101,12 +101,7 @@ func (e *Executor) Repair(ctx context.Context, obs Observed) error {
 // powering off or off is left as it is (rota reads no BMC of a server outside the config: it
 // may be off, and must not be offered work), and so is one pinned or in maintenance.
 func (e *Executor) giveBackLeft(ctx context.Context, recs map[string]store.Node, obs Observed) {
-	inConfig := map[string]bool{}
-	for _, p := range e.o.Config.Pools {
-		for _, cn := range p.Nodes {
-			inConfig[cn.Name] = true
-		}
-	}
+	inConfig := e.o.Config.NodeNames()
 	for name, n := range recs {
 		if inConfig[name] {
 			continue

@@ -97,12 +97,7 @@ func (l *Loop) passStatus(p pass, recs map[string]store.Node) api.Status {
 // name: no pass plans them and the executor settles them (executor.LeftConfig says how), so
 // only their records say where they are. Pool-less, they count in no pool and no spend.
 func (l *Loop) leftStatus(recs map[string]store.Node) []api.NodeStatus {
-	inConfig := map[string]bool{}
-	for _, pl := range l.cfg.Pools {
-		for _, cn := range pl.Nodes {
-			inConfig[cn.Name] = true
-		}
-	}
+	inConfig := l.cfg.NodeNames()
 	var out []api.NodeStatus
 	for name, r := range recs {
 		if !inConfig[name] {
