@@ -20,7 +20,8 @@ type Options struct {
 	Clock  Clock
 	// Registerer receives the rota_bmc_* metrics; nil registers nothing.
 	Registerer prometheus.Registerer
-	// MaxConcurrent caps operations in flight across all BMCs (64).
+	// MaxConcurrent caps the requests out at once across all BMCs (64); an operation holds a
+	// slot only while one of its requests is out (see slot).
 	MaxConcurrent int
 	// MinCommandInterval is the least time between two commands to one BMC (1s; negative:
 	// no spacing).
@@ -199,8 +200,9 @@ func (c *Controller) Cycle(ctx context.Context, name string) error {
 	return c.run(ctx, name, "cycle", "power cycling", func(ctx context.Context, s *session) error { return s.cycle(ctx) })
 }
 
-// run takes the node's BMC's lock and a global slot, runs fn with a fresh session (one bmclib client
-// per operation), and records the outcome.
+// run takes the node's BMC's lock, runs fn with a fresh session (one bmclib client per
+// operation), and records the outcome. Each request fn makes takes a slot of the concurrency cap
+// while it is out (slot).
 func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(context.Context, *session) error) error {
 	n, ok := c.nodes[name]
 	if !ok {
@@ -210,7 +212,7 @@ func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(con
 	start := c.opts.Clock.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.OperationTimeout)
 	defer cancel()
-	err := c.withSlot(ctx, n, func() error {
+	err := c.withLock(ctx, n, func() error {
 		s := &session{c: c, n: n, log: c.opts.Logger.WithFields(logrus.Fields{"node": name, "operation": op})}
 		defer s.close()
 		return fn(ctx, s)
@@ -225,7 +227,8 @@ func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(con
 	return nil
 }
 
-func (c *Controller) withSlot(ctx context.Context, n *node, fn func() error) error {
+// withLock runs fn holding the node's BMC's lock: one operation at a time per BMC.
+func (c *Controller) withLock(ctx context.Context, n *node, fn func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -235,14 +238,26 @@ func (c *Controller) withSlot(ctx context.Context, n *node, fn func() error) err
 		return fmt.Errorf("waiting for the bmc's previous operation: %w", ctx.Err())
 	}
 	defer func() { <-n.bmc.lock }()
+	c.m.inflight.Inc()
+	defer c.m.inflight.Dec()
+	return fn()
+}
+
+// slot waits for one of MaxConcurrent slots for one request to a BMC (a connection's open or
+// close, a state read, a command, a task's or a power reading's read) and returns its release.
+// An operation holds a slot only while one of its requests is out, never through its waits (a
+// graceful shutdown's grace period, the confirmation's polls, backoffs): a few slots serve
+// many servers shutting down at once, and an operation never waits for a slot behind others'
+// shutdowns. The wait is bounded by ctx, the operation's, not by the call timeout: a request
+// waiting for a slot has not been sent.
+func (c *Controller) slot(ctx context.Context) (func(), error) {
 	select {
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for a slot under the concurrency cap: %w", ctx.Err())
+		return nil, fmt.Errorf("waiting for a slot under the concurrency cap: %w", ctx.Err())
 	}
-	c.m.inflight.Inc()
-	defer func() { c.m.inflight.Dec(); <-c.slots }()
-	return fn()
+	c.m.reqInflight.Inc()
+	return func() { c.m.reqInflight.Dec(); <-c.slots }, nil
 }
 
 // backoff returns the wait before attempt i+1: exponential from BackoffBase, capped at

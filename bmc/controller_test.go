@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -186,13 +187,13 @@ func TestControllerContextBoundsWaiting(t *testing.T) {
 }
 
 // TestControllerConcurrency runs many operations at once: at most one per node, at most
-// MaxConcurrent in all, and commands to one node at least MinCommandInterval apart.
+// MaxConcurrent requests out in all, and commands to one node at least MinCommandInterval apart.
 func TestControllerConcurrency(t *testing.T) {
 	clock := newFakeClock()
 	global := &maxTracker{}
 	bmcs := map[string]*fakeBMC{}
 	for i := range 20 {
-		bmcs[fmt.Sprintf("n%02d", i)] = &fakeBMC{clock: clock, maxConc: global, script: script{raw: "off"}}
+		bmcs[fmt.Sprintf("n%02d", i)] = &fakeBMC{clock: clock, requests: global, script: script{raw: "off"}}
 	}
 	c, _ := newTestController(t, ProtocolIPMI, bmcs, clock, func(o *Options) { o.MaxConcurrent = 4 })
 	var wg sync.WaitGroup
@@ -215,7 +216,7 @@ func TestControllerConcurrency(t *testing.T) {
 		}
 	}
 	if global.max > 4 || global.max == 0 {
-		t.Errorf("max concurrent connections %d, want 1..4", global.max)
+		t.Errorf("%d requests out at once, want 1..4", global.max)
 	}
 	for name, b := range bmcs {
 		for i := 1; i < len(b.at); i++ {
@@ -223,6 +224,43 @@ func TestControllerConcurrency(t *testing.T) {
 				t.Errorf("%s: commands %d and %d only %s apart", name, i-1, i, gap)
 			}
 		}
+	}
+}
+
+// TestShutdownsShareTheSlots: an operation holds a slot of MaxConcurrent only while one of its
+// requests is out, not through a graceful shutdown's wait: ten servers whose OS shuts down only
+// once all ten were asked (the gate) all go off gracefully under two slots, and no more than two
+// requests are ever out at once. Holding a slot for the whole operation, the first two would wait
+// out their grace period for the eight that cannot be asked, then be forced off.
+func TestShutdownsShareTheSlots(t *testing.T) {
+	clock := newFakeClock()
+	gate := &softGate{n: 10}
+	reqs := &maxTracker{}
+	bmcs := map[string]*fakeBMC{}
+	for i := range gate.n {
+		bmcs[fmt.Sprintf("n%02d", i)] = &fakeBMC{clock: clock, requests: reqs, gate: gate, script: script{raw: "on"}}
+	}
+	c, _ := newTestController(t, ProtocolRedfish, bmcs, clock, func(o *Options) {
+		o.MaxConcurrent, o.GracePeriod, o.ConfirmTimeout = 2, time.Hour, time.Hour
+	})
+	var wg sync.WaitGroup
+	for name := range bmcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Off(context.Background(), name, true); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for name, b := range bmcs {
+		if !slices.Equal(b.commands, []string{actionSoft}) || b.raw != "off" {
+			t.Errorf("%s: commands %q, now %s; want one graceful shutdown, off", name, b.commands, b.raw)
+		}
+	}
+	if reqs.max > 2 {
+		t.Errorf("%d requests out at once under 2 slots", reqs.max)
 	}
 }
 

@@ -32,7 +32,14 @@ type fakeBMC struct {
 	script
 	mu      sync.Mutex
 	clock   *fakeClock
-	maxConc *maxTracker
+	maxConc *maxTracker // connections open at once
+	// requests, if set, counts the requests out at once (each out for a short real time, so
+	// that requests made together overlap).
+	requests *maxTracker
+	// gate, if set, holds a graceful shutdown: the node stays on after its soft off until
+	// every node sharing the gate has been sent one.
+	gate *softGate
+	soft bool // a soft off was received
 
 	dials    int
 	commands []string
@@ -71,6 +78,26 @@ func (m *maxTracker) add(d int) {
 	}
 }
 
+// out counts one request out on b.requests for a short real time and returns its end.
+func (b *fakeBMC) out() func() {
+	if b.requests == nil {
+		return func() {}
+	}
+	b.requests.add(1)
+	time.Sleep(20 * time.Microsecond)
+	return func() { b.requests.add(-1) }
+}
+
+// softGate counts the nodes sent a soft off, out of n.
+type softGate struct {
+	mu      sync.Mutex
+	n, sent int
+}
+
+func (g *softGate) add() { g.mu.Lock(); defer g.mu.Unlock(); g.sent++ }
+
+func (g *softGate) open() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.sent >= g.n }
+
 var errTransient = errors.New("connection reset by peer")
 
 func pop(q *[]error) error {
@@ -88,6 +115,7 @@ func (d *fakeDialer) Dial(_ context.Context, node string, _ Endpoint, _ Secret) 
 	b := d.bmcs[node]
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer b.out()()
 	b.dials++
 	if err := pop(&b.dialErr); err != nil {
 		return nil, err
@@ -105,8 +133,12 @@ func (c *fakeConn) PowerState(ctx context.Context) (string, error) {
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer b.out()()
 	if err := pop(&b.stateErr); err != nil {
 		return "", err
+	}
+	if b.gate != nil && b.soft && b.raw == "on" && b.gate.open() {
+		b.raw = "off"
 	}
 	if b.pending != "" && !b.clock.Now().Before(b.pendingAt) {
 		b.raw, b.pending = b.pending, ""
@@ -118,7 +150,13 @@ func (c *fakeConn) SetPower(ctx context.Context, action string) (string, error) 
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer b.out()()
 	b.commands = append(b.commands, action)
+	if b.gate != nil && action == actionSoft {
+		b.soft = true
+		b.gate.add()
+		return "", nil
+	}
 	b.at = append(b.at, b.clock.Now())
 	err := pop(&b.setErr)
 	if err != nil && !b.applyOnErr {
@@ -144,6 +182,7 @@ func (c *fakeConn) Close(context.Context) error {
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer b.out()()
 	b.active--
 	if b.maxConc != nil {
 		b.maxConc.add(-1)

@@ -15,6 +15,7 @@ type metrics struct {
 	providers   *prometheus.CounterVec
 	retries     *prometheus.CounterVec
 	inflight    prometheus.Gauge
+	reqInflight prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -52,11 +53,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"protocol", "operation"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rota_bmc_operations_in_flight",
-			Help: "Power operations holding a slot of the global concurrency cap.",
+			Help: "Power operations under way (each holds its BMC's turn; a slot of the concurrency cap only while a request is out).",
+		}),
+		reqInflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rota_bmc_requests_in_flight",
+			Help: "BMC requests out, each holding a slot of the global concurrency cap (bmc.concurrency).",
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.operations, m.opDuration, m.requests, m.reqDuration, m.confirm, m.providers, m.retries, m.inflight)
+		reg.MustRegister(m.operations, m.opDuration, m.requests, m.reqDuration, m.confirm, m.providers, m.retries, m.inflight, m.reqInflight)
 	}
 	return m
 }

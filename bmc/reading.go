@@ -44,8 +44,8 @@ type meter interface {
 // PowerReading implements Meter. bmclib v2.3.4 has no power-reading call (its providers read
 // and set power state, users, boot devices, firmware, SEL): Redfish readings go through
 // gofish, bmclib's own Redfish library, and IPMI readings through ipmitool's `dcmi power
-// reading`, the tool bmclib's IPMI provider runs. The call takes the BMC's lock and a slot of
-// the concurrency cap like every operation, and is tried once (a reading is asked again at
+// reading`, the tool bmclib's IPMI provider runs. The call takes the BMC's lock, and a slot of
+// the concurrency cap while it is out, like every request, and is tried once (a reading is asked again at
 // the next interval).
 func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, error) {
 	var r Reading
@@ -54,6 +54,11 @@ func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, er
 		if err != nil {
 			return err
 		}
+		release, err := c.slot(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
 		cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 		defer cancel()
 		start := s.now()

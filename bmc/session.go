@@ -32,10 +32,22 @@ func (s *session) now() time.Time { return s.c.opts.Clock.Now() }
 
 func (s *session) proto() string { return string(s.n.ep.Protocol) }
 
+// close closes the connection under a slot (a Redfish session's logout is a request), or
+// without one when none comes within the call timeout.
 func (s *session) close() {
 	if s.conn == nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.c.opts.CallTimeout)
+	defer cancel()
+	if release, err := s.c.slot(ctx); err == nil {
+		defer release()
+	}
+	s.drop()
+}
+
+// drop closes the connection; the caller holds a slot.
+func (s *session) drop() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.c.opts.CallTimeout)
 	defer cancel()
 	if err := s.conn.Close(ctx); err != nil {
@@ -125,20 +137,23 @@ func (s *session) retryWait(i int, err error) time.Duration {
 	return d
 }
 
+// once makes one request (opening the connection first when none is open) under a slot.
 func (s *session) once(ctx context.Context, op string, fn func(context.Context, conn) error) error {
+	release, err := s.c.slot(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	cctx, cancel := context.WithTimeout(ctx, s.c.opts.CallTimeout)
 	defer cancel()
 	if err := s.connect(cctx); err != nil {
 		return err
 	}
 	start := s.now()
-	err := fn(cctx, s.conn)
+	err = fn(cctx, s.conn)
 	s.measure(op, start, err, s.conn.Provider())
-	if err != nil && !retryable(err) {
-		return err
-	}
-	if err != nil {
-		s.close()
+	if err != nil && retryable(err) {
+		s.drop()
 	}
 	return err
 }

@@ -104,8 +104,9 @@ func TestDefaults(t *testing.T) {
 		{"no cooldown", time.Duration(c.Policy.Cooldown.ScaleUp + c.Policy.Cooldown.ScaleDown), time.Duration(0)},
 		{"cycle budget", c.Policy.Node.MaxCyclesPerDay, 12},
 		{"cap in flight", c.Policy.Disruption.MaxConcurrent, 40},
-		{"cap in flight's share (opt-in: bmc.concurrency binds first)", c.Policy.Disruption.MaxConcurrentShare, 0.0},
-		{"cap in flight, 40,960 servers", c.Policy.Disruption.Concurrent(40960), 40},
+		{"cap in flight's share", c.Policy.Disruption.MaxConcurrentShare, 0.1},
+		{"cap in flight, 128 servers", c.Policy.Disruption.Concurrent(128), 40},
+		{"cap in flight, 40,960 servers", c.Policy.Disruption.Concurrent(40960), 4096},
 		{"forecast history", time.Duration(c.Policy.Forecast.MinHistory), 24 * time.Hour},
 		{"adapter", c.Jobs.Adapter, "none"},
 		{"listen", c.Server.ListenAddress, DefaultListenAddress},
@@ -129,7 +130,7 @@ func TestExplicitZerosAreKept(t *testing.T) {
   backlog: {queued_jobs: 0, for: 0s}
   cooldown: {scale_up: 0s}
   node: {min_off: 0s, max_cycles_per_day: 0}
-  disruption: {max_power_offs: 0}
+  disruption: {max_power_offs: 0, max_concurrent_share: 0}
 jobs: {watch_interval: 0s, kubernetes: {gpu_device_classes: []}}
 `))
 	if err != nil {
@@ -148,6 +149,7 @@ jobs: {watch_interval: 0s, kubernetes: {gpu_device_classes: []}}
 		{"node.max_cycles_per_day", c.Policy.Node.MaxCyclesPerDay, 0},
 		{"disruption.max_power_offs", c.Policy.Disruption.MaxPowerOffs, 0},
 		{"disruption.max_concurrent (left out)", c.Policy.Disruption.MaxConcurrent, 40},
+		{"disruption.max_concurrent_share", c.Policy.Disruption.Concurrent(40960), 40},
 		{"idle.window (left out)", time.Duration(c.Policy.Idle.Window), 2 * time.Minute},
 		{"pool max = nodes", *c.Pools[0].Max, 1},
 		{"jobs.watch_interval (0: no watch)", time.Duration(c.Jobs.WatchInterval), time.Duration(0)},

@@ -111,6 +111,7 @@ func (c *Config) applyDefaults() {
 	setFloat(&p.Disruption.MaxPowerOffsShare, 0.1)
 	setDur(&p.Disruption.Window, 10*time.Minute)
 	setInt(&p.Disruption.MaxConcurrent, 40)
+	setFloat(&p.Disruption.MaxConcurrentShare, 0.1)
 	setDur(&p.Drain.Timeout, 30*time.Minute)
 	setDur(&p.Failure.Backoff, 10*time.Minute)
 	setDur(&p.Failure.MaxBackoff, 4*time.Hour)

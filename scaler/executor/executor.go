@@ -69,8 +69,6 @@ type Executor struct {
 	mu   sync.Mutex
 	busy map[string]bool // nodes with an action or a repair under way
 	wg   sync.WaitGroup
-	// turns holds one token per power-off sending, at most bmc.concurrency (see bmcTurn).
-	turns chan struct{}
 }
 
 // New builds an executor.
@@ -82,7 +80,7 @@ func New(o Options) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("executor metrics: %w", err)
 	}
-	return &Executor{o: o, log: o.Log, metrics: m, busy: map[string]bool{}, turns: make(chan struct{}, max(o.Config.BMC.Concurrency, 1))}, nil
+	return &Executor{o: o, log: o.Log, metrics: m, busy: map[string]bool{}}, nil
 }
 
 // Start begins each action in the background, one per node, at most
@@ -222,23 +220,6 @@ func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, s
 		return err
 	}
 	return e.step(a, StepCommitted)
-}
-
-// bmcTurn waits for one of bmc.concurrency turns to send a power-off and returns its release.
-// The BMC layer holds one of as many slots for the whole command (a graceful power-off until the
-// server is off, about a minute), and the cap in flight may be far more: the power-offs past the
-// slots wait here, before their last checks (fence, allocation), rather than in the BMC layer
-// after them, where the wait counts against bmc.operation_timeout and would fail those queued
-// behind more than that many minutes of shutdowns. A power-on takes no turn: it holds its slot
-// for seconds, and waits in the BMC layer only until the next shutdown ends, not behind every
-// power-off queued here.
-func (e *Executor) bmcTurn(ctx context.Context, node string) (func(), error) {
-	select {
-	case e.turns <- struct{}{}:
-		return func() { <-e.turns }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a bmc turn for %s: %w", node, ctx.Err())
-	}
 }
 
 // fence is asked right before every command to a BMC or the job manager (store.Fence): on

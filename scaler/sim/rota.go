@@ -152,7 +152,6 @@ func (p *rota) decide(w *world) []fleet.Action {
 	p.timedAt = noTime
 	w.acct.plannerCalls++
 	w.logSeen, w.logIdle = true, cfg.Policy.BreakEven.IdlePeriods
-	w.bmc = cfg.BMC.Concurrency
 	snap := p.snap.build(w, cfg)
 	if learned == nil {
 		learned = p.learn(w, cfg)

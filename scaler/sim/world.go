@@ -51,15 +51,8 @@ type world struct {
 	placeDirty bool
 	running    int
 	powered    []int
-	// bmc caps the shutdowns under way at once, as bmc.concurrency caps the daemon's: a graceful
-	// power-off holds its BMC slot until the server is off (0: no cap, the baselines'); shutting
-	// counts those holding one, and offQueue holds the power-offs, PoweringOff, waiting for one
-	// in order.
-	bmc      int
-	shutting int
-	offQueue []int32
-	acct     accounting
-	hist     history
+	acct       accounting
+	hist       history
 	// seen are the boots and shutdowns finished since a policy last took them (the daemon
 	// sees each as a state change at its next pass), kept only while logSeen (rota learns
 	// boot and shutdown times; the baselines do not, and a log no one reads would be charged
@@ -222,24 +215,10 @@ func (w *world) powerOff(s int32) bool {
 	w.idleEnds(s, false)
 	w.setState(s, fleet.StatePoweringOff)
 	sv.gen++
-	if w.bmc > 0 && w.shutting >= w.bmc {
-		w.offQueue = append(w.offQueue, s)
-	} else {
-		w.shutDown(s)
-	}
+	w.ev.push(event{t: w.now + w.env.Pools[sv.pool].Shutdown, kind: evOff, id: s, gen: sv.gen})
 	w.acct.powerOffs++
 	sv.offs = append(pruneBefore(sv.offs, w.now-24*3600), w.now)
 	return true
-}
-
-// shutDown starts the shutdown of a server PoweringOff: it is off after its pool's shutdown
-// time, holding a BMC slot till then.
-func (w *world) shutDown(s int32) {
-	sv := &w.srv[s]
-	if w.bmc > 0 {
-		w.shutting++
-	}
-	w.ev.push(event{t: w.now + w.env.Pools[sv.pool].Shutdown, kind: evOff, id: s, gen: sv.gen})
 }
 
 // pruneBefore drops the times before t from a sorted slice, in place.
@@ -310,13 +289,6 @@ func (w *world) handle() bool {
 			if e.kind == evOff {
 				sv.lastOff = w.now
 				w.setState(e.id, fleet.StateOff)
-				if w.bmc > 0 {
-					w.shutting--
-					if len(w.offQueue) > 0 {
-						w.shutDown(w.offQueue[0])
-						w.offQueue = w.offQueue[1:]
-					}
-				}
 				continue
 			}
 			sv.lastOn = w.now
