@@ -7,8 +7,10 @@ import (
 )
 
 // FleetDigest is a short digest of what decides what rota does to the fleet: the policy, the
-// classes, the pools (nodes and their BMCs included), the accounting, the telemetry sources
-// and the BMC limits. Rotas of one fleet in HA publish it, so a follower whose config would
+// classes, the pools (nodes and their BMCs included), the accounting, the telemetry sources,
+// the BMC limits and the fleet label rota's queries select (prometheus.fleet: two rotas
+// selecting different labels read different servers' telemetry; left out where empty, so
+// configs without it keep their digest). Rotas of one fleet in HA publish it, so a follower whose config would
 // change the fleet's behaviour at a failover can say so. What each rota may set for its own
 // host (the listener, the store's connection, Prometheus' URL, the job manager's commands) is
 // left out. Secrets never enter it: a config holds only where they are.
@@ -20,7 +22,8 @@ func (c *Config) FleetDigest() string {
 		Accounting       Accounting
 		TelemetrySources []TelemetrySource
 		BMC              BMCLimits
-	}{c.Policy, c.Classes, c.Pools, c.Accounting, c.TelemetrySources, c.BMC})
+		PrometheusFleet  string `json:",omitempty"`
+	}{c.Policy, c.Classes, c.Pools, c.Accounting, c.TelemetrySources, c.BMC, c.Prometheus.Fleet})
 	if err != nil {
 		// Every field is plain data; a type that cannot be marshalled is a programming error.
 		panic("config: digest: " + err.Error())
