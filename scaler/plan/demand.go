@@ -14,7 +14,10 @@ import (
 // (often one job each) become one group, so placement works per group, never per job.
 type group struct {
 	groupKey
-	jobs int
+	// needs is what the group's jobs ask beyond their shape, as the job manager gave it (the
+	// key holds its index alone).
+	needs fleet.Needs
+	jobs  int
 	// since is when the oldest job of the group was submitted (zero: unknown, taken as old).
 	since time.Time
 	// slots is how many server-slots (jobs times nodes per job) still have no place.
@@ -53,16 +56,19 @@ type group struct {
 	filled, yielded bool
 }
 
+// groupKey is what demand is grouped by. It holds the index of the needs (needsAt, 0 for
+// none) rather than the needs themselves: every demand entry's key is hashed, and the needs'
+// seven fields, almost always empty, were most of that hash.
 type groupKey struct {
 	class, region, dept, partition string
+	nodes, needsAt                 int
 	shape                          shape
-	nodes                          int
-	needs                          fleet.Needs
 }
 
 // groups aggregates the snapshot's demand. Entries with no jobs are dropped.
 func (p *pass) groups() []*group {
 	byKey := map[groupKey]*group{}
+	needsAt := map[fleet.Needs]int{}
 	var list []*group
 	for i := range p.snap.Demand {
 		d := &p.snap.Demand[i]
@@ -74,10 +80,17 @@ func (p *pass) groups() []*group {
 			class = p.cfg.Classify(d.Shape)
 		}
 		k := groupKey{class: class, region: d.Region, dept: d.Department, partition: d.Partition,
-			shape: shapeOf(d.Shape, d.Needs), nodes: max(d.Nodes, 1), needs: d.Needs}
+			shape: shapeOf(d.Shape, d.Needs), nodes: max(d.Nodes, 1)}
+		if d.Needs != (fleet.Needs{}) {
+			k.needsAt = needsAt[d.Needs]
+			if k.needsAt == 0 {
+				k.needsAt = len(needsAt) + 1
+				needsAt[d.Needs] = k.needsAt
+			}
+		}
 		g := byKey[k]
 		if g == nil {
-			g = &group{groupKey: k, since: d.Since, limit: d.TimeLimit}
+			g = &group{groupKey: k, needs: d.Needs, since: d.Since, limit: d.TimeLimit}
 			byKey[k] = g
 			list = append(list, g)
 		}
