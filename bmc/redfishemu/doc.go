@@ -6,6 +6,7 @@
 // (latency, 5xx answers, 409 on same-state requests, dropped power-ons, stuck transitions,
 // rejected credentials, If-Match refused on actions, transitions hidden, logins answered with
 // a status) changeable at run time through a control endpoint, vendor shapes (the reset types
-// offered, no session service), and a hook run on each power transition.
+// offered, no session service), a hook run on each power transition, and a count of the most
+// requests answered at once across the servers (PeakRequests).
 // cmd/rota-redfish-emulator runs it from a YAML config.
 package redfishemu

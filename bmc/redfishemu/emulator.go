@@ -31,6 +31,9 @@ type Emulator struct {
 	ctlAddr string
 	errLog  *io.PipeWriter
 	wg      sync.WaitGroup
+
+	mu              sync.Mutex
+	answering, peak int // Redfish requests being answered now, across the servers, and the most at once
 }
 
 // Start listens on every server's address and the control address, and serves until Close.
@@ -66,7 +69,7 @@ func Start(cfg Config, clock Clock, log *logrus.Entry) (*Emulator, error) {
 		}
 		s.addr = l.Addr().String()
 		e.servers[sc.Name] = s
-		hs := webconfig.NewServer(s, errLog)
+		hs := webconfig.NewServer(e.counted(s), errLog)
 		e.https = append(e.https, hs)
 		e.serve(func() error { return hs.Serve(tls.NewListener(l, tlsCfg)) })
 	}
@@ -113,6 +116,22 @@ func (e *Emulator) Close() {
 	e.hooks.wait()
 	_ = e.errLog.Close()
 }
+
+// counted answers with h, counting the request among those being answered (PeakRequests).
+func (e *Emulator) counted(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		e.answering++
+		e.peak = max(e.peak, e.answering)
+		e.mu.Unlock()
+		defer func() { e.mu.Lock(); e.answering--; e.mu.Unlock() }()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// PeakRequests is the most Redfish requests the servers were answering at once, all servers
+// together, since Start: a test reads it to prove a client's cap on the requests it has out.
+func (e *Emulator) PeakRequests() int { e.mu.Lock(); defer e.mu.Unlock(); return e.peak }
 
 // CertPEM is the generated certificate, which is also the CA clients verify it with.
 func (e *Emulator) CertPEM() []byte { return e.certPEM }

@@ -400,3 +400,37 @@ func TestStuckTransitionReleased(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPeakRequests counts the requests answered at once across the servers: three answered
+// together (each held a second by the latency fault) on two servers, then one alone, peak three.
+func TestPeakRequests(t *testing.T) {
+	a, b := server("a"), server("b")
+	a.Faults.Latency, b.Faults.Latency = Duration(time.Second), Duration(time.Second)
+	e := start(t, Config{Servers: []ServerConfig{a, b}})
+	client := trustingClient(e)
+	get := func(name string) error {
+		resp, err := client.Get("https://" + e.Server(name).Addr() + "/redfish/v1/")
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}
+	if p := e.PeakRequests(); p != 0 {
+		t.Fatalf("peak %d before any request", p)
+	}
+	errs := make(chan error, 3)
+	for _, name := range []string{"a", "a", "b"} {
+		go func() { errs <- get(name) }()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := get("b"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.PeakRequests(); p != 3 {
+		t.Errorf("peak %d, want 3 (three at once, then one)", p)
+	}
+}
