@@ -117,10 +117,11 @@ type node struct {
 
 // bmcTurn is one BMC's turn, shared by every node it serves (a blade enclosure's manager
 // serves several, each picked by system_name): lock is a one-slot channel (so waiting honours
-// ctx) held for each operation; it guards lastCommand, the BMC's last command, whichever node
-// it was for.
+// ctx) held for each operation that may send commands; it guards lastCommand, the BMC's last
+// command, whichever node it was for. reading is the same for reads, which send no command.
 type bmcTurn struct {
 	lock        chan struct{}
+	reading     chan struct{}
 	lastCommand time.Time
 }
 
@@ -148,7 +149,7 @@ func NewController(nodes map[string]Endpoint, opts Options) (*Controller, error)
 		}
 		turn, ok := turns[bmcKey(ep)]
 		if !ok {
-			turn = &bmcTurn{lock: make(chan struct{}, 1)}
+			turn = &bmcTurn{lock: make(chan struct{}, 1), reading: make(chan struct{}, 1)}
 			turns[bmcKey(ep)] = turn
 		}
 		c.nodes[name] = &node{name: name, ep: ep, bmc: turn}
@@ -174,7 +175,7 @@ func (c *Controller) Nodes() []string {
 // State implements Power.
 func (c *Controller) State(ctx context.Context, name string) (State, error) {
 	st := StateUnknown
-	err := c.run(ctx, name, "state", "reading power state of", func(ctx context.Context, s *session) error {
+	err := c.run(ctx, name, "state", "reading power state of", read, func(ctx context.Context, s *session) error {
 		var err error
 		st, err = s.read(ctx)
 		return err
@@ -184,26 +185,38 @@ func (c *Controller) State(ctx context.Context, name string) (State, error) {
 
 // On implements Power.
 func (c *Controller) On(ctx context.Context, name string) error {
-	return c.run(ctx, name, "on", "powering on", func(ctx context.Context, s *session) error { return s.drive(ctx, StateOn, actionOn) })
+	return c.run(ctx, name, "on", "powering on", command, func(ctx context.Context, s *session) error { return s.drive(ctx, StateOn, actionOn) })
 }
 
 // Off implements Power.
 func (c *Controller) Off(ctx context.Context, name string, graceful bool) error {
 	if graceful {
-		return c.run(ctx, name, "off_graceful", "shutting down", func(ctx context.Context, s *session) error { return s.gracefulOff(ctx) })
+		return c.run(ctx, name, "off_graceful", "shutting down", command, func(ctx context.Context, s *session) error { return s.gracefulOff(ctx) })
 	}
-	return c.run(ctx, name, "off", "powering off", func(ctx context.Context, s *session) error { return s.drive(ctx, StateOff, actionOff) })
+	return c.run(ctx, name, "off", "powering off", command, func(ctx context.Context, s *session) error { return s.drive(ctx, StateOff, actionOff) })
 }
 
 // Cycle implements Power.
 func (c *Controller) Cycle(ctx context.Context, name string) error {
-	return c.run(ctx, name, "cycle", "power cycling", func(ctx context.Context, s *session) error { return s.cycle(ctx) })
+	return c.run(ctx, name, "cycle", "power cycling", command, func(ctx context.Context, s *session) error { return s.cycle(ctx) })
 }
 
-// run takes the node's BMC's lock, runs fn with a fresh session (one bmclib client per
-// operation), and records the outcome. Each request fn makes takes a slot of the concurrency cap
-// while it is out (slot).
-func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(context.Context, *session) error) error {
+// kind is what an operation waits for on its BMC (run).
+type kind int
+
+const (
+	// read: a state read or a power reading. It sends no command, so it waits only for the
+	// BMC's previous read, never behind an operation that may command (a shutdown holds its
+	// turn for minutes): one of each at most is under way on a BMC at once.
+	read kind = iota
+	// command: an operation that may send power commands, one at a time per BMC.
+	command
+)
+
+// run runs fn with a fresh session (one bmclib client per operation), holding the node's BMC's
+// turn for its kind, and records the outcome. Each request fn makes takes a slot of the
+// concurrency cap while it is out (slot).
+func (c *Controller) run(ctx context.Context, name, op, verb string, k kind, fn func(context.Context, *session) error) error {
 	n, ok := c.nodes[name]
 	if !ok {
 		c.m.operations.WithLabelValues("none", op, resultLabel(ErrUnknownNode)).Inc()
@@ -212,7 +225,7 @@ func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(con
 	start := c.opts.Clock.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.OperationTimeout)
 	defer cancel()
-	err := c.withLock(ctx, n, func() error {
+	err := c.withTurn(ctx, n, k, func() error {
 		s := &session{c: c, n: n, log: c.opts.Logger.WithFields(logrus.Fields{"node": name, "operation": op})}
 		defer s.close()
 		return fn(ctx, s)
@@ -227,17 +240,22 @@ func (c *Controller) run(ctx context.Context, name, op, verb string, fn func(con
 	return nil
 }
 
-// withLock runs fn holding the node's BMC's lock: one operation at a time per BMC.
-func (c *Controller) withLock(ctx context.Context, n *node, fn func() error) error {
+// withTurn runs fn as an operation under way, holding the node's BMC's turn for its kind: one
+// operation that may command at a time per BMC, and one read beside it.
+func (c *Controller) withTurn(ctx context.Context, n *node, k kind, fn func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	select {
-	case n.bmc.lock <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the bmc's previous operation: %w", ctx.Err())
+	turn, prev := n.bmc.lock, "operation"
+	if k == read {
+		turn, prev = n.bmc.reading, "read"
 	}
-	defer func() { <-n.bmc.lock }()
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the bmc's previous %s: %w", prev, ctx.Err())
+	}
+	defer func() { <-turn }()
 	c.m.inflight.Inc()
 	defer c.m.inflight.Dec()
 	return fn()

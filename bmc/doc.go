@@ -11,9 +11,10 @@
 //   - no power command while the state is unknown ([ErrStateUnknown]), no retry after an
 //     authentication failure ([ErrAuth]) or a refused request ([ErrRefused]), retries with
 //     backoff and jitter for transient failures;
-//   - one operation at a time per BMC, a global cap on the requests out at once (an operation
-//     holds a slot only while a request is out, not through its waits) and a minimum interval
-//     between commands to one BMC;
+//   - one operation that may send commands at a time per BMC, and one read (of the state or
+//     the power draw) beside it, which waits for no command; a global cap on the requests out
+//     at once (an operation holds a slot only while a request is out, not through its waits)
+//     and a minimum interval between commands to one BMC;
 //   - Prometheus metrics rota_bmc_*.
 //
 // [Power] is the interface the scaler consumes; [Controller] implements it over bmclib (and

@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -143,4 +144,47 @@ func TestRedfishShutdownsOverlapUnderTwoSlots(t *testing.T) {
 			t.Errorf("%s %v after every operation ended", g, v)
 		}
 	}
+}
+
+// TestReadsDoNotWaitForAShutdown: while a server's OS shuts down (held by a stuck transition,
+// the state read On meanwhile), its state and its power draw are read at once: a read sends no
+// command, so it takes no turn of the BMC, which the shutdown holds until the server is off (up
+// to bmc.graceful_timeout and the hard off after it). Waiting for that turn, every loop pass
+// begun during a power-off waited for it to end before planning anything (power-ons for work
+// that waits included), as did rotactl power status.
+func TestReadsDoNotWaitForAShutdown(t *testing.T) {
+	sc := emuServer("n", "On", redfishemu.Faults{StuckTransition: true, HideTransitions: true})
+	emu, ca := startEmulator(t, sc)
+	log, _ := testLogger()
+	c, err := NewController(map[string]Endpoint{"n": redfishEndpoint(t, emu, "n", ca)}, redfishOptions(Options{Logger: log}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := emu.Server("n")
+	off := make(chan error, 1)
+	go func() { off <- c.Off(context.Background(), "n", true) }()
+	testutil.Eventually(t, 10*time.Second, "the graceful shutdown sent", func() error {
+		if r := srv.Stats().Resets; len(r) == 0 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	// Bounded, so that on the old code the test ends with the reads' failures.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := c.State(ctx, "n")
+	if err != nil || st != StateOn {
+		t.Errorf("state while the OS shuts down: %s, %v; want on, read beside the shutdown", st, err)
+	}
+	r, err := c.PowerReading(ctx, "n")
+	if err != nil || r.Watts != redfishemu.DefaultOnWatts {
+		t.Errorf("power reading while the OS shuts down: %+v, %v; want %d W", r, err, redfishemu.DefaultOnWatts)
+	}
+	if err := srv.SetFaults(redfishemu.Faults{HideTransitions: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-off; err != nil {
+		t.Fatal(err)
+	}
+	wantResets(t, srv.Stats(), "GracefulShutdown")
 }

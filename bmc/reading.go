@@ -44,12 +44,13 @@ type meter interface {
 // PowerReading implements Meter. bmclib v2.3.4 has no power-reading call (its providers read
 // and set power state, users, boot devices, firmware, SEL): Redfish readings go through
 // gofish, bmclib's own Redfish library, and IPMI readings through ipmitool's `dcmi power
-// reading`, the tool bmclib's IPMI provider runs. The call takes the BMC's lock, and a slot of
-// the concurrency cap while it is out, like every request, and is tried once (a reading is asked again at
-// the next interval).
+// reading`, the tool bmclib's IPMI provider runs. The call is a read: it waits for the BMC's
+// previous read, not for an operation that commands (run); it takes a slot of the concurrency
+// cap while it is out, like every request, and is tried once (a reading is asked again at the
+// next interval).
 func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, error) {
 	var r Reading
-	err := c.run(ctx, name, "power_reading", "reading the power draw of", func(ctx context.Context, s *session) error {
+	err := c.run(ctx, name, "power_reading", "reading the power draw of", read, func(ctx context.Context, s *session) error {
 		pass, err := s.password()
 		if err != nil {
 			return err
