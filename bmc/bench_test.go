@@ -32,23 +32,7 @@ func BenchmarkPowerOn1000(b *testing.B) {
 			TransitionDelay: redfishemu.Duration(200 * time.Millisecond),
 		}
 	}
-	quiet := logrus.New()
-	quiet.SetOutput(io.Discard)
-	log := quiet.WithField("component", "bmc")
-	emu, err := redfishemu.Start(redfishemu.Config{Servers: servers}, clock.Real{}, log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ca := writeCA(b, emu)
-	eps := map[string]Endpoint{}
-	for _, s := range servers {
-		eps[s.Name] = redfishEndpoint(b, emu, s.Name, ca)
-	}
-	opts := realOptions(Options{Logger: log, MaxConcurrent: limit})
-	c, err := NewController(eps, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	emu, c := benchController(b, servers, limit, func(*Options) {})
 	allOff := func() {
 		for _, s := range servers {
 			if err := emu.Server(s.Name).SetPower("Off"); err != nil {
@@ -102,4 +86,117 @@ func BenchmarkPowerOn1000(b *testing.B) {
 	b.ReportMetric(wall.Seconds()/held.Seconds(), "wall/held")
 	emu.Close()
 	goleak.VerifyNone(b, before)
+}
+
+// BenchmarkPowerOnDuringShutdowns times a power-on (from the call to the emulated server's
+// power turning On, its transition instant) while 100 other emulated Redfish servers shut down
+// gracefully under a cap of 2 slots, each answer 10 ms late: the shutdowns' polls, every 100 ms,
+// keep both slots busy and a queue waiting. The peer is the same power-on with nothing else
+// under way, in the same run; during/alone is what the queue costs work waiting for a server.
+// Run with
+//
+//	go test -run '^$' -bench PowerOnDuringShutdowns -benchtime 5x ./bmc/
+func BenchmarkPowerOnDuringShutdowns(b *testing.B) {
+	const n, limit = 100, 2
+	before := goleak.IgnoreCurrent()
+	late := redfishemu.Faults{Latency: redfishemu.Duration(10 * time.Millisecond)}
+	servers := []redfishemu.ServerConfig{{Name: "wanted", Listen: "127.0.0.1:0", Username: "admin", Password: emuPassword, Faults: late}}
+	held := late
+	held.StuckTransition, held.HideTransitions = true, true
+	for i := range n {
+		servers = append(servers, redfishemu.ServerConfig{
+			Name: fmt.Sprintf("idle%03d", i), Listen: "127.0.0.1:0", Username: "admin", Password: emuPassword,
+			TransitionDelay: redfishemu.Duration(time.Millisecond), Faults: held,
+		})
+	}
+	emu, c := benchController(b, servers, limit, func(o *Options) { o.GracePeriod = time.Hour })
+	wanted := emu.Server("wanted")
+	// powerOn powers wanted on from off and returns the time until it is on.
+	powerOn := func() time.Duration {
+		if err := wanted.SetPower("Off"); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- c.On(context.Background(), "wanted") }()
+		for wanted.Power() != "On" {
+			time.Sleep(time.Millisecond)
+		}
+		took := time.Since(start)
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		return took
+	}
+	var alone, during time.Duration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		alone += powerOn()
+		var wg sync.WaitGroup
+		for _, s := range servers[1:] {
+			if err := emu.Server(s.Name).SetPower("On"); err != nil {
+				b.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := c.Off(context.Background(), s.Name, true); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		// Every server asked to shut down: the shutdowns are polling.
+		for asked := 0; asked < n; {
+			time.Sleep(10 * time.Millisecond)
+			asked = 0
+			for _, s := range servers[1:] {
+				asked += len(emu.Server(s.Name).Stats().Resets)
+			}
+		}
+		b.StartTimer()
+		during += powerOn()
+		b.StopTimer()
+		for _, s := range servers[1:] {
+			if err := emu.Server(s.Name).SetFaults(late); err != nil {
+				b.Fatal(err)
+			}
+		}
+		wg.Wait()
+		for _, s := range servers[1:] {
+			if err := emu.Server(s.Name).SetFaults(held); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(alone.Seconds()/float64(b.N), "alone_s")
+	b.ReportMetric(during.Seconds()/float64(b.N), "during_s")
+	b.ReportMetric(during.Seconds()/alone.Seconds(), "during/alone")
+	emu.Close()
+	goleak.VerifyNone(b, before)
+}
+
+// benchController starts the servers in an emulator that logs nothing and returns it with a
+// Controller for them (realOptions, limit slots, then tweak); the caller closes the emulator.
+func benchController(b *testing.B, servers []redfishemu.ServerConfig, limit int, tweak func(*Options)) (*redfishemu.Emulator, *Controller) {
+	b.Helper()
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	log := quiet.WithField("component", "bmc")
+	emu, err := redfishemu.Start(redfishemu.Config{Servers: servers}, clock.Real{}, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ca := writeCA(b, emu)
+	eps := map[string]Endpoint{}
+	for _, s := range servers {
+		eps[s.Name] = redfishEndpoint(b, emu, s.Name, ca)
+	}
+	opts := realOptions(Options{Logger: log, MaxConcurrent: limit})
+	tweak(&opts)
+	c, err := NewController(eps, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return emu, c
 }

@@ -102,7 +102,7 @@ func (o *Options) defaults() error {
 type Controller struct {
 	opts  Options
 	nodes map[string]*node
-	slots chan struct{}
+	slots *slots
 	m     *metrics
 }
 
@@ -136,11 +136,12 @@ func NewController(nodes map[string]Endpoint, opts Options) (*Controller, error)
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	m := newMetrics(opts.Registerer)
 	c := &Controller{
 		opts:  opts,
 		nodes: make(map[string]*node, len(nodes)),
-		slots: make(chan struct{}, opts.MaxConcurrent),
-		m:     newMetrics(opts.Registerer),
+		slots: newSlots(opts.MaxConcurrent, m.reqWaiting),
+		m:     m,
 	}
 	turns := map[string]*bmcTurn{}
 	for name, ep := range nodes {
@@ -185,7 +186,7 @@ func (c *Controller) State(ctx context.Context, name string) (State, error) {
 
 // On implements Power.
 func (c *Controller) On(ctx context.Context, name string) error {
-	return c.run(ctx, name, "on", "powering on", command, func(ctx context.Context, s *session) error { return s.drive(ctx, StateOn, actionOn) })
+	return c.run(ctx, name, "on", "powering on", powerOn, func(ctx context.Context, s *session) error { return s.drive(ctx, StateOn, actionOn) })
 }
 
 // Off implements Power.
@@ -211,6 +212,9 @@ const (
 	read kind = iota
 	// command: an operation that may send power commands, one at a time per BMC.
 	command
+	// powerOn: a command whose requests take the next free slot of the concurrency cap before
+	// any other's (slots): work waits for it.
+	powerOn
 )
 
 // run runs fn with a fresh session (one bmclib client per operation), holding the node's BMC's
@@ -226,7 +230,7 @@ func (c *Controller) run(ctx context.Context, name, op, verb string, k kind, fn 
 	ctx, cancel := context.WithTimeout(ctx, c.opts.OperationTimeout)
 	defer cancel()
 	err := c.withTurn(ctx, n, k, func() error {
-		s := &session{c: c, n: n, log: c.opts.Logger.WithFields(logrus.Fields{"node": name, "operation": op})}
+		s := &session{c: c, n: n, urgent: k == powerOn, log: c.opts.Logger.WithFields(logrus.Fields{"node": name, "operation": op})}
 		defer s.close()
 		return fn(ctx, s)
 	})
@@ -262,20 +266,19 @@ func (c *Controller) withTurn(ctx context.Context, n *node, k kind, fn func() er
 }
 
 // slot waits for one of MaxConcurrent slots for one request to a BMC (a connection's open or
-// close, a state read, a command, a task's or a power reading's read) and returns its release.
-// An operation holds a slot only while one of its requests is out, never through its waits (a
-// graceful shutdown's grace period, the confirmation's polls, backoffs): a few slots serve
-// many servers shutting down at once, and an operation never waits for a slot behind others'
-// shutdowns. The wait is bounded by ctx, the operation's, not by the call timeout: a request
-// waiting for a slot has not been sent.
-func (c *Controller) slot(ctx context.Context) (func(), error) {
-	select {
-	case c.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a slot under the concurrency cap: %w", ctx.Err())
+// close, a state read, a command, a task's or a power reading's read) and returns its release;
+// urgent (a power-on's) goes before the others waiting (slots). An operation holds a slot only
+// while one of its requests is out, never through its waits (a graceful shutdown's grace
+// period, the confirmation's polls, backoffs): a few slots serve many servers shutting down at
+// once, and an operation never waits for a slot behind others' shutdowns. The wait is bounded
+// by ctx, the operation's, not by the call timeout: a request waiting for a slot has not been
+// sent.
+func (c *Controller) slot(ctx context.Context, urgent bool) (func(), error) {
+	if err := c.slots.take(ctx, urgent); err != nil {
+		return nil, fmt.Errorf("waiting for a slot under the concurrency cap: %w", err)
 	}
 	c.m.reqInflight.Inc()
-	return func() { c.m.reqInflight.Dec(); <-c.slots }, nil
+	return func() { c.m.reqInflight.Dec(); c.slots.give() }, nil
 }
 
 // backoff returns the wait before attempt i+1: exponential from BackoffBase, capped at

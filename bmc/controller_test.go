@@ -431,3 +431,65 @@ func TestOneBMCSeveralSystems(t *testing.T) {
 		})
 	}
 }
+
+// TestPowerOnGoesFirstForASlot: a power-on's requests take the next free slot before the
+// requests of other operations waiting, so work waiting for a server does not wait out the
+// queue that thousands of shutdowns polling their servers keep at the cap. Under one slot held
+// by a state read, five graceful power-offs and then a power-on wait for it; once it is freed,
+// the power-on's command is the first any BMC gets. Served in turn, it came after the five
+// shutdowns'.
+func TestPowerOnGoesFirstForASlot(t *testing.T) {
+	clock := newFakeClock()
+	sent := &sentLog{}
+	hold := make(chan struct{})
+	bmcs := map[string]*fakeBMC{"busy": {clock: clock, hold: hold, script: script{raw: "on"}}}
+	for i := range 5 {
+		bmcs[fmt.Sprintf("idle%d", i)] = &fakeBMC{clock: clock, sent: sent, script: script{raw: "on"}}
+	}
+	bmcs["wanted"] = &fakeBMC{clock: clock, sent: sent, script: script{raw: "off"}}
+	c, reg := newTestController(t, ProtocolRedfish, bmcs, clock, func(o *Options) { o.MaxConcurrent = 1 })
+	var wg sync.WaitGroup
+	run := func(f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waiting := func(n float64) {
+		t.Helper()
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%v requests waiting", n), func() error {
+			if v := metricValue(t, reg, "rota_bmc_requests_waiting", nil); v != n {
+				return fmt.Errorf("%v waiting", v)
+			}
+			return nil
+		})
+	}
+	run(func() error { _, err := c.State(context.Background(), "busy"); return err })
+	testutil.Eventually(t, 10*time.Second, "the slot taken", func() error {
+		if v := metricValue(t, reg, "rota_bmc_requests_in_flight", nil); v != 1 {
+			return fmt.Errorf("%v requests out", v)
+		}
+		return nil
+	})
+	for i := range 5 {
+		run(func() error { return c.Off(context.Background(), fmt.Sprintf("idle%d", i), true) })
+	}
+	waiting(5)
+	run(func() error { return c.On(context.Background(), "wanted") })
+	waiting(6)
+	close(hold)
+	wg.Wait()
+	if len(sent.bmcs) != 6 || sent.bmcs[0] != bmcs["wanted"] {
+		first := "none"
+		for name, b := range bmcs {
+			if len(sent.bmcs) > 0 && sent.bmcs[0] == b {
+				first = name
+			}
+		}
+		t.Errorf("%d commands, the first to %s; want 6, the first the power-on of wanted", len(sent.bmcs), first)
+	}
+	waiting(0)
+}

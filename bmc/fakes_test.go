@@ -40,6 +40,10 @@ type fakeBMC struct {
 	// every node sharing the gate has been sent one.
 	gate *softGate
 	soft bool // a soft off was received
+	// hold, if set, keeps each state read out until it is closed.
+	hold chan struct{}
+	// sent, if set, records the BMC at each command, in the order the BMCs sharing it got them.
+	sent *sentLog
 
 	dials    int
 	commands []string
@@ -88,6 +92,14 @@ func (b *fakeBMC) out() func() {
 	return func() { b.requests.add(-1) }
 }
 
+// sentLog is the order in which BMCs got commands.
+type sentLog struct {
+	mu   sync.Mutex
+	bmcs []*fakeBMC
+}
+
+func (l *sentLog) add(b *fakeBMC) { l.mu.Lock(); defer l.mu.Unlock(); l.bmcs = append(l.bmcs, b) }
+
 // softGate counts the nodes sent a soft off, out of n.
 type softGate struct {
 	mu      sync.Mutex
@@ -134,6 +146,9 @@ func (c *fakeConn) PowerState(ctx context.Context) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	defer b.out()()
+	if b.hold != nil {
+		<-b.hold
+	}
 	if err := pop(&b.stateErr); err != nil {
 		return "", err
 	}
@@ -152,6 +167,9 @@ func (c *fakeConn) SetPower(ctx context.Context, action string) (string, error) 
 	defer b.mu.Unlock()
 	defer b.out()()
 	b.commands = append(b.commands, action)
+	if b.sent != nil {
+		b.sent.add(b)
+	}
 	if b.gate != nil && action == actionSoft {
 		b.soft = true
 		b.gate.add()

@@ -16,6 +16,7 @@ type metrics struct {
 	retries     *prometheus.CounterVec
 	inflight    prometheus.Gauge
 	reqInflight prometheus.Gauge
+	reqWaiting  prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -59,9 +60,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "rota_bmc_requests_in_flight",
 			Help: "BMC requests out, each holding a slot of the global concurrency cap (bmc.concurrency).",
 		}),
+		reqWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rota_bmc_requests_waiting",
+			Help: "BMC requests waiting for a slot of the global concurrency cap (bmc.concurrency), a power-on's served first.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.operations, m.opDuration, m.requests, m.reqDuration, m.confirm, m.providers, m.retries, m.inflight, m.reqInflight)
+		reg.MustRegister(m.operations, m.opDuration, m.requests, m.reqDuration, m.confirm, m.providers, m.retries, m.inflight, m.reqInflight, m.reqWaiting)
 	}
 	return m
 }

@@ -55,7 +55,7 @@ func (c *Controller) PowerReading(ctx context.Context, name string) (Reading, er
 		if err != nil {
 			return err
 		}
-		release, err := c.slot(ctx)
+		release, err := c.slot(ctx, false)
 		if err != nil {
 			return err
 		}

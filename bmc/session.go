@@ -19,6 +19,8 @@ type session struct {
 	pass Secret
 	// task is the task monitor the last command was answered with, followed while confirming.
 	task string
+	// urgent: a power-on's, whose requests go first for a slot (slots).
+	urgent bool
 }
 
 // logEntry is the part of *logrus.Entry a session uses.
@@ -40,7 +42,7 @@ func (s *session) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.c.opts.CallTimeout)
 	defer cancel()
-	if release, err := s.c.slot(ctx); err == nil {
+	if release, err := s.c.slot(ctx, s.urgent); err == nil {
 		defer release()
 	}
 	s.drop()
@@ -139,7 +141,7 @@ func (s *session) retryWait(i int, err error) time.Duration {
 
 // once makes one request (opening the connection first when none is open) under a slot.
 func (s *session) once(ctx context.Context, op string, fn func(context.Context, conn) error) error {
-	release, err := s.c.slot(ctx)
+	release, err := s.c.slot(ctx, s.urgent)
 	if err != nil {
 		return err
 	}
