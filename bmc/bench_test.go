@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -199,4 +200,91 @@ func benchController(b *testing.B, servers []redfishemu.ServerConfig, limit int,
 		b.Fatal(err)
 	}
 	return emu, c
+}
+
+// BenchmarkShutdownCohort is a cohort of graceful power-offs larger than the cap serves at
+// once, on a time scale of 1/10: 64 emulated Redfish servers under 1 slot (4,096 under the
+// default 64), each OS taking 6 s to shut down (60 s), polled every 200 ms (2 s), with a
+// 12 s grace period (2 min) and a 30 s operation timeout (5 min), each request answered late by
+// 20, 50 or 70 ms (a BMC's 0.2, 0.5, 0.7 s). It reports the median and longest operation
+// against one alone in the same run, and how many of the 64 were asked to shut down, failed,
+// and were forced off. Run with
+//
+//	go test -run '^$' -bench ShutdownCohort -benchtime 1x ./bmc/
+func BenchmarkShutdownCohort(b *testing.B) {
+	for _, late := range []time.Duration{20 * time.Millisecond, 50 * time.Millisecond, 70 * time.Millisecond} {
+		b.Run(fmt.Sprintf("request=%s", late), func(b *testing.B) { shutdownCohort(b, late) })
+	}
+}
+
+func shutdownCohort(b *testing.B, late time.Duration) {
+	const n = 64
+	before := goleak.IgnoreCurrent()
+	var servers []redfishemu.ServerConfig
+	for i := range n {
+		servers = append(servers, redfishemu.ServerConfig{
+			Name: fmt.Sprintf("s%02d", i), Listen: "127.0.0.1:0", Username: "admin", Password: emuPassword,
+			TransitionDelay: redfishemu.Duration(6 * time.Second),
+			Faults:          redfishemu.Faults{Latency: redfishemu.Duration(late), HideTransitions: true},
+		})
+	}
+	emu, c := benchController(b, servers, 1, func(o *Options) {
+		o.PollInterval, o.GracePeriod, o.OperationTimeout, o.ConfirmTimeout = 200*time.Millisecond, 12*time.Second, 30*time.Second, 30*time.Second
+	})
+	// off shuts the servers down at once and returns each operation's time, and how many failed.
+	off := func(servers []redfishemu.ServerConfig) ([]time.Duration, int) {
+		var mu sync.Mutex
+		var took []time.Duration
+		failed := 0
+		var wg sync.WaitGroup
+		for _, s := range servers {
+			if err := emu.Server(s.Name).SetPower("On"); err != nil {
+				b.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				err := c.Off(context.Background(), s.Name, true)
+				mu.Lock()
+				defer mu.Unlock()
+				took = append(took, time.Since(start))
+				if err != nil {
+					failed++
+				}
+			}()
+		}
+		wg.Wait()
+		slices.Sort(took)
+		return took, failed
+	}
+	var alone, median, longest time.Duration
+	var failed int
+	for range b.N {
+		one, _ := off(servers[:1])
+		alone = one[0]
+		var all []time.Duration
+		all, failed = off(servers)
+		median, longest = all[n/2], all[n-1]
+	}
+	// asked: the cohort's shutdowns sent (the run alone sent one more).
+	asked, forced := -1, 0
+	for _, s := range servers {
+		for _, r := range emu.Server(s.Name).Stats().Resets {
+			switch r {
+			case "GracefulShutdown":
+				asked++
+			case "ForceOff":
+				forced++
+			}
+		}
+	}
+	b.ReportMetric(alone.Seconds(), "alone_s")
+	b.ReportMetric(median.Seconds(), "median_s")
+	b.ReportMetric(longest.Seconds(), "longest_s")
+	b.ReportMetric(float64(asked), "asked/64")
+	b.ReportMetric(float64(failed), "failed/64")
+	b.ReportMetric(float64(forced), "forced/64")
+	emu.Close()
+	goleak.VerifyNone(b, before)
 }
