@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,15 @@ type ipmiSim struct {
 	port    int
 	state   string // "0" or "1"
 	setsLog string
+	gate    string // simShutsDownAtGate's gate file
+}
+
+// open opens the sim's gate (simShutsDownAtGate).
+func (s *ipmiSim) open(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(s.gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (s *ipmiSim) sets(t *testing.T) []string {
@@ -65,6 +75,9 @@ const (
 	// simLags takes a power set and shows its state a second later, as a chassis whose status
 	// follows the command behind it.
 	simLags
+	// simShutsDownAtGate has an OS that, asked to shut down (a soft off), powers the server off
+	// once the sim's gate file exists (ipmiSim.open), however long that takes.
+	simShutsDownAtGate
 )
 
 // startIPMISim runs ipmi_sim on a free port of 127.0.0.1 with the power initially on or off.
@@ -77,7 +90,7 @@ func startIPMISim(t *testing.T, on bool, fault simFault) *ipmiSim {
 func startIPMISimOn(t *testing.T, addr string, on bool, fault simFault) *ipmiSim {
 	t.Helper()
 	dir := t.TempDir()
-	s := &ipmiSim{port: testutil.FreeUDPPort(t), state: filepath.Join(dir, "power"), setsLog: filepath.Join(dir, "sets.log")}
+	s := &ipmiSim{port: testutil.FreeUDPPort(t), state: filepath.Join(dir, "power"), setsLog: filepath.Join(dir, "sets.log"), gate: filepath.Join(dir, "gate")}
 	initial := "0"
 	if on {
 		initial = "1"
@@ -99,6 +112,12 @@ func startIPMISimOn(t *testing.T, addr string, on bool, fault simFault) *ipmiSim
 	case simLags:
 		apply = fmt.Sprintf(`(sleep 1; echo "$4" > %s) >/dev/null 2>&1 &`, s.state)
 	}
+	shutdown := ""
+	if fault == simShutsDownAtGate {
+		shutdown = fmt.Sprintf(`(while [ ! -e %s ]; do sleep 0.05; done; echo 0 > %s) >/dev/null 2>&1 &`, s.gate, s.state)
+		// The OS ends with the test, whatever it asked.
+		t.Cleanup(func() { s.open(t) })
+	}
 	sim := ipmisim.BMC{Dir: dir, Name: "sim", Addr: addr, Port: s.port, Users: []ipmisim.User{
 		{ID: 1, Name: "", Password: "test", Privilege: "user"},
 		{ID: 2, Name: "admin", Password: "secret", Privilege: "admin"},
@@ -107,10 +126,10 @@ case "$2" in
 get) %s ;;
 set) case "$3" in
 	power) %s echo "set $4" >> %[3]s ;;
-	shutdown) echo "set soft" >> %[3]s ;;
+	shutdown) %[4]s echo "set soft" >> %[3]s ;;
 	esac ;;
 esac
-`, get, apply, s.setsLog)}
+`, get, apply, s.setsLog, shutdown)}
 	if err := sim.Write(); err != nil {
 		t.Fatal(err)
 	}
@@ -345,6 +364,72 @@ func TestIPMIGracefulOffAsksTheOS(t *testing.T) {
 	// ipmi_sim has no OS to shut down: the grace period ends in a hard off.
 	if got, want := sim.sets(t), []string{"soft", "0"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("chassis sets %q, want %q", got, want)
+	}
+}
+
+// TestIPMIShutdownsOverlapUnderOneSlot: four ipmi_sim servers shut down gracefully at once
+// through real ipmitool under MaxConcurrent 1, each OS held until the test opens its gate: every
+// one is asked while none has finished, then all go off with no hard off. Holding the slot from
+// the first request to the confirmed off (as until 2026-12-05), only one is ever asked.
+func TestIPMIShutdownsOverlapUnderOneSlot(t *testing.T) {
+	needIPMI(t)
+	sims := map[string]*ipmiSim{}
+	eps := map[string]Endpoint{}
+	for i := range 4 {
+		name := fmt.Sprintf("node%d", i)
+		sims[name] = startIPMISim(t, true, simShutsDownAtGate)
+		eps[name] = ipmiEndpoint(t, sims[name].port, "secret")
+	}
+	log, _ := testLogger()
+	opts := realOptions(Options{Logger: log, MaxConcurrent: 1})
+	opts.GracePeriod = time.Minute
+	c, err := NewController(eps, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(sims))
+	for name := range sims {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			errs <- c.Off(ctx, name, true)
+		}()
+	}
+	openAll := func() {
+		for _, s := range sims {
+			s.open(t)
+		}
+	}
+	// On the old code the test fails here; the OSes finish and the operations end before the
+	// sims stop.
+	defer func() { openAll(); wg.Wait() }()
+	testutil.Eventually(t, 20*time.Second, "every server asked to shut down while none has finished", func() error {
+		asked := 0
+		for _, s := range sims {
+			if slices.Contains(s.sets(t), "soft") {
+				asked++
+			}
+		}
+		if asked < len(sims) {
+			return fmt.Errorf("%d of %d asked", asked, len(sims))
+		}
+		return nil
+	})
+	openAll()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for name, s := range sims {
+		if got := s.sets(t); !slices.Equal(got, []string{"soft"}) {
+			t.Errorf("%s: chassis sets %q, want one soft off, no hard off", name, got)
+		}
 	}
 }
 
