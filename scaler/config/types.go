@@ -161,7 +161,7 @@ type KubernetesJobs struct {
 
 // BMCLimits bound how rota talks to BMCs.
 type BMCLimits struct {
-	// Concurrency caps BMC operations in flight across the fleet.
+	// Concurrency caps the BMC requests out at once across the fleet (see Shutdowns).
 	Concurrency int `yaml:"concurrency"`
 	// MinCommandInterval spaces commands to one BMC.
 	MinCommandInterval model.Duration `yaml:"min_command_interval" max:"1h"`
@@ -174,6 +174,19 @@ type BMCLimits struct {
 	// pools' watts.
 	PowerReadingInterval model.Duration `yaml:"power_reading_interval" max:"1h"`
 }
+
+// ShutdownsPerSlot is how many power-offs may be under way in the BMC layer per slot of
+// bmc.concurrency. A slot is held only while a request is out, so many graceful shutdowns share
+// one, each asking a handful of requests over a minute or two (the open, a read, the command,
+// polls until off); with thousands under way the slots' queue grows with them, and at half a
+// second a request each one's turn comes too rarely to finish within bmc.operation_timeout
+// (bmc's BenchmarkShutdownCohort: 64 shutdowns a slot fail at 0.7 s a request). At 16 a slot a
+// cohort finishes in a few minutes at requests of a second or two.
+const ShutdownsPerSlot = 16
+
+// Shutdowns is how many power-offs may be under way in the BMC layer at once; the executor
+// holds the others before their last checks, and the replay queues them as it does.
+func (b BMCLimits) Shutdowns() int { return ShutdownsPerSlot * max(b.Concurrency, 1) }
 
 // Policy is how rota decides. Field names follow nomad-autoscaler where they mean the same.
 type Policy struct {

@@ -69,6 +69,8 @@ type Executor struct {
 	mu   sync.Mutex
 	busy map[string]bool // nodes with an action or a repair under way
 	wg   sync.WaitGroup
+	// turns holds one token per power-off sending, at most bmc's Shutdowns (see bmcTurn).
+	turns chan struct{}
 }
 
 // New builds an executor.
@@ -80,7 +82,7 @@ func New(o Options) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("executor metrics: %w", err)
 	}
-	return &Executor{o: o, log: o.Log, metrics: m, busy: map[string]bool{}}, nil
+	return &Executor{o: o, log: o.Log, metrics: m, busy: map[string]bool{}, turns: make(chan struct{}, o.Config.BMC.Shutdowns())}, nil
 }
 
 // Start begins each action in the background, one per node, at most
@@ -220,6 +222,19 @@ func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, s
 		return err
 	}
 	return e.step(a, StepCommitted)
+}
+
+// bmcTurn waits for one of the power-offs' turns (config.BMCLimits.Shutdowns) and returns its
+// release. The power-offs past them wait here, before their last checks (fence,
+// allocation), not in the BMC layer after them, where the wait would count against
+// bmc.operation_timeout. A power-on takes no turn: its requests go first for a slot.
+func (e *Executor) bmcTurn(ctx context.Context, node string) (func(), error) {
+	select {
+	case e.turns <- struct{}{}:
+		return func() { <-e.turns }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a bmc turn for %s: %w", node, ctx.Err())
+	}
 }
 
 // fence is asked right before every command to a BMC or the job manager (store.Fence): on

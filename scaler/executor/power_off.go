@@ -40,6 +40,11 @@ func (e *Executor) powerOff(ctx context.Context, a fleet.Action) error {
 
 // finishPowerOff is a power-off from its allocation check on; Repair resumes here too.
 func (e *Executor) finishPowerOff(ctx context.Context, a fleet.Action) error {
+	release, err := e.bmcTurn(ctx, a.Node)
+	if err != nil {
+		return err
+	}
+	defer release()
 	// Safety invariant 1: the plan's view of allocation may be a pass old. Read it again right
 	// before the command; a job that landed since calls the power-off off.
 	jctx, cancel := e.jobsCall(ctx)

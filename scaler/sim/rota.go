@@ -152,6 +152,7 @@ func (p *rota) decide(w *world) []fleet.Action {
 	p.timedAt = noTime
 	w.acct.plannerCalls++
 	w.logSeen, w.logIdle = true, cfg.Policy.BreakEven.IdlePeriods
+	w.bmc = cfg.BMC.Shutdowns()
 	snap := p.snap.build(w, cfg)
 	if learned == nil {
 		learned = p.learn(w, cfg)

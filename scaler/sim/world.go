@@ -51,8 +51,14 @@ type world struct {
 	placeDirty bool
 	running    int
 	powered    []int
-	acct       accounting
-	hist       history
+	// bmc caps the shutdowns under way at once, as the daemon's executor does
+	// (config.BMCLimits.Shutdowns; 0: no cap, the baselines'); shutting counts those under way,
+	// and offQueue holds the power-offs, PoweringOff, waiting for a turn in order.
+	bmc      int
+	shutting int
+	offQueue []int32
+	acct     accounting
+	hist     history
 	// seen are the boots and shutdowns finished since a policy last took them (the daemon
 	// sees each as a state change at its next pass), kept only while logSeen (rota learns
 	// boot and shutdown times; the baselines do not, and a log no one reads would be charged
@@ -215,10 +221,24 @@ func (w *world) powerOff(s int32) bool {
 	w.idleEnds(s, false)
 	w.setState(s, fleet.StatePoweringOff)
 	sv.gen++
-	w.ev.push(event{t: w.now + w.env.Pools[sv.pool].Shutdown, kind: evOff, id: s, gen: sv.gen})
+	if w.bmc > 0 && w.shutting >= w.bmc {
+		w.offQueue = append(w.offQueue, s)
+	} else {
+		w.shutDown(s)
+	}
 	w.acct.powerOffs++
 	sv.offs = append(pruneBefore(sv.offs, w.now-24*3600), w.now)
 	return true
+}
+
+// shutDown starts the shutdown of a server PoweringOff: it is off after its pool's shutdown
+// time, holding its turn till then.
+func (w *world) shutDown(s int32) {
+	sv := &w.srv[s]
+	if w.bmc > 0 {
+		w.shutting++
+	}
+	w.ev.push(event{t: w.now + w.env.Pools[sv.pool].Shutdown, kind: evOff, id: s, gen: sv.gen})
 }
 
 // pruneBefore drops the times before t from a sorted slice, in place.
@@ -289,6 +309,13 @@ func (w *world) handle() bool {
 			if e.kind == evOff {
 				sv.lastOff = w.now
 				w.setState(e.id, fleet.StateOff)
+				if w.bmc > 0 {
+					w.shutting--
+					if len(w.offQueue) > 0 {
+						w.shutDown(w.offQueue[0])
+						w.offQueue = w.offQueue[1:]
+					}
+				}
 				continue
 			}
 			sv.lastOn = w.now
