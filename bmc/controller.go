@@ -275,11 +275,21 @@ func (c *Controller) withTurn(ctx context.Context, n *node, k kind, fn func() er
 // sent.
 func (c *Controller) slot(ctx context.Context, urgent bool) (func(), error) {
 	if err := c.slots.take(ctx, urgent); err != nil {
-		return nil, fmt.Errorf("waiting for a slot under the concurrency cap: %w", err)
+		return nil, &noSlotError{err: err}
 	}
 	c.m.reqInflight.Inc()
 	return func() { c.m.reqInflight.Dec(); c.slots.give() }, nil
 }
+
+// noSlotError: a request's wait for a slot ended (its operation's context did) before it went
+// out, so nothing reached the BMC.
+type noSlotError struct{ err error }
+
+func (e *noSlotError) Error() string {
+	return "waiting for a slot under the concurrency cap: " + e.err.Error()
+}
+
+func (e *noSlotError) Unwrap() error { return e.err }
 
 // backoff returns the wait before attempt i+1: exponential from BackoffBase, capped at
 // BackoffMax, with the upper half jittered.

@@ -223,8 +223,11 @@ func (s *session) send(ctx context.Context, action string) error {
 		task, err = c.SetPower(ctx, action)
 		return err
 	})
-	// Counted even when it failed: the command may have reached the BMC.
-	s.n.bmc.lastCommand = s.now()
+	// Counted even when it failed, as the command may have reached the BMC; not when it never
+	// had a slot to go out in.
+	if noSlot := (*noSlotError)(nil); !errors.As(err, &noSlot) {
+		s.n.bmc.lastCommand = s.now()
+	}
 	if err == nil {
 		s.task = task
 	}

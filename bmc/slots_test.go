@@ -85,3 +85,27 @@ func TestSlotWaitNothingSent(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandWithoutASlotIsNotSpaced: a command whose wait for a slot ran out never went out,
+// so the BMC's next command is not spaced from it (min_command_interval): it used to stamp the
+// BMC's last command all the same.
+func TestCommandWithoutASlotIsNotSpaced(t *testing.T) {
+	clock := newFakeClock()
+	bmcs := map[string]*fakeBMC{"n": {clock: clock, script: script{raw: "on"}}}
+	c, _ := newTestController(t, ProtocolRedfish, bmcs, clock, func(o *Options) { o.MaxConcurrent = 1 })
+	if err := c.slots.take(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	n := c.nodes["n"]
+	s := &session{c: c, n: n, log: c.opts.Logger}
+	// Alive when send looks, ended while it waits for the slot.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := s.send(ctx, actionOff); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("send without a slot: %v", err)
+	}
+	c.slots.give()
+	if len(bmcs["n"].commands) != 0 || !n.bmc.lastCommand.IsZero() {
+		t.Errorf("commands %q, last command at %v; want none, never", bmcs["n"].commands, n.bmc.lastCommand)
+	}
+}
