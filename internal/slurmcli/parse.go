@@ -29,12 +29,13 @@ var (
 	squeueFormat = format("JobID", "Partition", "State", "NumNodes", "NumCPUs", "NumTasks", "MinCpus",
 		"tres-alloc", "tres-per-node", "tres-per-job", "tres-per-task", "Requeue", "Account",
 		"SubmitTime", "NodeList", "Reason", "TimeLimit", "StartTime", "Feature", "ReqNodes", "Licenses", "Comment",
-		"PriorityLong", "JobArrayID", "cpus-per-tres", "OverSubscribe")
+		"PriorityLong", "JobArrayID", "cpus-per-tres", "OverSubscribe",
+		"UserName")
 )
 
 const (
 	sinfoFields  = 10
-	squeueFields = 26
+	squeueFields = 27
 
 	// waitingFormat is the pending-work watch's squeue: id, priority and reason of each
 	// pending job.
@@ -261,6 +262,11 @@ type Job struct {
 	// Exclusive: the job takes its servers whole (sbatch --exclusive; squeue's OverSubscribe
 	// NO): each must be empty, and runs nothing else beside it.
 	Exclusive bool
+	// User is the user the job runs as (UserName); UserExclusive: the job shares its servers
+	// only with User's jobs (sbatch --exclusive=user; OverSubscribe USER): each must be empty
+	// or run only User's jobs, and takes no other user's job beside it while it runs.
+	User          string
+	UserExclusive bool
 }
 
 // Pending reports whether the job waits to start.
@@ -471,8 +477,11 @@ func parseJobLine(line string, loc *time.Location, hosts *hostBudget) (Job, erro
 		return Job{}, fmt.Errorf("job %s: cpus per gpu: %v", j.ID, err)
 	}
 	j.CPUs = max(j.CPUs, j.CPUsPerGPU*j.GPUs)
-	if j.Exclusive, err = parseOverSubscribe(f[25]); err != nil {
+	if j.Exclusive, j.UserExclusive, err = parseOverSubscribe(f[25]); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
+	}
+	if j.User = f[26]; j.User == "" || strings.ContainsAny(j.User, ", \t") || !utf8.ValidString(j.User) {
+		return Job{}, fmt.Errorf("job %s: user %s", j.ID, errtext.Quote(f[26]))
 	}
 	if j.Requeue, err = parseFlag(f[11]); err != nil {
 		return Job{}, fmt.Errorf("job %s: %v", j.ID, err)
@@ -704,19 +713,21 @@ func parsePriority(s string) (uint64, error) {
 	return p, nil
 }
 
-// parseOverSubscribe reads squeue's OverSubscribe into whether the job takes its servers
-// whole: NO (sbatch --exclusive, and any job of a partition with OverSubscribe=EXCLUSIVE, as
-// 22.05 prints it) and TOPO (--exclusive=topo) do; OK (the partition's way), YES
-// (--oversubscribe), USER and MCS (--exclusive=user, =mcs: servers shared with the same user's
-// or MCS group's jobs) do not.
-func parseOverSubscribe(s string) (bool, error) {
+// parseOverSubscribe reads squeue's OverSubscribe: whole, the job takes its servers whole: NO
+// (sbatch --exclusive, and any job of a partition with OverSubscribe=EXCLUSIVE, as 22.05
+// prints it) and TOPO (--exclusive=topo); user, it shares them only with its user's jobs:
+// USER (--exclusive=user). OK (the partition's way), YES (--oversubscribe) and MCS
+// (--exclusive=mcs: servers shared with the same MCS group's jobs, not read) are neither.
+func parseOverSubscribe(s string) (whole, user bool, err error) {
 	switch s {
 	case "NO", "TOPO":
-		return true, nil
-	case "OK", "YES", "USER", "MCS":
-		return false, nil
+		return true, false, nil
+	case "USER":
+		return false, true, nil
+	case "OK", "YES", "MCS":
+		return false, false, nil
 	}
-	return false, fmt.Errorf("oversubscribe %s", errtext.Quote(s))
+	return false, false, fmt.Errorf("oversubscribe %s", errtext.Quote(s))
 }
 
 func parseFlag(s string) (bool, error) {

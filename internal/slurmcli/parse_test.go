@@ -24,6 +24,7 @@ const (
 	fieldPriority      = 22
 	fieldCPUsPerTRES   = 24
 	fieldOverSubscribe = 25
+	fieldUserName      = 26
 )
 
 // squeueWith is squeue's output for the legacy lines of out (slurmclitest.Squeue), with the
@@ -144,6 +145,33 @@ func TestParseCPUsPerGPUAndExclusive(t *testing.T) {
 	}
 }
 
+// TestParseUserExclusive: OverSubscribe USER (sbatch --exclusive=user) is a job that shares
+// its servers with its user's jobs alone, and UserName is its user, as Slurm 22.05 prints it
+// for pending and running jobs (the lab's root and nobody); it takes no server whole.
+func TestParseUserExclusive(t *testing.T) {
+	const line = "1|batch|PENDING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||Resources\n" +
+		"2|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|node1|None\n"
+	for _, tc := range []struct {
+		share, user string
+		only        bool
+	}{
+		{"USER", "nobody", true},
+		{"OK", "alice", false},
+		{"MCS", "alice", false}, // --exclusive=mcs is not read
+		{"NO", "root", false},
+	} {
+		got, err := ParseJobs(squeueWith(line, map[int]string{fieldOverSubscribe: tc.share, fieldUserName: tc.user}), time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range got {
+			if j.User != tc.user || j.UserExclusive != tc.only || j.Exclusive != (tc.share == "NO") {
+				t.Errorf("%s job of %s (%s): user %q, exclusive to it %v, whole %v", j.State, tc.user, tc.share, j.User, j.UserExclusive, j.Exclusive)
+			}
+		}
+	}
+}
+
 // TestParseErrors: a line that does not parse fails the whole read.
 func TestParseErrors(t *testing.T) {
 	good := "1|batch|PENDING|1|2|1|2|cpu=2,mem=200M,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"
@@ -174,6 +202,9 @@ func TestParseErrors(t *testing.T) {
 		{name: "squeue: cpus per gpu that do not read", squeue: string(squeueWith(good, map[int]string{fieldCPUsPerTRES: "gres:gpu:many"}))},
 		{name: "squeue: an OverSubscribe Slurm never prints", squeue: string(squeueWith(good, map[int]string{fieldOverSubscribe: "MAYBE"}))},
 		{name: "squeue: no OverSubscribe", squeue: string(squeueWith(good, map[int]string{fieldOverSubscribe: "N/A"}))},
+		{name: "squeue: no user", squeue: string(squeueWith(good, map[int]string{fieldUserName: "(null)"}))},
+		{name: "squeue: a user with a space", squeue: string(squeueWith(good, map[int]string{fieldUserName: "al ice"}))},
+		{name: "squeue: a user that is not text", squeue: string(squeueWith(good, map[int]string{fieldUserName: "al\xffice"}))},
 		{name: "sinfo: a gres annotation not closed", sinfo: "n1|batch|idle|0/2/0/2|gpu:(null):0(IDX:N/A|none\n"},
 		{name: "sinfo: a null type with no count", sinfo: "n1|batch|idle|0/2/0/2|gpu:(null)|none\n"},
 	} {

@@ -86,6 +86,11 @@ type JobsView struct {
 	Responding bool `json:"responding"`
 	// Running are the jobs on it, when the job manager lists them (a move needs them all).
 	Running []Job `json:"running,omitempty"`
+	// User is the user whose jobs are all that is allocated on it (empty: nothing is, several
+	// users' jobs are, or the job manager does not say); UserOnly: one of them takes no other
+	// user's work beside it (Slurm's --exclusive=user, Needs.User).
+	User     string `json:"user,omitempty"`
+	UserOnly bool   `json:"user_only,omitempty"`
 	// PowerSaving is true while the job manager's own power saving has the server (Slurm:
 	// powered down, or powering down or up): a power change then is the job manager's
 	// (its SuspendProgram, `rotactl slurm suspend`), not one outside rota.

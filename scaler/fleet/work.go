@@ -28,9 +28,15 @@ type Needs struct {
 	// Whole: the job takes each of its servers whole (Slurm's --exclusive): it fits only a
 	// server with nothing else on it, and leaves no room there for other work.
 	Whole bool `json:"whole,omitempty"`
+	// User, only for a job that shares its servers with its user's jobs alone (Slurm's
+	// --exclusive=user), is that user: it fits only a server that is empty or runs that
+	// user's work alone (JobsView.User), and takes no other user's work beside it. Empty for
+	// every other job, whose user is not read.
+	User string `json:"user,omitempty"`
 }
 
-// Compare orders needs field by field (-1, 0, +1), one whole before one that is not.
+// Compare orders needs field by field (-1, 0, +1), one whole before one that is not, then by
+// user.
 func (n Needs) Compare(o Needs) int {
 	whole := 0
 	switch {
@@ -41,7 +47,7 @@ func (n Needs) Compare(o Needs) int {
 	}
 	return cmp.Or(cmp.Compare(n.Features, o.Features), cmp.Compare(n.GPUType, o.GPUType),
 		cmp.Compare(n.Nodes, o.Nodes), cmp.Compare(n.Exclude, o.Exclude), cmp.Compare(n.Storage, o.Storage),
-		cmp.Compare(n.Partitions, o.Partitions), whole)
+		cmp.Compare(n.Partitions, o.Partitions), whole, cmp.Compare(n.User, o.User))
 }
 
 // Job is one job running on a server, as the planner weighs moving it.

@@ -103,6 +103,7 @@ func (p *pass) groups() []*group {
 		}
 	}
 	for _, g := range list {
+		g.shape = p.withUser(g.shape, g.needs.User)
 		g.slots = g.jobs * g.nodes
 		g.nd = readNeeds(g.partition, g.needs)
 		g.regions = p.regionsFor(g.region, g.needs.Storage)
@@ -121,7 +122,7 @@ func (p *pass) groups() []*group {
 	// biggest), then oldest first.
 	slices.SortFunc(list, func(a, b *group) int {
 		return cmp.Or(
-			cmp.Compare(boolInt(b.shape.whole), boolInt(a.shape.whole)), cmp.Compare(b.shape.gpus, a.shape.gpus), cmp.Compare(b.shape.cpus, a.shape.cpus),
+			cmp.Compare(boolInt(b.shape.is.kinds == kindWhole), boolInt(a.shape.is.kinds == kindWhole)), cmp.Compare(b.shape.gpus, a.shape.gpus), cmp.Compare(b.shape.cpus, a.shape.cpus),
 			cmp.Compare(b.shape.mem, a.shape.mem), cmp.Compare(b.nodes, a.nodes),
 			a.since.Compare(b.since), cmp.Compare(a.class, b.class),
 			cmp.Compare(a.region, b.region), cmp.Compare(a.dept, b.dept),

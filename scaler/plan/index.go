@@ -127,6 +127,8 @@ type scratch struct {
 	costKeys []costKey
 	// asked are the pass's break-even verdicts (see Vouch), reused.
 	asked []asked
+	// users are the users' numbers (see userID).
+	users map[string]int32
 }
 
 // screenedFor is what of the snapshot the servers' screenings were made for.

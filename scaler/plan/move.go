@@ -193,7 +193,7 @@ func (p *pass) roomToWake(i int, run []fleet.Job) (wake int, places []placement)
 		for k := range run {
 			j := &run[k]
 			nds[k] = readNeeds(j.Partition, j.Needs)
-			sh := jobShape(j)
+			sh := p.jobShape(j)
 			if !nds[k].offeredBy(&pl.cfg.Profile) || room.holds(sh) == 0 {
 				fits = false
 				break
@@ -269,7 +269,7 @@ func (p *pass) roomFor(mv *mover, i int, run []fleet.Job) []placement {
 	})
 	for _, k := range jobs {
 		j := &run[k]
-		sh := jobShape(j)
+		sh := p.jobShape(j)
 		nd := readNeeds(j.Partition, j.Needs)
 		best := -1
 		for _, d := range mv.dest {
@@ -397,7 +397,7 @@ func (p *pass) commitMove(i int, run []fleet.Job, places []placement, saving, lo
 	var dests []string
 	for _, pl := range places {
 		d := &p.servers[pl.dest]
-		p.state[pl.dest].free.take(jobShape(pl.job), 1)
+		p.state[pl.dest].free.take(p.jobShape(pl.job), 1)
 		cheaper = cheaper && d.pool.cost < s.pool.cost
 		if !slices.Contains(dests, d.node.Name) {
 			dests = append(dests, d.node.Name)

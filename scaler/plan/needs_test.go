@@ -34,6 +34,12 @@ func TestConstraints(t *testing.T) {
 	mixed := append(offNodes("c", "cpu", 3), offNodes("g", "gpu", 3)...)
 	// and one more: a copy each, or the cases' appends would share (and overwrite) one array
 	and := func(n fleet.Node) []fleet.Node { return append(slices.Clip(mixed), n) }
+	alice := fleet.Needs{User: "alice"}
+	// runs puts one job of one cpu on a server, all its work the user's ("": several users'),
+	// one of them exclusive to its user (only)
+	runs := func(user string, only bool) func(*fleet.Node) {
+		return func(n *fleet.Node) { n.Jobs.Jobs, n.Jobs.CPUs, n.Jobs.User, n.Jobs.UserOnly = 1, 1, user, only }
+	}
 	runCases(t, []planCase{
 		{name: "a gpu-partition job never wakes a cpu server", cfg: withProfiles,
 			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "gpu", fleet.Needs{})),
@@ -98,6 +104,31 @@ func TestConstraints(t *testing.T) {
 			snap: withDemand(snapshot(and(onNode("c9", "cpu"))...), needing(jobs(1, 1, 0), "batch", fleet.Needs{Whole: true}),
 				needing(jobs(1, 1, 0), "batch", fleet.Needs{})),
 			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/not_needed", "c9": "skip/demand_waits"}},
+		// --exclusive=user: alice's job shares a server with alice's work alone
+		{name: "a user's exclusive job fits beside that user's work", cfg: withProfiles,
+			snap: withDemand(snapshot(and(with(onNode("c9", "cpu"), runs("alice", false)))...), needing(jobs(1, 1, 0), "batch", alice)),
+			want: map[string]string{"ca": "skip/not_needed", "c9": "skip/allocated"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
+		{name: "a user's exclusive job passes over another user's work", cfg: withProfiles,
+			snap: withDemand(snapshot(and(with(onNode("c9", "cpu"), runs("bob", false)))...), needing(jobs(1, 1, 0), "batch", alice)),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/not_needed", "c9": "skip/allocated"}},
+		{name: "a user's exclusive job passes over work of several users", cfg: withProfiles,
+			snap: withDemand(snapshot(and(with(onNode("c9", "cpu"), runs("", false)))...), needing(jobs(1, 1, 0), "batch", alice)),
+			want: map[string]string{"ca": "power_on/backlog", "c9": "skip/allocated"}},
+		{name: "a user's exclusive jobs pack onto one server", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(4, 1, 0), "batch", alice)),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/not_needed"}, desired: map[string]int{"cpu": 1, "gpu": 0}},
+		{name: "two users' exclusive jobs never share a server", cfg: withProfiles,
+			snap: withDemand(snapshot(mixed...), needing(jobs(1, 1, 0), "batch", alice), needing(jobs(1, 1, 0), "batch", fleet.Needs{User: "bob"})),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "power_on/backlog", "cc": "skip/not_needed"}},
+		{name: "a user's exclusive job leaves a server no room for work of no named user", cfg: withProfiles,
+			snap: withDemand(snapshot(and(onNode("c9", "cpu"))...), needing(jobs(1, 1, 0), "batch", alice), needing(jobs(1, 1, 0), "batch", fleet.Needs{})),
+			want: map[string]string{"ca": "power_on/backlog", "cb": "skip/not_needed", "c9": "skip/demand_waits"}},
+		{name: "a running user-exclusive job leaves its server no room for other users' work", cfg: withProfiles,
+			snap: withDemand(snapshot(and(with(onNode("c9", "cpu"), runs("alice", true)))...), needing(jobs(1, 1, 0), "batch", fleet.Needs{})),
+			want: map[string]string{"ca": "power_on/backlog", "c9": "skip/allocated"}},
+		{name: "a running user-exclusive job has room for its user's", cfg: withProfiles,
+			snap: withDemand(snapshot(and(with(onNode("c9", "cpu"), runs("alice", true)))...), needing(jobs(1, 1, 0), "batch", alice)),
+			want: map[string]string{"ca": "skip/not_needed", "c9": "skip/allocated"}},
 	})
 }
 

@@ -68,14 +68,14 @@ func (p *pass) screening(i int) screening {
 	switch n.State {
 	case fleet.StateOn:
 		if p.takesWork(n) {
-			sc.tier, sc.free = tierOn, freeCapacity(pl.cfg.Profile, n.Jobs)
+			sc.tier, sc.free = tierOn, freeCapacity(pl.cfg.Profile, n.Jobs, p.userID(n.Jobs.User))
 		}
 		sc.idle = p.idleKeyOf(n)
 	case fleet.StatePoweringOn, fleet.StateBooting:
 		sc.tier, sc.free = tierComing, profileCapacity(pl.cfg.Profile)
 	case fleet.StateDraining:
 		if p.resumable(n) {
-			sc.tier, sc.free = tierResume, freeCapacity(pl.cfg.Profile, n.Jobs)
+			sc.tier, sc.free = tierResume, freeCapacity(pl.cfg.Profile, n.Jobs, p.userID(n.Jobs.User))
 		}
 	}
 	switch {

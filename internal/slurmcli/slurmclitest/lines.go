@@ -12,9 +12,10 @@ const Sep = "\x1f"
 // leave out the fields added since (features, gres, weight and memory of a node; time limit,
 // start, constraint, requested nodes, licenses, comment and priority (1) of a job, its
 // JobArrayID: its id, as for a job neither an array's task nor a heterogeneous job's
-// component, its CPUs per GPU (none) and its OverSubscribe (OK)): Sinfo and Squeue add those
-// with neutral values and put Sep between the fields, as the commands print them. A line with
-// another number of fields (a test of bad input) only has its separators changed.
+// component, its CPUs per GPU (none), its OverSubscribe (OK) and its user (root, the lab's)):
+// Sinfo and Squeue add those with neutral values and put Sep between the fields, as the
+// commands print them. A line with another number of fields (a test of bad input) only has its
+// separators changed.
 
 // Sinfo is sinfo's output for the lines of out.
 func Sinfo(out string) []byte {
@@ -24,7 +25,7 @@ func Sinfo(out string) []byte {
 // Squeue is squeue's output for the lines of out.
 func Squeue(out string) []byte {
 	return legacy(out, 16, func(f []string) []string {
-		return []string{"UNLIMITED", "2026-11-29T22:00:54", "(null)", "(null)", "(null)", "(null)", "1", f[0], "N/A", "OK"}
+		return []string{"UNLIMITED", "2026-11-29T22:00:54", "(null)", "(null)", "(null)", "(null)", "1", f[0], "N/A", "OK", "root"}
 	})
 }
 

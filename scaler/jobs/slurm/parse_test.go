@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,7 +208,9 @@ func FuzzParseJobs(f *testing.F) {
 	}
 	// CPUs per GPU as 23.02 and later print them, of a job exclusive over a topology segment.
 	line := string(slurmclitest.Squeue("1|gpu|PENDING|1|1|1|1|cpu=1,node=1|N/A|gres/gpu:2|N/A|1|(null)|2026-11-29T22:00:51||Resources\n"))
-	f.Add([]byte(strings.Replace(line, "N/A"+slurmcli.Sep+"OK\n", "gres/gpu:8"+slurmcli.Sep+"TOPO\n", 1)))
+	f.Add([]byte(strings.Replace(line, "N/A"+slurmcli.Sep+"OK"+slurmcli.Sep+"root\n", "gres/gpu:8"+slurmcli.Sep+"TOPO"+slurmcli.Sep+"root\n", 1)))
+	// a job exclusive to its user (--exclusive=user), of another user
+	f.Add([]byte(strings.Replace(line, "OK"+slurmcli.Sep+"root\n", "USER"+slurmcli.Sep+"nobody\n", 1)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		queue, err := slurmcli.ParseJobs(b, time.UTC)
 		if err != nil {
@@ -248,5 +252,42 @@ func BenchmarkQueue100k(b *testing.B) {
 		if d := (View{Jobs: queue}).Demand(classify); len(d) == 0 {
 			b.Fatal("no demand")
 		}
+	}
+}
+
+// TestUsers: a server says whose jobs run on it when they are one user's (a completing job
+// too), and whether one of them is exclusive to its user (--exclusive=user); pending jobs
+// exclusive to their user are demand of that user, grouped apart, and other pending jobs carry
+// no user, so their demand groups as before.
+func TestUsers(t *testing.T) {
+	job := func(id, state, user string, only bool, nodes ...string) Job {
+		return Job{ID: id, Partition: "batch", State: state, Nodes: 1, CPUs: 1, User: user, UserExclusive: only, NodeList: nodes,
+			Reason: "Resources", Priority: 1}
+	}
+	v := View{
+		Nodes: []Node{{Name: "alone"}, {Name: "only"}, {Name: "several"}, {Name: "empty"}},
+		Jobs: []Job{
+			job("1", "running", "alice", false, "alone"), job("2", "completing", "alice", false, "alone"),
+			job("3", "running", "alice", true, "only"), job("4", "running", "alice", false, "only"),
+			job("5", "running", "alice", true, "several"), job("6", "running", "bob", false, "several"),
+			job("7", "pending", "alice", true), job("8", "pending", "alice", true), job("9", "pending", "bob", true),
+			job("10", "pending", "alice", false), job("11", "pending", "bob", false),
+		},
+	}
+	views := v.JobsViews()
+	for name, want := range map[string]struct {
+		user string
+		only bool
+	}{"alone": {"alice", false}, "only": {"alice", true}, "several": {"", false}, "empty": {"", false}} {
+		if got := views[name]; got.User != want.user || got.UserOnly != want.only {
+			t.Errorf("%s: user %q, exclusive to it %v; want %q, %v", name, got.User, got.UserOnly, want.user, want.only)
+		}
+	}
+	var got []string
+	for _, d := range v.Demand(func(config.Shape) string { return "light" }) {
+		got = append(got, fmt.Sprintf("%q:%d", d.Needs.User, d.Count))
+	}
+	if want := []string{`"":2`, `"alice":2`, `"bob":1`}; !slices.Equal(got, want) {
+		t.Errorf("demand by user %v, want %v", got, want)
 	}
 }

@@ -99,6 +99,7 @@ func TestRealSlurm(t *testing.T) {
 	t.Run("a move that fails half-way leaves no job held", func(t *testing.T) { testMoveFailsHalfWay(ctx, t, c, m) })
 	t.Run("a move never runs again a job that ended as it was moved", func(t *testing.T) { testMoveLeavesEndedJobs(ctx, t, c) })
 	t.Run("weights steer new work to the cheap tier", func(t *testing.T) { testWeights(ctx, t, c, m) })
+	t.Run("a user's exclusive job fits only beside its user's work", func(t *testing.T) { testUserExclusive(ctx, t, c, m) })
 	t.Run("work wakes only servers it can use", func(t *testing.T) { testConstraints(ctx, t, c, m) })
 	t.Run("powered off and on", func(t *testing.T) { testPower(ctx, t, c, m) })
 	t.Run("a controller that does not answer", func(t *testing.T) { testSlowController(ctx, t, c) })
@@ -746,6 +747,77 @@ func testConstraints(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *
 		if tc.name == "any server" && d.Actions[0].Node != "node2" {
 			t.Fatalf("%s: woke %s, want node2 (node1 is excluded)", tc.name, d.Actions[0].Node)
 		}
+	}
+}
+
+// testUserExclusive: a job submitted --exclusive=user shares a server with its user's jobs
+// alone, and Slurm keeps it waiting beside another user's job with room to spare; rota then
+// wakes a server for it (the old reading, as ordinary work, woke none), and none for a job of
+// the user whose work alone runs there, which Slurm starts beside it. The lab's two users are
+// root (the tests') and nobody.
+func testUserExclusive(ctx context.Context, t *testing.T, c *slurmlab.Cluster, m *Manager) {
+	if os.Geteuid() != 0 {
+		t.Skip("sbatch --uid needs root, as the lab's Slurm does")
+	}
+	cfg := labConfig(t)
+	c.Command("scontrol", "update", "nodename=node2,gpu[01-02]", "state=drain", "reason=held for the user test")
+	t.Cleanup(func() {
+		c.Command("scontrol", "update", "nodename=node2,gpu[01-02]", "state=resume")
+		c.WaitState(30*time.Second, "idle")
+	})
+	// decide is what rota decides with node1 on, as Slurm has it, and the others off.
+	decide := func(demand []fleet.Demand) fleet.Decision {
+		var snap fleet.Snapshot
+		snap.Telemetry, snap.JobsKnown, snap.Demand = true, true, demand
+		for _, p := range cfg.Pools {
+			for _, n := range p.Nodes {
+				node := fleet.Node{Name: n.Name, Pool: p.Name, State: fleet.StateOff, Power: bmc.StateOff, Jobs: fleet.JobsView{Known: true}}
+				if n.Name == "node1" {
+					node.State, node.Power, node.Jobs = fleet.StateOn, bmc.StateOn, view(ctx, t, m)["node1"]
+					node.Telemetry = fleet.TelemetryView{Present: true, LastSample: time.Now(), CPUMax: 0.5}
+				}
+				snap.Nodes = append(snap.Nodes, node)
+			}
+		}
+		return plan.Plan(snap, cfg, time.Now())
+	}
+	demand := func() []fleet.Demand {
+		d, err := m.Demand(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	rootJob := c.Submit("--partition=batch", "--nodelist=node1", "--wrap=sleep 300") // one cpu of two
+	testutil.Eventually(t, 30*time.Second, "root's job runs", func() error { return jobIs(c, rootJob, "RUNNING") })
+	nobodys := c.SubmitAs("nobody", "--chdir=/", "--partition=batch", "--exclusive=user", "--wrap=sleep 300")
+	t.Cleanup(func() { c.Command("scancel", rootJob, nobodys) })
+	time.Sleep(2 * time.Second) // backfill passes every second: nobody's job had its chances
+	if err := jobIs(c, nobodys, "PENDING"); err != nil {
+		t.Fatalf("nobody's exclusive job beside root's work, a cpu free: %v, want it pending", err)
+	}
+	if jv := view(ctx, t, m)["node1"]; jv.User != "root" || jv.UserOnly {
+		t.Fatalf("node1 %+v, want root's work alone", jv)
+	}
+	d := demand()
+	if len(d) != 1 || d[0].Needs.User != "nobody" || d[0].Count != 1 {
+		t.Fatalf("demand %+v, want nobody's exclusive job", d)
+	}
+	if got := decide(d); len(got.Actions) != 1 || got.Actions[0].Node != "node2" || got.Actions[0].Kind != fleet.PowerOn {
+		t.Fatalf("for nobody's job beside root's work: actions %+v, want node2 woken", got.Actions)
+	}
+	// the same waiting job, were it root's, fits beside root's work: nothing woken; and so
+	// Slurm has it: root's starts there at once
+	d[0].Needs.User = "root"
+	if got := decide(d); len(got.Actions) != 0 {
+		t.Fatalf("for root's job beside root's work: actions %+v, want none", got.Actions)
+	}
+	c.Command("scancel", nobodys)
+	roots := c.Submit("--partition=batch", "--exclusive=user", "--wrap=sleep 300")
+	t.Cleanup(func() { c.Command("scancel", roots) })
+	testutil.Eventually(t, 30*time.Second, "root's exclusive job runs", func() error { return jobIs(c, roots, "RUNNING") })
+	if jv := view(ctx, t, m)["node1"]; jv.User != "root" || !jv.UserOnly || jv.Jobs != 2 {
+		t.Fatalf("node1 %+v, want root's two jobs, one exclusive to root", jv)
 	}
 }
 

@@ -180,7 +180,7 @@ func TestMove(t *testing.T) {
 	// component (21+0): squeue's JobArrayID, its CPUs per GPU and its OverSubscribe end the line.
 	full := func(id, element string) string {
 		return strings.ReplaceAll(id+"|batch|RUNNING|1|1|1|1|cpu=1,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51|n1|None|"+
-			"UNLIMITED|2026-11-29T22:00:54|(null)|(null)|(null)|(null)|1|"+element+"|N/A|OK\n", "|", sep)
+			"UNLIMITED|2026-11-29T22:00:54|(null)|(null)|(null)|(null)|1|"+element+"|N/A|OK|root\n", "|", sep)
 	}
 	for _, tc := range []struct {
 		name      string
@@ -389,7 +389,7 @@ func TestDemandWithinReservations(t *testing.T) {
 	ctx := context.Background()
 	job := func(id, reason, reqNodes, prio string) string {
 		return strings.ReplaceAll(id+"|batch|PENDING|1|2|1|2|cpu=2,node=1|N/A|N/A|N/A|1|(null)|2026-11-29T22:00:51||"+
-			reason+"|UNLIMITED|N/A|(null)|"+reqNodes+"|(null)|(null)|"+prio+"|"+id+"|N/A|OK\n", "|", slurmcli.Sep)
+			reason+"|UNLIMITED|N/A|(null)|"+reqNodes+"|(null)|(null)|"+prio+"|"+id+"|N/A|OK|root\n", "|", slurmcli.Sep)
 	}
 	apart := func(id, exclude, resv string) string {
 		return id + slurmcli.Sep + exclude + slurmcli.Sep + resv + "\n"

@@ -31,6 +31,7 @@ type (
 func (v View) JobsViews() map[string]fleet.JobsView {
 	running := map[string]int{}
 	listed := map[string][]fleet.Job{}
+	users := map[string]nodeUsers{}
 	for _, j := range v.Jobs {
 		if j.Pending() {
 			continue
@@ -40,6 +41,7 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 			if j.State == "running" {
 				listed[n] = append(listed[n], fleetJob(j))
 			}
+			users[n] = users[n].with(j)
 		}
 	}
 	out := make(map[string]fleet.JobsView, len(v.Nodes))
@@ -52,6 +54,9 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 			Responding: n.State.Responding(),
 			Running:    listed[n.Name],
 		}
+		if u := users[n.Name]; !u.several {
+			jv.User, jv.UserOnly = u.user, u.only
+		}
 		ours, other := OutOfService(n)
 		jv.Drained = (ours || other) && !jv.Allocated() && !n.State.Busy()
 		jv.DrainedByRota = ours
@@ -59,6 +64,23 @@ func (v View) JobsViews() map[string]fleet.JobsView {
 		out[n.Name] = jv
 	}
 	return out
+}
+
+// nodeUsers are the users of the jobs on a node: user, theirs alone unless several; only, one
+// of them shares the node with its user's jobs alone (--exclusive=user).
+type nodeUsers struct {
+	user    string
+	several bool
+	only    bool
+}
+
+func (u nodeUsers) with(j Job) nodeUsers {
+	if u.user != "" && u.user != j.User {
+		u.several = true
+	}
+	u.user = j.User
+	u.only = u.only || j.UserExclusive
+	return u
 }
 
 // OursReason reports whether a drain reason is rota's (starts with jobs.Marker).
@@ -201,11 +223,21 @@ func compareDemand(a, b fleet.Demand) int {
 
 // needs is what the job can run on beyond its shape: its constraint, GPU type, the nodes it
 // names or excludes, its licenses as the storage its data is on (policy.storage names), the
-// partitions of a job that names several, and whole servers for an exclusive job.
+// partitions of a job that names several, whole servers for an exclusive job, and the user of
+// a job exclusive to its user.
 func needs(j Job) fleet.Needs {
 	return fleet.Needs{Features: j.Features, GPUType: j.GPUType, Nodes: strings.Join(j.ReqNodes, ","),
 		Exclude: strings.Join(j.Exclude, ","), Storage: strings.Join(j.Licenses, ","), Partitions: strings.Join(j.Partitions, ","),
-		Whole: j.Exclusive}
+		Whole: j.Exclusive, User: exclusiveUser(j)}
+}
+
+// exclusiveUser is the user of a job that shares its servers with that user's jobs alone
+// (--exclusive=user), and "" for any other job: its user is no need of it.
+func exclusiveUser(j Job) string {
+	if j.UserExclusive {
+		return j.User
+	}
+	return ""
 }
 
 // DoNotDisrupt is the word a job's comment carries (sbatch --comment=do-not-disrupt) when it
