@@ -163,10 +163,13 @@ func testGPUWake(t *testing.T, e *env) {
 	}
 }
 
-// waitDemand waits until the adapter reports want pods waiting.
+// waitDemand waits until the adapter reports want pods waiting. The bound is kube-scheduler's
+// time to mark the pods unschedulable, not rota's: a minute was not enough on the 2-core CI
+// machine under load (four subtests failed at once with the scheduler behind, and passed alone
+// and in the run before), and the wait ends as soon as the pods are marked.
 func (e *env) waitDemand(t *testing.T, want int) {
 	t.Helper()
-	testutil.Eventually(t, time.Minute, "pods marked unschedulable", func() error {
+	testutil.Eventually(t, 3*time.Minute, "pods marked unschedulable", func() error {
 		d, err := e.m.Demand(context.Background())
 		if err != nil {
 			return err
