@@ -69,6 +69,9 @@ func runPower(ctx context.Context, e env, verb string, f *powerFlags) int {
 		return 2
 	}
 	ctl, timeout, err := controller(e, cfg, f)
+	if err == nil && verb == "off" && !f.hard {
+		err = gracefulWithin(cfg, timeout)
+	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "rotactl:", err)
 		return 2
@@ -102,6 +105,17 @@ func controller(e env, cfg *config.Config, f *powerFlags) (*bmc.Controller, time
 	}
 	ctl, err := wire.Power(cfg, f.log.New(e.stderr).WithField("component", "bmc"), e.clock, prometheus.NewRegistry(), timeout)
 	return ctl, timeout, err
+}
+
+// gracefulWithin refuses a bound on a graceful power-off that leaves no time for its hard off,
+// as the config refuses bmc.graceful_timeout not shorter than bmc.operation_timeout: a --timeout
+// of 30s under a graceful_timeout of 5m sent the soft off, gave up at 30s and reported a failure,
+// and a server whose OS ignored the request stayed on.
+func gracefulWithin(cfg *config.Config, timeout time.Duration) error {
+	if grace := time.Duration(cfg.BMC.GracefulTimeout); timeout <= grace {
+		return fmt.Errorf("--timeout: %s is not longer than bmc.graceful_timeout (%s): the hard off after it would never be sent; give a longer --timeout or --hard", timeout, grace)
+	}
+	return nil
 }
 
 // printPower prints the results and returns the exit code: 0 when every node succeeded, 1 when

@@ -105,6 +105,16 @@ pools:
 				t.Errorf("resets %q", got)
 			}
 		}},
+		// A bound on a graceful off within bmc.graceful_timeout (5s) would give up before the
+		// hard off: refused, nothing sent.
+		{"off bounded within the grace", []string{"power", "off", "--timeout=5s", "n2"}, false, 2, func(t *testing.T, stdout, stderr string) {
+			if !strings.Contains(stderr, "--timeout: 5s is not longer than bmc.graceful_timeout (5s)") {
+				t.Errorf("stderr %q", stderr)
+			}
+			if got := emu.Server("n2").Stats().Resets; len(got) != 0 {
+				t.Errorf("resets %q", got)
+			}
+		}},
 		{"cycle", []string{"power", "cycle", "n2"}, false, 0, func(t *testing.T, stdout, stderr string) {
 			if got := emu.Server("n2").Stats().Resets; fmt.Sprint(got) != "[ForceOff On]" {
 				t.Errorf("resets %q", got)

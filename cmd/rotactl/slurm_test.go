@@ -111,6 +111,9 @@ func TestSlurmVerbs(t *testing.T) {
 		wantPower string
 		wantErr   []string
 	}{
+		// A bound within bmc.graceful_timeout (5s) leaves no time for the hard off: refused,
+		// nothing sent (the servers stay on).
+		{"suspend bounded within the grace", []string{"--timeout=4s", "suspend", "n[1-2]"}, 2, "On", []string{"--timeout: 4s is not longer than bmc.graceful_timeout"}},
 		{"suspend a hostlist", []string{"suspend", "n[1-2]"}, 0, "Off", []string{"n1", "n2", "ok"}},
 		{"suspend servers already off", []string{"suspend", "n1,n2"}, 0, "Off", []string{"n1", "n2", "ok"}},
 		{"suspend a node not in the inventory", []string{"suspend", "n1,ghost"}, 1, "Off", []string{"ghost", "failed"}},
