@@ -291,6 +291,8 @@ func (e *noSlotError) Error() string {
 
 func (e *noSlotError) Unwrap() error { return e.err }
 
+func (e *noSlotError) Is(target error) bool { return target == ErrNoSlot }
+
 // backoff returns the wait before attempt i+1: exponential from BackoffBase, capped at
 // BackoffMax, with the upper half jittered.
 func (c *Controller) backoff(i int) time.Duration {

@@ -23,6 +23,9 @@ var (
 	ErrNotConfirmed = errors.New("power state not confirmed")
 	// ErrUnknownNode: no endpoint is registered under that node name.
 	ErrUnknownNode = errors.New("unknown node")
+	// ErrNoSlot: a request waited for a slot under MaxConcurrent (bmc.concurrency) until its
+	// operation's deadline and never went out; the BMC was not asked anything.
+	ErrNoSlot = errors.New("no slot under the concurrency cap")
 )
 
 // StateUnknownError says why a node's power state is unknown. No power command was sent.
@@ -155,6 +158,10 @@ func resultLabel(err error) string {
 	switch {
 	case err == nil:
 		return "success"
+	case errors.Is(err, ErrNoSlot):
+		// Before state_unknown: a read that never had a slot left the state unknown, but the
+		// cause is rota's own queue (bmc.concurrency), not the BMC.
+		return "no_slot"
 	case errors.Is(err, ErrStateUnknown):
 		return "state_unknown"
 	case errors.Is(err, ErrAuth):

@@ -66,8 +66,9 @@ func TestSlotWaitNothingSent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	err := c.Off(ctx, "n", true)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("off whose wait for a slot ran out: %v", err)
+	// Named as what it is, not as a BMC that could not say its state (it said state_unknown).
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrNoSlot) || Reason(err) != "no_slot" {
+		t.Errorf("off whose wait for a slot ran out: %v (reason %s)", err, Reason(err))
 	}
 	close(hold)
 	if err := <-done; err != nil {
@@ -75,6 +76,9 @@ func TestSlotWaitNothingSent(t *testing.T) {
 	}
 	if b := bmcs["n"]; b.dials != 0 || len(b.commands) != 0 {
 		t.Errorf("n: %d connections, commands %q; want none", b.dials, b.commands)
+	}
+	if v := metricValue(t, reg, "rota_bmc_operations_total", map[string]string{"operation": "off_graceful", "result": "no_slot"}); v != 1 {
+		t.Errorf("%v graceful offs counted no_slot, want 1", v)
 	}
 	if v := metricValue(t, reg, "rota_bmc_requests_total", nil); v != 2 {
 		t.Errorf("%v requests counted, want busy's two alone (its open, its state read)", v)

@@ -262,6 +262,33 @@ func TestUnknownPowerSendsNothing(t *testing.T) {
 	}
 }
 
+// A power command that waited out bmc.operation_timeout for a slot under bmc.concurrency was
+// never sent: rota's queue, not the server, so no failure and no backoff (it Failed the server
+// and backed off its retry, a power-on for waiting work included); the intent waits as for a
+// state the BMC could not say, and the next pass takes it up.
+func TestNoSlotIsNoFailure(t *testing.T) {
+	f := newFx(t, true, nil)
+	f.off("cpu01")
+	f.world.Set("cpu01", func(s *executortest.Server) { s.NoSlot = true })
+	err := f.ex.run(context.Background(), act(fleet.PowerOn, "cpu01"))
+	if !errors.Is(err, bmc.ErrNoSlot) {
+		t.Fatalf("err = %v, want ErrNoSlot", err)
+	}
+	n := f.node("cpu01")
+	if n.State != fleet.StateUnknown || n.Failures != 0 || !n.RetryAfter.IsZero() || n.Intent == nil || n.Intent.Kind != fleet.PowerOn {
+		t.Errorf("recorded %+v, want Unknown with the power_on intent kept, no failure, no backoff", n)
+	}
+	f.world.Set("cpu01", func(s *executortest.Server) { s.NoSlot = false })
+	f.repair()
+	f.repair()
+	if n := f.node("cpu01"); n.State != fleet.StateOn || n.Intent != nil {
+		t.Errorf("after a slot was free: %+v, want On", n)
+	}
+	if cmds := f.world.Commands(); len(cmds) != 2 || cmds[0].Op != "on" || cmds[1].Op != "resume" {
+		t.Errorf("commands %v, want the one power-on, then the job manager's resume", cmds)
+	}
+}
+
 func TestBootTimeoutFailsWithBackoff(t *testing.T) {
 	f := newFx(t, false, nil) // servers never come up
 	f.off("gpu01")

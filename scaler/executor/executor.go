@@ -200,8 +200,10 @@ func (e *Executor) pool(node string) *config.Pool {
 
 // sendPower sends one power command, bounded by bmc.operation_timeout (confirmation
 // included), and once it is confirmed records what it led to (commit). A BMC that cannot say
-// the state makes the node Unknown with its intent kept; any other error fails the step
-// (verb names it: "powering off gpu01: ...").
+// the state, or a command that found no slot under bmc.concurrency in that time and was never
+// sent (rota's own queue, not the server: no failure, no backoff), makes the node Unknown
+// with its intent kept, for the next pass to read and take up; any other error fails the
+// step (verb names it: "powering off gpu01: ...").
 func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, send func(context.Context) error, commit func() error) error {
 	if err := e.fence(ctx, a.Node); err != nil {
 		return err
@@ -210,7 +212,7 @@ func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, s
 	defer cancel()
 	err := send(bctx)
 	switch {
-	case errors.Is(err, bmc.ErrStateUnknown):
+	case errors.Is(err, bmc.ErrStateUnknown), errors.Is(err, bmc.ErrNoSlot):
 		return e.unknown(ctx, a, err)
 	case err != nil:
 		return e.fail(ctx, a, fmt.Errorf("%s %s: %w", verb, a.Node, err))

@@ -77,7 +77,8 @@ func resultOf(ctx context.Context, err error) fleet.Result {
 		return fleet.ResultInterrupted
 	case errors.Is(err, ErrAborted):
 		return fleet.ResultAborted
-	case errors.Is(err, bmc.ErrStateUnknown):
+	case errors.Is(err, bmc.ErrStateUnknown), errors.Is(err, bmc.ErrNoSlot):
+		// The node is recorded Unknown either way (sendPower).
 		return fleet.ResultStateUnknown
 	}
 	return fleet.ResultFailure

@@ -21,6 +21,9 @@ type Server struct {
 	PowerUnknown bool
 	// AuthFails makes every command fail authentication.
 	AuthFails bool
+	// NoSlot makes every command wait out its operation for a slot under bmc.concurrency and
+	// fail with bmc.ErrNoSlot, never sent (the state stays readable).
+	NoSlot bool
 	// Unmanaged servers are unknown to the job manager. Unregistered makes Resume fail with
 	// jobs.ErrNotRegistered (an agent that registers as it boots: a kubelet its Node).
 	Unmanaged, Unregistered bool
@@ -165,6 +168,8 @@ func (w *World) command(ctx context.Context, node string) (*Server, error) {
 		return nil, &bmc.StateUnknownError{Node: node, Err: errors.New("bmc unreachable")}
 	case s.AuthFails:
 		return nil, &bmc.AuthError{Node: node, Err: errors.New("401")}
+	case s.NoSlot:
+		return nil, fmt.Errorf("%s: %w", node, bmc.ErrNoSlot)
 	}
 	return s, nil
 }
