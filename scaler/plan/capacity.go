@@ -35,8 +35,10 @@ type who struct {
 const noUser = -1
 
 // kinds are kinds of work as a server has room for them (capacity.admits) and one job needs
-// (shape.is).
-type kinds uint8
+// (shape.is). As wide as a user's number, so who, and shape and groupKey with it, have no
+// padding: a demand entry's key is hashed in one run over its numbers (uint8, the padding
+// after it made the hash of who and of shape calls of their own for every entry).
+type kinds uint32
 
 const (
 	kindShared kinds = 1 << iota // work of no named user: no work there keeps the server to its user's
