@@ -114,6 +114,7 @@ func TestDefaults(t *testing.T) {
 		{"saves when off", c.Pools[0].Cost.Saves(), true},
 		{"classes", len(c.Classes), 3},
 		{"gpu device classes", strings.Join(c.Jobs.Kubernetes.GPUDeviceClasses, ","), "gpu.nvidia.com"},
+		{"emptyDir data kept (kubectl drain's default)", c.Jobs.Kubernetes.DeleteEmptyDirData, false},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -323,6 +324,8 @@ func TestValidationNamesEveryField(t *testing.T) {
 			[]string{"jobs.kubernetes.node_label", "pools[0].nodes[0].name"}},
 		{"kubernetes GPU device class", minimal + "jobs: {adapter: kubernetes, kubernetes: {gpu_device_classes: [gpu.nvidia.com, 'GPU NVIDIA']}}\n",
 			[]string{"jobs.kubernetes.gpu_device_classes[1]"}},
+		{"kubernetes emptyDir data", minimal + "jobs: {adapter: kubernetes, kubernetes: {delete_emptydir_data: maybe}}\n",
+			[]string{"jobs.kubernetes.delete_emptydir_data"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -157,6 +157,10 @@ type KubernetesJobs struct {
 	// whole GPUs: a waiting pod's claims on them count as GPUs in its shape. A claim on any
 	// other class asks for the Nodes whose ResourceSlices offer its driver's devices.
 	GPUDeviceClasses []string `yaml:"gpu_device_classes"`
+	// DeleteEmptyDirData lets drains and moves evict pods with emptyDir volumes, whose data
+	// is lost with them (kubectl drain's --delete-emptydir-data); by default such pods are
+	// never evicted, and a drain waits for them.
+	DeleteEmptyDirData bool `yaml:"delete_emptydir_data"`
 }
 
 // BMCLimits bound how rota talks to BMCs.

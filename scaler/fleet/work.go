@@ -66,6 +66,10 @@ type Job struct {
 	// asked that it never be moved. Either forbids a move.
 	Requeueable  bool `json:"requeueable"`
 	DoNotDisrupt bool `json:"do_not_disrupt,omitempty"`
+	// Held says why the job manager cannot requeue it (Requeueable false), when it says: a
+	// move's refusal names it (a Kubernetes pod's "its emptyDir volume scratch would lose its
+	// data").
+	Held string `json:"held,omitempty"`
 	// Started is when it started; TimeLimit its limit (0: none given); Checkpoint when it
 	// last saved its progress (zero: unknown, so a move loses all of its run).
 	Started    time.Time     `json:"started"`

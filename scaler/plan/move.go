@@ -237,6 +237,8 @@ func (p *pass) jobsMovable(run []fleet.Job) (fleet.Reason, string) {
 	tail := time.Duration(p.pol.Moves.Tail)
 	for _, j := range run {
 		switch left := p.pol.Moves.Remaining(j.Started, j.TimeLimit, p.now); {
+		case !j.Requeueable && j.Held != "":
+			return fleet.SkipNotRequeueable, "job " + j.ID + " is not requeueable: " + j.Held
 		case !j.Requeueable:
 			return fleet.SkipNotRequeueable, "job " + j.ID + " is not requeueable"
 		case j.DoNotDisrupt:

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +167,26 @@ func TestMovePlan(t *testing.T) {
 	}
 	if !strings.Contains(mv.Detail, "to c1") {
 		t.Errorf("detail %q does not name the destination", mv.Detail)
+	}
+}
+
+// TestMoveRefusalSaysWhy: a job the job manager cannot requeue for a reason it gives
+// (fleet.Job.Held: a Kubernetes pod whose emptyDir data a move would lose) is refused as not
+// requeueable, and the skip names that reason; one without says no more.
+func TestMoveRefusalSaysWhy(t *testing.T) {
+	cfg := newConfig(t, movesOn, 2, 0)
+	for _, tc := range []struct{ held, want string }{
+		{"its emptyDir volume scratch would lose its data", "job 1 is not requeueable: its emptyDir volume scratch would lose its data"},
+		{"", "job 1 is not requeueable"},
+	} {
+		j := jobWith(runningJob("1", 1, 0), func(j *fleet.Job) { j.Requeueable, j.Held = false, tc.held })
+		snap := snapshot(running(onNode("c1", "cpu"), j), running(onNode("c2", "cpu"), runningJob("2", 1, 0)))
+		d := Plan(snap, cfg, t0)
+		checkInvariants(t, snap, cfg, t0, d)
+		i := slices.IndexFunc(d.Skips, func(s fleet.Skip) bool { return s.Node == "c1" })
+		if i < 0 || d.Skips[i].Reason != fleet.SkipNotRequeueable || d.Skips[i].Detail != tc.want {
+			t.Errorf("held %q: c1 not refused with %q:\n%s", tc.held, tc.want, describe(d))
+		}
 	}
 }
 

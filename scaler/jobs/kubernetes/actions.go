@@ -108,9 +108,11 @@ func (m *Manager) Drain(ctx context.Context, server, reason string) error {
 // drain may take, through the Eviction API, so a PodDisruptionBudget decides; a pod the budget
 // protects now stays, and the next pass asks again. A drain takes the pods of a ReplicaSet, a
 // ReplicationController or a StatefulSet (their controller starts them again elsewhere) that
-// carry no do-not-disrupt annotation; DaemonSet pods, static pods, bare pods and the pods of a
-// Job (work that would lose its run) are left to end on their own, and the drain waits for
-// them. A Node rota did not cordon is left alone.
+// carry no do-not-disrupt annotation and keep nothing on the Node (a volume claim, a device
+// claim, emptyDir data unless jobs.kubernetes.delete_emptydir_data: see
+// kubeview.Pod.Drainable); DaemonSet pods, static pods, bare pods and the pods of a Job (work
+// that would lose its run) are left to end on their own, and the drain waits for them. A Node
+// rota did not cordon is left alone.
 func (m *Manager) ContinueDrain(ctx context.Context, server string) error {
 	n, err := m.node(ctx, server)
 	if err != nil {
@@ -145,7 +147,7 @@ func (m *Manager) evictFrom(ctx context.Context, server, node string) (int, erro
 	var evicted, waiting int
 	var errs []error
 	for _, p := range pods {
-		if !p.Drainable() {
+		if !p.Drainable(m.opts.EmptyDirData) {
 			continue
 		}
 		ok, err := m.evict(ctx, p)

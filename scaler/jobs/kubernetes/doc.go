@@ -12,7 +12,9 @@
 //     the GPUs their allocated ResourceClaims hold (one list of the claims, each device once a
 //     Node; only when such a pod claims devices). A pod that mounts a PersistentVolumeClaim, claims devices through dynamic resource allocation
 //     (spec.resourceClaims) or requests a resource rota does not model is never requeueable: it
-//     may be tied to its Node.
+//     may be tied to its Node. Nor is one with an emptyDir volume, unless
+//     jobs.kubernetes.delete_emptydir_data (its data would be lost): the planner is told why
+//     (fleet.Job.Held).
 //   - Demand: the pods the scheduler marked unschedulable, grouped by class, namespace (the
 //     department) and shape; one that requests a resource rota does not model asks only for the
 //     servers whose Node offers it (status.allocatable). The devices a waiting pod claims through
@@ -31,7 +33,8 @@
 //     evict, through the Eviction API so that PodDisruptionBudgets decide, the pods whose
 //     controller starts them elsewhere (ReplicaSet, ReplicationController, StatefulSet) and
 //     that carry no do-not-disrupt annotation (rota's, or Karpenter's karpenter.sh/do-not-disrupt)
-//     and mount no PersistentVolumeClaim nor claim devices. Bare pods and a Job's pods run to
+//     and mount no PersistentVolumeClaim, claim no devices and have no emptyDir volume (unless
+//     jobs.kubernetes.delete_emptydir_data, as kubectl drain's --delete-emptydir-data). Bare pods and a Job's pods run to
 //     their end; the drain waits for them. ContinueDrain (jobs.DrainContinuer) evicts again on
 //     each pass what a budget held back; one pod's failed eviction does not stop the others.
 //   - Resume: rota's cordon and annotation lifted, and its powered-off taint removed.

@@ -36,6 +36,9 @@ type Options struct {
 	// GPUClasses are the DeviceClasses whose devices count as whole GPUs
 	// (jobs.kubernetes.gpu_device_classes).
 	GPUClasses []string
+	// EmptyDirData lets drains and moves evict pods whose emptyDir volumes lose their data
+	// (jobs.kubernetes.delete_emptydir_data; see kubeview.Pod.Drainable).
+	EmptyDirData bool
 	// Clock dates each read (see kubeview.Pod.Job).
 	Clock Clock
 	// PageSize is how many objects one list call asks for (default 500).
@@ -75,7 +78,8 @@ func New(opts Options) *Manager {
 }
 
 // NewFromConfig builds a Manager from rota's config: jobs.kubernetes (kubeconfig, context,
-// node_label), jobs.timeout, the servers of the pools and the classes.
+// node_label, gpu_device_classes, delete_emptydir_data), jobs.timeout, the servers of the
+// pools and the classes.
 func NewFromConfig(cfg *config.Config, clock Clock, log *logrus.Entry) (*Manager, error) {
 	rc, err := RESTConfig(cfg.Jobs.Kubernetes, time.Duration(cfg.Jobs.Timeout))
 	if err != nil {
@@ -92,7 +96,8 @@ func NewFromConfig(cfg *config.Config, clock Clock, log *logrus.Entry) (*Manager
 		}
 	}
 	return New(Options{Client: c, Mapping: kubeview.Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel},
-		Servers: servers, Classify: cfg.Classify, GPUClasses: cfg.Jobs.Kubernetes.GPUDeviceClasses, Clock: clock, Log: log}), nil
+		Servers: servers, Classify: cfg.Classify, GPUClasses: cfg.Jobs.Kubernetes.GPUDeviceClasses,
+		EmptyDirData: cfg.Jobs.Kubernetes.DeleteEmptyDirData, Clock: clock, Log: log}), nil
 }
 
 // RESTConfig is how rota reaches the API server: the kubeconfig file and context named, or the
@@ -150,7 +155,7 @@ func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 
 // scope is the Scope of a read made now.
 func (m *Manager) scope() kubeview.Scope {
-	return kubeview.Scope{Mapping: m.opts.Mapping, Servers: m.opts.Servers, Now: m.opts.Clock.Now()}
+	return kubeview.Scope{Mapping: m.opts.Mapping, Servers: m.opts.Servers, Now: m.opts.Clock.Now(), EmptyDirData: m.opts.EmptyDirData}
 }
 
 // Nodes implements jobs.Manager.

@@ -19,8 +19,9 @@ import (
 // controller starts it again elsewhere. Only a pod whose controller does start it again is
 // taken (a ReplicaSet, ReplicationController, StatefulSet, or a Job that outlives the
 // eviction, read now: see kubeview.BatchJob.Outlives; never a bare pod, a DaemonSet's or a
-// static pod), none carrying a do-not-disrupt annotation, and none that may be
-// tied to the server (a PersistentVolumeClaim, a device claim, a resource rota does not model: see
+// static pod), none carrying a do-not-disrupt annotation, none that may be tied to the server
+// (a PersistentVolumeClaim, a device claim, a resource rota does not model), and none whose
+// emptyDir data it would lose unless jobs.kubernetes.delete_emptydir_data allows it (see
 // kubeview.Pod.Movable). The server must be cordoned by rota (the move's drain does that):
 // else the scheduler could place the new pod right back, and jobs.ErrCannotMove is returned.
 // The scheduler, not rota, places the new pods: it keeps them off every cordoned server, but
@@ -54,7 +55,7 @@ func (m *Manager) Move(ctx context.Context, server string, ids, exclude []string
 		if !slices.Contains(ids, p.ID()) {
 			continue
 		}
-		if !p.Movable() {
+		if !p.Movable(m.opts.EmptyDirData) {
 			kept++
 			continue
 		}

@@ -58,6 +58,7 @@ func TestRealCluster(t *testing.T) {
 		{"InClusterServiceAccount", testInCluster},
 		{"APersonsCordonOverRotasAnnotationStays", testCordonTakenOver},
 		{"NodeLocalVolumesKeepTheirPods", testLocalVolume},
+		{"EmptyDirDataKeepsItsPod", testEmptyDir},
 		{"DeviceClaimsKeepTheirPods", testDeviceClaim},
 		{"DeviceClaimsWakeServersWithTheirDevices", testDeviceClaimsWake},
 		{"DeviceClaimsOfRunningPodsHoldTheirGPUs", testDeviceClaimsHold},

@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/kubelab"
+	"github.com/rotahq/rota/internal/testutil"
 )
 
 // testLocalVolume: a Deployment's pod whose PersistentVolumeClaim is bound to a local
@@ -27,6 +29,53 @@ func testLocalVolume(t *testing.T, e *env) {
 	spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
 	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 	e.keepsItsPod(t, spec)
+}
+
+// testEmptyDir: a Deployment's pod with an emptyDir volume loses that volume's data when it is
+// evicted, so, as kubectl drain refuses it without --delete-emptydir-data, rota neither offers
+// it to the planner as requeueable (saying why), nor evicts it in a drain, nor moves it: its
+// server keeps it (keepsItsPod). With jobs.kubernetes.delete_emptydir_data, the pod is
+// requeueable, and the drain evicts it: its ReplicaSet starts it again on cpu02.
+func testEmptyDir(t *testing.T, e *env) {
+	ctx := context.Background()
+	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 8}, true)
+	spec := podSpec(1, 0)
+	spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+	e.keepsItsPod(t, spec)
+	views, err := e.m.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := views["cpu01"].Running; len(run) != 1 || !strings.Contains(run[0].Held, "emptyDir volume scratch") {
+		t.Errorf("cpu01 runs %+v, want its pod held for its emptyDir volume", run)
+	}
+
+	cfg := fleetConfig(t, e.kubeconfig)
+	cfg.Jobs.Kubernetes.DeleteEmptyDirData = true
+	m := e.manager(t, cfg)
+	if views, err = m.Nodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if run := views["cpu01"].Running; len(run) != 1 || !run[0].Requeueable {
+		t.Errorf("with delete_emptydir_data, cpu01 runs %+v, want its pod requeueable", run)
+	}
+	e.node(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 8}, true)
+	testutil.Eventually(t, time.Minute, "the pod evicted from cpu01 runs on cpu02", func() error {
+		if _, err := kubelab.RunBound(ctx, e.admin, time.Now()); err != nil {
+			return err
+		}
+		if err := m.ContinueDrain(ctx, "cpu01"); err != nil {
+			return err
+		}
+		if on := e.podsOn(t, "cpu01"); len(on) > 0 {
+			return fmt.Errorf("cpu01 holds %v", on)
+		}
+		if on := e.podsOn(t, "cpu02"); len(on) != 1 {
+			return fmt.Errorf("cpu02 holds %v", on)
+		}
+		return e.wantPods(1, corev1.PodRunning)
+	})
 }
 
 // testLocalVolumeWakesItsServer: both servers are off, and a pod waits whose claim is bound to

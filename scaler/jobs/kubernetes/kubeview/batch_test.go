@@ -87,8 +87,8 @@ func TestJobsAtTheirLastRetryStay(t *testing.T) {
 			pods := []Pod{jobPod(t, trainOwner, tc.notes)}
 			MarkJobs(pods, jobs)
 			p := pods[0]
-			if p.JobName != "train" || p.Movable() != tc.outlives || p.Job(fleet.Needs{}, t0).Requeueable != tc.outlives {
-				t.Errorf("job %q: movable %v, requeueable %v; want %v", p.JobName, p.Movable(), p.Job(fleet.Needs{}, t0).Requeueable, tc.outlives)
+			if p.JobName != "train" || p.Movable(false) != tc.outlives || p.Job(fleet.Needs{}, Scope{Now: t0}).Requeueable != tc.outlives {
+				t.Errorf("job %q: movable %v, requeueable %v; want %v", p.JobName, p.Movable(false), p.Job(fleet.Needs{}, Scope{Now: t0}).Requeueable, tc.outlives)
 			}
 		})
 	}
@@ -105,7 +105,7 @@ func TestJobsAtTheirLastRetryStay(t *testing.T) {
 	} {
 		pods := []Pod{jobPod(t, owner, `{}`)}
 		MarkJobs(pods, []BatchJob{retries})
-		if pods[0].Movable() || pods[0].Job(fleet.Needs{}, t0).Requeueable {
+		if pods[0].Movable(false) || pods[0].Job(fleet.Needs{}, Scope{Now: t0}).Requeueable {
 			t.Errorf("%s: the pod is movable or requeueable", name)
 		}
 	}

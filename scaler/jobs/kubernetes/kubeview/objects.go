@@ -159,6 +159,10 @@ type Pod struct {
 	// are read (View.Claimed). A waiting pod's claims are read (Pod.AddDevices) for its shape
 	// and where it can run.
 	ResourceClaims []DeviceClaim
+	// EmptyDirs are its emptyDir volumes: their data is lost with the pod, so, as kubectl
+	// drain without --delete-emptydir-data, neither a drain nor a move evicts it unless
+	// jobs.kubernetes.delete_emptydir_data allows it (see Pod.losesData).
+	EmptyDirs []string
 	// Extended are the resources it requests that rota does not model (every one but cpu,
 	// memory, ephemeral-storage, hugepages-* and nvidia.com/gpu), sorted: amd.com/gpu,
 	// gpu.intel.com/i915, nvidia.com/mig-1g.5gb, a NIC's virtual functions ...

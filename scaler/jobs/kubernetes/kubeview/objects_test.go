@@ -74,7 +74,7 @@ func TestRecordedAnswers(t *testing.T) {
 	got := recorded{Servers: servers, Demand: demand, Unplaced: unplaced}
 	for _, p := range pods {
 		got.Pods = append(got.Pods, podSummary{ID: p.ID(), Node: p.NodeName, Controller: p.Controller, Requests: p.Requests,
-			Holds: p.Holds(), Waits: p.Waits(), Drainable: p.Drainable(), Movable: p.Movable(), Mirror: p.Mirror, Keep: p.DoNotDisrupt})
+			Holds: p.Holds(), Waits: p.Waits(), Drainable: p.Drainable(false), Movable: p.Movable(false), Mirror: p.Mirror, Keep: p.DoNotDisrupt})
 	}
 	b, err := json.MarshalIndent(got, "", "  ")
 	if err != nil {

@@ -90,6 +90,9 @@ type container struct {
 }
 
 type volume struct {
+	Name     string    `json:"name"`
+	EmptyDir *struct{} `json:"emptyDir"`
+	// PersistentVolumeClaim names the claim the volume mounts.
 	PersistentVolumeClaim *struct {
 		ClaimName string `json:"claimName"`
 	} `json:"persistentVolumeClaim"`
@@ -257,6 +260,9 @@ func ParsePod(data []byte) (Pod, error) {
 	for _, v := range spec.Volumes {
 		if v.PersistentVolumeClaim != nil {
 			p.Claims = append(p.Claims, v.PersistentVolumeClaim.ClaimName)
+		}
+		if v.EmptyDir != nil {
+			p.EmptyDirs = append(p.EmptyDirs, v.Name)
 		}
 	}
 	for _, c := range spec.ResourceClaims {

@@ -25,35 +25,56 @@ func replicaPod(t *testing.T, spec, resources string) Pod {
 // TestTiedPods: a pod that mounts a PersistentVolumeClaim (its volume may be local to its
 // Node), claims devices through dynamic resource allocation, or requests a resource rota does
 // not model is never moved nor requeueable, and a claim of either kind keeps a drain from
-// evicting it. AMD's and Intel's whole GPUs count as GPUs, MIG slices
+// evicting it. A pod with an emptyDir volume (its data goes with it) is neither moved nor
+// drained either, as kubectl drain refuses it without --delete-emptydir-data, unless
+// jobs.kubernetes.delete_emptydir_data allows it; the planner is told why each is not
+// requeueable (fleet.Job.Held). AMD's and Intel's whole GPUs count as GPUs, MIG slices
 // do not; huge pages, ephemeral storage and a zero request tie nothing.
 func TestTiedPods(t *testing.T) {
 	claim := `"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"data"}},{"name":"tmp","emptyDir":{}}],`
 	dra := `"resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"one-gpu"}],`
+	scratch := `"volumes":[{"name":"config","configMap":{"name":"c"}},{"name":"scratch","emptyDir":{"medium":"Memory","sizeLimit":"1Gi"}}],`
 	for _, tc := range []struct {
 		name, spec, resources string
 		gpus                  int64
 		extended, claims      []string
 		movable, drainable    bool
+		// emptyDirData: jobs.kubernetes.delete_emptydir_data; held: why it is not requeueable.
+		emptyDirData bool
+		held         string
 	}{
-		{"cpu", ``, `{"requests":{"cpu":"1","memory":"1Gi","ephemeral-storage":"1Gi","hugepages-2Mi":"64Mi"}}`, 0, nil, nil, true, true},
-		{"nvidia", ``, `{"limits":{"nvidia.com/gpu":"2"}}`, 2, nil, nil, true, true},
-		{"amd", ``, `{"requests":{"cpu":"1","amd.com/gpu":"1"},"limits":{"amd.com/gpu":"1"}}`, 1, []string{"amd.com/gpu"}, nil, false, true},
-		{"intel", ``, `{"limits":{"gpu.intel.com/i915":"1"}}`, 1, []string{"gpu.intel.com/i915"}, nil, false, true},
-		{"mig slice", ``, `{"limits":{"nvidia.com/mig-1g.5gb":"1"}}`, 0, []string{"nvidia.com/mig-1g.5gb"}, nil, false, true},
-		{"a zero request", ``, `{"limits":{"example.com/fpga":"0"}}`, 0, nil, nil, true, true},
-		{"a claim", claim, `{"requests":{"cpu":"1"}}`, 0, nil, []string{"data"}, false, false},
+		{"cpu", ``, `{"requests":{"cpu":"1","memory":"1Gi","ephemeral-storage":"1Gi","hugepages-2Mi":"64Mi"}}`, 0, nil, nil, true, true, false, ""},
+		{"nvidia", ``, `{"limits":{"nvidia.com/gpu":"2"}}`, 2, nil, nil, true, true, false, ""},
+		{"amd", ``, `{"requests":{"cpu":"1","amd.com/gpu":"1"},"limits":{"amd.com/gpu":"1"}}`, 1, []string{"amd.com/gpu"}, nil, false, true,
+			false, "it requests amd.com/gpu, which few Nodes may offer"},
+		{"intel", ``, `{"limits":{"gpu.intel.com/i915":"1"}}`, 1, []string{"gpu.intel.com/i915"}, nil, false, true,
+			false, "it requests gpu.intel.com/i915, which few Nodes may offer"},
+		{"mig slice", ``, `{"limits":{"nvidia.com/mig-1g.5gb":"1"}}`, 0, []string{"nvidia.com/mig-1g.5gb"}, nil, false, true,
+			false, "it requests nvidia.com/mig-1g.5gb, which few Nodes may offer"},
+		{"a zero request", ``, `{"limits":{"example.com/fpga":"0"}}`, 0, nil, nil, true, true, false, ""},
+		{"a claim", claim, `{"requests":{"cpu":"1"}}`, 0, nil, []string{"data"}, false, false,
+			false, "it mounts PersistentVolumeClaim data, whose volume may be its Node's"},
+		{"a claim, emptyDir data allowed", claim, `{"requests":{"cpu":"1"}}`, 0, nil, []string{"data"}, false, false,
+			true, "it mounts PersistentVolumeClaim data, whose volume may be its Node's"},
 		// Dynamic resource allocation: the devices are allocated on this Node.
-		{"a device claim", dra, `{"requests":{"cpu":"1"},"claims":[{"name":"gpu"}]}`, 0, nil, nil, false, false},
+		{"a device claim", dra, `{"requests":{"cpu":"1"},"claims":[{"name":"gpu"}]}`, 0, nil, nil, false, false,
+			false, "it claims devices, which may be allocated on its Node"},
+		{"an emptyDir", scratch, `{"requests":{"cpu":"1"}}`, 0, nil, nil, false, false,
+			false, "its emptyDir volume scratch would lose its data (jobs.kubernetes.delete_emptydir_data)"},
+		{"an emptyDir, its data allowed to go", scratch, `{"requests":{"cpu":"1"}}`, 0, nil, nil, true, true, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := replicaPod(t, tc.spec, tc.resources)
 			if p.Requests.GPUs != tc.gpus || !reflect.DeepEqual(p.Extended, tc.extended) || !reflect.DeepEqual(p.Claims, tc.claims) {
 				t.Errorf("GPUs %d, extended %v, claims %v; want %d %v %v", p.Requests.GPUs, p.Extended, p.Claims, tc.gpus, tc.extended, tc.claims)
 			}
-			if p.Movable() != tc.movable || p.Job(fleet.Needs{}, t0).Requeueable != tc.movable || p.Drainable() != tc.drainable {
+			j := p.Job(fleet.Needs{}, Scope{Now: t0, EmptyDirData: tc.emptyDirData})
+			if p.Movable(tc.emptyDirData) != tc.movable || j.Requeueable != tc.movable || p.Drainable(tc.emptyDirData) != tc.drainable {
 				t.Errorf("movable %v, requeueable %v, drainable %v; want %v %v %v",
-					p.Movable(), p.Job(fleet.Needs{}, t0).Requeueable, p.Drainable(), tc.movable, tc.movable, tc.drainable)
+					p.Movable(tc.emptyDirData), j.Requeueable, p.Drainable(tc.emptyDirData), tc.movable, tc.movable, tc.drainable)
+			}
+			if j.Held != tc.held {
+				t.Errorf("held %q, want %q", j.Held, tc.held)
 			}
 		})
 	}

@@ -67,21 +67,44 @@ var service = []string{"ReplicaSet", "ReplicationController", "StatefulSet"}
 
 // Drainable reports whether a drain evicts pod p (see ContinueDrain): never one that mounts a
 // PersistentVolumeClaim or claims devices through dynamic resource allocation (its volume or
-// its allocated devices may be this Node's: the pod could start nowhere else, and the drain
-// waits for it instead).
-func (p Pod) Drainable() bool {
-	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller) && !p.claims()
+// its allocated devices may be this Node's: the pod could start nowhere else), nor one whose
+// emptyDir volumes would lose their data (see losesData): the drain waits for it instead.
+func (p Pod) Drainable(emptyDirData bool) bool {
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && slices.Contains(service, p.Controller) && !p.claims() && !p.losesData(emptyDirData)
 }
 
 // claims reports whether pod p holds a claim that may be bound to its Node: a
 // PersistentVolumeClaim (a local volume) or a ResourceClaim (devices allocated on the Node).
 func (p Pod) claims() bool { return len(p.Claims) > 0 || len(p.ResourceClaims) > 0 }
 
-// tied reports whether pod p may be tied to its Node by what rota does not read: a claim (see
-// claims) or a resource rota does not model (a few Nodes may offer it). Such a pod is never
-// moved: rota could not tell that it has room elsewhere, and one evicted with none waits while
-// its server powers off.
-func (p Pod) tied() bool { return p.claims() || len(p.Extended) > 0 }
+// losesData reports whether evicting pod p loses data: it has emptyDir volumes, whose data
+// goes with the pod, and emptyDirData (jobs.kubernetes.delete_emptydir_data, kubectl drain's
+// --delete-emptydir-data) does not allow that. rota then never evicts it, as kubectl drain
+// refuses to by default.
+func (p Pod) losesData(emptyDirData bool) bool { return len(p.EmptyDirs) > 0 && !emptyDirData }
+
+// held says why a move may not take pod p, beyond do-not-disrupt ("" when it may): its
+// controller does not start it again (see restarted); it may be tied to its Node by what rota
+// does not read, a claim (see claims) or a resource rota does not model (a few Nodes may offer
+// it), so rota could not tell that it has room elsewhere, and one evicted with none waits while
+// its server powers off; or its emptyDir data would be lost (see losesData).
+func (p Pod) held(emptyDirData bool) string {
+	switch {
+	case p.Controller == "Job" && !p.JobOutlives:
+		return "its Job would not outlive its eviction"
+	case !p.restarted():
+		return "no controller starts it again once evicted"
+	case len(p.Claims) > 0:
+		return "it mounts PersistentVolumeClaim " + p.Claims[0] + ", whose volume may be its Node's"
+	case len(p.ResourceClaims) > 0:
+		return "it claims devices, which may be allocated on its Node"
+	case len(p.Extended) > 0:
+		return "it requests " + p.Extended[0] + ", which few Nodes may offer"
+	case p.losesData(emptyDirData):
+		return "its emptyDir volume " + p.EmptyDirs[0] + " would lose its data (jobs.kubernetes.delete_emptydir_data)"
+	}
+	return ""
+}
 
 // Waits reports whether pod p waits for a node the scheduler could not find: pending,
 // unbound, not being deleted, and marked unschedulable.
@@ -115,6 +138,9 @@ type Scope struct {
 	// Now is when the view was read: the last checkpoint of a pod that loses nothing when it
 	// moves but its restart (see Job).
 	Now time.Time
+	// EmptyDirData: a pod's emptyDir data may be lost to a move
+	// (jobs.kubernetes.delete_emptydir_data, see Pod.losesData).
+	EmptyDirData bool
 }
 
 // JobsViews is what the scaler needs of each server, by server name: what the pods that hold
@@ -145,7 +171,7 @@ func (v View) JobsViews(sc Scope) (map[string]fleet.JobsView, error) {
 			milliCPU += p.Requests.MilliCPU
 			jv.GPUs += int(p.Requests.GPUs)
 			needs, _ := fits.needs(p.Placement, p.Extended)
-			j := p.Job(needs, sc.Now)
+			j := p.Job(needs, sc)
 			gpus := p.heldGPUs(v.Claimed)
 			j.GPUs += len(gpus)
 			for _, g := range gpus {
@@ -170,28 +196,27 @@ func (p Pod) restarted() bool {
 	return slices.Contains(service, p.Controller) || (p.Controller == "Job" && p.JobOutlives)
 }
 
-// Job is pod p as the planner weighs moving it: its requests, where it could run (needs), and
-// whether a move may take it (Requeueable: its controller starts it again once evicted, never
-// a bare pod nor a Job's at its last retry, see restarted, and nothing ties it to its Node,
-// see tied). The pod of a ReplicaSet,
-// ReplicationController or StatefulSet keeps no run of its own (its state, if any, lives on
-// its volumes), so its checkpoint is the time of the read: moving it loses its restart only. A
-// Job's pod has no known checkpoint (a move loses its whole run).
-func (p Pod) Job(needs fleet.Needs, now time.Time) fleet.Job {
+// Job is pod p as the planner weighs moving it, in a view read against sc: its requests,
+// where it could run (needs), and whether a move may take it (Requeueable, and when not, why:
+// Held, see held). The pod of a ReplicaSet, ReplicationController or StatefulSet keeps no run
+// of its own (its state, if any, lives on its volumes), so its checkpoint is the time of the
+// read: moving it loses its restart only. A Job's pod has no known checkpoint (a move loses
+// its whole run).
+func (p Pod) Job(needs fleet.Needs, sc Scope) fleet.Job {
+	held := p.held(sc.EmptyDirData)
 	j := fleet.Job{ID: p.ID(), Department: p.Namespace, CPUs: p.Shape().CPUs, GPUs: int(p.Requests.GPUs),
-		Memory: p.Requests.Memory, Servers: 1, Needs: needs, Requeueable: p.restarted() && !p.tied(),
+		Memory: p.Requests.Memory, Servers: 1, Needs: needs, Requeueable: held == "", Held: held,
 		DoNotDisrupt: p.DoNotDisrupt, Started: p.Started, TimeLimit: p.Deadline}
 	if slices.Contains(service, p.Controller) {
-		j.Checkpoint = now
+		j.Checkpoint = sc.Now
 	}
 	return j
 }
 
 // Movable reports whether a move may evict pod p: it holds its node, is not being deleted,
-// carries no do-not-disrupt annotation, its controller starts it again (see restarted), and
-// nothing ties it to its Node (see tied).
-func (p Pod) Movable() bool {
-	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && p.restarted() && !p.tied()
+// carries no do-not-disrupt annotation, and nothing holds it (see held).
+func (p Pod) Movable(emptyDirData bool) bool {
+	return p.Holds() && !p.Deleting && !p.DoNotDisrupt && p.held(emptyDirData) == ""
 }
 
 // Classifier maps a pod's shape to its class (config.Config.Classify).

@@ -93,7 +93,7 @@ func TestJobsViews(t *testing.T) {
 	elsewhere := fleet.Needs{Nodes: "busy,daemons-only,drained,draining,empty,off,stale,tainted-only"}
 	wantRun := []fleet.Job{
 		{ID: "ml/a", Department: "ml", CPUs: 2, Servers: 1, Needs: elsewhere, Requeueable: true, Started: t0, Checkpoint: t0.Add(time.Hour)},
-		{ID: "ml/b", Department: "ml", CPUs: 1, GPUs: 2, Servers: 1, Needs: elsewhere, Started: t0},
+		{ID: "ml/b", Department: "ml", CPUs: 1, GPUs: 2, Servers: 1, Needs: elsewhere, Started: t0, Held: "no controller starts it again once evicted"},
 	}
 	if !reflect.DeepEqual(got["busy"].Running, wantRun) {
 		t.Errorf("busy runs %+v, want %+v", got["busy"].Running, wantRun)
