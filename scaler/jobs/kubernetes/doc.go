@@ -13,8 +13,9 @@
 //     Node; only when such a pod claims devices). A pod that mounts a PersistentVolumeClaim, claims devices through dynamic resource allocation
 //     (spec.resourceClaims) or requests a resource rota does not model is never requeueable: it
 //     may be tied to its Node. Nor is one with an emptyDir volume, unless
-//     jobs.kubernetes.delete_emptydir_data (its data would be lost): the planner is told why
-//     (fleet.Job.Held).
+//     jobs.kubernetes.delete_emptydir_data (its data would be lost), nor, while that lasts, one
+//     whose PodDisruptionBudget allows no disruption (the budgets listed when a move could
+//     take a pod): the planner is told why (fleet.Job.Held).
 //   - Demand: the pods the scheduler marked unschedulable, grouped by class, namespace (the
 //     department) and shape; one that requests a resource rota does not model asks only for the
 //     servers whose Node offers it (status.allocatable). The devices a waiting pod claims through

@@ -127,9 +127,10 @@ func RESTConfig(k config.KubernetesJobs, timeout time.Duration) (*rest.Config, e
 
 // Read returns one whole View: every Node, every pod that has not finished, when a pod that
 // holds its Node claims devices, the GPUs the allocated ResourceClaims hold (see
-// Manager.claimed), and when one is a Job's, whether each Job outlives its pods' eviction (the
-// Jobs are listed: see kubeview.MarkJobs). A list that fails, or one object in it that does
-// not parse, fails the read.
+// Manager.claimed), when one is a Job's, whether each Job outlives its pods' eviction (the
+// Jobs are listed: see kubeview.MarkJobs), and when a move could take a pod, whether a
+// PodDisruptionBudget keeps it now (the budgets are listed: see kubeview.MarkBudgets). A list
+// that fails, or one object in it that does not parse, fails the read.
 func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	nodes, err := m.nodes(ctx, "")
 	if err != nil {
@@ -149,6 +150,13 @@ func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 			return kubeview.View{}, err
 		}
 		kubeview.MarkJobs(pods, jobs)
+	}
+	if kubeview.AnyMovable(pods, m.opts.EmptyDirData) {
+		budgets, err := listAll(ctx, m, m.opts.Client.PolicyV1().RESTClient(), "poddisruptionbudgets", "", "", kubeview.ParseBudgetList)
+		if err != nil {
+			return kubeview.View{}, err
+		}
+		kubeview.MarkBudgets(pods, budgets)
 	}
 	return kubeview.View{Nodes: nodes, Pods: pods, Claimed: claimed}, nil
 }

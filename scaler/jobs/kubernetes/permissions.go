@@ -11,7 +11,8 @@ import rbacv1 "k8s.io/api/rbac/v1"
 // resource claims, the templates those are made from and the device classes they name are
 // read (get), and the ResourceSlices listed, for the devices they ask and where they are; the
 // resource claims of every namespace are listed for the GPUs that running pods hold; Jobs are
-// listed, and read (get) before a move, for whether a Job outlives its pods' eviction.
+// listed, and read (get) before a move, for whether a Job outlives its pods' eviction; the
+// PodDisruptionBudgets are listed, for the pods that one keeps from a move now.
 func Permissions() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "patch"}},
@@ -22,5 +23,6 @@ func Permissions() []rbacv1.PolicyRule {
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceclaimtemplates", "deviceclasses"}, Verbs: []string{"get"}},
 		{APIGroups: []string{"resource.k8s.io"}, Resources: []string{"resourceslices"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"list"}},
 	}
 }

@@ -30,12 +30,7 @@ func testDrainWaitsOnBudget(t *testing.T, e *env) {
 	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 8}, true)
 	e.deployment(t, "web", 2, nil, podSpec(1, 0))
 	e.kubelet(t, 2, time.Minute)
-	two := intstr.FromInt32(2)
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: e.ns},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &two, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
-	if _, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.minAvailable(t, "web", 2)
 	e.waitBudget(t, "web", 2, 0)
 	e.node(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 8}, true)
 
@@ -81,6 +76,18 @@ func testDrainWaitsOnBudget(t *testing.T, e *env) {
 	}
 	if v := views["cpu01"]; !v.Drained || v.Jobs != 0 {
 		t.Errorf("cpu01 once emptied: %+v", v)
+	}
+}
+
+// minAvailable makes the PodDisruptionBudget name, which wants n of the pods labelled app=name
+// available.
+func (e *env) minAvailable(t *testing.T, name string, n int32) {
+	t.Helper()
+	want := intstr.FromInt32(n)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &want, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}}}
+	if _, err := e.admin.PolicyV1().PodDisruptionBudgets(e.ns).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

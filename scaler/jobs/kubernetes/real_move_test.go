@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/kubelab"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
 	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
@@ -99,12 +101,9 @@ func (e *env) secondReplicaWakesCPU02(t *testing.T, name string, spec corev1.Pod
 // moved, and no pod is moved off a server rota has not cordoned.
 func testMoves(t *testing.T, e *env) {
 	ctx := context.Background()
-	prefersCPU := podSpec(1, 0)
-	prefersCPU.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
-		{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"cpu"}}}}}}}}
 	// Each workload lands where it should: the only Node there is when it starts.
 	e.node(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, GPUs: 8}, true)
-	e.deployment(t, "light", 1, nil, prefersCPU)
+	e.deployment(t, "light", 1, nil, prefersCPU())
 	e.kubelet(t, 1, time.Minute)
 	e.cordon(t, "gpu01", true)
 	e.node(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, GPUs: 8}, true)
@@ -122,22 +121,9 @@ func testMoves(t *testing.T, e *env) {
 		t.Errorf("a bad pod id: %v", err)
 	}
 
-	cfg := fleetConfig(t, e.kubeconfig)
-	cfg.Pools[0].Min = 1 // cpu01 stays on: the destination
-	cfg.Policy.Moves.Enabled = true
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	cfg := e.movesOn(t, nil)
 	r := startRota(t, cfg, e.manager(t, cfg), map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOff, "gpu01": bmc.StateOn, "gpu02": bmc.StateOn})
-	testutil.Eventually(t, 2*time.Minute, "gpu01 emptied by a move and powered off", func() error {
-		if _, err := kubelab.RunBound(ctx, e.admin, time.Now()); err != nil {
-			return err
-		}
-		if !slices.ContainsFunc(r.sent(), func(c string) bool { return strings.HasPrefix(c, "off") && strings.HasSuffix(c, " gpu01") }) {
-			return fmt.Errorf("commands %v", r.sent())
-		}
-		return nil
-	})
+	e.waitMovedOff(t, r, "gpu01 emptied by a move and powered off")
 	if on := e.podsOn(t, "cpu01"); len(on) != 1 || !strings.HasPrefix(on[0], "light-") {
 		t.Errorf("cpu01 holds %v, want the moved pod", on)
 	}
@@ -171,6 +157,98 @@ func testMoves(t *testing.T, e *env) {
 	if !slices.Contains(e.podsOn(t, "gpu02"), "bare") {
 		t.Error("the bare pod was evicted")
 	}
+}
+
+// prefersCPU is a one-core pod that the scheduler places on a Node labelled pool=cpu when one
+// has room (preferred node affinity): where a move sends it.
+func prefersCPU() corev1.PodSpec {
+	spec := podSpec(1, 0)
+	spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{
+		{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"cpu"}}}}}}}}
+	return spec
+}
+
+// testMovesWaitForTheBudget: the one pod of Deployment web runs on the dear gpu01, and the
+// idle cpu01 has room for it, but web's PodDisruptionBudget (minAvailable 1) allows no
+// disruption. The Eviction API would refuse the move's eviction (429) at every pass until
+// policy.drain.timeout (5 s here) undid its drain, and the next pass would plan the same move:
+// gpu01 cordoned (closed to new pods) most of the time, for nothing. rota reads the budgets:
+// the pod is not requeueable while its budget holds, the planner plans no move and its skip
+// names the budget, and gpu01 is never cordoned. Once a second replica runs, the budget
+// allows one disruption: the pod is moved to cpu01 and gpu01 powers off.
+func testMovesWaitForTheBudget(t *testing.T, e *env) {
+	ctx := context.Background()
+	e.node(t, kubelab.NodeSpec{Name: "gpu01", CPUs: 96, GPUs: 8}, true)
+	e.deployment(t, "web", 1, nil, prefersCPU())
+	e.kubelet(t, 1, time.Minute)
+	e.minAvailable(t, "web", 1)
+	e.waitBudget(t, "web", 1, 0)
+	e.node(t, kubelab.NodeSpec{Name: "cpu01", CPUs: 32, Labels: map[string]string{"pool": "cpu"}}, true)
+	e.offNode(t, kubelab.NodeSpec{Name: "cpu02", CPUs: 32})
+	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, GPUs: 8})
+
+	cfg := e.movesOn(t, func(c *config.Config) { c.Policy.Drain.Timeout = model.Duration(5 * time.Second) })
+	r := startRota(t, cfg, e.manager(t, cfg), map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOff, "gpu01": bmc.StateOn, "gpu02": bmc.StateOff})
+	// Fifteen seconds of passes: three drain timeouts' worth.
+	samples, cordoned, cordons, was := 0, 0, 0, false
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		is := e.getNode(t, "gpu01").Spec.Unschedulable
+		samples++
+		if is {
+			cordoned++
+			if !was {
+				cordons++
+			}
+		}
+		was = is
+	}
+	if cordoned > 0 {
+		t.Errorf("gpu01 cordoned %d times, in %d of %d samples over 15 s, though its pod's budget allows no disruption", cordons, cordoned, samples)
+	}
+	e.atLeastRunning(t, "web", 1)
+	x, err := r.loop.Explain(ctx, "gpu01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "PodDisruptionBudget " + e.ns + "/web allows no disruption now"; x.Skip == nil || x.Skip.Reason != fleet.SkipNotRequeueable || !strings.Contains(x.Skip.Detail, want) {
+		t.Errorf("gpu01's verdict %+v %+v, want skipped as not requeueable: %s", x.Action, x.Skip, want)
+	}
+
+	scaleTo(t, e.admin, e.ns, "web", 2)
+	e.waitMovedOff(t, r, "gpu01 emptied by a move once the budget allows it, and powered off")
+	if on := e.podsOn(t, "cpu01"); len(on) != 2 {
+		t.Errorf("cpu01 holds %v, want both replicas", on)
+	}
+}
+
+// movesOn is the test fleet's config with moves on and cpu01 held on by its pool's floor (the
+// destination of the pods moved); edit, if not nil, changes it before it is validated.
+func (e *env) movesOn(t *testing.T, edit func(*config.Config)) *config.Config {
+	t.Helper()
+	cfg := fleetConfig(t, e.kubeconfig)
+	cfg.Pools[0].Min = 1
+	cfg.Policy.Moves.Enabled = true
+	if edit != nil {
+		edit(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// waitMovedOff plays the kubelets until rota has powered gpu01 off (its pods moved: what).
+func (e *env) waitMovedOff(t *testing.T, r *rota, what string) {
+	t.Helper()
+	testutil.Eventually(t, 2*time.Minute, what, func() error {
+		if _, err := kubelab.RunBound(context.Background(), e.admin, time.Now()); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(r.sent(), func(c string) bool { return strings.HasPrefix(c, "off") && strings.HasSuffix(c, " gpu01") }) {
+			return fmt.Errorf("commands %v", r.sent())
+		}
+		return nil
+	})
 }
 
 // cordon cordons (or uncordons) a Node as a person does with kubectl.

@@ -51,6 +51,7 @@ func TestRealCluster(t *testing.T) {
 		{"APodBoundToAnOffServerWakesIt", testBoundPodWakesItsServer},
 		{"MovesEvictWhatIsRecreated", testMoves},
 		{"DrainWaitsOnAPodDisruptionBudget", testDrainWaitsOnBudget},
+		{"MovesWaitForABudgetThatAllowsNoDisruption", testMovesWaitForTheBudget},
 		{"DoNotDisruptKeepsItsNode", testDoNotDisrupt},
 		{"PoweredOffTaintAndResume", testPoweredOffTaint},
 		{"APIServerDownMeansNoScaleDown", testAPIServerDown},

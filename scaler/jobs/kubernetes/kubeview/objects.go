@@ -44,6 +44,7 @@ const (
 	NoExecute        = "NoExecute"
 
 	podPending   = "Pending"
+	podRunning   = "Running"
 	podSucceeded = "Succeeded"
 	podFailed    = "Failed"
 )
@@ -163,6 +164,9 @@ type Pod struct {
 	// drain without --delete-emptydir-data, neither a drain nor a move evicts it unless
 	// jobs.kubernetes.delete_emptydir_data allows it (see Pod.losesData).
 	EmptyDirs []string
+	// Budget, when a PodDisruptionBudget keeps the pod from eviction now, says which (see
+	// MarkBudgets): a move of it is refused, naming it. Set only by a whole read (Manager.Read).
+	Budget string
 	// Extended are the resources it requests that rota does not model (every one but cpu,
 	// memory, ephemeral-storage, hugepages-* and nvidia.com/gpu), sorted: amd.com/gpu,
 	// gpu.intel.com/i915, nvidia.com/mig-1g.5gb, a NIC's virtual functions ...

@@ -87,7 +87,8 @@ func (p Pod) losesData(emptyDirData bool) bool { return len(p.EmptyDirs) > 0 && 
 // controller does not start it again (see restarted); it may be tied to its Node by what rota
 // does not read, a claim (see claims) or a resource rota does not model (a few Nodes may offer
 // it), so rota could not tell that it has room elsewhere, and one evicted with none waits while
-// its server powers off; or its emptyDir data would be lost (see losesData).
+// its server powers off; its emptyDir data would be lost (see losesData); or a
+// PodDisruptionBudget keeps it now (Budget, see MarkBudgets).
 func (p Pod) held(emptyDirData bool) string {
 	switch {
 	case p.Controller == "Job" && !p.JobOutlives:
@@ -103,7 +104,7 @@ func (p Pod) held(emptyDirData bool) string {
 	case p.losesData(emptyDirData):
 		return "its emptyDir volume " + p.EmptyDirs[0] + " would lose its data (jobs.kubernetes.delete_emptydir_data)"
 	}
-	return ""
+	return p.Budget
 }
 
 // Waits reports whether pod p waits for a node the scheduler could not find: pending,
