@@ -39,6 +39,10 @@ type Options struct {
 	// EmptyDirData lets drains and moves evict pods whose emptyDir volumes lose their data
 	// (jobs.kubernetes.delete_emptydir_data; see kubeview.Pod.Drainable).
 	EmptyDirData bool
+	// Budgets: read the PodDisruptionBudgets, for the pods one keeps from a move now
+	// (policy.moves.enabled: only a move needs them, so a fleet without moves needs no right
+	// to list them, and one upgraded without re-applying the role reads on as before).
+	Budgets bool
 	// Clock dates each read (see kubeview.Pod.Job).
 	Clock Clock
 	// PageSize is how many objects one list call asks for (default 500).
@@ -78,8 +82,8 @@ func New(opts Options) *Manager {
 }
 
 // NewFromConfig builds a Manager from rota's config: jobs.kubernetes (kubeconfig, context,
-// node_label, gpu_device_classes, delete_emptydir_data), jobs.timeout, the servers of the
-// pools and the classes.
+// node_label, gpu_device_classes, delete_emptydir_data), jobs.timeout, policy.moves.enabled,
+// the servers of the pools and the classes.
 func NewFromConfig(cfg *config.Config, clock Clock, log *logrus.Entry) (*Manager, error) {
 	rc, err := RESTConfig(cfg.Jobs.Kubernetes, time.Duration(cfg.Jobs.Timeout))
 	if err != nil {
@@ -97,7 +101,7 @@ func NewFromConfig(cfg *config.Config, clock Clock, log *logrus.Entry) (*Manager
 	}
 	return New(Options{Client: c, Mapping: kubeview.Mapping{Label: cfg.Jobs.Kubernetes.NodeLabel},
 		Servers: servers, Classify: cfg.Classify, GPUClasses: cfg.Jobs.Kubernetes.GPUDeviceClasses,
-		EmptyDirData: cfg.Jobs.Kubernetes.DeleteEmptyDirData, Clock: clock, Log: log}), nil
+		EmptyDirData: cfg.Jobs.Kubernetes.DeleteEmptyDirData, Budgets: cfg.Policy.Moves.Enabled, Clock: clock, Log: log}), nil
 }
 
 // RESTConfig is how rota reaches the API server: the kubeconfig file and context named, or the
@@ -128,8 +132,9 @@ func RESTConfig(k config.KubernetesJobs, timeout time.Duration) (*rest.Config, e
 // Read returns one whole View: every Node, every pod that has not finished, when a pod that
 // holds its Node claims devices, the GPUs the allocated ResourceClaims hold (see
 // Manager.claimed), when one is a Job's, whether each Job outlives its pods' eviction (the
-// Jobs are listed: see kubeview.MarkJobs), and when a move could take a pod, whether a
-// PodDisruptionBudget keeps it now (the budgets are listed: see kubeview.MarkBudgets). A list
+// Jobs are listed: see kubeview.MarkJobs), and when moves are on (Options.Budgets) and one
+// could take a pod, whether a PodDisruptionBudget keeps it now (the budgets are listed: see
+// kubeview.MarkBudgets). A list
 // that fails, or one object in it that does not parse, fails the read.
 func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 	nodes, err := m.nodes(ctx, "")
@@ -151,7 +156,7 @@ func (m *Manager) Read(ctx context.Context) (kubeview.View, error) {
 		}
 		kubeview.MarkJobs(pods, jobs)
 	}
-	if kubeview.AnyMovable(pods, m.opts.EmptyDirData) {
+	if m.opts.Budgets && kubeview.AnyMovable(pods, m.opts.EmptyDirData) {
 		budgets, err := listAll(ctx, m, m.opts.Client.PolicyV1().RESTClient(), "poddisruptionbudgets", "", "", kubeview.ParseBudgetList)
 		if err != nil {
 			return kubeview.View{}, err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rotahq/rota/bmc"
@@ -19,6 +21,7 @@ import (
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs"
+	"github.com/rotahq/rota/scaler/jobs/kubernetes"
 	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
 )
 
@@ -188,6 +191,7 @@ func testMovesWaitForTheBudget(t *testing.T, e *env) {
 	e.offNode(t, kubelab.NodeSpec{Name: "gpu02", CPUs: 96, GPUs: 8})
 
 	cfg := e.movesOn(t, func(c *config.Config) { c.Policy.Drain.Timeout = model.Duration(5 * time.Second) })
+	budgetsReadWithMovesOnly(t, e, cfg)
 	r := startRota(t, cfg, e.manager(t, cfg), map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOff, "gpu01": bmc.StateOn, "gpu02": bmc.StateOff})
 	// Fifteen seconds of passes: three drain timeouts' worth.
 	samples, cordoned, cordons, was := 0, 0, 0, false
@@ -218,6 +222,50 @@ func testMovesWaitForTheBudget(t *testing.T, e *env) {
 	e.waitMovedOff(t, r, "gpu01 emptied by a move once the budget allows it, and powered off")
 	if on := e.podsOn(t, "cpu01"); len(on) != 2 {
 		t.Errorf("cpu01 holds %v, want both replicas", on)
+	}
+}
+
+// budgetsReadWithMovesOnly: only a move needs the budgets, so rota lists them only with
+// policy.moves on. Under a role of every permission but that one (a deployment upgraded
+// without re-applying deploy/kubernetes/rbac.yaml), a fleet with moves off reads as before
+// (it failed every read, and powered nothing off, for a right it never needed); with moves on
+// the read fails and names the role. movesOn is the fleet's config with moves on.
+func budgetsReadWithMovesOnly(t *testing.T, e *env, movesOn *config.Config) {
+	t.Helper()
+	ctx := context.Background()
+	const name = "rota-no-budgets"
+	var rules []rbacv1.PolicyRule
+	for _, r := range kubernetes.Permissions() {
+		if !slices.Contains(r.Resources, "poddisruptionbudgets") {
+			rules = append(rules, r)
+		}
+	}
+	rbac := e.admin.RbacV1()
+	if _, err := rbac.ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := e.admin.CoreV1().ServiceAccounts(e.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + e.ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: e.ns}}}
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = rbac.ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+	kubeconfig := e.c.Kubeconfig(t, e.c.Token(t, e.ns, name))
+	off := fleetConfig(t, kubeconfig)
+	on := *movesOn
+	on.Jobs.Kubernetes.Kubeconfig = kubeconfig
+	testutil.Eventually(t, 30*time.Second, "the binding in force", func() error {
+		_, err := e.manager(t, off).Nodes(ctx)
+		return err
+	})
+	if _, err := e.manager(t, &on).Nodes(ctx); err == nil || !strings.Contains(err.Error(), "rbac.yaml") {
+		t.Errorf("moves on, no right to list the budgets: %v, want the read refused naming the role", err)
 	}
 }
 
