@@ -225,7 +225,7 @@ func (s *session) send(ctx context.Context, action string) error {
 	})
 	// Counted even when it failed, as the command may have reached the BMC; not when it never
 	// had a slot to go out in.
-	if noSlot := (*noSlotError)(nil); !errors.As(err, &noSlot) {
+	if !errors.Is(err, ErrNoSlot) {
 		s.n.bmc.lastCommand = s.now()
 	}
 	if err == nil {

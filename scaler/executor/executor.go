@@ -212,7 +212,7 @@ func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, s
 	defer cancel()
 	err := send(bctx)
 	switch {
-	case errors.Is(err, bmc.ErrStateUnknown), errors.Is(err, bmc.ErrNoSlot):
+	case leftUnknown(err):
 		return e.unknown(ctx, a, err)
 	case err != nil:
 		return e.fail(ctx, a, fmt.Errorf("%s %s: %w", verb, a.Node, err))
@@ -224,6 +224,13 @@ func (e *Executor) sendPower(ctx context.Context, a fleet.Action, verb string, s
 		return err
 	}
 	return e.step(a, StepCommitted)
+}
+
+// leftUnknown reports whether a power command's err leaves the node Unknown with its intent
+// kept (sendPower): the BMC could not say the state, or the command found no slot under
+// bmc.concurrency and was never sent.
+func leftUnknown(err error) bool {
+	return errors.Is(err, bmc.ErrStateUnknown) || errors.Is(err, bmc.ErrNoSlot)
 }
 
 // bmcTurn waits for one of the power-offs' turns (config.BMCLimits.Shutdowns) and returns its

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/store"
@@ -77,8 +76,7 @@ func resultOf(ctx context.Context, err error) fleet.Result {
 		return fleet.ResultInterrupted
 	case errors.Is(err, ErrAborted):
 		return fleet.ResultAborted
-	case errors.Is(err, bmc.ErrStateUnknown), errors.Is(err, bmc.ErrNoSlot):
-		// The node is recorded Unknown either way (sendPower).
+	case leftUnknown(err):
 		return fleet.ResultStateUnknown
 	}
 	return fleet.ResultFailure

@@ -61,7 +61,7 @@ func ParseBudgetList(data []byte) ([]Budget, string, error) {
 	})
 }
 
-// Evicts reports whether a pod of pods is one a move could take but for a PodDisruptionBudget
+// AnyMovable reports whether a pod of pods is one a move could take but for a PodDisruptionBudget
 // (see Pod.held): only then are the budgets read (MarkBudgets).
 func AnyMovable(pods []Pod, emptyDirData bool) bool {
 	return slices.ContainsFunc(pods, func(p Pod) bool { return p.guarded() && p.held(emptyDirData) == "" })
