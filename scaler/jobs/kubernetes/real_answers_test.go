@@ -157,7 +157,7 @@ func testBadAnswers(t *testing.T, e *env) {
 	e.waitDemand(t, 2)
 	sp := newSpoiler(t, e.c)
 	token := e.c.Token(t, "rota", "rota")
-	cfg := fleetConfig(t, e.c.Kubeconfig(t, token))
+	cfg := quickOff(t, fleetConfig(t, e.c.Kubeconfig(t, token)))
 	cfg.Jobs.Kubernetes.Kubeconfig = sp.kubeconfig(t, token)
 	rc, err := kubernetes.RESTConfig(cfg.Jobs.Kubernetes, 5*time.Second)
 	if err != nil {
@@ -219,7 +219,7 @@ func testBadAnswers(t *testing.T, e *env) {
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second)
+	time.Sleep(blind)
 	if sent, w := r.sent(), sp.written(); len(sent) > 0 || len(w) > 0 {
 		t.Fatalf("on spoiled answers rota sent %v and wrote %v", sent, w)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/sirupsen/logrus"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,10 +20,13 @@ import (
 	"github.com/rotahq/rota/bmc"
 	"github.com/rotahq/rota/internal/kubelab"
 	"github.com/rotahq/rota/internal/testutil"
+	"github.com/rotahq/rota/scaler/config"
 	"github.com/rotahq/rota/scaler/executor/executortest"
 	"github.com/rotahq/rota/scaler/fleet"
 	"github.com/rotahq/rota/scaler/jobs/kubernetes"
 	"github.com/rotahq/rota/scaler/jobs/kubernetes/kubeview"
+	"github.com/rotahq/rota/scaler/learn"
+	"github.com/rotahq/rota/scaler/plan"
 	"github.com/rotahq/rota/scaler/store"
 )
 
@@ -208,8 +212,8 @@ func (e *env) boot(t *testing.T, r *rota) {
 }
 
 // testAPIServerDown: with the API server stopped (SIGSTOP), every pass fails to read the job
-// manager, rota drains and powers off nothing although every server is idle, and explain says
-// why; once it answers again, the idle servers go.
+// manager, rota drains and powers off nothing although every server is idle for several times
+// its break-even time, and explain says why; once it answers again, the idle servers go.
 func testAPIServerDown(t *testing.T, e *env) {
 	for _, n := range []string{"cpu01", "cpu02", "gpu01", "gpu02"} {
 		e.node(t, kubelab.NodeSpec{Name: n, CPUs: 32}, true)
@@ -227,7 +231,7 @@ func testAPIServerDown(t *testing.T, e *env) {
 	}
 	t.Cleanup(resume)
 	on := map[string]bmc.State{"cpu01": bmc.StateOn, "cpu02": bmc.StateOn, "gpu01": bmc.StateOn, "gpu02": bmc.StateOn}
-	r := startRota(t, e.cfg, e.m, on)
+	r := startRota(t, quickOff(t, fleetConfig(t, e.kubeconfig)), e.m, on)
 	testutil.Eventually(t, time.Minute, "a pass that could not read the API server", func() error {
 		x, err := r.loop.Explain(context.Background(), "gpu01")
 		if err != nil {
@@ -238,12 +242,38 @@ func testAPIServerDown(t *testing.T, e *env) {
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second) // a few more passes, each blind
+	time.Sleep(blind) // more passes, each blind
 	if sent := r.sent(); len(sent) > 0 {
 		t.Fatalf("commands sent while the API server was down: %v", sent)
 	}
 	resume()
 	r.waitScaleDown(t)
+}
+
+// quickBreakEven is the break-even time of quickOff's fleet (a 2 s boot and a 1 s shutdown),
+// and blind how long the tests that cut rota off its job manager watch it send nothing: long
+// enough that an idle server it took for empty would have gone.
+const (
+	quickBreakEven = 3 * time.Second
+	blind          = 3 * quickBreakEven
+)
+
+// quickOff edits cfg, the test fleet's config, so that its idle servers go off after
+// quickBreakEven, not the fleet's 80 s (a 20 s boot and a minute's shutdown): a test of what
+// keeps them on can then fail within its blind watch, and sees them go soon after.
+func quickOff(t *testing.T, cfg *config.Config) *config.Config {
+	t.Helper()
+	for i := range cfg.Pools {
+		cfg.Pools[i].BootTimeout = model.Duration(2 * time.Second)
+	}
+	cfg.BMC.GracefulTimeout = model.Duration(time.Second)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if be := plan.BreakEvenTime(&cfg.Pools[0], &cfg.Policy, &cfg.BMC, learn.View{}, 0); be != quickBreakEven {
+		t.Fatalf("quickOff's break-even time is %s, want %s", be, quickBreakEven)
+	}
+	return cfg
 }
 
 // waitScaleDown waits until rota powers a server off, saying each server's verdict if it does
