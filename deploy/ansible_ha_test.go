@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,10 +69,8 @@ func newHARun(t *testing.T, port int) *roleRun {
 // TestAnsibleHARole: the rota_ha role writes this host's config (the site's, with store.etcd
 // from the variables and store.path kept), the etcd CA and password files the config names, and
 // the systemd drop-in; a second run changes nothing. The real rota, started on what was
-// written, reaches a real etcd over TLS and leads. Bad variables (no endpoints, a fleet name
-// etcd's prefix cannot hold, a lease rota refuses) fail the play naming the variable or the
-// config field, and leave the config in place as it was. A client certificate and a user are
-// written and named, and removed once their variables are dropped.
+// written, reaches a real etcd over TLS and leads. A client certificate and a user are written
+// and named, and removed once their variables are dropped.
 func TestAnsibleHARole(t *testing.T) {
 	t.Parallel()
 	port := testutil.FreePort(t)
@@ -135,43 +134,6 @@ func TestAnsibleHARole(t *testing.T) {
 		return nil
 	})
 
-	good, err := os.ReadFile(r.path("etc/rota.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		vars map[string]any
-		says string
-	}{
-		{"no endpoints", map[string]any{"rota_ha_etcd_endpoints": []string{}}, "rota_ha_etcd_endpoints"},
-		{"endpoints a string", map[string]any{"rota_ha_etcd_endpoints": "https://etcd1:2379"}, "rota_ha_etcd_endpoints"},
-		{"a certificate without its key", map[string]any{"rota_ha_etcd_cert": string(certPEM)}, "rota_ha_etcd_key"},
-		{"a bad fleet name", map[string]any{"rota_ha_etcd_fleet": "site a/b"}, "store.etcd.fleet"},
-		{"a lease too short", map[string]any{"rota_ha_lease_ttl": "500ms"}, "store.etcd.lease_ttl"},
-		{"an http endpoint beside https", map[string]any{"rota_ha_etcd_endpoints": append(etcd.Endpoints(), "http://127.0.0.1:2379")}, "store.etcd.endpoints"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			bad := map[string]any{}
-			for k, v := range vars {
-				bad[k] = v
-			}
-			for k, v := range tc.vars {
-				bad[k] = v
-			}
-			out, err := r.play(nil, bad)
-			if err == nil {
-				t.Fatalf("the play passed:\n%s", out)
-			}
-			if !strings.Contains(out, tc.says) {
-				t.Errorf("the failure does not name %s:\n%s", tc.says, out)
-			}
-			if now, err := os.ReadFile(r.path("etc/rota.yml")); err != nil || !bytes.Equal(now, good) {
-				t.Errorf("the config in place changed (%v)", err)
-			}
-		})
-	}
-
 	// A client certificate and etcd's authentication: their files are written and named; both
 	// dropped again, the files go.
 	withAuth := map[string]any{"rota_ha_etcd_cert": string(certPEM), "rota_ha_etcd_key": string(keyPEM),
@@ -197,5 +159,65 @@ func TestAnsibleHARole(t *testing.T) {
 		if _, err := os.Stat(r.path(gone)); !os.IsNotExist(err) {
 			t.Errorf("%s left behind (%v)", gone, err)
 		}
+	}
+}
+
+// TestAnsibleHARoleRefusesBadVariables: bad variables (no endpoints, a fleet name etcd's prefix
+// cannot hold, a lease rota refuses, ...) fail the play naming the variable or the config field
+// (rotactl validate refuses what the role would write), and leave the config in place as it was.
+// Apart from TestAnsibleHARole, so that scripts/mutants.txt's mutant of the role's validation is
+// run against one refused play, not every play of the role.
+func TestAnsibleHARoleRefusesBadVariables(t *testing.T) {
+	t.Parallel()
+	port := testutil.FreePort(t)
+	r := newHARun(t, port)
+	certPEM, _ := testutil.SelfSigned(t)
+	endpoints := []string{"https://127.0.0.1:2379"} // never reached: validation reads the config alone
+	vars := map[string]any{
+		"rota_ha_etcd_endpoints": endpoints,
+		"rota_ha_etcd_fleet":     "site-test",
+		"rota_ha_etcd_name":      "rota-a",
+		"rota_ha_advertise_url":  fmt.Sprintf("http://127.0.0.1:%d", port),
+		"rota_ha_lease_ttl":      "5s",
+		"rota_ha_etcd_ca":        string(certPEM),
+	}
+	if n := r.run(vars); n == 0 {
+		t.Fatal("the first run changed nothing")
+	}
+	good, err := os.ReadFile(r.path("etc/rota.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		vars map[string]any
+		says string
+	}{
+		{"no endpoints", map[string]any{"rota_ha_etcd_endpoints": []string{}}, "rota_ha_etcd_endpoints"},
+		{"endpoints a string", map[string]any{"rota_ha_etcd_endpoints": "https://etcd1:2379"}, "rota_ha_etcd_endpoints"},
+		{"a certificate without its key", map[string]any{"rota_ha_etcd_cert": string(certPEM)}, "rota_ha_etcd_key"},
+		{"a bad fleet name", map[string]any{"rota_ha_etcd_fleet": "site a/b"}, "store.etcd.fleet"},
+		{"a lease too short", map[string]any{"rota_ha_lease_ttl": "500ms"}, "store.etcd.lease_ttl"},
+		{"an http endpoint beside https", map[string]any{"rota_ha_etcd_endpoints": append(slices.Clone(endpoints), "http://127.0.0.1:2379")}, "store.etcd.endpoints"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := map[string]any{}
+			for k, v := range vars {
+				bad[k] = v
+			}
+			for k, v := range tc.vars {
+				bad[k] = v
+			}
+			out, err := r.play(nil, bad)
+			if err == nil {
+				t.Fatalf("the play passed:\n%s", out)
+			}
+			if !strings.Contains(out, tc.says) {
+				t.Errorf("the failure does not name %s:\n%s", tc.says, out)
+			}
+			if now, err := os.ReadFile(r.path("etc/rota.yml")); err != nil || !bytes.Equal(now, good) {
+				t.Errorf("the config in place changed (%v)", err)
+			}
+		})
 	}
 }
