@@ -10,8 +10,12 @@ VPKG      := github.com/prometheus/common/version
 LDFLAGS   := -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION) -X $(VPKG).Branch=$(BRANCH)
 
 # Tests that start real components need time on a 2-core machine; -race guards the concurrent
-# parts (per-BMC locks, the executor, collectors).
-TESTFLAGS ?= -race -count=1 -timeout 40m
+# parts (per-BMC locks, the executor, collectors). One test binary more than CPUs at a time
+# (-p): many packages spend most of their time waiting on real components (leases, windows,
+# boots), and with one per CPU the CPUs stood idle for a quarter of the run
+# (docs/benchmarks.md, "CI time"). -vet=off: `make check` has just run go vet whole, of which
+# go test's own vet is a part.
+TESTFLAGS ?= -race -count=1 -timeout 40m -p $(shell echo $$(( $$(nproc) + 1 ))) -vet=off
 
 .PHONY: all build tools check test mutate fuzz bench demo package clean
 
