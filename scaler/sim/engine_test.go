@@ -149,8 +149,8 @@ func TestPropertySkippingChangesNothing(t *testing.T) {
 				jobs[i].Class = [3]string{"batch", "web", "other"}[i%3]
 			}
 		}
-		// The trials run two at a time (go test's -parallel): every draw is made above, in
-		// trial order, so each trial replays the same as one after another.
+		// The trials run in parallel (as many at once as go test's -parallel allows): every
+		// draw is made above, in trial order, so each trial replays as one after another would.
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			t.Parallel()
 			cfg, fleet := tinyConfig(t, policy), "peak"
